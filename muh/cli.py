@@ -1,0 +1,205 @@
+"""The `muh` command. The only module that prints diagnostics or chooses exit codes.
+
+Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spec error, bad flag).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+import muh
+from muh.diagnostics import Diagnostic, MuhError
+
+app = typer.Typer(
+    name="muh",
+    help="One spec for hardware, CUB-style algorithm policies and LLM-serving deployment.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def report(diags: list[Diagnostic], sources: dict[str, str] | None = None) -> None:
+    sources = sources or {}
+    for d in diags:
+        src = sources.get(d.span.file) if d.span else None
+        if d.span and src is None:
+            try:
+                src = Path(d.span.file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                src = None
+        _err(d.render(src))
+    n = sum(d.is_error for d in diags)
+    if n:
+        _err(f"{n} error{'s' if n != 1 else ''}")
+
+
+def fail_input(err: MuhError) -> "typer.Exit":
+    report(err.diagnostics)
+    return typer.Exit(EXIT_INPUT)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"muh {muh.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+    """muh: build, check, explain, format, tune and deploy .muh specs."""
+
+
+@app.command()
+def build(
+    spec: Path = typer.Argument(..., help="The .muh spec."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output folder (default generated/<spec name>/)."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", help="Also emit kernels that emulate this logical warp width on the build GPU."),
+) -> None:
+    """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
+    from muh.pipeline import build as run_build
+
+    options = {"emulate_warp": emulate_warp} if emulate_warp else {}
+    try:
+        target, files = run_build(spec, out, options)
+    except MuhError as err:
+        raise fail_input(err)
+    typer.echo(f"wrote {len(files)} files to {target}/")
+
+
+@app.command()
+def fmt(
+    specs: List[Path] = typer.Argument(..., help="Spec files to format in place."),
+    check: bool = typer.Option(False, "--check", help="Only report files that are not formatted; exit 1 if any."),
+) -> None:
+    """Canonical layout (comments kept)."""
+    from muh.grammar.format import format_module
+    from muh.grammar.parser import parse, read_source
+
+    unformatted = []
+    for path in specs:
+        try:
+            text, shown = read_source(path)
+            new = format_module(parse(text, shown))
+        except MuhError as err:
+            raise fail_input(err)
+        if new != text:
+            unformatted.append(shown)
+            if not check:
+                tmp = Path(str(path) + ".muh-fmt.tmp")
+                tmp.write_text(new, encoding="utf-8")
+                tmp.replace(path)
+                typer.echo(f"formatted {shown}")
+    if check and unformatted:
+        for name in unformatted:
+            _err(f"{name}: not formatted (run `muh fmt {name}`)")
+        raise typer.Exit(EXIT_FAIL)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec model (for editors)."""
+    from muh.schema.jsonschema import spec_json_schema
+
+    typer.echo(json.dumps(spec_json_schema(), indent=2, sort_keys=True))
+
+
+@app.command()
+def explain(
+    spec: Path = typer.Argument(..., help="The .muh spec."),
+    what: str = typer.Argument(..., help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]."),
+) -> None:
+    """Show resolved policies and how each number came to be (rule, inputs, measurement)."""
+    from muh.explain import explain as run_explain
+    from muh.pipeline import load_file
+
+    try:
+        loaded = load_file(spec)
+        lines = run_explain(loaded.derived, what)
+    except MuhError as err:
+        raise fail_input(err)
+    typer.echo("\n".join(lines))
+
+
+@app.command()
+def check(
+    specs: List[Path] = typer.Argument(None, help="Specs to check (default: specs/*.muh)."),
+    only: Optional[List[str]] = typer.Option(None, "--only", help="Run only this check (repeatable)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Print every case of every check."),
+) -> None:
+    """Run every check that applies; a table of name, status, time and detail."""
+    from muh.check import available, run_checks
+    from muh.codegen.base import BuildContext
+    from muh.pipeline import load_file
+
+    paths = list(specs or sorted(Path("specs").glob("*.muh")))
+    if not paths:
+        _err("no specs given and none found in specs/")
+        raise typer.Exit(EXIT_INPUT)
+    names = available()
+    for name in only or []:
+        if name not in names:
+            from muh.diagnostics import did_you_mean
+
+            _err(f"unknown check `{name}`; checks: {', '.join(names)}" + (f" ({did_you_mean(name, names)})" if did_you_mean(name, names) else ""))
+            raise typer.Exit(EXIT_INPUT)
+    failed = False
+    for path in paths:
+        try:
+            loaded = load_file(path)
+        except MuhError as err:
+            raise fail_input(err)
+        results = run_checks(BuildContext(loaded.spec, loaded.derived), only)
+        typer.echo(f"{path}:")
+        width = max([len(r.name) for r in results] + [5])
+        for r in results:
+            typer.echo(f"  {r.name:<{width}}  {r.status:<4}  {r.seconds:6.2f}s  {r.detail}")
+            if verbose or r.status == "fail":
+                for line in r.cases:
+                    typer.echo(f"      {line}")
+        failed |= any(r.status == "fail" for r in results)
+    raise typer.Exit(EXIT_FAIL if failed else EXIT_OK)
+
+
+def _register_optional_commands() -> None:
+    """Commands owned by later stages (deploy, tune) register themselves when present."""
+    import importlib
+
+    for module in ("muh.deploy.cli", "muh.tune.cli"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if err.name and module.startswith(err.name):
+                continue
+            raise
+        mod.register(app)
+
+
+def main() -> None:
+    _register_optional_commands()
+    try:
+        app()
+    except MuhError as err:  # a stage raised outside a command's own handling
+        report(err.diagnostics)
+        sys.exit(EXIT_INPUT)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        sys.exit(130)
+    except RecursionError:
+        _err("muh: input nests too deeply")
+        sys.exit(EXIT_INPUT)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,26 @@
+"""Generate: run every registered emitter over a derived spec."""
+from __future__ import annotations
+
+from muh.codegen.base import BuildContext, Emitter, GeneratedFile
+from muh.diagnostics import Diagnostic, MuhError
+
+
+def generate(ctx: BuildContext, only: set[str] | None = None) -> list[GeneratedFile]:
+    from muh.codegen.registry import emitters
+
+    files: dict[str, tuple[str, GeneratedFile]] = {}
+    diags: list[Diagnostic] = []
+    for name, emit in sorted(emitters().items()):
+        if only and name not in only:
+            continue
+        for f in emit(ctx):
+            if f.path in files:
+                diags.append(Diagnostic("E-EMIT", f"emitters `{files[f.path][0]}` and `{name}` both write {f.path}"))
+            files[f.path] = (name, f)
+    diags.extend(ctx.diagnostics)
+    if any(d.is_error for d in diags):
+        raise MuhError(diags)
+    return [f for _, (_, f) in sorted(files.items())]
+
+
+__all__ = ["BuildContext", "Emitter", "GeneratedFile", "generate"]

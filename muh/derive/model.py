@@ -1,0 +1,66 @@
+"""What derive produces: resolved policies whose every number says where it came from."""
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from muh.diagnostics import Span
+from muh.schema.base import Model
+from muh.schema.models import Delay, Hardware, Measured
+
+Origin = Literal["spec", "inherited", "derived", "measured", "default"]
+
+
+class Resolved(Model):
+    value: Union[bool, int, float, str, Delay]
+    origin: Origin
+    rule: str
+    """Name of the rule (or `spec` / `inherited from default` …) that set the value."""
+    inputs: dict[str, Union[int, float, str]] = {}
+    where: Optional[str] = None
+    """Source location (file:line:col) of the value it came from, if any."""
+    measured: Optional[Measured] = None
+    stale: bool = False
+    """A measured value whose hardware fingerprint no longer matches the spec."""
+
+
+class ResolvedPolicy(Model):
+    family: str
+    hardware: str
+    key: str
+    """Policy key: the element type, optionally `.op` (e.g. float32.plus)."""
+    dtype: str
+    op: Optional[str]
+    elem_size: int
+    values: dict[str, Resolved]
+    subs: dict[str, dict[str, Resolved]] = {}
+    smem_bytes: Optional[int] = None
+    """Shared memory the tile needs (tile-staging families)."""
+
+    def get(self, dim: str) -> Resolved:
+        return self.values[dim]
+
+    def value(self, dim: str, default=None):
+        r = self.values.get(dim)
+        return default if r is None else r.value
+
+
+class DerivedAlgorithm(Model):
+    family: str
+    hardware: Hardware
+    policies: dict[str, ResolvedPolicy]
+    """Keyed by policy key (dtype or dtype.op)."""
+
+    def for_type(self, dtype: str, op: str | None = None) -> ResolvedPolicy:
+        if op and f"{dtype}.{op}" in self.policies:
+            return self.policies[f"{dtype}.{op}"]
+        return self.policies[dtype]
+
+
+class Derived(Model):
+    spec_name: str
+    spec_sha256: str
+    algorithms: dict[str, DerivedAlgorithm]
+    """Keyed like Spec.algorithms: `<family>@<hardware>`."""
+
+    def of(self, family: str, hardware: str | None = None) -> list[DerivedAlgorithm]:
+        return [a for k, a in self.algorithms.items() if a.family == family and (hardware is None or a.hardware.name == hardware)]

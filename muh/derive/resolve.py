@@ -1,0 +1,146 @@
+"""Derive: resolve each algorithm's policies per element type, every value with its provenance.
+
+For a policy key `dtype[.op]` the layers are `default` ⊕ `dtype` ⊕ `dtype.op` (the most specific
+wins); then the family's scaling rule turns nominal 4-byte threads/items into the values a kernel
+uses for that element size, with the shared-memory budget and warp size of the hardware (or CUB's
+constants when the hardware asks for `cub_parity`). Tile-staging families are checked against
+shared memory here, per element size.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from muh.diagnostics import Diagnostic, MuhError
+from muh.derive import scaling
+from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedPolicy
+from muh.schema.catalog import DEFAULT_TYPES, DTYPES, FAMILIES
+from muh.schema.models import Algorithm, Hardware, Spec
+from muh.schema.units import fmt_bytes
+
+
+def hardware_fingerprint(hw: Hardware) -> str:
+    """Hash of what a measurement depends on: the hardware block and its toolchain."""
+    data = hw.model_dump(mode="json", exclude={"name"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def scaling_budget(hw: Hardware) -> tuple[int, int, str]:
+    """(smem, warp, why) used by the scaling rules on this hardware."""
+    if hw.cub_parity:
+        return scaling.CUB_SMEM, scaling.CUB_WARP, "cub_parity: CUB's fixed 49152 B and 32 threads"
+    return hw.smem_per_block, hw.warp_size, f"hardware {hw.name}: smem_per_block and warp_size"
+
+
+def policy_keys(alg: Algorithm) -> list[str]:
+    """Every key resolved: each type in `types` (or the standard set) and each explicit typed policy."""
+    keys = list(alg.types or DEFAULT_TYPES)
+    for k in alg.policies:
+        if k != "default" and k not in keys:
+            keys.append(k)
+    return sorted(set(keys), key=lambda k: (list(DTYPES).index(k.split(".")[0]) if k.split(".")[0] in DTYPES else 99, k))
+
+
+def derive(spec: Spec) -> Derived:
+    """Resolve every algorithm; raise ``MuhError`` if a resolved policy cannot run on its hardware."""
+    diags: list[Diagnostic] = []
+    algorithms = {}
+    for akey, alg in sorted(spec.algorithms.items()):
+        hw = spec.hardware[alg.on]
+        policies = {}
+        for key in policy_keys(alg):
+            rp, errs = _resolve(spec, akey, alg, hw, key)
+            policies[key] = rp
+            diags.extend(errs)
+        algorithms[akey] = DerivedAlgorithm(family=alg.family, hardware=hw, policies=policies)
+    if diags:
+        raise MuhError(diags)
+    return Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
+
+
+def _layers(alg: Algorithm, key: str) -> list[str]:
+    dtype = key.split(".")[0]
+    return [k for k in dict.fromkeys(("default", dtype, key)) if k in alg.policies]
+
+
+def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, key: str, sub: str | None = None):
+    """The most specific layer that sets ``dim``: (value, layer, path) or None."""
+    for layer in reversed(layers):
+        pol = alg.policies[layer]
+        block = pol.subs.get(sub) if sub else pol
+        if block is not None and dim in block.model_fields_set:
+            path = ("algorithms", akey, "policies", layer) + (("subs", sub) if sub else ()) + (dim,)
+            return getattr(block, dim), layer, path
+    return None
+
+
+def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str, Resolved], list[Diagnostic]]:
+    fam = FAMILIES[alg.family]
+    layers = _layers(alg, key)
+    values: dict[str, Resolved] = {}
+    picked = {}
+    for dim in fam.dims:
+        got = _pick(spec, akey, alg, layers, dim, key, sub)
+        if got is None and sub:
+            got = _pick(spec, akey, alg, layers, dim, key)  # sub-policies inherit from their policy
+        if got is None:
+            continue
+        value, layer, path = got
+        picked[dim] = path
+        span = spec.span_of(path)
+        mkey = ".".join(map(str, path))
+        measured = spec.measured.get(mkey)
+        origin = "measured" if measured else ("spec" if layer == key else "inherited")
+        rule = "spec" if layer == key else f"inherited from policy {layer}"
+        stale = bool(measured and measured.fingerprint and measured.fingerprint != hardware_fingerprint(hw))
+        values[dim] = Resolved(value=value, origin=origin, rule=rule, where=str(span) if span else None,
+                               measured=measured, stale=stale)
+    if "scaling" not in values:
+        values["scaling"] = Resolved(value=fam.scaling, origin="default", rule=f"family default for {alg.family}")
+    rule = values["scaling"].value
+    diags: list[Diagnostic] = []
+    if "threads" in values and "items" in values and rule != "none":
+        smem, warp, why = scaling_budget(hw)
+        t4, i4 = values["threads"].value, values["items"].value
+        threads, items = scaling.RULES[rule](t4, i4, size, smem, warp)
+        inputs = {"T4": t4, "I4": i4, "size": size, "smem": smem, "warp": warp, "budget": why}
+        for dim, new in (("threads", threads), ("items", items)):
+            old = values[dim]
+            values[dim] = Resolved(
+                value=new, origin="measured" if (old.origin == "measured" and new == old.value) else "derived",
+                rule=f"{rule}: {scaling.FORMULAS[rule]}", inputs=inputs, where=old.where,
+                measured=old.measured, stale=old.stale)
+    return values, diags
+
+
+def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
+    dtype, _, op = key.partition(".")
+    size = DTYPES[dtype]
+    fam = FAMILIES[alg.family]
+    values, diags = _resolve_values(spec, akey, alg, hw, key, size)
+    subs = {}
+    for sub in sorted({s for p in alg.policies.values() for s in p.subs}):
+        subs[sub], d = _resolve_values(spec, akey, alg, hw, key, size, sub)
+        diags.extend(d)
+    smem_bytes = None
+    if fam.stages_tile and "threads" in values and "items" in values:
+        t, i = values["threads"].value, values["items"].value
+        smem_bytes = t * i * size
+        if smem_bytes > hw.smem_per_block:
+            fit = hw.smem_per_block // (t * size)
+            where = spec.span_of(_path_of(spec, akey, alg, key, "items"))
+            diags.append(Diagnostic(
+                "E-SMEM",
+                f"{alg.family} {key}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} exceeds smem_per_block = "
+                f"{fmt_bytes(hw.smem_per_block)} on `{hw.name}`",
+                where,
+                hint=(f"largest items that fits at {t} threads is {fit}" if fit >= 1 else
+                      f"even one item per thread needs {fmt_bytes(t * size)}; use fewer threads"),
+            ))
+    return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None, elem_size=size,
+                          values=values, subs=subs, smem_bytes=smem_bytes), diags
+
+
+def _path_of(spec, akey, alg, key, dim):
+    got = _pick(spec, akey, alg, _layers(alg, key), dim, key)
+    return got[2] if got else ("algorithms", akey)

@@ -1,0 +1,63 @@
+"""CUB's policy scaling rules, generalised to the hardware (pure integer arithmetic).
+
+CUB (cub/util_arch.cuh, CCCL 3.0.1) stores *nominal 4-byte* policies and scales them by the element
+size with a fixed 48 KiB shared-memory budget and 32-thread rounding. muh takes both from the
+hardware: ``smem`` (bytes) and ``warp`` (threads). With smem=49152, warp=32 these equal CUB's
+MemBoundScaling / RegBoundScaling / Nominal4BItemsToItems exactly (checked by the parity suite).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+CUB_SMEM = 48 * 1024
+CUB_WARP = 32
+
+
+class Scaled(NamedTuple):
+    threads: int
+    items: int
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _threads(t4: int, items: int, size: int, smem: int, warp: int) -> int:
+    # CUB: min(T4, ceil_div(smem / (size * items), 32) * 32), with C++ integer division.
+    return min(t4, _ceil_div(smem // (size * items), warp) * warp)
+
+
+def mem_bound(t4: int, i4: int, size: int, smem: int = CUB_SMEM, warp: int = CUB_WARP) -> Scaled:
+    """Memory-bound: items = max(1, min(4·I4/size, 2·I4)); threads capped by the smem tile."""
+    items = max(1, min(i4 * 4 // size, i4 * 2))
+    return Scaled(_threads(t4, items, size, smem, warp), items)
+
+
+def reg_bound(t4: int, i4: int, size: int, smem: int = CUB_SMEM, warp: int = CUB_WARP) -> Scaled:
+    """Register-bound: items = max(1, 4·I4 / max(4, size)); threads capped by the smem tile."""
+    items = max(1, i4 * 4 // max(4, size))
+    return Scaled(_threads(t4, items, size, smem, warp), items)
+
+
+def nominal_4b_items(i4: int, size: int) -> int:
+    """CUB's Nominal4BItemsToItems: clamp(4·I4/size, 1, I4) (select/unique/partition family)."""
+    return min(i4, max(1, i4 * 4 // size))
+
+
+def no_scaling(t4: int, i4: int, size: int, smem: int = CUB_SMEM, warp: int = CUB_WARP) -> Scaled:
+    return Scaled(t4, i4)
+
+
+RULES = {
+    "mem_bound": mem_bound,
+    "reg_bound": reg_bound,
+    "nominal_4b": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP: Scaled(t4, nominal_4b_items(i4, size)),
+    "none": no_scaling,
+}
+
+FORMULAS = {
+    "mem_bound": "items = max(1, min(4*I4/size, 2*I4)); threads = min(T4, ceil(smem/(size*items)/warp)*warp)",
+    "reg_bound": "items = max(1, 4*I4/max(4, size)); threads = min(T4, ceil(smem/(size*items)/warp)*warp)",
+    "nominal_4b": "items = min(I4, max(1, 4*I4/size)); threads = T4",
+    "none": "threads = T4; items = I4",
+}

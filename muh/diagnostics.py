@@ -1,0 +1,103 @@
+"""Errors as values: every stage returns ``Diagnostic``s; only the CLI prints them.
+
+A diagnostic names a source span (file, line, column, end) and carries a hint. ``render`` gives the
+compiler-style text::
+
+    specs/x.muh:12:17: error: threads = 96 is not a multiple of warp_size = 64 [E-WARP]
+       12 |   policy default { threads = 96  items = 16 }
+          |                    ^^^^^^^^^^^^
+      hint: use 64 or 128
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable, Sequence
+
+
+class Severity(str, Enum):
+    error = "error"
+    warning = "warning"
+    note = "note"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source file. Lines and columns are 1-based; ``end_col`` is exclusive."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    @staticmethod
+    def unknown(file: str = "<input>") -> "Span":
+        return Span(file, 1, 1, 1, 1)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+    severity: Severity = Severity.error
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.error
+
+    def render(self, source: str | None = None) -> str:
+        where = f"{self.span}: " if self.span else ""
+        out = [f"{where}{self.severity.value}: {self.message} [{self.code}]"]
+        if self.span is not None and source is not None:
+            out.extend(_excerpt(source, self.span))
+        for note in self.notes:
+            out.append(f"  note: {note}")
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
+        return "\n".join(out)
+
+
+class MuhError(Exception):
+    """Raised inside a stage to stop it; carries the diagnostics gathered so far."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(d.message for d in self.diagnostics))
+
+
+def _excerpt(source: str, span: Span) -> list[str]:
+    lines = source.splitlines()
+    if not 1 <= span.line <= len(lines):
+        return []
+    text = lines[span.line - 1]
+    # Keep excerpts printable and short even for hostile input.
+    text = "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)
+    if len(text) > 160:
+        start = max(0, span.col - 60)
+        text = text[start : start + 160]
+        col = span.col - start
+    else:
+        col = span.col
+    width = (span.end_col - span.col) if span.end_line == span.line else len(text) - col + 1
+    width = max(1, min(width, len(text) - col + 2))
+    gutter = f"{span.line:>5} | "
+    caret = " " * (len(gutter) - 2) + "| " + " " * (col - 1) + "^" * width
+    return [gutter + text.expandtabs(1), caret]
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """``did you mean `x`?`` for the closest choice, or None."""
+    match = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
+    return f"did you mean `{match[0]}`?" if match else None
+
+
+def has_errors(diags: Iterable[Diagnostic]) -> bool:
+    return any(d.is_error for d in diags)

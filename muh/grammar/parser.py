@@ -1,0 +1,290 @@
+"""Parse .muh text into a ``Module``: lark (LALR) + a Transformer, errors as diagnostics."""
+from __future__ import annotations
+
+import codecs
+from contextvars import ContextVar
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
+
+from muh.diagnostics import Diagnostic, MuhError, Span
+from muh.grammar import ast
+
+MAX_BYTES = 1 << 20  # 1 MiB: a spec is a page or two; anything larger is almost surely a mistake
+MAX_DEPTH = 64  # nesting of { [ ( ; keeps every later stage's recursion shallow
+
+# Labelled examples of common mistakes (lark's match_examples): error message -> sample inputs.
+_EXAMPLES: dict[str, list[str]] = {
+    "a block needs `{` after its name": ["hardware bi100 sm_count = 16 }", "algorithm reduce on x threads = 1"],
+    "missing `=` between a key and its value": ["hardware x { sm_count 16 }", "hardware x { a { b 1 } }"],
+    "a value is missing after `=`": ["hardware x { sm_count = }", "hardware x { a = = 1 }"],
+    "unbalanced braces: a block is not closed": ["hardware x { sm_count = 16", "hardware x { a { b = 1 }"],
+    "a list needs `,` between items": ["hardware x { a = [1 2] }"],
+    "`muh <version>` must be the first line": ["hardware x { } muh 1"],
+}
+
+
+# Comments are ignored by the parser but kept (for `muh fmt`) through a lexer callback that
+# forwards to the sink of the parse() call in progress.
+_COMMENT_SINK: ContextVar = ContextVar("muh_comment_sink", default=lambda tok: tok)
+
+
+def _on_comment(tok: Token) -> Token:
+    return _COMMENT_SINK.get()(tok)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark.open_from_package(
+        "muh.grammar", "muh.lark", parser="lalr", strict=True, propagate_positions=True,
+        maybe_placeholders=False, lexer_callbacks={"COMMENT": _on_comment},
+    )
+
+
+def _span(file: str, obj) -> Span:
+    """Span of a Token or a tree ``meta``."""
+    return Span(file, obj.line, obj.column, obj.end_line, obj.end_column)
+
+
+def _join(file: str, a: Span, b: Span) -> Span:
+    return Span(file, a.line, a.col, b.end_line, b.end_col)
+
+
+class _ToAst(Transformer):
+    def __init__(self, file: str):
+        super().__init__()
+        self.file = file
+
+    def _s(self, obj) -> Span:
+        return _span(self.file, obj)
+
+    # -- values -----------------------------------------------------------------------------------
+    @v_args(meta=True)
+    def number(self, meta, children):
+        tok = children[0]
+        unit = str(children[1]) if len(children) > 1 else None
+        try:
+            value = Decimal(str(tok))
+        except InvalidOperation:  # pragma: no cover - the lexer only admits decimals
+            value = Decimal(0)
+        return ast.Number(value, str(tok), unit, self._s(meta))
+
+    @v_args(meta=True)
+    def range(self, meta, children):
+        step = children[2] if len(children) > 2 else None
+        return ast.Range(children[0], children[1], step, self._s(meta))
+
+    @v_args(meta=True)
+    def string(self, meta, children):
+        raw = str(children[0])
+        try:
+            value = codecs.decode(raw[1:-1], "unicode_escape") if "\\" in raw else raw[1:-1]
+        except (UnicodeDecodeError, ValueError):
+            raise MuhError([Diagnostic("E-STRING", f"bad escape sequence in string {raw}", self._s(meta),
+                                       hint='use \\" \\\\ \\n or \\t inside strings')])
+        return ast.Str(value, raw, self._s(meta))
+
+    @v_args(meta=True)
+    def boolean(self, meta, children):
+        return ast.Bool(str(children[0]) == "true", self._s(meta))
+
+    @v_args(meta=True)
+    def list(self, meta, children):
+        return ast.ListV(tuple(children), self._s(meta))
+
+    @v_args(meta=True)
+    def ident(self, meta, children):
+        return ast.Ident(children[0][0], self._s(meta))
+
+    @v_args(meta=True)
+    def kwarg(self, meta, children):
+        return ast.Arg(str(children[0]), children[1], self._s(meta))
+
+    @v_args(meta=True)
+    def call(self, meta, children):
+        args = tuple(c if isinstance(c, ast.Arg) else ast.Arg(None, c, c.span) for c in children[1:])
+        return ast.Call(str(children[0]), args, self._s(meta))
+
+    @v_args(meta=True)
+    def tagged(self, meta, children):
+        path, _span_ = children[0]
+        tok = children[1]
+        raw = str(tok)
+        return ast.Tagged(".".join(path), ast.Str(raw[1:-1], raw, _span(self.file, tok)), self._s(meta))
+
+    # -- structure --------------------------------------------------------------------------------
+    @v_args(meta=True)
+    def path(self, meta, children):
+        return tuple(str(c) for c in children), self._s(meta)
+
+    def label(self, children):
+        return ("label", children[0])
+
+    def target(self, children):
+        return ("target", (str(children[0]), _span(self.file, children[0])))
+
+    def annotation(self, children):
+        return ("annotation", children[0])
+
+    @v_args(meta=True)
+    def assign(self, meta, children):
+        (key, key_span), value = children[0], children[1]
+        note = children[2][1] if len(children) > 2 else None
+        return ast.Assign(key, value, key_span, self._s(meta), note)
+
+    @v_args(meta=True)
+    def block(self, meta, children):
+        (kind, kind_span), rest = children[0], children[1:]
+        label = target = None
+        label_span = target_span = None
+        members = []
+        for c in rest:
+            if isinstance(c, tuple) and c and c[0] == "label":
+                label, label_span = ".".join(c[1][0]), c[1][1]
+            elif isinstance(c, tuple) and c and c[0] == "target":
+                target, target_span = c[1]
+            else:
+                members.append(c)
+        if len(kind) > 1:
+            raise MuhError([Diagnostic("E-SYNTAX", f"a block kind is a single name, not `{'.'.join(kind)}`",
+                                       kind_span, hint="write `name = value` to set a dotted key")])
+        return ast.Block(kind[0], label, target, tuple(members), kind_span, label_span, target_span, self._s(meta))
+
+    def version(self, children):
+        return ("version", int(children[0]), _span(self.file, children[0]))
+
+    def start(self, children):
+        return children
+
+
+def _precheck(text: str, file: str) -> list[Diagnostic]:
+    depth = 0
+    line, col = 1, 0
+    for ch in text:
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch in "{[(":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return [Diagnostic("E-DEPTH", f"nesting deeper than {MAX_DEPTH} levels", Span(file, line, col, line, col + 1),
+                                   hint="a spec needs a handful of levels; check for a runaway bracket")]
+        elif ch in "}])":
+            depth = max(0, depth - 1)
+    return []
+
+
+def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic:
+    line = getattr(err, "line", 1) or 1
+    col = getattr(err, "column", 1) or 1
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        lines = text.splitlines() or [""]
+        line, col = len(lines), len(lines[-1]) + 1
+    span = Span(file, line, col, line, col + 1)
+    label = None
+    try:
+        label = err.match_examples(_parser().parse, _EXAMPLES, use_accepts=True)
+    except Exception:  # noqa: BLE001 - a failed heuristic must never hide the real error
+        label = None
+    if isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
+        shown = ch if ch.isprintable() else f"U+{ord(ch):04X}"
+        msg = f"unexpected character `{shown}`"
+        hint = label or "names are [A-Za-z_][A-Za-z0-9_]*, strings use double quotes, comments start with #"
+    elif isinstance(err, UnexpectedToken):
+        tok = err.token
+        got = "end of file" if tok.type == "$END" else f"`{tok}`"
+        expected = sorted(_pretty_terminal(t) for t in (err.accepts or err.expected))
+        msg = f"unexpected {got}"
+        if tok.type != "$END":
+            span = Span(file, tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + 1)
+        hint = label or ("expected one of: " + ", ".join(expected[:8]) if expected else None)
+    else:
+        msg, hint = "unexpected end of file", label or "a block or list is not closed"
+    return Diagnostic("E-SYNTAX", msg, span, hint=hint)
+
+
+_TERMINALS = {
+    "LBRACE": "`{`", "RBRACE": "`}`", "LSQB": "`[`", "RSQB": "`]`", "LPAR": "`(`", "RPAR": "`)`",
+    "EQUAL": "`=`", "COMMA": "`,`", "DOT": "`.`", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+    "UNIT": "a unit", "INT": "an integer", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of file",
+}
+
+
+def _pretty_terminal(name: str) -> str:
+    if name in _TERMINALS:
+        return _TERMINALS[name]
+    return f"`{name.lower()}`" if name.isupper() else name
+
+
+def parse(text: str, file: str = "<input>") -> ast.Module:
+    """Parse ``text``; raise ``MuhError`` with diagnostics on bad input (never anything else)."""
+    diags = _precheck(text, file)
+    if diags:
+        raise MuhError(diags)
+    comments: list[ast.Comment] = []
+
+    def keep(tok: Token) -> Token:
+        comments.append(ast.Comment(str(tok), tok.line, tok.column))
+        return tok
+
+    token = _COMMENT_SINK.set(keep)
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as err:
+        raise MuhError([_syntax_diagnostic(err, text, file)]) from None
+    finally:
+        _COMMENT_SINK.reset(token)
+    try:
+        items = _ToAst(file).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, MuhError):
+            raise err.orig_exc from None
+        raise
+    version = version_span = None
+    members = []
+    for item in items:
+        if isinstance(item, tuple) and item[0] == "version":
+            version, version_span = item[1], item[2]
+        else:
+            members.append(item)
+    return ast.Module(version, version_span, tuple(members), tuple(comments), file, text)
+
+
+def read_source(path: str | Path) -> tuple[str, str]:
+    """Read a spec file as text; raise ``MuhError`` for unreadable, binary or oversized files."""
+    p = Path(path)
+    shown = str(path)
+    try:
+        data = p.read_bytes() if p.stat().st_size <= MAX_BYTES else None
+    except FileNotFoundError:
+        raise MuhError([Diagnostic("E-IO", f"no such file: {shown}", None, hint="check the path; bundled specs live in specs/")]) from None
+    except IsADirectoryError:
+        raise MuhError([Diagnostic("E-IO", f"{shown} is a directory, not a .muh file", None)]) from None
+    except OSError as err:
+        raise MuhError([Diagnostic("E-IO", f"cannot read {shown}: {err.strerror}", None)]) from None
+    if data is None:
+        raise MuhError([Diagnostic("E-IO", f"{shown} is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
+                                   Span(shown, 1, 1, 1, 2))])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise MuhError([Diagnostic("E-ENCODING", f"not UTF-8 text (byte 0x{data[err.start]:02x})", Span(shown, line, col, line, col + 1),
+                                   hint="save the spec as UTF-8")]) from None
+    if "\x00" in text:
+        i = text.index("\x00")
+        line = text.count("\n", 0, i) + 1
+        col = i - (text.rfind("\n", 0, i) + 1) + 1
+        raise MuhError([Diagnostic("E-ENCODING", "binary data (a NUL byte) in the spec", Span(shown, line, col, line, col + 1))])
+    return text, shown

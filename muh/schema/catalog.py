@@ -1,0 +1,139 @@
+"""The catalogue of CUB-style algorithm families and their tunable dimensions (table-driven).
+
+Names follow CCCL 3.x's tuning headers (cub/device/dispatch/tuning/*.cuh) and the tuning
+dimensions listed in CCCL main; values are *nominal 4-byte* values unless a dimension says
+otherwise, scaled per element size by the family's scaling rule (muh/derive/scaling.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# -- element types ---------------------------------------------------------------------------------
+DTYPES: dict[str, int] = {
+    "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
+    "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8,
+}
+DEFAULT_TYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+OPS = ("plus", "max", "min", "mul", "bit_and", "bit_or", "bit_xor")
+
+# -- enumerations (CUB's names in lower case) ------------------------------------------------------
+LOAD_ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
+STORE_ALGORITHMS = LOAD_ALGORITHMS
+LOAD_MODIFIERS = ("default", "ca", "cg", "cs", "cv", "ldg", "volatile")
+BLOCK_REDUCE = ("warp_reductions", "warp_reductions_nondeterministic", "raking", "raking_commutative_only")
+BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
+SCALING = ("mem_bound", "reg_bound", "nominal_4b", "none")
+TRANSFORM_ALGORITHMS = ("prefetch", "vectorized", "ublkcp", "fallback_for")
+HISTOGRAM_MEMORY = ("smem", "gmem", "blended")
+RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or")
+# CCCL's look-back delay constructors, in the order of the benchmark's `dcid` ids 0..7.
+DELAY_KINDS = ("no_delay", "fixed", "backoff", "backoff_jitter", "backoff_jitter_window",
+               "backon_jitter_window", "backon_jitter", "backon")
+
+
+@dataclass(frozen=True)
+class Dim:
+    kind: str  # "int" | "bool" | "enum" | "bytes" | "delay"
+    doc: str
+    choices: tuple[str, ...] = ()
+    lo: int | None = None
+    hi: int | None = None
+    per_thread_of_warp: bool = False  # threads: multiple of the warp size
+
+
+DIMS: dict[str, Dim] = {
+    "threads": Dim("int", "threads per block (nominal for 4-byte items)", lo=1, hi=1024, per_thread_of_warp=True),
+    "items": Dim("int", "items per thread (nominal for 4-byte items)", lo=1, hi=1024),
+    "vec": Dim("int", "items per vectorised load", lo=1, hi=16),
+    "load": Dim("enum", "BlockLoad algorithm", LOAD_ALGORITHMS),
+    "store": Dim("enum", "BlockStore algorithm", STORE_ALGORITHMS),
+    "modifier": Dim("enum", "cache load modifier (ldg = read-only path)", LOAD_MODIFIERS),
+    "block": Dim("enum", "block-wide reduce or scan algorithm", BLOCK_REDUCE + BLOCK_SCAN[:1] + BLOCK_SCAN[2:]),
+    "scaling": Dim("enum", "how nominal 4-byte values scale with the element size", SCALING),
+    "delay": Dim("delay", "decoupled look-back delay: kind(ns = …, l2_write_latency = …)"),
+    "bytes_in_flight": Dim("bytes", "minimum bytes in flight per SM (transform)"),
+    "algorithm": Dim("enum", "transform algorithm", TRANSFORM_ALGORITHMS),
+    "radix_bits": Dim("int", "radix bits per pass", lo=1, hi=16),
+    "bits_per_pass": Dim("int", "key bits resolved per pass (topk radix select)", lo=1, hi=16),
+    "rank": Dim("enum", "radix ranking algorithm", RADIX_RANK),
+    "pixels_per_thread": Dim("int", "pixels per thread (histogram)", lo=1, hi=64),
+    "rle_compress": Dim("bool", "run-length compress samples before binning (histogram)"),
+    "memory": Dim("enum", "where privatised histograms live", HISTOGRAM_MEMORY),
+    "work_stealing": Dim("bool", "dynamic tile assignment (histogram)"),
+    "buffers_per_thread": Dim("int", "buffers per thread (batch_memcpy)", lo=1, hi=64),
+    "bytes_per_thread": Dim("int", "bytes per thread for warp-/thread-level copies (batch_memcpy)", lo=1, hi=1024),
+    "block_tile": Dim("bytes", "bytes per block-level tile (batch_memcpy)"),
+    "warp_threshold": Dim("bytes", "buffers at least this large are copied by a warp (batch_memcpy)"),
+    "block_threshold": Dim("bytes", "buffers at least this large are copied by a block (batch_memcpy)"),
+    "segments_per_warp": Dim("int", "small segments handled per warp (segmented sort)", lo=1, hi=64),
+    "store_time_slicing": Dim("bool", "time-slice warp stores (rle non-trivial runs)"),
+}
+
+COMMON_TILE = ("threads", "items", "load", "modifier", "block", "delay", "scaling")
+
+
+@dataclass(frozen=True)
+class Family:
+    doc: str
+    dims: tuple[str, ...]
+    scaling: str = "mem_bound"  # default scaling rule
+    stages_tile: bool = False  # the tile (threads × items × size) is staged in shared memory
+    subs: tuple[str, ...] = ()  # named sub-policies (blocks inside a policy)
+    block_choices: tuple[str, ...] = ()
+    cub_header: str | None = None  # the CCCL 3.0 tuning header, where one exists
+    uses_warp_shuffles: bool = True
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+_RED = ("threads", "items", "vec", "block", "modifier", "scaling")
+_SCAN = ("threads", "items", "load", "store", "modifier", "block", "delay", "scaling")
+_LOOKBACK = ("threads", "items", "load", "modifier", "block", "delay", "scaling")
+_SORT = ("threads", "items", "radix_bits", "rank", "load", "modifier", "scaling")
+_MERGE = ("threads", "items", "load", "store", "modifier", "scaling")
+
+FAMILIES: dict[str, Family] = {
+    "reduce": Family("DeviceReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
+    "segmented_reduce": Family("DeviceSegmentedReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
+    "scan": Family("DeviceScan (decoupled look-back)", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan.cuh"),
+    "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh"),
+    "segmented_scan": Family("DeviceSegmentedScan (newer CCCL)", _SCAN[:-2] + ("scaling",), stages_tile=True, block_choices=BLOCK_SCAN),
+    "reduce_by_key": Family("DeviceReduce::ReduceByKey", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_reduce_by_key.cuh"),
+    "rle_encode": Family("DeviceRunLengthEncode::Encode", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
+    "rle_non_trivial_runs": Family("DeviceRunLengthEncode::NonTrivialRuns", _LOOKBACK + ("store_time_slicing",), stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
+    "select_if": Family("DeviceSelect::If / Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
+    "partition": Family("DevicePartition::If / Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
+    "three_way_partition": Family("DevicePartition::If (three-way)", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_three_way_partition.cuh"),
+    "unique": Family("DeviceSelect::Unique", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
+    "unique_by_key": Family("DeviceSelect::UniqueByKey", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_unique_by_key.cuh"),
+    "radix_sort": Family("DeviceRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
+                         subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
+    "segmented_radix_sort": Family("DeviceSegmentedRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
+                                   subs=("downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
+    "segmented_sort": Family("DeviceSegmentedSort", _SORT + ("segments_per_warp",), scaling="reg_bound", stages_tile=True,
+                             subs=("large", "small", "medium"), cub_header="tuning_segmented_sort.cuh"),
+    "merge_sort": Family("DeviceMergeSort", _MERGE, stages_tile=True, cub_header="tuning_merge_sort.cuh"),
+    "merge": Family("DeviceMerge", _MERGE, stages_tile=True, cub_header="tuning_merge.cuh"),
+    "histogram": Family("DeviceHistogram", ("threads", "pixels_per_thread", "vec", "load", "modifier", "rle_compress", "memory", "work_stealing"),
+                        scaling="none", cub_header="tuning_histogram.cuh"),
+    "transform": Family("DeviceTransform", ("threads", "items", "vec", "bytes_in_flight", "algorithm"), scaling="none", cub_header="tuning_transform.cuh"),
+    "for_each": Family("DeviceFor::ForEach (256 threads × 2 items in CCCL)", ("threads", "items"), scaling="none", cub_header="tuning_for.cuh"),
+    "for_each_in_extents": Family("DeviceFor::ForEachInExtents", ("threads", "items"), scaling="none"),
+    "batch_memcpy": Family("DeviceMemcpy::Batched / DeviceCopy::Batched",
+                           ("threads", "buffers_per_thread", "bytes_per_thread", "block_tile", "warp_threshold", "block_threshold"),
+                           scaling="none", subs=("small", "large"), cub_header="tuning_batch_memcpy.cuh"),
+    "adjacent_difference": Family("DeviceAdjacentDifference", _MERGE, stages_tile=True, cub_header="tuning_adjacent_difference.cuh"),
+    "find": Family("DeviceFind (newer CCCL)", ("threads", "items", "vec", "modifier"), scaling="none"),
+    "topk": Family("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass"),
+                   scaling="none", block_choices=BLOCK_SCAN),
+}
+
+
+def family_dims(family: str) -> tuple[str, ...]:
+    return FAMILIES[family].dims
+
+
+def enum_choices(family: str, dim: str) -> tuple[str, ...]:
+    fam = FAMILIES[family]
+    if dim == "block" and fam.block_choices:
+        return fam.block_choices
+    return DIMS[dim].choices

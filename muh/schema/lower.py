@@ -1,0 +1,267 @@
+"""Lower the syntax tree into plain values shaped like ``Spec``, with a table from path to span.
+
+Structural mistakes that pydantic cannot see (unknown block kinds, duplicate keys, a reference that
+points nowhere) become diagnostics here; everything else is left to the typed models.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from muh.diagnostics import Diagnostic, Span, did_you_mean
+from muh.grammar import ast
+from muh.schema.catalog import FAMILIES
+from muh.schema.units import Quantity
+
+TOP_KINDS = ("hardware", "algorithm", "deploy")
+LANGUAGE_VERSIONS = (1,)
+
+
+@dataclass(frozen=True)
+class RangeValue:
+    start: object
+    stop: object
+    step: object
+    span: Span
+
+
+@dataclass
+class Lowered:
+    raw: dict
+    value_spans: dict[tuple, Span] = field(default_factory=dict)
+    key_spans: dict[tuple, Span] = field(default_factory=dict)
+    annotations: dict[tuple, ast.Call] = field(default_factory=dict)
+    diags: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, code: str, msg: str, span: Span | None, hint: str | None = None) -> None:
+        self.diags.append(Diagnostic(code, msg, span, hint))
+
+
+def value_of(v: ast.Value, low: Lowered, refs: dict) -> object:
+    """Plain Python value of a syntax node (references resolved through ``refs``)."""
+    if isinstance(v, ast.Number):
+        if v.unit:
+            return Quantity(v.value, v.unit)
+        return int(v.value) if v.value == v.value.to_integral_value() and "." not in v.text and "e" not in v.text.lower() else v.value
+    if isinstance(v, (ast.Str, ast.Bool)):
+        return v.value
+    if isinstance(v, ast.Ident):
+        if len(v.path) == 1:
+            return v.path[0]
+        return _resolve_ref(v, low, refs)
+    if isinstance(v, ast.ListV):
+        return [value_of(i, low, refs) for i in v.items]
+    if isinstance(v, ast.Range):
+        step = value_of(v.step, low, refs) if v.step is not None else None
+        return RangeValue(value_of(v.start, low, refs), value_of(v.stop, low, refs), step, v.span)
+    if isinstance(v, ast.Call):
+        out: dict = {"kind": v.name}
+        for a in v.args:
+            if a.name is None:
+                low.error("E-ARG", f"arguments of `{v.name}(…)` are named: write `{v.name}(name = value)`", a.span)
+            elif a.name in out:
+                low.error("E-DUP", f"argument `{a.name}` given twice", a.span)
+            else:
+                out[a.name] = value_of(a.value, low, refs)
+        return out
+    if isinstance(v, ast.Tagged):
+        return {"name": v.tag, "version": v.value.value}
+    raise AssertionError(f"unknown node {type(v).__name__}")  # pragma: no cover
+
+
+def _resolve_ref(v: ast.Ident, low: Lowered, refs: dict) -> object:
+    head, *rest = v.path
+    if head not in refs:
+        low.error("E-REF", f"unknown reference `{v.name}`", v.span,
+                  hint=did_you_mean(head, refs) or f"references start with one of: {', '.join(sorted(refs)) or '(none here)'}")
+        return None
+    node = refs[head]
+    for i, part in enumerate(rest):
+        if not isinstance(node, dict) or part not in node:
+            keys = node.keys() if isinstance(node, dict) else ()
+            low.error("E-REF", f"`{'.'.join(v.path[: i + 2])}` does not exist", v.span,
+                      hint=did_you_mean(part, keys) or (f"`{'.'.join(v.path[: i + 1])}` has: {', '.join(sorted(keys))}" if keys else None))
+            return None
+        node = node[part]
+    return node
+
+
+def _members(block_members, path: tuple, low: Lowered, refs: dict, *, allow_blocks: bool, block_key=None) -> dict:
+    """Assignments (dotted keys nest) and, if allowed, nested blocks, as a dict."""
+    out: dict = {}
+    for m in block_members:
+        if isinstance(m, ast.Assign):
+            target = out
+            for i, part in enumerate(m.key[:-1]):
+                sub_path = path + m.key[: i + 1]
+                node = target.setdefault(part, {})
+                if not isinstance(node, dict):
+                    low.error("E-DUP", f"`{'.'.join(m.key[: i + 1])}` is already a value", m.key_span)
+                    break
+                low.key_spans.setdefault(sub_path, m.key_span)
+                target = node
+            else:
+                last = m.key[-1]
+                full = path + m.key
+                if last in target:
+                    low.error("E-DUP", f"`{m.name}` is set twice", m.key_span,
+                              hint=f"first set at line {low.key_spans[full].line}" if full in low.key_spans else None)
+                    continue
+                target[last] = value_of(m.value, low, refs)
+                low.value_spans[full] = m.value.span
+                low.key_spans[full] = m.key_span
+                if m.annotation is not None:
+                    low.annotations[full] = m.annotation
+        else:
+            if not allow_blocks:
+                low.error("E-BLOCK", f"`{m.kind}` blocks are not allowed here", m.kind_span)
+                continue
+            key = block_key(m) if block_key else m.kind
+            if key is None:
+                continue
+            full = path + (key,)
+            if key in out:
+                low.error("E-DUP", f"block `{key}` appears twice", m.kind_span)
+                continue
+            low.key_spans[full] = m.label_span or m.kind_span
+            low.value_spans[full] = m.span
+            out[key] = _members(m.members, full, low, refs, allow_blocks=True)
+    return out
+
+
+def _hardware(b: ast.Block, low: Lowered) -> None:
+    path = ("hardware", b.label)
+    body = _members(b.members, path, low, {}, allow_blocks=True)
+    body["name"] = b.label
+    low.raw["hardware"][b.label] = body
+    low.key_spans[path] = b.label_span
+    low.value_spans[path] = b.span
+
+
+def _algorithm(b: ast.Block, low: Lowered) -> None:
+    family = b.label
+    if family not in FAMILIES:
+        low.error("E-FAMILY", f"unknown algorithm `{family}`", b.label_span,
+                  hint=did_you_mean(family, FAMILIES) or "see `muh schema` or docs/language.md for the algorithm families")
+        return
+    key = f"{family}@{b.target}"
+    path = ("algorithms", key)
+    if key in low.raw["algorithms"]:
+        low.error("E-DUP", f"`algorithm {family} on {b.target}` appears twice", b.label_span)
+        return
+    refs = {"hardware": low.raw["hardware"].get(b.target, {})}
+    body: dict = {"family": family, "on": b.target, "policies": {}, "spaces": {}}
+    low.value_spans[path] = b.span
+    low.key_spans[path] = b.label_span
+    low.value_spans[path + ("on",)] = b.target_span
+    for m in b.members:
+        if isinstance(m, ast.Assign):
+            if m.key == ("types",):
+                body["types"] = value_of(m.value, low, refs)
+                low.value_spans[path + ("types",)] = m.value.span
+                low.key_spans[path + ("types",)] = m.key_span
+            else:
+                low.error("E-KEY", f"unknown key `{m.name}` in an algorithm block", m.key_span,
+                          hint=did_you_mean(m.name, ["types"]) or "an algorithm holds `policy <key> { … }`, `space { … }` and `types = […]`")
+            continue
+        if m.kind not in ("policy", "space"):
+            low.error("E-BLOCK", f"unknown block `{m.kind}` in an algorithm", m.kind_span,
+                      hint=did_you_mean(m.kind, ["policy", "space"]) or "an algorithm holds `policy` and `space` blocks")
+            continue
+        if m.kind == "policy" and m.label is None:
+            low.error("E-BLOCK", "a policy needs a key: `policy default { … }` or `policy float32.plus { … }`", m.kind_span)
+            continue
+        label = m.label or "default"
+        group = "policies" if m.kind == "policy" else "spaces"
+        full = path + (group, label)
+        if label in body[group]:
+            low.error("E-DUP", f"`{m.kind} {label}` appears twice", m.label_span or m.kind_span)
+            continue
+        low.key_spans[full] = m.label_span or m.kind_span
+        low.value_spans[full] = m.span
+        if m.kind == "policy":
+            values = _members(_policy_members(m.members), full, low, refs, allow_blocks=False)
+            for sub in m.blocks():
+                sub_path = full + ("subs", sub.kind)
+                low.key_spans[sub_path] = sub.kind_span
+                low.value_spans[sub_path] = sub.span
+                values.setdefault("subs", {})[sub.kind] = _members(sub.members, sub_path, low, refs, allow_blocks=False)
+            body[group][label] = values
+        else:
+            body[group][label] = {"values": _members(m.members, full + ("values",), low, refs, allow_blocks=False)}
+    low.raw["algorithms"][key] = body
+
+
+def _policy_members(members):
+    return [m for m in members if isinstance(m, ast.Assign)]
+
+
+def _deploy(b: ast.Block, low: Lowered) -> None:
+    path = ("deploys", b.label)
+    if b.label in low.raw["deploys"]:
+        low.error("E-DUP", f"`deploy {b.label}` appears twice", b.label_span)
+        return
+    hw = low.raw["hardware"].get(b.target, {})
+    refs = {"hardware": hw}
+    body = _members(b.members, path, low, refs, allow_blocks=True)
+    body["name"] = b.label
+    body["on"] = b.target
+    low.raw["deploys"][b.label] = body
+    low.key_spans[path] = b.label_span
+    low.value_spans[path] = b.span
+    low.value_spans[path + ("on",)] = b.target_span
+
+
+def lower(module: ast.Module) -> Lowered:
+    low = Lowered(raw={"hardware": {}, "algorithms": {}, "deploys": {}})
+    if module.version is None:
+        low.error("E-VERSION", "the spec does not say its language version", ast_span_start(module),
+                  hint="start the file with `muh 1`")
+    elif module.version not in LANGUAGE_VERSIONS:
+        low.error("E-VERSION", f"language version {module.version} is not supported by this muh", module.version_span,
+                  hint=f"supported: {', '.join(map(str, LANGUAGE_VERSIONS))}")
+    else:
+        low.raw["version"] = module.version
+    # Hardware first, so that algorithms and deployments can refer to it wherever it is written.
+    order = sorted(module.members, key=lambda m: 0 if isinstance(m, ast.Block) and m.kind == "hardware" else 1)
+    for m in order:
+        if isinstance(m, ast.Assign):
+            low.error("E-TOPLEVEL", f"`{m.name} = …` outside a block", m.key_span,
+                      hint="top-level items are `hardware`, `algorithm` and `deploy` blocks")
+            continue
+        if m.kind not in TOP_KINDS:
+            low.error("E-BLOCK", f"unknown block `{m.kind}`", m.kind_span,
+                      hint=did_you_mean(m.kind, TOP_KINDS) or "top-level blocks are hardware, algorithm and deploy")
+            continue
+        if m.label is None:
+            low.error("E-BLOCK", f"a `{m.kind}` block needs a name: `{m.kind} <name> {{ … }}`", m.kind_span)
+            continue
+        needs_target = m.kind in ("algorithm", "deploy")
+        if needs_target and m.target is None:
+            low.error("E-TARGET", f"`{m.kind} {m.label}` must say which hardware it runs on", m.label_span,
+                      hint=f"write `{m.kind} {m.label} on <hardware> {{ … }}`")
+            continue
+        if not needs_target and m.target is not None:
+            low.error("E-TARGET", "a hardware block takes no `on`", m.target_span)
+            continue
+        if needs_target and m.target not in low.raw["hardware"]:
+            low.error("E-REF", f"no hardware named `{m.target}`", m.target_span,
+                      hint=did_you_mean(m.target, low.raw["hardware"]) or "declare it with `hardware <name> { … }`")
+            continue
+        if m.kind == "hardware":
+            if m.label in low.raw["hardware"]:
+                low.error("E-DUP", f"`hardware {m.label}` appears twice", m.label_span)
+                continue
+            _hardware(m, low)
+        elif m.kind == "algorithm":
+            _algorithm(m, low)
+        else:
+            _deploy(m, low)
+    return low
+
+
+def ast_span_start(module: ast.Module) -> Span:
+    return Span(module.file, 1, 1, 1, 2)
+
+
+__all__ = ["Lowered", "RangeValue", "lower", "value_of", "Decimal"]

@@ -1,0 +1,200 @@
+"""The typed model of a spec: hardware, algorithm policies and spaces, deployments."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal, Optional, Union
+
+from pydantic import Field, PrivateAttr, field_validator
+
+from muh.diagnostics import Span
+from muh.schema.base import Model
+from muh.schema.catalog import (
+    DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, TRANSFORM_ALGORITHMS,
+    HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN,
+)
+from muh.schema.units import Bandwidth, Bytes, Duration
+
+Scalar = Union[bool, int, Decimal, str]
+
+
+class Toolchain(Model):
+    cuda: str
+    """CUDA version the device toolchain is compatible with, e.g. "10.2"."""
+    cxx: Literal[11, 14, 17, 20] = 17
+    """Highest C++ standard accepted in device code."""
+    compiler: Literal["nvcc", "clang"] = "nvcc"
+    """Driver used to build device code (the BI-V100 SDK is clang-based)."""
+    arch: Optional[str] = None
+    """Target architecture flag, e.g. "sm_90" or "ivcore10"."""
+
+
+class Hardware(Model):
+    name: str
+    """The block's label (`hardware <name> { … }`)."""
+    vendor: str = "nvidia"
+    arch: str
+    """Architecture name, e.g. "hopper", "ivcore10"."""
+    compute_capability: Optional[int] = Field(None, ge=10, le=1300)
+    """As CUB writes it: SM×10 (90 for sm_90). Omit for non-NVIDIA hardware."""
+    sm_count: int = Field(ge=1, le=4096)
+    warp_size: int = Field(ge=1, le=1024)
+    """Threads per warp: 32 on NVIDIA, 64 on the BI-V100."""
+    smem_per_block: Bytes
+    """Shared memory one block may use without opt-in (CUB's 48 KiB)."""
+    smem_per_block_optin: Optional[Bytes] = None
+    max_threads_per_block: int = Field(1024, ge=1, le=4096)
+    l2_cache: Optional[Bytes] = None
+    mem_bandwidth: Optional[Bandwidth] = None
+    """Measured device-copy bandwidth (bytes read + written per second)."""
+    launch_latency: Optional[Duration] = None
+    gpu_count: int = Field(1, ge=1, le=1024)
+    """Devices in one node of the deployment (tensor parallelism can't exceed it)."""
+    device_name: Optional[str] = None
+    """The name the runtime reports (NVML / torch.cuda.get_device_name)."""
+    cub_parity: bool = False
+    """Scale policies with CUB's hard-coded 49152 B and 32 threads instead of this hardware's values."""
+    toolchain: Toolchain
+
+    @field_validator("warp_size")
+    @classmethod
+    def _power_of_two(cls, v: int) -> int:
+        if v & (v - 1):
+            raise ValueError(f"warp_size must be a power of two, got {v}")
+        return v
+
+
+class Delay(Model):
+    kind: Literal[DELAY_KINDS]  # type: ignore[valid-type]
+    ns: Duration = Decimal(0)
+    l2_write_latency: Duration = Decimal(0)
+
+
+def _opt(lit):
+    return Optional[Literal[lit]]  # type: ignore[valid-type]
+
+
+class PolicyValues(Model):
+    """One policy block; every dimension optional (inherited from `default` when absent)."""
+
+    threads: Optional[int] = Field(None, ge=1, le=4096)
+    items: Optional[int] = Field(None, ge=1, le=1024)
+    vec: Optional[int] = Field(None, ge=1, le=16)
+    load: _opt(LOAD_ALGORITHMS) = None
+    store: _opt(STORE_ALGORITHMS) = None
+    modifier: _opt(LOAD_MODIFIERS) = None
+    block: _opt(tuple(dict.fromkeys(BLOCK_REDUCE + BLOCK_SCAN))) = None
+    scaling: _opt(SCALING) = None
+    delay: Optional[Delay] = None
+    bytes_in_flight: Optional[Bytes] = None
+    algorithm: _opt(TRANSFORM_ALGORITHMS) = None
+    radix_bits: Optional[int] = Field(None, ge=1, le=16)
+    bits_per_pass: Optional[int] = Field(None, ge=1, le=16)
+    rank: _opt(RADIX_RANK) = None
+    pixels_per_thread: Optional[int] = Field(None, ge=1, le=64)
+    rle_compress: Optional[bool] = None
+    memory: _opt(HISTOGRAM_MEMORY) = None
+    work_stealing: Optional[bool] = None
+    buffers_per_thread: Optional[int] = Field(None, ge=1, le=64)
+    bytes_per_thread: Optional[int] = Field(None, ge=1, le=1024)
+    block_tile: Optional[Bytes] = None
+    warp_threshold: Optional[Bytes] = None
+    block_threshold: Optional[Bytes] = None
+    segments_per_warp: Optional[int] = Field(None, ge=1, le=64)
+    store_time_slicing: Optional[bool] = None
+
+    def given(self) -> dict[str, object]:
+        """The dimensions this block sets explicitly."""
+        return {k: getattr(self, k) for k in self.model_fields_set if k != "subs"}
+
+
+class Policy(PolicyValues):
+    subs: dict[str, PolicyValues] = {}
+    """Named sub-policies (e.g. radix_sort's onesweep, histogram …)."""
+
+
+assert set(PolicyValues.model_fields) == set(DIMS), "catalogue and policy model disagree"
+
+
+class Space(Model):
+    """What `muh tune` explores: each dimension a list of candidates (ranges are expanded)."""
+
+    values: dict[str, list[Union[bool, int, str]]]
+
+
+class Algorithm(Model):
+    family: str
+    on: str
+    policies: dict[str, Policy]
+    spaces: dict[str, Space] = {}
+    types: list[str] = []
+    """Element types generated and checked (default: the family's standard set)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}@{self.on}"
+
+
+class Engine(Model):
+    name: Literal["vllm"]
+    version: str
+
+
+class Deploy(Model):
+    name: str
+    on: str
+    base_image: str
+    engine: Engine
+    model: str = "/model"
+    concurrency: int = Field(1, ge=1, le=64)
+    serve: dict[str, Union[Scalar, list[Scalar]]] = {}
+    env: dict[str, Scalar] = {}
+    tune_vllm: dict[str, object] = {}
+    engine_extensions: dict[str, list[str]] = {}
+
+
+class Measured(Model):
+    """Evidence for a value set by `muh tune` (written as `@measured(…)` after the value)."""
+
+    device: str
+    date: str
+    toolkit: str = ""
+    samples: int = 0
+    variant: str = ""
+    """The CCCL-style variant label, e.g. "ipt_16.tpb_256.ipv_2"."""
+    score: Optional[float] = None
+    min: Optional[float] = None
+    mean: Optional[float] = None
+    max: Optional[float] = None
+    fingerprint: str = ""
+    """Hash of the hardware block and toolchain at tuning time (a mismatch marks the value stale)."""
+
+
+class Spec(Model):
+    version: int = 1
+    hardware: dict[str, Hardware] = {}
+    algorithms: dict[str, Algorithm] = {}
+    deploys: dict[str, Deploy] = {}
+    measured: dict[str, Measured] = {}
+    """Evidence per value path (``algorithms.<family>@<hw>.policies.<key>.<dim>``)."""
+    file: str = "<input>"
+    sha256: str = ""
+    """sha256 of the spec's text."""
+    _spans: dict[tuple, Span] = PrivateAttr(default_factory=dict)
+
+    def span_of(self, path: tuple) -> Span | None:
+        """Source span of the value (or block) at ``path``; the nearest enclosing one if unknown."""
+        path = tuple(path)
+        while path:
+            if path in self._spans:
+                return self._spans[path]
+            path = path[:-1]
+        return None
+
+    def algorithms_of(self, family: str) -> list[Algorithm]:
+        return [a for a in self.algorithms.values() if a.family == family]
+
+    @property
+    def name(self) -> str:
+        from pathlib import PurePath
+
+        return PurePath(self.file).stem

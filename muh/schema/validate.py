@@ -1,0 +1,302 @@
+"""Validate lowered values into a typed ``Spec``; map every problem back to its source span."""
+from __future__ import annotations
+
+import hashlib
+import typing
+from decimal import Decimal
+
+from pydantic import BaseModel, ValidationError
+
+from muh.diagnostics import Diagnostic, MuhError, Span, did_you_mean
+from muh.grammar import ast
+from muh.grammar.parser import parse
+from muh.schema.catalog import DIMS, DTYPES, FAMILIES, OPS, enum_choices
+from muh.schema.lower import Lowered, RangeValue, lower, value_of
+from muh.schema.models import Measured, Spec
+from muh.schema.units import Quantity
+
+MAX_SPACE_VALUES = 100_000
+
+
+def load(text: str, file: str = "<input>") -> Spec:
+    """parse → lower → validate. Raises ``MuhError`` carrying every diagnostic found."""
+    module = parse(text, file)
+    return from_module(module)
+
+
+def from_module(module: ast.Module) -> Spec:
+    low = lower(module)
+    raw = low.raw
+    _expand_spaces(low)
+    measured = _measurements(low)
+    raw = {**raw, "file": module.file, "sha256": hashlib.sha256(module.source.encode()).hexdigest(),
+           "measured": measured}
+    spec = None
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as err:
+        low.diags.extend(_from_pydantic(err, low, raw))
+    if spec is not None:
+        spec._spans.update(low.key_spans)
+        spec._spans.update(low.value_spans)
+        low.diags.extend(_semantic(spec, low))
+    errors = [d for d in low.diags if d.is_error]
+    if errors or spec is None:
+        raise MuhError(_dedupe(low.diags))
+    return spec
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen, out = set(), []
+    for d in diags:
+        k = (d.code, d.message, d.span)
+        if k not in seen:
+            seen.add(k)
+            out.append(d)
+    return sorted(out, key=lambda d: (d.span.line, d.span.col) if d.span else (0, 0))
+
+
+# -- measurements (`@measured(...)` annotations) ---------------------------------------------------
+def _measurements(low: Lowered) -> dict:
+    out = {}
+    for path, call in low.annotations.items():
+        if call.name != "measured":
+            low.error("E-ANNOTATION", f"unknown annotation `@{call.name}`", call.span,
+                      hint=did_you_mean(call.name, ["measured"]) or "the only annotation is `@measured(…)`")
+            continue
+        args = value_of(call, low, {})
+        args.pop("kind", None)
+        out[".".join(map(str, path))] = {k: (float(v) if isinstance(v, Decimal) else v) for k, v in args.items()}
+        low.value_spans[("measured", ".".join(map(str, path)))] = call.span
+    return out
+
+
+# -- spaces: ranges expand to lists ----------------------------------------------------------------
+def _expand_spaces(low: Lowered) -> None:
+    for akey, alg in low.raw["algorithms"].items():
+        for skey, space in alg.get("spaces", {}).items():
+            values = space.get("values", {})
+            for dim, v in list(values.items()):
+                path = ("algorithms", akey, "spaces", skey, "values", dim)
+                span = low.value_spans.get(path)
+                if isinstance(v, RangeValue):
+                    values[dim] = _expand_range(v, dim, low, span)
+                elif isinstance(v, list):
+                    values[dim] = list(v)
+                    if not v:
+                        low.error("E-SPACE", f"`{dim}` lists no candidates", span)
+                else:
+                    values[dim] = [v]
+
+
+def _expand_range(r: RangeValue, dim: str, low: Lowered, span: Span | None) -> list:
+    start, stop, step = r.start, r.stop, 1 if r.step is None else r.step
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
+        low.error("E-RANGE", "range ends and step must be whole numbers", r.span, hint="write e.g. `128..1024 step 32`")
+        return []
+    if step <= 0:
+        low.error("E-RANGE", f"range step must be positive, got {step}", r.span)
+        return []
+    if start > stop:
+        low.error("E-RANGE", f"empty range {start}..{stop}", r.span, hint=f"did you mean {stop}..{start}?")
+        return []
+    count = (stop - start) // step + 1
+    if count > MAX_SPACE_VALUES:
+        low.error("E-RANGE", f"range {start}..{stop} step {step} has {count} values (limit {MAX_SPACE_VALUES})", r.span)
+        return []
+    return list(range(start, stop + 1, step))
+
+
+# -- pydantic errors -> diagnostics ----------------------------------------------------------------
+def _strip_loc(loc: tuple, raw: dict) -> tuple:
+    """Drop pydantic's union/type markers from ``loc``, keeping only keys present in the data."""
+    out, node = [], raw
+    for el in loc:
+        if isinstance(node, dict) and el in node:
+            out.append(el)
+            node = node[el]
+        elif isinstance(node, list) and isinstance(el, int) and 0 <= el < len(node):
+            out.append(el)
+            node = node[el]
+        elif isinstance(node, (dict, list)):
+            # a missing key (e.g. a `missing` error) keeps its name; markers are skipped
+            if isinstance(node, dict) and not any(isinstance(x, str) and x in node for x in loc[len(out):]):
+                out.append(el)
+                break
+    return tuple(out)
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    """The model class whose field ``loc[-1]`` is (to suggest its field names)."""
+    cls: object = Spec
+    for el in loc[:-1]:
+        cls = _step(cls, el)
+        if cls is None:
+            return None
+    return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
+
+
+def _step(cls, el):
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
+        f = cls.model_fields.get(el) if isinstance(el, str) else None
+        return _unwrap(f.annotation) if f else None
+    origin = typing.get_origin(cls)
+    if origin in (dict, list):
+        return _unwrap(typing.get_args(cls)[-1])
+    return None
+
+
+def _unwrap(t):
+    while typing.get_origin(t) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        args = [a for a in typing.get_args(t) if a is not type(None)]
+        t = args[0]
+    if typing.get_origin(t) is typing.Annotated:
+        t = typing.get_args(t)[0]
+    return t
+
+
+_CONTEXT = {"hardware": "hardware", "toolchain": "toolchain", "policies": "policy", "deploys": "deploy"}
+
+
+def _from_pydantic(err: ValidationError, low: Lowered, raw: dict) -> list[Diagnostic]:
+    out = []
+    for e in err.errors():
+        loc = _strip_loc(tuple(e["loc"]), raw)
+        name = str(loc[-1]) if loc else "?"
+        typ = e["type"]
+        value_span = low.value_spans.get(loc) or low.key_spans.get(loc)
+        key_span = low.key_spans.get(loc) or value_span
+        if typ == "extra_forbidden":
+            model = _model_at(loc)
+            fields = [f for f in (model.model_fields if model else {}) if f not in ("name", "on", "file", "sha256", "measured")]
+            out.append(Diagnostic("E-KEY", f"unknown key `{name}`", key_span,
+                                  hint=did_you_mean(name, fields) or (f"known keys: {', '.join(fields)}" if fields else None)))
+        elif typ == "missing":
+            where = _block_span(loc[:-1], low)
+            out.append(Diagnostic("E-MISSING", f"`{name}` is required here", where,
+                                  hint=f"add `{name} = …` to this block"))
+        elif typ == "literal_error":
+            expected = e.get("ctx", {}).get("expected", "")
+            given = e.get("input")
+            choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",") if c.strip()]
+            out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid `{name}`", value_span,
+                                  hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            given = e.get("input")
+            if isinstance(given, Quantity) and typ.startswith(("int", "bool", "string", "decimal", "float")):
+                msg = f"`{name}` takes a plain value, not a quantity with a unit ({given})"
+            elif isinstance(given, RangeValue):
+                msg = f"`{name}` takes one value; ranges belong in a `space` block"
+            elif isinstance(given, (dict, list)) and typ.endswith("_type"):
+                msg = f"`{name}`: {msg.lower()}"
+            else:
+                msg = f"`{name}`: {msg}"
+            out.append(Diagnostic("E-VALUE", msg, value_span))
+    return out
+
+
+def _block_span(loc: tuple, low: Lowered) -> Span | None:
+    while loc:
+        if loc in low.key_spans:
+            return low.key_spans[loc]
+        loc = loc[:-1]
+    return None
+
+
+# -- checks that need the whole typed spec ---------------------------------------------------------
+def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for hw in spec.hardware.values():
+        if hw.max_threads_per_block % hw.warp_size:
+            out.append(Diagnostic("E-WARP", f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
+                                  spec.span_of(("hardware", hw.name, "max_threads_per_block"))))
+    for akey, alg in spec.algorithms.items():
+        hw = spec.hardware[alg.on]
+        fam = FAMILIES[alg.family]
+        base = ("algorithms", akey)
+        for t in alg.types:
+            if t not in DTYPES:
+                out.append(Diagnostic("E-TYPE", f"unknown element type `{t}`", spec.span_of(base + ("types",)),
+                                      hint=did_you_mean(t, DTYPES) or f"types: {', '.join(DTYPES)}"))
+        if "default" not in alg.policies:
+            out.append(Diagnostic("E-DEFAULT", f"`algorithm {alg.family} on {alg.on}` has no `policy default`", spec.span_of(base),
+                                  hint="add `policy default { … }`; typed policies inherit from it"))
+        for pkey, pol in alg.policies.items():
+            ppath = base + ("policies", pkey)
+            out.extend(_policy_key(pkey, spec.span_of(ppath)))
+            for sub, sv in pol.subs.items():
+                if sub not in fam.subs:
+                    out.append(Diagnostic("E-SUB", f"`{alg.family}` has no sub-policy `{sub}`", spec.span_of(ppath + ("subs", sub)),
+                                          hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
+                out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
+            out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
+        for skey, space in alg.spaces.items():
+            spath = base + ("spaces", skey)
+            if skey != "default":
+                out.extend(_policy_key(skey, spec.span_of(spath)))
+            for dim, cands in space.values.items():
+                vpath = spath + ("values", dim)
+                if dim not in fam.dims:
+                    out.append(_not_tunable(dim, alg.family, spec.span_of(vpath)))
+                    continue
+                d = DIMS[dim]
+                for c in cands:
+                    if d.kind == "enum" and c not in enum_choices(alg.family, dim):
+                        out.append(Diagnostic("E-ENUM", f"`{c}` is not a valid `{dim}` for {alg.family}", spec.span_of(vpath),
+                                              hint=did_you_mean(str(c), enum_choices(alg.family, dim)) or f"choose from: {', '.join(enum_choices(alg.family, dim))}"))
+                        break
+                    if d.kind == "int" and (not isinstance(c, int) or isinstance(c, bool) or c < (d.lo or 1)):
+                        out.append(Diagnostic("E-SPACE", f"`{dim}` candidates must be whole numbers ≥ {d.lo or 1}, got {c}", spec.span_of(vpath)))
+                        break
+    return out
+
+
+def _policy_key(key: str, span: Span | None) -> list[Diagnostic]:
+    if key == "default":
+        return []
+    parts = key.split(".")
+    out = []
+    if parts[0] not in DTYPES:
+        out.append(Diagnostic("E-POLICYKEY", f"`{parts[0]}` is not an element type", span,
+                              hint=did_you_mean(parts[0], DTYPES) or f"policy keys are `default`, a type ({', '.join(DTYPES)}) or type.op"))
+    if len(parts) > 2:
+        out.append(Diagnostic("E-POLICYKEY", f"policy key `{key}` has too many parts", span, hint="write `type` or `type.op`"))
+    elif len(parts) == 2 and parts[1] not in OPS:
+        out.append(Diagnostic("E-POLICYKEY", f"`{parts[1]}` is not an operator", span,
+                              hint=did_you_mean(parts[1], OPS) or f"operators: {', '.join(OPS)}"))
+    return out
+
+
+def _not_tunable(dim: str, family: str, span: Span | None) -> Diagnostic:
+    dims = FAMILIES[family].dims
+    hint = did_you_mean(dim, dims) or f"{family} tunes: {', '.join(dims)}"
+    if dim == "load" and "modifier" in dims and "load" not in dims:
+        hint = "ldg and friends are cache modifiers here: write `modifier = ldg`"
+    return Diagnostic("E-DIM", f"`{dim}` is not tunable for {family}", span, hint=hint)
+
+
+def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:
+    out = []
+    fam = FAMILIES[family]
+    for dim, v in given.items():
+        span = spec.span_of(path + (dim,))
+        if dim not in fam.dims:
+            out.append(_not_tunable(dim, family, span))
+            continue
+        if dim == "block" and v not in enum_choices(family, "block"):
+            out.append(Diagnostic("E-ENUM", f"`{v}` is not a block algorithm of {family}", span,
+                                  hint=did_you_mean(v, enum_choices(family, "block")) or f"choose from: {', '.join(enum_choices(family, 'block'))}"))
+    threads = given.get("threads")
+    if threads is not None:
+        span = spec.span_of(path + ("threads",))
+        if threads % hw.warp_size:
+            lo = max(hw.warp_size, threads // hw.warp_size * hw.warp_size)
+            out.append(Diagnostic("E-WARP", f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} on `{hw.name}`", span,
+                                  hint=f"use {lo} or {lo + hw.warp_size}"))
+        if threads > hw.max_threads_per_block:
+            out.append(Diagnostic("E-THREADS", f"threads = {threads} exceeds max_threads_per_block = {hw.max_threads_per_block} on `{hw.name}`", span))
+    return out
+
+
+__all__ = ["load", "from_module", "Measured"]
