@@ -95,7 +95,8 @@ class _Printer:
             if len(inline) <= WIDTH:
                 self.out.append(inline + self._trailing(b.span.end_line, b.span.end_col))
                 return
-        self.out.append(head + " {" + self._trailing(b.span.line, b.kind_span.end_col))
+        opens_alone = all(m.span.line > b.span.line for m in b.members)
+        self.out.append(head + " {" + (self._trailing(b.span.line, b.kind_span.end_col) if opens_alone else ""))
         self.members(b.members, indent + INDENT)
         self._leading(b.span.end_line, indent + INDENT)
         self.out.append(indent + "}" + self._trailing(b.span.end_line, b.span.end_col))

@@ -1,7 +1,6 @@
 """Parse .muh text into a ``Module``: lark (LALR) + a Transformer, errors as diagnostics."""
 from __future__ import annotations
 
-import codecs
 from contextvars import ContextVar
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -59,6 +58,26 @@ def _join(file: str, a: Span, b: Span) -> Span:
     return Span(file, a.line, a.col, b.end_line, b.end_col)
 
 
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+
+
+def _unescape(body: str) -> str | None:
+    """Decode the four escapes a .muh string has; None if another one is used."""
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            nxt = body[i + 1] if i + 1 < len(body) else ""
+            if nxt not in _ESCAPES:
+                return None
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
 class _ToAst(Transformer):
     def __init__(self, file: str):
         super().__init__()
@@ -86,11 +105,10 @@ class _ToAst(Transformer):
     @v_args(meta=True)
     def string(self, meta, children):
         raw = str(children[0])
-        try:
-            value = codecs.decode(raw[1:-1], "unicode_escape") if "\\" in raw else raw[1:-1]
-        except (UnicodeDecodeError, ValueError):
+        value = _unescape(raw[1:-1])
+        if value is None:
             raise MuhError([Diagnostic("E-STRING", f"bad escape sequence in string {raw}", self._s(meta),
-                                       hint='use \\" \\\\ \\n or \\t inside strings')])
+                                       hint='the escapes are \\" \\\\ \\n and \\t')])
         return ast.Str(value, raw, self._s(meta))
 
     @v_args(meta=True)

@@ -134,22 +134,7 @@ class Algorithm(Model):
         return f"{self.family}@{self.on}"
 
 
-class Engine(Model):
-    name: Literal["vllm"]
-    version: str
-
-
-class Deploy(Model):
-    name: str
-    on: str
-    base_image: str
-    engine: Engine
-    model: str = "/model"
-    concurrency: int = Field(1, ge=1, le=64)
-    serve: dict[str, Union[Scalar, list[Scalar]]] = {}
-    env: dict[str, Scalar] = {}
-    tune_vllm: dict[str, object] = {}
-    engine_extensions: dict[str, list[str]] = {}
+from muh.schema.deploy import Deploy, Engine, EngineExtensions, Moe  # noqa: E402  (the deploy block lives there)
 
 
 class Measured(Model):
@@ -180,11 +165,15 @@ class Spec(Model):
     sha256: str = ""
     """sha256 of the spec's text."""
     _spans: dict[tuple, Span] = PrivateAttr(default_factory=dict)
+    _key_spans: dict[tuple, Span] = PrivateAttr(default_factory=dict)
 
-    def span_of(self, path: tuple) -> Span | None:
-        """Source span of the value (or block) at ``path``; the nearest enclosing one if unknown."""
+    def span_of(self, path: tuple, key: bool = False) -> Span | None:
+        """Source span of the value (or block) at ``path`` — of its key or label if ``key`` —
+        or of the nearest enclosing one when ``path`` has none."""
         path = tuple(path)
         while path:
+            if key and path in self._key_spans:
+                return self._key_spans[path]
             if path in self._spans:
                 return self._spans[path]
             path = path[:-1]

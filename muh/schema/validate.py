@@ -39,6 +39,7 @@ def from_module(module: ast.Module) -> Spec:
     if spec is not None:
         spec._spans.update(low.key_spans)
         spec._spans.update(low.value_spans)
+        spec._key_spans.update(low.key_spans)
         low.diags.extend(_semantic(spec, low))
     errors = [d for d in low.diags if d.is_error]
     if errors or spec is None:
@@ -224,21 +225,21 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                                   hint="add `policy default { … }`; typed policies inherit from it"))
         for pkey, pol in alg.policies.items():
             ppath = base + ("policies", pkey)
-            out.extend(_policy_key(pkey, spec.span_of(ppath)))
+            out.extend(_policy_key(pkey, spec.span_of(ppath, key=True)))
             for sub, sv in pol.subs.items():
                 if sub not in fam.subs:
-                    out.append(Diagnostic("E-SUB", f"`{alg.family}` has no sub-policy `{sub}`", spec.span_of(ppath + ("subs", sub)),
+                    out.append(Diagnostic("E-SUB", f"`{alg.family}` has no sub-policy `{sub}`", spec.span_of(ppath + ("subs", sub), key=True),
                                           hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
                 out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
             out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
             if skey != "default":
-                out.extend(_policy_key(skey, spec.span_of(spath)))
+                out.extend(_policy_key(skey, spec.span_of(spath, key=True)))
             for dim, cands in space.values.items():
                 vpath = spath + ("values", dim)
                 if dim not in fam.dims:
-                    out.append(_not_tunable(dim, alg.family, spec.span_of(vpath)))
+                    out.append(_not_tunable(dim, alg.family, spec.span_of(vpath, key=True)))
                     continue
                 d = DIMS[dim]
                 for c in cands:
@@ -282,7 +283,7 @@ def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[
     for dim, v in given.items():
         span = spec.span_of(path + (dim,))
         if dim not in fam.dims:
-            out.append(_not_tunable(dim, family, span))
+            out.append(_not_tunable(dim, family, spec.span_of(path + (dim,), key=True)))
             continue
         if dim == "block" and v not in enum_choices(family, "block"):
             out.append(Diagnostic("E-ENUM", f"`{v}` is not a block algorithm of {family}", span,

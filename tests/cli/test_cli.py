@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINE = ROOT / "specs" / "baseline.muh"
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_build_is_deterministic_and_has_manifest(cli, tmp_path):
+    for out in ("a", "b"):
+        code, stdout, err = cli("build", BASELINE, "-o", tmp_path / out)
+        assert code == 0, err
+    a, b = tree(tmp_path / "a"), tree(tmp_path / "b")
+    assert a == b and a
+    manifest = json.loads(a["manifest.json"])
+    assert manifest["spec"] == "specs/baseline.muh"
+    assert set(manifest["files"]) == set(a) - {"manifest.json"}
+    assert manifest["spec_sha256"] == __import__("hashlib").sha256(BASELINE.read_bytes()).hexdigest()
+    for name, data in a.items():
+        text = data.decode()
+        assert "/root/" not in text and "/tmp/" not in text, f"{name} leaks a local path"
+
+
+def test_failed_build_leaves_old_output(cli, tmp_path):
+    out = tmp_path / "out"
+    assert cli("build", BASELINE, "-o", out)[0] == 0
+    before = tree(out)
+    bad = tmp_path / "specs" / "baseline.muh"
+    bad.parent.mkdir()
+    bad.write_text(BASELINE.read_text().replace("warp_size = 64", "warp_size = 63"))
+    code, _, err = cli("build", bad, "-o", out)
+    assert code == 2 and "power of two" in err
+    assert tree(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_build_refuses_foreign_folder(cli, tmp_path):
+    (tmp_path / "mine.txt").write_text("precious")
+    code, _, err = cli("build", BASELINE, "-o", tmp_path)
+    assert code == 2 and "not written by muh" in err
+    assert (tmp_path / "mine.txt").read_text() == "precious"
+
+
+def test_fmt_check_and_rewrite(cli, tmp_path):
+    messy = tmp_path / "m.muh"
+    messy.write_text("muh 1\nhardware x{sm_count=1}\n")
+    code, _, err = cli("fmt", "--check", messy)
+    assert code == 1 and "not formatted" in err
+    assert cli("fmt", messy)[0] == 0
+    assert messy.read_text() == "muh 1\n\nhardware x { sm_count = 1 }\n"
+    assert cli("fmt", "--check", messy)[0] == 0
+
+
+def test_fmt_check_bundled_specs(cli):
+    code, _, err = cli("fmt", "--check", *sorted((ROOT / "specs").glob("*.muh")))
+    assert code == 0, err
+
+
+def test_schema_is_json_schema(cli):
+    code, out, _ = cli("schema")
+    assert code == 0
+    schema = json.loads(out)
+    assert schema["title"] == "muh spec"
+    assert "Hardware" in schema["$defs"] and "reduce" in schema["x-muh-families"]
+    assert len(schema["x-muh-families"]) == 26
+
+
+def test_explain_shows_rule_and_inputs(cli):
+    code, out, _ = cli("explain", BASELINE, "scan.float64.items")
+    assert code == 0
+    assert "items = 11" in out and "reg_bound" in out and "warp=64" in out and "specs/baseline.muh" in out
+    code, _, err = cli("explain", BASELINE, "sacn")
+    assert code == 2 and "did you mean `scan`?" in err
+
+
+def test_version_and_help(cli):
+    code, out, _ = cli("--version")
+    assert code == 0 and out.startswith("muh ")
+    for cmd in ("build", "fmt", "schema", "explain", "check"):
+        code, out, _ = cli(cmd, "--help")
+        assert code == 0 and "Usage" in out
+
+
+def test_check_unknown_name(cli):
+    code, _, err = cli("check", BASELINE, "--only", "parityy")
+    assert code == 2 and "unknown check" in err
+
+
+def test_generated_is_not_stale(cli):
+    """generated/ holds the committed output of every bundled spec; it must equal a fresh build."""
+    for spec in sorted((ROOT / "specs").glob("*.muh")):
+        code, out, err = cli("check", spec, "--only", "generated", cwd=ROOT)
+        assert code == 0, out + err
+        assert "skip" not in out, f"generated/{spec.stem} is missing: run `muh build {spec}`"

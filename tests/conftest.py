@@ -1,0 +1,50 @@
+"""Shared fixtures. On CI (CI=true) a test that needs nvcc must run: a skip becomes a failure."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") == "true" and item.get_closest_marker("nvcc") and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid}: a test that needs nvcc was skipped on CI ({report.longrepr}); CI must have nvcc"
+
+
+@pytest.fixture(scope="session")
+def nvcc() -> str:
+    path = shutil.which("nvcc") or (shutil.which("nvcc", path="/usr/local/cuda/bin"))
+    if not path:
+        pytest.skip("nvcc not found (install the CUDA toolkit; on CI this is a failure)")
+    return path
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """Run the muh CLI in-process: (exit code, stdout, stderr). Exceptions propagate (a traceback is a bug)."""
+    from typer.testing import CliRunner
+
+    import muh.cli as cli_mod
+
+    cli_mod._register_optional_commands()
+    runner = CliRunner()
+
+    def run(*args: str, cwd: Path | None = None):
+        old = os.getcwd()
+        os.chdir(cwd or old)
+        try:
+            res = runner.invoke(cli_mod.app, [str(a) for a in args], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        return res.exit_code, res.stdout, res.stderr
+
+    return run

@@ -1,0 +1,33 @@
+"""Every bad-input example gets exit 2, its expected first diagnostic line, and no traceback."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ERRORS = Path(__file__).resolve().parents[1] / "errors"
+CASES = sorted(p.stem for p in ERRORS.glob("*.muh"))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_error_case(name, cli, tmp_path):
+    code, out, err = cli("build", f"{name}.muh", "-o", str(tmp_path / "out"), cwd=ERRORS)
+    assert code == 2, (out, err)
+    first = err.splitlines()[0]
+    assert first == (ERRORS / f"{name}.expected").read_text().strip()
+    assert "Traceback" not in err
+    # the excerpt and caret follow the message
+    assert "|" in err.splitlines()[1] and "^" in err.splitlines()[2]
+    assert not (tmp_path / "out").exists(), "a failed build must not write anything"
+
+
+def test_several_independent_errors_in_one_run(cli, tmp_path):
+    src = tmp_path / "many.muh"
+    src.write_text("muh 1\nhardware x {\n  sm_count = 16\n  warp_sise = 64\n  smem_per_block = 48\n"
+                   "  arch = a\n  toolchain { cuda = \"10.2\" }\n}\nalgorithm sacn on x { policy default { threads = 64 } }\n")
+    code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
+    assert code == 2
+    assert "did you mean `warp_size`?" in err
+    assert "write e.g. `48 KiB`" in err
+    assert "did you mean `scan`?" in err
+    assert err.strip().endswith("4 errors")
