@@ -118,7 +118,7 @@ def schema() -> None:
 @app.command()
 def explain(
     spec: Path = typer.Argument(..., help="The .muh spec."),
-    what: str = typer.Argument(..., help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]."),
+    what: str = typer.Argument(..., help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; or deploy[.<key>]."),
 ) -> None:
     """Show resolved policies and how each number came to be (rule, inputs, measurement)."""
     from muh.explain import explain as run_explain
@@ -126,7 +126,7 @@ def explain(
 
     try:
         loaded = load_file(spec)
-        lines = run_explain(loaded.derived, what)
+        lines = run_explain(loaded.derived, what, loaded.spec)
     except MuhError as err:
         raise fail_input(err)
     typer.echo("\n".join(lines))

@@ -35,6 +35,10 @@ class Span:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
+    def stable(self) -> str:
+        """``specs/x.muh:12:5`` however the file was named on the command line (for generated output)."""
+        return f"{source_label(self.file)}:{self.line}:{self.col}"
+
     @staticmethod
     def unknown(file: str = "<input>") -> "Span":
         return Span(file, 1, 1, 1, 1)
@@ -63,6 +67,14 @@ class Diagnostic:
         if self.hint:
             out.append(f"  hint: {self.hint}")
         return "\n".join(out)
+
+
+def source_label(file: str) -> str:
+    """A spec's name as generated files cite it: ``specs/<name>.muh`` for bundled specs, else the bare name."""
+    from pathlib import PurePath
+
+    p = PurePath(file)
+    return f"specs/{p.name}" if p.parent.name == "specs" or str(p.parent) in ("", ".") else p.name
 
 
 class MuhError(Exception):

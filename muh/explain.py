@@ -24,8 +24,12 @@ def _origin(r: Resolved) -> str:
     return text
 
 
-def explain(derived: Derived, what: str) -> list[str]:
+def explain(derived: Derived, what: str, spec=None) -> list[str]:
     head, *rest = what.split(".")
+    if head == "deploy" and spec is not None:
+        from muh.codegen.vllm.explain import explain as explain_deploy
+
+        return explain_deploy(spec, what)
     algs = {k: a for k, a in derived.algorithms.items() if k == head or a.family == head}
     if not algs:
         names = sorted({a.family for a in derived.algorithms.values()} | set(derived.algorithms))

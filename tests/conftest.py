@@ -18,6 +18,9 @@ def pytest_runtest_makereport(item, call):
     if os.environ.get("CI") == "true" and item.get_closest_marker("nvcc") and report.skipped:
         report.outcome = "failed"
         report.longrepr = f"{item.nodeid}: a test that needs nvcc was skipped on CI ({report.longrepr}); CI must have nvcc"
+    if os.environ.get("CI") == "true" and item.get_closest_marker("vllm") and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid}: a test that needs the vLLM wheel was skipped on CI ({report.longrepr})"
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +51,18 @@ def cli(tmp_path, monkeypatch):
         return res.exit_code, res.stdout, res.stderr
 
     return run
+
+
+@pytest.fixture(scope="session")
+def vllm_wheel() -> Path:
+    """The pinned vLLM wheel (downloaded once into muh's cache). Skips only when the package registry
+    is unreachable, and never on CI (the hook above turns that skip into a failure)."""
+    import subprocess
+
+    from muh.codegen.vllm.wheel import fetch
+
+    try:
+        return fetch("0.6.3.post1")
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, FileNotFoundError, OSError) as err:
+        detail = getattr(err, "stderr", b"") or b""
+        pytest.skip(f"vllm 0.6.3.post1 wheel not downloadable (registry unreachable?): {err} {detail[-300:]!r}")

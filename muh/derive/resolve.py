@@ -93,7 +93,7 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str,
         origin = "measured" if measured else ("spec" if layer == key else "inherited")
         rule = "spec" if layer == key else f"inherited from policy {layer}"
         stale = bool(measured and measured.fingerprint and measured.fingerprint != hardware_fingerprint(hw))
-        values[dim] = Resolved(value=value, origin=origin, rule=rule, where=str(span) if span else None,
+        values[dim] = Resolved(value=value, origin=origin, rule=rule, where=span.stable() if span else None,
                                measured=measured, stale=stale)
     if "scaling" not in values:
         values["scaling"] = Resolved(value=fam.scaling, origin="default", rule=f"family default for {alg.family}")

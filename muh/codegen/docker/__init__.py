@@ -1,0 +1,1 @@
+"""Emitter `docker`: the competition's root ``Dockerfile`` and ``computility-run.yaml``."""

@@ -1,0 +1,114 @@
+"""Emitter `vllm`: the general plugin, MoE config files, anchored edits (as diffs) and their checker.
+
+Output (relative to generated/<spec>/)::
+
+    vllm/plugin/muh_vllm_plugin/{__init__,__main__,moe}.py, vllm/plugin/muh_vllm_plugin-<v>.dist-info/
+    vllm/moe_configs/E=…,N=…,device_name=….json
+    vllm/patches/0001-<edit>.patch …          applied with `patch -p1 --forward` in site-packages
+    vllm/check_anchors.py                     each anchor exactly once, before patching
+    vllm/deploy.json                          every tuned value with provenance (deploy's semantic diff)
+"""
+from __future__ import annotations
+
+import json
+
+import muh
+from muh.codegen.base import BuildContext, GeneratedFile
+from muh.codegen.templates import render
+from muh.codegen.vllm.edits import EditSite, unified_diff
+from muh.codegen.vllm.plan import VllmPlan
+from muh.codegen.vllm.resolve import resolve
+from muh.diagnostics import Diagnostic
+
+PKG = "muh.codegen.vllm"
+_CACHE_KEY = "_muh_vllm_plans"
+
+
+def plans(ctx: BuildContext) -> list[VllmPlan]:
+    """The resolved deploy blocks of this build (computed once per build; diagnostics go to ctx)."""
+    cached = getattr(ctx, _CACHE_KEY, None)
+    if cached is not None:
+        return cached
+    out: list[VllmPlan] = []
+    deploys = list(ctx.spec.deploys.values())
+    for extra in deploys[1:]:
+        ctx.diagnostics.append(Diagnostic(
+            "E-DEPLOY-MANY", f"a spec describes one deployment; `deploy {extra.name}` is a second one",
+            ctx.spec.span_of(("deploys", extra.name)), hint="put each deployment in its own spec file"))
+    for d in deploys[:1]:
+        plan, diags = resolve(ctx.spec, d)
+        ctx.diagnostics.extend(diags)
+        if plan is not None:
+            out.append(plan)
+    setattr(ctx, _CACHE_KEY, out)  # not in ctx.options: those are recorded in the manifest
+    return out
+
+
+def dist_info() -> str:
+    """The plugin's metadata folder, copied next to the package in site-packages."""
+    return f"muh_vllm_plugin-{muh.__version__}.dist-info"
+
+
+def patch_name(i: int, edit_id: str) -> str:
+    return f"vllm/patches/{i:04d}-{edit_id}.patch"
+
+
+def emit(ctx: BuildContext) -> list[GeneratedFile]:
+    files: list[GeneratedFile] = []
+    for plan in plans(ctx):
+        files += _plugin(ctx, plan)
+        files += _patches(ctx, plan)
+        if plan.moe is not None:
+            # numeric key order (vLLM reads the keys as ints; the order is for people)
+            tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
+            files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
+        files.append(GeneratedFile("vllm/deploy.json", _deploy_json(ctx, plan)))
+    return files
+
+
+def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
+    common = dict(header=ctx.header_text(), spec_label=f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
+                  version_guard=plan.version_guard)
+    base = "vllm/plugin"
+    files = [
+        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, **common)),
+        GeneratedFile(f"{base}/muh_vllm_plugin/__main__.py", render(PKG, "plugin_main.py.j2", **common)),
+    ]
+    # An installed distribution without pip: importlib.metadata finds the entry point through these two
+    # files, so the image needs neither `wheel` nor network (pip's build of setup.py needs `wheel`).
+    dist = f"{base}/{dist_info()}"
+    files.append(GeneratedFile(f"{dist}/METADATA", "Metadata-Version: 2.1\nName: muh-vllm-plugin\n"
+                               f"Version: {muh.__version__}\nSummary: muh tuning for vLLM {plan.version_guard}\n"))
+    files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
+                               "muh = muh_vllm_plugin:register\n"))
+    if plan.moe is not None:
+        tiles = [(m, t.model_dump()) for m, t in sorted(plan.moe.tiles.items())]
+        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/moe.py", render(
+            PKG, "plugin_moe.py.j2", tiles=tiles, rule=plan.moe.rule.rule,
+            inputs=", ".join(f"{k}={v}" for k, v in sorted(plan.moe.rule.inputs.items())), **common)))
+    return files
+
+
+def _patches(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
+    files = []
+    for i, e in enumerate(plan.edits, 1):
+        site = EditSite(id=e.id, file=e.file, line=e.line, old=e.anchor, new=e.new, knobs=tuple(e.values), doc="")
+        text = ctx.header("#") + "\n" + unified_diff(site, e.new)
+        files.append(GeneratedFile(patch_name(i, e.id), text))
+    if plan.edits:
+        files.append(GeneratedFile("vllm/check_anchors.py", render(PKG, "check_anchors.py.j2", header=ctx.header_text(),
+                                                                   edits=plan.edits)))
+    return files
+
+
+def _deploy_json(ctx: BuildContext, plan: VllmPlan) -> str:
+    data = {
+        "@generated": ctx.header_text(),
+        "deploy": plan.deploy,
+        "engine": f"{plan.engine} {plan.engine_version}",
+        "command": list(plan.command),
+        "env": {k: v for k, v in plan.env},
+        "tuned": {k: r.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"value": r.value}
+                  for k, r in sorted(plan.tuned.items())},
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,421 @@
+"""Resolve a ``deploy`` block into a ``VllmPlan``: flags checked, knobs derived, cross-checks run.
+
+All decisions of the vLLM, Dockerfile and run-file emitters happen here; the templates only print.
+Diagnostics point at the spec (``spec.span_of``); nothing raises for bad input.
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from muh.codegen.vllm import tuning
+from muh.codegen.vllm.edits import sites_for
+from muh.codegen.vllm.engine import EngineInfo, available_versions, load_engine, resolve_version
+from muh.codegen.vllm.flags import Extensions, Setting, format_value, to_argv
+from muh.codegen.vllm.plan import Edit, MoePlan, MoeTile, Rebind, VllmPlan
+from muh.derive.model import Resolved
+from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
+from muh.schema.models import Deploy, Hardware, Spec
+
+MAX_VALUE_LEN = 4096  # longer env/flag values are refused: almost surely a pasted file, and risky in YAML/shell
+_IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+                       r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IMPORT_PATH_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+NON_NVIDIA_NO_CUSTOM_AR = "custom all-reduce needs NVLink P2P (world sizes 2/4/6/8 on NVIDIA); off elsewhere"
+
+
+class _Ctx:
+    def __init__(self, spec: Spec, deploy: Deploy):
+        self.spec, self.d = spec, deploy
+        self.base = ("deploys", deploy.name)
+        self.diags: list[Diagnostic] = []
+        self.tuned: dict[str, Resolved] = {}
+
+    def span(self, *path) -> Span | None:
+        return self.spec.span_of(self.base + tuple(path))
+
+    def key_span(self, *path) -> Span | None:
+        return self.spec.span_of(self.base + tuple(path), key=True)
+
+    def where(self, *path) -> str | None:
+        return stable_where(self.span(*path))
+
+    def error(self, code: str, msg: str, span: Span | None, hint: str | None = None, notes: tuple = ()) -> None:
+        self.diags.append(Diagnostic(code, msg, span, hint, notes=notes))
+
+    def warn(self, code: str, msg: str, span: Span | None, hint: str | None = None) -> None:
+        self.diags.append(Diagnostic(code, msg, span, hint, Severity.warning))
+
+    def from_spec(self, value, *path) -> Resolved:
+        return Resolved(value=_plain(value), origin="spec", rule="spec", where=self.where(*path))
+
+
+def stable_where(span: Span | None) -> str | None:
+    """``specs/x.muh:12:5`` however the spec was named on the command line (outputs must not depend on cwd)."""
+    return span.stable() if span is not None else None
+
+
+def _plain(v):
+    if isinstance(v, Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    return v
+
+
+def _text_problem(value: str) -> str | None:
+    """Why a string from the spec must not reach YAML/shell/Dockerfile/Python, or None."""
+    if len(value) > MAX_VALUE_LEN:
+        return f"is {len(value)} characters long (limit {MAX_VALUE_LEN})"
+    for ch in value:
+        if ch in "\n\r":
+            return "contains a line break"
+        if ord(ch) < 32 and ch != "\t" or ord(ch) == 0x7F or 0x80 <= ord(ch) < 0xA0 or ch in "\u2028\u2029":
+            return f"contains the control character U+{ord(ch):04X}"
+    return None
+
+
+def _flatten(tree: dict, prefix: tuple = ()) -> list[tuple[tuple, object]]:
+    out = []
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out += _flatten(v, prefix + (k,))
+        else:
+            out.append((prefix + (k,), v))
+    return out
+
+
+def resolve(spec: Spec, deploy: Deploy) -> tuple[VllmPlan | None, list[Diagnostic]]:
+    c = _Ctx(spec, deploy)
+    hw = spec.hardware[deploy.on]
+    engine = _engine(c)
+    if engine is None:
+        return None, c.diags
+    if not _IMAGE_RE.match(deploy.base_image) or len(deploy.base_image) > 255:
+        c.error("E-DEPLOY-IMAGE", f"`{deploy.base_image[:80]}` is not a container image reference", c.span("base_image"),
+                hint="write `registry/name:tag` (lower-case path, no spaces or quotes)")
+    serve, ext = _serve_settings(c)
+    argv, flag_diags = to_argv(serve, engine, ext)
+    c.diags += flag_diags
+    given = {s.key: s for s in serve}
+    _cross_checks(c, hw, given)
+    if hw.vendor != "nvidia" and _int(given.get("tensor_parallel_size"), 1) > 1 and "disable_custom_all_reduce" not in given:
+        argv.append("--disable-custom-all-reduce")
+        c.tuned["serve.disable_custom_all_reduce"] = Resolved(
+            value=True, origin="derived", rule=NON_NVIDIA_NO_CUSTOM_AR,
+            inputs={"vendor": hw.vendor, "tensor_parallel_size": _int(given.get("tensor_parallel_size"), 1)})
+    for s in serve:
+        c.tuned[f"serve.{s.key}"] = Resolved(value=_plain(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
+                                             origin="spec", rule="spec", where=stable_where(s.span))
+    env = _env(c)
+    knobs = _knobs(c)
+    edits = _edits(c, hw, engine, knobs, given)
+    moe = _moe(c, hw, given)
+    rebinds = _rebinds(c, knobs, moe)
+    needs_triton = bool(moe) or any(_truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
+        or _int(given.get("max_model_len"), 0) > 32768
+    if needs_triton and not deploy.triton:
+        c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
+                "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
+                hint="use an image with Triton, or turn those features off")
+    command = ("python3", "-m", engine.entrypoint, *argv)
+    for i, a in enumerate(command):  # a safety net: every source of argv text was checked above
+        problem = None if any(d.is_error for d in c.diags) else _text_problem(a)
+        if problem:
+            c.error("E-DEPLOY-VALUE", f"argument {i} of the command {problem}", c.span("serve"))
+    if any(d.is_error for d in c.diags):
+        return None, c.diags
+    plan = VllmPlan(
+        deploy=deploy.name, hardware=hw.name, engine=engine.engine, engine_version=engine.version,
+        version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
+        concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted(c.tuned.items())),
+        edits=tuple(edits), moe=moe, rebinds=tuple(rebinds), needs_triton=needs_triton,
+        kernels=bool(knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
+    )
+    return plan, c.diags
+
+
+def _engine(c: _Ctx) -> EngineInfo | None:
+    e = c.d.engine
+    version = resolve_version(e.version, e.name)
+    if version is None:
+        known = available_versions(e.name)
+        c.error("E-DEPLOY-ENGINE", f"muh has no flag table for {e.name} {e.version}", c.span("engine"),
+                hint=(did_you_mean(e.version, known) or "") + f" known: {', '.join(known)}; add one with "
+                "`python tools/extract_vllm_flags.py --version <v>`")
+        return None
+    return load_engine(version, e.name)
+
+
+def _serve_settings(c: _Ctx) -> tuple[list[Setting], Extensions]:
+    serve: list[Setting] = [Setting("model", c.d.model, c.span("model"), c.key_span("model"))]
+    for key, value in c.d.serve.items():
+        if key == "model":
+            c.error("E-DEPLOY-KEY", "set the model path with `model = …` in the deploy block, not in serve", c.span("serve", key))
+            continue
+        v = tuple(value) if isinstance(value, list) else value
+        for item in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(item, str):
+                problem = _text_problem(item)
+                if problem:
+                    c.error("E-DEPLOY-VALUE", f"`{key}` {problem}", c.span("serve", key),
+                            hint="values reach YAML and the engine's argv; keep them one short line")
+        serve.append(Setting(key, v, c.span("serve", key), c.key_span("serve", key)))
+    if _text_problem(c.d.model):
+        c.error("E-DEPLOY-VALUE", f"`model` {_text_problem(c.d.model)}", c.span("model"))
+    ext_flags: dict[str, Span | None] = {}
+    ext_parsers: dict[str, Span | None] = {}
+    ext = c.d.engine_extensions
+    for f in ext.flags:
+        span = c.span("engine_extensions", "flags")
+        if not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", f):
+            c.error("E-DEPLOY-EXT", f"`{f}` is not a long option (`--name-with-dashes`)", span)
+        ext_flags[f] = span
+    for p in ext.tool_call_parsers:
+        span = c.span("engine_extensions", "tool_call_parsers")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", p):
+            c.error("E-DEPLOY-EXT", f"`{p}` is not a parser name", span)
+        ext_parsers[p] = span
+    return serve, Extensions(ext_flags, ext_parsers)
+
+
+def _truthy(s: Setting | None) -> bool:
+    return s is not None and s.value not in (False, None, "", ())
+
+
+def _int(s: Setting | None, default: int) -> int:
+    if s is None or isinstance(s.value, bool) or not isinstance(s.value, (int, Decimal)):
+        return default
+    return int(s.value)
+
+
+def _cross_checks(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> None:
+    tp = _int(given.get("tensor_parallel_size"), 1)
+    pp = _int(given.get("pipeline_parallel_size"), 1)
+    if tp * pp > hw.gpu_count:
+        s = given.get("tensor_parallel_size") or given.get("pipeline_parallel_size")
+        c.error("E-DEPLOY-TP", f"tensor × pipeline parallel size {tp * pp} exceeds the {hw.gpu_count} device(s) of `{hw.name}`",
+                s.span if s else None, hint=f"set `gpu_count` in `hardware {hw.name}` or lower tensor_parallel_size")
+    dtype = given.get("dtype")
+    cc = hw.compute_capability
+    if dtype is not None and format_value(dtype.value) == "bfloat16" and (cc is None or cc < 80):
+        c.error("E-DEPLOY-DTYPE", f"bfloat16 needs compute capability ≥ 8.0; `{hw.name}` "
+                + (f"has {cc / 10:.1f}" if cc else "declares none"), dtype.span,
+                hint="use `dtype = half` (vLLM refuses bfloat16 below 8.0)")
+    elif (dtype is None or format_value(dtype.value) == "auto") and (cc is None or cc < 80):
+        c.warn("W-DEPLOY-DTYPE", f"dtype auto picks bfloat16 for bfloat16 checkpoints, which `{hw.name}` cannot run",
+               dtype.span if dtype else c.span("serve"), hint="set `dtype = half`")
+
+
+def _env(c: _Ctx) -> list[tuple[str, str]]:
+    out = []
+    for name, value in c.d.env.items():
+        span = c.span("env", name)
+        if not _ENV_NAME_RE.match(name):
+            c.error("E-DEPLOY-ENV", f"`{name}` is not a valid environment variable name", span)
+            continue
+        text = format_value(_plain(value))
+        problem = _text_problem(text)
+        if problem:
+            c.error("E-DEPLOY-ENV", f"the value of `{name}` {problem}", span,
+                    hint="environment values are one line of text; put larger data in a file the image ships")
+            continue
+        if name == "VLLM_PLUGINS" and "muh" not in text.split(","):
+            c.warn("W-DEPLOY-PLUGIN", "VLLM_PLUGINS does not list `muh`: the tuning plugin will not load", span)
+        out.append((name, text))
+        c.tuned[f"env.{name}"] = Resolved(value=text, origin="spec", rule="spec", where=stable_where(span))
+    return out
+
+
+def _knobs(c: _Ctx) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for path, value in _flatten(c.d.tune_vllm):
+        key = ".".join(path)
+        span = c.span("tune_vllm", *path)
+        if key in tuning.REFUSED:
+            c.error("E-VLLM-KNOB", f"`{key}` cannot be tuned: {tuning.REFUSED[key]}", c.key_span("tune_vllm", *path),
+                    hint="remove it; muh tunes the safe points (see docs/deploy.md)")
+            continue
+        knob = tuning.KNOBS.get(key)
+        if knob is None:
+            c.error("E-VLLM-KNOB", f"unknown vLLM tuning point `{key}`", c.key_span("tune_vllm", *path),
+                    hint=did_you_mean(key, list(tuning.KNOBS) + list(tuning.REFUSED)) or f"known: {', '.join(tuning.KNOBS)}")
+            continue
+        v = _plain(value)
+        if v == "auto" and knob.kind == "int":
+            continue
+        if knob.kind == "int":
+            if not isinstance(v, int) or isinstance(v, bool) or not (knob.lo <= v <= knob.hi) or (knob.pow2 and v & (v - 1)):
+                c.error("E-VLLM-KNOB", f"`{key}` takes {'a power of two' if knob.pow2 else 'an integer'} in "
+                        f"{knob.lo}..{knob.hi} or `auto`, not `{value}`", span)
+                continue
+        elif knob.kind == "bool" and not isinstance(v, bool):
+            c.error("E-VLLM-KNOB", f"`{key}` takes true or false", span)
+            continue
+        elif knob.kind == "str" and not isinstance(v, str):
+            c.error("E-VLLM-KNOB", f"`{key}` takes a string", span)
+            continue
+        elif knob.kind == "names":
+            names = v if isinstance(v, list) else [v]
+            bad = [n for n in names if n not in tuning.REBIND_TARGETS or n == "moe_default_config"]
+            if bad:
+                c.error("E-VLLM-OP", f"vLLM {c.d.engine.version} has no op `{bad[0]}` muh can serve", span,
+                        hint=did_you_mean(str(bad[0]), tuning.REBIND_TARGETS) or f"ops: {', '.join(tuning.REBIND_TARGETS)}")
+                continue
+            v = list(names)
+        out[key] = v
+    return out
+
+
+def _edits(c: _Ctx, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[str, Setting]) -> list[Edit]:
+    sites = sites_for(engine.version) or ()
+    path = lambda key: ("tune_vllm", *key.split("."))  # noqa: E731
+    vals: dict[str, Resolved] = {}
+    # decode v1/v2 rule
+    vals["paged_attention.v1_threshold"] = (c.from_spec(knobs["paged_attention.v1_threshold"], *path("paged_attention.v1_threshold"))
+                                            if "paged_attention.v1_threshold" in knobs else tuning.v1_threshold(hw))
+    limit = tuning.v1_max_seq_len_limit(hw)
+    if "paged_attention.v1_max_seq_len" in knobs:
+        v = knobs["paged_attention.v1_max_seq_len"]
+        if v > limit:
+            c.error("E-VLLM-KNOB", f"paged_attention.v1_max_seq_len = {v} overflows shared memory on `{hw.name}` (limit {limit})",
+                    c.span(*path("paged_attention.v1_max_seq_len")),
+                    hint="v1 keeps one fp32 logit per token in shared memory: (smem_per_block − 1 KiB) / 4 B")
+        vals["paged_attention.v1_max_seq_len"] = c.from_spec(v, *path("paged_attention.v1_max_seq_len"))
+    else:
+        vals["paged_attention.v1_max_seq_len"] = Resolved(
+            value=min(tuning.STOCK_V1_MAX_SEQ_LEN, limit), origin="derived", rule="min(stock 8192, (smem_per_block − 1 KiB) / 4 B)",
+            inputs={"stock": tuning.STOCK_V1_MAX_SEQ_LEN, "smem_per_block": int(hw.smem_per_block)})
+    # prefix-prefill tile
+    head_dim = knobs.get("prefix_prefill.head_dim", 128)
+    vals["prefix_prefill.head_dim"] = (c.from_spec(head_dim, *path("prefix_prefill.head_dim")) if "prefix_prefill.head_dim" in knobs
+                                       else Resolved(value=128, origin="default", rule="default head size (most current models)"))
+    if "prefix_prefill.block" in knobs:
+        b = knobs["prefix_prefill.block"]
+        if 3 * b * head_dim * 2 >= tuning.triton_smem(hw):
+            c.error("E-VLLM-KNOB", f"prefix_prefill.block = {b} needs {3 * b * head_dim * 2} B of shared memory; `{hw.name}` has "
+                    f"{tuning.triton_smem(hw)}", c.span(*path("prefix_prefill.block")),
+                    hint=f"use `auto` ({tuning.prefill_block(hw, head_dim).value} here)")
+        vals["prefix_prefill.block"] = c.from_spec(b, *path("prefix_prefill.block"))
+    else:
+        vals["prefix_prefill.block"] = tuning.prefill_block(hw, head_dim)
+    if "prefix_prefill.num_warps" in knobs:
+        w = knobs["prefix_prefill.num_warps"]
+        if w * hw.warp_size > hw.max_threads_per_block:
+            c.error("E-VLLM-KNOB", f"prefix_prefill.num_warps = {w} × warp_size {hw.warp_size} exceeds max_threads_per_block",
+                    c.span(*path("prefix_prefill.num_warps")))
+        vals["prefix_prefill.num_warps"] = c.from_spec(w, *path("prefix_prefill.num_warps"))
+    else:
+        vals["prefix_prefill.num_warps"] = tuning.prefill_num_warps(hw)
+    for k, r in vals.items():
+        c.tuned[f"vllm.{k}"] = r
+    cc = hw.compute_capability or 0
+    stock = {"paged-attn-v1-threshold": {"v1_threshold": tuning.STOCK_V1_THRESHOLD, "v1_max_seq_len": tuning.STOCK_V1_MAX_SEQ_LEN},
+             "prefix-prefill-tile": {"block": 128 if cc >= 80 else 64, "num_warps": 8}}  # what the stock code computes here
+    edits = []
+    for site in sites:
+        values = {k: vals[k] for k in site.knobs}
+        names = {k.split(".")[-1]: r.value for k, r in values.items()}
+        if all(stock.get(site.id, {}).get(n) == v for n, v in names.items()):
+            continue  # the stock rule already says this: no patch
+        prov = "; ".join(_ascii(f"{k.split('.')[-1]}={r.value} {r.origin}" + (f" by {r.rule}" if r.origin == "derived" else ""))
+                         for k, r in values.items())
+        new = site.new.format(hardware=hw.name, provenance=prov, **names)
+        edits.append(Edit(id=site.id, file=site.file, anchor=site.old, new=new, line=site.line, values=values))
+    return edits
+
+
+_ASCII = {"×": "*", "·": "*", "−": "-", "≤": "<=", "≥": ">=", "→": "->"}
+
+
+def _ascii(text: str) -> str:
+    """Provenance for comments inside vLLM's sources: plain ASCII, one line."""
+    return "".join(_ASCII.get(ch, ch if 32 <= ord(ch) < 127 else "?") for ch in text)
+
+
+def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
+    moe = c.d.moe
+    if moe is None:
+        return None
+    span = lambda *k: c.span("moe", *k)  # noqa: E731
+    experts, inter = moe.experts, moe.intermediate_size
+    tp = _int(given.get("tensor_parallel_size"), 1)
+    if inter % tp:
+        c.error("E-DEPLOY-MOE", f"moe.intermediate_size = {inter} is not divisible by tensor_parallel_size = {tp}", span("intermediate_size"))
+        return None
+    device = moe.device_name or hw.device_name
+    if not device or not isinstance(device, str) or _text_problem(device) or "/" in device or "," in device:
+        c.error("E-DEPLOY-MOE", "the MoE config file needs the device name the runtime reports", span("device_name") or c.span("moe"),
+                hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
+        return None
+    dtype = moe.dtype
+    max_seqs = _int(given.get("max_num_seqs"), 256)
+    max_model_len = _int(given.get("max_model_len"), 0)
+    max_tokens_setting = given.get("max_num_batched_tokens")
+    max_tokens = min(_int(max_tokens_setting, max_model_len or 8192), 32768)
+    elem = 1 if dtype else 2
+    batch_sizes = moe.batch_sizes
+    if batch_sizes is not None:
+        missing = [m for m in range(1, max_seqs + 1) if m not in batch_sizes]
+        if missing:
+            c.error("E-DEPLOY-MOE", f"moe.batch_sizes misses decode batch size {missing[0]} (max_num_seqs = {max_seqs})",
+                    span("batch_sizes"), hint="list every batch size up to max_num_seqs, or omit batch_sizes to derive them")
+            return None
+        keys = sorted(set(batch_sizes))
+    else:
+        keys = tuning.moe_batch_sizes(max_seqs, max_tokens)
+    n = inter // tp
+    tiles = {m: MoeTile(**tuning.moe_tile(m, experts, hw, elem)) for m in keys}
+    name = f"E={experts},N={n},device_name={device.replace(' ', '_')}" + (f",dtype={dtype}" if dtype else "") + ".json"
+    plan = MoePlan(
+        file_name=name,
+        experts=c.from_spec(experts, "moe", "experts"),
+        n=Resolved(value=n, origin="derived", rule="intermediate_size / tensor_parallel_size", inputs={"intermediate_size": inter, "tensor_parallel_size": tp}),
+        device_name=Resolved(value=device, origin="spec", rule="spec", where=c.where("moe", "device_name") or
+                             stable_where(c.spec.span_of(("hardware", hw.name, "device_name")))),
+        tiles=tiles,
+        rule=Resolved(value="moe_tile", origin="derived", rule=tuning.MOE_TILE_RULE,
+                      inputs={"experts": experts, "warp_size": hw.warp_size, "smem_bytes": tuning.triton_smem(hw),
+                              "elem_bytes": elem, "max_num_seqs": max_seqs, "max_batch_tokens": max_tokens}),
+    )
+    c.tuned["moe.file"] = Resolved(value=name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
+                                   inputs={"E": experts, "N": n, "device_name": device})
+    smem = tuning.triton_smem(hw)
+    for m, t in tiles.items():
+        shape = "vLLM's fallback shape for M ≤ E" if m <= experts else "vLLM's fallback shape for M > E"
+        why = {"num_warps": ("Triton's default 128 threads / warp_size", {"warp_size": hw.warp_size}),
+               "num_stages": ("min(3, smem / ((BM·BK + BK·BN) × elem_bytes))", {"smem_bytes": smem, "elem_bytes": elem})}
+        for k, v in t.model_dump().items():
+            rule, inputs = why.get(k, (shape, {"E": experts}))
+            c.tuned[f"moe.tiles.{m:05d}.{k}"] = Resolved(value=v, origin="derived", rule=rule, inputs={"M": m, **inputs})
+    return plan
+
+
+def _rebinds(c: _Ctx, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
+    out: list[Rebind] = []
+    if moe is not None and knobs.get("moe.default_config", True):
+        mod, attr = tuning.REBIND_TARGETS["moe_default_config"]
+        out.append(Rebind(name="moe_default_config", module=mod, attr=attr, provider="muh_vllm_plugin.moe:get_default_config", generated=True))
+    ops_module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
+    if not _MODULE_RE.match(str(ops_module)):
+        c.error("E-VLLM-KNOB", f"`{ops_module}` is not a module path", c.span("tune_vllm", "ops_module"))
+        return out
+    if "sampler.top_k_top_p" in knobs:
+        provider = knobs["sampler.top_k_top_p"]
+        if not _IMPORT_PATH_RE.match(provider):
+            c.error("E-VLLM-KNOB", f"`{provider}` is not an import path `pkg.module:callable`", c.span("tune_vllm", "sampler", "top_k_top_p"))
+        else:
+            mod, attr = tuning.REBIND_TARGETS["top_k_top_p"]
+            out.append(Rebind(name="top_k_top_p", module=mod, attr=attr, provider=provider))
+    for op in knobs.get("ops", []):
+        if any(r.name == op for r in out):
+            c.error("E-VLLM-OP", f"`{op}` is rebound twice (by `ops` and by `sampler.top_k_top_p`)", c.span("tune_vllm", "ops"),
+                    hint="keep one of them")
+            continue
+        mod, attr = tuning.REBIND_TARGETS[op]
+        out.append(Rebind(name=op, module=mod, attr=attr, provider=f"{ops_module}:{op}"))
+    for r in out:
+        where = None if r.generated else c.where("tune_vllm", *(("sampler", "top_k_top_p") if r.name == "top_k_top_p" else ("ops",)))
+        c.tuned[f"plugin.{r.name}"] = Resolved(value=r.provider, origin="spec" if not r.generated else "derived",
+                                               rule=f"rebind {r.module}.{r.attr}", where=where)
+    return sorted(out, key=lambda r: r.name)

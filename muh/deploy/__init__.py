@@ -1,0 +1,167 @@
+"""`muh deploy SPEC --repo PATH`: build into a staging folder, check, plan, and (with --apply) commit.
+
+Exit codes like ``terraform plan -detailed-exitcode``: 0 nothing to change, 2 changes planned, 1 an
+error or a refusal (nothing written). ``--apply`` exits 0 after committing (or when up to date).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import muh
+from muh.codegen.base import BuildContext, GeneratedFile
+from muh.deploy import git as g
+from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
+from muh.diagnostics import Diagnostic, MuhError
+
+EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
+
+
+@dataclass
+class DeployResult:
+    code: int
+    lines: list[str] = field(default_factory=list)  # the plan / what was done, for stdout
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # for stderr
+    commit: str | None = None
+    plan: Plan | None = None
+
+
+def _refuse(msg: str, hint: str | None = None, plan: Plan | None = None, lines: list[str] | None = None) -> DeployResult:
+    return DeployResult(EXIT_ERROR, lines or [], [Diagnostic("E-DEPLOY-REFUSED", msg, None, hint)], plan=plan)
+
+
+def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool = False,
+        checks: bool = True) -> DeployResult:
+    """Plan (and with ``apply`` write + commit) the deployment of ``spec`` into the git repository ``repo``."""
+    from muh.pipeline import load_file, render, write_atomic
+
+    repo_p = Path(repo)
+    if not repo_p.is_dir():
+        return _refuse(f"{repo} is not a folder")
+    top = g.toplevel(repo_p)
+    if top is None:
+        return _refuse(f"{repo} is not a git repository", hint="run `git init` there first, or pass the repository's root")
+    repo_p = repo_p.resolve()
+    if top != repo_p:
+        return _refuse(f"{repo} is inside the git repository {top}, not its root",
+                       hint="muh writes Dockerfile and computility-run.yaml at the repository root: pass the root")
+    try:
+        loaded = load_file(spec)
+    except MuhError as err:
+        return DeployResult(EXIT_ERROR, [], err.diagnostics)
+    deploys = list(loaded.spec.deploys.values())
+    if not deploys:
+        return _refuse(f"{spec} has no deploy block", hint="add `deploy <name> on <hardware> { … }`")
+    folder = deploys[0].folder
+    try:
+        files = render(loaded)
+    except MuhError as err:
+        return DeployResult(EXIT_ERROR, [], err.diagnostics)
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="muh-deploy-") as staging:
+        write_atomic(files, Path(staging) / "build")  # the staging build: exactly what the repository gets
+        if checks:
+            failed = _run_checks(loaded, lines)
+            if failed:
+                return _refuse(f"checks failed: {', '.join(failed)}", hint="run `muh check SPEC -v` for the cases", lines=lines)
+        else:
+            lines.append("checks: skipped (--skip-checks)")
+    ctx = BuildContext(loaded.spec, loaded.derived)
+    plan = compute(repo_p, files, folder)
+    state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
+                                                      loaded.spec.sha256, muh.__version__))
+    plan.files[plan.state_path] = state
+    _classify_state(repo_p, plan, state)
+    lines += render_plan(plan, ctx.spec_label, loaded.spec.sha256)
+    unsafe = [p for p in plan.files if not safe_relpath(p) or escapes(repo_p, p)]
+    unsafe += [p for p in plan.removed if not safe_relpath(p) or escapes(repo_p, p)]
+    if unsafe:
+        return _refuse(f"refusing to write {unsafe[0]}: it would leave the repository or follow a link", plan=plan, lines=lines)
+    problems = _problems(repo_p, plan)
+    if problems and not force:
+        return _refuse(problems[0][0], hint=problems[0][1] + "; or pass --force", plan=plan, lines=lines)
+    if not apply:
+        return DeployResult(EXIT_CHANGES if plan.has_changes else EXIT_OK, lines, plan=plan)
+    if not plan.has_changes:
+        lines.append("up to date: nothing to commit")
+        return DeployResult(EXIT_OK, lines, plan=plan)
+    _write(repo_p, plan)
+    paths = sorted(set(plan.added + plan.changed + plan.removed))
+    msg = (f"muh deploy: {ctx.spec_label} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
+           + "\n".join([f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]) + "\n")
+    try:
+        commit = g.commit(repo_p, paths, msg)
+    except g.GitError as err:
+        return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-GIT", f"files written but not committed: {err}", None)], plan=plan)
+    lines.append(f"committed {commit[:12]}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.removed)} removed")
+    return DeployResult(EXIT_OK, lines, commit=commit, plan=plan)
+
+
+def _classify_state(repo: Path, plan: Plan, state) -> None:
+    """Put the state file itself into added/changed/unchanged (it is muh's but never in its own hashes)."""
+    p = repo / plan.state_path
+    cur = p.read_bytes() if p.is_file() and not p.is_symlink() else None
+    for lst in (plan.added, plan.changed, plan.unchanged):
+        if plan.state_path in lst:
+            lst.remove(plan.state_path)
+    if not (plan.added or plan.changed or plan.removed):
+        return  # nothing else changes: keep the old state file (its bytes only say who wrote it)
+    if cur is None:
+        plan.added.append(plan.state_path)
+    elif cur != state.content.encode():
+        plan.changed.append(plan.state_path)
+
+
+def _problems(repo: Path, plan: Plan) -> list[tuple[str, str]]:
+    out = []
+    dirty = g.dirty(repo)
+    if dirty:
+        out.append((f"the working tree of {repo} has uncommitted changes ({len(dirty)}: {dirty[0].strip()} …)",
+                    "commit or stash them first"))
+    if plan.drift:
+        out.append((f"{plan.drift[0]} was changed by hand since muh's last deploy"
+                    + (f" (and {len(plan.drift) - 1} more)" if len(plan.drift) > 1 else ""),
+                    "move the change into the spec, or restore the file with git"))
+    if plan.foreign:
+        out.append((f"{plan.foreign[0]} exists and was not written by muh", "remove or rename it"))
+    return out
+
+
+def _write(repo: Path, plan: Plan) -> None:
+    for rel in plan.added + plan.changed:
+        f = plan.files[rel]
+        target = repo / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.muh-tmp")
+        tmp.write_text(f.content, encoding="utf-8", newline="\n")
+        tmp.chmod(0o755 if f.executable else 0o644)
+        os.replace(tmp, target)
+    for rel in plan.removed:
+        (repo / rel).unlink(missing_ok=True)
+
+
+def _run_checks(loaded, lines: list[str]) -> list[str]:
+    from muh.check import run_checks
+
+    results = run_checks(BuildContext(loaded.spec, loaded.derived))
+    for r in results:
+        lines.append(f"check {r.name}: {r.status}" + (f" — {r.detail}" if r.detail else ""))
+    return [r.name for r in results if r.status == "fail"]
+
+
+def render_plan(plan: Plan, spec_label: str, spec_sha: str) -> list[str]:
+    out = [f"plan: {spec_label} (sha256 {spec_sha[:12]}), muh {muh.__version__}"]
+    for mark, paths in (("+", plan.added), ("~", plan.changed), ("-", plan.removed)):
+        out += [f"  {mark} {p}" for p in paths]
+    if plan.tuned_diff:
+        out.append("tuned values:")
+        out += plan.tuned_diff
+    for p in plan.drift:
+        out.append(f"  ! drift: {p} differs from muh's last deploy")
+    for p in plan.foreign:
+        out.append(f"  ! foreign: {p} exists and is not muh's")
+    out.append(f"{len(plan.added)} to add, {len(plan.changed)} to change, {len(plan.removed)} to remove, "
+               f"{len(plan.unchanged)} unchanged" if plan.has_changes else "no changes")
+    return out

@@ -1,0 +1,58 @@
+"""The few git operations deploy needs, through the git command (no library, no shell)."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+
+class GitError(Exception):
+    pass
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def git(repo: Path, *args: str, check: bool = True, env: dict | None = None) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              env={**_env(), **(env or {})}, timeout=120)
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {' '.join(args)} timed out") from None
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def toplevel(path: Path) -> Path | None:
+    """The work tree root containing ``path``, or None when it is not in a git work tree."""
+    try:
+        out = git(path, "rev-parse", "--show-toplevel", check=True)
+    except GitError:
+        return None
+    return Path(out.strip()).resolve() if out.strip() else None
+
+
+def dirty(repo: Path) -> list[str]:
+    """``git status --porcelain`` lines (untracked files included)."""
+    out = git(repo, "status", "--porcelain", "--untracked-files=all")
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def commit(repo: Path, paths: list[str], message: str) -> str:
+    """Stage exactly ``paths`` (additions, changes and removals) and commit them; returns the commit id."""
+    tracked = set(git(repo, "ls-files", "-z", "--", *paths).split("\0")) if paths else set()
+    paths = [p for p in paths if (repo / p).exists() or p in tracked]
+    git(repo, "add", "--all", "--", *paths)
+    env = {}
+    if not git(repo, "config", "user.name", check=False).strip():
+        env.update(GIT_AUTHOR_NAME="muh", GIT_COMMITTER_NAME="muh")
+    if not git(repo, "config", "user.email", check=False).strip():
+        env.update(GIT_AUTHOR_EMAIL="muh@localhost", GIT_COMMITTER_EMAIL="muh@localhost")
+    git(repo, "commit", "--quiet", "--no-verify", "-m", message, "--", *paths, env=env)
+    return git(repo, "rev-parse", "HEAD").strip()

@@ -1,0 +1,176 @@
+"""Serve flags are checked against vLLM 0.6.3.post1's real flag table; bad ones fail at file:line:col."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from muh.codegen.vllm.engine import load_engine, resolve_version
+from muh.diagnostics import MuhError
+from muh.pipeline import load_file, render
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
+BASE = SPEC.read_text()
+
+
+def spec_with(old: str, new: str, text: str = BASE) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def build(tmp_path: Path, text: str):
+    p = tmp_path / "t.muh"
+    p.write_text(text)
+    return render(load_file(p)), p
+
+
+def first_error(tmp_path: Path, text: str):
+    with pytest.raises(MuhError) as info:
+        build(tmp_path, text)
+    errs = [d for d in info.value.diagnostics if d.is_error]
+    assert errs, info.value.diagnostics
+    return errs[0], tmp_path / "t.muh"
+
+
+def where(path: Path, text: str, needle: str) -> str:
+    """file:line:col of the first occurrence of ``needle`` in ``text``."""
+    i = text.index(needle)
+    line = text.count("\n", 0, i) + 1
+    col = i - (text.rfind("\n", 0, i) + 1) + 1
+    return f"{path}:{line}:{col}"
+
+
+# -- the fixture ----------------------------------------------------------------------------------
+
+def test_fixture_has_the_real_flag_set():
+    e = load_engine("0.6.3.post1")
+    flags = e.all_flags
+    assert len(flags) == 117  # shared/facts/vllm-0.6.3.md
+    for f in ("--max-model-len", "-tp", "--tensor-parallel-size", "--enable-auto-tool-choice", "--tool-call-parser",
+              "--enable-prefix-caching", "--block-size", "--disable-custom-all-reduce", "--tool-parser-plugin"):
+        assert f in flags
+    assert "--reasoning-parser" not in flags
+    assert e.option("--dtype").choices == ("auto", "half", "float16", "bfloat16", "float", "float32")
+    assert e.option("--block-size").choices == (8, 16, 32)
+    assert e.option("--enable-chunked-prefill").kind == "optional_bool"
+    assert e.tool_call_parsers == ("hermes", "internlm", "llama3_json", "mistral")
+    assert ("enable_auto_tool_choice", "tool_call_parser") in [(a, b) for a, b, _ in e.requires]
+    assert resolve_version("0.6.3") == "0.6.3.post1"
+
+
+@pytest.mark.vllm
+def test_fixture_is_what_the_extractor_reads_from_the_wheel(vllm_wheel):
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "extract_vllm_flags.py"), "--wheel", str(vllm_wheel), "--check"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    fx = json.loads((ROOT / "muh/codegen/vllm/data/vllm-0.6.3.post1.json").read_text())
+    assert fx["source"]["wheel"] == vllm_wheel.name
+
+
+# -- good spec ------------------------------------------------------------------------------------
+
+def test_competition_spec_builds_the_team_flags(tmp_path):
+    files, _ = build(tmp_path, BASE)
+    run = {f.path: f.content for f in files}["computility-run.yaml"]
+    import yaml
+
+    cmd = yaml.safe_load(run)["command"]
+    assert cmd[:3] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    joined = " ".join(cmd)
+    for piece in ("--model /model", "--served-model-name llm", "--tensor-parallel-size 4", "--max-model-len 131072",
+                  "--gpu-memory-utilization 0.92", "--max-num-seqs 2", "--enable-chunked-prefill", "--dtype half",
+                  "--tool-call-parser qwen3_coder", "--reasoning-parser qwen3", "--disable-custom-all-reduce"):
+        assert piece in joined
+
+
+# -- bad flags: each fails at the spec's line and column --------------------------------------------
+
+@pytest.mark.parametrize("old,new,needle,code,words", [
+    ("    max_model_len = 131072", "    max_model_le = 131072", "max_model_le", "E-VLLM-FLAG", "abbreviation of `--max-model-len`"),
+    ("    dtype = half", "    dtype = fp16", "fp16", "E-VLLM-CHOICE", "does not accept `fp16`"),
+    ('    flags = ["--reasoning-parser"]\n', "", "reasoning_parser", "E-VLLM-FLAG", "`--reasoning-parser` is not a flag"),
+    ('    tool_call_parsers = ["qwen3_coder"]\n', "", '"qwen3_coder"', "E-VLLM-PARSER", "`qwen3_coder` does not exist"),
+    ('    tool_call_parser = "qwen3_coder"\n', "", "enable_auto_tool_choice", "E-VLLM-REQUIRES", "needs `--tool-call-parser`"),
+    ("    dtype = half", "    dtype = bfloat16", "bfloat16", "E-DEPLOY-DTYPE", "compute capability"),
+    ("    tensor_parallel_size = 4", "    tensor_parallel_size = 8", "8\n", "E-DEPLOY-TP", "exceeds the 4 device"),
+    ("    max_num_seqs = 2", "    max_num_seqs = two", "two", "E-VLLM-VALUE", "an integer"),
+    ("    enforce_eager = true", "    enforce_eager = 1", "1\n    trust", "E-VLLM-VALUE", "switch"),
+    ("    max_num_seqs = 2", "    max_seqs = 2", "max_seqs", "E-VLLM-FLAG", "max_num_seqs"),
+])
+def test_bad_flag_fails_at_its_line(tmp_path, old, new, needle, code, words):
+    text = spec_with(old, new)
+    err, path = first_error(tmp_path, text)
+    assert err.code == code, err.render()
+    assert words in err.message + (err.hint or ""), err.render()
+    assert str(err.span) == where(path, text, needle), err.render(text)
+    assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error: ", err.render(text))
+
+
+def test_dtype_fp16_hints_the_real_name(tmp_path):
+    err, _ = first_error(tmp_path, spec_with("    dtype = half", "    dtype = fp16"))
+    assert "float16" in err.hint
+
+
+def test_declared_fork_flag_and_parser_pass(tmp_path):
+    build(tmp_path, BASE)  # BASE declares both
+
+
+def test_extension_must_look_like_a_flag(tmp_path):
+    err, _ = first_error(tmp_path, spec_with('flags = ["--reasoning-parser"]', 'flags = ["--reasoning-parser", "$(id)"]'))
+    assert err.code == "E-DEPLOY-EXT"
+
+
+@pytest.mark.parametrize("knob,words", [
+    ("paged_attention.partition_size = 256", "unsafe"),
+    ("max_shared_memory = hardware.smem_per_block", "dead knob"),
+    ("triton_flash_attention = 1", "ROCm"),
+    ("paged_attention.v1_max_seq_len = 16384", "overflows shared memory"),
+    ("prefix_prefill.block = 64", "shared memory"),
+    ("prefix_prefill.block = 48", "power of two"),
+    ("paged_attention.v1_treshold = 64", "v1_threshold"),
+    ("ops = [rms_nrom]", "rms_norm"),
+])
+def test_refused_knobs_say_why_at_their_line(tmp_path, knob, words):
+    text = spec_with("    ops = [rms_norm, fused_add_rms_norm, silu_and_mul]\n", f"    {knob}\n")
+    err, path = first_error(tmp_path, text)
+    assert words in err.message + (err.hint or ""), err.render()
+    assert err.span.line == text[: text.index(knob)].count("\n") + 1
+
+
+def test_moe_batch_sizes_must_cover_max_num_seqs(tmp_path):
+    text = spec_with("    top_k = 8\n", "    top_k = 8\n    batch_sizes = [1, 4, 8]\n")
+    err, _ = first_error(tmp_path, text)
+    assert err.code == "E-DEPLOY-MOE" and "batch size 2" in err.message
+
+
+def test_moe_keys_cover_every_allowed_batch(tmp_path):
+    files, _ = build(tmp_path, spec_with("    max_num_seqs = 2", "    max_num_seqs = 40"))
+    moe = next(f for f in files if f.path.startswith("vllm/moe_configs/"))
+    keys = sorted(int(k) for k in json.loads(moe.content))
+    assert set(range(1, 41)) <= set(keys)
+    assert max(keys) == 4096  # max_num_batched_tokens
+    assert moe.path.endswith("E=256,N=128,device_name=Iluvatar_BI-V100.json")  # N = 512 / tp 4
+
+
+def test_triton_free_image_refuses_prefix_caching(tmp_path):
+    err, _ = first_error(tmp_path, spec_with('  model = "/model"\n', '  model = "/model"\n  triton = false\n'))
+    assert err.code == "E-DEPLOY-TRITON"
+
+
+def test_explain_shows_rule_and_inputs(tmp_path):
+    from muh.codegen.vllm.explain import explain
+
+    p = tmp_path / "t.muh"
+    p.write_text(BASE)
+    lines = explain(load_file(p).spec, "deploy.vllm.paged_attention.v1_threshold")
+    text = "\n".join(lines)
+    assert "v1_threshold = 64    [derived]" in text
+    assert "pow2_nearest(stock_threshold × sm_count / stock_sm_count)" in text
+    assert "sm_count=16" in text
+    with pytest.raises(MuhError):
+        explain(load_file(p).spec, "deploy.vllm.nope")
