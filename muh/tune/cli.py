@@ -1,0 +1,270 @@
+"""`muh tune SPEC ALGO`: measure a policy space on this machine's GPUs (registered by muh.cli)."""
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from muh.diagnostics import Diagnostic, MuhError
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def parse_duration(text: str) -> float:
+    """``90s``, ``10m``, ``1h``, ``1h30m`` or plain seconds → seconds."""
+    t = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", t):
+        return float(t)
+    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", t)
+    if not parts or "".join(a + b for a, b in parts) != t:
+        raise MuhError([Diagnostic("E-FLAG", f"--time {text!r} is not a duration", None, hint="write e.g. 90s, 10m or 1h30m")])
+    return sum(float(a) * {"h": 3600, "m": 60, "s": 1}[b] for a, b in parts)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="tune")(tune)
+
+
+def tune(
+    spec: Path = typer.Argument(..., help="The .muh spec."),
+    algo: str = typer.Argument(..., help="Algorithm family to tune: reduce, scan, transform or topk."),
+    types: Optional[str] = typer.Option(None, "--types", help="Element types, comma-separated (default: float32)."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=1, help="Measure at most N variants per type (cached ones count)."),
+    time_limit: Optional[str] = typer.Option(None, "--time", help="Stop proposing variants after this long, e.g. 10m."),
+    strategy: str = typer.Option("random", "--strategy", help="exhaustive | random | model"),
+    apply: bool = typer.Option(False, "--apply", help="Write winners back into SPEC with @measured(…) evidence."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw a heat map of the scores into FILE.png (needs matplotlib)."),
+    ray: bool = typer.Option(False, "--ray", help="Compile on Ray (a local cluster unless --ray-address)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Compile on the Ray cluster at this address."),
+    db: Path = typer.Option(Path(".muh-cache/tune.sqlite"), "--db", help="Results database (SQLite)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random and model strategies (same seed = same order)."),
+    batch: int = typer.Option(8, "--batch", min=1, max=64, help="Variants per translation unit."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Parallel compile jobs (default: CPU count)."),
+    runs: int = typer.Option(15, "--runs", min=3, help="Timed runs per size in the search (median taken)."),
+    confirm_top: int = typer.Option(3, "--confirm-top", min=1, help="Candidates re-measured before a winner is chosen."),
+    confirm_rounds: int = typer.Option(3, "--confirm-rounds", min=2, help="Confirmation rounds (each with an A/A test of the base)."),
+    confirm_runs: int = typer.Option(25, "--confirm-runs", min=3, help="Timed runs per size in each confirmation round."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Problem sizes (default CCCL's 2^16,2^20,2^24,2^28), e.g. 2^16,2^20."),
+    top: int = typer.Option(10, "--top", min=1, help="Rows in the final table."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only enumerate and statically filter the space (no GPU, no compiler)."),
+    compile_only: bool = typer.Option(False, "--compile-only", help="Compile the variants but do not measure (no GPU needed)."),
+    variant_timeout: float = typer.Option(120.0, "--variant-timeout", min=1, help="Seconds without a result before a variant counts as hung."),
+    against: Optional[Path] = typer.Option(None, "--against", help="No search: time this spec's policy against OLD.muh's (correctness-gated)."),
+) -> None:
+    """Measure a policy space on this machine's GPU(s); store every trial; print CCCL annotations."""
+    from muh.cli import fail_input, report
+
+    try:
+        ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only)
+    except MuhError as err:
+        raise fail_input(err)
+    if dry_run:
+        _dry_run(ctx)
+        raise typer.Exit(EXIT_OK)
+    from muh.tune.runner import Options, Runner
+    from muh.tune.view import Console
+
+    opts = Options(family=algo, types=ctx["types"], budget=budget, time_limit=ctx["time"], strategy=strategy, seed=seed,
+                   batch=batch, jobs=jobs, runs=runs, confirm_top=confirm_top, confirm_rounds=confirm_rounds,
+                   confirm_runs=confirm_runs, sizes=ctx["sizes"], db=db,
+                   ray=ray, ray_address=ray_address, compile_only=compile_only, variant_timeout=variant_timeout)
+    view = Console(top)
+    runner = Runner(ctx["loaded"].spec, ctx["machine"], opts, view.events())
+    if against is not None:
+        raise typer.Exit(_against(runner, view, ctx, against))
+    reports = []
+    interrupted = False
+    view.header(ctx, opts)
+    try:
+        with view.live():
+            for dtype in ctx["types"]:
+                rep = runner.run_type(dtype)
+                reports.append(rep)
+                if rep.interrupted:
+                    interrupted = True
+                    break
+    except KeyboardInterrupt:
+        runner.interrupt()
+        interrupted = True
+    except MuhError as err:
+        runner.close()
+        report(err.diagnostics)
+        raise typer.Exit(EXIT_INPUT)
+    except Exception as err:  # noqa: BLE001 - a measurement failure is a message, never a traceback
+        runner.close()
+        sys.stderr.write(f"error: tuning stopped: {type(err).__name__}: {err} [E-TUNE]\n")
+        raise typer.Exit(EXIT_FAIL)
+    runner.close()
+    for rep in reports:
+        view.summary(rep)
+    if interrupted:
+        view.note(f"interrupted: every finished trial is kept in {db}; run the same command again to resume")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if plot is not None:
+        from muh.tune.view import plot_reports
+
+        for path in plot_reports(plot, ctx, reports):
+            view.note(f"wrote {path}")
+    if apply and not compile_only:
+        try:
+            changed = _apply(ctx, reports)
+        except MuhError as err:
+            raise fail_input(err)
+        view.note(f"applied winners to {spec}: {changed}" if changed else f"--apply: nothing to change in {spec} (no winner beat the base beyond noise)")
+    raise typer.Exit(EXIT_OK)
+
+
+def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only) -> dict:
+    from muh.pipeline import load_file
+    from muh.tune import stats
+    from muh.tune.compile import ray_available
+    from muh.tune.machine import detect
+    from muh.tune.space import build_space
+    from muh.tune.strategy import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        from muh.diagnostics import did_you_mean
+
+        raise MuhError([Diagnostic("E-FLAG", f"unknown strategy `{strategy}`", None,
+                                   hint=did_you_mean(strategy, STRATEGIES) or f"strategies: {', '.join(STRATEGIES)}")])
+    loaded = load_file(spec)
+    type_list = [t.strip() for t in (types or "float32").split(",") if t.strip()]
+    spaces = {t: build_space(loaded.spec, algo, t) for t in type_list}
+    from muh.tune.unit import SUPPORTED_DTYPES
+
+    for t in type_list:
+        if t not in SUPPORTED_DTYPES.get(algo, ()):
+            raise MuhError([Diagnostic("E-TUNE", f"muh's {algo} kernels are not generated for {t}", None,
+                                       hint=f"{algo} types: {', '.join(SUPPORTED_DTYPES.get(algo, ()))}")])
+    size_list = list(stats.SIZES)
+    if sizes:
+        try:
+            size_list = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
+        except ValueError:
+            raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536", None)]) from None
+    if plot is not None:
+        from muh.tune.plot import require
+
+        require()
+    if (ray or ray_address) and not ray_available():
+        raise MuhError([Diagnostic("E-RAY", "--ray/--ray-address need Ray, which is not installed", None,
+                                   hint="pip install 'muh[tune]' (or pip install ray), or compile locally without --ray")])
+    ctx = {"loaded": loaded, "types": type_list, "spaces": spaces, "sizes": tuple(size_list), "algo": algo,
+           "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec}
+    if dry_run:
+        return ctx
+    machine = detect()
+    if not machine.nvcc:
+        raise MuhError([Diagnostic("E-NVCC", "muh tune needs the CUDA compiler (nvcc), which is not on PATH", None,
+                                   hint="install the CUDA toolkit or add its bin/ folder to PATH")])
+    if not machine.gpus and not compile_only:
+        raise MuhError([Diagnostic("E-NOGPU", "muh tune measures on a GPU, and this machine has none visible", None,
+                                   hint="run it on a machine with an NVIDIA GPU (nvidia-smi must list it; check CUDA_VISIBLE_DEVICES); "
+                                        "`--dry-run` shows the space and `--compile-only` compiles it without a GPU")])
+    ctx["machine"] = machine
+    return ctx
+
+
+def eval_pow(s: str) -> int:
+    s = s.strip()
+    if "^" in s:
+        a, b = s.split("^", 1)
+        return int(a) ** int(b)
+    return int(s)
+
+
+def _dry_run(ctx) -> None:
+    from muh.tune.space import static_filter
+    from muh.tune.unit import emitter_reasons
+
+    spec = ctx["loaded"].spec
+    for t, space in ctx["spaces"].items():
+        hw = spec.hardware[spec.algorithms[space.akey].on]
+        keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
+        dims = tuple(space.dims)
+        typer.echo(f"{space.akey} {t}: {space.size} variants in the space, {len(keep)} pass the static filter, "
+                   f"{len(rejected)} rejected; base {space.base.label(dims)}; winners go to `policy {space.policy_key}`")
+        reasons: dict[str, int] = {}
+        for r in rejected:
+            for why in r.reasons:
+                k = re.sub(r"\b\d+\b", "N", why)
+                reasons[k] = reasons.get(k, 0) + 1
+        for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            typer.echo(f"  rejected {n:>5} × {why}")
+
+
+def _apply(ctx, reports) -> str:
+    from muh.derive import hardware_fingerprint
+    from muh.grammar.parser import read_source
+    from muh.schema import load
+    from muh.tune.rewrite import Evidence, apply_winner
+
+    spec = ctx["loaded"].spec
+    machine = ctx["machine"]
+    text, shown = read_source(ctx["spec_path"])
+    changed = []
+    for rep in reports:
+        if not rep.winner or not rep.decision or not rep.decision.winner:
+            continue
+        space = rep.space
+        hw_name = spec.algorithms[space.akey].on
+        hw = spec.hardware[hw_name]
+        base = space.base.as_dict()
+        new = rep.winner.as_dict()
+        changes = {d: new[d] for d in space.dims if new.get(d) != base.get(d)}
+        if not changes:
+            continue
+        cand = next(c for c in rep.candidates if c.label == rep.decision.winner)
+        sp = cand.size_speedups()
+        ev = Evidence(device=machine.gpu_name, date=time.strftime("%Y-%m-%d", time.gmtime()),
+                      toolkit=f"CUDA {machine.toolkit}, driver {machine.driver}", samples=rep.samples,
+                      variant=rep.decision.winner, score=cand.score, min=min(sp), mean=sum(sp) / len(sp), max=max(sp),
+                      fingerprint=hardware_fingerprint(hw))
+        text = apply_winner(text, shown, space.family, hw_name, space.policy_key, changes, ev)
+        changed.append(f"{space.policy_key}: " + ", ".join(f"{d} = {v}" for d, v in sorted(changes.items())))
+    if not changed:
+        return ""
+    load(text, shown)  # the rewritten spec must still be valid before it replaces the old one
+    from muh.pipeline import derive
+
+    derive(load(text, shown))
+    path = Path(ctx["spec_path"])
+    tmp = path.with_name(path.name + ".muh-tune.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return "; ".join(changed)
+
+
+def _against(runner, view, ctx, old_path: Path) -> int:
+    """`--against OLD.muh`: this spec's policy timed against OLD's, speedup = old time / new time."""
+    from muh.cli import report
+    from muh.pipeline import load_file
+    from muh.tune import stats
+
+    view.header(ctx, runner.opts)
+    try:
+        old = load_file(old_path).spec
+        for dtype in ctx["types"]:
+            rounds, aa, old_label, new_label = runner.compare(old, dtype)
+            cand = stats.Candidate(new_label, rounds)
+            sp = cand.size_speedups()
+            noise = stats.noise_of(aa, runner.opts.sizes)
+            view.note(f"{ctx['algo']} {dtype}: {new_label} (this spec) against {old_label} ({old_path}), "
+                      f"{len(rounds)} rounds × {runner.opts.confirm_runs} runs per size, correctness-gated")
+            view.note("  speedup per size (old time / new time): " + ", ".join(f"{x:.4f}" for x in sp))
+            view.note("  " + stats.Score(cand.score, min(sp), sum(sp) / len(sp), max(sp), tuple(sp)).line(new_label)
+                      + f"   (A/A noise ±{noise:.4f})")
+    except MuhError as err:
+        runner.close()
+        report(err.diagnostics)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        runner.interrupt()
+        runner.close()
+        return EXIT_INTERRUPTED
+    runner.close()
+    return EXIT_OK

@@ -1,0 +1,118 @@
+"""Measurement: run a compiled unit on one GPU and read its JSON lines, classifying every failure.
+
+One worker per visible GPU (``CUDA_VISIBLE_DEVICES`` pins the process). A unit measures the
+variants it is asked for against the base (index 0), printing one line per variant. A variant
+that hangs (no line within the timeout) is a *timeout*; a process that dies or reports a CUDA error
+marks the variant in flight a *launch error*; the remaining variants are run again in a fresh
+process, so one bad variant never stops the run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class BaseFailed(RuntimeError):
+    """The base policy itself fails the correctness gate: nothing can be compared with it."""
+
+
+@dataclass
+class Result:
+    index: int
+    status: str
+    detail: str = ""
+    sizes: list[int] = field(default_factory=list)
+    variant_ns: list[float] = field(default_factory=list)
+    base_ns: list[float] = field(default_factory=list)
+    samples: int = 0
+
+
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_all() -> None:
+    """Stop every measurement process this muh started (Ctrl-C)."""
+    with _LIVE_LOCK:
+        for p in list(_LIVE):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+
+
+def _reader(stream, q: queue.Queue) -> None:
+    for line in stream:
+        q.put(line)
+    q.put(None)
+
+
+def run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], runs: int, warmup: int, seed: int,
+             timeout: float, stop: threading.Event | None = None) -> dict[int, Result]:
+    """Measure ``indices`` of ``binary`` on GPU ``gpu``; every index gets a Result."""
+    results: dict[int, Result] = {}
+    todo = [i for i in indices]
+    attempts = 0
+    while todo and not (stop and stop.is_set()):
+        attempts += 1
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
+        cmd = [str(binary), "--variants", ",".join(map(str, todo)), "--sizes", ",".join(map(str, sizes)),
+               "--runs", str(runs), "--warmup", str(warmup), "--seed", str(seed + attempts)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True)
+        with _LIVE_LOCK:
+            _LIVE.add(proc)
+        q: queue.Queue = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
+        in_flight = todo[0]
+        hung = False
+        try:
+            while True:
+                try:
+                    line = q.get(timeout=timeout)
+                except queue.Empty:
+                    hung = True
+                    break
+                if line is None:
+                    break
+                try:
+                    msg = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if "variant" not in msg:
+                    continue
+                idx = int(msg["variant"])
+                if idx == 0 and msg.get("status") == "wrong_result" and str(msg.get("detail", "")).startswith("base: "):
+                    raise BaseFailed(msg.get("detail", "the base policy fails the correctness check"))
+                if idx == -1:
+                    raise RuntimeError(msg.get("detail", "the measurement harness failed"))
+                results[idx] = Result(idx, msg["status"], msg.get("detail", ""), msg.get("sizes", []),
+                                      msg.get("variant_ns", []), msg.get("base_ns", []), int(msg.get("samples", 0)))
+                rest = [i for i in todo if i not in results]
+                in_flight = rest[0] if rest else None
+        finally:
+            if hung or proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (OSError, ProcessLookupError):
+                    pass
+            proc.wait()
+            err = proc.stderr.read()[-1500:] if proc.stderr else ""
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
+        if stop and stop.is_set():
+            break
+        if in_flight is not None and in_flight not in results:
+            if hung:
+                results[in_flight] = Result(in_flight, "timeout", f"no result within {timeout:.0f} s")
+            else:
+                results[in_flight] = Result(in_flight, "launch_error",
+                                            f"process exited with {proc.returncode}: {err.strip()[-300:]}")
+        todo = [i for i in todo if i not in results]
+    return results

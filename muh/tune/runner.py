@@ -1,0 +1,410 @@
+"""One `muh tune` run: space → static filter → strategy → compile fan-out → GPU workers → database
+→ confirmation of the top candidates → decision (→ `--apply`).
+
+The orchestrator is one thread. Compile jobs run on a pool (threads or Ray); one measurement
+thread per visible GPU takes compiled units from a queue. Every result is committed to the
+database as it arrives, so Ctrl-C (or a crash) loses at most the units in flight, and the next run
+with the same arguments resumes: measured kernels are cache hits.
+"""
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import muh
+from muh.diagnostics import Diagnostic, MuhError
+from muh.schema.models import Hardware, Spec
+from muh.tune import stats
+from muh.tune.compile import make_pool, store
+from muh.tune.db import RunKey, Trial, TuneDB
+from muh.tune.machine import Machine
+from muh.tune.measure import BaseFailed, Result, kill_all, run_unit
+from muh.tune.space import Space, Variant, build_space, effective, static_filter
+from muh.tune.strategy import make as make_strategy
+from muh.tune.unit import UnitVariant, emitter_reasons, nvcc_args, render_unit, source_hash
+
+
+@dataclass
+class Options:
+    family: str
+    types: list[str]
+    budget: int | None = None
+    time_limit: float | None = None  # seconds
+    strategy: str = "random"
+    seed: int = 0
+    batch: int = 8  # variants per translation unit
+    jobs: int | None = None  # compile workers
+    runs: int = 15
+    warmup: int = 3
+    confirm_top: int = 3
+    confirm_rounds: int = 3
+    confirm_runs: int = 25
+    sizes: tuple[int, ...] = stats.SIZES
+    db: Path = Path(".muh-tune/tune.db")
+    work: Path | None = None  # compiled units (default: a temporary folder, removed at the end)
+    ray: bool = False
+    ray_address: str | None = None
+    variant_timeout: float = 120.0
+    compile_timeout: float = 900.0
+    compile_only: bool = False
+
+
+@dataclass
+class Row:
+    label: str
+    kernel: str
+    status: str
+    detail: str = ""
+    score: stats.Score | None = None
+    cached: bool = False
+
+
+@dataclass
+class TypeReport:
+    dtype: str
+    space: Space
+    rejected: int
+    rows: dict[str, Row] = field(default_factory=dict)
+    candidates: list[stats.Candidate] = field(default_factory=list)
+    aa: list[stats.Score] = field(default_factory=list)
+    decision: stats.Decision | None = None
+    winner: Variant | None = None
+    samples: int = 0
+    interrupted: bool = False
+
+    def ok_rows(self) -> list[Row]:
+        return sorted((r for r in self.rows.values() if r.status == "ok" and r.score), key=lambda r: -r.score.score)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows.values():
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+
+class Events:
+    """What the CLI shows; the runner only calls these (no printing here)."""
+
+    def start(self, dtype: str, total: int, filtered: int, space: int) -> None: ...
+    def advance(self, n: int = 1) -> None: ...
+    def line(self, text: str) -> None: ...
+    def phase(self, text: str) -> None: ...
+
+
+def kernel_id(v: Variant, hw: Hardware, cache: dict) -> str:
+    eff = effective(v, hw)
+    if eff.key not in cache:
+        cache[eff.key] = hashlib.sha256((eff.key + source_hash(eff, hw)).encode()).hexdigest()[:16]
+    return cache[eff.key]
+
+
+class Runner:
+    def __init__(self, spec: Spec, machine: Machine, opts: Options, events: Events | None = None):
+        self.spec, self.machine, self.opts = spec, machine, opts
+        self.events = events or Events()
+        self.stop = threading.Event()
+        self.db = TuneDB(opts.db)
+        self.session = self.db.start_session({"spec": spec.file, "family": opts.family, "types": opts.types,
+                                              "strategy": opts.strategy, "seed": opts.seed, "budget": opts.budget,
+                                              "gpu": machine.gpu_name, "fingerprint": machine.fingerprint})
+        self.pool = None
+        self._kcache: dict = {}
+        self._tmp = None
+        if opts.work is None:
+            import tempfile
+
+            self._tmp = tempfile.TemporaryDirectory(prefix="muh-tune-")
+            opts.work = Path(self._tmp.name)
+
+    # -- plumbing ----------------------------------------------------------------------------------
+    def _key(self, akey: str, dtype: str, base_kernel: str) -> RunKey:
+        m = self.machine
+        return RunKey(self.spec.name, akey, dtype, base_kernel, m.fingerprint, m.gpu_name, m.driver, m.toolkit, muh.__version__)
+
+    def _pool(self):
+        if self.pool is None:
+            self.pool = make_pool(self.opts.ray, self.opts.ray_address, self.opts.jobs)
+        return self.pool
+
+    def close(self) -> None:
+        self.db.end_session(self.session, "interrupted" if self.stop.is_set() else "finished")
+        if self.pool is not None:
+            self.pool.shutdown()
+        self.db.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def interrupt(self) -> None:
+        self.stop.set()
+        kill_all()
+
+    # -- one element type --------------------------------------------------------------------------
+    def run_type(self, dtype: str) -> TypeReport:
+        o = self.opts
+        space = build_space(self.spec, o.family, dtype)
+        hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
+        dims = tuple(space.dims)
+        keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
+        base_reasons = emitter_reasons(effective(space.base, hw), hw)
+        if base_reasons:
+            raise MuhError([Diagnostic("E-TUNE", f"the current {o.family} {dtype} policy cannot be generated: {base_reasons[0]}",
+                                       self.spec.span_of(("algorithms", space.akey)))])
+        rep = TypeReport(dtype, space, len(rejected))
+        base_kernel = kernel_id(space.base, hw, self._kcache)
+        key = self._key(space.akey, dtype, base_kernel)
+        label = {id(v): v.label(dims) for v in keep}
+        by_label = {v.label(dims): v for v in keep}
+        kernel = {lab: kernel_id(v, hw, self._kcache) for lab, v in by_label.items()}
+        total = min(len(keep), o.budget) if o.budget else len(keep)
+        self.events.start(dtype, total, len(rejected), space.size)
+        strategy = make_strategy(o.strategy, keep, o.seed)
+        scores: dict[str, float | None] = {}
+        waiting: dict[str, list[str]] = {}  # kernel -> labels waiting for it
+        units: dict[Future, list[tuple[str, str]]] = {}
+        gpu_q: queue.Queue = queue.Queue()
+        res_q: queue.Queue = queue.Queue()
+        deadline = time.monotonic() + o.time_limit if o.time_limit else None
+        proposed = 0
+        exhausted = False
+        workers = [threading.Thread(target=self._gpu_worker, args=(g.index, gpu_q, res_q, key, hw), daemon=True)
+                   for g in self.machine.gpus] if not o.compile_only else []
+        for w in workers:
+            w.start()
+        in_gpu = 0
+        try:
+            while not self.stop.is_set():
+                ahead = getattr(self._pool(), "workers", 2) + len(self.machine.gpus)
+                while (not exhausted and len(units) + in_gpu < ahead and (deadline is None or time.monotonic() < deadline)):
+                    n = o.batch if not o.budget else min(o.batch, o.budget - proposed)
+                    batch = strategy.next_batch(n, scores) if n > 0 else []
+                    if not batch:
+                        exhausted = True
+                        break
+                    proposed += len(batch)
+                    fresh = []
+                    for v in batch:
+                        lab = label[id(v)]
+                        k = kernel[lab]
+                        hit = self.db.get(key, k)
+                        if hit is not None:
+                            self._record(rep, scores, lab, k, hit, cached=True)
+                            continue
+                        if k in waiting:
+                            waiting[k].append(lab)
+                            continue
+                        waiting[k] = [lab]
+                        fresh.append((lab, k))
+                    if fresh:
+                        self._submit(units, space, hw, fresh)
+                if deadline is not None and time.monotonic() >= deadline:
+                    exhausted = True
+                if not units and in_gpu == 0 and res_q.empty() and exhausted:
+                    break
+                done = [f for f in units if f.done()]
+                if not done and res_q.empty():
+                    if units:
+                        wait(list(units), timeout=0.2, return_when=FIRST_COMPLETED)
+                    else:
+                        time.sleep(0.05)
+                for f in done:
+                    members = units.pop(f)
+                    comp = f.result()
+                    if comp.killed:
+                        if not self.stop.is_set():
+                            self._submit(units, space, hw, members)
+                        continue
+                    if comp.ok:
+                        if o.compile_only:
+                            for lab, k in members:
+                                self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compiled", "compile only"), store_db=False)
+                            continue
+                        path = store(comp.binary, o.work / "bin")
+                        in_gpu += 1
+                        gpu_q.put((path, members))
+                    elif len(members) > 1:
+                        for m in members:  # find the culprit(s): one unit per variant
+                            self._submit(units, space, hw, [m])
+                    else:
+                        lab, k = members[0]
+                        self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compile_error", comp.log[-1500:]))
+                while not res_q.empty():
+                    members, results, err = res_q.get()
+                    in_gpu -= 1
+                    if err is not None:
+                        raise err
+                    for i, (lab, k) in enumerate(members, start=1):
+                        r = results.get(i) or Result(i, "launch_error", "no result")
+                        self._finish(rep, scores, waiting, key, k, self._trial(lab, k, r))
+        except KeyboardInterrupt:
+            self.interrupt()
+            rep.interrupted = True
+        finally:
+            for _ in workers:
+                gpu_q.put(None)
+        if self.stop.is_set():
+            rep.interrupted = True
+            return rep
+        if not o.compile_only:
+            self._confirm(rep, space, hw, key, by_label, kernel, base_kernel)
+        return rep
+
+    def _submit(self, units, space: Space, hw: Hardware, members: list[tuple[str, str]], twin: bool = False) -> None:
+        """Queue one unit: the base (index 0), ``members`` (1..n) and, with ``twin``, a second copy
+        of the base (n+1) — a separate instance for an honest A/A test."""
+        dims = tuple(space.dims)
+        if getattr(self, "_by_space", None) is not space:
+            self._by_space, self._by = space, {v.label(dims): v for v in space.variants()}
+        by = self._by
+        uv = [UnitVariant(0, space.base.label(dims), effective(space.base, hw))]
+        uv += [UnitVariant(i, lab, effective(by[lab], hw)) for i, (lab, _) in enumerate(members, start=1)]
+        if twin:
+            uv.append(UnitVariant(len(uv), "twin:" + space.base.label(dims), effective(space.base, hw)))
+        src = render_unit(space.family, space.dtype, hw, uv, list(self.opts.sizes))
+        nvcc = self.machine.nvcc or "nvcc"
+        units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
+
+    def _gpu_worker(self, gpu, gpu_q: queue.Queue, res_q: queue.Queue, key: RunKey, hw: Hardware) -> None:
+        o = self.opts
+        while True:
+            item = gpu_q.get()
+            if item is None:
+                return
+            path, members = item
+            try:
+                res = run_unit(path, list(range(1, len(members) + 1)), gpu, sizes=list(o.sizes), runs=o.runs,
+                               warmup=o.warmup, seed=o.seed * 7919 + 1, timeout=o.variant_timeout, stop=self.stop)
+                res_q.put((members, res, None))
+            except (BaseFailed, RuntimeError, OSError) as err:
+                res_q.put((members, {}, err))
+
+    def _trial(self, lab: str, k: str, r: Result, phase: str = "search", rnd: int = 0) -> Trial:
+        t = Trial(lab, k, r.status, r.detail, list(r.sizes), list(r.variant_ns), list(r.base_ns), r.samples, phase=phase, round=rnd)
+        if r.status == "ok" and r.variant_ns and all(x > 0 for x in r.variant_ns):
+            s = stats.score(r.base_ns, r.variant_ns, r.sizes)
+            t.score, t.min, t.mean, t.max = s.score, s.min, s.mean, s.max
+        return t
+
+    def _finish(self, rep, scores, waiting, key, k: str, t: Trial, store_db: bool = True) -> None:
+        if store_db:
+            self.db.put(key, t, self.session)
+        for lab in waiting.pop(k, [t.variant]):
+            self._record(rep, scores, lab, k, t, cached=False)
+
+    def _record(self, rep: TypeReport, scores, lab: str, k: str, t: Trial, cached: bool) -> None:
+        sc = None
+        if t.status == "ok" and t.score is not None:
+            sc = stats.score(t.base_ns, t.variant_ns, t.sizes)
+        rep.rows[lab] = Row(lab, k, t.status, t.detail, sc, cached)
+        scores[lab] = sc.score if sc else None
+        self.events.advance()
+        if sc:
+            self.events.line(sc.line(lab) + ("  (cached)" if cached else ""))
+        else:
+            self.events.line(f"{lab} {t.status}" + (f": {t.detail.splitlines()[0][:160]}" if t.detail else "")
+                             + ("  (cached)" if cached else ""))
+
+    # -- confirmation and decision -----------------------------------------------------------------
+    def _confirm(self, rep: TypeReport, space: Space, hw: Hardware, key: RunKey, by_label, kernel, base_kernel) -> None:
+        o = self.opts
+        seen, top = set(), []
+        for r in rep.ok_rows():
+            if r.kernel in seen or r.kernel == base_kernel or r.score.score <= 1.0:
+                continue
+            seen.add(r.kernel)
+            top.append(r)
+            if len(top) >= o.confirm_top:
+                break
+        if not top:
+            rep.decision = stats.Decision(None, None, "no variant scored above the base in the search; keeping the incumbent",
+                                          [(r.label, r.score.score) for r in rep.ok_rows()[:5]])
+            return
+        self.events.phase(f"confirming the top {len(top)} of {rep.dtype} against the base ({o.confirm_rounds} rounds, A/A included)")
+        members = [(r.label, r.kernel) for r in top]
+        rounds: dict[int, dict[int, Result]] = {}
+        missing = [rnd for rnd in range(o.confirm_rounds)
+                   if any(self.db.get(key, k, "confirm", rnd) is None for k in [base_kernel] + [m[1] for m in members])]
+        binary = None
+        if missing:
+            units: dict = {}
+            self._submit(units, space, hw, members, twin=True)
+            fut = next(iter(units))
+            comp = fut.result()
+            if not comp.ok:
+                rep.decision = stats.Decision(None, None, "the confirmation unit failed to compile; keeping the incumbent")
+                return
+            binary = store(comp.binary, o.work / "bin")
+        gpu = self.machine.gpus[0].index
+        for rnd in range(o.confirm_rounds):
+            if self.stop.is_set():
+                rep.interrupted = True
+                return
+            if rnd in missing:
+                # A/A: the base against its twin (a separately compiled instance at the last index),
+                # so the noise includes instance and placement effects, not only run-to-run jitter
+                twin = len(members) + 1
+                res = run_unit(binary, list(range(1, twin + 1)), gpu, sizes=list(o.sizes), runs=o.confirm_runs,
+                               warmup=o.warmup, seed=o.seed * 104729 + 31 * rnd + 7, timeout=o.variant_timeout, stop=self.stop)
+                for i, (lab, k) in list(enumerate(members, start=1)) + [(twin, ("twin:" + space.base.label(tuple(space.dims)), base_kernel))]:
+                    r = res.get(i) or Result(i, "launch_error", "no result")
+                    self.db.put(key, self._trial(lab, k, r, "confirm", rnd), self.session)
+            rounds[rnd] = {}
+        cands = {lab: stats.Candidate(lab) for lab, _ in members}
+        samples = 0
+        for rnd in range(o.confirm_rounds):
+            aa = self.db.get(key, base_kernel, "confirm", rnd)
+            if aa is None or aa.status != "ok":
+                continue
+            rep.aa.append(stats.score(aa.base_ns, aa.variant_ns, aa.sizes))
+            for lab, k in members:
+                t = self.db.get(key, k, "confirm", rnd)
+                if t is not None and t.status == "ok":
+                    cands[lab].rounds.append(stats.score(t.base_ns, t.variant_ns, t.sizes))
+                    samples += t.samples
+        rep.candidates = list(cands.values())
+        rep.decision = stats.decide(rep.candidates, rep.aa, o.sizes)
+        rep.samples = samples // max(1, len(members))
+        if rep.decision.winner:
+            rep.winner = by_label[rep.decision.winner]
+
+    # -- tuned against untuned ---------------------------------------------------------------------
+    def compare(self, old: Spec, dtype: str) -> tuple[list[stats.Score], list[stats.Score], str, str]:
+        """Time ``old``'s policy (base, index 0) against this spec's (index 1), correctness-gated.
+
+        Returns (rounds of new-vs-old scores, A/A rounds, old label, new label).
+        """
+        from muh.tune.space import nominal_base
+
+        o = self.opts
+        space = build_space(self.spec, o.family, dtype)
+        dims = tuple(space.dims)
+        hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
+        olds = [a for a in old.algorithms.values() if a.family == o.family]
+        if not olds:
+            raise MuhError([Diagnostic("E-TUNE", f"the spec to compare with has no `{o.family}`", None)])
+        old_vals, _ = nominal_base(olds[0], dtype)
+        old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
+        uv = [UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, hw)),
+              UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, hw)),
+              UnitVariant(2, "old:" + old_v.label(dims), effective(old_v, hw))]
+        src = render_unit(o.family, dtype, hw, uv, list(o.sizes))
+        comp = self._pool().submit(src, nvcc_args(hw), self.machine.nvcc or "nvcc", o.compile_timeout).result()
+        if not comp.ok:
+            raise MuhError([Diagnostic("E-TUNE", "the comparison unit does not compile", None, notes=(comp.log[-800:],))])
+        binary = store(comp.binary, o.work / "bin")
+        rounds, aa = [], []
+        for rnd in range(o.confirm_rounds):
+            res = run_unit(binary, [1, 2], self.machine.gpus[0].index, sizes=list(o.sizes), runs=o.confirm_runs,
+                           warmup=o.warmup, seed=o.seed * 13 + rnd + 1, timeout=o.variant_timeout, stop=self.stop)
+            new, same = res.get(1), res.get(2)
+            if new is None or new.status != "ok":
+                raise MuhError([Diagnostic("E-TUNE", f"the spec's {o.family} {dtype} policy failed: "
+                                           f"{new.status if new else 'no result'}: {new.detail if new else ''}", None)])
+            rounds.append(stats.score(new.base_ns, new.variant_ns, new.sizes))
+            if same is not None and same.status == "ok":
+                aa.append(stats.score(same.base_ns, same.variant_ns, same.sizes))
+        return rounds, aa, old_v.label(dims), space.base.label(dims)

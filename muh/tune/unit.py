@@ -1,0 +1,179 @@
+"""Compile units: muh's generated kernels rendered per variant, several variants per translation unit.
+
+A variant's kernel source is exactly what `muh build` generates (muh.codegen.kernels) for a config
+whose policy of the tuned type is the variant's effective policy. To put several variants into one
+translation unit, each variant's files are inlined (quote includes expanded once, in include order)
+under ``#define muh muh_v<i>`` and ``#define muh_<fn> muh_v<i>_<fn>`` for every function of the C
+interface, so each variant lives in its own namespace with its own C symbols. The harness
+(templates/harness.cu.j2) then drives them through the C interface, index 0 being the base.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from muh.schema.catalog import DTYPES
+from muh.schema.models import Hardware
+from muh.tune.space import Effective
+
+# muh's delay names (CCCL's constructors) -> the kernel config's names
+DELAY_NAMES = {
+    "no_delay": "no_delay", "fixed": "fixed", "backoff": "exponential_backoff",
+    "backoff_jitter": "exponential_backoff_jitter", "backoff_jitter_window": "exponential_backoff_jitter_window",
+    "backon_jitter_window": "exponential_backon_jitter_window", "backon_jitter": "exponential_backon_jitter",
+    "backon": "exponential_backon",
+}
+SUPPORTED_DTYPES = {
+    "reduce": ("float32", "float64", "float16", "bfloat16", "int32", "int64"),
+    "scan": ("float32", "float64", "int32", "int64"),
+    "transform": ("float32", "float64", "float16", "bfloat16"),
+    "topk": ("float32", "float16", "bfloat16"),
+}
+STORAGE = {"float32": "float", "float64": "double", "float16": "__half", "bfloat16": "unsigned short",
+           "int32": "int", "int64": "long long"}
+DTYPE_CODE = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int32": 4, "int64": 5}
+TOPK_COLS, TOPK_K = 65536, 64
+SPIN_CYCLES = 100_000  # ~50 µs at 2 GHz: longer than the host's launch overhead
+
+
+class UnitError(ValueError):
+    """The kernel emitter cannot generate this variant (its message says why)."""
+
+
+def kernel_config(eff: Effective, hw: Hardware):
+    """The kernel emitter's config with only ``eff``'s family and type set."""
+    from muh.codegen.kernels import config as C
+
+    pol = eff.get
+    common = dict(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
+                  cxx=hw.toolchain.cxx, cuda=hw.toolchain.cuda,
+                  has_nanosleep=(hw.vendor == "nvidia" and (hw.compute_capability or 70) >= 70))
+    if eff.family == "reduce":
+        ld = "ldg" if pol("modifier", "ldg") == "ldg" else "default"
+        table = {"reduce": {eff.dtype: C.ReducePolicy(pol("threads"), pol("items"), pol("vec", 4), ld)}}
+    elif eff.family == "scan":
+        d = pol("delay")
+        kw = {}
+        if d is not None:
+            kw = dict(delay=DELAY_NAMES[d.kind], delay_ns=int(d.ns), l2_write_ns=int(d.l2_write_latency))
+        table = {"scan": {eff.dtype: C.ScanPolicy(pol("threads"), pol("items"), **kw)}}
+    elif eff.family == "transform":
+        kw = {"bytes_in_flight": int(pol("bytes_in_flight"))} if pol("bytes_in_flight") is not None else {}
+        table = {"transform": {eff.dtype: C.TransformPolicy(pol("threads", 256), **kw)}}
+    elif eff.family == "topk":
+        table = {"topk": {eff.dtype: C.TopkPolicy(pol("threads"), pol("items"), pol("bits_per_pass", 11))}}
+    else:
+        raise UnitError(f"no kernels for `{eff.family}`")
+    return C.KernelConfig(**common, **table)
+
+
+def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
+    """The kernel emitter's own reasons to refuse this variant (static filter, no compiler)."""
+    from muh.codegen.kernels import config as C
+
+    if eff.dtype not in SUPPORTED_DTYPES.get(eff.family, ()):
+        return [f"the {eff.family} kernels are not generated for {eff.dtype}"]
+    try:
+        return C.validate(kernel_config(eff, hw))
+    except (TypeError, ValueError, KeyError) as err:
+        return [str(err)]
+
+
+def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
+    from muh.codegen.kernels import generate
+
+    cfg = kernel_config(eff, hw)
+    try:
+        files = generate(cfg, lambda prefix: f"{prefix} muh tune: {eff.family} {eff.dtype} {tag}".rstrip())
+    except ValueError as err:
+        raise UnitError(str(err)) from None
+    return dict(files)
+
+
+def source_hash(eff: Effective, hw: Hardware) -> str:
+    """Hash of exactly what the variant compiles from: its inlined kernel code and the harness.
+
+    Only the files the unit includes count, so a change to another family's template does not
+    invalidate this family's measurements."""
+    from importlib.resources import files as res
+
+    h = hashlib.sha256()
+    h.update(variant_code(0, eff, hw, "").encode())
+    h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
+    return h.hexdigest()[:16]
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
+_API_FN = re.compile(r"\b(muh_[a-z0-9_]+)\s*\(")
+
+
+def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
+    if path in done:
+        return ""
+    done.add(path)
+    out = []
+    for line in files[path].splitlines():
+        m = _INCLUDE.match(line)
+        if m:
+            target = next((p for p in (f"include/{m.group(1)}", m.group(1)) if p in files), None)
+            if target is None:
+                raise UnitError(f"{path}: cannot find included file {m.group(1)}")
+            out.append(_inline(target, files, done))
+        elif line.strip() == "#pragma once":
+            continue
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+KERNEL_FILE = {"reduce": "kernels/reduce.cu", "scan": "kernels/scan.cu", "transform": "kernels/transform.cu",
+               "topk": "kernels/topk.cu"}
+
+
+def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
+    files = render_files(eff, hw, f"v{index} {label}")
+    api = files.get("include/muh/kernels/api.h", "")
+    names = sorted(set(_API_FN.findall(api)))
+    sym = f"muh_v{index}"
+    head = [f"// ---- variant {index}: {label} ----", f"#define muh {sym}"]
+    head += [f"#define {n} {sym}_{n[4:]}" for n in names]
+    done: set[str] = set()
+    body = [_inline("kernels/common.cu", files, done), _inline(KERNEL_FILE[eff.family], files, done)]
+    tail = ["#undef muh"] + [f"#undef {n}" for n in names]
+    return "\n".join(head + body + tail) + "\n"
+
+
+@dataclass(frozen=True)
+class UnitVariant:
+    index: int
+    label: str
+    eff: Effective
+
+
+def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int]) -> str:
+    """One translation unit: the base (index 0) and the given variants, plus the harness main()."""
+    from muh.codegen.templates import render
+
+    code = "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)
+    size = DTYPES[dtype]
+    if family == "topk":
+        check_n, check_small = 3 * TOPK_COLS, TOPK_COLS
+    else:
+        check_n, check_small = (1 << 20) + 17, 1000 + 3
+    rel_tol = {1: 1e-2, 2: 2e-2}.get(size, 1e-5 if dtype == "float32" else 1e-12)
+    if dtype in ("float16", "bfloat16"):
+        rel_tol = 2e-2
+    return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=STORAGE[dtype],
+                  dtype_code=DTYPE_CODE[dtype], is_float=dtype.startswith(("float", "bfloat")),
+                  variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
+                  variant_code=code, sizes=sizes, check_n=check_n, check_small=check_small, rel_tol=rel_tol,
+                  topk_cols=TOPK_COLS, topk_k=TOPK_K, spin_cycles=SPIN_CYCLES)
+
+
+def nvcc_args(hw: Hardware) -> list[str]:
+    arch = hw.toolchain.arch or (f"sm_{hw.compute_capability}" if hw.compute_capability else None)
+    args = ["-O3", f"-std=c++{max(14, hw.toolchain.cxx)}", "-lineinfo", "-w"]
+    if arch and arch.startswith("sm_"):
+        args.append(f"-arch={arch}")
+    return args

@@ -1,0 +1,68 @@
+"""`muh tune` at the command line on a machine without a GPU: clear messages, exit codes."""
+from __future__ import annotations
+
+import pytest
+
+from muh.tune.cli import parse_duration
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    import muh.tune.machine as M
+
+    monkeypatch.setattr(M, "detect", lambda: M.Machine((), "none", "13.0.88", "/usr/bin/nvcc"))
+
+
+def test_no_gpu_fails_fast_with_exit_2(cli, small_spec, no_gpu):
+    code, out, err = cli("tune", small_spec, "reduce")
+    assert code == 2
+    assert "has none visible" in err and "[E-NOGPU]" in err and "Traceback" not in err + out
+
+
+def test_dry_run_needs_no_gpu(cli, small_spec, no_gpu):
+    code, out, err = cli("tune", small_spec, "reduce", "--dry-run", "--types", "float32,float64")
+    assert code == 0
+    assert "reduce@lab float32: 24 variants in the space" in out
+    assert "max_threads_per_block" in out
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("redcue",), "did you mean `reduce`"),
+    (("reduce", "--strategy", "genetic"), "unknown strategy"),
+    (("reduce", "--time", "ten minutes"), "is not a duration"),
+    (("reduce", "--types", "float33"), "unknown element type"),
+    (("scan", "--types", "float16"), "not generated for float16"),
+])
+def test_bad_input_is_a_diagnostic(cli, small_spec, no_gpu, args, needle):
+    code, out, err = cli("tune", small_spec, *args)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_missing_matplotlib_is_reported_before_measuring(cli, small_spec, no_gpu, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *a, **kw):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("no matplotlib")
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    code, out, err = cli("tune", small_spec, "reduce", "--plot", "x.png")
+    assert code == 2 and "--plot needs matplotlib" in err
+
+
+def test_missing_ray_is_reported(cli, small_spec, no_gpu, monkeypatch):
+    import muh.tune.compile as C
+
+    monkeypatch.setattr(C, "ray_available", lambda: False)
+    code, out, err = cli("tune", small_spec, "reduce", "--ray")
+    assert code == 2 and "need Ray" in err
+
+
+def test_durations():
+    assert parse_duration("10m") == 600
+    assert parse_duration("1h30m") == 5400
+    assert parse_duration("90") == 90
+    assert parse_duration("45s") == 45

@@ -1,0 +1,154 @@
+"""The orchestration with a fake compiler and fake GPUs: DB writes, cache hits, resume, failure
+classes, budget, confirmation and the decision. Timings are synthetic; nothing asserts on speed."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from muh.tune import runner as R
+from muh.tune.measure import Result
+from muh.tune.runner import Options, Runner
+
+
+def _labels_in(source: str) -> dict[int, str]:
+    return {int(i): lab for i, lab in re.findall(r"// ---- variant (\d+): (\S+) ----", source)}
+
+
+class FakeGpu:
+    """Times each variant as a function of its label (smaller items = faster, by construction)."""
+
+    def __init__(self, pool, fail=None):
+        self.pool = pool
+        self.fail = fail or {}
+        self.calls = 0
+
+    def __call__(self, binary, indices, gpu, *, sizes, runs, warmup, seed, timeout, stop=None):
+        self.calls += 1
+        src = self.pool.units[self._unit_of(binary)]
+        labels = _labels_in(src)
+        out = {}
+        for i in indices:
+            lab = labels[i]
+            if lab in self.fail:
+                out[i] = Result(i, self.fail[lab], "planted")
+                continue
+            items = int(re.search(r"ipt_(\d+)", lab).group(1))
+            base = [1000.0 * (k + 1) for k in range(len(sizes))]
+            var = [b * (0.5 + items / 32) for b in base]  # ipt_16 == base
+            out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
+        return out
+
+    def _unit_of(self, binary) -> int:
+        data = open(binary, "rb").read()
+        return int(data.split(b" ")[1]) - 1
+
+
+@pytest.fixture
+def setup(loaded, machine, fake_pool, monkeypatch, tmp_path):
+    gpu = FakeGpu(fake_pool)
+    monkeypatch.setattr(R, "run_unit", gpu)
+
+    def make(**kw):
+        opts = Options(family="reduce", types=["float32"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=4,
+                       strategy="exhaustive", **kw)
+        run = Runner(loaded.spec, machine, opts)
+        run.pool = fake_pool
+        return run
+
+    return make, gpu
+
+
+def test_search_confirm_and_decide(setup):
+    make, gpu = setup
+    run = make()
+    rep = run.run_type("float32")
+    assert rep.counts().get("ok", 0) > 0
+    best = rep.ok_rows()[0]
+    assert best.label.startswith("ipt_8.")  # the synthetic model makes 8 items fastest
+    assert rep.decision is not None and rep.decision.winner is not None
+    assert rep.decision.winner.startswith("ipt_8.")
+    assert rep.winner.get("items") == 8
+    assert len(rep.aa) == run.opts.confirm_rounds
+    run.close()
+
+
+def test_rerun_is_all_cache_hits(setup):
+    make, gpu = setup
+    make().run_type("float32")
+    calls = gpu.calls
+    rep = make().run_type("float32")
+    assert gpu.calls == calls  # search and confirmation both come from the database
+    assert all(r.cached for r in rep.rows.values())
+
+
+def test_budget_then_resume_continues_without_remeasuring(setup):
+    make, gpu = setup
+    first = make(budget=6).run_type("float32")
+    assert len(first.rows) == 6
+    done = set(first.rows)
+    second = make(budget=12).run_type("float32")
+    assert len(second.rows) == 12
+    assert all(second.rows[lab].cached for lab in done)
+    assert sum(not r.cached for r in second.rows.values()) == 6
+
+
+def test_failures_are_classified_and_do_not_stop_the_run(setup, fake_pool):
+    make, gpu = setup
+    gpu.fail = {"ipt_12.tpb_128.ipv_2": "wrong_result", "ipt_12.tpb_256.ipv_2": "timeout",
+                "ipt_12.tpb_384.ipv_2": "launch_error"}
+    fake_pool.fail_marker = "// ---- variant 1: ipt_8.tpb_128.ipv_2 ----"
+    rep = make().run_type("float32")
+    st = {lab: r.status for lab, r in rep.rows.items()}
+    assert st["ipt_12.tpb_128.ipv_2"] == "wrong_result"
+    assert st["ipt_12.tpb_256.ipv_2"] == "timeout"
+    assert st["ipt_12.tpb_384.ipv_2"] == "launch_error"
+    assert st["ipt_8.tpb_128.ipv_2"] == "compile_error"
+    assert rep.counts()["ok"] >= 10  # the rest of the batch with the compile error was measured
+
+
+def test_identical_kernels_are_measured_once(loaded, machine, fake_pool, monkeypatch, tmp_path):
+    gpu = FakeGpu(fake_pool)
+    monkeypatch.setattr(R, "run_unit", gpu)
+    opts = Options(family="reduce", types=["float64"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=4,
+                   strategy="exhaustive", confirm_top=1)
+    run = Runner(loaded.spec, machine, opts)
+    run.pool = fake_pool
+    rep = run.run_type("float64")
+    kernels = {r.kernel for r in rep.rows.values()}
+    assert len(kernels) < len(rep.rows)  # vec 2 and 4 collapse for 8-byte items
+    measured = sum(len(_labels_in(u)) - 1 for u in fake_pool.units[:-1])  # minus the base, minus the confirm unit
+    assert measured == len(kernels) - sum(1 for r in rep.rows.values() if r.status == "filtered")
+
+
+def test_interrupt_keeps_what_was_measured(setup, monkeypatch):
+    make, gpu = setup
+    run = make()
+    real = gpu.__call__
+    count = {"n": 0}
+
+    def flaky(*a, **kw):
+        count["n"] += 1
+        if count["n"] == 2:
+            run.stop.set()  # what Ctrl-C does (runner.interrupt)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(R, "run_unit", flaky)
+    rep = run.run_type("float32")
+    assert rep.interrupted
+    kept = run.db.count()
+    assert kept >= 4
+    monkeypatch.setattr(R, "run_unit", gpu)
+    rep2 = make().run_type("float32")
+    assert not rep2.interrupted
+    assert sum(r.cached for r in rep2.rows.values()) >= 4
+
+
+def test_confirmation_unit_carries_a_twin_of_the_base(setup, fake_pool):
+    make, gpu = setup
+    rep = make().run_type("float32")
+    confirm_unit = fake_pool.units[-1]
+    labels = _labels_in(confirm_unit)
+    assert labels[0] == "ipt_16.tpb_256.ipv_4"  # the base
+    assert labels[max(labels)] == "twin:ipt_16.tpb_256.ipv_4"  # its separately compiled twin, for the A/A test
+    assert len(rep.aa) == 3

@@ -1,0 +1,92 @@
+"""Space enumeration, CCCL labels, scaling to effective policies, the static filter."""
+from __future__ import annotations
+
+import pytest
+
+from muh.diagnostics import MuhError
+from muh.tune.space import Variant, build_space, effective, static_filter, static_reasons
+from muh.tune.unit import emitter_reasons
+
+
+def test_space_is_the_cartesian_product_over_the_base(loaded):
+    sp = build_space(loaded.spec, "reduce", "float32")
+    assert sp.size == 3 * 4 * 2
+    vs = sp.variants()
+    assert len(vs) == 24 and len({v.label() for v in vs}) == 24
+    assert all(v.get("modifier") == "ldg" for v in vs)  # dims outside the space come from the base
+    assert sp.base.label(tuple(sp.dims)) == "ipt_16.tpb_256.ipv_4"
+    assert sp.policy_key == "float32"
+
+
+def test_labels_follow_cccl_token_order(loaded):
+    sp = build_space(loaded.spec, "scan", "float32")
+    assert sp.base.label(tuple(sp.dims)) == "ipt_24.tpb_128"
+    full = sp.base.label()
+    assert full.startswith("ipt_24.tpb_128.ns_688.dcid_1.l2w_1140")
+
+
+def test_static_filter_rejects_warp_thread_and_smem_violations(loaded):
+    hw = loaded.spec.hardware["lab"]
+    sp = build_space(loaded.spec, "reduce", "float32")
+    keep, rejected = static_filter(sp, hw)
+    reasons = {r for x in rejected for r in x.reasons}
+    # 1056 nominal threads stay 1056 at 8 items (mem_bound caps them only for bigger tiles)
+    assert any("max_threads_per_block" in r for r in reasons)
+    assert all(effective(v, hw).get("threads") <= 1024 for v in keep)
+    assert any(v.get("threads") == 1056 for v in keep)  # …and are kept where scaling brings them under
+    scan = build_space(loaded.spec, "scan", "float32")
+    keep, rejected = static_filter(scan, hw, extra=lambda e: emitter_reasons(e, hw))
+    assert any("shared memory" in r or "smem" in r for x in rejected for r in x.reasons)
+    for v in keep:
+        e = effective(v, hw)
+        assert e.get("threads") * e.get("items") * 4 <= 48 * 1024
+
+
+def test_static_reasons_warp_multiple():
+    from muh.schema.models import Hardware, Toolchain
+    from decimal import Decimal
+
+    from muh.schema.units import Quantity
+    from muh.tune.space import Effective
+
+    hw = Hardware(name="w64", arch="x", sm_count=16, warp_size=64, smem_per_block=Quantity(Decimal(48), "KiB"), toolchain=Toolchain(cuda="10.2", cxx=14))
+    e = Effective("reduce", "float32", (("items", 16), ("threads", 96), ("vec", 4)))
+    assert any("multiple of warp_size=64" in r for r in static_reasons(e, hw))
+    ok = Effective("reduce", "float32", (("items", 16), ("threads", 128), ("vec", 4)))
+    assert static_reasons(ok, hw) == []
+
+
+def test_effective_scaling_dedupes_identical_kernels(loaded):
+    hw = loaded.spec.hardware["lab"]
+    sp = build_space(loaded.spec, "reduce", "float64")
+    effs = {effective(v, hw).key for v in sp.variants()}
+    assert len(effs) < sp.size  # vec 4 and 2 are both capped to 2 doubles per 16-byte load
+    a = Variant("reduce", "float64", (("items", 16), ("threads", 256), ("vec", 4)))
+    b = Variant("reduce", "float64", (("items", 16), ("threads", 256), ("vec", 2)))
+    assert effective(a, hw).key == effective(b, hw).key
+
+
+def test_build_space_errors_are_diagnostics(loaded):
+    with pytest.raises(MuhError) as e:
+        build_space(loaded.spec, "redcue", "float32")
+    assert "did you mean `reduce`" in (e.value.diagnostics[0].hint or "")
+    with pytest.raises(MuhError):
+        build_space(loaded.spec, "reduce", "float33")
+
+
+def test_a_unit_holds_the_emitters_code_renamed_per_variant(loaded):
+    from muh.codegen.kernels import generate
+    from muh.tune.unit import UnitVariant, kernel_config, render_unit
+
+    hw = loaded.spec.hardware["lab"]
+    sp = build_space(loaded.spec, "reduce", "float32")
+    vs = sp.variants()[:2]
+    uv = [UnitVariant(0, "base", effective(sp.base, hw))] + [UnitVariant(i, v.label(), effective(v, hw)) for i, v in enumerate(vs, 1)]
+    src = render_unit("reduce", "float32", hw, uv, [1 << 16])
+    for i in range(3):
+        assert f"#define muh muh_v{i}\n" in src and f"#define muh_reduce muh_v{i}_reduce\n" in src
+        assert f"muh_v{i}_reduce, muh_v{i}_reduce_workspace_bytes, muh_v{i}_last_error" in src
+    # the kernel body is the emitter's own output for the variant's config
+    reduce_cu = dict(generate(kernel_config(uv[1].eff, hw)))["kernels/reduce.cu"]
+    body = reduce_cu.split("namespace reduce_impl {", 1)[1].split("}  // namespace reduce_impl")[0]
+    assert body in src
