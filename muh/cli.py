@@ -165,7 +165,7 @@ def check(
         width = max([len(r.name) for r in results] + [5])
         for r in results:
             typer.echo(f"  {r.name:<{width}}  {r.status:<4}  {r.seconds:6.2f}s  {r.detail}")
-            if verbose or r.status == "fail":
+            if verbose or r.status == "fail" or (only and r.name in only):
                 for line in r.cases:
                     typer.echo(f"      {line}")
         failed |= any(r.status == "fail" for r in results)

@@ -25,7 +25,7 @@ BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
 SCALING = ("mem_bound", "reg_bound", "nominal_4b", "none")
 TRANSFORM_ALGORITHMS = ("prefetch", "vectorized", "ublkcp", "fallback_for")
 HISTOGRAM_MEMORY = ("smem", "gmem", "blended")
-RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or")
+RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or", "match_early_counts_any", "match_early_counts_atomic_or")
 # CCCL's look-back delay constructors, in the order of the benchmark's `dcid` ids 0..7.
 DELAY_KINDS = ("no_delay", "fixed", "backoff", "backoff_jitter", "backoff_jitter_window",
                "backon_jitter_window", "backon_jitter", "backon")

@@ -141,7 +141,8 @@ class Measured(Model):
     """Evidence for a value set by `muh tune` (written as `@measured(…)` after the value)."""
 
     device: str
-    date: str
+    date: str = ""
+    """When it was measured (CCCL's own annotations carry no date)."""
     toolkit: str = ""
     samples: int = 0
     variant: str = ""

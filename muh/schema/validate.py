@@ -69,6 +69,7 @@ def _measurements(low: Lowered) -> dict:
         args.pop("kind", None)
         out[".".join(map(str, path))] = {k: (float(v) if isinstance(v, Decimal) else v) for k, v in args.items()}
         low.value_spans[("measured", ".".join(map(str, path)))] = call.span
+        low.key_spans[("measured", ".".join(map(str, path)))] = call.span
     return out
 
 

@@ -1,0 +1,247 @@
+"""Ground truth from the installed CUB: compile one host program, run it, cache its JSON.
+
+The program (``cub_truth.cu.j2``) instantiates CUB's own templates — ``MemBoundScaling``,
+``RegBoundScaling``, ``Nominal4BItemsToItems`` and the ``policy_hub`` chains of reduce, scan,
+select_if, for_each, merge_sort, merge, histogram and transform — and prints
+the values CUB computes. Nothing is hand-typed: the case list comes from a seeded generator, the
+answers from the compiler. One translation unit costs a few seconds, so every query is batched into
+it, and the result is cached under ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``) keyed by the CUB
+version and the hash of the program text and the nvcc version.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from muh.diagnostics import Diagnostic, MuhError
+
+#: Architectures (compute capability x 10, CUB's policy numbering) and element types compared.
+ARCHES = (800, 860, 900, 1000)
+#: Element types probed, as C++ types.
+TYPES = {
+    "int8": "std::int8_t", "uint8": "std::uint8_t", "int16": "std::int16_t", "uint16": "std::uint16_t",
+    "int32": "std::int32_t", "uint32": "std::uint32_t", "int64": "std::int64_t", "uint64": "std::uint64_t",
+    "float32": "float", "float64": "double",
+}
+#: Sums are probed only for types that accumulate in themselves (no integer promotion), so that
+#: ``policy_hub<T, …>`` is exactly the hub ``DeviceReduce::Sum`` / ``DeviceScan::*Sum`` use.
+SUM_TYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")
+#: Histogram samples up to 4 bytes (CUB divides the items of wider samples by a rule muh lacks).
+SAMPLE_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32")
+#: Algorithm family -> the element types its probes cover.
+ALGORITHMS = {
+    "reduce": SUM_TYPES, "scan": SUM_TYPES, "for_each": tuple(TYPES), "merge_sort": tuple(TYPES),
+    "merge": tuple(TYPES), "histogram": SAMPLE_TYPES, "select_if": tuple(TYPES),
+    "transform": tuple(TYPES), "radix_sort": tuple(TYPES), "partition": tuple(TYPES),
+}
+
+STANDARD_SIZES = (1, 2, 4, 8, 16)
+ODD_SIZES = (3, 5, 6, 7, 9, 12, 20, 24, 32, 33, 48, 64, 100, 128, 256, 1000, 1024)
+#: The worked examples of shared/facts/cccl.md (rule, T4, I4, element size).
+ANCHORS = (
+    ("mem_bound", 512, 16, 8), ("reg_bound", 384, 22, 8), ("mem_bound", 256, 500, 1),
+    ("mem_bound", 256, 10000, 1024), ("reg_bound", 256, 500, 1),
+)
+DEFAULT_SEED = 20260301
+DEFAULT_COUNT = 600  # random cases per run, on top of the anchors
+
+_MACRO = {"mem_bound": "MEM", "reg_bound": "REG", "nominal_4b_items": "N4B"}
+
+
+@dataclass(frozen=True, order=True)
+class ScalingCase:
+    rule: str      # mem_bound | reg_bound | nominal_4b_items
+    threads: int   # nominal 4-byte threads per block (T4)
+    items: int     # nominal 4-byte items per thread (I4)
+    size: int      # element size in bytes
+
+    @property
+    def macro(self) -> str:
+        return _MACRO[self.rule]
+
+    @property
+    def key(self) -> str:
+        return f"{self.rule}({self.threads},{self.items},{self.size}B)"
+
+
+@dataclass(frozen=True, order=True)
+class PolicyProbe:
+    algorithm: str
+    cc: int
+    type: str
+
+    @property
+    def fn(self) -> str:
+        return f"{self.algorithm}_row"
+
+    @property
+    def cxx_type(self) -> str:
+        return TYPES[self.type]
+
+
+@dataclass(frozen=True)
+class Truth:
+    cub_version: int
+    scaling: dict[ScalingCase, tuple[int, int]]   # case -> (threads, items); threads 0 for nominal_4b_items
+    policies: dict[tuple[str, int, str], dict]    # (algorithm, cc, type) -> CUB's selected values
+
+
+def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[ScalingCase]:
+    """A deterministic, property-based-in-spirit case list: anchors plus ``count`` random cases.
+
+    Threads cover warp multiples and odd counts; items cover the tuned range (1..32) and the large
+    values that make the shared-memory cap bite; sizes cover 1..16 bytes and odd ``char[N]`` sizes.
+    """
+    rng = random.Random(seed)
+    rules = ("mem_bound", "reg_bound", "nominal_4b_items")
+    cases = {ScalingCase(*a) for a in ANCHORS}
+    while len(cases) < count + len(ANCHORS):
+        threads = rng.choice((rng.randrange(32, 1025, 32), rng.randrange(1, 1025)))
+        items = rng.choice((rng.randint(1, 32), rng.randint(1, 32), rng.randint(33, 2000)))
+        size = rng.choice(STANDARD_SIZES + STANDARD_SIZES + ODD_SIZES)
+        cases.add(ScalingCase(rng.choice(rules), threads, items, size))
+    return sorted(cases)
+
+
+def policy_probes() -> list[PolicyProbe]:
+    return [PolicyProbe(a, cc, t) for a, types in ALGORITHMS.items() for cc in ARCHES for t in types]
+
+
+def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
+    )
+    return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes)
+
+
+# ---- toolchain ---------------------------------------------------------------------------------
+
+def find_nvcc() -> str:
+    """The nvcc to use: ``$MUH_NVCC``, ``$CUDACXX``, PATH, then ``/usr/local/cuda/bin``."""
+    for env in ("MUH_NVCC", "CUDACXX"):
+        if os.environ.get(env):
+            found = shutil.which(os.environ[env])
+            if found:
+                return found
+    found = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+    if not found:
+        raise MuhError([Diagnostic(
+            "E-NVCC", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it",
+            hint="install the CUDA toolkit, put nvcc on PATH, or set $MUH_NVCC to its path",
+        )])
+    return found
+
+
+def nvcc_version(nvcc: str) -> str:
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as err:
+        raise MuhError([Diagnostic("E-NVCC", f"{nvcc} --version failed: {err}",
+                                   hint="check the CUDA toolkit installation or set $MUH_NVCC")]) from None
+    match = re.search(r"release [0-9.]+, V[0-9.]+", out)
+    return match.group(0) if match else (out.strip() or "unknown")
+
+
+def include_dirs(nvcc: str) -> list[Path]:
+    """The include folders nvcc passes to the host compiler (read from ``nvcc --dryrun``; no compile)."""
+    try:
+        out = subprocess.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    found = re.findall(r'(?:-I|-isystem" ")"?([^"\s]+)', out.stdout + out.stderr)
+    return [Path(p) for p in dict.fromkeys(found)]
+
+
+def cub_version(nvcc: str) -> int:
+    """CUB_VERSION read from the toolkit's headers (no compilation); 0 if they cannot be found."""
+    root = Path(nvcc).resolve().parent.parent
+    candidates = [d / "cub/version.cuh" for d in include_dirs(nvcc)]
+    candidates += [root / "include/cccl/cub/version.cuh", root / "include/cub/version.cuh"]
+    for cand in candidates:
+        if cand.is_file():
+            match = re.search(r"#define\s+CUB_VERSION\s+(\d+)", cand.read_text())
+            if match:
+                return int(match.group(1))
+    return 0  # unknown: the program reports it, and the hash of the nvcc version still keys the cache
+
+
+def cache_dir() -> Path:
+    if os.environ.get("MUH_CACHE_DIR"):
+        return Path(os.environ["MUH_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "muh"
+
+
+def compile_and_run(source: str, nvcc: str, *, what: str = "CUB ground-truth probe") -> str:
+    """Compile ``source`` as a host program with nvcc -std=c++17, run it, return its stdout."""
+    with tempfile.TemporaryDirectory(prefix="muh-truth-") as tmp:
+        src, exe = Path(tmp) / "probe.cu", Path(tmp) / "probe"
+        src.write_text(source)
+        cmd = [nvcc, "-std=c++17", "-x", "cu", str(src), "-o", str(exe)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+            raise MuhError([Diagnostic(
+                "E-NVCC-COMPILE", f"nvcc could not compile the {what}",
+                hint="is the CUDA toolkit's CCCL complete? the compiler said:\n" + tail)])
+        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            raise MuhError([Diagnostic("E-NVCC-RUN", f"the {what} exited with {run.returncode}",
+                                       hint=run.stderr.strip()[-2000:] or None)])
+        return run.stdout
+
+
+def _parse(raw: dict) -> Truth:
+    scaling = {
+        ScalingCase(r["rule"], r["threads4"], r["items4"], r["size"]): (r["threads"], r["items"])
+        for r in raw["scaling"]
+    }
+    policies = {(p["family"], p["cc"], p["type"]): p for p in raw["policies"]}
+    return Truth(raw["cub_version"], scaling, policies)
+
+
+def load_truth(cases: list[ScalingCase] | None = None, probes: list[PolicyProbe] | None = None,
+               *, use_cache: bool = True) -> Truth:
+    """CUB's answers for ``cases`` and ``probes`` (defaults: the standard suite), cached on disk."""
+    cases = scaling_cases() if cases is None else sorted(set(cases))
+    probes = policy_probes() if probes is None else sorted(set(probes))
+    source = render_program(cases, probes)
+    nvcc = find_nvcc()
+    version = cub_version(nvcc)
+    digest = hashlib.sha256((source + "\0" + nvcc_version(nvcc)).encode()).hexdigest()[:16]
+    path = cache_dir() / f"cub-truth-{version}-{digest}.json"
+    if use_cache and path.is_file():
+        try:
+            cached = _parse(json.loads(path.read_text()))
+            if not version or cached.cub_version == version:
+                return cached
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged or mismatched cache entry is rebuilt below
+    try:
+        raw = json.loads(compile_and_run(source, nvcc))
+    except MuhError as err:
+        if version and version // 100 != 3000:
+            note = (f"the probe reads CCCL 3.0's policy hubs; this toolkit's CUB_VERSION is {version} "
+                    "(a newer CCCL renamed them): pin the toolkit or port cub_probe.inc.j2")
+            raise MuhError([Diagnostic(d.code, d.message, d.span, d.hint, d.severity, d.notes + (note,))
+                            for d in err.diagnostics]) from None
+        raise
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(raw, fh, sort_keys=True, indent=1)
+        os.replace(tmp, path)
+    return _parse(raw)

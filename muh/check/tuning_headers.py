@@ -1,0 +1,242 @@
+"""The `tuning_headers` check: the generated tuning headers compile, and equal CUB where they should.
+
+1. One translation unit includes every generated ``tuning_<family>.cuh`` and is compiled with nvcc
+   at each C++ level the spec's toolchains name (``-std=c++14`` for the BI-V100): the headers'
+   static_asserts (warp multiples, block limit, tile ≤ shared memory) hold or the build fails.
+2. For NVIDIA hardware with ``cub_parity = true``, a second unit (``cub_equal.cu.j2``) includes
+   CUB's tuning headers and static_asserts ``generated == cub`` for every reduce/scan policy.
+
+Compilations run in parallel (each costs seconds); failures come back as the compiler's lines.
+"""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from muh.check import CheckResult, cub_truth, register
+from muh.codegen.base import BuildContext, GeneratedFile
+from muh.codegen.cxx import tuning
+from muh.diagnostics import MuhError
+from muh.schema import catalog
+
+_TILE = {"threads": "P::BLOCK_THREADS", "items": "P::ITEMS_PER_THREAD", "load": "to_muh(P::LOAD_ALGORITHM)",
+         "store": "to_muh(P::STORE_ALGORITHM)", "modifier": "to_muh(P::LOAD_MODIFIER)"}
+#: How a muh policy field reads from CUB's agent policy ``P`` (CCCL 3.0.1 member names).
+CUB_FIELDS = {
+    "reduce": {"threads": "P::BLOCK_THREADS", "items": "P::ITEMS_PER_THREAD", "vec": "P::VECTOR_LOAD_LENGTH",
+               "block": "to_muh(P::BLOCK_ALGORITHM)", "modifier": "to_muh(P::LOAD_MODIFIER)"},
+    "scan": {**_TILE, "block": "to_muh(P::SCAN_ALGORITHM)",
+             "delay": "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"},
+    "select_if": {k: v for k, v in _TILE.items() if k != "store"} | {
+        "block": "to_muh(P::SCAN_ALGORITHM)",
+        "delay": "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"},
+    "for_each": {"threads": "P::block_threads", "items": "P::items_per_thread"},
+    "partition": {k: v for k, v in _TILE.items() if k != "store"} | {
+        "block": "to_muh(P::SCAN_ALGORITHM)",
+        "delay": "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"},
+    "transform": {"threads": "P::algo_policy::block_threads", "bytes_in_flight": "P::min_bif",
+                  "algorithm": "to_muh(P::algorithm)"},
+    "merge_sort": _TILE,
+    "merge": _TILE,
+    "histogram": {"threads": "P::BLOCK_THREADS", "pixels_per_thread": "P::PIXELS_PER_THREAD", "vec": "P::VEC_SIZE",
+                  "load": "to_muh(P::LOAD_ALGORITHM)", "modifier": "to_muh(P::LOAD_MODIFIER)",
+                  "rle_compress": "P::IS_RLE_COMPRESS", "memory": "to_muh(P::MEM_PREFERENCE)",
+                  "work_stealing": "P::IS_WORK_STEALING"},
+}
+
+
+#: Families whose policy is a set of sub-policies: sub-policy -> CUB member type, and the field map.
+CUB_SUBS = {
+    "radix_sort": {"onesweep": "OnesweepPolicy", "downsweep": "DownsweepPolicy", "single_tile": "SingleTilePolicy",
+                   "upsweep": "UpsweepPolicy", "histogram": "HistogramPolicy", "exclusive_sum": "ExclusiveSumPolicy"},
+}
+_SUB_FIELDS = {"threads": "BLOCK_THREADS", "items": "ITEMS_PER_THREAD", "radix_bits": "RADIX_BITS",
+               "rank": "to_muh(P::{t}::RANK_ALGORITHM)", "load": "to_muh(P::{t}::LOAD_ALGORITHM)",
+               "modifier": "to_muh(P::{t}::LOAD_MODIFIER)"}
+CUB_FIELDS["radix_sort"] = {}
+
+
+def _sub_expr(cub_type: str, field: str) -> str:
+    expr = _SUB_FIELDS[field]
+    return expr.format(t=cub_type) if "{t}" in expr else f"P::{cub_type}::{expr}"
+
+
+def _init(family: str, algorithms) -> tuple[list[str], list[str]] | None:
+    """(C++ initialisers of a muh policy from CUB's policy ``P``, member names), or None if the shapes differ."""
+    fields = [f.name for f in tuning.fields_of(family, algorithms)]
+    if set(fields) != set(CUB_FIELDS[family]):
+        return None  # the header's struct is not CUB's shape (a dimension unset): parity cannot hold
+    init, members = [CUB_FIELDS[family][f] for f in fields], list(fields)
+    for sp in tuning.subs_of(family, algorithms):
+        cub_type = CUB_SUBS.get(family, {}).get(sp.name)
+        if cub_type is None or any(f.name not in _SUB_FIELDS for f in sp.fields):
+            return None
+        init.append("{" + ", ".join(_sub_expr(cub_type, f.name) for f in sp.fields) + "}")
+        members.append(sp.name)
+    return init, members
+
+
+def _upper(prefix: str, names) -> tuple[tuple[str, str], ...]:
+    return tuple((n, prefix + n.upper()) for n in names)
+
+
+#: muh enumeration -> (CUB enumeration type, (muh enumerator, CUB enumerator) for the values CUB 3.0.1 has).
+CUB_ENUMS = (
+    ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", catalog.LOAD_ALGORITHMS)),
+    ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", catalog.STORE_ALGORITHMS)),
+    ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", catalog.LOAD_MODIFIERS)),
+    ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",
+     _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions"))),
+    ("block_scan_algorithm", "cub::BlockScanAlgorithm", _upper("cub::BLOCK_SCAN_", catalog.BLOCK_SCAN)),
+    ("transform_algorithm", "cub::detail::transform::Algorithm",
+     (("prefetch", "cub::detail::transform::Algorithm::prefetch"), ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"))),
+    ("radix_rank_algorithm", "cub::RadixRankAlgorithm",
+     _upper("cub::RADIX_RANK_", ("basic", "memoize", "match")) + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),)),
+    ("histogram_memory", "cub::BlockHistogramMemoryPreference",
+     (("gmem", "cub::GMEM"), ("smem", "cub::SMEM"), ("blended", "cub::BLEND"))),
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    source: str
+    std: int
+    files: tuple[GeneratedFile, ...] | None = None  # headers of its own (default: the shared ones)
+
+
+def header_files(ctx: BuildContext) -> list[GeneratedFile]:
+    return [f for f in tuning.emit(ctx) if f.path.endswith(".cuh")]
+
+
+def _tuning_names(files: list[GeneratedFile]) -> list[str]:
+    return sorted(Path(f.path).name for f in files if Path(f.path).name.startswith("tuning_"))
+
+
+def include_all_source(files: list[GeneratedFile]) -> str:
+    lines = [f'#include "muh/tuning/{n}"' for n in _tuning_names(files)]
+    return "// Every generated tuning header, compiled together (their static_asserts must hold).\n" + "\n".join(lines) + "\n"
+
+
+def equality_source(ctx: BuildContext, files: list[GeneratedFile]) -> str | None:
+    """The static_assert(generated == cub) unit, or None when no hardware asks for CUB parity."""
+    cases, families = [], {}
+    for alg in sorted(ctx.derived.algorithms.values(), key=lambda a: (a.family, a.hardware.name)):
+        hw = alg.hardware
+        if alg.family not in CUB_FIELDS or not (hw.cub_parity and hw.compute_capability):
+            continue
+        shape = _init(alg.family, ctx.derived.of(alg.family))
+        if shape is None:
+            continue
+        families[alg.family], fields = shape
+        types = sorted({p.dtype for p in alg.policies.values()} & set(cub_truth.ALGORITHMS[alg.family]))
+        for dtype in types:
+            cases.append(dict(family=alg.family, cc=hw.compute_capability * 10, cxx_type=cub_truth.TYPES[dtype],
+                              element=tuning.ident(dtype), hardware=tuning.ident(hw.name), fields=fields,
+                              label=f"{alg.family} on {hw.name}, {dtype}"))
+    if not cases:
+        return None
+    enums = [dict(muh=m, cub=t, pairs=[(c, tuning.ident(v)) for v, c in pairs]) for m, t, pairs in CUB_ENUMS]
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("cub_equal.cu.j2").render(
+        headers=_tuning_names(files), enums=enums,
+        families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases)
+
+
+def units_for(ctx: BuildContext, files: list[GeneratedFile]) -> list[Unit]:
+    levels = sorted({h.toolchain.cxx for h in ctx.spec.hardware.values() if h.toolchain.cxx >= 14} or {17})
+    units = [Unit(f"headers_cxx{std}", include_all_source(files), std) for std in levels]
+    eq = equality_source(ctx, files)
+    if eq is not None:
+        units.append(Unit("cub_equal", eq, 17))
+    return units
+
+
+def _pass_marker(nvcc: str, files, unit: Unit) -> Path:
+    """Where a unit that compiled is remembered: keyed by everything the compilation read."""
+    h = hashlib.sha256()
+    for part in (cub_truth.nvcc_version(nvcc), str(cub_truth.cub_version(nvcc)), unit.name, str(unit.std), unit.source):
+        h.update(part.encode() + b"\0")
+    for f in sorted(unit.files if unit.files is not None else files, key=lambda f: f.path):
+        h.update(f.path.encode() + b"\0" + f.content.encode() + b"\0")
+    return cub_truth.cache_dir() / "compiled" / f"{h.hexdigest()[:24]}.ok"
+
+
+def compile_units(files: list[GeneratedFile], units: list[Unit], *, use_cache: bool = True) -> dict[str, tuple[bool, str]]:
+    """Compile every unit against ``files`` in parallel; name -> (ok, compiler output).
+
+    A unit that compiled before with exactly the same inputs (sources, headers, nvcc, CUB) is not
+    compiled again; failures are never cached.
+    """
+    nvcc = cub_truth.find_nvcc()
+    out: dict[str, tuple[bool, str]] = {}
+    markers = {u.name: _pass_marker(nvcc, files, u) for u in units}
+    if use_cache:
+        out = {u.name: (True, "(cached: compiled before with the same inputs)") for u in units if markers[u.name].is_file()}
+    todo = [u for u in units if u.name not in out]
+    if todo:
+        out.update(_compile(nvcc, files, todo))
+    for u in todo:
+        if use_cache and out[u.name][0]:
+            markers[u.name].parent.mkdir(parents=True, exist_ok=True)
+            markers[u.name].write_text(u.name + "\n")
+    return {u.name: out[u.name] for u in units}
+
+
+def _compile(nvcc: str, files: list[GeneratedFile], units: list[Unit]) -> dict[str, tuple[bool, str]]:
+    with tempfile.TemporaryDirectory(prefix="muh-headers-") as tmp:
+        root = Path(tmp)
+        _write(root / "shared", files)
+        procs = {}
+        for u in units:
+            inc = root / "shared"
+            if u.files is not None:
+                inc = root / u.name
+                _write(inc, u.files)
+            src = root / f"{u.name}.cu"
+            src.write_text(u.source, encoding="utf-8")
+            cmd = [nvcc, f"-std=c++{u.std}", "-x", "cu", "-c", str(src), "-o", str(root / f"{u.name}.o"),
+                   "-I", str(inc / "include")]
+            procs[u.name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = {}
+        for name, proc in procs.items():
+            text, _ = proc.communicate(timeout=900)
+            out[name] = (proc.returncode == 0, text.replace(tmp, "<tmp>"))
+    return out
+
+
+def _write(root: Path, files) -> None:
+    for f in files:
+        path = root / f.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f.content, encoding="utf-8")
+
+
+@register("tuning_headers")
+def check_tuning_headers(ctx: BuildContext) -> CheckResult:
+    """`muh check SPEC --only tuning_headers`."""
+    files = header_files(ctx)
+    if not _tuning_names(files):
+        return CheckResult("tuning_headers", "skip", "the spec has no algorithms, so no tuning headers")
+    units = units_for(ctx, files)
+    try:
+        results = compile_units(files, units)
+    except MuhError as err:
+        return CheckResult("tuning_headers", "fail", err.diagnostics[0].message,
+                           [d.render() for d in err.diagnostics])
+    lines = []
+    for u in units:
+        ok, text = results[u.name]
+        lines.append(f"{u.name} (nvcc -std=c++{u.std}): {'ok' if ok else 'FAILED'}")
+        if not ok:
+            lines += [f"  {line}" for line in text.strip().splitlines()[:40]]
+    failed = [u.name for u in units if not results[u.name][0]]
+    detail = (f"{len(failed)} of {len(units)} units failed: {', '.join(failed)}" if failed else
+              f"{len(_tuning_names(files))} headers compile ({', '.join(u.name for u in units)})")
+    return CheckResult("tuning_headers", "fail" if failed else "pass", detail, lines)

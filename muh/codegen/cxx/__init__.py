@@ -1,0 +1,1 @@
+"""C++ artifacts: the CCCL-shaped tuning headers (``include/muh/tuning/*.cuh``)."""

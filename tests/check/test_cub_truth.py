@@ -1,0 +1,82 @@
+"""CUB ground truth: the probe program, its cache, its errors, and the policies CUB selects."""
+from __future__ import annotations
+
+import pytest
+
+from muh.check import cub_truth
+from muh.diagnostics import MuhError
+
+
+def test_case_list_is_deterministic_and_large():
+    a, b = cub_truth.scaling_cases(), cub_truth.scaling_cases()
+    assert a == b and len(a) >= 500
+    assert cub_truth.render_program(a, cub_truth.policy_probes()) == cub_truth.render_program(b, cub_truth.policy_probes())
+    assert cub_truth.scaling_cases(seed=1) != a
+
+
+def test_missing_nvcc_is_a_diagnostic(monkeypatch):
+    monkeypatch.setattr(cub_truth.shutil, "which", lambda *a, **k: None)
+    monkeypatch.delenv("MUH_NVCC", raising=False)
+    monkeypatch.delenv("CUDACXX", raising=False)
+    with pytest.raises(MuhError) as err:
+        cub_truth.load_truth()
+    diag = err.value.diagnostics[0]
+    assert diag.code == "E-NVCC" and "nvcc" in diag.message and diag.hint
+
+
+@pytest.mark.nvcc
+def test_compile_error_is_a_diagnostic(nvcc):
+    with pytest.raises(MuhError) as err:
+        cub_truth.compile_and_run("this is not C++\n", nvcc)
+    assert err.value.diagnostics[0].code == "E-NVCC-COMPILE"
+
+
+@pytest.mark.nvcc
+def test_truth_is_cached_by_cub_version(nvcc, tmp_path, monkeypatch):
+    monkeypatch.setenv("MUH_CACHE_DIR", str(tmp_path))
+    version = cub_truth.cub_version(nvcc)
+    calls = []
+
+    def fake_run(source, nvcc_path, **kw):  # the compile itself is exercised by every other test
+        calls.append(source)
+        return '{"cub_version": %d, "scaling": [], "policies": []}' % version
+
+    monkeypatch.setattr(cub_truth, "compile_and_run", fake_run)
+    cases = cub_truth.scaling_cases(count=5)
+    probes = [cub_truth.PolicyProbe("reduce", 900, "float32")]
+    first = cub_truth.load_truth(cases, probes)
+    (entry,) = tmp_path.glob("cub-truth-*.json")
+    assert entry.name.startswith(f"cub-truth-{version}-") and version == 300001
+    assert cub_truth.load_truth(cases, probes) == first and len(calls) == 1
+    cub_truth.load_truth(cases, probes + [cub_truth.PolicyProbe("scan", 900, "float32")])
+    assert len(calls) == 2  # another probe set is another program
+    entry.write_text("{ damaged")
+    cub_truth.load_truth(cases, probes)
+    assert len(calls) == 3
+
+
+@pytest.fixture(scope="module")
+def truth(nvcc):
+    return cub_truth.load_truth()
+
+
+@pytest.mark.nvcc
+def test_cub_version_is_pinned(truth):
+    # The parity fixtures describe CCCL 3.0.1; a different CUB needs a reviewed specs/nvidia.muh.
+    assert truth.cub_version == 300001
+
+
+@pytest.mark.nvcc
+def test_fallback_policies(truth):
+    # reduce on sm_90 (and sm_80/86) runs CUB's sm_60 policy; scan on sm_86 its untuned default.
+    for cc in (800, 860, 900):
+        assert truth.policies[("reduce", cc, "float32")]["policy"] == 600
+    sm86 = truth.policies[("scan", 860, "float32")]
+    assert (sm86["threads"], sm86["items"], sm86["delay"]) == (128, 15, "fixed")
+    assert truth.policies[("scan", 1000, "float32")]["delay"] == "backon_jitter"
+
+
+@pytest.mark.nvcc
+def test_every_probe_answered(truth):
+    assert set(truth.policies) == {(p.algorithm, p.cc, p.type) for p in cub_truth.policy_probes()}
+    assert len(truth.policies) >= 2 * 4 * 4

@@ -1,0 +1,92 @@
+"""`muh check --only parity`: the CCCL parity suite end to end."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from muh.check import parity
+from muh.derive import derive
+from muh.schema import load
+
+ROOT = Path(__file__).resolve().parents[2]
+NVIDIA = ROOT / "specs" / "nvidia.muh"
+BASELINE = ROOT / "specs" / "baseline.muh"
+SM90_LINE = "delay = fixed(ns = 576 ns"  # scan, sm90, float64.plus: unique in the spec
+
+
+@pytest.fixture(scope="module")
+def report(nvcc):
+    spec = load(NVIDIA.read_text(), "specs/nvidia.muh")
+    return parity.run_parity(spec)
+
+
+@pytest.mark.nvcc
+def test_nvidia_spec_reproduces_cub(report):
+    assert report.ok, parity.render(report)
+    groups = {g: sum(c.group == g for c in report.cases) for g in ("scaling", "policy")}
+    assert groups["scaling"] >= 500
+    names = {c.case for c in report.cases if c.group == "policy"}
+    for alg in ("reduce", "scan", "select_if", "merge_sort", "merge", "for_each", "transform", "radix_sort", "partition"):
+        for hw in ("sm80", "sm86", "sm90", "sm100"):
+            for t in ("float32", "float64", "int32", "int64"):
+                assert f"{alg} {hw} {t}" in names
+    assert "histogram sm100 uint8" in names
+
+
+@pytest.mark.nvcc
+def test_render_ends_with_count(report):
+    text = parity.render(report)
+    assert re.search(r"\nparity: \d+ cases passed$", text)
+    assert "reduce sm90 float32" in text and "Policy600" in text
+
+
+@pytest.mark.nvcc
+def test_cli_baseline_uses_reference_spec(cli, nvcc):
+    code, out, err = cli("check", BASELINE, "--only", "parity", "-v", cwd=ROOT)
+    assert code == 0, out + err
+    assert "policies from" in out and "nvidia.muh" in out
+    assert re.search(r"parity: (\d+) cases passed", out)
+    assert int(re.search(r"parity: (\d+) cases passed", out).group(1)) >= 548
+    # the BI-V100's own policies keep its rules: warp multiples of 64, tiles within 48 KiB
+    assert "target   scan bi100 float64" in out
+
+
+@pytest.mark.nvcc
+def test_one_changed_sm90_value_fails(cli, tmp_path, nvcc):
+    text = NVIDIA.read_text()
+    assert SM90_LINE in text
+    bad = tmp_path / "specs" / "nvidia.muh"
+    bad.parent.mkdir()
+    bad.write_text(text.replace(SM90_LINE, SM90_LINE.replace("576", "580")))
+    code, out, err = cli("check", bad, "--only", "parity")
+    assert code == 1, out + err
+    assert "MISMATCH policy scan sm90 float64: delay.ns: muh 580 != CUB 576" in out
+    assert "parity: 1 of" in out and "FAILED" in out
+
+
+def test_bi100_8_byte_policies_fit_and_use_warp_multiples():
+    spec = load(BASELINE.read_text(), "specs/baseline.muh")
+    cases = parity.target_rules(spec, derive(spec))
+    assert cases and all(c.ok for c in cases)
+    d = derive(spec)
+    for fam in ("reduce", "scan"):
+        (alg,) = d.of(fam, "bi100")
+        for key in ("float64", "int64"):
+            pol = alg.policies[key]
+            assert pol.value("threads") % 64 == 0
+            assert pol.value("threads") * pol.value("items") * 8 <= 48 * 1024
+
+
+def test_check_without_nvcc_fails_with_a_diagnostic(monkeypatch):
+    from muh.check import cub_truth
+    from muh.codegen.base import BuildContext
+
+    monkeypatch.setattr(cub_truth.shutil, "which", lambda *a, **k: None)
+    monkeypatch.delenv("MUH_NVCC", raising=False)
+    monkeypatch.delenv("CUDACXX", raising=False)
+    spec = load(NVIDIA.read_text(), "specs/nvidia.muh")
+    res = parity.check_parity(BuildContext(spec, derive(spec)))
+    assert res.status == "fail" and "nvcc" in res.detail
+    assert any("[E-NVCC]" in line for line in res.cases)
