@@ -1,0 +1,345 @@
+"""muh's generated kernels vs CUB vs PyTorch, in one run, on the present GPU.
+
+    python3 bench/kernels.py [--gen DIR] [--out-json FILE] [--out-md FILE] [--quick]
+
+Without --gen, the H200 preset's kernels are generated into .muh-cache/bench/h200 first. Times are
+medians over repeats; each repeat enqueues `iters` calls behind a GPU spin (torch.cuda._sleep) so
+the CPU's launch overhead stays out, and is timed with device events. Inputs rotate over enough
+buffers to exceed the L2 (cold-ish data, as in CCCL's benchmarks). Bandwidth = bytes that must
+move (reads + writes) / time, against a device-to-device copy measured in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SIZES = [1 << 16, 1 << 20, 1 << 24, 1 << 28]
+L2_BYTES = 60 << 20
+
+
+def build_cub(cache: Path) -> ctypes.CDLL:
+    from muh.runtime import build
+
+    src = ROOT / "bench" / "cub_harness.cu"
+    import hashlib
+
+    key = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+    lib = cache / f"cub-{key}" / "libcub_harness.so"
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([build.nvcc(), "-O3", "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared",
+                        "-o", str(lib), str(src)], check=True)
+    cub = ctypes.CDLL(str(lib))
+    vp, ll = ctypes.c_void_p, ctypes.c_longlong
+    cub.cub_reduce.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]
+    cub.cub_scan.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]
+    cub.cub_transform_scale.argtypes = [ctypes.c_int, vp, vp, ll, ctypes.c_float, vp]
+    return cub
+
+
+def timeit(launch, torch, iters: int, repeats: int = 9) -> float:
+    """Median seconds per call of launch(i) (i = call number, for buffer rotation)."""
+    for i in range(3):
+        launch(i)
+    torch.cuda.synchronize()
+    per = []
+    call = 0
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(2e6))  # ~1 ms of GPU spin: the queue fills while the GPU waits
+        start.record()
+        for _ in range(iters):
+            launch(call)
+            call += 1
+        end.record()
+        end.synchronize()
+        per.append(start.elapsed_time(end) / 1e3 / iters)
+    return statistics.median(per)
+
+
+def latency(launch, torch, reps: int = 40) -> float:
+    """Median wall seconds of one synchronised call (host launch cost included: what a CPU-bound
+    decode step pays per op). Python/ctypes and sync overheads are in every column alike."""
+    import time
+
+    for i in range(5):
+        launch(i)
+    torch.cuda.synchronize()
+    ts = []
+    for i in range(reps):
+        t0 = time.perf_counter()
+        launch(i)
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def variant_lib(cfg, keep: tuple[str, ...], cache: Path):
+    """Build only some kernels of ``cfg`` (policy variants for the same-run comparison)."""
+    from muh.codegen.kernels import emitter
+    from muh.runtime import build
+    from muh.runtime.library import Kernels
+
+    root = cache / "variants" / cfg.digest()[:12]
+    emitter.write(cfg, root)
+    for f in (root / "kernels").glob("*.cu"):
+        if f.stem not in keep:
+            f.unlink()
+    return Kernels.from_library(build.build_capi(root, arch="sm_90", jobs=2))
+
+
+SCAN_VARIANTS = {  # float32 scan policies tried against the spec's (CUB's sm_90: 128x24 fixed<688,1140>)
+    "128x24 no_delay": (128, 24, "no_delay", 0, 0),
+    "128x24 fixed<350,0>": (128, 24, "fixed", 350, 0),
+    "256x16 fixed<350,450>": (256, 16, "fixed", 350, 450),
+    "256x24 fixed<688,1140>": (256, 24, "fixed", 688, 1140),
+    "384x16 no_delay": (384, 16, "no_delay", 0, 0),
+}
+TOPK_VARIANTS = {"1024x4": (1024, 4), "512x8": (512, 8), "1024x8": (1024, 8), "256x8": (256, 8)}
+
+
+def build_variants(cache: Path) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    from muh.codegen.kernels import config as C
+    from muh.codegen.kernels import presets
+
+    base = presets.h200()
+    jobs = []
+    for name, (t, i, kind, ns, l2w) in SCAN_VARIANTS.items():
+        cfg = replace(base, scan={"float32": C.ScanPolicy(t, i, kind, ns, l2w)}, name=f"h200-scan-{name}")
+        jobs.append(("scan", name, cfg, ("common", "scan")))
+    for name, (t, i) in TOPK_VARIANTS.items():
+        cfg = replace(base, topk={"float32": C.TopkPolicy(t, i, 11)}, name=f"h200-topk-{name}")
+        jobs.append(("topk", name, cfg, ("common", "topk")))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        libs = list(pool.map(lambda j: variant_lib(j[2], j[3], cache), jobs))
+    out: dict = {}
+    for (alg, name, _, _), lib in zip(jobs, libs):
+        out.setdefault(alg, {})[name] = lib
+    return out
+
+
+def iters_for(nbytes: int) -> int:
+    """Calls per repeat: about 4 ms of work, at least 5, at most 100 (the spin covers their launches)."""
+    est = nbytes / 3e12 + 5e-6
+    return max(5, min(100, int(4e-3 / est)))
+
+
+def nbufs(nbytes: int, total_cap: int = 3 << 30) -> int:
+    return max(2, min(512, math.ceil(3 * L2_BYTES / nbytes), total_cap // max(nbytes, 1)))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gen", type=Path, default=None)
+    ap.add_argument("--out-json", type=Path, default=None)
+    ap.add_argument("--out-md", type=Path, default=None)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--backend", default="capi", choices=["capi", "torch"])
+    ap.add_argument("--variants", action="store_true", help="also time scan/topk policy variants")
+    args = ap.parse_args()
+
+    import torch
+
+    from muh.runtime import load, ops
+
+    cache = ROOT / ".muh-cache" / "bench"
+    cache.mkdir(parents=True, exist_ok=True)
+    gen = args.gen
+    if gen is None:
+        from muh.codegen.kernels import emitter, presets
+
+        gen = cache / "h200"
+        emitter.write(presets.h200(), gen)
+    k = load(gen, backend=args.backend)
+    cub = build_cub(cache)
+    variants = build_variants(cache) if args.variants else {}
+    reps = 5 if args.quick else 7
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    dev = torch.cuda.get_device_properties(0)
+    rows = []
+
+    # ---- device copy: the bandwidth ceiling of this run ----
+    n_copy = 1 << 28
+    a = torch.randn(n_copy, device="cuda")
+    b = torch.empty_like(a)
+    t_copy = timeit(lambda i: b.copy_(a), torch, 20, reps)
+    copy_bw = 2 * a.numel() * 4 / t_copy
+    del a, b
+    print(f"device: {dev.name}, {dev.multi_processor_count} SMs; copy {copy_bw / 1e9:.0f} GB/s (1 GiB)", flush=True)
+
+    def record(alg, variant, n, bytes_moved, t_muh, t_cub, t_torch, lat=None):
+        row = {"latency_us": lat,"alg": alg, "variant": variant, "n": n, "muh_us": t_muh * 1e6,
+               "cub_us": None if t_cub is None else t_cub * 1e6, "torch_us": t_torch * 1e6,
+               "vs_cub": None if t_cub is None else t_cub / t_muh, "vs_torch": t_torch / t_muh,
+               "muh_gbs": bytes_moved / t_muh / 1e9, "pct_copy": 100 * bytes_moved / t_muh / copy_bw,
+               "cub_pct_copy": None if t_cub is None else 100 * bytes_moved / t_cub / copy_bw}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    # ---- reduce sum float32 ----
+    for n in SIZES:
+        nb = nbufs(4 * n)
+        xs = [torch.randint(-8, 9, (n,), device="cuda").float() for _ in range(nb)]
+        out = torch.empty((), device="cuda")
+        ws = ops.workspace(k, xs[0], "reduce", int(k.raw("muh_reduce_workspace_bytes")()))
+        want = xs[0].double().sum().item()
+        assert ops.reduce(xs[0], kernels=k).item() == want
+        cub.cub_reduce(0, 0, xs[0].data_ptr(), out.data_ptr(), n, stream())
+        assert out.item() == want
+        it = iters_for(4 * n)
+        fn = k.raw("muh_reduce")
+        s = stream()
+        t_muh = timeit(lambda i: fn(0, 0, xs[i % nb].data_ptr(), n, out.data_ptr(), ws[0].data_ptr(),
+                                    ws[0].numel(), s), torch, it, reps)
+        t_cub = timeit(lambda i: cub.cub_reduce(0, 0, xs[i % nb].data_ptr(), out.data_ptr(), n, s), torch, it, reps)
+        t_torch = timeit(lambda i: torch.sum(xs[i % nb]), torch, it, reps)
+        lat = None
+        if n <= 1 << 20:
+            lat = [latency(lambda i: fn(0, 0, xs[i % nb].data_ptr(), n, out.data_ptr(), ws[0].data_ptr(),
+                                        ws[0].numel(), s), torch) * 1e6,
+                   latency(lambda i: cub.cub_reduce(0, 0, xs[i % nb].data_ptr(), out.data_ptr(), n, s), torch) * 1e6,
+                   latency(lambda i: torch.sum(xs[i % nb]), torch) * 1e6]
+        record("reduce", "sum float32", n, 4 * n, t_muh, t_cub, t_torch, lat)
+        del xs
+
+    # ---- scan inclusive sum float32 ----
+    for n in SIZES:
+        nb = nbufs(8 * n)
+        xs = [torch.randint(-8, 9, (n,), device="cuda").float() for _ in range(nb)]
+        ys = [torch.empty_like(xs[0]) for _ in range(nb)]
+        want = torch.cumsum(xs[0].double(), 0).float()
+        assert torch.equal(ops.scan(xs[0], kernels=k), want)
+        cub.cub_scan(0, 0, xs[0].data_ptr(), ys[0].data_ptr(), n, stream())
+        assert torch.equal(ys[0], want)
+        del want
+        it = iters_for(8 * n)
+        fn = k.raw("muh_scan")
+        ws = ops.workspace(k, xs[0], "scan4", int(k.raw("muh_scan_workspace_bytes")(0, n)))
+        s = stream()
+
+        def muh_scan(i):
+            ws[1] = ws[1] % ((1 << 30) - 1) + 1
+            fn(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, ws[0].data_ptr(), ws[0].numel(), ws[1], s)
+        t_muh = timeit(muh_scan, torch, it, reps)
+        t_cub = timeit(lambda i: cub.cub_scan(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s), torch, it, reps)
+        t_torch = timeit(lambda i: torch.cumsum(xs[i % nb], 0, out=ys[i % nb]), torch, it, reps)
+        lat = None
+        if n <= 1 << 20:
+            lat = [latency(muh_scan, torch) * 1e6,
+                   latency(lambda i: cub.cub_scan(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s), torch) * 1e6,
+                   latency(lambda i: torch.cumsum(xs[i % nb], 0, out=ys[i % nb]), torch) * 1e6]
+        record("scan", "inclusive sum float32", n, 8 * n, t_muh, t_cub, t_torch, lat)
+        for name, kv in variants.get("scan", {}).items():
+            if n < 1 << 28:
+                continue
+            fv = kv.raw("muh_scan")
+            wv = ops.workspace(kv, xs[0], "scan4", int(kv.raw("muh_scan_workspace_bytes")(0, n)))
+
+            def var_scan(i, fv=fv, wv=wv):
+                wv[1] = wv[1] % ((1 << 30) - 1) + 1
+                fv(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, wv[0].data_ptr(), wv[0].numel(), wv[1], s)
+            var_scan(0)
+            torch.cuda.synchronize()
+            assert torch.equal(ys[0], torch.cumsum(xs[0].double(), 0).float()), name
+            record("scan-variant", name, n, 8 * n, timeit(var_scan, torch, it, reps), t_cub, t_torch)
+        del xs, ys
+
+    # ---- transform: y = 0.5 * x, float32 ----
+    for n in SIZES:
+        nb = nbufs(8 * n)
+        xs = [torch.randn(n, device="cuda") for _ in range(nb)]
+        ys = [torch.empty_like(xs[0]) for _ in range(nb)]
+        assert torch.equal(ops.transform(xs[0], "scale", 0.5, kernels=k), xs[0] * 0.5)
+        it = iters_for(8 * n)
+        fn = k.raw("muh_transform")
+        s = stream()
+        t_muh = timeit(lambda i: fn(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, 0.5, s), torch, it, reps)
+        t_cub = timeit(lambda i: cub.cub_transform_scale(0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, 0.5, s),
+                       torch, it, reps)
+        t_torch = timeit(lambda i: torch.mul(xs[i % nb], 0.5, out=ys[i % nb]), torch, it, reps)
+        record("transform", "scale float32", n, 8 * n, t_muh, t_cub, t_torch)
+        del xs, ys
+
+    # ---- topk per row (sampling shapes), float32 ----
+    for rows_, cols, kk in [(1, 152064, 50), (8, 152064, 50), (64, 152064, 50), (64, 152064, 1024), (4096, 256, 8)]:
+        n = rows_ * cols
+        nb = nbufs(4 * n)
+        xs = [torch.randn(rows_, cols, device="cuda") for _ in range(nb)]
+        vals = torch.empty((rows_, kk), device="cuda")
+        idx = torch.empty((rows_, kk), dtype=torch.int64, device="cuda")
+        v, i_ = ops.topk(xs[0], kk, kernels=k)
+        ref = torch.topk(xs[0], kk)
+        assert torch.equal(v, ref.values)
+        fn = k.raw("muh_topk")
+        s = stream()
+        it = 20
+        t_muh = timeit(lambda i: fn(0, xs[i % nb].data_ptr(), rows_, cols, kk, vals.data_ptr(), idx.data_ptr(), s),
+                       torch, it, reps)
+        t_torch = timeit(lambda i: torch.topk(xs[i % nb], kk), torch, it, reps)
+        record("topk", f"{rows_}x{cols} k={kk} float32", n, 4 * n, t_muh, None, t_torch)
+        for name, kv in variants.get("topk", {}).items():
+            if rows_ != 64 or kk != 50:
+                continue
+            fv = kv.raw("muh_topk")
+            fv(0, xs[0].data_ptr(), rows_, cols, kk, vals.data_ptr(), idx.data_ptr(), s)
+            torch.cuda.synchronize()
+            assert torch.equal(vals, ref.values), name
+            t_v = timeit(lambda i, fv=fv: fv(0, xs[i % nb].data_ptr(), rows_, cols, kk, vals.data_ptr(),
+                                               idx.data_ptr(), s), torch, it, reps)
+            record("topk-variant", f"{name} {rows_}x{cols} k={kk}", n, 4 * n, t_v, None, t_torch)
+        del xs
+
+    result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_bw / 1e9,
+              "torch": torch.__version__, "rows": rows}
+    md = render_md(result)
+    print(md)
+    if args.out_json:
+        args.out_json.write_text(json.dumps(result, indent=2) + "\n")
+    if args.out_md:
+        args.out_md.write_text(md)
+    return 0
+
+
+def _size(n: int) -> str:
+    return f"2^{int(math.log2(n))}" if n & (n - 1) == 0 else str(n)
+
+
+def render_md(r: dict) -> str:
+    lines = [f"device: {r['device']} ({r['sms']} SMs), torch {r['torch']}; device copy in this run: "
+             f"{r['copy_gbs']:.0f} GB/s", "",
+             "| algorithm | case | n | muh µs | CUB µs | torch µs | muh vs CUB | muh vs torch | muh GB/s | muh % copy | CUB % copy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for x in r["rows"]:
+        f = lambda v, fmt: "—" if v is None else format(v, fmt)  # noqa: E731
+        lines.append(f"| {x['alg']} | {x['variant']} | {_size(x['n'])} | {x['muh_us']:.1f} | {f(x['cub_us'], '.1f')} | "
+                     f"{x['torch_us']:.1f} | {f(x['vs_cub'], '.2f')}× | {x['vs_torch']:.2f}× | {x['muh_gbs']:.0f} | "
+                     f"{x['pct_copy']:.0f}% | {f(x['cub_pct_copy'], '.0f')}{'' if x['cub_pct_copy'] is None else '%'} |")
+    lat = [x for x in r["rows"] if x.get("latency_us")]
+    if lat:
+        lines += ["", "Synchronised single-call latency (host launch included; µs, median of 40):", "",
+                  "| algorithm | n | muh | CUB | torch | muh vs CUB |", "|---|---|---|---|---|---|"]
+        for x in lat:
+            m, c, t = x["latency_us"]
+            lines.append(f"| {x['alg']} | {_size(x['n'])} | {m:.1f} | {c:.1f} | {t:.1f} | {c / m:.2f}× |")
+    for alg in ("reduce", "scan", "transform"):
+        sp = [x["vs_cub"] for x in r["rows"] if x["alg"] == alg and x["vs_cub"]]
+        if sp:
+            lines.append(f"\n{alg}: geometric mean speedup over CUB {math.exp(sum(map(math.log, sp)) / len(sp)):.2f}×")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

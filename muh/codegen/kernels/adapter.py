@@ -1,0 +1,93 @@
+"""Build KernelConfigs from the core's derived spec (the one place that reads ``Derived``)."""
+from __future__ import annotations
+
+from muh.codegen.kernels import config as C
+
+FAMILIES = ("reduce", "scan", "transform", "topk")
+
+
+def _delay_kind(kind: str) -> str:
+    return kind if kind in ("no_delay", "fixed") else f"exponential_{kind}"
+
+
+class MissingValue(ValueError):
+    """A policy lacks a number the kernels need (reported as a diagnostic by the caller)."""
+
+
+def _int(p, dim: str, default=None) -> int:
+    v = p.value(dim, default)
+    if v is None:
+        raise MissingValue(f"{p.family}.{p.key} on {p.hardware}: `{dim}` is not set (and has no default)")
+    return int(v)
+
+
+def config_from_derived(derived, hw) -> C.KernelConfig:
+    """The kernels' config for hardware ``hw`` (a schema Hardware) from ``derived``.
+    Raises MissingValue when a policy lacks a required number."""
+    tc = hw.toolchain
+    reduce, scan, transform, topk = {}, {}, {}, {}
+    for alg in derived.of("reduce", hw.name):
+        for d in C.REDUCE_DTYPES:
+            if d in alg.policies:
+                p = alg.for_type(d, "plus")
+                reduce[d] = C.ReducePolicy(_int(p, "threads"), _int(p, "items"), _int(p, "vec", 1),
+                                           str(p.value("modifier", "ldg")))
+    for alg in derived.of("scan", hw.name):
+        for d in C.SCAN_DTYPES:
+            if d in alg.policies:
+                p = alg.for_type(d, "plus")
+                delay = p.value("delay")
+                kw = {}
+                if delay is not None:
+                    kw = dict(delay=_delay_kind(delay.kind), delay_ns=int(delay.ns),
+                              l2_write_ns=int(delay.l2_write_latency))
+                scan[d] = C.ScanPolicy(_int(p, "threads"), _int(p, "items"), **kw)
+    for alg in derived.of("transform", hw.name):
+        for d in C.TRANSFORM_DTYPES:
+            if d in alg.policies:
+                p = alg.for_type(d)
+                transform[d] = C.TransformPolicy(_int(p, "threads", 256), _int(p, "bytes_in_flight", 48 * 1024))
+    for alg in derived.of("topk", hw.name):
+        for d in C.TOPK_DTYPES:
+            if d in alg.policies:
+                p = alg.for_type(d)
+                topk[d] = C.TopkPolicy(_int(p, "threads", 512), _int(p, "items", 4), _int(p, "bits_per_pass", 11))
+    return C.KernelConfig(
+        name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
+        cxx=int(tc.cxx), cuda=str(tc.cuda),
+        has_nanosleep=hw.vendor == "nvidia" and (hw.compute_capability or 0) >= 70,
+        reduce=reduce, scan=scan, transform=transform, topk=topk,
+    )
+
+
+def configs_from_context(ctx) -> list[tuple[str, C.KernelConfig]]:
+    """(path prefix, config) for every hardware with kernel algorithms, plus the emulation build
+    (``ctx.options['emulate_warp']``: that logical warp on a 32-lane GPU) under ``emu<W>/``.
+    Configs the kernels cannot be generated for become diagnostics on the hardware's span."""
+    from muh.diagnostics import Diagnostic
+
+    hws = sorted({a.hardware.name: a.hardware for a in ctx.derived.algorithms.values()
+                  if a.family in FAMILIES}.items())
+    out = []
+    emulate = ctx.options.get("emulate_warp")
+    for name, hw in hws:
+        base = "" if len(hws) == 1 else f"{name}/"
+        try:
+            cfg = config_from_derived(ctx.derived, hw)
+        except (MissingValue, TypeError, ValueError) as e:
+            ctx.diagnostics.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
+                                              ctx.spec.span_of(("hardware", name))))
+            continue
+        cands = [(base, cfg)]
+        if emulate:
+            cands.append((f"{base}emu{emulate}/", cfg.emulated(int(emulate), 32)))
+        for prefix, c in cands:
+            errs = C.validate(c)
+            if errs:
+                ctx.diagnostics.append(Diagnostic(
+                    "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
+                    ctx.spec.span_of(("hardware", name)),
+                    hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+            else:
+                out.append((prefix, c))
+    return out
