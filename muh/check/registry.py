@@ -1,0 +1,6 @@
+"""Every check, one import each (importing a module registers its checks)."""
+from muh.check import generated  # noqa: F401
+from muh.check import parity  # noqa: F401
+from muh.check import tuning_headers  # noqa: F401
+from muh.check import deploy  # noqa: F401
+from muh.check import measured  # noqa: F401

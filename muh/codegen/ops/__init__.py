@@ -1,0 +1,100 @@
+"""Emitter `ops`: the LLM serving ops (rms_norm, fused_add_rms_norm, silu_and_mul, softmax, topk_softmax).
+
+Output (beside the kernels emitter's warp layer, compiled into the same ``libmuh_kernels.so``)::
+
+    include/muh/ops/ops.h     C interface (ctypes: muh/runtime/ops_llm.py)
+    kernels/ops.cu            the kernels and their launchers, policies printed with provenance
+
+``generate(target, header)`` renders the files of one ``OpsTarget`` (tests and the bench use it
+with the kernels' presets); ``emit(ctx)`` builds the target from the spec: the hardware the
+kernels emitter generates for, with its ``reduce`` / ``transform`` policies (policy.py).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from muh.codegen.ops.policy import OPS_DTYPES, OpsTarget, from_kernel_config, from_spec
+from muh.codegen.templates import render
+
+PKG = "muh.codegen.ops"
+FILES = (
+    ("include/muh/ops/ops.h", "ops.h.j2", "//"),
+    ("kernels/ops.cu", "ops.cu.j2", "//"),
+)
+
+__all__ = ["FILES", "OpsTarget", "emit", "from_kernel_config", "from_spec", "generate", "write", "write_preset"]
+
+
+class OpsConfigError(ValueError):
+    """An ops target the kernels cannot be generated for."""
+
+
+def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str, str]]:
+    errs = target.errors()
+    if errs:
+        raise OpsConfigError(f"ops for `{target.name}`: " + "; ".join(errs))
+    variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx,
+                     policies=[target.policies[d] for d in OPS_DTYPES])
+    return [(path, render(PKG, tmpl, header=header(prefix), **variables)) for path, tmpl, prefix in FILES]
+
+
+def write(target: OpsTarget, root, header: Callable[[str], str]) -> list[str]:
+    """Write the files under ``root`` (tests, bench); returns the paths written."""
+    from pathlib import Path
+
+    out = []
+    for path, text in generate(target, header):
+        f = Path(root) / path
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if not f.exists() or f.read_text() != text:
+            f.write_text(text)
+        out.append(str(f))
+    return out
+
+
+def _targets(ctx) -> list[tuple[str, object]]:
+    """(path prefix, Hardware) pairs: the same hardware (and folders) the kernels emitter uses."""
+    try:
+        from muh.codegen.kernels.adapter import configs_from_context
+    except ImportError:  # kernels emitter absent: nothing to build the ops on
+        return []
+    out = []
+    seen = len(ctx.diagnostics)
+    pairs = configs_from_context(ctx)
+    del ctx.diagnostics[seen:]  # the kernels emitter reports those; once is enough
+    for prefix, cfg in pairs:
+        hw = ctx.spec.hardware.get(getattr(cfg, "hardware", None) or cfg.name.split("-emu")[0])
+        if hw is not None:
+            out.append((prefix, hw, cfg))
+    return out
+
+
+def emit(ctx) -> list:
+    from muh.codegen.base import GeneratedFile
+    from muh.diagnostics import Diagnostic
+
+    files = []
+    for prefix, hw, cfg in _targets(ctx):
+        target = from_spec(ctx.derived, hw)
+        if cfg.warp_size != hw.warp_size:  # an emulation build: same policies, the logical warp of cfg
+            target = OpsTarget(name=cfg.name, warp_size=cfg.warp_size, cxx=target.cxx, policies=target.policies)
+        try:
+            for path, text in generate(target, ctx.header):
+                files.append(GeneratedFile(f"{prefix}{path}", text))
+        except OpsConfigError as e:
+            ctx.diagnostics.append(Diagnostic("E-OPS", str(e), ctx.spec.span_of(("hardware", hw.name))))
+    return files
+
+
+def write_preset(preset: str, root, emulate_warp: int | None = None) -> str:
+    """Generate the kernels' warp layer and the ops of a kernels preset (``h200``, ``bi100``) under
+    ``root``; ``emulate_warp``: a logical warp of that many lanes on a 32-lane GPU (tests, bench)."""
+    from muh.codegen.kernels import emitter, presets
+
+    cfg = presets.PRESETS[preset]()
+    if emulate_warp:
+        cfg = cfg.emulated(emulate_warp, 32)
+    header = emitter.default_header(cfg)
+    emitter.write(cfg, root, header)
+    write(from_kernel_config(cfg), root, header)
+    return str(root)

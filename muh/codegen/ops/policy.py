@@ -1,0 +1,184 @@
+"""Launch shapes of the LLM serving ops, derived from the hardware and its reduce/transform policies.
+
+Every number the ops template prints is computed here, with the rule and inputs that produced it
+(``Resolved``), so the generated file can say where each value came from. Two ways in:
+
+* ``from_spec(spec, derived, hardware)``: a real spec (``transform`` / ``reduce`` algorithms on that
+  hardware; CUB's defaults where the spec has none, marked ``origin="default"``);
+* ``from_kernel_config(cfg)``: the kernels helper's ``KernelConfig`` presets (tests and the bench
+  build the H200 and the BI-V100 profiles without a spec).
+
+The rules (docs/ops.md):
+
+* ``vec``: elements per vector load = min(16 B, nominal vec × 4 B) / element size: the policies'
+  ``vec`` counts nominal 4-byte items (CUB's convention); 16 B is the widest load instruction.
+* ``items_min``: vectors each thread keeps in flight before another thread is added =
+  ceil(bytes_in_flight / (resident threads per SM × vector bytes)) — bytes_in_flight is per SM
+  (CUB's meaning), resident threads per SM the 2048 of every CUDA-class SM since sm_30.
+* ``row_threads`` (rms_norm, fused_add_rms_norm, softmax: one block reduces one row): the reduce
+  policy's threads for the dtype (``dtype.plus`` when tuned), a multiple of the warp, capped at the
+  hardware's block limit. A launch uses fewer when the row is short (see ``ops.cu``).
+* ``max_items``: vectors a thread may cache in registers: min(32 floats, a quarter of its share of
+  a 64 Ki register file at ``row_threads``); longer rows fall back to a streaming loop that
+  re-reads the row from L1/L2.
+* ``elt_threads`` / ``elt_items`` (silu_and_mul): the transform policy's threads and ``items_min``.
+* ``topk_threads`` (topk_softmax: one warp per token): the reduce policy's threads; ``max_per_lane``
+  = 16 experts per lane (1024 experts on a 64-lane warp, 512 on a 32-lane one).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from muh.derive.model import Derived, Resolved
+
+OPS_DTYPES = ("float32", "float16", "bfloat16")
+CTYPE = {"float32": "float", "float16": "__half", "bfloat16": "muh::bf16"}
+ELEM = {"float32": 4, "float16": 2, "bfloat16": 2}
+DTYPE_CODE = {"float32": 0, "float16": 1, "bfloat16": 2}  # muh_op_dtype in include/muh/ops/ops.h
+MAX_LOAD_BYTES = 16
+RESIDENT_THREADS_PER_SM = 2048
+REGISTER_FLOATS = 32  # cached row values per thread before the streaming fallback (64 spilled for bf16)
+REGISTER_FILE = 65536  # 32-bit registers per SM (sm_50 .. sm_90); a quarter of a thread's share caches the row
+MAX_PER_LANE = 16
+DEFAULT_THREADS = 256  # CUB's default block of reduce and transform
+DEFAULT_VEC = 4  # nominal 4-byte items per vector load (CUB reduce default)
+DEFAULT_BYTES_IN_FLIGHT = 48 * 1024  # the kernels' H200 transform preset
+
+
+@dataclass(frozen=True)
+class OpsPolicy:
+    dtype: str
+    ctype: str
+    code: int
+    row_threads: Resolved
+    vec: Resolved
+    items_min: Resolved
+    max_items: Resolved
+    elt_threads: Resolved
+    elt_items: Resolved
+    topk_threads: Resolved
+    max_per_lane: Resolved
+
+    def values(self) -> list[tuple[str, Resolved]]:
+        return [(n, getattr(self, n)) for n in ("row_threads", "vec", "items_min", "max_items", "elt_threads",
+                                                  "elt_items", "topk_threads", "max_per_lane")]
+
+
+@dataclass(frozen=True)
+class OpsTarget:
+    name: str
+    warp_size: int
+    cxx: int
+    policies: dict  # dtype -> OpsPolicy
+
+    def errors(self) -> list[str]:
+        errs = []
+        for d, p in sorted(self.policies.items()):
+            for n in ("row_threads", "elt_threads", "topk_threads"):
+                v = getattr(p, n).value
+                if v % self.warp_size:
+                    errs.append(f"ops.{d}.{n} = {v} is not a multiple of the warp size {self.warp_size}")
+        return errs
+
+
+def _src(value, origin: str, where: str) -> Resolved:
+    return Resolved(value=value, origin=origin, rule=where)
+
+
+def _pow2_floor(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def _round_warp(n: int, warp: int) -> int:
+    return max(warp, -(-n // warp) * warp)
+
+
+def derive_policy(dtype: str, warp: int, max_block: int, reduce_threads: Resolved, nominal_vec: Resolved,
+                  transform_threads: Resolved, bytes_in_flight: Resolved) -> OpsPolicy:
+    size = ELEM[dtype]
+    vec_bytes = _pow2_floor(min(MAX_LOAD_BYTES, int(nominal_vec.value) * 4))
+    vec = max(1, vec_bytes // size)
+    vec_r = Resolved(value=vec, origin="derived", rule="pow2_floor(min(16 B, nominal vec × 4 B)) / element size",
+                     inputs={"vec": nominal_vec.value, "vec_from": nominal_vec.rule, "element_size": size})
+    items_min = max(1, -(-int(bytes_in_flight.value) // (RESIDENT_THREADS_PER_SM * vec * size)))
+    items_r = Resolved(value=items_min, origin="derived",
+                       rule="ceil(bytes_in_flight / (resident_threads_per_sm × vec × element_size))",
+                       inputs={"bytes_in_flight": int(bytes_in_flight.value), "bytes_from": bytes_in_flight.rule,
+                               "resident_threads_per_sm": RESIDENT_THREADS_PER_SM, "vec": vec, "element_size": size})
+
+    def threads(src: Resolved, what: str) -> Resolved:
+        v = min(_round_warp(int(src.value), warp), max_block // warp * warp)
+        return Resolved(value=v, origin="derived", rule=f"{what} threads rounded up to the warp, ≤ max_threads_per_block",
+                        inputs={"threads": int(src.value), "threads_from": src.rule, "warp_size": warp,
+                                "max_threads_per_block": max_block})
+
+    row_threads = threads(reduce_threads, "reduce")
+    cache = min(REGISTER_FLOATS, REGISTER_FILE // (4 * int(row_threads.value)))
+    max_items = _pow2_floor(max(1, cache // vec))
+    return OpsPolicy(
+        dtype=dtype, ctype=CTYPE[dtype], code=DTYPE_CODE[dtype],
+        row_threads=row_threads,
+        vec=vec_r, items_min=items_r,
+        max_items=Resolved(value=max_items, origin="derived",
+                           rule="pow2_floor(min(32, register_file / (4 × row_threads)) / vec)",
+                           inputs={"register_file": REGISTER_FILE, "row_threads": int(row_threads.value), "vec": vec}),
+        elt_threads=threads(transform_threads, "transform"),
+        elt_items=Resolved(value=items_min, origin="derived", rule="items_min", inputs={"items_min": items_min}),
+        topk_threads=threads(reduce_threads, "reduce"),
+        max_per_lane=Resolved(value=MAX_PER_LANE, origin="default", rule="experts per lane held in registers",
+                              inputs={"max_experts": MAX_PER_LANE * warp}),
+    )
+
+
+def from_spec(derived: Derived, hardware) -> OpsTarget:
+    """The ops of ``hardware`` (a schema ``Hardware``) from the spec's reduce/transform policies."""
+    name = hardware.name
+    red = {a.family: a for a in derived.of("reduce", name)}.get("reduce")
+    tra = {a.family: a for a in derived.of("transform", name)}.get("transform")
+    pols = {}
+    for d in OPS_DTYPES:
+        rp = _policy(red, d, "plus")
+        tp = _policy(tra, d, None)
+        rt = _pick(rp, "threads", DEFAULT_THREADS, f"reduce@{name}")
+        vec = _pick(tp, "vec", None, f"transform@{name}") or _pick(rp, "vec", DEFAULT_VEC, f"reduce@{name}")
+        tt = _pick(tp, "threads", DEFAULT_THREADS, f"transform@{name}")
+        bif = _pick(tp, "bytes_in_flight", DEFAULT_BYTES_IN_FLIGHT, f"transform@{name}")
+        pols[d] = derive_policy(d, hardware.warp_size, hardware.max_threads_per_block, rt, vec, tt, bif)
+    return OpsTarget(name=name, warp_size=hardware.warp_size, cxx=hardware.toolchain.cxx, policies=pols)
+
+
+def _policy(alg, dtype: str, op: Optional[str]):
+    if alg is None:
+        return None
+    try:
+        return alg.for_type(dtype, op)
+    except KeyError:
+        return None
+
+
+def _pick(policy, dim: str, default, where: str) -> Optional[Resolved]:
+    r = policy.values.get(dim) if policy is not None else None
+    if r is not None:
+        return Resolved(value=r.value, origin=r.origin, rule=f"{where}.{policy.key}.{dim} ({r.rule})",
+                        where=r.where)
+    if default is None:
+        return None
+    return Resolved(value=default, origin="default", rule=f"default {dim} (no {where} policy)")
+
+
+def from_kernel_config(cfg) -> OpsTarget:
+    """The ops of a kernels ``KernelConfig`` (presets ``h200`` / ``bi100``, emulation variants)."""
+    pols = {}
+    for d in OPS_DTYPES:
+        rp = cfg.reduce.get(d)
+        tp = cfg.transform.get(d)
+        rt = _src(rp.threads if rp else DEFAULT_THREADS, "default", f"{cfg.name} reduce.{d}.threads")
+        vec = _src(DEFAULT_VEC, "default", "nominal vec of the presets (4 × 4 B)")
+        tt = _src(tp.threads if tp else DEFAULT_THREADS, "default", f"{cfg.name} transform.{d}.threads")
+        bif = _src(tp.bytes_in_flight if tp else DEFAULT_BYTES_IN_FLIGHT, "default", f"{cfg.name} transform.{d}.bytes_in_flight")
+        pols[d] = derive_policy(d, cfg.warp_size, 1024, rt, vec, tt, bif)
+    return OpsTarget(name=cfg.name, warp_size=cfg.warp_size, cxx=cfg.cxx, policies=pols)
