@@ -68,7 +68,7 @@ def test_schema_is_json_schema(cli):
     schema = json.loads(out)
     assert schema["title"] == "muh spec"
     assert "Hardware" in schema["$defs"] and "reduce" in schema["x-muh-families"]
-    assert len(schema["x-muh-families"]) == 26
+    assert len(schema["x-muh-families"]) >= 26  # every CCCL tuning family
 
 
 def test_explain_shows_rule_and_inputs(cli):
