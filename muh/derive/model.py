@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
-from muh.diagnostics import Span
 from muh.schema.base import Model
 from muh.schema.models import Delay, Hardware, Measured
 

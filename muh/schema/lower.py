@@ -6,7 +6,6 @@ points nowhere) become diagnostics here; everything else is left to the typed mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from muh.diagnostics import Diagnostic, Span, did_you_mean
 from muh.grammar import ast
@@ -264,4 +263,4 @@ def ast_span_start(module: ast.Module) -> Span:
     return Span(module.file, 1, 1, 1, 2)
 
 
-__all__ = ["Lowered", "RangeValue", "lower", "value_of", "Decimal"]
+__all__ = ["Lowered", "RangeValue", "lower", "value_of"]
