@@ -1,8 +1,8 @@
 """Ground truth from the installed CUB: compile one host program, run it, cache its JSON.
 
 The program (``cub_truth.cu.j2``) instantiates CUB's own templates — ``MemBoundScaling``,
-``RegBoundScaling``, ``Nominal4BItemsToItems`` and the ``policy_hub`` chains of reduce, scan,
-select_if, for_each, merge_sort, merge, histogram and transform — and prints
+``RegBoundScaling``, ``Nominal4BItemsToItems``, ``Nominal8BItemsToItems`` and the ``policy_hub``
+chains of every algorithm family CCCL 3.0 tunes (``ALGORITHMS``) — and prints
 the values CUB computes. Nothing is hand-typed: the case list comes from a seeded generator, the
 answers from the compiler. One translation unit costs a few seconds, so every query is batched into
 it, and the result is cached under ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``) keyed by the CUB
@@ -43,6 +43,14 @@ ALGORITHMS = {
     "reduce": SUM_TYPES, "scan": SUM_TYPES, "for_each": tuple(TYPES), "merge_sort": tuple(TYPES),
     "merge": tuple(TYPES), "histogram": SAMPLE_TYPES, "select_if": tuple(TYPES),
     "transform": tuple(TYPES), "radix_sort": tuple(TYPES), "partition": tuple(TYPES),
+    "select_flagged": tuple(TYPES), "unique": tuple(TYPES), "unique_by_key": tuple(TYPES),
+    "three_way_partition": tuple(TYPES), "rle_encode": tuple(TYPES), "rle_non_trivial_runs": tuple(TYPES),
+    # By-key sums: keys and values of the type, accumulated in it (no integer promotion).
+    "reduce_by_key": SUM_TYPES, "scan_by_key": SUM_TYPES,
+    "segmented_sort": tuple(TYPES), "radix_sort_pairs": tuple(TYPES), "adjacent_difference": tuple(TYPES),
+    "segmented_reduce": SUM_TYPES, "segmented_radix_sort": tuple(TYPES),
+    # One hub for every element type (bytes are copied): probed once.
+    "batch_memcpy": ("uint8",),
 }
 
 STANDARD_SIZES = (1, 2, 4, 8, 16)
@@ -55,12 +63,12 @@ ANCHORS = (
 DEFAULT_SEED = 20260301
 DEFAULT_COUNT = 600  # random cases per run, on top of the anchors
 
-_MACRO = {"mem_bound": "MEM", "reg_bound": "REG", "nominal_4b_items": "N4B"}
+_MACRO = {"mem_bound": "MEM", "reg_bound": "REG", "nominal_4b_items": "N4B", "nominal_8b_items": "N8B"}
 
 
 @dataclass(frozen=True, order=True)
 class ScalingCase:
-    rule: str      # mem_bound | reg_bound | nominal_4b_items
+    rule: str      # mem_bound | reg_bound | nominal_4b_items | nominal_8b_items
     threads: int   # nominal 4-byte threads per block (T4)
     items: int     # nominal 4-byte items per thread (I4)
     size: int      # element size in bytes
@@ -92,7 +100,7 @@ class PolicyProbe:
 @dataclass(frozen=True)
 class Truth:
     cub_version: int
-    scaling: dict[ScalingCase, tuple[int, int]]   # case -> (threads, items); threads 0 for nominal_4b_items
+    scaling: dict[ScalingCase, tuple[int, int]]   # case -> (threads, items); threads 0 for nominal_*_items
     policies: dict[tuple[str, int, str], dict]    # (algorithm, cc, type) -> CUB's selected values
 
 
@@ -103,7 +111,7 @@ def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[
     values that make the shared-memory cap bite; sizes cover 1..16 bytes and odd ``char[N]`` sizes.
     """
     rng = random.Random(seed)
-    rules = ("mem_bound", "reg_bound", "nominal_4b_items")
+    rules = ("mem_bound", "reg_bound", "nominal_4b_items", "nominal_8b_items")
     cases = {ScalingCase(*a) for a in ANCHORS}
     while len(cases) < count + len(ANCHORS):
         threads = rng.choice((rng.randrange(32, 1025, 32), rng.randrange(1, 1025)))

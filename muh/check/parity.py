@@ -3,11 +3,13 @@
 Three groups of cases, each compared value by value:
 
 * ``scaling`` — muh's scaling rules (muh/derive/scaling.py) with CUB's budget (49152 B, 32 threads)
-  against ``MemBoundScaling`` / ``RegBoundScaling`` / ``Nominal4BItemsToItems`` for a seeded set of
-  nominal policies and element sizes (cub_truth.scaling_cases);
+  against ``MemBoundScaling`` / ``RegBoundScaling`` / ``Nominal4BItemsToItems`` /
+  ``Nominal8BItemsToItems`` for a seeded set of nominal policies and element sizes
+  (cub_truth.scaling_cases);
 * ``policy`` — for every NVIDIA hardware with ``cub_parity = true`` (the checked spec's, or the
-  reference spec ``specs/nvidia.muh`` when it has none), the derived reduce/scan policy of every
-  probe-able element type against the policy CUB's ``policy_hub`` chain selects for that arch;
+  reference spec ``specs/nvidia.muh`` when it has none), the derived policy of every family in
+  ``COMPARED`` (sub-policies included) and every probe-able element type against the policy CUB's
+  ``policy_hub`` chain selects for that arch;
 * ``target`` — for other hardware, the rules CUB's constants stand for, in the hardware's own
   terms: threads a multiple of the warp size, within the block limit, and a staged tile that fits
   ``smem_per_block``.
@@ -29,35 +31,61 @@ from muh.schema import Spec, load
 from muh.schema.catalog import DEFAULT_TYPES, FAMILIES
 
 REFERENCE_SPEC = "nvidia.muh"
-#: Dimensions compared per family: (muh dimension, CUB truth field).
+_LOOKBACK = (("threads", "threads"), ("items", "items"), ("load", "load"), ("modifier", "modifier"),
+             ("block", "block"), ("delay.kind", "delay"), ("delay.ns", "delay_ns"),
+             ("delay.l2_write_latency", "l2_write_latency"))
+_SCAN = (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"),
+         ("modifier", "modifier"), ("block", "block"), ("delay.kind", "delay"),
+         ("delay.ns", "delay_ns"), ("delay.l2_write_latency", "l2_write_latency"))
+_TILE = (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"), ("modifier", "modifier"))
+
+
+def _subs(*spec: tuple[str, tuple[str, ...]]) -> tuple[tuple[str, str], ...]:
+    """Sub-policy dimensions: (``sub/dim``, ``sub.field``) pairs."""
+    return tuple((f"{sub}/{dim}", f"{sub}.{dim}") for sub, dims in spec for dim in dims)
+
+
+_RADIX = _subs(("onesweep", ("threads", "items", "radix_bits")),
+               ("downsweep", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
+               ("single_tile", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
+               ("upsweep", ("threads", "items", "radix_bits", "modifier")),
+               ("histogram", ("threads", "items", "radix_bits")),
+               ("exclusive_sum", ("threads", "radix_bits")))
+#: Dimensions compared per family: (muh dimension, CUB truth field). The order is the table's.
 COMPARED = {
     "reduce": (("threads", "threads"), ("items", "items"), ("vec", "vec"), ("block", "block"),
                ("modifier", "modifier")),
-    "scan": (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"),
-             ("modifier", "modifier"), ("block", "block"), ("delay.kind", "delay"),
-             ("delay.ns", "delay_ns"), ("delay.l2_write_latency", "l2_write_latency")),
-    "select_if": (("threads", "threads"), ("items", "items"), ("load", "load"), ("modifier", "modifier"),
-                  ("block", "block"), ("delay.kind", "delay"), ("delay.ns", "delay_ns"),
-                  ("delay.l2_write_latency", "l2_write_latency")),
+    "scan": _SCAN,
+    "select_if": _LOOKBACK,
     "for_each": (("threads", "threads"), ("items", "items")),
-    "partition": (("threads", "threads"), ("items", "items"), ("load", "load"), ("modifier", "modifier"),
-                  ("block", "block"), ("delay.kind", "delay"), ("delay.ns", "delay_ns"),
-                  ("delay.l2_write_latency", "l2_write_latency")),
+    "partition": _LOOKBACK,
     "transform": (("threads", "threads"), ("bytes_in_flight", "bytes_in_flight"), ("algorithm", "algorithm")),
-    "merge_sort": (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"),
-                   ("modifier", "modifier")),
-    "merge": (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"),
-              ("modifier", "modifier")),
-    "radix_sort": tuple((f"{sub}/{dim}", f"{sub}.{dim}") for sub, dims in (
-        ("onesweep", ("threads", "items", "radix_bits")),
-        ("downsweep", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
-        ("single_tile", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
-        ("upsweep", ("threads", "items", "radix_bits", "modifier")),
-        ("histogram", ("threads", "items", "radix_bits")),
-        ("exclusive_sum", ("threads", "radix_bits"))) for dim in dims),
+    "merge_sort": _TILE,
+    "merge": _TILE,
+    "radix_sort": _RADIX,
     "histogram": (("threads", "threads"), ("pixels_per_thread", "pixels_per_thread"), ("vec", "vec"),
                   ("load", "load"), ("modifier", "modifier"), ("rle_compress", "rle_compress"),
                   ("memory", "memory"), ("work_stealing", "work_stealing")),
+    "select_flagged": _LOOKBACK,
+    "unique": _LOOKBACK,
+    "unique_by_key": _LOOKBACK,
+    "three_way_partition": _LOOKBACK,
+    "reduce_by_key": _LOOKBACK,
+    "scan_by_key": _SCAN,
+    "rle_encode": _LOOKBACK,
+    "rle_non_trivial_runs": _LOOKBACK + (("store_time_slicing", "store_time_slicing"),),
+    "radix_sort_pairs": _RADIX,
+    "segmented_sort": _subs(("large", ("threads", "items", "radix_bits", "rank", "load", "modifier", "block")),
+                            ("small", ("threads", "threads_per_segment", "items", "load", "modifier")),
+                            ("medium", ("threads", "threads_per_segment", "items", "load", "modifier"))),
+    "batch_memcpy": _subs(("small", ("threads", "buffers_per_thread", "bytes_per_thread", "prefer_pow2_bits",
+                                     "block_tile", "warp_threshold", "block_threshold")),
+                          ("large", ("threads", "bytes_per_thread"))),
+    "adjacent_difference": _TILE,
+    "segmented_reduce": (("threads", "threads"), ("items", "items"), ("vec", "vec"), ("block", "block"),
+                         ("modifier", "modifier")),
+    "segmented_radix_sort": _subs(*((sub, ("threads", "items", "radix_bits", "rank", "load", "modifier"))
+                                    for sub in ("segmented", "alt_segmented"))),
 }
 
 
@@ -75,6 +103,8 @@ class ParityCase:
 def _muh_scaling(case: cub_truth.ScalingCase) -> tuple[int, int]:
     if case.rule == "nominal_4b_items":
         return 0, scaling.nominal_4b_items(case.items, case.size)
+    if case.rule == "nominal_8b_items":
+        return 0, scaling.nominal_8b_items(case.items, case.size)
     got = scaling.RULES[case.rule](case.threads, case.items, case.size, scaling.CUB_SMEM, scaling.CUB_WARP)
     return got.threads, got.items
 
@@ -83,7 +113,7 @@ def scaling_parity(truth: cub_truth.Truth) -> list[ParityCase]:
     out = []
     for case, cub in sorted(truth.scaling.items()):
         mine = _muh_scaling(case)
-        rule = scaling.FORMULAS.get("nominal_4b" if case.rule == "nominal_4b_items" else case.rule, case.rule)
+        rule = scaling.FORMULAS.get(case.rule.removesuffix("_items"), case.rule)
         fails = tuple((dim, m, c, rule) for dim, m, c in zip(("threads", "items"), mine, cub) if m != c)
         out.append(ParityCase("scaling", case.key, not fails, f"{cub[0]} x {cub[1]}", fails))
     return out

@@ -4,7 +4,7 @@
    at each C++ level the spec's toolchains name (``-std=c++14`` for the BI-V100): the headers'
    static_asserts (warp multiples, block limit, tile ≤ shared memory) hold or the build fails.
 2. For NVIDIA hardware with ``cub_parity = true``, a second unit (``cub_equal.cu.j2``) includes
-   CUB's tuning headers and static_asserts ``generated == cub`` for every reduce/scan policy.
+   CUB's tuning headers and static_asserts ``generated == cub`` for every policy of a probed family.
 
 Compilations run in parallel (each costs seconds); failures come back as the compiler's lines.
 """
@@ -50,18 +50,49 @@ CUB_FIELDS = {
 }
 
 
+_DELAY = "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"
+_LOOKBACK = {**{k: v for k, v in _TILE.items() if k != "store"}, "block": "to_muh(P::SCAN_ALGORITHM)", "delay": _DELAY}
+CUB_FIELDS.update({
+    "select_flagged": _LOOKBACK, "unique": _LOOKBACK, "unique_by_key": _LOOKBACK, "three_way_partition": _LOOKBACK,
+    "reduce_by_key": _LOOKBACK, "rle_encode": _LOOKBACK,
+    "rle_non_trivial_runs": {**_LOOKBACK, "store_time_slicing": "P::STORE_WARP_TIME_SLICING != 0"},
+    "scan_by_key": {**_TILE, "block": "to_muh(P::SCAN_ALGORITHM)", "delay": _DELAY},
+    "adjacent_difference": _TILE,
+    "segmented_reduce": CUB_FIELDS["reduce"],
+})
+
 #: Families whose policy is a set of sub-policies: sub-policy -> CUB member type, and the field map.
+_RADIX_SUBS = {"onesweep": "OnesweepPolicy", "downsweep": "DownsweepPolicy", "single_tile": "SingleTilePolicy",
+               "upsweep": "UpsweepPolicy", "histogram": "HistogramPolicy", "exclusive_sum": "ExclusiveSumPolicy"}
+_SM = "SmallAndMediumSegmentedSortPolicyT"
 CUB_SUBS = {
-    "radix_sort": {"onesweep": "OnesweepPolicy", "downsweep": "DownsweepPolicy", "single_tile": "SingleTilePolicy",
-                   "upsweep": "UpsweepPolicy", "histogram": "HistogramPolicy", "exclusive_sum": "ExclusiveSumPolicy"},
+    "radix_sort": _RADIX_SUBS,
+    "radix_sort_pairs": _RADIX_SUBS,
+    "segmented_sort": {"large": "LargeSegmentPolicy", "small": f"{_SM}::SmallPolicyT", "medium": f"{_SM}::MediumPolicyT"},
+    "batch_memcpy": {"small": "AgentSmallBufferPolicyT", "large": "AgentLargeBufferPolicyT"},
+    "segmented_radix_sort": {"segmented": "SegmentedPolicy", "alt_segmented": "AltSegmentedPolicy"},
 }
 _SUB_FIELDS = {"threads": "BLOCK_THREADS", "items": "ITEMS_PER_THREAD", "radix_bits": "RADIX_BITS",
                "rank": "to_muh(P::{t}::RANK_ALGORITHM)", "load": "to_muh(P::{t}::LOAD_ALGORITHM)",
-               "modifier": "to_muh(P::{t}::LOAD_MODIFIER)"}
-CUB_FIELDS["radix_sort"] = {}
+               "modifier": "to_muh(P::{t}::LOAD_MODIFIER)", "block": "to_muh(P::{t}::SCAN_ALGORITHM)",
+               "threads_per_segment": "WARP_THREADS", "buffers_per_thread": "BUFFERS_PER_THREAD",
+               "prefer_pow2_bits": "PREFER_POW2_BITS != 0", "block_tile": "BLOCK_LEVEL_TILE_SIZE",
+               "warp_threshold": "WARP_LEVEL_THRESHOLD", "block_threshold": "BLOCK_LEVEL_THRESHOLD"}
+#: Per family and sub-policy, fields whose CUB member is named differently or lives elsewhere.
+_SUB_SPECIAL = {
+    ("segmented_sort", "small"): {"threads": f"P::{_SM}::BLOCK_THREADS"},
+    ("segmented_sort", "medium"): {"threads": f"P::{_SM}::BLOCK_THREADS"},
+    ("batch_memcpy", "small"): {"bytes_per_thread": "P::AgentSmallBufferPolicyT::TLEV_BYTES_PER_THREAD"},
+    ("batch_memcpy", "large"): {"bytes_per_thread": "P::AgentLargeBufferPolicyT::BYTES_PER_THREAD"},
+}
+for _family in CUB_SUBS:
+    CUB_FIELDS[_family] = {}
 
 
-def _sub_expr(cub_type: str, field: str) -> str:
+def _sub_expr(family: str, sub: str, cub_type: str, field: str) -> str:
+    special = _SUB_SPECIAL.get((family, sub), {})
+    if field in special:
+        return special[field]
     expr = _SUB_FIELDS[field]
     return expr.format(t=cub_type) if "{t}" in expr else f"P::{cub_type}::{expr}"
 
@@ -74,9 +105,10 @@ def _init(family: str, algorithms) -> tuple[list[str], list[str]] | None:
     init, members = [CUB_FIELDS[family][f] for f in fields], list(fields)
     for sp in tuning.subs_of(family, algorithms):
         cub_type = CUB_SUBS.get(family, {}).get(sp.name)
-        if cub_type is None or any(f.name not in _SUB_FIELDS for f in sp.fields):
+        known = set(_SUB_FIELDS) | set(_SUB_SPECIAL.get((family, sp.name), {}))
+        if cub_type is None or any(f.name not in known for f in sp.fields):
             return None
-        init.append("{" + ", ".join(_sub_expr(cub_type, f.name) for f in sp.fields) + "}")
+        init.append("{" + ", ".join(_sub_expr(family, sp.name, cub_type, f.name) for f in sp.fields) + "}")
         members.append(sp.name)
     return init, members
 
@@ -88,6 +120,9 @@ def _upper(prefix: str, names) -> tuple[tuple[str, str], ...]:
 #: muh enumeration -> (CUB enumeration type, (muh enumerator, CUB enumerator) for the values CUB 3.0.1 has).
 CUB_ENUMS = (
     ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", catalog.LOAD_ALGORITHMS)),
+    # segmented sort's sub-warp policies load with a WarpLoadAlgorithm; muh spells them as block loads.
+    ("block_load_algorithm", "cub::WarpLoadAlgorithm",
+     _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose"))),
     ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", catalog.STORE_ALGORITHMS)),
     ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", catalog.LOAD_MODIFIERS)),
     ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",

@@ -3,7 +3,8 @@
 CUB (cub/util_arch.cuh, CCCL 3.0.1) stores *nominal 4-byte* policies and scales them by the element
 size with a fixed 48 KiB shared-memory budget and 32-thread rounding. muh takes both from the
 hardware: ``smem`` (bytes) and ``warp`` (threads). With smem=49152, warp=32 these equal CUB's
-MemBoundScaling / RegBoundScaling / Nominal4BItemsToItems exactly (checked by the parity suite).
+MemBoundScaling / RegBoundScaling / Nominal4BItemsToItems / Nominal8BItemsToItems exactly (checked by
+the parity suite).
 """
 from __future__ import annotations
 
@@ -44,6 +45,14 @@ def nominal_4b_items(i4: int, size: int) -> int:
     return min(i4, max(1, i4 * 4 // size))
 
 
+def nominal_8b_items(i8: int, size: int) -> int:
+    """CUB's Nominal8BItemsToItems: I8 for items up to 8 bytes, else clamp(ceil(8·I8/size), 1, I8)
+    (adjacent_difference)."""
+    if size <= 8:
+        return i8
+    return min(i8, max(1, _ceil_div(i8 * 8, size)))
+
+
 def no_scaling(t4: int, i4: int, size: int, smem: int = CUB_SMEM, warp: int = CUB_WARP) -> Scaled:
     return Scaled(t4, i4)
 
@@ -52,6 +61,7 @@ RULES = {
     "mem_bound": mem_bound,
     "reg_bound": reg_bound,
     "nominal_4b": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP: Scaled(t4, nominal_4b_items(i4, size)),
+    "nominal_8b": lambda t8, i8, size, smem=CUB_SMEM, warp=CUB_WARP: Scaled(t8, nominal_8b_items(i8, size)),
     "none": no_scaling,
 }
 
@@ -59,5 +69,6 @@ FORMULAS = {
     "mem_bound": "items = max(1, min(4*I4/size, 2*I4)); threads = min(T4, ceil(smem/(size*items)/warp)*warp)",
     "reg_bound": "items = max(1, 4*I4/max(4, size)); threads = min(T4, ceil(smem/(size*items)/warp)*warp)",
     "nominal_4b": "items = min(I4, max(1, 4*I4/size)); threads = T4",
+    "nominal_8b": "items = I8 if size <= 8 else min(I8, max(1, ceil(8*I8/size))); threads = T8",
     "none": "threads = T4; items = I4",
 }

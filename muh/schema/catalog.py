@@ -22,13 +22,14 @@ STORE_ALGORITHMS = LOAD_ALGORITHMS
 LOAD_MODIFIERS = ("default", "ca", "cg", "cs", "cv", "ldg", "volatile")
 BLOCK_REDUCE = ("warp_reductions", "warp_reductions_nondeterministic", "raking", "raking_commutative_only")
 BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
-SCALING = ("mem_bound", "reg_bound", "nominal_4b", "none")
+SCALING = ("mem_bound", "reg_bound", "nominal_4b", "nominal_8b", "none")
 TRANSFORM_ALGORITHMS = ("prefetch", "vectorized", "ublkcp", "fallback_for")
 HISTOGRAM_MEMORY = ("smem", "gmem", "blended")
 RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or", "match_early_counts_any", "match_early_counts_atomic_or")
-# CCCL's look-back delay constructors, in the order of the benchmark's `dcid` ids 0..7.
+# CCCL's look-back delay constructors, in the order of the benchmark's `dcid` ids 0..7, then the
+# reduce-by-key constructor (fixed delay on sm_80 only; CCCL's untuned by-key default; no dcid).
 DELAY_KINDS = ("no_delay", "fixed", "backoff", "backoff_jitter", "backoff_jitter_window",
-               "backon_jitter_window", "backon_jitter", "backon")
+               "backon_jitter_window", "backon_jitter", "backon", "reduce_by_key")
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,13 @@ DIMS: dict[str, Dim] = {
     "rle_compress": Dim("bool", "run-length compress samples before binning (histogram)"),
     "memory": Dim("enum", "where privatised histograms live", HISTOGRAM_MEMORY),
     "work_stealing": Dim("bool", "dynamic tile assignment (histogram)"),
+    "prefer_pow2_bits": Dim("bool", "round buffer-size bit fields to powers of two (batch_memcpy)"),
     "buffers_per_thread": Dim("int", "buffers per thread (batch_memcpy)", lo=1, hi=64),
     "bytes_per_thread": Dim("int", "bytes per thread for warp-/thread-level copies (batch_memcpy)", lo=1, hi=1024),
     "block_tile": Dim("bytes", "bytes per block-level tile (batch_memcpy)"),
     "warp_threshold": Dim("bytes", "buffers at least this large are copied by a warp (batch_memcpy)"),
     "block_threshold": Dim("bytes", "buffers at least this large are copied by a block (batch_memcpy)"),
-    "segments_per_warp": Dim("int", "small segments handled per warp (segmented sort)", lo=1, hi=64),
+    "threads_per_segment": Dim("int", "threads that sort one small or medium segment (segmented sort)", lo=1, hi=1024),
     "store_time_slicing": Dim("bool", "time-slice warp stores (rle non-trivial runs)"),
 }
 
@@ -100,17 +102,20 @@ FAMILIES: dict[str, Family] = {
     "reduce_by_key": Family("DeviceReduce::ReduceByKey", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_reduce_by_key.cuh"),
     "rle_encode": Family("DeviceRunLengthEncode::Encode", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
     "rle_non_trivial_runs": Family("DeviceRunLengthEncode::NonTrivialRuns", _LOOKBACK + ("store_time_slicing",), stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
-    "select_if": Family("DeviceSelect::If / Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
+    "select_if": Family("DeviceSelect::If", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
+    "select_flagged": Family("DeviceSelect::Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
     "partition": Family("DevicePartition::If / Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
     "three_way_partition": Family("DevicePartition::If (three-way)", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_three_way_partition.cuh"),
     "unique": Family("DeviceSelect::Unique", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
     "unique_by_key": Family("DeviceSelect::UniqueByKey", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_unique_by_key.cuh"),
     "radix_sort": Family("DeviceRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
                          subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
+    "radix_sort_pairs": Family("DeviceRadixSort::SortPairs (values of the key's type)", _SORT, scaling="reg_bound", stages_tile=True,
+                               subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
     "segmented_radix_sort": Family("DeviceSegmentedRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
-                                   subs=("downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
-    "segmented_sort": Family("DeviceSegmentedSort", _SORT + ("segments_per_warp",), scaling="reg_bound", stages_tile=True,
-                             subs=("large", "small", "medium"), cub_header="tuning_segmented_sort.cuh"),
+                                   subs=("segmented", "alt_segmented"), cub_header="tuning_radix_sort.cuh"),
+    "segmented_sort": Family("DeviceSegmentedSort", _SORT + ("block", "threads_per_segment"), scaling="reg_bound", stages_tile=True,
+                             subs=("large", "small", "medium"), block_choices=BLOCK_SCAN, cub_header="tuning_segmented_sort.cuh"),
     "merge_sort": Family("DeviceMergeSort", _MERGE, stages_tile=True, cub_header="tuning_merge_sort.cuh"),
     "merge": Family("DeviceMerge", _MERGE, stages_tile=True, cub_header="tuning_merge.cuh"),
     "histogram": Family("DeviceHistogram", ("threads", "pixels_per_thread", "vec", "load", "modifier", "rle_compress", "memory", "work_stealing"),
@@ -119,9 +124,11 @@ FAMILIES: dict[str, Family] = {
     "for_each": Family("DeviceFor::ForEach (256 threads × 2 items in CCCL)", ("threads", "items"), scaling="none", cub_header="tuning_for.cuh"),
     "for_each_in_extents": Family("DeviceFor::ForEachInExtents", ("threads", "items"), scaling="none"),
     "batch_memcpy": Family("DeviceMemcpy::Batched / DeviceCopy::Batched",
-                           ("threads", "buffers_per_thread", "bytes_per_thread", "block_tile", "warp_threshold", "block_threshold"),
+                           ("threads", "buffers_per_thread", "bytes_per_thread", "prefer_pow2_bits", "block_tile", "warp_threshold",
+                            "block_threshold"),
                            scaling="none", subs=("small", "large"), cub_header="tuning_batch_memcpy.cuh"),
-    "adjacent_difference": Family("DeviceAdjacentDifference", _MERGE, stages_tile=True, cub_header="tuning_adjacent_difference.cuh"),
+    "adjacent_difference": Family("DeviceAdjacentDifference", _MERGE, scaling="nominal_8b", stages_tile=True,
+                                  cub_header="tuning_adjacent_difference.cuh"),
     "find": Family("DeviceFind (newer CCCL)", ("threads", "items", "vec", "modifier"), scaling="none"),
     "topk": Family("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass"),
                    scaling="none", block_choices=BLOCK_SCAN),

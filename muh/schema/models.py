@@ -99,7 +99,8 @@ class PolicyValues(Model):
     block_tile: Optional[Bytes] = None
     warp_threshold: Optional[Bytes] = None
     block_threshold: Optional[Bytes] = None
-    segments_per_warp: Optional[int] = Field(None, ge=1, le=64)
+    threads_per_segment: Optional[int] = Field(None, ge=1, le=1024)
+    prefer_pow2_bits: Optional[bool] = None
     store_time_slicing: Optional[bool] = None
 
     def given(self) -> dict[str, object]:

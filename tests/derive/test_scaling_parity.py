@@ -17,7 +17,7 @@ from muh.derive import scaling
 SIZES = st.sampled_from(cub_truth.STANDARD_SIZES) | st.sampled_from(cub_truth.ODD_SIZES) | st.integers(1, 300)
 CASES = st.builds(
     cub_truth.ScalingCase,
-    rule=st.sampled_from(("mem_bound", "reg_bound", "nominal_4b_items")),
+    rule=st.sampled_from(("mem_bound", "reg_bound", "nominal_4b_items", "nominal_8b_items")),
     threads=st.integers(32, 1024).map(lambda t: t - t % 32) | st.integers(1, 1024),
     items=st.integers(1, 32) | st.integers(1, 4000),
     size=SIZES,
@@ -37,9 +37,15 @@ def _draw_cases(n: int = 400) -> list[cub_truth.ScalingCase]:
     return sorted(set(drawn))
 
 
+#: Nominal8BItemsToItems (adjacent_difference): items up to 8 bytes keep I8, wider ones get ceil(8*I8/size).
+N8B_EXAMPLES = {(7, 1): 7, (7, 8): 7, (7, 9): 7, (7, 12): 5, (7, 16): 4, (7, 24): 3, (7, 100): 1, (7, 1024): 1,
+                (16, 12): 11, (1, 1000): 1}
+
+
 @pytest.fixture(scope="module")
 def truth(nvcc):
-    cases = sorted(set(_draw_cases()) | set(cub_truth.scaling_cases()))
+    n8b = {cub_truth.ScalingCase("nominal_8b_items", 128, i8, size) for i8, size in N8B_EXAMPLES}
+    cases = sorted(set(_draw_cases()) | set(cub_truth.scaling_cases()) | n8b)
     return cub_truth.load_truth(cases=cases)
 
 
@@ -48,7 +54,7 @@ def test_case_list_is_large_and_covers_sizes(truth):
     sizes = {c.size for c in truth.scaling}
     assert len(truth.scaling) >= 500
     assert set(cub_truth.STANDARD_SIZES) <= sizes and len(sizes - set(cub_truth.STANDARD_SIZES)) >= 10
-    assert {c.rule for c in truth.scaling} == {"mem_bound", "reg_bound", "nominal_4b_items"}
+    assert {c.rule for c in truth.scaling} == {"mem_bound", "reg_bound", "nominal_4b_items", "nominal_8b_items"}
 
 
 @pytest.mark.nvcc
@@ -65,6 +71,16 @@ def test_facts_examples(truth):
             ("reg_bound", 256, 500, 1): (128, 500)}
     for key, value in want.items():
         assert truth.scaling[cub_truth.ScalingCase(*key)] == value
+
+
+@pytest.mark.nvcc
+def test_nominal_8b_items_equals_cub(truth):
+    # muh's `nominal_8b` rule (adjacent_difference) against cub::Nominal8BItemsToItems<char[size]>.
+    for (i8, size), items in N8B_EXAMPLES.items():
+        case = cub_truth.ScalingCase("nominal_8b_items", 128, i8, size)
+        assert truth.scaling[case] == (0, items), case
+        assert scaling.nominal_8b_items(i8, size) == items, case
+        assert scaling.RULES["nominal_8b"](128, i8, size) == (128, items)
 
 
 def test_warp_and_smem_generalise():
