@@ -71,10 +71,13 @@ def build(
     from muh.pipeline import build as run_build
 
     options = {"emulate_warp": emulate_warp} if emulate_warp else {}
+    warnings: list[Diagnostic] = []
     try:
-        target, files = run_build(spec, out, options)
+        target, files = run_build(spec, out, options, warnings)
     except MuhError as err:
         raise fail_input(err)
+    if warnings:
+        report(warnings)
     typer.echo(f"wrote {len(files)} files to {target}/")
 
 

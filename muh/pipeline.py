@@ -30,9 +30,12 @@ def load_file(path: str | Path) -> Loaded:
     return Loaded(spec, derive(spec), text)
 
 
-def render(loaded: Loaded, options: dict | None = None) -> list[GeneratedFile]:
+def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None) -> list[GeneratedFile]:
+    """Every generated file plus the manifest; emitters' warnings are appended to ``warnings``."""
     ctx = BuildContext(loaded.spec, loaded.derived, options=dict(options or {}))
     files = generate(ctx)
+    if warnings is not None:
+        warnings.extend(d for d in ctx.diagnostics if not d.is_error)
     return files + [_manifest(ctx, files)]
 
 
@@ -81,9 +84,10 @@ def write_atomic(files: list[GeneratedFile], out: Path) -> None:
         raise MuhError([Diagnostic("E-IO", f"cannot write {out}: {err.strerror or err}", None)]) from None
 
 
-def build(spec_path: str | Path, out: str | Path | None = None, options: dict | None = None) -> tuple[Path, list[GeneratedFile]]:
+def build(spec_path: str | Path, out: str | Path | None = None, options: dict | None = None,
+          warnings: list[Diagnostic] | None = None) -> tuple[Path, list[GeneratedFile]]:
     loaded = load_file(spec_path)
-    files = render(loaded, options)
+    files = render(loaded, options, warnings)
     target = Path(out) if out is not None else Path("generated") / loaded.spec.name
     write_atomic(files, target)
     return target, files

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 
+from muh.codegen import ops_package
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
 from muh.codegen.vllm.emit import dist_info, patch_name, plans
+from muh.codegen.vllm.plan import VllmPlan
+from muh.diagnostics import Diagnostic, Severity
 
 PKG = "muh.codegen.docker"
 IMAGE_ROOT = "/opt/muh"
@@ -27,9 +30,39 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
             PKG, "Dockerfile.j2", header=ctx.header_text(), engine=f"{plan.engine} {plan.engine_version}",
             hardware=plan.hardware, base_image=plan.base_image, folder=plan.folder, root=IMAGE_ROOT,
             patches=patches, py_compile=plan.py_compile, moe_files=moe_files, needs_triton=plan.needs_triton,
-            cmd=json.dumps(list(plan.command), ensure_ascii=True), dist_info=dist_info(),
+            cmd=json.dumps(list(plan.command), ensure_ascii=True), dist_info=dist_info(), ops=_ops(ctx, plan),
         )
         run = render(PKG, "computility-run.yaml.j2", header=ctx.header_text(), concurrency=plan.concurrency,
                      command=plan.command, env=plan.env)
         files += [GeneratedFile("Dockerfile", docker), GeneratedFile("computility-run.yaml", run)]
     return files
+
+
+def _ops(ctx: BuildContext, plan: VllmPlan) -> dict | None:
+    """The muh_kernels steps of the image, or None when no rebind is served by it.
+
+    The plugin imports ``ops_package.PROVIDER_MODULE``; the image ships that package (built from the
+    deploy hardware's kernels) exactly when a rebind names it. A provider the image cannot have is a
+    warning: the plugin would log it and keep vLLM's op."""
+    ops = [r for r in plan.rebinds if not r.generated]
+    span = ctx.spec.span_of(("deploys", plan.deploy, "tune_vllm", "ops"))
+    for r in ops:
+        module = r.provider.partition(":")[0]
+        if module.split(".")[0] == "muh":
+            ctx.diagnostics.append(Diagnostic(
+                "W-DEPLOY-OPS", f"`{r.name}` is served by `{module}`, muh's development runtime, which the image "
+                f"does not have: the plugin will keep vLLM's op", span, severity=Severity.warning,
+                hint=f"drop `ops_module` (the default `{ops_package.PROVIDER_MODULE}` ships with the image)"))
+    if not any(r.provider.partition(":")[0] == ops_package.PROVIDER_MODULE for r in ops):
+        return None
+    prefix = ops_package.prefix_for(ctx, plan.hardware)
+    if prefix is None:
+        ctx.diagnostics.append(Diagnostic(
+            "W-DEPLOY-OPS", f"ops are listed for `{plan.hardware}`, but no kernels are generated for it: the image "
+            "serves vLLM's own ops", span, severity=Severity.warning,
+            hint=f"add `reduce` / `transform` algorithms on {plan.hardware} (the ops are built on their policies)"))
+        return None
+    hw = ctx.spec.hardware[plan.hardware]
+    r = ops_package.recipe(hw)
+    return {"package": f"{prefix}{ops_package.NAME}", "src": f"/{prefix}".rstrip("/"),
+            "compiler": r.compiler, "flags": r.flags}

@@ -6,6 +6,8 @@ user needs (unsafe, dead, wrong platform). Numbers come from shared/facts/vllm-0
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from muh.codegen.ops_package import PROVIDER_MODULE
 from muh.derive.model import Resolved
 from muh.schema.models import Hardware
 
@@ -64,7 +66,7 @@ REBIND_TARGETS: dict[str, tuple[str, str]] = {
     "top_k_top_p": ("vllm.model_executor.layers.sampler", "_apply_top_k_top_p"),
     "moe_default_config": ("vllm.model_executor.layers.fused_moe.fused_moe", "get_default_config"),
 }
-DEFAULT_OPS_MODULE = "muh.runtime.vllm_ops"  # issue 7: loads the kernels, checks signatures, falls back
+DEFAULT_OPS_MODULE = PROVIDER_MODULE  # `muh_kernels.vllm_ops`: the ops package the image ships (codegen/ops_package)
 
 
 def pow2_floor(x: float) -> int:

@@ -1,0 +1,187 @@
+"""Emitter `ops_package`: ``muh_kernels/``, the LLM serving ops as a Python package for the serving image.
+
+Output (in the folder of the kernels it builds on: the same prefix as the ``kernels`` and ``ops``
+emitters, ``""`` for a single hardware)::
+
+    muh_kernels/__init__.py      the target's constants (warp size, C++ level, compiler flags) and library_path()
+    muh_kernels/__main__.py      python -m muh_kernels --build SRC | --check  (stdlib only)
+    muh_kernels/build_info.cu    compiled with the ops: refuses a command line whose warp size is not the headers'
+    muh_kernels/vllm_ops.py      the plugin's provider: loads libmuh_ops.so or raises the reason
+    muh_kernels/_provider.py     muh/runtime/vllm_ops.py  ┐ copied, with `muh.runtime` imports rewritten to
+    muh_kernels/ops_llm.py       muh/runtime/ops_llm.py   │ `muh_kernels`: one source of truth for the ops'
+    muh_kernels/errors.py, …     its imports' closure     ┘ Python side; no pydantic, lark, jinja2 or muh CLI
+
+The image copies the package beside vLLM, runs ``--build <folder>`` (the spec's toolchain: nvcc on
+NVIDIA, the CoreX SDK's clang++ on the BI-V100; no compiler → a recorded reason, no library) and
+``--check``; vLLM's general plugin then imports ``muh_kernels.vllm_ops``.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from muh.codegen.base import BuildContext, GeneratedFile
+from muh.codegen.templates import render
+from muh.diagnostics import Diagnostic, Severity
+
+PKG = "muh.codegen.ops_package"
+NAME = "muh_kernels"
+PROVIDER_MODULE = f"{NAME}.vllm_ops"
+LIBRARY = "libmuh_ops.so"
+SOURCES = ("kernels/common.cu", "kernels/ops.cu")  # relative to the generated folder of the target
+RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # read as text, never imported (layering)
+ENTRY = ("vllm_ops", "_provider")  # muh/runtime/vllm_ops.py ships as muh_kernels/_provider.py
+# third-party modules the image has (vLLM's own dependencies); anything else is refused
+IMAGE_MODULES = frozenset({"torch", "vllm"})
+_CPLUSPLUS = {11: 201103, 14: 201402, 17: 201703, 20: 202002}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the image compiles the ops for one hardware (decided here; the package only runs it)."""
+
+    hardware: str
+    compiler: str          # nvcc | clang
+    cxx: int               # the spec's toolchain { cxx }
+    warp_size: int         # the spec's warp size (== the generated warp layer's, checked by build_info.cu)
+    arch: str | None
+    flags: tuple[str, ...]  # before `-I <include> -o <out> <sources>`; `{sdk}` = the toolchain's root
+    link: tuple[str, ...]   # after the sources
+
+
+def recipe(hw) -> Recipe:
+    tc = hw.toolchain
+    std = f"-std=c++{tc.cxx}"
+    warp = f"-DMUH_WARP_SIZE={hw.warp_size}"
+    arch = tc.arch or (f"sm_{hw.compute_capability}" if hw.compute_capability else None)
+    if tc.compiler == "clang":
+        # clang's CUDA mode (the CoreX SDK's clang++ on the BI-V100): the SDK is the CUDA installation
+        flags = ("-x", "cuda", "--cuda-path={sdk}", *((f"--cuda-gpu-arch={arch}",) if arch else ()),
+                 "-O3", std, "-fPIC", "-shared", warp)
+        link = ("-L{sdk}/lib64", "-lcudart", "-Wl,-rpath,{sdk}/lib64")
+    else:
+        # muh.runtime.build.nvcc_flags + -shared: the flags the lab and CI build the ops with
+        flags = ("-O3", std, *((f"-arch={arch}",) if arch else ()), "-Xcompiler", "-fPIC", "-lineinfo", "-shared", warp)
+        link = ()
+    return Recipe(hw.name, tc.compiler, tc.cxx, hw.warp_size, arch, flags, link)
+
+
+def targets(ctx: BuildContext) -> list[tuple[str, object]]:
+    """(path prefix, Hardware) of every folder that gets the package: where the ops are generated,
+    except warp-emulation builds (a test device, not a deployment)."""
+    from muh.codegen import ops as ops_emit
+
+    return [(prefix, hw) for prefix, hw, cfg in ops_emit._targets(ctx) if cfg.warp_size == hw.warp_size]
+
+
+def prefix_for(ctx: BuildContext, hardware: str) -> str | None:
+    """The folder prefix of ``hardware``'s package, or None when this build has none for it."""
+    return next((p for p, hw in targets(ctx) if hw.name == hardware), None)
+
+
+class RuntimeCopyError(ValueError):
+    """A runtime module cannot be shipped (it needs something the image lacks)."""
+
+
+def _runtime_imports(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(muh.runtime modules imported, other top-level modules imported) anywhere in the module."""
+    runtime, other = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "muh.runtime":
+                runtime.update(a.name for a in node.names)
+                continue
+            names = [node.module]
+        elif isinstance(node, ast.ImportFrom):
+            raise RuntimeCopyError("relative imports are not rewritten")
+        else:
+            continue
+        for n in names:
+            if n.startswith("muh.runtime."):
+                runtime.add(n.split(".")[2])
+            else:
+                other.add(n.split(".")[0])
+    return runtime, other
+
+
+_REWRITES = (
+    (re.compile(r"^(\s*)from muh\.runtime\.(\w+) import ", re.M), rf"\1from {NAME}.\2 import "),
+    (re.compile(r"^(\s*)from muh\.runtime import ", re.M), rf"\1from {NAME} import "),
+    (re.compile(r"^(\s*)import muh\.runtime\.(\w+) as ", re.M), rf"\1import {NAME}.\2 as "),
+)
+
+
+def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
+    """{module name in the package: source} — the provider and the closure of its muh.runtime imports,
+    with those imports pointed at the package. Raises RuntimeCopyError for anything the image lacks."""
+    out: dict[str, str] = {}
+    todo = [ENTRY[0]]
+    while todo:
+        mod = todo.pop()
+        path = runtime / f"{mod}.py"
+        if not path.is_file():
+            raise RuntimeCopyError(f"muh/runtime/{mod}.py does not exist")
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text, str(path))
+        runtime_deps, other = _runtime_imports(tree)
+        foreign = sorted(m for m in other if m not in sys.stdlib_module_names and m not in IMAGE_MODULES
+                         and m != "__future__")
+        if foreign:
+            raise RuntimeCopyError(f"muh/runtime/{mod}.py imports {', '.join(foreign)}, which the serving image lacks")
+        for pat, rep in _REWRITES:
+            text = pat.sub(rep, text)
+        left, _ = _runtime_imports(ast.parse(text))
+        if left or re.search(r"^\s*(from|import)\s+muh[.\s]", text, re.M):
+            raise RuntimeCopyError(f"muh/runtime/{mod}.py imports muh in a form the copy does not rewrite")
+        out[ENTRY[1] if mod == ENTRY[0] else mod] = text
+        todo.extend(sorted(d for d in runtime_deps if d not in out and d != ENTRY[0] and f"{d}" not in todo))
+    return dict(sorted(out.items()))
+
+
+def _cplusplus_range(cxx: int) -> tuple[int, int]:
+    levels = sorted(_CPLUSPLUS)
+    lo = _CPLUSPLUS[cxx]
+    later = [_CPLUSPLUS[c] for c in levels if c > cxx]
+    return lo, (later[0] if later else 999999)
+
+
+def emit(ctx: BuildContext) -> list[GeneratedFile]:
+    found = targets(ctx)
+    if not found:
+        return []
+    try:
+        copies = runtime_modules()
+    except (RuntimeCopyError, SyntaxError, OSError) as e:
+        ctx.diagnostics.append(Diagnostic("E-OPS-PACKAGE", f"muh_kernels cannot be packaged: {e}", None,
+                                          hint="the ops' Python side must need only the stdlib, torch and vllm"))
+        return []
+    header = ctx.header("#")
+    label = f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}"
+    files: list[GeneratedFile] = []
+    for prefix, hw in found:
+        r = recipe(hw)
+        if r.arch is None:
+            ctx.diagnostics.append(Diagnostic(
+                "W-OPS-ARCH", f"no target architecture for `{hw.name}`: muh_kernels is built for the compiler's default",
+                ctx.spec.span_of(("hardware", hw.name)), hint="set toolchain { arch = … } or compute_capability",
+                severity=Severity.warning))
+        lo, hi = _cplusplus_range(r.cxx)
+        common = dict(header=header, spec=label, recipe=r, library=LIBRARY, sources=SOURCES, name=NAME)
+        base = f"{prefix}{NAME}"
+        files += [
+            GeneratedFile(f"{base}/__init__.py", render(PKG, "init.py.j2", **common)),
+            GeneratedFile(f"{base}/__main__.py", render(PKG, "main.py.j2", **common)),
+            GeneratedFile(f"{base}/vllm_ops.py", render(PKG, "vllm_ops.py.j2", **common)),
+            GeneratedFile(f"{base}/build_info.cu", render(PKG, "build_info.cu.j2", header_cxx=ctx.header("//"),
+                                                          cplusplus_lo=lo, cplusplus_hi=hi, **common)),
+        ]
+        for mod, text in copies.items():
+            src = ENTRY[0] if mod == ENTRY[1] else mod
+            files.append(GeneratedFile(f"{base}/{mod}.py", f"{header}\n# copied from muh/runtime/{src}.py; imports of "
+                                       f"muh.runtime rewritten to {NAME}\n{text}"))
+    return files
