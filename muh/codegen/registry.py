@@ -20,6 +20,8 @@ def _load() -> dict[str, Emitter]:
     EMITTERS["docker"] = docker_emit.emit
     from muh.codegen import ops as ops_emit
     EMITTERS["ops"] = ops_emit.emit
+    from muh.codegen import ops_package
+    EMITTERS["ops_package"] = ops_package.emit
     from muh.codegen import kernels as kernels_emit
     EMITTERS["kernels"] = kernels_emit.emit
     return EMITTERS

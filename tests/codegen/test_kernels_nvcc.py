@@ -69,3 +69,47 @@ def test_kernels_compile_without_torch_or_cub(tmp_path):
     for src in (tmp_path / "kernels").glob("*.cu"):
         text = src.read_text()
         assert "torch" not in text and "<cub/" not in text and "cccl" not in text, src
+
+
+def test_libraries_of_different_specs_share_no_host_state(nvcc, tmp_path):
+    """Two generated libraries in one process keep their own warp-check verdict, error text and caches.
+
+    Regression (lab run 2026-11-30): host statics lived in inline functions with default visibility,
+    which GCC emits as STB_GNU_UNIQUE; the loader merges those across every library of the process
+    (RTLD_LOCAL or not), so the BI-V100's native library read the H200 library's "warp size fine"
+    verdict and ran 64-lane kernels on a 32-lane GPU. Now nothing is UNIQUE and the library exports
+    only its C interface.
+    """
+    import ctypes
+
+    cfgs = {"h200": presets.h200(), "bi100": presets.bi100()}
+    libs = {}
+
+    def build(name):
+        root = tmp_path / name
+        emitter.write(cfgs[name], root)
+        lib = root / "libpart.so"
+        srcs = [str(root / "kernels" / f) for f in ("common.cu", "reduce.cu")]
+        cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-O1", "-Xcompiler", "-fPIC", "-shared", "-I", str(root / "include"),
+               *srcs, "-o", str(lib)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return lib
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        libs = dict(zip(cfgs, pool.map(build, cfgs)))
+    for name, lib in libs.items():
+        syms = subprocess.run(["readelf", "-sW", "--dyn-syms", str(lib)], capture_output=True, text=True,
+                              check=True).stdout.splitlines()
+        unique = [s for s in syms if " UNIQUE " in s]
+        assert not unique, f"{name}: process-wide merged symbols:\n" + "\n".join(unique)
+        exported_muh = [s.split()[-1] for s in syms if (" GLOBAL " in s or " WEAK " in s) and " UND " not in s
+                        and "_ZN3muh" in s]
+        assert not exported_muh, f"{name}: C++ internals exported (interposable across libraries): {exported_muh[:5]}"
+    a, b = (ctypes.CDLL(str(libs[n])) for n in ("h200", "bi100"))
+    for lib in (a, b):
+        lib.muh_last_error.restype = ctypes.c_char_p
+    rc = a.muh_check_device()
+    if rc:  # no GPU here: the failure text lands in the H200 library's buffer only
+        assert a.muh_last_error().startswith(b"muh: ")
+    assert b.muh_last_error() == b"", "the two libraries share their error buffer"

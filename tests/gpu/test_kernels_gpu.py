@@ -210,10 +210,20 @@ def test_bad_inputs(kernels):
 
 
 def test_warp_size_check_at_launch(kernels):
-    """The BI-V100's native (64-lane) kernels refuse a 32-lane GPU with a clear error."""
+    """The BI-V100's native (64-lane) kernels refuse a 32-lane GPU with a clear error — also after
+    another library of the same process (the H200's) has passed its own check on this device
+    (regression: the verdict was a process-wide STB_GNU_UNIQUE symbol shared by all libraries)."""
     import torch
 
     from muh.runtime import MuhRuntimeError, ops
 
+    x = torch.ones(8, device="cuda")
+    assert ops.reduce(x, kernels=kernels["h200"]).item() == 8.0  # the H200 library says "fine" first
+    assert kernels["h200"].raw("muh_check_device")() == 0
+    for _ in range(2):  # the refusal is cached per library, and stays a refusal
+        with pytest.raises(MuhRuntimeError, match=r"64-lane hardware warp .* has 32-lane warps"):
+            ops.reduce(x, kernels=kernels["bi100-native"])
     with pytest.raises(MuhRuntimeError, match=r"64-lane hardware warp .* has 32-lane warps"):
-        ops.reduce(torch.ones(8, device="cuda"), kernels=kernels["bi100-native"])
+        ops.scan(torch.ones(8, device="cuda", dtype=torch.int32), kernels=kernels["bi100-native"])
+    assert ops.reduce(x, kernels=kernels["h200"]).item() == 8.0  # and the H200 library is unaffected
+    assert kernels["h200"].last_error() == "" or "64-lane" not in kernels["h200"].last_error()
