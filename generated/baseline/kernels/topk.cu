@@ -13,7 +13,7 @@
 #include "muh/types.cuh"
 
 namespace muh {
-namespace topk_impl {
+namespace topk_impl MUH_LIBRARY_LOCAL {
 
 template <typename T> struct Policy;
 template <> struct Policy<bf16> {

@@ -41,7 +41,7 @@
 #include "muh/warp.cuh"
 
 namespace muh {
-namespace ops {
+namespace ops MUH_LIBRARY_LOCAL {  // host.cuh: library-private linkage
 
 template <typename T> struct Policy;
 template <> struct Policy<float> {
@@ -163,6 +163,12 @@ __device__ __forceinline__ void row_out(const RowArgs& a, T* out, int j, const f
 
 // One block per row. kItems > 0: the row stays in registers (kItems vectors per thread);
 // kItems == 0: streaming, the second pass re-reads the row (fused: the residual it wrote itself).
+// rms_norm's register path holds the row in the element type (exact: it is the input), which halves
+// the registers of 16-bit rows, and loads the weight vectors together with the row, before the block
+// reduction, when they fit in as many registers again (kItems * kVec * sizeof(T) <= 64 bytes): one
+// memory round trip per block instead of two (lab H200, 4096 x 8192 float16: 75 % -> 96 % of copy).
+// fused_add_rms_norm keeps float rows and the weight read after the reduction: the same change made
+// it 0.5-1 % slower there (bench/results/lab-2026-11-30/followup.md).
 template <typename T, int kVec, int kItems, bool kFused>
 __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArgs a) {
   __shared__ float red[Policy<T>::kRowThreads / warp::kSize];
@@ -172,7 +178,7 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
   T* res = kFused ? static_cast<T*>(a.residual) + row * a.res_stride : (T*)0;
   const int nvec = a.hidden / kVec;
   float ss = 0.f;
-  if (kItems > 0) {
+  if (kItems > 0 && kFused) {
     float v[kItems > 0 ? kItems : 1][kVec];
 #pragma unroll
     for (int i = 0; i < (kItems > 0 ? kItems : 1); ++i) {
@@ -189,6 +195,45 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
     for (int i = 0; i < (kItems > 0 ? kItems : 1); ++i) {
       const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) row_out<T, kVec>(a, out, j, v[i], inv);
+    }
+  } else if (kItems > 0) {
+    enum { kI = kItems > 0 ? kItems : 1, kEarlyWeight = kI * kVec * (int)sizeof(T) <= 64 };
+    const T* weight = static_cast<const T*>(a.weight);
+    T x[kI][kVec];
+    T w[kEarlyWeight ? kI : 1][kVec];
+#pragma unroll
+    for (int i = 0; i < kI; ++i) {
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
+      if (j < nvec) {
+        load_vec<T, kVec, true>(in + (long long)j * kVec, x[i]);
+        if (kEarlyWeight) load_vec<T, kVec, true>(weight + (long long)j * kVec, w[kEarlyWeight ? i : 0]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kI; ++i) {
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
+      if (j < nvec) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) ss += to_f(x[i][k]) * to_f(x[i][k]);
+      }
+    }
+    ss = block_reduce(ss, Sum(), red);
+    const float inv = rsqrtf(ss / (float)a.hidden + a.eps);
+#pragma unroll
+    for (int i = 0; i < kI; ++i) {
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
+      if (j < nvec) {
+        float wf[kVec], o[kVec];
+        if (kEarlyWeight) {
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) wf[k] = to_f(w[kEarlyWeight ? i : 0][k]);
+        } else {
+          load_f<T, kVec, true>(weight + (long long)j * kVec, wf);
+        }
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) o[k] = round_to<T>(to_f(x[i][k]) * inv) * wf[k];
+        store_f<T, kVec>(out + (long long)j * kVec, o);
+      }
     }
   } else {
     for (int j = threadIdx.x; j < nvec; j += blockDim.x) {

@@ -11,7 +11,7 @@
 #include "muh/types.cuh"
 
 namespace muh {
-namespace reduce_impl {
+namespace reduce_impl MUH_LIBRARY_LOCAL {  // max_grid's cache stays in this library (host.cuh)
 
 template <typename T> struct Policy;
 template <> struct Policy<bf16> {
@@ -119,7 +119,8 @@ __global__ void __launch_bounds__(Policy<T>::kThreads)
 
 template <typename T, typename Op, int kVec>
 int max_grid() {
-  static int cached = 0;
+  static int per_device[host::kMaxDevices];
+  int& cached = per_device[host::current_device()];
   if (!cached) {
     int per_sm = 0;
     int rc = host::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -12,7 +12,7 @@
 #include "muh/types.cuh"
 
 namespace muh {
-namespace scan_impl {
+namespace scan_impl MUH_LIBRARY_LOCAL {
 
 template <typename T> struct Policy;
 template <> struct Policy<float> {

@@ -9,7 +9,7 @@
 #include "muh/types.cuh"
 
 namespace muh {
-namespace transform_impl {
+namespace transform_impl MUH_LIBRARY_LOCAL {
 
 template <typename T> struct Policy;
 template <> struct Policy<bf16> {

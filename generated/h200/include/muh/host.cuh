@@ -9,8 +9,22 @@
 #include "muh/kernels/api.h"
 #include "muh/warp.cuh"
 
+// Library-private linkage for host state. A static local of an inline (or template) function with
+// default visibility is an STB_GNU_UNIQUE symbol under GCC: the dynamic loader merges it across
+// every shared library in the process, RTLD_LOCAL or not. Two libmuh_kernels.so of different
+// specs in one process (the GPU tests load seven) then shared the warp-check verdict, and the
+// BI-V100's native kernels ran on the H200 because the H200's library had already said "fine".
+// Hidden visibility keeps one copy per library (merged across its objects at link time).
+#if defined(__GNUC__) || defined(__clang__)
+#define MUH_LIBRARY_LOCAL __attribute__((visibility("hidden")))
+#else
+#define MUH_LIBRARY_LOCAL
+#endif
+
 namespace muh {
-namespace host {
+namespace host MUH_LIBRARY_LOCAL {
+
+constexpr int kMaxDevices = 64;
 
 constexpr const char* kSpecName = "h200";
 
@@ -34,35 +48,46 @@ inline int cuda_check(cudaError_t e, const char* what) {
 
 // The device's warp width must be the hardware warp these kernels were generated for.
 inline int check_device() {
-  static int verdict[64];  // 0 unknown, 1 fine, 2 mismatch
+  static int verdict[kMaxDevices];  // per library and device: 0 unknown, 1 fine, 2 mismatch
   int dev = 0;
   int rc = cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
   if (rc) return rc;
-  if (dev < 64 && verdict[dev] == 1) return MUH_OK;
+  if (dev < kMaxDevices && verdict[dev] == 1) return MUH_OK;
   int ws = 0;
   rc = cuda_check(cudaDeviceGetAttribute(&ws, cudaDevAttrWarpSize, dev), "cudaDeviceGetAttribute(warp size)");
   if (rc) return rc;
   if (ws != warp::kPhysicalSize) {
-    if (dev < 64) verdict[dev] = 2;
+    if (dev < kMaxDevices) verdict[dev] = 2;
     return fail(MUH_ERR_WARP,
                 "muh: kernels of `%s` were generated for a %d-lane hardware warp (logical warp %d%s), "
                 "but device %d has %d-lane warps; regenerate them for this GPU's hardware spec, or build an "
                 "emulation variant (--emulate-warp)",
                 kSpecName, warp::kPhysicalSize, warp::kSize, warp::kEmulated ? ", emulated" : "", dev, ws);
   }
-  if (dev < 64) verdict[dev] = 1;
+  if (dev < kMaxDevices) verdict[dev] = 1;
   return MUH_OK;
 }
 
+// Cache slot of the current device (devices beyond kMaxDevices share the last slot's cache only
+// for the SM count and grid sizes, never for the warp check, which then asks every time).
+inline int current_device() {
+  int dev = 0;
+  cudaGetDevice(&dev);
+  return dev >= 0 && dev < kMaxDevices ? dev : kMaxDevices - 1;
+}
+
+// SMs of the current device (cached per device).
 inline int sm_count() {
-  static int cached = 0;
-  if (!cached) {
-    int dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&cached, cudaDevAttrMultiProcessorCount, dev);
-    if (cached <= 0) cached = 1;
+  static int cached[kMaxDevices];
+  int dev = 0;
+  cudaGetDevice(&dev);
+  const int slot = dev >= 0 && dev < kMaxDevices ? dev : kMaxDevices - 1;
+  if (cached[slot] <= 0 || slot != dev) {
+    int n = 0;
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+    cached[slot] = n > 0 ? n : 1;
   }
-  return cached;
+  return cached[slot];
 }
 
 inline int launch_check(const char* what) { return cuda_check(cudaGetLastError(), what); }

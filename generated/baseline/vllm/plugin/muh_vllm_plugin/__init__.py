@@ -15,10 +15,10 @@ SPEC = 'specs/baseline.muh sha256 51eb9c9d3589'
 VERSION_GUARD = '0.6.3'
 # name, module, attribute, provider ("pkg.module:callable")
 REBINDS = (
-    ('fused_add_rms_norm', 'vllm._custom_ops', 'fused_add_rms_norm', 'muh.runtime.vllm_ops:fused_add_rms_norm'),
+    ('fused_add_rms_norm', 'vllm._custom_ops', 'fused_add_rms_norm', 'muh_kernels.vllm_ops:fused_add_rms_norm'),
     ('moe_default_config', 'vllm.model_executor.layers.fused_moe.fused_moe', 'get_default_config', 'muh_vllm_plugin.moe:get_default_config'),
-    ('rms_norm', 'vllm._custom_ops', 'rms_norm', 'muh.runtime.vllm_ops:rms_norm'),
-    ('silu_and_mul', 'vllm._custom_ops', 'silu_and_mul', 'muh.runtime.vllm_ops:silu_and_mul'),
+    ('rms_norm', 'vllm._custom_ops', 'rms_norm', 'muh_kernels.vllm_ops:rms_norm'),
+    ('silu_and_mul', 'vllm._custom_ops', 'silu_and_mul', 'muh_kernels.vllm_ops:silu_and_mul'),
 )
 
 logger = logging.getLogger("vllm.muh_plugin")
