@@ -274,7 +274,8 @@ def main() -> int:
         del xs, ys
 
     # ---- topk per row (sampling shapes), float32 ----
-    for rows_, cols, kk in [(1, 152064, 50), (8, 152064, 50), (64, 152064, 50), (64, 152064, 1024), (4096, 256, 8)]:
+    for rows_, cols, kk in [(1, 152064, 50), (2, 152064, 50), (8, 152064, 50), (64, 152064, 50),
+                             (64, 152064, 1024), (4096, 256, 8)]:
         n = rows_ * cols
         nb = nbufs(4 * n)
         xs = [torch.randn(rows_, cols, device="cuda") for _ in range(nb)]

@@ -22,14 +22,17 @@ int main(int argc, char** argv) {
   const int do_scan = strcmp(only, "noscan") != 0, do_rest = strcmp(only, "scan") != 0;
   const long long n = 20000;  // several scan tiles for every policy: the look-back runs
   const int rows = 3, cols = 3001, k = 37;
-  const size_t bytes = 8 * (size_t)(n > rows * cols ? n : rows * cols);
+  const int long_rows = 2, long_cols = 40000;  // several slices per row: the split top-k path runs
+  size_t elems = (size_t)(n > rows * cols ? n : rows * cols);
+  if ((size_t)long_rows * long_cols > elems) elems = (size_t)long_rows * long_cols;
+  const size_t bytes = 8 * elems;
   unsigned char* host = (unsigned char*)malloc(bytes);
   for (size_t i = 0; i < bytes; ++i) host[i] = (unsigned char)((i * 2654435761u) >> 7) & 0x3f;
   void *in, *out, *ws, *sws;
   long long* idx;
   cudaMalloc(&in, bytes);
   cudaMalloc(&out, bytes);
-  cudaMalloc(&idx, sizeof(long long) * rows * k);
+  cudaMalloc(&idx, sizeof(long long) * (rows > long_rows ? rows : long_rows) * k);
   cudaMemcpy(in, host, bytes, cudaMemcpyHostToDevice);
   size_t wsb = muh_reduce_workspace_bytes();
   cudaMalloc(&ws, wsb);
@@ -51,6 +54,8 @@ int main(int argc, char** argv) {
     }
     if (!do_rest) continue;
     int rc = muh_topk(dt, in, rows, cols, k, out, idx, 0);
+    if (rc && rc != MUH_ERR_UNSUPPORTED) CHECK(rc);
+    rc = muh_topk(dt, in, long_rows, long_cols, k, out, idx, 0);
     if (rc && rc != MUH_ERR_UNSUPPORTED) CHECK(rc);
   }
   cudaError_t e = cudaDeviceSynchronize();

@@ -145,7 +145,10 @@ def test_transform(kernels, variant, dtype, op):
 
 
 TOPK_CASES = [(1, 1, 1), (3, 1000, 1), (3, 1000, 1000), (5, 4097, 50), (8, 256, 8), (2, 33, 17),
-              (64, 152064, 50), (4, 152064, 1024), (2, 152063, 333)]
+              (64, 152064, 50), (4, 152064, 1024), (2, 152063, 333),
+              # split path (rows of >= 2 slices: 8192 float32 / 16384 half columns at 512 x 4): exactly two
+              # slices, a last slice shorter than k (float32 / half), odd length (scalar loads), one row
+              (1, 16384, 1), (2, 16484, 1024), (1, 32868, 1024), (3, 40001, 50), (1, 152064, 50)]
 
 
 @pytest.mark.parametrize("variant,dtype", cases(["float32", "float16", "bfloat16"]))
@@ -167,6 +170,31 @@ def test_topk(kernels, variant, dtype):
             ref = torch.sort(x, dim=1, descending=True, stable=True)
             assert torch.equal(vals, ref.values[:, :k]), f"{variant} topk values {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
             assert torch.equal(idx, ref.indices[:, :k]), f"{variant} topk indices {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
+
+
+@pytest.mark.parametrize("variant,dtype", cases(["float32", "float16", "bfloat16"]))
+def test_topk_masked(kernels, variant, dtype):
+    """Sampling masks: mostly -inf, a few NaN, fewer finite values than k in some rows (NaN sorts
+    above +inf, all NaNs equal, as in torch.sort); compared bit for bit (NaN != NaN)."""
+    import torch
+
+    from muh.runtime import ops
+    import gpu_helpers as refs
+
+    k_ = kernels[variant]
+    bits = {"float32": torch.int32}.get(dtype, torch.int16)
+    for rows, cols, k in [(3, 40001, 50), (2, 16484, 1024), (4, 152064, 333), (2, 4097, 60)]:
+        x = refs.normal(rows * cols, dtype).reshape(rows, cols)
+        keep = torch.rand(rows, cols, device="cuda") < 0.002
+        x = torch.where(keep, x, torch.full_like(x, -float("inf")))
+        x[0, 3::997] = float("nan")
+        vals = refs.poison(torch.empty((rows, k), dtype=x.dtype, device="cuda"))
+        idx = torch.full((rows, k), -1, dtype=torch.int64, device="cuda")
+        ops.topk(x, k, out=(vals, idx), kernels=k_)
+        ref = torch.sort(x, dim=1, descending=True, stable=True)
+        want = ref.values[:, :k].contiguous()
+        assert torch.equal(vals.view(bits), want.view(bits)), f"{variant} masked topk values {dtype} {rows}x{cols} k={k}"
+        assert torch.equal(idx, ref.indices[:, :k]), f"{variant} masked topk indices {dtype} {rows}x{cols} k={k}"
 
 
 @pytest.mark.parametrize("n", [(1 << 28) - 1, 1 << 28])

@@ -60,6 +60,9 @@ class TopkPolicy:
     items: int = 4
     bits_per_pass: int = 11
     max_k: int = 1024
+    # Long rows: several blocks per row (one register-resident slice each) + a merge kernel.
+    # False: always one block per row (the kernel measured before 2026-11-30 evening).
+    split: bool = True
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,24 @@ def scan_smem(cfg: KernelConfig, dtype: str) -> int:
 def topk_smem(cfg: KernelConfig, dtype: str) -> int:
     pol = cfg.topk[dtype]
     return 4 * (1 << pol.bits_per_pass) + 8 * pol.max_k + xchg_bytes(cfg) + 4 * (pol.threads // cfg.warp_size + 8)
+
+
+def topk_split(cfg: KernelConfig, dtype: str) -> dict:
+    """When a row is split over several blocks (printed into params.cuh; the launcher only compares).
+
+    A slice is one block's tile (threads x items x 16-byte vectors: 8192 float32 / 16384 half
+    columns at 512 x 4), loaded once into registers as order-preserving keys (canonicalised once,
+    not per radix pass). Each slice writes its own top-k (index order) to a workspace; one block
+    per row then selects from the nblk*k candidates. Blocks per row = ceil(cols / slice): 19 for a
+    152064-column row, so 1 row fills 19 SMs instead of 1 and 8 rows 152 blocks (>= sm_count).
+    Split when the row has at least ``min_chunks`` slices (fewer: one block is as fast) and
+    k <= slice / 4 (the merge then reads at most a quarter of the row again).
+    """
+    pol = cfg.topk[dtype]
+    vec = 16 // ELEM_SIZE[dtype]
+    chunk = pol.threads * pol.items * vec
+    return {"on": int(pol.split), "chunk": chunk, "min_cols": 2 * chunk,
+            "max_k": min(pol.max_k, chunk // 4), "max_rows": 65535}
 
 
 def transform_items(cfg: KernelConfig, dtype: str) -> tuple[int, int]:

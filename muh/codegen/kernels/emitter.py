@@ -64,7 +64,8 @@ def template_vars(cfg: C.KernelConfig) -> dict:
         topk.append({"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": p.items,
                      "vec": 16 // C.ELEM_SIZE[d], "bits": p.bits_per_pass,
                      "bins_per_thread": -(-(1 << p.bits_per_pass) // p.threads), "max_k": p.max_k,
-                     "key_bits": key_bits, "passes": -(-key_bits // p.bits_per_pass)})
+                     "key_bits": key_bits, "passes": -(-key_bits // p.bits_per_pass),
+                     "split": C.topk_split(cfg, d)})
     return {
         "spec_name": cfg.name,
         "all_dtypes": [{"name": d, "code": c} for d, c in sorted(DTYPE_CODE.items(), key=lambda kv: kv[1])],

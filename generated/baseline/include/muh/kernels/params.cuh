@@ -121,6 +121,11 @@ constexpr int kBinsPerThread = 4;
 constexpr int kMaxK = 1024;
 constexpr int kKeyBits = 16;
 constexpr int kPasses = 2;
+constexpr int kSplit = 1;  // long rows: slices of kSplitChunk columns + a merge
+constexpr int kSplitChunk = 16384;
+constexpr int kSplitMinCols = 32768;
+constexpr int kSplitMaxK = 1024;
+constexpr int kSplitMaxRows = 65535;
 }  // namespace topk_bfloat16
 namespace topk_float16 {
 constexpr int kThreads = 512;
@@ -131,6 +136,11 @@ constexpr int kBinsPerThread = 4;
 constexpr int kMaxK = 1024;
 constexpr int kKeyBits = 16;
 constexpr int kPasses = 2;
+constexpr int kSplit = 1;  // long rows: slices of kSplitChunk columns + a merge
+constexpr int kSplitChunk = 16384;
+constexpr int kSplitMinCols = 32768;
+constexpr int kSplitMaxK = 1024;
+constexpr int kSplitMaxRows = 65535;
 }  // namespace topk_float16
 namespace topk_float32 {
 constexpr int kThreads = 512;
@@ -141,6 +151,11 @@ constexpr int kBinsPerThread = 4;
 constexpr int kMaxK = 1024;
 constexpr int kKeyBits = 32;
 constexpr int kPasses = 3;
+constexpr int kSplit = 1;  // long rows: slices of kSplitChunk columns + a merge
+constexpr int kSplitChunk = 8192;
+constexpr int kSplitMinCols = 16384;
+constexpr int kSplitMaxK = 1024;
+constexpr int kSplitMaxRows = 65535;
 }  // namespace topk_float32
 
 }  // namespace params
