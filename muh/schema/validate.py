@@ -36,15 +36,37 @@ def from_module(module: ast.Module) -> Spec:
         spec = Spec.model_validate(raw)
     except ValidationError as err:
         low.diags.extend(_from_pydantic(err, low, raw))
-    if spec is not None:
-        spec._spans.update(low.key_spans)
-        spec._spans.update(low.value_spans)
-        spec._key_spans.update(low.key_spans)
-        low.diags.extend(_semantic(spec, low))
+    checked = spec if spec is not None else _valid_part(raw)
+    if checked is not None:
+        checked._spans.update(low.key_spans)
+        checked._spans.update(low.value_spans)
+        checked._key_spans.update(low.key_spans)
+        low.diags.extend(_semantic(checked, low))
     errors = [d for d in low.diags if d.is_error]
     if errors or spec is None:
         raise MuhError(_dedupe(low.diags))
     return spec
+
+
+def _valid_part(raw: dict) -> Spec | None:
+    """The hardware and algorithms that validate on their own (when the whole spec does not), so that
+    checks against the hardware report in the same run as the structural errors elsewhere."""
+    from muh.schema.models import Algorithm, Hardware
+
+    def ok(model, data) -> bool:
+        try:
+            model.model_validate(data)
+            return True
+        except (ValidationError, TypeError, ValueError):
+            return False
+
+    hardware = {k: v for k, v in raw.get("hardware", {}).items() if ok(Hardware, v)}
+    algorithms = {k: v for k, v in raw.get("algorithms", {}).items()
+                  if isinstance(v, dict) and v.get("on") in hardware and ok(Algorithm, v)}
+    try:
+        return Spec.model_validate({"hardware": hardware, "algorithms": algorithms, "file": raw.get("file", "<input>")})
+    except ValidationError:
+        return None
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -31,3 +31,14 @@ def test_several_independent_errors_in_one_run(cli, tmp_path):
     assert "write e.g. `48 KiB`" in err
     assert "did you mean `scan`?" in err
     assert err.strip().endswith("4 errors")
+
+
+def test_hardware_checks_report_alongside_structural_errors(cli, tmp_path):
+    """A typo in the deploy block does not hide a warp-size error in an algorithm (one run, both)."""
+    src = tmp_path / "mix.muh"
+    src.write_text("muh 1\nhardware h {\n  sm_count = 16\n  warp_size = 64\n  smem_per_block = 48 KiB\n  arch = a\n"
+                   "  toolchain { cuda = \"10.2\" }\n}\nalgorithm reduce on h { policy default { threads = 96  items = 16 } }\n"
+                   "deploy d on h {\n  base_image = 5\n  engine = vllm \"0.6.3.post1\"\n}\n")
+    code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
+    assert code == 2
+    assert "E-WARP" in err and "`base_image`" in err and err.strip().endswith("2 errors")
