@@ -46,7 +46,7 @@ def config_from_derived(derived, hw) -> C.KernelConfig:
         for d in C.TRANSFORM_DTYPES:
             if d in alg.policies:
                 p = alg.for_type(d)
-                transform[d] = C.TransformPolicy(_int(p, "threads", 256), _int(p, "bytes_in_flight", 48 * 1024))
+                transform[d] = C.TransformPolicy(_int(p, "threads", 256), _int(p, "bytes_in_flight", C.DEFAULT_BYTES_IN_FLIGHT))
     for alg in derived.of("topk", hw.name):
         for d in C.TOPK_DTYPES:
             if d in alg.policies:
@@ -64,6 +64,13 @@ def configs_from_context(ctx) -> list[tuple[str, C.KernelConfig]]:
     """(path prefix, config) for every hardware with kernel algorithms, plus the emulation build
     (``ctx.options['emulate_warp']``: that logical warp on a 32-lane GPU) under ``emu<W>/``.
     Configs the kernels cannot be generated for become diagnostics on the hardware's span."""
+    return [(prefix, cfg) for prefix, _, cfg in targets(ctx)]
+
+
+def targets(ctx, report: bool = True) -> list[tuple[str, object, C.KernelConfig]]:
+    """(path prefix, schema Hardware, config) as ``configs_from_context``; with ``report=False`` the
+    configs that cannot be generated are skipped silently (for emitters built on the kernels', which
+    report them once)."""
     from muh.diagnostics import Diagnostic
 
     hws = sorted({a.hardware.name: a.hardware for a in ctx.derived.algorithms.values()
@@ -75,19 +82,20 @@ def configs_from_context(ctx) -> list[tuple[str, C.KernelConfig]]:
         try:
             cfg = config_from_derived(ctx.derived, hw)
         except (MissingValue, TypeError, ValueError) as e:
-            ctx.diagnostics.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
-                                              ctx.spec.span_of(("hardware", name))))
+            if report:
+                ctx.diagnostics.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
+                                                  ctx.spec.span_of(("hardware", name))))
             continue
         cands = [(base, cfg)]
         if emulate:
             cands.append((f"{base}emu{emulate}/", cfg.emulated(int(emulate), 32)))
         for prefix, c in cands:
             errs = C.validate(c)
-            if errs:
+            if errs and report:
                 ctx.diagnostics.append(Diagnostic(
                     "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
                     ctx.spec.span_of(("hardware", name)),
                     hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
-            else:
-                out.append((prefix, c))
+            elif not errs:
+                out.append((prefix, hw, c))
     return out

@@ -48,10 +48,15 @@ class ScanPolicy:
     l2_write_ns: int = 450
 
 
+# CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
+# the default when a spec's transform policy gives none.
+DEFAULT_BYTES_IN_FLIGHT = 48 * 1024
+
+
 @dataclass(frozen=True)
 class TransformPolicy:
     threads: int = 256
-    bytes_in_flight: int = 48 * 1024  # per SM
+    bytes_in_flight: int = DEFAULT_BYTES_IN_FLIGHT  # per SM
 
 
 @dataclass(frozen=True)

@@ -54,19 +54,9 @@ def write(target: OpsTarget, root, header: Callable[[str], str]) -> list[str]:
 
 def _targets(ctx) -> list[tuple[str, object]]:
     """(path prefix, Hardware) pairs: the same hardware (and folders) the kernels emitter uses."""
-    try:
-        from muh.codegen.kernels.adapter import configs_from_context
-    except ImportError:  # kernels emitter absent: nothing to build the ops on
-        return []
-    out = []
-    seen = len(ctx.diagnostics)
-    pairs = configs_from_context(ctx)
-    del ctx.diagnostics[seen:]  # the kernels emitter reports those; once is enough
-    for prefix, cfg in pairs:
-        hw = ctx.spec.hardware.get(getattr(cfg, "hardware", None) or cfg.name.split("-emu")[0])
-        if hw is not None:
-            out.append((prefix, hw, cfg))
-    return out
+    from muh.codegen.kernels.adapter import targets
+
+    return targets(ctx, report=False)  # the kernels emitter reports unbuildable configs, once
 
 
 def emit(ctx) -> list:

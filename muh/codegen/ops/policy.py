@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.derive.model import Derived, Resolved
+from muh.codegen.kernels.config import DEFAULT_BYTES_IN_FLIGHT
 
 OPS_DTYPES = ("float32", "float16", "bfloat16")
 CTYPE = {"float32": "float", "float16": "__half", "bfloat16": "muh::bf16"}
@@ -43,7 +44,6 @@ REGISTER_FILE = 65536  # 32-bit registers per SM (sm_50 .. sm_90); a quarter of 
 MAX_PER_LANE = 16
 DEFAULT_THREADS = 256  # CUB's default block of reduce and transform
 DEFAULT_VEC = 4  # nominal 4-byte items per vector load (CUB reduce default)
-DEFAULT_BYTES_IN_FLIGHT = 48 * 1024  # the kernels' H200 transform preset
 
 
 @dataclass(frozen=True)
