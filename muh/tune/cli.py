@@ -38,8 +38,9 @@ def tune(
     strategy: str = typer.Option("random", "--strategy", help="exhaustive | random | model"),
     apply: bool = typer.Option(False, "--apply", help="Write winners back into SPEC with @measured(…) evidence."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw a heat map of the scores into FILE.png (needs matplotlib)."),
-    ray: bool = typer.Option(False, "--ray", help="Compile on Ray (a local cluster unless --ray-address)."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Compile on the Ray cluster at this address."),
+    ray: bool = typer.Option(False, "--ray", help="Compile on Ray and measure with one Ray actor per GPU (a local cluster unless --ray-address)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Use the existing Ray cluster at this address (its GPUs measure)."),
+    gpus: Optional[int] = typer.Option(None, "--gpus", min=1, help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
     db: Path = typer.Option(Path(".muh-cache/tune.sqlite"), "--db", help="Results database (SQLite)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random and model strategies (same seed = same order)."),
     batch: int = typer.Option(8, "--batch", min=1, max=64, help="Variants per translation unit."),
@@ -71,7 +72,7 @@ def tune(
     opts = Options(family=algo, types=ctx["types"], budget=budget, time_limit=ctx["time"], strategy=strategy, seed=seed,
                    batch=batch, jobs=jobs, runs=runs, confirm_top=confirm_top, confirm_rounds=confirm_rounds,
                    confirm_runs=confirm_runs, sizes=ctx["sizes"], db=db,
-                   ray=ray, ray_address=ray_address, compile_only=compile_only, variant_timeout=variant_timeout)
+                   ray=ray, ray_address=ray_address, gpus=gpus, compile_only=compile_only, variant_timeout=variant_timeout)
     view = Console(top)
     runner = Runner(ctx["loaded"].spec, ctx["machine"], opts, view.events())
     if against is not None:
@@ -161,7 +162,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     if not machine.nvcc:
         raise MuhError([Diagnostic("E-NVCC", "muh tune needs the CUDA compiler (nvcc), which is not on PATH", None,
                                    hint="install the CUDA toolkit or add its bin/ folder to PATH")])
-    if not machine.gpus and not compile_only:
+    if not machine.gpus and not compile_only and not ray_address:  # with a cluster, its nodes' GPUs measure
         raise MuhError([Diagnostic("E-NOGPU", "muh tune measures on a GPU, and this machine has none visible", None,
                                    hint="run it on a machine with an NVIDIA GPU (nvidia-smi must list it; check CUDA_VISIBLE_DEVICES); "
                                         "`--dry-run` shows the space and `--compile-only` compiles it without a GPU")])

@@ -74,7 +74,10 @@ class RayPool:
         self.ray = ray
         if not ray.is_initialized():
             kw = {"address": address} if address else {"num_cpus": workers or (os.cpu_count() or 2)}
-            ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False, **kw)
+            from muh.tune.measure import SAFE_ENV
+
+            ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
+                     runtime_env={"env_vars": dict(SAFE_ENV)}, **kw)
         self.remote = ray.remote(num_cpus=1)(compile_job)
         self.workers = int(ray.cluster_resources().get("CPU", 1))
 

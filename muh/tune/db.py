@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS trials (
   phase TEXT NOT NULL DEFAULT 'search', round INTEGER NOT NULL DEFAULT 0,
   status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
   sizes TEXT NOT NULL DEFAULT '[]', variant_ns TEXT NOT NULL DEFAULT '[]', base_ns TEXT NOT NULL DEFAULT '[]',
-  samples INTEGER NOT NULL DEFAULT 0,
+  samples INTEGER NOT NULL DEFAULT 0, device TEXT NOT NULL DEFAULT '',
   score REAL, min REAL, mean REAL, max REAL,
   session INTEGER, created TEXT NOT NULL,
   UNIQUE (spec, algorithm, dtype, kernel, base, fingerprint, muh_version, phase, round)
@@ -75,6 +75,8 @@ class Trial:
     max: float | None = None
     phase: str = "search"
     round: int = 0
+    device: str = ""
+    """The GPU that measured this trial (name and UUID): with several GPUs, every trial says which one."""
 
 
 def _now() -> str:
@@ -91,6 +93,10 @@ class TuneDB:
         got = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if got is None:
             self.conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            self.conn.commit()
+        elif int(got[0]) == 1:  # version 1 had no per-trial GPU: add it, keep every trial
+            self.conn.execute("ALTER TABLE trials ADD COLUMN device TEXT NOT NULL DEFAULT ''")
+            self.conn.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
             self.conn.commit()
         elif int(got[0]) != SCHEMA_VERSION:
             raise ValueError(f"{self.path}: results database schema {got[0]}, this muh reads {SCHEMA_VERSION}")
@@ -113,10 +119,11 @@ class TuneDB:
         self.conn.execute(
             """INSERT OR REPLACE INTO trials (spec, algorithm, dtype, variant, kernel, base, fingerprint, gpu, driver,
                toolkit, muh_version, phase, round, status, detail, sizes, variant_ns, base_ns, samples, score, min,
-               mean, max, session, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+               mean, max, session, created, device) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
             (key.spec, key.algorithm, key.dtype, t.variant, t.kernel, key.base, key.fingerprint, key.gpu, key.driver,
              key.toolkit, key.muh_version, t.phase, t.round, t.status, t.detail, json.dumps(t.sizes),
-             json.dumps(t.variant_ns), json.dumps(t.base_ns), t.samples, t.score, t.min, t.mean, t.max, session, _now()))
+             json.dumps(t.variant_ns), json.dumps(t.base_ns), t.samples, t.score, t.min, t.mean, t.max, session, _now(),
+             t.device))
         self.conn.commit()
 
     def get(self, key: RunKey, kernel: str, phase: str = "search", round: int = 0) -> Trial | None:
@@ -137,9 +144,9 @@ class TuneDB:
         return int(self.conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
 
 
-_COLS = "variant, kernel, status, detail, sizes, variant_ns, base_ns, samples, score, min, mean, max, phase, round"
+_COLS = "variant, kernel, status, detail, sizes, variant_ns, base_ns, samples, score, min, mean, max, phase, round, device"
 
 
 def _trial(row) -> Trial:
     return Trial(row[0], row[1], row[2], row[3], json.loads(row[4]), json.loads(row[5]), json.loads(row[6]), row[7],
-                 row[8], row[9], row[10], row[11], row[12], row[13])
+                 row[8], row[9], row[10], row[11], row[12], row[13], row[14])

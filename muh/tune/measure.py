@@ -18,6 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+"""Set in every process `muh tune` starts: NVLink multicast off (the lab machines' rule; tuning needs no
+collective, and multicast on a shared host can take its GPUs out of service)."""
+
+
 class BaseFailed(RuntimeError):
     """The base policy itself fails the correctness gate: nothing can be compared with it."""
 
@@ -61,7 +66,7 @@ def run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], ru
     attempts = 0
     while todo and not (stop and stop.is_set()):
         attempts += 1
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu), **SAFE_ENV)
         cmd = [str(binary), "--variants", ",".join(map(str, todo)), "--sizes", ",".join(map(str, sizes)),
                "--runs", str(runs), "--warmup", str(warmup), "--seed", str(seed + attempts)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

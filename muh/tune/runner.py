@@ -1,15 +1,15 @@
 """One `muh tune` run: space → static filter → strategy → compile fan-out → GPU workers → database
 → confirmation of the top candidates → decision (→ `--apply`).
 
-The orchestrator is one thread. Compile jobs run on a pool (threads or Ray); one measurement
-thread per visible GPU takes compiled units from a queue. Every result is committed to the
-database as it arrives, so Ctrl-C (or a crash) loses at most the units in flight, and the next run
-with the same arguments resumes: measured kernels are cache hits.
+The orchestrator is one thread. Compile jobs run on a pool (threads or Ray); one measuring
+worker per GPU (a thread per local GPU, or a Ray actor per GPU of the cluster: ``muh.tune.workers``)
+takes compiled units from a queue. Every result is committed to the database as it arrives, with the
+GPU that measured it, so Ctrl-C (or a crash) loses at most the units in flight, and the next run with
+the same arguments resumes — also with another number of GPUs: measured kernels are cache hits.
 """
 from __future__ import annotations
 
 import hashlib
-import queue
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -26,6 +26,7 @@ from muh.tune.machine import Machine
 from muh.tune.measure import BaseFailed, Result, kill_all, run_unit
 from muh.tune.space import Space, Variant, build_space, effective, static_filter
 from muh.tune.strategy import make as make_strategy
+from muh.tune.workers import Job, Outcome, RayWorkers, ThreadWorkers
 from muh.tune.unit import UnitVariant, emitter_reasons, nvcc_args, render_unit, source_hash
 
 
@@ -49,6 +50,7 @@ class Options:
     work: Path | None = None  # compiled units (default: a temporary folder, removed at the end)
     ray: bool = False
     ray_address: str | None = None
+    gpus: int | None = None  # measuring workers (default: every GPU visible / in the Ray cluster)
     variant_timeout: float = 120.0
     compile_timeout: float = 900.0
     compile_only: bool = False
@@ -113,6 +115,7 @@ class Runner:
                                               "strategy": opts.strategy, "seed": opts.seed, "budget": opts.budget,
                                               "gpu": machine.gpu_name, "fingerprint": machine.fingerprint})
         self.pool = None
+        self.workers = None
         self._kcache: dict = {}
         self._tmp = None
         if opts.work is None:
@@ -131,8 +134,28 @@ class Runner:
             self.pool = make_pool(self.opts.ray, self.opts.ray_address, self.opts.jobs)
         return self.pool
 
+    def _workers(self):
+        """The measuring workers: a Ray actor per GPU with --ray/--ray-address, else a thread per local GPU."""
+        if self.workers is None:
+            o = self.opts
+            if o.ray or o.ray_address:
+                self.workers = RayWorkers(o.ray_address, o.gpus, stop=self.stop)
+                # the cluster's GPUs, not this machine's, are what the trials are keyed by
+                self.machine = self.workers.machine(self.machine.toolkit, self.machine.nvcc)
+            else:
+                gpus = self.machine.gpus[: o.gpus] if o.gpus else self.machine.gpus
+                # looked up at call time, so tests can stand in a fake GPU for run_unit
+                self.workers = ThreadWorkers(gpus, measure=lambda *a, **k: run_unit(*a, **k), stop=self.stop)
+        return self.workers
+
+    def _job(self, binary: Path, n: int, runs: int, seed: int) -> Job:
+        o = self.opts
+        return Job(binary, list(range(1, n + 1)), list(o.sizes), runs, o.warmup, seed, o.variant_timeout)
+
     def close(self) -> None:
         self.db.end_session(self.session, "interrupted" if self.stop.is_set() else "finished")
+        if self.workers is not None:
+            self.workers.close()
         if self.pool is not None:
             self.pool.shutdown()
         self.db.close()
@@ -156,6 +179,7 @@ class Runner:
                                        self.spec.span_of(("algorithms", space.akey)))])
         rep = TypeReport(dtype, space, len(rejected))
         base_kernel = kernel_id(space.base, hw, self._kcache)
+        gpus = 0 if o.compile_only else self._workers().count  # with Ray: the cluster's GPUs key the trials
         key = self._key(space.akey, dtype, base_kernel)
         label = {id(v): v.label(dims) for v in keep}
         by_label = {v.label(dims): v for v in keep}
@@ -166,19 +190,14 @@ class Runner:
         scores: dict[str, float | None] = {}
         waiting: dict[str, list[str]] = {}  # kernel -> labels waiting for it
         units: dict[Future, list[tuple[str, str]]] = {}
-        gpu_q: queue.Queue = queue.Queue()
-        res_q: queue.Queue = queue.Queue()
+        measuring: dict[Future, list[tuple[str, str]]] = {}
         deadline = time.monotonic() + o.time_limit if o.time_limit else None
         proposed = 0
         exhausted = False
-        workers = [threading.Thread(target=self._gpu_worker, args=(g.index, gpu_q, res_q, key, hw), daemon=True)
-                   for g in self.machine.gpus] if not o.compile_only else []
-        for w in workers:
-            w.start()
-        in_gpu = 0
         try:
             while not self.stop.is_set():
-                ahead = getattr(self._pool(), "workers", 2) + len(self.machine.gpus)
+                in_gpu = len(measuring)
+                ahead = getattr(self._pool(), "workers", 2) + gpus
                 while (not exhausted and len(units) + in_gpu < ahead and (deadline is None or time.monotonic() < deadline)):
                     n = o.batch if not o.budget else min(o.batch, o.budget - proposed)
                     batch = strategy.next_batch(n, scores) if n > 0 else []
@@ -203,12 +222,13 @@ class Runner:
                         self._submit(units, space, hw, fresh)
                 if deadline is not None and time.monotonic() >= deadline:
                     exhausted = True
-                if not units and in_gpu == 0 and res_q.empty() and exhausted:
+                if not units and not measuring and exhausted:
                     break
                 done = [f for f in units if f.done()]
-                if not done and res_q.empty():
-                    if units:
-                        wait(list(units), timeout=0.2, return_when=FIRST_COMPLETED)
+                measured = [f for f in measuring if f.done()]
+                if not done and not measured:
+                    if units or measuring:
+                        wait(list(units) + list(measuring), timeout=0.2, return_when=FIRST_COMPLETED)
                     else:
                         time.sleep(0.05)
                 for f in done:
@@ -224,28 +244,22 @@ class Runner:
                                 self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compiled", "compile only"), store_db=False)
                             continue
                         path = store(comp.binary, o.work / "bin")
-                        in_gpu += 1
-                        gpu_q.put((path, members))
+                        job = self._job(path, len(members), o.runs, o.seed * 7919 + 1)
+                        measuring[self._workers().submit(job)] = members
                     elif len(members) > 1:
                         for m in members:  # find the culprit(s): one unit per variant
                             self._submit(units, space, hw, [m])
                     else:
                         lab, k = members[0]
                         self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compile_error", comp.log[-1500:]))
-                while not res_q.empty():
-                    members, results, err = res_q.get()
-                    in_gpu -= 1
-                    if err is not None:
-                        raise err
-                    for i, (lab, k) in enumerate(members, start=1):
-                        r = results.get(i) or Result(i, "launch_error", "no result")
-                        self._finish(rep, scores, waiting, key, k, self._trial(lab, k, r))
+                for f in measured:
+                    self._measured(rep, scores, waiting, key, measuring.pop(f), f.result())
         except KeyboardInterrupt:
             self.interrupt()
             rep.interrupted = True
-        finally:
-            for _ in workers:
-                gpu_q.put(None)
+        # units that finished while stopping are kept too (a unit stopped mid-way reports only what it finished)
+        for f in [f for f in measuring if f.done() and f.exception() is None]:
+            self._measured(rep, scores, waiting, key, measuring.pop(f), f.result())
         if self.stop.is_set():
             rep.interrupted = True
             return rep
@@ -268,22 +282,18 @@ class Runner:
         nvcc = self.machine.nvcc or "nvcc"
         units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
 
-    def _gpu_worker(self, gpu, gpu_q: queue.Queue, res_q: queue.Queue, key: RunKey, hw: Hardware) -> None:
-        o = self.opts
-        while True:
-            item = gpu_q.get()
-            if item is None:
-                return
-            path, members = item
-            try:
-                res = run_unit(path, list(range(1, len(members) + 1)), gpu, sizes=list(o.sizes), runs=o.runs,
-                               warmup=o.warmup, seed=o.seed * 7919 + 1, timeout=o.variant_timeout, stop=self.stop)
-                res_q.put((members, res, None))
-            except (BaseFailed, RuntimeError, OSError) as err:
-                res_q.put((members, {}, err))
+    def _measured(self, rep, scores, waiting, key: RunKey, members: list[tuple[str, str]], out: Outcome) -> None:
+        """Record a measured unit (BaseFailed and a dead cluster propagate to the CLI before this)."""
+        for i, (lab, k) in enumerate(members, start=1):
+            r = out.results.get(i)
+            if r is None and self.stop.is_set():
+                continue  # not measured because of the interrupt: measure it on resume
+            self._finish(rep, scores, waiting, key, k, self._trial(lab, k, r or Result(i, "launch_error", "no result"),
+                                                                   device=out.device))
 
-    def _trial(self, lab: str, k: str, r: Result, phase: str = "search", rnd: int = 0) -> Trial:
-        t = Trial(lab, k, r.status, r.detail, list(r.sizes), list(r.variant_ns), list(r.base_ns), r.samples, phase=phase, round=rnd)
+    def _trial(self, lab: str, k: str, r: Result, phase: str = "search", rnd: int = 0, device: str = "") -> Trial:
+        t = Trial(lab, k, r.status, r.detail, list(r.sizes), list(r.variant_ns), list(r.base_ns), r.samples, phase=phase,
+                  round=rnd, device=device)
         if r.status == "ok" and r.variant_ns and all(x > 0 for x in r.variant_ns):
             s = stats.score(r.base_ns, r.variant_ns, r.sizes)
             t.score, t.min, t.mean, t.max = s.score, s.min, s.mean, s.max
@@ -325,7 +335,6 @@ class Runner:
             return
         self.events.phase(f"confirming the top {len(top)} of {rep.dtype} against the base ({o.confirm_rounds} rounds, A/A included)")
         members = [(r.label, r.kernel) for r in top]
-        rounds: dict[int, dict[int, Result]] = {}
         missing = [rnd for rnd in range(o.confirm_rounds)
                    if any(self.db.get(key, k, "confirm", rnd) is None for k in [base_kernel] + [m[1] for m in members])]
         binary = None
@@ -338,21 +347,20 @@ class Runner:
                 rep.decision = stats.Decision(None, None, "the confirmation unit failed to compile; keeping the incumbent")
                 return
             binary = store(comp.binary, o.work / "bin")
-        gpu = self.machine.gpus[0].index
-        for rnd in range(o.confirm_rounds):
+        # A/A: the base against its twin (a separately compiled instance at the last index), so the
+        # noise includes instance and placement effects, not only run-to-run jitter. Each round is one
+        # process on one GPU (base, candidates and twin together); rounds spread over the workers.
+        twin = len(members) + 1
+        pending = {self._workers().submit(self._job(binary, twin, o.confirm_runs, o.seed * 104729 + 31 * rnd + 7)): rnd
+                   for rnd in missing}
+        for fut, rnd in pending.items():
             if self.stop.is_set():
                 rep.interrupted = True
                 return
-            if rnd in missing:
-                # A/A: the base against its twin (a separately compiled instance at the last index),
-                # so the noise includes instance and placement effects, not only run-to-run jitter
-                twin = len(members) + 1
-                res = run_unit(binary, list(range(1, twin + 1)), gpu, sizes=list(o.sizes), runs=o.confirm_runs,
-                               warmup=o.warmup, seed=o.seed * 104729 + 31 * rnd + 7, timeout=o.variant_timeout, stop=self.stop)
-                for i, (lab, k) in list(enumerate(members, start=1)) + [(twin, ("twin:" + space.base.label(tuple(space.dims)), base_kernel))]:
-                    r = res.get(i) or Result(i, "launch_error", "no result")
-                    self.db.put(key, self._trial(lab, k, r, "confirm", rnd), self.session)
-            rounds[rnd] = {}
+            out: Outcome = fut.result()
+            for i, (lab, k) in list(enumerate(members, start=1)) + [(twin, ("twin:" + space.base.label(tuple(space.dims)), base_kernel))]:
+                r = out.results.get(i) or Result(i, "launch_error", "no result")
+                self.db.put(key, self._trial(lab, k, r, "confirm", rnd, device=out.device), self.session)
         cands = {lab: stats.Candidate(lab) for lab, _ in members}
         samples = 0
         for rnd in range(o.confirm_rounds):
