@@ -16,9 +16,9 @@ def _origin(r: Resolved) -> str:
     text = r.origin
     if r.measured is not None:
         m = r.measured
-        text += f" on {m.device} {m.date}"
+        text += (", kept" if m.kept else "") + f" on {m.device} {m.date}"
         if m.variant:
-            text += f" [{m.variant} score {m.score}]"
+            text += f" [{'best challenger ' if m.kept else ''}{m.variant} score {m.score}]"
         if r.stale:
             text += " — STALE: the hardware or toolchain changed since it was measured"
     return text

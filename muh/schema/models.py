@@ -154,6 +154,10 @@ class Measured(Model):
     max: Optional[float] = None
     fingerprint: str = ""
     """Hash of the hardware block and toolchain at tuning time (a mismatch marks the value stale)."""
+    kept: bool = False
+    """The value was measured and *kept*: no challenger beat it beyond noise at every size (CCCL keeps
+    an incumbent unless a candidate wins without a regression); ``variant``/``score`` name the best
+    challenger."""
 
 
 class Spec(Model):

@@ -36,7 +36,7 @@ def tune(
     budget: Optional[int] = typer.Option(None, "--budget", min=1, help="Measure at most N variants per type (cached ones count)."),
     time_limit: Optional[str] = typer.Option(None, "--time", help="Stop proposing variants after this long, e.g. 10m."),
     strategy: str = typer.Option("random", "--strategy", help="exhaustive | random | model"),
-    apply: bool = typer.Option(False, "--apply", help="Write winners back into SPEC with @measured(…) evidence."),
+    apply: bool = typer.Option(False, "--apply", help="Write winners back into SPEC with @measured(…) evidence (a kept incumbent gets @measured(…, kept = true))."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw a heat map of the scores into FILE.png (needs matplotlib)."),
     ray: bool = typer.Option(False, "--ray", help="Compile on Ray and measure with one Ray actor per GPU (a local cluster unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Use the existing Ray cluster at this address (its GPUs measure)."),
@@ -209,24 +209,42 @@ def _apply(ctx, reports) -> str:
     text, shown = read_source(ctx["spec_path"])
     changed = []
     for rep in reports:
-        if not rep.winner or not rep.decision or not rep.decision.winner:
+        if not rep.decision or rep.interrupted:
             continue
         space = rep.space
         hw_name = spec.algorithms[space.akey].on
         hw = spec.hardware[hw_name]
         base = space.base.as_dict()
-        new = rep.winner.as_dict()
-        changes = {d: new[d] for d in space.dims if new.get(d) != base.get(d)}
-        if not changes:
-            continue
-        cand = next(c for c in rep.candidates if c.label == rep.decision.winner)
-        sp = cand.size_speedups()
-        ev = Evidence(device=machine.gpu_name, date=time.strftime("%Y-%m-%d", time.gmtime()),
-                      toolkit=f"CUDA {machine.toolkit}, driver {machine.driver}", samples=rep.samples,
-                      variant=rep.decision.winner, score=cand.score, min=min(sp), mean=sum(sp) / len(sp), max=max(sp),
-                      fingerprint=hardware_fingerprint(hw))
+        stamp = dict(device=machine.gpu_name, date=time.strftime("%Y-%m-%d", time.gmtime()),
+                     toolkit=f"CUDA {machine.toolkit}, driver {machine.driver}", fingerprint=hardware_fingerprint(hw))
+        if rep.winner and rep.decision.winner:
+            new = rep.winner.as_dict()
+            changes = {d: new[d] for d in space.dims if new.get(d) != base.get(d)}
+            if not changes:
+                continue
+            cand = next(c for c in rep.candidates if c.label == rep.decision.winner)
+            sp = cand.size_speedups()
+            ev = Evidence(samples=rep.samples, variant=rep.decision.winner, score=cand.score, min=min(sp),
+                          mean=sum(sp) / len(sp), max=max(sp), **stamp)
+            what = ", ".join(f"{d} = {v}" for d, v in sorted(changes.items()))
+        else:
+            # measured and kept: the incumbent's values get evidence too (best challenger, its score),
+            # so `muh explain` says "measured, kept" instead of "spec"
+            best = max(rep.candidates, key=lambda c: c.score, default=None)
+            ranked = [r for r in rep.ok_rows() if r.label != space.base.label(tuple(space.dims))]
+            if best is not None and best.rounds:
+                sp = best.size_speedups()
+                label, score = best.label, best.score
+            elif ranked:
+                sp, label, score = list(ranked[0].score.speedups), ranked[0].label, ranked[0].score.score
+            else:
+                continue  # nothing was measured: no evidence to write
+            changes = {d: base[d] for d in space.dims if d in base}
+            ev = Evidence(samples=rep.samples, variant=label, score=score, min=min(sp), mean=sum(sp) / len(sp),
+                          max=max(sp), kept=True, **stamp)
+            what = "kept " + ", ".join(f"{d} = {v}" for d, v in sorted(changes.items()))
         text = apply_winner(text, shown, space.family, hw_name, space.policy_key, changes, ev)
-        changed.append(f"{space.policy_key}: " + ", ".join(f"{d} = {v}" for d, v in sorted(changes.items())))
+        changed.append(f"{space.policy_key}: {what}")
     if not changed:
         return ""
     load(text, shown)  # the rewritten spec must still be valid before it replaces the old one

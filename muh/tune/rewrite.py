@@ -32,6 +32,8 @@ class Evidence:
     mean: float
     max: float
     fingerprint: str
+    kept: bool = False
+    """No challenger won: the incumbent's values are annotated as measured-and-kept."""
 
 
 def _q(s: str) -> str:
@@ -42,7 +44,7 @@ def annotation(e: Evidence) -> str:
     """``@measured(device = "…", …)`` in the field order of the schema."""
     return (f"@measured(device = {_q(e.device)}, date = {_q(e.date)}, toolkit = {_q(e.toolkit)}, samples = {int(e.samples)}, "
             f"variant = {_q(e.variant)}, score = {e.score:.6f}, min = {e.min:.6f}, mean = {e.mean:.6f}, max = {e.max:.6f}, "
-            f"fingerprint = {_q(e.fingerprint)})")
+            f"fingerprint = {_q(e.fingerprint)}" + (", kept = true" if e.kept else "") + ")")
 
 
 def value_text(v, dim: str | None = None) -> str:

@@ -114,3 +114,20 @@ def test_measured_check_fails_on_stale_values(small_text):
     assert res.status == "fail" and "stale" in res.detail and any(c.startswith("STALE") for c in res.cases)
     s3 = load(SMALL, "lab.muh")
     assert check_measured(BuildContext(s3, derive(s3))).status == "skip"
+
+
+def test_a_kept_incumbent_is_measured_and_kept(small_text):
+    """No challenger won: the incumbent's values stay, with evidence, and explain says "measured, kept"."""
+    hw = load(small_text, "lab.muh").hardware["lab"]
+    e = Evidence(device="NVIDIA H200", date="2026-12-01", toolkit="CUDA 13.0.88", samples=75, variant="ipt_12.tpb_256.ipv_4",
+                 score=1.003, min=0.99, mean=1.003, max=1.01, fingerprint=hardware_fingerprint(hw), kept=True)
+    assert annotation(e).endswith(', kept = true)')
+    out = apply_winner(small_text, "lab.muh", "reduce", "lab", "float32", {"items": 16, "threads": 256, "vec": 4}, e)
+    spec = load(out, "lab.muh")
+    pol = spec.algorithms["reduce@lab"].policies["float32"]
+    assert (pol.threads, pol.items, pol.vec) == (256, 16, 4)  # the values did not change
+    assert spec.measured["algorithms.reduce@lab.policies.float32.threads"].kept is True
+    lines = "\n".join(explain(derive(spec), "reduce.float32.threads"))
+    assert "measured, kept on NVIDIA H200 2026-12-01 [best challenger ipt_12.tpb_256.ipv_4 score 1.003]" in lines
+    assert format_module(parse(out, "lab.muh")) == out or format_module(parse(small_text, "lab.muh")) != small_text
+

@@ -152,3 +152,26 @@ def test_confirmation_unit_carries_a_twin_of_the_base(setup, fake_pool):
     assert labels[0] == "ipt_16.tpb_256.ipv_4"  # the base
     assert labels[max(labels)] == "twin:ipt_16.tpb_256.ipv_4"  # its separately compiled twin, for the A/A test
     assert len(rep.aa) == 3
+
+
+def test_apply_writes_kept_evidence_when_nothing_wins(setup, small_spec, machine, monkeypatch):
+    """`--apply` after a run whose best candidate did not beat the base: measured-and-kept evidence."""
+    from muh.pipeline import load_file
+    from muh.tune import cli as C
+
+    make, _ = setup
+
+    def same(binary, indices, g, *, sizes, runs, warmup, seed, timeout, stop=None):
+        return {i: Result(i, "ok", "", list(sizes), [1000.0] * len(sizes), [1000.0] * len(sizes), runs) for i in indices}
+
+    monkeypatch.setattr(R, "run_unit", same)  # every variant exactly as fast as the base: nobody wins
+    run = make()
+    rep = run.run_type("float32")
+    run.close()
+    assert rep.decision is not None and rep.decision.winner is None
+    ctx = {"loaded": load_file(small_spec), "machine": machine, "spec_path": small_spec}
+    changed = C._apply(ctx, [rep])
+    assert changed.startswith("float32: kept ")
+    spec = load_file(small_spec).spec
+    m = spec.measured["algorithms.reduce@lab.policies.float32.items"]
+    assert m.kept and m.device == "Fake GPU"
