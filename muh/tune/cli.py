@@ -40,6 +40,7 @@ def tune(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw a heat map of the scores into FILE.png (needs matplotlib)."),
     ray: bool = typer.Option(False, "--ray", help="Compile on Ray and measure with one Ray actor per GPU (a local cluster unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Use the existing Ray cluster at this address (its GPUs measure)."),
+    topk_shape: Optional[str] = typer.Option(None, "--topk-shape", help="topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, rows = size / row length."),
     gpus: Optional[int] = typer.Option(None, "--gpus", min=1, help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
     db: Path = typer.Option(Path(".muh-cache/tune.sqlite"), "--db", help="Results database (SQLite)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random and model strategies (same seed = same order)."),
@@ -60,7 +61,9 @@ def tune(
     from muh.cli import fail_input, report
 
     try:
+        shape = _topk_shape(topk_shape, algo)
         ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only)
+        ctx["topk"] = shape
     except MuhError as err:
         raise fail_input(err)
     if dry_run:
@@ -72,7 +75,7 @@ def tune(
     opts = Options(family=algo, types=ctx["types"], budget=budget, time_limit=ctx["time"], strategy=strategy, seed=seed,
                    batch=batch, jobs=jobs, runs=runs, confirm_top=confirm_top, confirm_rounds=confirm_rounds,
                    confirm_runs=confirm_runs, sizes=ctx["sizes"], db=db,
-                   ray=ray, ray_address=ray_address, gpus=gpus, compile_only=compile_only, variant_timeout=variant_timeout)
+                   ray=ray, ray_address=ray_address, gpus=gpus, topk=ctx["topk"], compile_only=compile_only, variant_timeout=variant_timeout)
     view = Console(top)
     runner = Runner(ctx["loaded"].spec, ctx["machine"], opts, view.events())
     if against is not None:
@@ -168,6 +171,20 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
                                         "`--dry-run` shows the space and `--compile-only` compiles it without a GPU")])
     ctx["machine"] = machine
     return ctx
+
+
+def _topk_shape(text: str | None, algo: str) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    if algo != "topk":
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape applies to topk, not {algo}", None)])
+    try:
+        cols, k = (int(eval_pow(t)) for t in text.lower().split("x"))
+    except ValueError:
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape {text!r}: write ROWLENxK, e.g. 152064x50", None)]) from None
+    if not (1 <= k <= cols):
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape {text!r}: k must be between 1 and the row length", None)])
+    return cols, k
 
 
 def eval_pow(s: str) -> int:

@@ -50,6 +50,7 @@ class Options:
     work: Path | None = None  # compiled units (default: a temporary folder, removed at the end)
     ray: bool = False
     ray_address: str | None = None
+    topk: tuple[int, int] | None = None  # (row length, k) of the top-k problem; default unit.TOPK_COLS/TOPK_K
     gpus: int | None = None  # measuring workers (default: every GPU visible / in the Ray cluster)
     variant_timeout: float = 120.0
     compile_timeout: float = 900.0
@@ -127,6 +128,11 @@ class Runner:
     # -- plumbing ----------------------------------------------------------------------------------
     def _key(self, akey: str, dtype: str, base_kernel: str) -> RunKey:
         m = self.machine
+        if self.opts.family == "topk":  # each problem shape is its own run: timings of two shapes never mix
+            from muh.tune.unit import TOPK_COLS, TOPK_K
+
+            cols, k = self.opts.topk or (TOPK_COLS, TOPK_K)
+            akey = f"{akey}[cols={cols},k={k}]"
         return RunKey(self.spec.name, akey, dtype, base_kernel, m.fingerprint, m.gpu_name, m.driver, m.toolkit, muh.__version__)
 
     def _pool(self):
@@ -278,7 +284,7 @@ class Runner:
         uv += [UnitVariant(i, lab, effective(by[lab], hw)) for i, (lab, _) in enumerate(members, start=1)]
         if twin:
             uv.append(UnitVariant(len(uv), "twin:" + space.base.label(dims), effective(space.base, hw)))
-        src = render_unit(space.family, space.dtype, hw, uv, list(self.opts.sizes))
+        src = render_unit(space.family, space.dtype, hw, uv, list(self.opts.sizes), self.opts.topk)
         nvcc = self.machine.nvcc or "nvcc"
         units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
 
@@ -399,7 +405,7 @@ class Runner:
         uv = [UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, hw)),
               UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, hw)),
               UnitVariant(2, "old:" + old_v.label(dims), effective(old_v, hw))]
-        src = render_unit(o.family, dtype, hw, uv, list(o.sizes))
+        src = render_unit(o.family, dtype, hw, uv, list(o.sizes), o.topk)
         comp = self._pool().submit(src, nvcc_args(hw), self.machine.nvcc or "nvcc", o.compile_timeout).result()
         if not comp.ok:
             raise MuhError([Diagnostic("E-TUNE", "the comparison unit does not compile", None, notes=(comp.log[-800:],))])

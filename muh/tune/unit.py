@@ -151,14 +151,19 @@ class UnitVariant:
     eff: Effective
 
 
-def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int]) -> str:
-    """One translation unit: the base (index 0) and the given variants, plus the harness main()."""
+def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int],
+                topk: tuple[int, int] | None = None) -> str:
+    """One translation unit: the base (index 0) and the given variants, plus the harness main().
+
+    ``topk`` = (row length, k) of the top-k problem (default: TOPK_COLS, TOPK_K); sizes count elements,
+    so rows = size / row length."""
     from muh.codegen.templates import render
 
+    cols, k = topk or (TOPK_COLS, TOPK_K)
     code = "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)
     size = DTYPES[dtype]
     if family == "topk":
-        check_n, check_small = 3 * TOPK_COLS, TOPK_COLS
+        check_n, check_small = 3 * cols, cols
     else:
         check_n, check_small = (1 << 20) + 17, 1000 + 3
     rel_tol = {1: 1e-2, 2: 2e-2}.get(size, 1e-5 if dtype == "float32" else 1e-12)
@@ -168,7 +173,7 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
                   dtype_code=DTYPE_CODE[dtype], is_float=dtype.startswith(("float", "bfloat")),
                   variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
                   variant_code=code, sizes=sizes, check_n=check_n, check_small=check_small, rel_tol=rel_tol,
-                  topk_cols=TOPK_COLS, topk_k=TOPK_K, spin_cycles=SPIN_CYCLES)
+                  topk_cols=cols, topk_k=k, spin_cycles=SPIN_CYCLES)
 
 
 def nvcc_args(hw: Hardware) -> list[str]:
