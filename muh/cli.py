@@ -175,6 +175,17 @@ def check(
     raise typer.Exit(EXIT_FAIL if failed else EXIT_OK)
 
 
+@app.command()
+def lsp() -> None:
+    """Language server over stdio for editors: diagnostics, hover, definition, completion, formatting."""
+    try:
+        from muh.lsp.server import main as serve
+    except ModuleNotFoundError as err:
+        _err(f"muh lsp needs {err.name}: pip install 'muh[lsp]'")
+        raise typer.Exit(EXIT_FAIL)
+    serve()
+
+
 def _register_optional_commands() -> None:
     """Commands owned by later stages (deploy, tune) register themselves when present."""
     import importlib

@@ -105,10 +105,23 @@ def _excerpt(source: str, span: Span) -> list[str]:
     return [gutter + text.expandtabs(1), caret]
 
 
+_DID_YOU_MEAN = "did you mean `{}`?"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """``did you mean `x`?`` for the closest choice, or None."""
     match = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
-    return f"did you mean `{match[0]}`?" if match else None
+    return _DID_YOU_MEAN.format(match[0]) if match else None
+
+
+def suggestion(hint: str) -> str | None:
+    """The word a ``did_you_mean`` hint suggests (the one fix an editor can apply), or None."""
+    head, _, tail = _DID_YOU_MEAN.partition("{}")
+    i = hint.find(head)
+    if i < 0:
+        return None
+    word, sep, _ = hint[i + len(head):].partition(tail)
+    return word if sep and word else None
 
 
 def has_errors(diags: Iterable[Diagnostic]) -> bool:
