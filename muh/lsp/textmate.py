@@ -49,7 +49,7 @@ def render() -> str:
         {"name": SCOPES["COMMENT"], "match": rx["COMMENT"]},
         {"name": SCOPES["STRING"], "match": rx["STRING"]},
         {"comment": "a block head: kind [label] [on target] {",
-         "match": rf"\b({name})(?:\s+({name}(?:\.{name})*))?(?:\s+({re.escape(terms["ON"].value)})\s+({name}))?(?=\s*\{{)",
+         "match": rf"\b({name})(?:\s+({name}(?:\.{name})*))?(?:\s+({re.escape(terms['ON'].value)})\s+({name}))?(?=\s*\{{)",
          "captures": {"1": {"name": "storage.type.block.muh"}, "2": {"name": "entity.name.section.muh"},
                       "3": {"name": WORDS_SCOPE}, "4": {"name": "entity.name.type.hardware.muh"}}},
         {"comment": "a key: path before =",
