@@ -556,8 +556,10 @@ def fix(d: Diagnostic, text: str) -> tuple[Span, str] | None:
 def formatted(text: str, file: str) -> str | None:
     """``muh fmt``'s output for ``text``, or None when it does not parse."""
     from muh.grammar.format import format_module
-    from muh.grammar.parser import parse
+    from muh.grammar.parser import MAX_BYTES, parse
 
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        return None
     try:
         return format_module(parse(text, file))
     except (MuhError, RecursionError):
