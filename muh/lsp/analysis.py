@@ -1,8 +1,10 @@
 """One run of muh's own pipeline over an editor buffer, and what sits under a cursor.
 
-``analyze`` calls the stages `muh build` calls — parse → validate → derive → render (nothing is
-written) — and keeps each stage's result, so the editor sees exactly the diagnostics of a build,
-the derive- and generate-stage ones included. Where a stage fails the earlier results stay usable:
+``analyze`` calls the stages `muh build` calls — parse → validate → derive, then ``generate``
+renders the output in memory (nothing is written) — and keeps each stage's result, so the editor
+sees exactly the diagnostics of a build, the derive- and generate-stage ones included. The server
+publishes after derive and again if generation adds anything: rendering every artifact costs more
+than the other stages together, and derive's diagnostics should not wait for it. Where a stage fails the earlier results stay usable:
 hover and go-to-definition work on a spec that does not validate (from the syntax tree and the
 lowered path → span table), and show resolved values once it does.
 """
@@ -32,10 +34,11 @@ class Analysis:
     lowered: Lowered | None = None
     spec: Spec | None = None
     derived: Derived | None = None
+    generated: bool = False
     seconds: float = 0.0
 
 
-def analyze(text: str, file: str) -> Analysis:
+def analyze(text: str, file: str, with_generate: bool = True) -> Analysis:
     """Run the pipeline over ``text`` (named ``file`` in diagnostics); never raises for bad input."""
     t0 = time.perf_counter()
     a = Analysis(text, file)
@@ -43,8 +46,28 @@ def analyze(text: str, file: str) -> Analysis:
         _run(a)
     except RecursionError:
         a.diagnostics.append(Diagnostic("E-DEPTH", "input nests too deeply", Span(file, 1, 1, 1, 2)))
+    if with_generate:
+        generate(a)
     a.seconds = time.perf_counter() - t0
     return a
+
+
+def generate(a: Analysis) -> list[Diagnostic]:
+    """The generate stage's diagnostics (added to ``a``); none unless derive succeeded."""
+    if a.derived is None or a.generated:
+        return []
+    from muh.pipeline import Loaded, render
+
+    a.generated = True
+    found: list[Diagnostic] = []
+    try:
+        render(Loaded(a.spec, a.derived, a.text), None, found)
+    except MuhError as err:
+        found = list(err.diagnostics) + found
+    except RecursionError:
+        found.append(Diagnostic("E-DEPTH", "input nests too deeply", Span(a.file, 1, 1, 1, 2)))
+    a.diagnostics.extend(found)
+    return found
 
 
 def _run(a: Analysis) -> None:
@@ -67,15 +90,6 @@ def _run(a: Analysis) -> None:
         a.derived = derive(a.spec)
     except MuhError as err:
         a.diagnostics.extend(err.diagnostics)
-        return
-    from muh.pipeline import Loaded, render
-
-    warnings: list[Diagnostic] = []
-    try:
-        render(Loaded(a.spec, a.derived, a.text), None, warnings)
-    except MuhError as err:
-        a.diagnostics.extend(err.diagnostics)
-    a.diagnostics.extend(warnings)
 
 
 # -- what is under the cursor ----------------------------------------------------------------------

@@ -17,10 +17,11 @@ from pygls.lsp.server import LanguageServer
 import muh
 from muh.diagnostics import Diagnostic, Severity, Span
 from muh.lsp import features
-from muh.lsp.analysis import Analysis, Pos, analyze
+from muh.lsp.analysis import Analysis, Pos, analyze, generate
 from muh.lsp.context import context_at
 
-DEBOUNCE_S = 0.05  # after the last keystroke; a build of specs/baseline.muh takes ~0.03–0.08 s more
+DEBOUNCE_S = 0.05  # parse → validate → derive, this long after the last keystroke
+GENERATE_AFTER_S = 0.3  # the generate stage (it renders every artifact: slower), once typing pauses this long
 log = logging.getLogger("muh.lsp")
 
 
@@ -95,7 +96,7 @@ class MuhServer(LanguageServer):
         cached = self.analyses.get(uri)
         if cached is not None and cached[0] == doc.version and cached[1].text == doc.source:
             return cached[1]
-        a = _safe_analyze(doc.source, uri_to_file(uri))
+        a = _safe(analyze, doc.source, uri_to_file(uri), False)
         self.analyses[uri] = (doc.version, a)
         return a
 
@@ -109,26 +110,52 @@ class MuhServer(LanguageServer):
         await asyncio.sleep(delay)
         doc = self.workspace.get_text_document(uri)
         version, text = doc.version, doc.source
-        a = await asyncio.get_running_loop().run_in_executor(self.worker, _safe_analyze, text, uri_to_file(uri))
-        doc = self.workspace.text_documents.get(uri)
-        if doc is None or doc.version != version or doc.source != text:
+        loop = asyncio.get_running_loop()
+        a = await loop.run_in_executor(self.worker, _safe, analyze, text, uri_to_file(uri), False)
+        if not self._current(uri, version, text):
             return  # closed or edited meanwhile: a newer run is scheduled
         self.analyses[uri] = (version, a)
         lines = self.lines(text)
-        log.info("analysed %s v%s in %.1f ms", uri, version, a.seconds * 1000)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, version=version, diagnostics=[to_lsp(d, lines) for d in a.diagnostics]))
+        if a.derived is None:
+            return
+        # the generate stage: published again only when it finds something
+        await asyncio.sleep(GENERATE_AFTER_S)
+        if not self._current(uri, version, text):
+            return
+        found = await loop.run_in_executor(self.worker, _safe_generate, a)
+        if found and self._current(uri, version, text):
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=[to_lsp(d, lines) for d in a.diagnostics]))
+
+    def _current(self, uri: str, version: int | None, text: str) -> bool:
+        doc = self.workspace.text_documents.get(uri)
+        return doc is not None and doc.version == version and doc.source == text
 
 
-def _safe_analyze(text: str, file: str) -> Analysis:
+def _internal(err: Exception, file: str) -> Diagnostic:
+    log.exception("muh crashed on %s", file)
+    return Diagnostic("E-INTERNAL", f"muh failed on this input ({type(err).__name__}: {err})", Span(file, 1, 1, 1, 2),
+                      hint="this is a bug in muh: please report it with the spec")
+
+
+def _safe(fn, text: str, file: str, *args) -> Analysis:
     try:
-        return analyze(text, file)
+        return fn(text, file, *args)
     except Exception as err:  # noqa: BLE001 - a bug in a stage must not take the editor's server down
-        log.exception("muh crashed on %s", file)
         a = Analysis(text, file)
-        a.diagnostics.append(Diagnostic("E-INTERNAL", f"muh failed on this input ({type(err).__name__}: {err})",
-                                        Span(file, 1, 1, 1, 2), hint="this is a bug in muh: please report it with the spec"))
+        a.diagnostics.append(_internal(err, file))
         return a
+
+
+def _safe_generate(a: Analysis) -> list[Diagnostic]:
+    try:
+        return generate(a)
+    except Exception as err:  # noqa: BLE001
+        d = _internal(err, a.file)
+        a.diagnostics.append(d)
+        return [d]
 
 
 server = MuhServer()

@@ -74,6 +74,25 @@ def test_derive_stage_diagnostic_appears_and_clears(editor, tmp_path):
     editor.close(uri)
 
 
+def test_generate_stage_diagnostics_follow_as_muh_build_reports_them(editor, tmp_path):
+    """A spec that derives cleanly still gets what the generate stage of `muh build` says (here a warning)."""
+    path = tmp_path / "warn.muh"
+    path.write_text((ERRORS / "bad_enum.muh").read_text().replace("lgd", "ldg"))
+    build = subprocess.run([sys.executable, "-m", "muh.cli", "build", str(path), "-o", str(tmp_path / "out")],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert build.returncode == 0
+    expected = sorted(re.findall(r"^\S+:(\d+):(\d+): (?:error|warning): .*\[([EW]-[A-Z-]+)\]$", build.stderr, flags=re.M))
+    assert expected, "the fixture should make `muh build` warn"
+    uri = uri_of(path)
+    n = editor.count(uri)
+    first = editor.open(uri, path.read_text())
+    assert errors(first) == []
+    final = editor.wait_diagnostics(uri, n + 1, version=1)  # published again once generation found something
+    got = sorted((str(d.range.start.line + 1), str(d.range.start.character + 1), d.code) for d in final.diagnostics)
+    assert got == expected
+    editor.close(uri)
+
+
 def test_several_errors_are_published_together(editor, tmp_path):
     text = ("muh 1\nhardware x {\n  sm_count = 16\n  warp_sise = 64\n  smem_per_block = 48\n"
             "  arch = a\n  toolchain { cuda = \"10.2\" }\n}\nalgorithm sacn on x { policy default { threads = 64 } }\n")
