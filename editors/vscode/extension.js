@@ -1,4 +1,4 @@
-// Starts `muh lsp` (stdio) for .muh files; everything else is the server's.
+// Starts `muh lsp` over stdio for .muh files; everything else is the server's.
 const vscode = require("vscode");
 const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
 

@@ -38,7 +38,9 @@ PUNCTUATION = {
 
 def render() -> str:
     terms = {t.name: t.pattern for t in grammar().terminals}
-    rx = {name: p.to_regexp() for name, p in terms.items()}  # Python and Oniguruma read this subset alike
+    # Python and Oniguruma read this subset alike; the terminals' own groups become non-capturing so
+    # that the capture numbers below are ours
+    rx = {name: re.sub(r"(?<!\\)\((?!\?)", "(?:", p.to_regexp()) for name, p in terms.items()}
     words = sorted((p.value for p in terms.values() if isinstance(p, PatternStr) and re.fullmatch(r"[a-z]+", p.value)
                     and p.value not in ("true", "false")), key=lambda w: (-len(w), w))
     booleans = [terms[n].value for n in ("TRUE", "FALSE")]
@@ -56,7 +58,7 @@ def render() -> str:
          "match": rf"({name}(?:\.{name})*)(?=\s*=(?!=))",
          "name": "variable.other.property.muh"},
         {"comment": "a number and the unit right after it",
-         "match": rf"(?<![A-Za-z0-9_.])({rx['NUMBER']})(?:\s*({rx['UNIT']}))?",
+         "match": rf"(?<![A-Za-z0-9_])({rx['NUMBER']})(?:\s*({rx['UNIT']}))?",
          "captures": {"1": {"name": SCOPES["NUMBER"]}, "2": {"name": SCOPES["UNIT"]}}},
         {"name": BOOLEAN_SCOPE, "match": rf"\b(?:{'|'.join(booleans)})\b"},
         {"name": WORDS_SCOPE, "match": rf"\b(?:{'|'.join(words)})\b"},
