@@ -127,13 +127,13 @@ def _dim_doc(dim: str, family: str | None) -> str:
 
 def _family_doc(family: str) -> str:
     fam = FAMILIES[family]
-    lines = [f"**algorithm `{family}`** — {fam.doc}", "", f"tunes: {', '.join(fam.dims)}"]
+    facts = [f"tunes: {', '.join(fam.dims)}"]
     if fam.subs:
-        lines.append(f"sub-policies: {', '.join(fam.subs)}")
-    lines.append(f"scaling rule: `{fam.scaling}`" + ("; the tile is staged in shared memory" if fam.stages_tile else ""))
+        facts.append(f"sub-policies: {', '.join(fam.subs)}")
+    facts.append(f"scaling rule: `{fam.scaling}`" + ("; the tile is staged in shared memory" if fam.stages_tile else ""))
     if fam.cub_header:
-        lines.append(f"CUB: `{fam.cub_header}`")
-    return "\n\n".join(lines[:2]) + "\n\n" + "  \n".join(lines[2:])
+        facts.append(f"CUB: `{fam.cub_header}`")
+    return f"**algorithm `{family}`** — {fam.doc}\n\n" + "  \n".join(facts)
 
 
 def _hardware_doc(a: Analysis, name: str) -> str | None:

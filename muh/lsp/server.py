@@ -213,7 +213,7 @@ _ITEM_KIND = {
 }
 
 
-@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[" ", "=", "[", ",", "("]))
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["=", "[", ",", "("]))
 def completion(ls: MuhServer, params: lsp.CompletionParams) -> lsp.CompletionList:
     doc = ls.workspace.get_text_document(params.text_document.uri)
     text = doc.source

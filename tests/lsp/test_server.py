@@ -153,7 +153,7 @@ def test_hover_on_inherited_value_and_hardware(editor):
     shown = _hover(editor, text, "on bi100", 4)
     assert "warp 64" in shown and "16 SMs" in shown
     shown = _hover(editor, text, "algorithm scan", 11)
-    assert "DeviceScan" in shown and "reg_bound" not in shown.split("scaling rule")[0]
+    assert "DeviceScan" in shown and "tuning_scan.cuh" in shown and "delay" in shown  # CCCL's header; scan tunes its look-back delay
     shown = _hover(editor, text, "max_num_seqs", 2)
     assert "--max-num-seqs" in shown and "serve.max_num_seqs = 2" in shown
 
@@ -229,6 +229,21 @@ def test_completion_of_keys_families_enums_types_units(editor, tmp_path):
     rates = _complete(editor, tmp_path, HEAD.replace("  arch = a\n", "  mem_bandwidth = 584 |\n  arch = a\n"))
     assert "GB/s" in rates and "KiB" not in rates
     assert {"nvcc", "clang"} <= set(_complete(editor, tmp_path, HEAD.replace('cuda = "10.2"', 'cuda = "10.2"  compiler = |')))
+
+
+def test_completion_of_calls_and_sub_policies(editor, tmp_path):
+    delays = _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { delay = |")
+    assert {"no_delay", "fixed", "backon_jitter"} <= set(delays)
+    args = _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { delay = fixed(ns = 350 ns, |")
+    assert set(args) == {"ns", "l2_write_latency"}
+    units = _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { delay = fixed(ns = 350 |")
+    assert {"ns", "us"} <= set(units) and "KiB" not in units
+    subs = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on bi100 {\n  policy default {\n    |")
+    assert {"onesweep", "histogram", "radix_bits"} <= set(subs)
+    inside = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on bi100 {\n  policy default {\n    onesweep { |")
+    assert "radix_bits" in inside and "onesweep" not in inside
+    assert _complete(editor, tmp_path, HEAD + '# a comment |') == []
+    assert _complete(editor, tmp_path, HEAD + 'deploy d on bi100 { base_image = "a b |') == []
 
 
 def test_completion_on_baseline_positions(editor):
