@@ -161,6 +161,19 @@ def _explain(a: Analysis, what: str) -> list[str] | None:
     return lines
 
 
+def _sub_values(a: Analysis, akey: str, pkey: str, sub: str, dim: str) -> list[str] | None:
+    """A sub-policy's resolved value per type (``muh explain`` covers the main policies only)."""
+    alg = a.derived.algorithms.get(akey) if a.derived else None
+    if alg is None:
+        return None
+    lines = [f"{akey} sub-policy {sub}"]
+    for key, pol in alg.policies.items():
+        r = pol.subs.get(sub, {}).get(dim)
+        if r is not None and (pkey == "default" or key == pkey or key.split(".")[0] == pkey):
+            lines.append(f"  {key}: {dim} = {r.value}    [{r.origin}]  rule: {r.rule}")
+    return lines if len(lines) > 1 else None
+
+
 def _code(lines: list[str] | None) -> str:
     return "```\n" + "\n".join(lines) + "\n```" if lines else ""
 
@@ -231,6 +244,8 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
                 layer = "policy `default`: every type inherits it" if pkey == "default" else \
                     f"policy `{pkey}`: " + " ⊕ ".join(f"`{k}`" for k in dict.fromkeys(("default", pkey.split(".")[0], pkey)))
                 return _join(layer, _code(_explain(a, what)))
+            if "subs" in path:
+                return _join(_dim_doc(dim, family), _code(_sub_values(a, akey, pkey, path[path.index("subs") + 1], dim)))
             what = f"{akey}.{dim}" if pkey == "default" else f"{akey}.{pkey}.{dim}"
             return _join(_dim_doc(dim, family), _code(_explain(a, what)))
         if path[2] == "spaces" and len(path) >= 6 and path[-1] in DIMS:

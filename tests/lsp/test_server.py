@@ -336,3 +336,20 @@ def test_clean_shutdown_and_exit(tmp_path):
     ed.open(uri_of(tmp_path / "x.muh"), "muh 1\n")
     assert ed.shutdown() == 0
     assert b"Traceback" not in ed.stderr
+
+
+def test_hover_without_a_valid_spec_and_on_sub_policies(editor, tmp_path):
+    text = (ERRORS / "bad_enum.muh").read_text()
+    uri = uri_of(tmp_path / "invalid.muh")
+    editor.open(uri, text)
+    shown = editor.hover(uri, *at(text, "threads", 2)).contents.value
+    assert "threads per block" in shown and "[derived]" not in shown  # documentation only: nothing resolves yet
+    editor.close(uri)
+    text = BASELINE.read_text().replace("algorithm topk on bi100 {", "algorithm radix_sort on bi100 {\n"
+                                        "  policy default { threads = 256  items = 16  onesweep { radix_bits = 8 } }\n}\n\n"
+                                        "algorithm topk on bi100 {")
+    uri = uri_of(tmp_path / "subs.muh")
+    assert errors(editor.open(uri, text)) == []
+    shown = editor.hover(uri, *at(text, "radix_bits = 8", 1)).contents.value
+    assert "sub-policy onesweep" in shown and "float32: radix_bits = 8" in shown and "radix bits per pass" in shown
+    editor.close(uri)
