@@ -21,12 +21,13 @@ from muh.grammar import ast
 from muh.lsp.analysis import Analysis, Pos, hit_at, node_at, walk
 from muh.lsp.context import Context, Frame
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS, enum_choices
-from muh.schema.deploy import Deploy, EngineExtensions, Moe
+from muh.schema.deploy import Deploy, Engine, EngineExtensions, Moe
 from muh.schema.lower import TOP_KINDS
 from muh.schema.models import Delay, Hardware, PolicyValues, Toolchain
 from muh.schema.units import DIMENSION_OF_UNIT, Quantity
 
 HIDDEN = ("name", "on", "file", "sha256", "measured", "version", "subs")
+INLINE = (Delay, Engine)  # models written as one value (`fixed(ns = …)`, `vllm "0.6.3"`), not as a block
 MAX_HOVER_LINES = 40
 
 
@@ -461,7 +462,7 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
         if name in HIDDEN:
             continue
         sub = _submodel(model, name)
-        is_block = sub is not None and sub is not Delay or typing.get_origin(f.annotation) is dict
+        is_block = (sub is not None and sub not in INLINE) or typing.get_origin(f.annotation) is dict
         detail = ", ".join(units_for(model, name)) or _type_text(f.annotation)
         out.append(Item(name, "block" if is_block else "key", detail, _field_doc(model, name) or "",
                         insert=f"{name} {{\n  $0\n}}" if is_block else f"{name} = "))
