@@ -181,6 +181,8 @@ def lsp() -> None:
     try:
         from muh.lsp.server import main as serve
     except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
         _err(f"muh lsp needs {err.name}: pip install 'muh[lsp]'")
         raise typer.Exit(EXIT_FAIL)
     serve()
