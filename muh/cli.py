@@ -192,7 +192,7 @@ def _register_optional_commands() -> None:
     """Commands owned by later stages (deploy, tune) register themselves when present."""
     import importlib
 
-    for module in ("muh.deploy.cli", "muh.tune.cli"):
+    for module in ("muh.deploy.cli", "muh.tune.cli", "muh.probe.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as err:

@@ -146,6 +146,8 @@ class Measured(Model):
     """When it was measured (CCCL's own annotations carry no date)."""
     toolkit: str = ""
     samples: int = 0
+    method: str = ""
+    """How a hardware fact was measured (`muh probe`: attribute, kernel, sweep …)."""
     variant: str = ""
     """The CCCL-style variant label, e.g. "ipt_16.tpb_256.ipv_2"."""
     score: Optional[float] = None

@@ -366,7 +366,7 @@ def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
         keys = tuning.moe_batch_sizes(max_seqs, max_tokens)
     n = inter // tp
     tiles = {m: MoeTile(**tuning.moe_tile(m, experts, hw, elem)) for m in keys}
-    name = f"E={experts},N={n},device_name={device.replace(' ', '_')}" + (f",dtype={dtype}" if dtype else "") + ".json"
+    name = tuning.moe_config_file_name(experts, n, device, dtype)
     plan = MoePlan(
         file_name=name,
         experts=c.from_spec(experts, "moe", "experts"),

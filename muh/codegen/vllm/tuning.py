@@ -134,6 +134,14 @@ def moe_tile(m: int, experts: int, hw: Hardware, elem_bytes: int = 2) -> dict[st
             "num_warps": warps, "num_stages": stages}
 
 
+# vLLM's MoE config file name (fused_moe.get_config_file_name): the runtime's device name, spaces → "_".
+MOE_FILE_PATTERN = "E={E},N={N},device_name={device}{dtype}.json"
+
+
+def moe_config_file_name(experts: int, n: int, device: str, dtype: str | None = None) -> str:
+    return MOE_FILE_PATTERN.format(E=experts, N=n, device=device.replace(" ", "_"), dtype=f",dtype={dtype}" if dtype else "")
+
+
 MOE_TILE_RULE = ("vLLM get_default_config shapes (16/32/64/1 when M ≤ E, else 64/64/32/8); num_warps = 128 / warp_size; "
                  "num_stages = min(3, Triton's shared memory / ((BM·BK + BK·BN) × elem_bytes))")
 

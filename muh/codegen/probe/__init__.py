@@ -1,0 +1,174 @@
+"""The probe bundle: a self-contained folder that measures the spec's hardware facts on the card.
+
+``emit_probe_bundle(ctx)`` → files under ``probe/``::
+
+    probe/README.md              how to run it by hand, where the JSON lands
+    probe/include/muh/warp.cuh   muh's warp layer for this hardware (the kernels emitter's own file)
+    probe/probe.cu               the measurements (one CUDA program, C++ of the spec's level)
+    probe/nanosleep_test.cu      compiled only: does the toolchain have __nanosleep?
+    probe/build.sh               the spec's toolchain (nvcc, or the CoreX SDK's clang++) and flags
+    probe/run.sh RESULT.json     build + run + engine probe → one JSON document (schema: result.py)
+    probe/engine_probe.py        the serving engine's facts (stdlib only, never starts CUDA itself)
+
+Not a registered emitter: `muh build` does not write it; `muh probe SPEC -o DIR` does (the
+competition image gets it from the deploy emitter's helper, which calls this function).
+``ctx.options['emulate_warp']`` = N builds the warp layer emulating an N-lane warp on a 32-lane GPU
+(nvcc, the lab GPU's arch): the facts that depend on the warp layer then show warp-N logic.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import muh
+from muh.codegen.base import BuildContext, GeneratedFile
+from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION
+from muh.codegen.templates import render
+from muh.diagnostics import Diagnostic, MuhError
+
+PKG = "muh.codegen.probe"
+ROOT = "probe"
+THREADS = 256  # threads per block of the warp-layer tests (whole logical warps at 16…128 lanes)
+SPIN_CYCLES = 4_000_000  # residency test: each block stays ~2-4 ms at 1-2 GHz
+BW_SAMPLES = 15
+LATENCY_SAMPLES = 200
+TIMEOUT_S = 120  # run.sh's limit per step (the probe takes well under 60 s)
+CHILD_TIMEOUT_S = 120
+
+# What the engine probe looks for. Facts: shared/facts/enginex-fork.md §3.4-3.6 (the EngineX fork).
+VENDOR_FUNCTIONS = {
+    "ixformer.functions": (
+        "silu_and_mul", "rms_norm", "fused_add_rms_norm", "rotary_embedding", "vllm_single_query_cached_kv_attention_v2",
+        "vllm_cache_ops_reshape_and_cache", "vllm_swap_blocks", "vllm_copy_cache",
+        "vllm_moe_topk_softmax", "moe_compute_token_index_api", "moe_w16a16_group_gemm",
+    ),
+}
+MARKERS = (  # relative to site-packages; `contains`: a text the file must hold
+    {"path": "vllm/_custom_ops.py", "what": "the ops muh's plugin may rebind"},
+    {"path": "vllm/model_executor/models/corex_gdn.py", "what": "EngineX CoreX Gated-DeltaNet wrapper"},
+    {"path": "vllm/model_executor/models/corex_moe.py", "what": "EngineX CoreX MoE wrapper"},
+    {"path": "vllm/model_executor/models/corex_fa2.py", "what": "EngineX CoreX flash-attention wrapper"},
+    {"path": "vllm/model_executor/models/qwen3_5.py", "what": "the fork's Qwen3.5/3.6 model file"},
+    {"path": "vllm/entrypoints/openai/cli_args.py", "what": "the fork's --reasoning-parser flag", "contains": "--reasoning-parser"},
+    {"path": "vllm/reasoning", "what": "reasoning parsers (fork)"},
+    {"path": "vllm/entrypoints/openai/tool_parsers/qwen3coder_tool_parser.py", "what": "qwen3_coder tool parser (fork)"},
+    {"path": "vllm/attention/ops/paged_attn.py", "what": "stock PagedAttention dispatch (a muh anchor)"},
+)
+ABSOLUTE_MARKERS = (
+    {"path": "/usr/local/corex", "what": "CoreX SDK (Iluvatar)"},
+    {"path": "/usr/local/corex/lib64/libcorex_gdn.so", "what": "CoreX GDN kernels"},
+)
+
+
+def toolchain_of(hw, emulate: int | None):
+    """(compiler, cxx, arch, flags, link) of the probe build: the ops' recipe without its shared-library
+    flags (one place for the spec's compiler flags); an emulation build is nvcc for the lab GPU."""
+    from muh.codegen.ops_package import recipe
+
+    if emulate:
+        hw = hw.model_copy(update={"toolchain": hw.toolchain.model_copy(update={"compiler": "nvcc", "arch": None}),
+                                   "compute_capability": None})
+    r = recipe(hw)
+    drop = {"-shared", "-fPIC", "-lineinfo"}
+    flags, skip = [], False
+    for i, f in enumerate(r.flags):
+        if skip:
+            skip = False
+            continue
+        if f == "-Xcompiler" and i + 1 < len(r.flags) and r.flags[i + 1] == "-fPIC":
+            skip = True
+            continue
+        if f in drop or f.startswith("-arch=") or f.startswith("--cuda-gpu-arch="):
+            continue
+        flags.append(f)
+    arch = None if emulate else r.arch
+    return r.compiler, r.cxx, arch, flags, list(r.link)
+
+
+def kernel_config(ctx: BuildContext, hw, emulate: int | None):
+    """The kernels' config of this hardware, sized for the probe's blocks (the warp layer's exchange
+    buffer holds one slot per thread of the largest block)."""
+    from muh.codegen.kernels import config as C
+    from muh.codegen.kernels.adapter import config_from_derived
+
+    cfg = config_from_derived(ctx.derived, hw)
+    cfg = replace(cfg, name=f"{hw.name}-probe", reduce={"float32": C.ReducePolicy(THREADS, 1, 1)}, scan={},
+                  transform={}, topk={})
+    if emulate:
+        cfg = cfg.emulated(int(emulate), 32)
+    return cfg
+
+
+def _engine_data(ctx: BuildContext) -> dict:
+    from muh.codegen.vllm import tuning
+    from muh.codegen.vllm.edits import sites_for
+    from muh.codegen.vllm.resolve import resolve
+
+    deploy = next(iter(ctx.spec.deploys.values()), None)
+    version = deploy.engine.version if deploy else "0.6.3.post1"
+    sites = sites_for(version) or ()
+    muh_moe, tp, model = None, 1, "/model"
+    if deploy is not None:
+        model = deploy.model
+        tp = int(deploy.serve.get("tensor_parallel_size", 1))
+        plan, _ = resolve(ctx.spec, deploy)
+        if plan is not None and plan.moe is not None:
+            muh_moe = plan.moe.file_name
+    return {
+        "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
+        "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
+        "anchors": [{"id": s.id, "file": s.file, "line": s.line, "anchor": s.old} for s in sites],
+        "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
+        "vendor_functions": {k: list(v) for k, v in VENDOR_FUNCTIONS.items()},
+        "markers": list(MARKERS), "absolute_markers": list(ABSOLUTE_MARKERS),
+        "moe_file_pattern": tuning.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
+    }
+
+
+def hardware_of(spec):
+    """The spec's one hardware block (a probe measures one card)."""
+    from muh.diagnostics import source_label
+
+    hws = list(spec.hardware.values())
+    if len(hws) != 1:
+        raise MuhError([Diagnostic("E-PROBE", f"a probe bundle is for one hardware block; {source_label(spec.file)} has {len(hws)}",
+                                   None, hint="put each card in its own spec, or probe a spec with one hardware block")])
+    return hws[0]
+
+
+def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
+    from muh.codegen.kernels import config as C
+    from muh.codegen.kernels.emitter import WARP_LAYER, generate, warp_vars
+
+    hw = hardware_of(ctx.spec)
+    emulate = ctx.options.get("emulate_warp")
+    cfg = kernel_config(ctx, hw, emulate)
+    errs = C.validate(cfg)
+    if errs:
+        raise MuhError([Diagnostic("E-PROBE", f"the warp layer for `{hw.name}` cannot be generated: " + "; ".join(errs),
+                                   ctx.spec.span_of(("hardware", hw.name)))])
+    compiler, cxx, arch, flags, link = toolchain_of(hw, emulate)
+    layer = dict(generate(cfg, ctx.header))[WARP_LAYER]
+    wv = warp_vars(cfg)
+    common = dict(header=ctx.header_text(), compiler=compiler, cxx=cxx, arch=arch)
+    cu = dict(header=ctx.header("//"), hardware=hw.name, spec=ctx.spec_label, spec_sha256=ctx.spec.sha256,
+              muh_version=muh.__version__, schema=SCHEMA, schema_version=SCHEMA_VERSION, threads=THREADS,
+              spin_cycles=SPIN_CYCLES, bw_samples=BW_SAMPLES, latency_samples=LATENCY_SAMPLES,
+              ptx=compiler == "nvcc", nanosleep_test=True, emulated_warp=emulate, compiler=compiler, cxx=cxx,
+              mode=wv["mode"], logical=wv["logical"], physical=wv["physical"])
+    data = json.dumps(_engine_data(ctx), sort_keys=True, ensure_ascii=True)
+    readme = render(PKG, "README.md.j2", hw=hw, emulate=emulate, wv=wv, **common)
+    return [
+        GeneratedFile(f"{ROOT}/README.md", readme),
+        GeneratedFile(f"{ROOT}/{WARP_LAYER}", layer),
+        GeneratedFile(f"{ROOT}/probe.cu", render(PKG, "probe.cu.j2", **cu)),
+        GeneratedFile(f"{ROOT}/nanosleep_test.cu", render(PKG, "nanosleep_test.cu.j2", header=ctx.header("//"))),
+        GeneratedFile(f"{ROOT}/build.sh", render(PKG, "build.sh.j2", flags=flags, link=link, **{**common, "header": ctx.header("#")}),
+                      executable=True),
+        GeneratedFile(f"{ROOT}/run.sh", render(PKG, "run.sh.j2", header=ctx.header("#"), timeout_s=TIMEOUT_S), executable=True),
+        GeneratedFile(f"{ROOT}/engine_probe.py", render(PKG, "engine_probe.py.j2", data=data, child_timeout_s=CHILD_TIMEOUT_S,
+                                                        header=ctx.header_text()), executable=True),
+    ]
+
+
+__all__ = ["emit_probe_bundle", "VENDOR_FUNCTIONS", "MARKERS"]

@@ -1,0 +1,101 @@
+"""`muh probe`: write the probe bundle for a spec, or ingest what it measured.
+
+    muh probe SPEC -o DIR [--emulate-warp N]                     the bundle (atomic, like build)
+    muh probe --ingest RESULT.json SPEC [--apply] [--accept-device-name]
+
+Exit codes: 0 ok (bundle written; facts agree, provenance written; or --apply wrote them); 1 a
+contradiction, or the result comes from another device (nothing written); 2 bad input (spec, flag,
+or a result file that is truncated, of another schema version, or holds impossible values).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="probe")(probe)
+
+
+def probe(
+    spec: Path = typer.Argument(..., help="The .muh spec (one hardware block)."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Bundle folder (default probe-<spec name>/); the bundle is DIR/probe/."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic)."),
+    ingest: Optional[Path] = typer.Option(None, "--ingest", help="A result written by probe/run.sh: compare it with SPEC."),
+    apply: bool = typer.Option(False, "--apply", help="With --ingest: write measured values over contradicting ones and add missing facts."),
+    accept_device_name: bool = typer.Option(False, "--accept-device-name", help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device."),
+) -> None:
+    """Measure the target's facts (bundle) and write them back into the spec (--ingest)."""
+    from muh.cli import EXIT_FAIL, EXIT_INPUT, _err, fail_input, report
+    from muh.diagnostics import Diagnostic, MuhError
+
+    if ingest is None and (apply or accept_device_name):
+        _err("--apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
+        raise typer.Exit(EXIT_INPUT)
+    if ingest is not None and (out is not None or emulate_warp):
+        _err("--ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]")
+        raise typer.Exit(EXIT_INPUT)
+    if emulate_warp is not None and (emulate_warp < 1 or emulate_warp & (emulate_warp - 1)):
+        _err(f"--emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
+        raise typer.Exit(EXIT_INPUT)
+    if ingest is None:
+        _bundle(spec, out, emulate_warp)
+        return
+    from muh.grammar.parser import read_source
+    from muh.pipeline import load_file
+    from muh.probe.ingest import ingest as run_ingest
+    from muh.probe.ingest import read_result, write_spec
+
+    try:
+        loaded = load_file(spec)
+        text, shown = read_source(spec)
+        result = read_result(ingest)
+    except MuhError as err:
+        raise fail_input(err)
+    try:
+        done = run_ingest(result, str(ingest), text, shown, loaded.spec, apply=apply, accept_device_name=accept_device_name)
+    except MuhError as err:
+        report(err.diagnostics)
+        raise typer.Exit(EXIT_FAIL if any(d.code.startswith(("E-PROBE-CONTRADICTS", "E-PROBE-FOREIGN", "E-PROBE-WARP"))
+                                          for d in err.diagnostics) else EXIT_INPUT)
+    if done.notes:
+        report(done.notes)
+    for o in done.outcomes:
+        m = o.measured
+        if o.status == "agree":
+            typer.echo(f"  agree       {o.field} = {m.shown}  [{m.method}]")
+        elif o.status == "contradict":
+            typer.echo(f"  written     {o.field} = {m.shown}  (spec had {o.spec_value})")
+        elif o.status == "add":
+            typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
+    try:
+        if done.new_text is not None and done.new_text != text:
+            write_spec(Path(spec), done.new_text, shown)
+            typer.echo(f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written"
+                       + (", measured values applied" if apply else ""))
+        else:
+            typer.echo(f"{shown}: nothing to change")
+    except MuhError as err:
+        report([Diagnostic(d.code, d.message, d.span, d.hint) for d in err.diagnostics])
+        _err("the spec was left unchanged")
+        raise typer.Exit(EXIT_FAIL)
+
+
+def _bundle(spec: Path, out: Optional[Path], emulate_warp: Optional[int]) -> None:
+    from muh.cli import fail_input
+    from muh.codegen.base import BuildContext
+    from muh.codegen.probe import emit_probe_bundle
+    from muh.diagnostics import MuhError
+    from muh.pipeline import _manifest, load_file, write_atomic
+
+    try:
+        loaded = load_file(spec)
+        ctx = BuildContext(loaded.spec, loaded.derived, options={"emulate_warp": emulate_warp} if emulate_warp else {})
+        files = emit_probe_bundle(ctx)
+        target = out if out is not None else Path(f"probe-{loaded.spec.name}")
+        write_atomic(files + [_manifest(ctx, files)], target)
+    except MuhError as err:
+        raise fail_input(err)
+    typer.echo(f"wrote {len(files)} files to {target}/probe/ (run: bash {target}/probe/run.sh RESULT.json)")
