@@ -24,6 +24,18 @@ def _origin(r: Resolved) -> str:
     return text
 
 
+def rests_on(spec, hw, inputs: dict) -> str | None:
+    """``rests on measured: warp_size (NVIDIA H200 2026-12-01), …`` when hardware inputs were measured."""
+    if spec is None or not inputs:
+        return None
+    from muh.derive.resolve import measured_inputs
+
+    got = measured_inputs(spec, hw, inputs)
+    if not got:
+        return None
+    return "rests on measured: " + ", ".join(f"{f} ({m.device} {m.date})" for f, m in sorted(got.items()))
+
+
 def explain(derived: Derived, what: str, spec=None) -> list[str]:
     head, *rest = what.split(".")
     if head == "deploy" and spec is not None:
@@ -62,6 +74,9 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
                 lines.append(f"        rule: {r.rule}")
                 if r.inputs:
                     lines.append("        inputs: " + ", ".join(f"{k}={v}" for k, v in r.inputs.items()))
+                    rests = rests_on(spec, alg.hardware, r.inputs)
+                    if rests:
+                        lines.append(f"        {rests}")
                 if r.where:
                     lines.append(f"        from: {r.where}")
             if dims_filter and not found:

@@ -15,7 +15,7 @@ from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedPolicy
 from muh.schema.catalog import DEFAULT_TYPES, DTYPES, FAMILIES
-from muh.schema.models import Algorithm, Hardware, Spec
+from muh.schema.models import Algorithm, Hardware, Measured, Spec
 from muh.schema.units import fmt_bytes
 
 
@@ -23,6 +23,30 @@ def hardware_fingerprint(hw: Hardware) -> str:
     """Hash of what a measurement depends on: the hardware block and its toolchain."""
     data = hw.model_dump(mode="json", exclude={"name"})
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+
+
+# Input names of derivation rules → the hardware facts they stand for (most specific first): a derived
+# value whose inputs include a fact measured on the card (`muh probe`) rests on measured inputs.
+HARDWARE_INPUTS: dict[str, tuple[str, ...]] = {
+    "smem": ("smem_per_block",), "smem_per_block": ("smem_per_block",), "warp": ("warp_size",),
+    "warp_size": ("warp_size",), "sm_count": ("sm_count",), "device_name": ("device_name",),
+    "smem_bytes": ("smem_per_block_optin", "smem_per_block"),  # Triton's budget: opt-in when the card has it
+}
+
+
+def measured_inputs(spec: Spec, hw: Hardware, inputs: dict) -> dict[str, Measured]:
+    """The hardware facts among ``inputs`` that carry `@measured(…)` in ``spec`` (field → evidence)."""
+    if str(inputs.get("budget", "")).startswith("cub_parity"):
+        return {}  # CUB's constants, not the card's facts
+    out: dict[str, Measured] = {}
+    for name in inputs:
+        for fld in HARDWARE_INPUTS.get(name, ()):
+            if fld in hw.model_fields_set:
+                m = spec.measured.get(f"hardware.{hw.name}.{fld}")
+                if m is not None:
+                    out[fld] = m
+                break
+    return out
 
 
 def scaling_budget(hw: Hardware) -> tuple[int, int, str]:

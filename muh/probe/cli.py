@@ -67,7 +67,7 @@ def probe(
         if o.status == "agree":
             typer.echo(f"  agree       {o.field} = {m.shown}  [{m.method}]")
         elif o.status == "contradict":
-            typer.echo(f"  written     {o.field} = {m.shown}  (spec had {o.spec_value})")
+            typer.echo(f"  {'written' if apply else 'differs':<11} {o.field} = {m.shown}  (spec had {o.spec_shown})")
         elif o.status == "add":
             typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
     try:

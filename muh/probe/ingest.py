@@ -136,6 +136,7 @@ class Outcome:
     spec_value: object = None
     measured: Optional[Measurement] = None
     why: str = ""
+    spec_shown: str = ""
 
 
 @dataclass
@@ -254,7 +255,8 @@ def ingest(result: Result, result_file: str, text: str, file: str, spec, *, appl
         if a is not None and b is not None and a != b:
             out.notes.append(Diagnostic("W-PROBE", f"the probe's {what} ({a}) differs from the attribute ({b})", hw_span,
                                         severity=Severity.warning))
-    if wl.mode == "native" and wl.syncwarp_orders_smem.value is False:
+    if wl.mode == "native" and not layer_bad and wl.lanes_exchanging.value == wl.logical \
+            and wl.syncwarp_orders_smem.value is False:
         out.notes.append(Diagnostic("W-PROBE", f"__syncwarp does not order shared memory on {device} "
                                     f"({wl.syncwarp_orders_smem.note}); muh's warp collectives use shuffles only",
                                     hw_span, severity=Severity.warning))
@@ -272,7 +274,7 @@ def ingest(result: Result, result_file: str, text: str, file: str, spec, *, appl
         if _agrees(rule, sv, m):
             out.outcomes.append(Outcome(rule.field, "agree", sv, m))
             continue
-        out.outcomes.append(Outcome(rule.field, "contradict", sv, m))
+        out.outcomes.append(Outcome(rule.field, "contradict", sv, m, spec_shown=_shown_spec(rule, sv)))
         tol = f" (tolerance ±{rule.tolerance:.0%})" if rule.tolerance else ""
         errors.append(Diagnostic(
             "E-PROBE-CONTRADICTS", f"{rule.field} = {_shown_spec(rule, sv)} in the spec, but the probe measured {m.shown} "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from muh.codegen.vllm.resolve import resolve
+from muh.derive.resolve import measured_inputs
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.schema.models import Spec
 
@@ -28,4 +29,7 @@ def explain(spec: Spec, what: str) -> list[str]:
             lines.append(f"      rule: {r.rule}")
         if r.inputs:
             lines.append("      inputs: " + ", ".join(f"{a}={b}" for a, b in sorted(r.inputs.items())))
+            got = measured_inputs(spec, spec.hardware[plan.hardware], r.inputs)
+            if got:
+                lines.append("      rests on measured: " + ", ".join(f"{f} ({m.device} {m.date})" for f, m in sorted(got.items())))
     return lines
