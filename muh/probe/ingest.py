@@ -101,7 +101,7 @@ def _bandwidth(r: Result) -> Optional[Measurement]:
     gbps = round(b.plateau_gbps, 1)
     text = f"{gbps:g} GB/s"
     sizes = f"{len(b.sweep)} sizes {_bytes_text(b.sweep[0].bytes)}…{_bytes_text(b.sweep[-1].bytes)}"
-    return Measurement(int(Decimal(str(gbps)) * 10**9), text, f"copy plateau ({sizes}); {b.method}",
+    return Measurement(int(Decimal(str(gbps)) * 10**9), text, f"copy-kernel plateau, sweep of {sizes} (method in the JSON)",
                        sum(p.samples for p in b.sweep), text)
 
 

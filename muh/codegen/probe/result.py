@@ -149,7 +149,11 @@ class Toolkit(_M):
     def text(self) -> str:
         def v(n: int) -> str:
             return f"{n // 1000}.{n % 1000 // 10}"
-        return f"runtime {v(self.runtime)}, driver API {v(self.driver)}, {self.compiler}"
+        import re
+
+        m = re.search(r"release [\d.]+, V([\d.]+)", self.compiler)  # nvcc's version line
+        compiler = f"nvcc {m.group(1)}" if m else self.compiler
+        return f"CUDA runtime {v(self.runtime)}, driver API {v(self.driver)}, {compiler}"
 
 
 class Origin(_M):
