@@ -48,18 +48,31 @@ def probe(
     from muh.probe.ingest import ingest as run_ingest
     from muh.probe.ingest import read_result, write_spec
 
+    from muh.probe.ingest import hardware_only
+
     try:
-        loaded = load_file(spec)
         text, shown = read_source(spec)
         result = read_result(ingest)
     except MuhError as err:
         raise fail_input(err)
+    spec_errors: list = []
     try:
-        done = run_ingest(result, str(ingest), text, shown, loaded.spec, apply=apply, accept_device_name=accept_device_name)
+        model = load_file(spec).spec
+    except MuhError as err:  # the whole spec does not load: the measured facts are checked against its hardware
+        spec_errors = err.diagnostics
+        try:
+            model = hardware_only(text, shown)
+        except MuhError as err2:
+            raise fail_input(MuhError(spec_errors + err2.diagnostics))
+    refused = ("E-PROBE-CONTRADICTS", "E-PROBE-FOREIGN", "E-PROBE-WARP")
+    try:
+        done = run_ingest(result, str(ingest), text, shown, model, apply=apply, accept_device_name=accept_device_name)
     except MuhError as err:
         report(err.diagnostics)
-        raise typer.Exit(EXIT_FAIL if any(d.code.startswith(("E-PROBE-CONTRADICTS", "E-PROBE-FOREIGN", "E-PROBE-WARP"))
-                                          for d in err.diagnostics) else EXIT_INPUT)
+        if spec_errors:
+            _err(f"note: {shown} does not load as a whole ({sum(d.is_error for d in spec_errors)} errors, "
+                 f"`muh build {shown}` lists them); the probe's facts were checked against its hardware block")
+        raise typer.Exit(EXIT_FAIL if any(d.code.startswith(refused) for d in err.diagnostics) else EXIT_INPUT)
     if done.notes:
         report(done.notes)
     for o in done.outcomes:
@@ -70,6 +83,8 @@ def probe(
             typer.echo(f"  {'written' if apply else 'differs':<11} {o.field} = {m.shown}  (spec had {o.spec_shown})")
         elif o.status == "add":
             typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
+    if spec_errors and not apply:  # agreement, but the spec itself is broken: nothing to write into
+        raise fail_input(MuhError(spec_errors))
     try:
         if done.new_text is not None and done.new_text != text:
             write_spec(Path(spec), done.new_text, shown)

@@ -149,6 +149,29 @@ class Ingest:
     new_text: Optional[str] = None
 
 
+def hardware_only(text: str, file: str):
+    """The spec's hardware blocks alone, as a ``Spec`` with spans, when the whole spec does not load
+    (e.g. threads that are not a multiple of a wrong ``warp_size``): the measured facts decide first.
+    Raises MuhError when a hardware block itself does not validate."""
+    from muh.schema.lower import lower
+    from muh.schema.models import Spec
+
+    low = lower(parse(text, file))
+    hws = {}
+    for name, raw in low.raw["hardware"].items():
+        try:
+            Hardware.model_validate(raw)
+        except ValidationError:
+            raise MuhError([Diagnostic("E-PROBE", f"`hardware {name}` does not validate; fix it first (muh build {file})",
+                                       low.key_spans.get(("hardware", name)))]) from None
+        hws[name] = raw
+    spec = Spec.model_validate({"hardware": hws, "file": file})
+    spec._spans.update(low.key_spans)
+    spec._spans.update(low.value_spans)
+    spec._key_spans.update(low.key_spans)
+    return spec
+
+
 def read_result(path: str | Path) -> Result:
     """The result document, validated; a clear E-PROBE-RESULT for anything else."""
     path = Path(path)

@@ -199,3 +199,24 @@ def test_the_committed_result_validates_and_matches_torch():
     assert h.l2_cache.value == TORCH["L2_cache_size"] and h.global_memory.value == TORCH["total_memory"]
     assert h.warp_layer.lanes_exchanging.value == 32 and h.warp_layer.syncwarp_orders_smem.value is True
 
+
+
+def test_the_committed_h200_spec_with_warp_64_contradicts_and_apply_repairs_it(cli, tmp_path):
+    """warp_size = 64 makes the spec's own policies invalid (threads 224): the measured fact still
+    decides, at the warp_size line, and --apply writes the card's 32 back so the spec loads again."""
+    import re
+
+    spec = tmp_path / "h200.muh"
+    committed = (ROOT / "specs/h200.muh").read_text()
+    text = re.sub(r"warp_size = 32 @measured\([^)]*\)", "warp_size = 64", committed)
+    spec.write_text(text)
+    code, _, err = cli("probe", "--ingest", RESULT, spec)
+    assert code == 1 and "warp_size = 64 in the spec, but the probe measured 32" in err
+    assert "does not load as a whole" in err and spec.read_text() == text
+    code, _, err = cli("probe", "--ingest", RESULT, spec, "--apply")
+    assert code == 0, err
+    assert spec.read_text() == committed
+    copy = tmp_path / "committed.muh"
+    copy.write_text(committed)
+    code, out, _ = cli("probe", "--ingest", RESULT, copy)
+    assert code == 0 and "nothing to change" in out and copy.read_text() == committed
