@@ -4,6 +4,7 @@ Output (beside the kernels emitter's warp layer, compiled into the same ``libmuh
 
     include/muh/ops/ops.h     C interface (ctypes: muh/runtime/ops_llm.py)
     kernels/ops.cu            the kernels and their launchers, policies printed with provenance
+    kernels/bindings/ops_torch.cpp  the CUDA implementations of torch.ops.muh.* (muh/runtime/torch_ops.py)
 
 ``generate(target, header)`` renders the files of one ``OpsTarget`` (tests and the bench use it
 with the kernels' presets); ``emit(ctx)`` builds the target from the spec: the hardware the
@@ -20,6 +21,7 @@ PKG = "muh.codegen.ops"
 FILES = (
     ("include/muh/ops/ops.h", "ops.h.j2", "//"),
     ("kernels/ops.cu", "ops.cu.j2", "//"),
+    ("kernels/bindings/ops_torch.cpp", "ops_torch.cpp.j2", "//"),
 )
 
 __all__ = ["FILES", "OpsTarget", "emit", "from_kernel_config", "from_spec", "generate", "write", "write_preset"]
