@@ -1,0 +1,98 @@
+"""torch.ops.muh.*: one schema table for the C++ extension and the ctypes fallback (no torch needed);
+with PyTorch installed (CPU build is enough): the extension compiles against it and links the ops
+library, every schema gets a CUDA kernel, the fakes give the real output shapes, and without the
+binding source the ctypes fallback serves the same schemas with a logged reason."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from muh.codegen import ops as ops_codegen
+from muh.runtime import torch_ops, torch_ops_ctypes
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (CI has none): "
+                                 "the operator registration needs it")
+
+
+def _binding_text(tmp_path) -> str:
+    ops_codegen.write_preset("h200", tmp_path)
+    return (tmp_path / torch_ops.BINDING).read_text()
+
+
+def test_one_schema_table_for_both_backends(tmp_path):
+    text = _binding_text(tmp_path)
+    cxx = re.findall(r'm\.impl\("(\w+)"', text)
+    assert sorted(cxx) == sorted(torch_ops.SCHEMAS)
+    assert sorted(torch_ops_ctypes.IMPLS) == sorted(torch_ops.SCHEMAS)
+
+
+def test_in_place_operators_declare_what_they_write():
+    writes = {name: re.findall(r"Tensor\((\w)!\) (\w+)", s) for name, s in torch_ops.SCHEMAS.items()}
+    assert writes["rms_norm"] == [("a", "out")]
+    assert writes["fused_add_rms_norm"] == [("a", "input"), ("b", "residual")]
+    assert writes["gemma_fused_add_rms_norm"] == [("a", "input"), ("b", "residual")]
+    assert [w for _, w in writes["topk_softmax"]] == ["topk_weights", "topk_ids", "token_expert_indicies"]
+    for functional in ("gemma_rms_norm", "gated_rms_norm", "shared_expert_combine", "moe_topk_softmax"):
+        assert writes[functional] == [] and "-> ()" not in torch_ops.SCHEMAS[functional]
+
+
+@needs_torch
+@pytest.mark.nvcc
+@pytest.mark.slow
+def test_extension_builds_and_registers_every_operator(tmp_path):
+    gen = tmp_path / "gen"
+    ops_codegen.write_preset("h200", gen)
+    script = textwrap.dedent(f"""
+        import torch
+        from muh.runtime import torch_ops
+        loaded = torch_ops.load({str(gen)!r}, arch="sm_90")
+        assert loaded.backend == "extension", loaded
+        for name in torch_ops.SCHEMAS:
+            assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "CUDA"), name
+        m = torch.ops.muh
+        x = torch.empty(3, 4, 256, device="meta", dtype=torch.float16)
+        w = torch.empty(256, device="meta", dtype=torch.float16)
+        assert m.gemma_rms_norm(x, w, 1e-6).shape == x.shape
+        assert m.gated_rms_norm(x, x, w, 1e-6).shape == x.shape
+        wt, ids = m.moe_topk_softmax(torch.empty(5, 256, device="meta"), 8, True, torch.int64)
+        assert (wt.shape, wt.dtype, ids.dtype) == ((5, 8), torch.float32, torch.int64)
+        print("ok", loaded.backend)
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       env={**_env(), "MUH_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 0 and "ok extension" in r.stdout, r.stdout + r.stderr
+
+
+@needs_torch
+@pytest.mark.nvcc
+@pytest.mark.slow
+def test_ctypes_fallback_serves_the_same_schemas_with_a_logged_reason(tmp_path):
+    gen = tmp_path / "gen"
+    ops_codegen.write_preset("h200", gen)
+    (gen / torch_ops.BINDING).unlink()  # the extension cannot build
+    script = textwrap.dedent(f"""
+        import logging, torch
+        logging.basicConfig(level=logging.WARNING)
+        from muh.runtime import torch_ops
+        loaded = torch_ops.load({str(gen)!r}, arch="sm_90")
+        assert loaded.backend == "ctypes" and "ops_torch.cpp is missing" in loaded.reason, loaded
+        for name in torch_ops.SCHEMAS:
+            assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "CUDA"), name
+        print("ok", loaded.backend)
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       env={**_env(), "MUH_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 0 and "ok ctypes" in r.stdout, r.stdout + r.stderr
+    assert "serving torch.ops.muh.* through ctypes" in r.stderr and "ops_torch.cpp is missing" in r.stderr
+
+
+def _env() -> dict:
+    import os
+
+    return dict(os.environ)
