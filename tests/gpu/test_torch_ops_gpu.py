@@ -231,6 +231,7 @@ class _Block(torch.nn.Module):
         self.up = torch.nn.Linear(hidden, 2 * inter, bias=False)
         self.down = torch.nn.Linear(inter, hidden, bias=False)
         self.router = torch.nn.Linear(hidden, experts, bias=False)
+        self.experts = torch.nn.Linear(inter, hidden, bias=False)
         self.gate = torch.nn.Linear(hidden, 1, bias=False)
         self.w_gated = torch.nn.Parameter(torch.rand(hidden) + 0.5)
 
@@ -244,9 +245,9 @@ class _Block(torch.nn.Module):
         ops.silu_and_mul(act, h)
         shared = self.down(act)
         w, ids = ops.moe_topk_softmax(self.router(x), 4, True, torch.int64)
-        routed = shared * w.sum(-1, keepdim=True).to(shared.dtype) + ids.sum(-1, keepdim=True).to(shared.dtype) * 1e-3
+        routed = self.experts(act)  # stands in for the routed experts (only muh ops and matmuls: exact under inductor)
         y = ops.shared_expert_combine(routed, shared, self.gate(x))
-        return ops.gated_rms_norm(y, x, self.w_gated, 1e-6), residual
+        return ops.gated_rms_norm(y, x, self.w_gated, 1e-6), residual, w, ids
 
 
 def test_compile_fullgraph_matches_eager(muh):
