@@ -91,7 +91,9 @@ def _fakes(torch) -> dict:
 
 
 def build_extension(gen_dir, library: str, verbose: bool = False) -> str:
-    """Compile the generated binding against PyTorch, linked to ``library``; returns the .so path."""
+    """Compile the generated binding against PyTorch, linked to ``library``; returns the .so path.
+    The C++ standard is PyTorch's own (cpp_extension's default): a different one than the headers were
+    released for is an ABI mismatch (an H200 run with -std=c++17 on torch 2.11 crashed on a throw)."""
     from torch.utils.cpp_extension import load
 
     from muh.runtime import build as B
@@ -107,7 +109,7 @@ def build_extension(gen_dir, library: str, verbose: bool = False) -> str:
     libdir = str(Path(library).parent)
     try:
         load(name=name, sources=[str(src)], extra_include_paths=[str(gen / "include")],
-             extra_cflags=["-O2", "-std=c++17"], extra_ldflags=[library, f"-Wl,-rpath,{libdir}"],
+             extra_cflags=["-O2"], extra_ldflags=[library, f"-Wl,-rpath,{libdir}"],
              build_directory=str(build_dir), is_python_module=False, verbose=verbose)
     except Exception as e:  # noqa: BLE001 - the compiler's message is the useful part
         raise MuhBuildError(f"building the PyTorch operators from {src} failed: {e}") from e
