@@ -96,3 +96,35 @@ def _env() -> dict:
     import os
 
     return dict(os.environ)
+
+
+def test_ctypes_structs_match_the_generated_header(tmp_path):
+    """The ctypes fallback's argument structs have the C header's layout (offsets, size), read back from
+    a program the host C compiler builds against the generated ops.h."""
+    import ctypes
+    import shutil
+
+    from muh.runtime import ops_llm
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.fail("no host C compiler (cc/gcc): nvcc needs one, CI has it")
+    gen = tmp_path / "gen"
+    ops_codegen.write_preset("h200", gen)
+    checks = []
+    for struct, cls in (("muh_op_norm_args", ops_llm.NormArgs), ("muh_op_gate_add_args", ops_llm.GateAddArgs)):
+        checks.append(f'printf("{struct} size %zu\\n", sizeof(struct {struct}));')
+        for name, _ in cls._fields_:
+            c_name = "in" if name == "in_" else name
+            checks.append(f'printf("{struct} {name} %zu\\n", offsetof(struct {struct}, {c_name}));')
+    src = tmp_path / "layout.c"
+    src.write_text("#include <stddef.h>\n#include <stdio.h>\n#include \"muh/ops/ops.h\"\nint main(void) {\n"
+                   + "\n".join(checks) + "\nreturn 0;\n}\n")
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-I", str(gen / "include"), str(src), "-o", str(exe)], check=True)
+    got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+    want = []
+    for struct, cls in (("muh_op_norm_args", ops_llm.NormArgs), ("muh_op_gate_add_args", ops_llm.GateAddArgs)):
+        want.append(f"{struct} size {ctypes.sizeof(cls)}")
+        want += [f"{struct} {name} {getattr(cls, name).offset}" for name, _ in cls._fields_]
+    assert got[:-1] == want
