@@ -24,6 +24,7 @@ echo "ops_gpu $((SECONDS-t0)) s" | tee -a "$OUT/times.txt"; tail -2 "$OUT/ops_gp
 timeout -s KILL ${GRID_S:-60} python3 bench/ops_grid.py --out-md "$OUT/grid.md" --out-json "$OUT/grid.json" \
   > "$OUT/grid.log" 2>&1
 echo "grid $((SECONDS-t0)) s" | tee -a "$OUT/times.txt"; cat "$OUT/grid.md" || tail -20 "$OUT/grid.log"
+timeout -s KILL 60 python3 bench/ops_throw_repro.py > "$OUT/throw_repro.log" 2>&1; tail -5 "$OUT/throw_repro.log"
 timeout -s KILL ${KERN_S:-60} python3 -m pytest tests/gpu/test_kernels_gpu.py -q -rfE -p no:cacheprovider \
   -k "bfloat16 and h200" > "$OUT/kernels_bf16.log" 2>&1
 echo "kernels bf16 $((SECONDS-t0)) s" | tee -a "$OUT/times.txt"; tail -3 "$OUT/kernels_bf16.log"
