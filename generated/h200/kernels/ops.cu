@@ -129,12 +129,46 @@ __device__ __forceinline__ float block_reduce(float v, Op op, float* red) {
 struct RowArgs {
   void* out;  // rms_norm / softmax: output; fused_add_rms_norm: x (in place)
   const void* in;  // rms_norm / softmax: input; fused_add_rms_norm: x
-  void* residual;  // fused_add_rms_norm only
+  void* residual;  // fused forms only
   const void* weight;
+  const void* gate;  // gated norm only: out = T(T(norm) * silu(gate))
   int hidden;
-  long long in_stride, out_stride, res_stride;
+  int heads;  // rows = tokens x heads; row r is head r % heads of token r / heads
+  long long in_stride, out_stride, res_stride, gate_stride;  // elements between tokens
+  long long in_hstride, out_hstride, gate_hstride;  // elements between the heads of a token
   float eps;
+  float weight_offset;  // 1 for GemmaRMSNorm's (1 + w), else 0
+  float residual_alpha;  // fused: residual is pre-multiplied (rounded) when not 1
+  int single_round;  // GemmaRMSNorm: x * inv * (offset + w) in float, rounded once (vLLM rounds x * inv first)
 };
+
+// Element offset of row `row` for (token stride, head stride).
+__device__ __forceinline__ long long row_offset(const RowArgs& a, long long row, long long stride, long long hstride) {
+  if (a.heads == 1) return row * stride;
+  return (row / a.heads) * stride + (row % a.heads) * hstride;
+}
+
+__device__ __forceinline__ float silu_f(float g) { return g / (1.f + expf(-g)); }
+
+// What a norm kernel computes per element (a template parameter: the plain form keeps its registers).
+enum NormKind { kRoundMid = 0, kSingleRound = 1, kGated = 2 };
+
+// The normalised output of one vector: x (float), its weight (float), the row's inverse rms.
+template <typename T, int kVec, int kKind>
+__device__ __forceinline__ void norm_vec(const RowArgs& a, const T* gate, int j, const float (&x)[kVec],
+                                         const float (&w)[kVec], float inv, float (&o)[kVec]) {
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const float wk = w[k] + a.weight_offset;
+    o[k] = kKind == kSingleRound ? x[k] * inv * wk : round_to<T>(x[k] * inv) * wk;
+  }
+  if (kKind == kGated) {
+    float g[kVec];
+    load_f<T, kVec, true>(gate + (long long)j * kVec, g);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) o[k] = round_to<T>(o[k]) * silu_f(g[k]);
+  }
+}
 
 // Row value j (a vector): rms_norm reads x; fused_add_rms_norm forms z = T(x + residual), stores it
 // to residual and returns it.
@@ -144,6 +178,10 @@ __device__ __forceinline__ void row_in(const RowArgs& a, const T* in, T* res, in
     float r[kVec];
     load_f<T, kVec, false>(in + (long long)j * kVec, v);
     load_f<T, kVec, false>(res + (long long)j * kVec, r);
+    if (a.residual_alpha != 1.f) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) r[k] = round_to<T>(r[k] * a.residual_alpha);
+    }
 #pragma unroll
     for (int k = 0; k < kVec; ++k) v[k] = round_to<T>(v[k] + r[k]);
     store_f<T, kVec>(res + (long long)j * kVec, v);
@@ -152,12 +190,12 @@ __device__ __forceinline__ void row_in(const RowArgs& a, const T* in, T* res, in
   }
 }
 
-template <typename T, int kVec>
-__device__ __forceinline__ void row_out(const RowArgs& a, T* out, int j, const float (&v)[kVec], float inv) {
+template <typename T, int kVec, int kKind>
+__device__ __forceinline__ void row_out(const RowArgs& a, T* out, const T* gate, int j, const float (&v)[kVec],
+                                        float inv) {
   float w[kVec], o[kVec];
   load_f<T, kVec, true>(static_cast<const T*>(a.weight) + (long long)j * kVec, w);
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) o[k] = round_to<T>(v[k] * inv) * w[k];
+  norm_vec<T, kVec, kKind>(a, gate, j, v, w, inv, o);
   store_f<T, kVec>(out + (long long)j * kVec, o);
 }
 
@@ -169,13 +207,15 @@ __device__ __forceinline__ void row_out(const RowArgs& a, T* out, int j, const f
 // memory round trip per block instead of two (lab H200, 4096 x 8192 float16: 75 % -> 96 % of copy).
 // fused_add_rms_norm keeps float rows and the weight read after the reduction: the same change made
 // it 0.5-1 % slower there (bench/results/lab-2026-11-30/followup.md).
-template <typename T, int kVec, int kItems, bool kFused>
+template <typename T, int kVec, int kItems, bool kFused, int kKind>
 __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArgs a) {
   __shared__ float red[Policy<T>::kRowThreads / warp::kSize];
   const long long row = blockIdx.x;
-  const T* in = static_cast<const T*>(a.in) + row * a.in_stride;
-  T* out = static_cast<T*>(a.out) + row * a.out_stride;
+  const T* in = static_cast<const T*>(a.in) + row_offset(a, row, a.in_stride, a.in_hstride);
+  T* out = static_cast<T*>(a.out) + row_offset(a, row, a.out_stride, a.out_hstride);
   T* res = kFused ? static_cast<T*>(a.residual) + row * a.res_stride : (T*)0;
+  const T* gate = kKind == kGated ? static_cast<const T*>(a.gate) + row_offset(a, row, a.gate_stride, a.gate_hstride)
+                                    : (const T*)0;
   const int nvec = a.hidden / kVec;
   float ss = 0.f;
   if (kItems > 0 && kFused) {
@@ -194,7 +234,7 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
 #pragma unroll
     for (int i = 0; i < (kItems > 0 ? kItems : 1); ++i) {
       const int j = (int)threadIdx.x + i * (int)blockDim.x;
-      if (j < nvec) row_out<T, kVec>(a, out, j, v[i], inv);
+      if (j < nvec) row_out<T, kVec, kKind>(a, out, gate, j, v[i], inv);
     }
   } else if (kItems > 0) {
     enum { kI = kItems > 0 ? kItems : 1, kEarlyWeight = kI * kVec * (int)sizeof(T) <= 64 };
@@ -223,7 +263,7 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
     for (int i = 0; i < kI; ++i) {
       const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) {
-        float wf[kVec], o[kVec];
+        float wf[kVec], xf[kVec], o[kVec];
         if (kEarlyWeight) {
 #pragma unroll
           for (int k = 0; k < kVec; ++k) wf[k] = to_f(w[kEarlyWeight ? i : 0][k]);
@@ -231,7 +271,8 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
           load_f<T, kVec, true>(weight + (long long)j * kVec, wf);
         }
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) o[k] = round_to<T>(to_f(x[i][k]) * inv) * wf[k];
+        for (int k = 0; k < kVec; ++k) xf[k] = to_f(x[i][k]);
+        norm_vec<T, kVec, kKind>(a, gate, j, xf, wf, inv, o);
         store_f<T, kVec>(out + (long long)j * kVec, o);
       }
     }
@@ -248,7 +289,7 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
       float v[kVec];
       if (kFused) load_f<T, kVec, false>(res + (long long)j * kVec, v);
       else load_f<T, kVec, true>(in + (long long)j * kVec, v);
-      row_out<T, kVec>(a, out, j, v, inv);
+      row_out<T, kVec, kKind>(a, out, gate, j, v, inv);
     }
   }
 }
@@ -356,16 +397,50 @@ __global__ void __launch_bounds__(Policy<T>::kEltThreads)
   }
 }
 
+// Shared-expert combine: out = T(routed + T(T(sigmoid(gate[row])) * shared)); same grid as silu_and_mul.
+template <typename T, int kVec, int kItems>
+__global__ void __launch_bounds__(Policy<T>::kEltThreads)
+    gate_add_kernel(T* out, const T* routed, const T* __restrict__ shared, const T* __restrict__ gate, int d,
+                    long long out_stride, long long routed_stride, long long shared_stride, long long gate_stride) {
+  const long long row = blockIdx.x;
+  const T* r = routed + row * routed_stride;
+  const T* sh = shared + row * shared_stride;
+  T* o = out + row * out_stride;
+  const float g = round_to<T>(1.f / (1.f + expf(-to_f(gate[row * gate_stride]))));
+  const int nvec = d / kVec;
+  const int base = (int)blockIdx.y * (int)blockDim.x * kItems + (int)threadIdx.x;
+  float rv[kItems][kVec], sv[kItems][kVec];
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    const int j = base + i * (int)blockDim.x;
+    if (j < nvec) {
+      load_f<T, kVec, false>(r + (long long)j * kVec, rv[i]);
+      load_f<T, kVec, true>(sh + (long long)j * kVec, sv[i]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    const int j = base + i * (int)blockDim.x;
+    if (j < nvec) {
+      float y[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) y[k] = rv[i][k] + round_to<T>(g * sv[i][k]);
+      store_f<T, kVec>(o + (long long)j * kVec, y);
+    }
+  }
+}
+
 // MoE routing: one logical warp per token; lane l holds experts l, l + kSize, ...; softmax over all
 // experts, then k rounds of a warp arg-max (ties: lower expert), the winner's owner removes it.
 template <typename T, int kPer>
 __global__ void __launch_bounds__(Policy<T>::kTopkThreads)
-    topk_softmax_kernel(float* __restrict__ weights, int* __restrict__ ids, int* __restrict__ src,
-                        const T* __restrict__ gating, long long rows, int experts, int k, int renormalize) {
+    topk_softmax_kernel(float* __restrict__ weights, void* __restrict__ ids, int ids64, int* __restrict__ src,
+                        const T* __restrict__ gating, long long gating_stride, long long rows, int experts, int k,
+                        int renormalize) {
   const long long row = (long long)blockIdx.x * (blockDim.x / warp::kSize) + warp::id();
   if (row >= rows) return;  // uniform over the logical warp
   const int lane = warp::lane();
-  const T* g = gating + row * experts;
+  const T* g = gating + row * gating_stride;
   float p[kPer];
   float m = Limits<float>::lowest();
 #pragma unroll
@@ -426,8 +501,9 @@ __global__ void __launch_bounds__(Policy<T>::kTopkThreads)
   }
   if (lane < k) {
     weights[row * k + lane] = mine;
-    ids[row * k + lane] = mine_id;
-    src[row * k + lane] = (int)((long long)lane * rows + row);
+    if (ids64) static_cast<long long*>(ids)[row * k + lane] = mine_id;
+    else static_cast<int*>(ids)[row * k + lane] = mine_id;
+    if (src) src[row * k + lane] = (int)((long long)lane * rows + row);
   }
 }
 
@@ -462,14 +538,14 @@ struct Ladder<kItems, kMax, true> {
   static void run(int, F& f) { f.template go<0>(); }
 };
 
-template <typename T, int kVec, bool kFused>
+template <typename T, int kVec, bool kFused, int kKind>
 struct RmsLaunch {
   const RowArgs& a;
   long long rows;
   int threads;
   cudaStream_t s;
   template <int kItems>
-  void go() { rms_norm_kernel<T, kVec, kItems, kFused><<<(unsigned)rows, threads, 0, s>>>(a); }
+  void go() { rms_norm_kernel<T, kVec, kItems, kFused, kKind><<<(unsigned)rows, threads, 0, s>>>(a); }
 };
 
 template <typename T, int kVec>
@@ -492,23 +568,34 @@ inline bool row_vectorizable(const RowArgs& a, bool fused, bool weight) {
   if (!aligned(a.in, bytes) || !aligned(a.out, bytes)) return false;
   if (fused && (a.res_stride % v || !aligned(a.residual, bytes))) return false;
   if (weight && !aligned(a.weight, bytes)) return false;
+  if (a.heads > 1 && (a.in_hstride % v || a.out_hstride % v)) return false;
+  if (a.gate && (a.gate_stride % v || (a.heads > 1 && a.gate_hstride % v) || !aligned(a.gate, bytes))) return false;
   return true;
 }
 
-template <typename T, bool kFused>
+template <typename T, bool kFused, int kKind>
 int rms_norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
   const bool vec = row_vectorizable<T>(a, kFused, true);
   const int v = vec ? (int)Policy<T>::kVec : 1;
   int threads, items;
   row_shape<T>(a.hidden / v, threads, items);
   if (vec) {
-    RmsLaunch<T, Policy<T>::kVec, kFused> f = {a, rows, threads, s};
+    RmsLaunch<T, Policy<T>::kVec, kFused, kKind> f = {a, rows, threads, s};
     Ladder<1, Policy<T>::kMaxItems>::run(items, f);
   } else {
-    RmsLaunch<T, 1, kFused> f = {a, rows, threads, s};
+    RmsLaunch<T, 1, kFused, kKind> f = {a, rows, threads, s};
     Ladder<1, Policy<T>::kMaxItems>::run(items, f);
   }
   return host::launch_check(kFused ? "fused_add_rms_norm" : "rms_norm");
+}
+
+template <typename T>
+int norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
+  if (a.residual) {
+    return a.single_round ? rms_norm_t<T, true, kSingleRound>(a, rows, s) : rms_norm_t<T, true, kRoundMid>(a, rows, s);
+  }
+  if (a.gate) return rms_norm_t<T, false, kGated>(a, rows, s);
+  return a.single_round ? rms_norm_t<T, false, kSingleRound>(a, rows, s) : rms_norm_t<T, false, kRoundMid>(a, rows, s);
 }
 
 template <typename T>
@@ -546,12 +633,37 @@ int silu_and_mul_t(void* out, const void* in, long long rows, int d, long long i
   return host::launch_check("silu_and_mul");
 }
 
+template <typename T, int kVec>
+void gate_add_launch(const muh_op_gate_add_args& g, cudaStream_t s) {
+  const int nvec = g.d / kVec;
+  int threads = round_warp(ceil_div(nvec, Policy<T>::kEltItems));
+  if (threads > Policy<T>::kEltThreads) threads = Policy<T>::kEltThreads;
+  dim3 grid((unsigned)g.rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T>::kEltItems));
+  gate_add_kernel<T, kVec, Policy<T>::kEltItems><<<grid, threads, 0, s>>>(
+      static_cast<T*>(g.out), static_cast<const T*>(g.routed), static_cast<const T*>(g.shared),
+      static_cast<const T*>(g.gate), g.d, g.out_stride, g.routed_stride, g.shared_stride, g.gate_stride);
+}
+
+template <typename T>
+int gate_add_t(const muh_op_gate_add_args& g, cudaStream_t s) {
+  const int v = Policy<T>::kVec;
+  const int bytes = v * (int)sizeof(T);
+  const bool vec = v > 1 && g.d % v == 0 && g.out_stride % v == 0 && g.routed_stride % v == 0 &&
+                   g.shared_stride % v == 0 && aligned(g.out, bytes) && aligned(g.routed, bytes) &&
+                   aligned(g.shared, bytes);
+  if (vec) gate_add_launch<T, Policy<T>::kVec>(g, s);
+  else gate_add_launch<T, 1>(g, s);
+  return host::launch_check("gate_add");
+}
+
 template <typename T>
 struct TopkLaunch {
   float* w;
-  int* ids;
+  void* ids;
+  int ids64;
   int* src;
   const T* g;
+  long long gs;
   long long rows;
   int experts, k, renorm;
   cudaStream_t s;
@@ -563,18 +675,18 @@ struct TopkLaunch {
     if (threads > Policy<T>::kTopkThreads) threads = Policy<T>::kTopkThreads;
     const long long per_block = threads / warp::kSize;
     topk_softmax_kernel<T, kPer><<<(unsigned)((rows + per_block - 1) / per_block), (unsigned)threads, 0, s>>>(
-        w, ids, src, g, rows, experts, k, renorm);
+        w, ids, ids64, src, g, gs, rows, experts, k, renorm);
   }
 };
 
 template <typename T>
-int topk_softmax_t(float* w, int* ids, int* src, const void* g, long long rows, int experts, int k, int renorm,
-                   cudaStream_t s) {
+int topk_softmax_t(float* w, void* ids, int ids64, int* src, const void* g, long long gs, long long rows, int experts,
+                   int k, int renorm, cudaStream_t s) {
   const int per = ceil_div(experts, warp::kSize);
   if (per > Policy<T>::kMaxPerLane)
     return host::fail(MUH_ERR_UNSUPPORTED, "muh: topk_softmax: %d experts exceed %d (%d per lane x %d lanes)",
                       experts, Policy<T>::kMaxPerLane * warp::kSize, (int)Policy<T>::kMaxPerLane, warp::kSize);
-  TopkLaunch<T> f = {w, ids, src, static_cast<const T*>(g), rows, experts, k, renorm, s};
+  TopkLaunch<T> f = {w, ids, ids64, src, static_cast<const T*>(g), gs, rows, experts, k, renorm, s};
   Ladder<1, Policy<T>::kMaxPerLane>::run(per, f);
   return host::launch_check("topk_softmax");
 }
@@ -602,27 +714,51 @@ using namespace muh::ops;
 extern "C" int muh_op_warp_size(void) { return muh::warp::kSize; }
 extern "C" int muh_op_max_experts(void) { return (int)Policy<float>::kMaxPerLane * muh::warp::kSize; }
 
+extern "C" int muh_op_norm(int dtype, const struct muh_op_norm_args* p, void* stream) {
+  int rc = muh::host::check_device();
+  if (rc || (rc = check_rows(p->tokens * (long long)(p->heads > 0 ? p->heads : 1), "norm"))) return rc;
+  if (p->hidden <= 0 || p->heads <= 0)
+    return muh::host::fail(MUH_ERR_ARGUMENT, "muh: norm: hidden size %d, %d heads", p->hidden, p->heads);
+  if (p->residual && (p->heads != 1 || p->gate))
+    return muh::host::fail(MUH_ERR_ARGUMENT, "muh: fused norm: residual rows take one head and no gate");
+  if (p->tokens == 0) return MUH_OK;
+  RowArgs a = {p->out, p->in, p->residual, p->weight, p->gate, p->hidden, p->heads,
+               p->in_stride, p->out_stride, p->residual_stride, p->gate_stride,
+               p->in_head_stride, p->out_head_stride, p->gate_head_stride,
+               p->eps, p->weight_offset, p->residual_alpha, p->single_rounding};
+  const long long rows = p->tokens * p->heads;
+  cudaStream_t s = (cudaStream_t)stream;
+  MUH_OPS_DISPATCH(dtype, (norm_t<T>(a, rows, s)))
+}
+
+static muh_op_norm_args norm_args(void* out, const void* in, void* residual, const void* weight, long long rows,
+                                  int hidden, long long in_stride, long long out_stride, long long res_stride,
+                                  float eps) {
+  muh_op_norm_args p = {out, in, residual, weight, (const void*)0, rows, 1, hidden, in_stride, 0, out_stride, 0,
+                        res_stride, 0, 0, eps, 0.f, 1.f, 0};
+  return p;
+}
+
 extern "C" int muh_op_rms_norm(int dtype, void* out, const void* in, const void* weight, long long rows, int hidden,
                                long long in_stride, long long out_stride, float eps, void* stream) {
-  int rc = muh::host::check_device();
-  if (rc || (rc = check_rows(rows, "rms_norm"))) return rc;
-  if (hidden <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: rms_norm: hidden size %d", hidden);
-  if (rows == 0) return MUH_OK;
-  RowArgs a = {out, in, (void*)0, weight, hidden, in_stride, out_stride, 0, eps};
-  cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (rms_norm_t<T, false>(a, rows, s)))
+  const muh_op_norm_args p = norm_args(out, in, (void*)0, weight, rows, hidden, in_stride, out_stride, 0, eps);
+  return muh_op_norm(dtype, &p, stream);
 }
 
 extern "C" int muh_op_fused_add_rms_norm(int dtype, void* x, void* residual, const void* weight, long long rows,
                                          int hidden, long long x_stride, long long residual_stride, float eps,
                                          void* stream) {
+  const muh_op_norm_args p = norm_args(x, x, residual, weight, rows, hidden, x_stride, x_stride, residual_stride, eps);
+  return muh_op_norm(dtype, &p, stream);
+}
+
+extern "C" int muh_op_gate_add(int dtype, const struct muh_op_gate_add_args* p, void* stream) {
   int rc = muh::host::check_device();
-  if (rc || (rc = check_rows(rows, "fused_add_rms_norm"))) return rc;
-  if (hidden <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: fused_add_rms_norm: hidden size %d", hidden);
-  if (rows == 0) return MUH_OK;
-  RowArgs a = {x, x, residual, weight, hidden, x_stride, x_stride, residual_stride, eps};
+  if (rc || (rc = check_rows(p->rows, "gate_add"))) return rc;
+  if (p->d <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: gate_add: d = %d", p->d);
+  if (p->rows == 0) return MUH_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (rms_norm_t<T, true>(a, rows, s)))
+  MUH_OPS_DISPATCH(dtype, (gate_add_t<T>(*p, s)))
 }
 
 extern "C" int muh_op_silu_and_mul(int dtype, void* out, const void* in, long long rows, int d, long long in_stride,
@@ -641,13 +777,14 @@ extern "C" int muh_op_softmax(int dtype, void* out, const void* in, long long ro
   if (rc || (rc = check_rows(rows, "softmax"))) return rc;
   if (cols <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: softmax: %d columns", cols);
   if (rows == 0) return MUH_OK;
-  RowArgs a = {out, in, (void*)0, (const void*)0, cols, in_stride, out_stride, 0, 0.f};
+  RowArgs a = {out, in, (void*)0, (const void*)0, (const void*)0, cols, 1, in_stride, out_stride, 0, 0, 0, 0, 0, 0.f, 0.f, 1.f, 0};
   cudaStream_t s = (cudaStream_t)stream;
   MUH_OPS_DISPATCH(dtype, (softmax_t<T>(a, rows, s)))
 }
 
-extern "C" int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* token_expert_indices, const void* gating,
-                                   long long rows, int experts, int k, int renormalize, void* stream) {
+extern "C" int muh_op_moe_route(int dtype, float* weights, void* ids, int ids_int64, int* token_expert_indices,
+                                const void* gating, long long rows, int experts, long long gating_stride, int k,
+                                int renormalize, void* stream) {
   int rc = muh::host::check_device();
   if (rc || (rc = check_rows(rows, "topk_softmax"))) return rc;
   if (experts <= 0 || k <= 0 || k > experts || k > muh::warp::kSize)
@@ -655,6 +792,12 @@ extern "C" int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* tok
                            k, experts, muh::warp::kSize);
   if (rows == 0) return MUH_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (topk_softmax_t<T>(weights, ids, token_expert_indices, gating, rows, experts, k,
-                                               renormalize, s)))
+  MUH_OPS_DISPATCH(dtype, (topk_softmax_t<T>(weights, ids, ids_int64, token_expert_indices, gating, gating_stride,
+                                               rows, experts, k, renormalize, s)))
+}
+
+extern "C" int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* token_expert_indices, const void* gating,
+                                   long long rows, int experts, int k, int renormalize, void* stream) {
+  return muh_op_moe_route(dtype, weights, ids, 0, token_expert_indices, gating, rows, experts, experts, k,
+                          renormalize, stream);
 }

@@ -36,6 +36,22 @@ OPS = tuple(VLLM_SIGNATURES)
 _DTYPE_CODE = {"float32": 0, "float16": 1, "bfloat16": 2}  # enum muh_op_dtype (include/muh/ops/ops.h)
 _c = ctypes
 _LL, _I, _P, _F = _c.c_longlong, _c.c_int, _c.c_void_p, _c.c_float
+
+
+class NormArgs(ctypes.Structure):
+    """struct muh_op_norm_args (include/muh/ops/ops.h)."""
+    _fields_ = [("out", _P), ("in_", _P), ("residual", _P), ("weight", _P), ("gate", _P), ("tokens", _LL),
+                ("heads", _I), ("hidden", _I), ("in_stride", _LL), ("in_head_stride", _LL), ("out_stride", _LL),
+                ("out_head_stride", _LL), ("residual_stride", _LL), ("gate_stride", _LL),
+                ("gate_head_stride", _LL), ("eps", _F), ("weight_offset", _F), ("residual_alpha", _F),
+                ("single_rounding", _I)]
+
+
+class GateAddArgs(ctypes.Structure):
+    """struct muh_op_gate_add_args (include/muh/ops/ops.h)."""
+    _fields_ = [("out", _P), ("routed", _P), ("shared", _P), ("gate", _P), ("rows", _LL), ("d", _I),
+                ("out_stride", _LL), ("routed_stride", _LL), ("shared_stride", _LL), ("gate_stride", _LL)]
+
 _ARGTYPES = {
     "muh_op_warp_size": (_I, []),
     "muh_op_max_experts": (_I, []),
@@ -44,6 +60,9 @@ _ARGTYPES = {
     "muh_op_silu_and_mul": (_I, [_I, _P, _P, _LL, _I, _LL, _LL, _P]),
     "muh_op_softmax": (_I, [_I, _P, _P, _LL, _I, _LL, _LL, _P]),
     "muh_op_topk_softmax": (_I, [_I, _P, _P, _P, _P, _LL, _I, _I, _I, _P]),
+    "muh_op_norm": (_I, [_I, _c.POINTER(NormArgs), _P]),
+    "muh_op_gate_add": (_I, [_I, _c.POINTER(GateAddArgs), _P]),
+    "muh_op_moe_route": (_I, [_I, _P, _P, _I, _P, _P, _LL, _I, _LL, _I, _I, _P]),
 }
 
 

@@ -33,9 +33,15 @@ template <> struct Cvt<float, bf16> {
     return f;
   }
   static __device__ __forceinline__ bf16 out(float f) {
+    bf16 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    // one instruction (round to nearest even, NaN stays NaN) where the ISA has it: the bit-twiddling
+    // below made bfloat16 rms_norm compute-bound on the H200 (66 % of copy vs 97 % for float16)
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(f));
+    return r;
+#endif
     unsigned u;
     memcpy(&u, &f, sizeof(u));
-    bf16 r;
     if ((u & 0x7fffffffu) > 0x7f800000u) {
       r.bits = (unsigned short)((u >> 16) | 0x40u);  // quiet NaN
     } else {

@@ -16,6 +16,36 @@ enum muh_op_dtype {
   MUH_OP_BFLOAT16 = 2,
 };
 
+/* The general row norm (rms_norm, fused add, GemmaRMSNorm, head-wise, gated): rows are `tokens` x `heads`,
+   row (t, h) starts at t * *_stride + h * *_head_stride; residual != NULL: residual = T(x + T(alpha * residual))
+   (alpha == 1: T(x + residual)) and the norm reads it (heads == 1, no gate); out = T(y) where
+   y = x * inv * (weight_offset + w) when single_rounding, else T(x * inv) * (weight_offset + w); gate != NULL:
+   out = T(T(y) * silu(gate)). */
+struct muh_op_norm_args {
+  void* out;
+  const void* in;
+  void* residual;
+  const void* weight;
+  const void* gate;
+  long long tokens;
+  int heads;
+  int hidden;
+  long long in_stride, in_head_stride, out_stride, out_head_stride, residual_stride, gate_stride, gate_head_stride;
+  float eps, weight_offset, residual_alpha;
+  int single_rounding;
+};
+/* out[r, :] = T(routed[r, :] + T(T(sigmoid(gate[r])) * shared[r, :])) (the shared expert's sigmoid gate);
+   out may be routed */
+struct muh_op_gate_add_args {
+  void* out;
+  const void* routed;
+  const void* shared;
+  const void* gate;
+  long long rows;
+  int d;
+  long long out_stride, routed_stride, shared_stride, gate_stride;
+};
+
 int muh_op_warp_size(void);
 int muh_op_max_experts(void);
 /* out[r, :] = T(T(x * rsqrt(mean(x^2) + eps)) * weight), x = in[r, :] in float */
@@ -32,6 +62,11 @@ int muh_op_softmax(int dtype, void* out, const void* in, long long rows, int col
                    long long out_stride, void* stream);
 /* weights[r, j], ids[r, j]: the k largest of softmax(gating[r, :]) (ties: lower expert first), renormalised
    to sum 1 when `renormalize`; token_expert_indices[r, j] = j * rows + r (vLLM's source rows) */
+int muh_op_norm(int dtype, const struct muh_op_norm_args* args, void* stream);
+int muh_op_gate_add(int dtype, const struct muh_op_gate_add_args* args, void* stream);
+/* muh_op_topk_softmax with int64 ids when `ids_int64`, token_expert_indices optional (NULL), a gating row stride */
+int muh_op_moe_route(int dtype, float* weights, void* ids, int ids_int64, int* token_expert_indices, const void* gating,
+                     long long rows, int experts, long long gating_stride, int k, int renormalize, void* stream);
 int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* token_expert_indices, const void* gating,
                         long long rows, int experts, int k, int renormalize, void* stream);
 
