@@ -29,6 +29,9 @@ class ResolvedPolicy(Model):
     """Policy key: the element type, optionally `.op` (e.g. float32.plus)."""
     dtype: str
     op: Optional[str]
+    """An operator or an operator class (muh/schema/policy_key.py), if the key names one."""
+    offset: Optional[int] = None
+    """Offset width in bits, if the key names one."""
     elem_size: int
     values: dict[str, Resolved]
     subs: dict[str, dict[str, Resolved]] = {}
@@ -49,10 +52,16 @@ class DerivedAlgorithm(Model):
     policies: dict[str, ResolvedPolicy]
     """Keyed by policy key (dtype or dtype.op)."""
 
-    def for_type(self, dtype: str, op: str | None = None) -> ResolvedPolicy:
-        if op and f"{dtype}.{op}" in self.policies:
-            return self.policies[f"{dtype}.{op}"]
-        return self.policies[dtype]
+    def for_type(self, dtype: str, op: str | None = None, offset: int = 32) -> ResolvedPolicy:
+        """The most specific resolved policy covering the call (a type's own policy at least)."""
+        from muh.schema.policy_key import Query, covering
+
+        keys = covering([k for k in self.policies if k.split(".")[0] == dtype], Query(dtype, op or "", offset))
+        if op is None:  # any operator: the type's own policy
+            keys = [k for k in self.policies if k == dtype] or keys
+        if not keys:
+            raise KeyError(dtype)
+        return self.policies[keys[-1]]
 
 
 class Derived(Model):

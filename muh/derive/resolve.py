@@ -14,6 +14,7 @@ import json
 from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedPolicy
+from muh.schema import policy_key
 from muh.schema.catalog import DEFAULT_TYPES, DTYPES, FAMILIES
 from muh.schema.models import Algorithm, Hardware, Measured, Spec
 from muh.schema.units import fmt_bytes
@@ -83,8 +84,19 @@ def derive(spec: Spec) -> Derived:
 
 
 def _layers(alg: Algorithm, key: str) -> list[str]:
-    dtype = key.split(".")[0]
-    return [k for k in dict.fromkeys(("default", dtype, key)) if k in alg.policies]
+    """The spec's policies that apply to ``key``, least specific first (muh/schema/policy_key.py)."""
+    want = policy_key.key_of(key)
+    got = [(k, policy_key.key_of(k)) for k in alg.policies]
+    return [k for k, p in sorted(((k, p) for k, p in got if p.generalises(want)), key=lambda kp: kp[1].rank)]
+
+
+def resolve_query(spec: Spec, akey: str, query: policy_key.Query) -> ResolvedPolicy:
+    """The policy one call (type, operator, offset width) gets: every key covering it, layered."""
+    alg = spec.algorithms[akey]
+    rp, errs = _resolve(spec, akey, alg, spec.hardware[alg.on], policy_key.query_key(query))
+    if errs:
+        raise MuhError(errs)
+    return rp
 
 
 def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, key: str, sub: str | None = None):
@@ -138,7 +150,8 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str,
 
 
 def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
-    dtype, _, op = key.partition(".")
+    parsed = policy_key.key_of(key)
+    dtype, op = parsed.dtype, parsed.op or ""
     size = DTYPES[dtype]
     fam = FAMILIES[alg.family]
     values, diags = _resolve_values(spec, akey, alg, hw, key, size)
@@ -161,7 +174,8 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
                 hint=(f"largest items that fits at {t} threads is {fit}" if fit >= 1 else
                       f"even one item per thread needs {fmt_bytes(t * size)}; use fewer threads"),
             ))
-    return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None, elem_size=size,
+    return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None,
+                          offset=parsed.offset, elem_size=size,
                           values=values, subs=subs, smem_bytes=smem_bytes), diags
 
 

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ValidationError
 from muh.diagnostics import Diagnostic, MuhError, Span, did_you_mean
 from muh.grammar import ast
 from muh.grammar.parser import parse
-from muh.schema.catalog import DIMS, DTYPES, FAMILIES, OPS, enum_choices
+from muh.schema import policy_key
+from muh.schema.catalog import DIMS, DTYPES, FAMILIES, enum_choices
 from muh.schema.lower import Lowered, RangeValue, lower, value_of
 from muh.schema.models import Measured, Spec
 from muh.schema.units import Quantity
@@ -277,19 +278,10 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
 
 
 def _policy_key(key: str, span: Span | None) -> list[Diagnostic]:
-    if key == "default":
-        return []
-    parts = key.split(".")
-    out = []
-    if parts[0] not in DTYPES:
-        out.append(Diagnostic("E-POLICYKEY", f"`{parts[0]}` is not an element type", span,
-                              hint=did_you_mean(parts[0], DTYPES) or f"policy keys are `default`, a type ({', '.join(DTYPES)}) or type.op"))
-    if len(parts) > 2:
-        out.append(Diagnostic("E-POLICYKEY", f"policy key `{key}` has too many parts", span, hint="write `type` or `type.op`"))
-    elif len(parts) == 2 and parts[1] not in OPS:
-        out.append(Diagnostic("E-POLICYKEY", f"`{parts[1]}` is not an operator", span,
-                              hint=did_you_mean(parts[1], OPS) or f"operators: {', '.join(OPS)}"))
-    return out
+    _, problems = policy_key.parse(key, DTYPES)
+    return [Diagnostic("E-POLICYKEY", msg, span, hint=did_you_mean(key.split(".")[0], DTYPES) or hint)
+            if i == 0 and msg.endswith("is not an element type") else Diagnostic("E-POLICYKEY", msg, span, hint=hint)
+            for i, (msg, hint) in enumerate(problems)]
 
 
 def _not_tunable(dim: str, family: str, span: Span | None) -> Diagnostic:

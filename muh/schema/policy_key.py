@@ -1,0 +1,117 @@
+"""Policy keys: which calls a `policy <key> { … }` block applies to.
+
+A key is `default` or `<type>[.<operator or operator class>][.<offset width>]`:
+
+* the type is an element type of the catalogue (``float32``);
+* the operator is one of ``OPS`` (``float32.plus``) or an operator class, the way CUB classifies
+  operators when it picks a tuning (CCCL 3.0.1 ``basic_binary_op_t`` / ``is_min_or_max``):
+  ``primitive`` = plus, min, max; ``min_or_max`` = min, max;
+* the offset width is ``offset32`` or ``offset64`` (the width of ``num_items``' offset type, which
+  CUB's reduce, scan and radix sort hubs key on).
+
+A call is a ``Query``: (type, operator, offset width). Every key that *covers* the query applies,
+the more specific over the less specific (``rank``): the operator part first (none < class <
+operator; ``min_or_max`` is inside ``primitive``), then the offset part. For one query the covering
+keys are totally ordered, so the layering is unambiguous.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muh.schema.catalog import OPS
+
+#: Operator classes: name -> the operators in it (CUB's classification, CCCL 3.0.1).
+OP_CLASSES: dict[str, tuple[str, ...]] = {
+    "primitive": ("plus", "min", "max"),  # cub::detail::basic_binary_op_t
+    "min_or_max": ("min", "max"),         # cub::detail::reduce::is_min_or_max
+}
+#: Offset widths (bits) a key can name.
+OFFSETS: dict[str, int] = {"offset32": 32, "offset64": 64}
+DEFAULT_OFFSET = 32  # `int num_items`
+_CLASSES = ", ".join(f"{c} ({'/'.join(o)})" for c, o in OP_CLASSES.items())
+
+
+@dataclass(frozen=True, order=True)
+class Query:
+    """One call: element type, operator and offset width (bits)."""
+    dtype: str
+    op: str = "plus"
+    offset: int = DEFAULT_OFFSET
+
+
+@dataclass(frozen=True)
+class PolicyKey:
+    dtype: str | None            # None: `default`
+    op: str | None = None        # an operator or an operator class
+    offset: int | None = None    # 32 | 64
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """The operators the key covers."""
+        if self.op is None:
+            return OPS
+        return OP_CLASSES.get(self.op, (self.op,))
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        op_rank = 0 if self.op is None else (3 if self.op in OPS else 1 + list(OP_CLASSES).index(self.op))
+        return (self.dtype is not None, op_rank, self.offset is not None)
+
+    def covers(self, q: Query) -> bool:
+        return ((self.dtype is None or self.dtype == q.dtype) and q.op in self.ops
+                and (self.offset is None or self.offset == q.offset))
+
+    def generalises(self, other: PolicyKey) -> bool:
+        """Every query ``other`` covers, this key covers too."""
+        return ((self.dtype is None or self.dtype == other.dtype) and set(other.ops) <= set(self.ops)
+                and (self.offset is None or self.offset == other.offset))
+
+
+def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
+    """(the key, []) or (None, [(problem, hint)])."""
+    if key == "default":
+        return PolicyKey(None), []
+    parts = key.split(".")
+    dtype, rest = parts[0], parts[1:]
+    problems = []
+    if dtype not in dtypes:
+        problems.append((f"`{dtype}` is not an element type",
+                         f"policy keys are `default`, a type ({', '.join(dtypes)}), `type.op`, `type.offset64` …"))
+    op = offset = None
+    for part in rest:
+        if part in OFFSETS and offset is None:
+            offset = OFFSETS[part]
+        elif (part in OPS or part in OP_CLASSES) and op is None and offset is None:
+            op = part
+        else:
+            problems.append((f"`{part}` cannot follow `{'.'.join(parts[:parts.index(part)])}` in policy key `{key}`",
+                             f"write `type[.op][.offset32|.offset64]`; operators: {', '.join(OPS)}; "
+                             "operator classes: " + _CLASSES))
+            break
+    return (None if problems else PolicyKey(dtype, op, offset)), problems
+
+
+def key_of(key: str) -> PolicyKey:
+    """A key known to be valid (validation ran)."""
+    got, problems = parse(key, _AnyType())
+    if got is None:
+        raise ValueError(problems[0][0])
+    return got
+
+
+class _AnyType:
+    def __contains__(self, item) -> bool:
+        return True
+
+    def __iter__(self):
+        return iter(())
+
+
+def query_key(q: Query) -> str:
+    return f"{q.dtype}.{q.op}.offset{q.offset}"
+
+
+def covering(keys, q: Query) -> list[str]:
+    """The keys (strings) that cover ``q``, least specific first."""
+    parsed = [(k, key_of(k)) for k in keys]
+    return [k for k, p in sorted(((k, p) for k, p in parsed if p.covers(q)), key=lambda kp: kp[1].rank)]
