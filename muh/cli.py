@@ -140,6 +140,7 @@ def check(
     specs: List[Path] = typer.Argument(None, help="Specs to check (default: specs/*.muh)."),
     only: Optional[List[str]] = typer.Option(None, "--only", help="Run only this check (repeatable)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print every case of every check."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Recompile CUB ground truth and headers; trust no cache."),
 ) -> None:
     """Run every check that applies; a table of name, status, time and detail."""
     from muh.check import available, run_checks
@@ -163,7 +164,8 @@ def check(
             loaded = load_file(path)
         except MuhError as err:
             raise fail_input(err)
-        results = run_checks(BuildContext(loaded.spec, loaded.derived), only)
+        options = {"verbose": verbose, "no_cache": no_cache}
+        results = run_checks(BuildContext(loaded.spec, loaded.derived, options=options), only)
         typer.echo(f"{path}:")
         width = max([len(r.name) for r in results] + [5])
         for r in results:

@@ -10,6 +10,8 @@ compiler-style text::
 """
 from __future__ import annotations
 
+import functools
+
 import difflib
 from dataclasses import dataclass, field
 from enum import Enum
@@ -69,6 +71,7 @@ class Diagnostic:
         return "\n".join(out)
 
 
+@functools.lru_cache(maxsize=256)
 def source_label(file: str) -> str:
     """A spec's name as generated files cite it: ``specs/<name>.muh`` for bundled specs, else the bare name."""
     from pathlib import PurePath

@@ -53,6 +53,36 @@ ALGORITHMS = {
     "batch_memcpy": ("uint8",),
 }
 
+#: Operators as C++ function objects (the ones CUB's hubs classify: plus / min / max are "basic"
+#: binary operators, min and max "min_or_max"; the others fall into CUB's "unknown" class).
+OPERATORS = {
+    "plus": "::cuda::std::plus<>", "max": "::cuda::maximum<>", "min": "::cuda::minimum<>",
+    "mul": "::cuda::std::multiplies<>", "bit_and": "::cuda::std::bit_and<>", "bit_or": "::cuda::std::bit_or<>",
+    "bit_xor": "::cuda::std::bit_xor<>",
+}
+BITWISE = ("bit_and", "bit_or", "bit_xor")
+#: Offset widths (bits) -> the unsigned offset type CUB's entry points choose for them
+#: (``choose_offset_t``: ``int`` num_items -> uint32, ``int64_t`` -> uint64).
+OFFSET_TYPES = {32: "std::uint32_t", 64: "std::uint64_t"}
+#: Families whose CCCL 3.0.1 hub takes the operator (reduce: ``classify_op`` plus / min_or_max;
+#: scan, reduce_by_key, scan_by_key: ``basic_binary_op_t``; scan sm_100: ``is_plus``) …
+OP_FAMILIES = ("reduce", "segmented_reduce", "scan", "reduce_by_key", "scan_by_key")
+#: … and the offset type (reduce and scan: ``classify_offset_size``; segmented reduce: the offsets'
+#: type; radix sort: onesweep tunings per ``sizeof(OffsetT)``).
+OFFSET_FAMILIES = ("reduce", "segmented_reduce", "scan", "radix_sort", "radix_sort_pairs")
+
+
+def operators_for(family: str, dtype: str) -> tuple[str, ...]:
+    """The operators a family's hub is probed with for ``dtype`` (bitwise ones for integers only)."""
+    if family not in OP_FAMILIES:
+        return ("plus",)
+    return tuple(o for o in OPERATORS if o not in BITWISE or dtype.startswith(("int", "uint")))
+
+
+def offsets_for(family: str) -> tuple[int, ...]:
+    return tuple(OFFSET_TYPES) if family in OFFSET_FAMILIES else (32,)
+
+
 STANDARD_SIZES = (1, 2, 4, 8, 16)
 ODD_SIZES = (3, 5, 6, 7, 9, 12, 20, 24, 32, 33, 48, 64, 100, 128, 256, 1000, 1024)
 #: The worked examples of shared/facts/cccl.md (rule, T4, I4, element size).
@@ -84,9 +114,12 @@ class ScalingCase:
 
 @dataclass(frozen=True, order=True)
 class PolicyProbe:
+    """One question to CUB: the policy a family's hub selects for (arch, type, operator, offset width)."""
     algorithm: str
     cc: int
     type: str
+    op: str = "plus"
+    offset: int = 32
 
     @property
     def fn(self) -> str:
@@ -96,12 +129,30 @@ class PolicyProbe:
     def cxx_type(self) -> str:
         return TYPES[self.type]
 
+    @property
+    def cxx_op(self) -> str:
+        return OPERATORS[self.op]
+
+    @property
+    def cxx_offset(self) -> str:
+        return OFFSET_TYPES[self.offset]
+
+    @property
+    def key(self) -> tuple[str, int, str, str, int]:
+        return (self.algorithm, self.cc, self.type, self.op, self.offset)
+
+    @property
+    def json_key(self) -> str:
+        """The case's key as a C string holding a JSON fragment (the probe prints it verbatim)."""
+        frag = json.dumps({"type": self.type, "op": self.op, "offset": self.offset})[1:-1]
+        return '"' + frag.replace('"', '\\"') + '"'
+
 
 @dataclass(frozen=True)
 class Truth:
     cub_version: int
     scaling: dict[ScalingCase, tuple[int, int]]   # case -> (threads, items); threads 0 for nominal_*_items
-    policies: dict[tuple[str, int, str], dict]    # (algorithm, cc, type) -> CUB's selected values
+    policies: dict[tuple[str, int, str, str, int], dict]  # PolicyProbe.key -> CUB's selected values
 
 
 def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[ScalingCase]:
@@ -121,8 +172,10 @@ def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[
     return sorted(cases)
 
 
-def policy_probes() -> list[PolicyProbe]:
-    return [PolicyProbe(a, cc, t) for a, types in ALGORITHMS.items() for cc in ARCHES for t in types]
+def policy_probes(arches=ARCHES) -> list[PolicyProbe]:
+    """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes."""
+    return [PolicyProbe(a, cc, t, op, off) for a, types in ALGORITHMS.items() for cc in arches for t in types
+            for op in operators_for(a, t) for off in offsets_for(a)]
 
 
 def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
@@ -216,7 +269,7 @@ def _parse(raw: dict) -> Truth:
         ScalingCase(r["rule"], r["threads4"], r["items4"], r["size"]): (r["threads"], r["items"])
         for r in raw["scaling"]
     }
-    policies = {(p["family"], p["cc"], p["type"]): p for p in raw["policies"]}
+    policies = {(p["family"], p["cc"], p["type"], p["op"], p["offset"]): p for p in raw["policies"]}
     return Truth(raw["cub_version"], scaling, policies)
 
 

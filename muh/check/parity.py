@@ -18,6 +18,7 @@ Ground truth is compiled, never typed in: see cub_truth.py and docs/parity.md.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +27,11 @@ from muh.check import CheckResult, cub_truth, register
 from muh.codegen.base import BuildContext
 from muh.derive import Derived, derive, scaling
 from muh.derive.model import ResolvedPolicy
+from muh.derive.resolve import resolve_query
 from muh.diagnostics import MuhError
 from muh.schema import Spec, load
 from muh.schema.catalog import DEFAULT_TYPES, FAMILIES
+from muh.schema.policy_key import Query
 
 REFERENCE_SPEC = "nvidia.muh"
 _LOOKBACK = (("threads", "threads"), ("items", "items"), ("load", "load"), ("modifier", "modifier"),
@@ -126,20 +129,65 @@ def parity_hardware(spec: Spec) -> list[str]:
     return sorted(h.name for h in spec.hardware.values() if h.cub_parity and h.compute_capability)
 
 
-def _compared(spec: Spec) -> list[tuple[str, str, str]]:
-    """(family, hardware, element type) of every policy the spec lets CUB be asked about, sorted."""
-    out = []
-    for alg in spec.algorithms.values():
-        hw = spec.hardware[alg.on]
-        if alg.family in COMPARED and hw.name in parity_hardware(spec):
-            for dtype in sorted(set(alg.types or DEFAULT_TYPES) & set(cub_truth.ALGORITHMS.get(alg.family, ()))):
-                out.append((alg.family, hw.name, dtype))
-    order = {name: i for i, name in enumerate(sorted(spec.hardware, key=lambda n: (spec.hardware[n].compute_capability or 0, n)))}
-    return sorted(out, key=lambda c: (list(COMPARED).index(c[0]), order[c[1]], c[2]))
+def arch_name(cc: int) -> str:
+    """CUB's policy number (SM x 10) as a case word: 900 -> sm90."""
+    return f"sm{cc // 10}"
+
+
+def case_name(probe: cub_truth.PolicyProbe) -> str:
+    """`<family> <arch> <type> <op> <offset>` (op and offset only where CUB's hub takes them)."""
+    words = [probe.algorithm, arch_name(probe.cc), probe.type]
+    if probe.algorithm in cub_truth.OP_FAMILIES:
+        words.append(probe.op)
+    if probe.algorithm in cub_truth.OFFSET_FAMILIES:
+        words.append(f"offset{probe.offset}")
+    return " ".join(words)
+
+
+def out_of_scope(spec: Spec, name: str) -> str | None:
+    """The spec's `parity { out_of_scope = […] }` pattern that excuses case ``name``, if any."""
+    for pat in spec.parity.out_of_scope:
+        if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(name, pat + " *"):
+            return pat
+    return None
+
+
+def expected_probes(spec: Spec) -> list[cub_truth.PolicyProbe]:
+    """CUB's case list: every family CUB 3.0.1 tunes, on CUB's arches and the spec's parity arches,
+    for every type, operator and offset width its hub distinguishes (cub_truth.policy_probes)."""
+    arches = set(cub_truth.ARCHES) | {spec.hardware[h].compute_capability * 10 for h in parity_hardware(spec)}
+    return cub_truth.policy_probes(tuple(sorted(arches)))
+
+
+def _hardware_at(spec: Spec, cc: int) -> str | None:
+    names = [h for h in parity_hardware(spec) if spec.hardware[h].compute_capability * 10 == cc]
+    return names[0] if names else None
+
+
+def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[tuple[cub_truth.PolicyProbe, str]],
+                                  list[tuple[cub_truth.PolicyProbe, str]]]:
+    """Split CUB's cases into (compared, gaps, excused): each with the algorithm key, why, or the pattern."""
+    compared, gaps, excused = [], [], []
+    for probe in expected_probes(spec):
+        pattern = out_of_scope(spec, case_name(probe))
+        hw = _hardware_at(spec, probe.cc)
+        akey = f"{probe.algorithm}@{hw}" if hw else None
+        alg = spec.algorithms.get(akey) if akey else None
+        if hw is None:
+            why = f"no hardware with compute_capability = {probe.cc // 10} and cub_parity = true"
+        elif alg is None:
+            why = f"no `algorithm {probe.algorithm} on {hw}`"
+        elif probe.type not in (alg.types or DEFAULT_TYPES):
+            why = f"`{probe.type}` is not in the `types` of `algorithm {probe.algorithm} on {hw}`"
+        else:
+            compared.append((probe, akey))
+            continue
+        (excused if pattern else gaps).append((probe, pattern or why))
+    return compared, gaps, excused
 
 
 def probes_for(spec: Spec) -> list[cub_truth.PolicyProbe]:
-    return sorted({cub_truth.PolicyProbe(f, spec.hardware[h].compute_capability * 10, t) for f, h, t in _compared(spec)})
+    return sorted(p for p, _ in coverage(spec)[0])
 
 
 def _value(policy: ResolvedPolicy, dim: str):
@@ -164,19 +212,19 @@ def _truth(cub: dict, field: str):
 
 
 def policy_parity(spec: Spec, derived: Derived, truth: cub_truth.Truth) -> list[ParityCase]:
+    """Every CUB case the spec covers, compared; every case it neither covers nor excuses, a `gap`."""
+    compared, gaps, _ = coverage(spec)
     out = []
-    for family, hw_name, dtype in _compared(spec):
-        probe = cub_truth.PolicyProbe(family, spec.hardware[hw_name].compute_capability * 10, dtype)
-        alg = derived.algorithms[f"{family}@{hw_name}"]
-        name = f"{family} {hw_name} {dtype}"
-        cub = truth.policies.get((probe.algorithm, probe.cc, probe.type))
+    for probe, akey in compared:
+        name = case_name(probe)
+        cub = truth.policies.get(probe.key)
         if cub is None:
             out.append(ParityCase("policy", name, False, "CUB truth has no entry", (("*", "-", "missing", "truth"),)))
             continue
         try:
-            policy = alg.for_type(probe.type, "plus")
-        except KeyError:
-            out.append(ParityCase("policy", name, False, "muh resolved no policy for this type",
+            policy = resolve_query(spec, akey, Query(probe.type, probe.op, probe.offset))
+        except MuhError as err:
+            out.append(ParityCase("policy", name, False, "muh resolved no policy: " + err.diagnostics[0].message,
                                   (("*", "missing", "-", "derive"),)))
             continue
         fails, shown = [], []
@@ -188,7 +236,22 @@ def policy_parity(spec: Spec, derived: Derived, truth: cub_truth.Truth) -> list[
                 fails.append((dim, mine, want, rule))
         detail = f"CUB Policy{cub['policy']}: " + " ".join(shown)
         out.append(ParityCase("policy", name, not fails, detail, tuple(fails)))
+    for probe, why in gaps:
+        out.append(ParityCase("gap", case_name(probe), False, why, (("*", "not compared", "a CUB case", why),)))
     return out
+
+
+def family_counts(spec: Spec) -> dict[str, tuple[int, int, int]]:
+    """Per family: (CUB's cases, compared, excused by the spec)."""
+    compared, gaps, excused = coverage(spec)
+    out: dict[str, list[int]] = {}
+    for i, group in enumerate((compared, gaps, excused)):
+        for probe, _ in group:
+            row = out.setdefault(probe.algorithm, [0, 0, 0])
+            row[0] += 1
+            if i != 1:
+                row[1 if i == 0 else 2] += 1
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def target_rules(spec: Spec, derived: Derived) -> list[ParityCase]:
@@ -229,18 +292,26 @@ class ParityReport:
     cases: tuple[ParityCase, ...]
     policy_spec: str | None  # the spec whose NVIDIA hardware was compared, if any
     cub_version: int
+    families: tuple[tuple[str, int, int, int], ...] = ()  # (family, CUB's cases, compared, excused)
 
     @property
     def failed(self) -> list[ParityCase]:
         return [c for c in self.cases if not c.ok]
 
     @property
+    def gaps(self) -> list[ParityCase]:
+        return [c for c in self.cases if c.group == "gap"]
+
+    @property
     def ok(self) -> bool:
         return bool(self.cases) and not self.failed
 
 
-def run_parity(spec: Spec, derived: Derived | None = None) -> ParityReport:
-    """Every parity case for ``spec`` (raises MuhError when nvcc or the reference spec fails)."""
+def run_parity(spec: Spec, derived: Derived | None = None, *, use_cache: bool = True) -> ParityReport:
+    """Every parity case for ``spec`` (raises MuhError when nvcc or the reference spec fails).
+
+    Fails closed: CUB's case list (``expected_probes``) is compared with what the spec covers, and
+    every case neither covered nor excused by the spec's `parity { out_of_scope = […] }` is a gap."""
     derived = derived or derive(spec)
     policy_spec, policy_derived = spec, derived
     if not parity_hardware(spec):
@@ -250,23 +321,49 @@ def run_parity(spec: Spec, derived: Derived | None = None) -> ParityReport:
             policy_derived = derive(policy_spec)
         else:
             policy_spec = policy_derived = None
-    # The standard probes plus any the spec adds (another arch): standard specs share one cached program.
-    probes = set(cub_truth.policy_probes()) | set(probes_for(policy_spec) if policy_spec is not None else ())
-    truth = cub_truth.load_truth(probes=sorted(probes))
+    probes = expected_probes(policy_spec if policy_spec is not None else spec)
+    truth = cub_truth.load_truth(probes=sorted(probes), use_cache=use_cache)
     cases = scaling_parity(truth)
+    families: tuple = ()
     if policy_spec is not None:
         cases += policy_parity(policy_spec, policy_derived, truth)
+        families = tuple((f, *n) for f, n in family_counts(policy_spec).items())
+    else:
+        cases.append(ParityCase("gap", "policies", False, "no spec with cub_parity hardware to compare",
+                                (("*", "not compared", "every CUB policy",
+                                  "add NVIDIA hardware with cub_parity = true, or set $MUH_PARITY_SPEC"),)))
     cases += target_rules(spec, derived)
-    return ParityReport(tuple(cases), policy_spec.file if policy_spec is not None else None, truth.cub_version)
+    return ParityReport(tuple(cases), policy_spec.file if policy_spec is not None else None, truth.cub_version,
+                        families)
+
+
+def _gap_lines(gaps: list[ParityCase]) -> list[str]:
+    """Gaps grouped by family and reason, naming the cases (the first few of a large group)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c in gaps:
+        groups.setdefault((c.case.split()[0], c.detail), []).append(c.case)
+    out = []
+    for (family, why), names in groups.items():
+        shown = ", ".join(names[:6]) + (f", … ({len(names) - 6} more)" if len(names) > 6 else "")
+        out.append(f"GAP {family}: {len(names)} CUB cases not compared ({why}): {shown}")
+    return out
 
 
 def render(report: ParityReport, *, verbose: bool = False) -> str:
-    """The table: policy and target cases one per row; scaling cases grouped (all rows if verbose)."""
+    """Per-family counts, then the table: policy and target cases one per row; scaling cases grouped
+    (all rows if verbose); then mismatches and gaps; the last line is the verdict."""
     lines = [f"CUB {report.cub_version // 100000}.{report.cub_version // 100 % 1000}.{report.cub_version % 100} "
              f"(CUB_VERSION {report.cub_version}); policies from {report.policy_spec or '(no NVIDIA spec found)'}"]
+    if report.families:
+        width = max(len(f[0]) for f in report.families)
+        lines.append(f"{'family':<{width}}  {'expected':>8}  {'compared':>8}  {'excused':>7}  {'missing':>7}")
+        for family, expected, compared, excused in report.families:
+            lines.append(f"{family:<{width}}  {expected:>8}  {compared:>8}  {excused:>7}  {expected - compared - excused:>7}")
     rows = []
     groups: dict[tuple[str, str], list[int]] = {}
     for c in report.cases:
+        if c.group == "gap":
+            continue
         if c.group == "scaling" and c.ok and not verbose:
             rule, _, rest = c.case.partition("(")
             size = int(rest.rsplit(",", 1)[1].rstrip("B)"))
@@ -280,13 +377,21 @@ def render(report: ParityReport, *, verbose: bool = False) -> str:
     lines.append(f"{'group':<8} {'case':<{width}} {'result':<6} values")
     lines += [f"{g:<8} {case:<{width}} {res:<6} {detail}" for g, case, res, detail in rows]
     for c in report.failed:
+        if c.group == "gap":
+            continue
         for dim, mine, cub, rule in c.failures:
             lines.append(f"MISMATCH {c.group} {c.case}: {dim}: muh {mine} != CUB {cub} (rule: {rule})")
-    n = len(report.cases)
+    lines += _gap_lines(report.gaps)
+    compared = sum(c.group != "gap" for c in report.cases)
+    expected = sum(f[1] for f in report.families)
+    excused = sum(f[3] for f in report.families)
+    scope = (f"; CUB policy cases: {expected} expected, {expected - excused - len(report.gaps)} compared"
+             + (f", {excused} out of scope" if excused else "") + (f", {len(report.gaps)} MISSING" if report.gaps else ""))
+    mismatched = len(report.failed) - len(report.gaps)
     if report.failed:
-        lines.append(f"parity: {len(report.failed)} of {n} cases FAILED")
+        lines.append(f"parity: {mismatched} of {compared} cases FAILED{scope}")
     else:
-        lines.append(f"parity: {n} cases passed")
+        lines.append(f"parity: {compared} cases passed{scope}")
     return "\n".join(lines)
 
 
@@ -294,7 +399,7 @@ def render(report: ParityReport, *, verbose: bool = False) -> str:
 def check_parity(ctx: BuildContext) -> CheckResult:
     """`muh check SPEC --only parity`: the table of cases, ending with `parity: N cases passed`."""
     try:
-        report = run_parity(ctx.spec, ctx.derived)
+        report = run_parity(ctx.spec, ctx.derived, use_cache=not ctx.options.get("no_cache"))
     except MuhError as err:
         text = [d.render() for d in err.diagnostics]
         return CheckResult("parity", "fail", err.diagnostics[0].message if err.diagnostics else "parity failed", text)

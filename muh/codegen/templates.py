@@ -12,9 +12,14 @@ from functools import lru_cache
 import jinja2
 
 
+_PLAIN = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII without " and \\
+
+
 def cxx_str(s: object) -> str:
     """A C++ string literal."""
     text = str(s)
+    if _PLAIN.fullmatch(text):
+        return '"' + text + '"'
     out = []
     for ch in text:
         if ch in '"\\':

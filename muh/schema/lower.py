@@ -12,7 +12,7 @@ from muh.grammar import ast
 from muh.schema.catalog import FAMILIES
 from muh.schema.units import Quantity
 
-TOP_KINDS = ("hardware", "algorithm", "deploy")
+TOP_KINDS = ("hardware", "algorithm", "deploy", "parity")
 LANGUAGE_VERSIONS = (1,)
 
 
@@ -211,6 +211,21 @@ def _deploy(b: ast.Block, low: Lowered) -> None:
     low.value_spans[path + ("on",)] = b.target_span
 
 
+def _parity(b: ast.Block, low: Lowered) -> None:
+    """`parity { out_of_scope = ["<pattern>", …] }`: CUB cases the spec does not claim (docs/parity.md)."""
+    path = ("parity",)
+    if "parity" in low.raw:
+        low.error("E-DUP", "`parity` appears twice", b.kind_span)
+        return
+    if b.label is not None or b.target is not None:
+        low.error("E-BLOCK", "the `parity` block takes no name and no `on`", b.label_span or b.target_span,
+                  hint="write `parity { out_of_scope = [\"<family> <arch> <type> <op> <offset>\", …] }`")
+        return
+    low.raw["parity"] = _members(b.members, path, low, {}, allow_blocks=False)
+    low.key_spans[path] = b.kind_span
+    low.value_spans[path] = b.span
+
+
 def lower(module: ast.Module) -> Lowered:
     low = Lowered(raw={"hardware": {}, "algorithms": {}, "deploys": {}})
     if module.version is None:
@@ -231,6 +246,9 @@ def lower(module: ast.Module) -> Lowered:
         if m.kind not in TOP_KINDS:
             low.error("E-BLOCK", f"unknown block `{m.kind}`", m.kind_span,
                       hint=did_you_mean(m.kind, TOP_KINDS) or "top-level blocks are hardware, algorithm and deploy")
+            continue
+        if m.kind == "parity":
+            _parity(m, low)
             continue
         if m.label is None:
             low.error("E-BLOCK", f"a `{m.kind}` block needs a name: `{m.kind} <name> {{ … }}`", m.kind_span)

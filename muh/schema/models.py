@@ -162,8 +162,16 @@ class Measured(Model):
     challenger."""
 
 
+class ParityScope(Model):
+    """What the CCCL parity check may leave out (muh/check/parity.py)."""
+    out_of_scope: list[str] = []
+    """Glob patterns over case names `<family> <arch> <type> <op> <offset>` (e.g. `"scan sm100 * * offset64"`);
+    a pattern with fewer words matches every case that starts with them."""
+
+
 class Spec(Model):
     version: int = 1
+    parity: ParityScope = ParityScope()
     hardware: dict[str, Hardware] = {}
     algorithms: dict[str, Algorithm] = {}
     deploys: dict[str, Deploy] = {}

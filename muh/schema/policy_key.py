@@ -17,6 +17,7 @@ keys are totally ordered, so the layering is unambiguous.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from muh.schema.catalog import OPS
 
@@ -91,6 +92,7 @@ def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
     return (None if problems else PolicyKey(dtype, op, offset)), problems
 
 
+@lru_cache(maxsize=None)
 def key_of(key: str) -> PolicyKey:
     """A key known to be valid (validation ran)."""
     got, problems = parse(key, _AnyType())

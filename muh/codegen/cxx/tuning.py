@@ -13,15 +13,19 @@ This module decides everything; the templates only loop and print.
 """
 from __future__ import annotations
 
+import re
+import textwrap
 from dataclasses import dataclass
 from decimal import Decimal
 
 from muh.codegen.base import BuildContext, GeneratedFile
-from muh.codegen.templates import render
+from muh.codegen.templates import cxx_str, render
 from muh.derive.model import DerivedAlgorithm, Resolved, ResolvedPolicy
-from muh.diagnostics import Diagnostic, Severity
-from muh.schema import catalog
-from muh.schema.models import Delay, Hardware
+from muh.derive.resolve import resolve_query
+from muh.diagnostics import Diagnostic, MuhError, Severity
+from muh.schema import catalog, policy_key
+from muh.schema.models import Delay, Hardware, Spec
+from muh.schema.policy_key import Query
 
 OUT = "include/muh/tuning"
 VENDOR_ARCH_BASE = 1_000_000  # ids of hardware without a compute capability (compared with ==)
@@ -64,15 +68,14 @@ class Field:
 @dataclass(frozen=True)
 class Value:
     cxx: str
-    comment: str
+    comment: tuple[str, ...]  # its provenance, as comment lines (wrapped to the line limit)
 
 
 @dataclass(frozen=True)
 class Case:
-    """One element type (and optionally one operator) on one hardware."""
-    key: str
-    element: str
-    op: str | None
+    """One policy on one hardware and the calls (type, operator, offset width) that select it."""
+    key: str                 # the calls, in words (for the comment above the policy)
+    condition: str | None    # C++ condition on the selector's fields; None: every remaining call
     values: tuple[Value, ...]
     subs: tuple[tuple[str, tuple[Value, ...]], ...]  # (sub-policy, its values), in struct order
     asserts: tuple[tuple[str, str], ...]  # (C++ condition, message)
@@ -180,7 +183,17 @@ def cxx_value(field: Field, value) -> str:
     return f"{field.cxx_type}::{ident(str(value))}"
 
 
-def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[str, Resolved]) -> tuple[Value, ...]:
+LINE_LIMIT = 120  # columns, as in CCCL's own headers
+
+
+def comment_lines(text: str, indent: int) -> tuple[str, ...]:
+    """``// text`` wrapped so that no line passes LINE_LIMIT columns at ``indent``."""
+    width = LINE_LIMIT - indent - 3
+    return tuple(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or ("",)
+
+
+def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[str, Resolved],
+            indent: int) -> tuple[Value, ...]:
     values = []
     for f in fields:
         dim = f.name.rstrip("_")
@@ -189,10 +202,17 @@ def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[s
             ctx.diagnostics.append(Diagnostic(
                 "W-CXX-UNSET", f"{what} on {hw.name}: `{dim}` is not set; the header holds a zero value",
                 severity=Severity.warning, hint=f"set `{dim}` in the `policy default` of this algorithm"))
-            values.append(Value(f"{f.cxx_type}{{}}", f"{dim}: not set in the spec (zero)"))
+            values.append(Value(f"{f.cxx_type}{{}}", comment_lines(f"{dim}: not set in the spec (zero)", indent)))
             continue
-        values.append(Value(cxx_value(f, r.value), f"{dim}: {provenance(ctx, dim, r)}"))
-    return tuple(values)
+        values.append(Value(cxx_value(f, r.value), comment_lines(f"{dim}: {provenance(ctx, dim, r)}", indent)))
+    return tuple(_inline(v, indent) for v in values)
+
+
+def _inline(v: Value, indent: int) -> Value:
+    """A value whose one-line comment fits beside it keeps it there (``cxx, // comment``)."""
+    if len(v.comment) == 1 and indent + len(v.cxx) + 5 + len(v.comment[0]) <= LINE_LIMIT:
+        return Value(f"{v.cxx}, // {v.comment[0]}", ())
+    return Value(v.cxx + ",", v.comment)
 
 
 def _asserts(family: str, label: str, hw: Hardware, hw_id: str, names: set[str], sel: str, dtype: str):
@@ -203,30 +223,127 @@ def _asserts(family: str, label: str, hw: Hardware, hw_id: str, names: set[str],
            (f"{sel}.threads <= hardware::{hw_id}.max_threads_per_block",
             f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})")]
     if catalog.FAMILIES[family].stages_tile and "items" in names:
-        out.append((f"{sel}.threads * {sel}.items * element_size(element::{ident(dtype)}) <= hardware::{hw_id}.smem_per_block",
+        out.append((f"{sel}.threads * {sel}.items * element_size(element::{ident(dtype)}) "
+                    f"<= hardware::{hw_id}.smem_per_block",
                     f"{label}: the tile must fit smem_per_block ({hw.smem_per_block} B)"))
     return out
 
 
-def _case(ctx: BuildContext, family: str, hw: Hardware, hw_id: str, fields: list[Field], subs: list[SubPolicy],
-          pol: ResolvedPolicy, selector: str | None) -> Case:
-    label = f"{family} {pol.key} on {hw.name}"
-    values = _values(ctx, f"{family} {pol.key}", hw, fields, pol.values)
-    sub_values = tuple((sp.name, _values(ctx, f"{family} {pol.key} {sp.name}", hw, sp.fields,
-                                         pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
-    asserts = []
-    if selector is not None:
-        asserts += _asserts(family, label, hw, hw_id, {f.name for f in fields}, selector, pol.dtype)
-        for sp in subs:
-            asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
-                                f"{selector}.{sp.name}", pol.dtype)
-    return Case(pol.key, ident(pol.dtype), ident(pol.op) if pol.op else None, values, sub_values, tuple(asserts))
+_LOGICAL = re.compile(r" (\|\||&&) ")
+_ARITHMETIC = re.compile(r" (\|\||&&|\*|%|<=) ")
 
 
-def _other_op(alg: DerivedAlgorithm, dtype: str) -> str | None:
-    """An operator that reaches the type-only policy of ``dtype`` (one without a `dtype.op` policy)."""
-    taken = {p.op for p in alg.policies.values() if p.dtype == dtype and p.op}
-    return next((op for op in catalog.OPS if op not in taken), None)
+def wrap_expr(expr: str, indent: int, cont: int, split: re.Pattern = _LOGICAL) -> str:
+    """A C++ expression broken before binary operators (``split``) so that no line passes LINE_LIMIT
+    columns; the first line starts at column ``indent``, continuation lines at ``cont``."""
+    parts = split.split(expr)
+    lines, line = [], parts[0]
+    for op, operand in zip(parts[1::2], parts[2::2]):
+        piece = f" {op} {operand}"
+        if (cont if lines else indent) + len(line) + len(piece) > LINE_LIMIT:
+            lines.append(line)
+            line = f"{op} {operand}"
+        else:
+            line += piece
+    lines.append(line)
+    return ("\n" + " " * cont).join(lines)
+
+
+def _message(text: str) -> str:
+    """A static_assert message as C++ string literal(s), split after `: ` when the line would be too long."""
+    if 14 + len(cxx_str(text)) + 2 <= LINE_LIMIT or ": " not in text:
+        return cxx_str(text)
+    head, _, tail = text.rpartition(": ")
+    return cxx_str(head + ": ") + "\n              " + cxx_str(tail)
+
+
+def _equality(members: list[str]) -> str:
+    return wrap_expr(" && ".join(f"a.{m} == b.{m}" for m in members) or "true", 9, 9)
+
+
+def selector_call(q: Query, hw_id: str) -> str:
+    return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}}}"
+            f"(hardware::{hw_id}.arch)")
+
+
+#: Every call a selector answers: each element type x operator x offset width.
+QUERIES = tuple(Query(t, o, w) for t in catalog.DTYPES for o in catalog.OPS for w in policy_key.OFFSETS.values())
+
+
+def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | None]]:
+    """Distinct resolutions of every call: (the calls, a representative call, its policy).
+
+    A call resolves through the policy keys that cover it; calls covered by the same keys get the
+    same policy, so each distinct key set is resolved once. A type the spec does not list gets the
+    `default` policy scaled for its size (CUB's behaviour for an untuned type), never zeros."""
+    alg = spec.algorithms[akey]
+    seen: dict[tuple[str, ...], list[Query]] = {}
+    for q in QUERIES:
+        seen.setdefault((q.dtype,) + tuple(policy_key.covering(alg.policies, q)), []).append(q)
+    out = []
+    for calls in seen.values():
+        try:
+            pol = resolve_query(spec, akey, calls[0])
+        except MuhError:
+            pol = None  # this type cannot run here (its tile overflows): left to the fallback
+        out.append(({(q.dtype, q.op, q.offset) for q in calls}, calls[0], pol))
+    return out
+
+
+def _label(spec: Spec, akey: str, q: Query) -> str:
+    """The most specific policy key of the spec that covers the call (`default` if none)."""
+    return policy_key.covering(spec.algorithms[akey].policies, q)[-1]
+
+
+def _ops_condition(ops: frozenset[str]) -> str | None:
+    everything = frozenset(catalog.OPS)
+    if ops == everything:
+        return None
+    for name, members in policy_key.OP_CLASSES.items():
+        if ops == frozenset(members):
+            return f"is_{name}(op)"
+        if everything - ops == frozenset(members):
+            return f"!is_{name}(op)"
+    if len(everything - ops) < len(ops):
+        return " && ".join(f"op != operation::{ident(o)}" for o in catalog.OPS if o not in ops)
+    return " || ".join(f"op == operation::{ident(o)}" for o in catalog.OPS if o in ops)
+
+
+def _calls_condition(calls: set[tuple[str, str, int]]) -> str:
+    """A C++ condition true for exactly ``calls`` (type, operator, offset width) among QUERIES."""
+    by_type: dict[str, frozenset] = {}
+    for t, o, w in calls:
+        by_type.setdefault(t, set()).add((o, w))
+    shapes: dict[frozenset, list[str]] = {}
+    for t in catalog.DTYPES:
+        if t in by_type:
+            shapes.setdefault(frozenset(by_type[t]), []).append(t)
+    terms = []
+    for shape, types in shapes.items():
+        parts = []
+        sizes = {catalog.DTYPES[t] for t in types}
+        if set(types) != set(catalog.DTYPES):
+            same_size = {t for t in catalog.DTYPES if catalog.DTYPES[t] in sizes}
+            if same_size == set(types):
+                parts.append(" || ".join(f"element_size(type) == {n}" for n in sorted(sizes)))
+            else:
+                parts.append(" || ".join(f"type == element::{ident(t)}" for t in types))
+        widths = sorted({w for _, w in shape})
+        ops_per_width = {w: frozenset(o for o, ww in shape if ww == w) for w in widths}
+        if len(set(ops_per_width.values())) == 1:
+            cond = _ops_condition(ops_per_width[widths[0]])
+            if cond:
+                parts.append(cond)
+            if widths != sorted(policy_key.OFFSETS.values()):
+                parts.append(f"offset_bits == {widths[0]}")
+        else:
+            alts = []
+            for w in widths:
+                cond = _ops_condition(ops_per_width[w])
+                alts.append(f"offset_bits == {w}" + (f" && ({cond})" if cond else ""))
+            parts.append(" || ".join(f"({a})" for a in alts))
+        terms.append(" && ".join(f"({p})" if " || " in p and len(parts) > 1 else p for p in parts) or "true")
+    return " || ".join(f"({t})" if " && " in t and len(terms) > 1 else t for t in terms)
 
 
 def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm], fields: list[Field],
@@ -238,14 +355,37 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
     for alg in order:
         hw = alg.hardware
         hw_id = ident(hw.name)
-        compare = ">=" if hw.compute_capability else "=="
+        akey = f"{family}@{hw.name}"
+        groups: dict[tuple, list] = {}
+        members: dict[tuple, set] = {}
+        for calls, q, pol in _calls(ctx.spec, akey):
+            if pol is None:
+                continue
+            values = _values(ctx, f"{family} {q.dtype}", hw, fields, pol.values, 10)
+            sub_values = tuple((sp.name, _values(ctx, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
+                                                 pol.subs.get(sp.name.rstrip("_"), {}), 12)) for sp in subs)
+            groups.setdefault((values, sub_values), []).append((q, pol))
+            members.setdefault((values, sub_values), set()).update(calls)
+        ordered = sorted(groups, key=lambda g: len(members[g]))
         cases = []
-        for key, pol in sorted(alg.policies.items(), key=lambda kv: (kv[1].dtype, kv[1].op is None, kv[1].op or "")):
-            reach = pol.op or _other_op(alg, pol.dtype)
-            sel = (f"policy_selector{{element::{ident(pol.dtype)}, operation::{ident(reach)}}}(hardware::{hw_id}.arch)"
-                   if reach else None)
-            cases.append(_case(ctx, family, hw, hw_id, fields, subs, pol, sel))
-        what = f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}" if hw.compute_capability else f"{hw.vendor} {hw.arch}"
+        for i, g in enumerate(ordered):
+            last = i == len(ordered) - 1
+            entries = groups[g]
+            labels = sorted({_label(ctx.spec, akey, q) for q, _ in entries})
+            asserts = []
+            for q, pol in entries:
+                sel = selector_call(q, hw_id)
+                label = f"{family} {q.dtype} on {hw.name}"
+                asserts += _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
+                for sp in subs:
+                    asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
+                                        f"{sel}.{sp.name}", q.dtype)
+            cond = None if last else wrap_expr(_calls_condition(members[g]), 10, 10)
+            asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
+            cases.append(Case(", ".join(labels), cond, g[0], g[1], asserts))
+        what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
+                if hw.compute_capability else f"{hw.vendor} {hw.arch}")
+        compare = ">=" if hw.compute_capability else "=="
         out.append(Branch(hw_id, f"arch {compare} hardware::{hw_id}.arch", f"{hw.name}: {what}", tuple(cases)))
     return out
 
@@ -273,7 +413,8 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     files = [GeneratedFile(f"{OUT}/common.cuh", render(
         "muh.codegen.cxx", "common.cuh.j2", header=ctx.header("//"), enums=[
             (name, doc, [ident(c) for c in choices]) for name, doc, choices in ENUMS],
-        dtypes=dtypes, ops=[ident(o) for o in catalog.OPS], hardware=_hardware_rows(ctx, ids)))]
+        dtypes=dtypes, ops=[ident(o) for o in catalog.OPS], hardware=_hardware_rows(ctx, ids),
+        op_classes=[(name, [ident(o) for o in ops]) for name, ops in policy_key.OP_CLASSES.items()]))]
     for family in families:
         algs = ctx.derived.of(family)
         fields = fields_of(family, algs)
@@ -282,5 +423,6 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         files.append(GeneratedFile(f"{OUT}/tuning_{family}.cuh", render(
             "muh.codegen.cxx", "tuning.cuh.j2", header=ctx.header("//"), family=ident(family),
             doc=catalog.FAMILIES[family].doc, fields=fields, subs=subs, branches=branches, fallback=branches[-1],
-            members=[f.name for f in fields] + [sp.name for sp in subs])))
+            eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
+            sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs})))
     return files
