@@ -6,7 +6,9 @@ chains of every algorithm family CCCL 3.0 tunes (``ALGORITHMS``) — and prints
 the values CUB computes. Nothing is hand-typed: the case list comes from a seeded generator, the
 answers from the compiler. One translation unit costs a few seconds, so every query is batched into
 it, and the result is cached under ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``) keyed by the CUB
-version and the hash of the program text and the nvcc version.
+version and a hash of the program text, the nvcc and host compiler versions, and the content of
+every header the program includes (``toolchain_digest``); ``use_cache=False`` (``--no-cache``)
+compiles afresh.
 """
 from __future__ import annotations
 
@@ -238,6 +240,53 @@ def cub_version(nvcc: str) -> int:
     return 0  # unknown: the program reports it, and the hash of the nvcc version still keys the cache
 
 
+def host_compiler_version() -> str:
+    """``--version`` of the host compiler nvcc drives (``$NVCC_CCBIN``, else g++ / c++ on PATH)."""
+    cxx = os.environ.get("NVCC_CCBIN") or shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        return "unknown host compiler"
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return f"{cxx}: no version"
+    return out.splitlines()[0] if out else cxx
+
+
+_DIGESTS: dict[tuple[str, str], str] = {}
+
+
+def toolchain_digest(nvcc: str) -> str:
+    """Hash of what the probes' answers depend on besides their own text: nvcc's and the host
+    compiler's versions and the *content* of every header the probes include (``nvcc -M`` lists them;
+    a patched CUB header changes the digest even when CUB_VERSION does not)."""
+    probe = render_program([], [])
+    key = (nvcc, probe)
+    if key in _DIGESTS:
+        return _DIGESTS[key]
+    h = hashlib.sha256()
+    for part in (nvcc_version(nvcc), host_compiler_version()):
+        h.update(part.encode() + b"\0")
+    with tempfile.TemporaryDirectory(prefix="muh-deps-") as tmp:
+        src = Path(tmp) / "probe.cu"
+        src.write_text(probe)
+        try:
+            proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-M", str(src)], capture_output=True, text=True,
+                                  timeout=600)
+        except (OSError, subprocess.SubprocessError) as err:
+            raise MuhError([Diagnostic("E-NVCC", f"{nvcc} -M failed: {err}",
+                                       hint="check the CUDA toolkit installation or set $MUH_NVCC")]) from None
+    if proc.returncode != 0:
+        raise MuhError([Diagnostic("E-NVCC-COMPILE", "nvcc could not list the headers of the CUB probe",
+                                   hint="is the CUDA toolkit's CCCL complete? the compiler said:\n"
+                                        + "\n".join(proc.stderr.strip().splitlines()[-15:]))])
+    deps = sorted({p for p in proc.stdout.replace("\\\n", " ").split() if not p.endswith(":") and p != str(src)})
+    for dep in deps:
+        path = Path(dep)
+        h.update(dep.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(missing)") + b"\0")
+    _DIGESTS[key] = digest = f"{len(deps)}:{h.hexdigest()}"
+    return digest
+
+
 def cache_dir() -> Path:
     if os.environ.get("MUH_CACHE_DIR"):
         return Path(os.environ["MUH_CACHE_DIR"])
@@ -281,7 +330,7 @@ def load_truth(cases: list[ScalingCase] | None = None, probes: list[PolicyProbe]
     source = render_program(cases, probes)
     nvcc = find_nvcc()
     version = cub_version(nvcc)
-    digest = hashlib.sha256((source + "\0" + nvcc_version(nvcc)).encode()).hexdigest()[:16]
+    digest = hashlib.sha256((source + "\0" + toolchain_digest(nvcc)).encode()).hexdigest()[:16]
     path = cache_dir() / f"cub-truth-{version}-{digest}.json"
     if use_cache and path.is_file():
         try:

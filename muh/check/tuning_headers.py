@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jinja2
 
-from muh.check import CheckResult, cub_truth, register
+from muh.check import CheckResult, cub_truth, parity, register
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.cxx import tuning
 from muh.diagnostics import MuhError
@@ -158,30 +158,50 @@ def include_all_source(files: list[GeneratedFile]) -> str:
     return "// Every generated tuning header, compiled together (their static_asserts must hold).\n" + "\n".join(lines) + "\n"
 
 
-def equality_source(ctx: BuildContext, files: list[GeneratedFile]) -> str | None:
-    """The static_assert(generated == cub) unit, or None when no hardware asks for CUB parity."""
-    cases, families = [], {}
-    for alg in sorted(ctx.derived.algorithms.values(), key=lambda a: (a.family, a.hardware.name)):
-        hw = alg.hardware
-        if alg.family not in CUB_FIELDS or not (hw.cub_parity and hw.compute_capability):
-            continue
-        shape = _init(alg.family, ctx.derived.of(alg.family))
+@dataclass(frozen=True)
+class Equality:
+    """The static_assert(generated == cub) unit and what it covers."""
+    source: str | None
+    asserts: int                  # static_asserts comparing whole policies (one per CUB case)
+    gaps: tuple[str, ...]         # CUB cases the unit cannot compare, with why
+
+
+def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
+    """One static_assert per CUB case the spec covers (parity.coverage), each the selector's
+    answer for (type, operator, offset width) against the policy CUB's hub selects. Cases whose
+    family's header cannot be compared (a dimension the spec leaves unset) are gaps."""
+    compared, gaps, _ = parity.coverage(ctx.spec)
+    missing = [f"{parity.case_name(p)}: {why}" for p, why in gaps]
+    cases, families, shapes = [], {}, {}
+    for probe, akey in compared:
+        family = probe.algorithm
+        if family not in shapes:
+            shapes[family] = _init(family, ctx.derived.of(family)) if family in CUB_FIELDS else None
+        shape = shapes[family]
         if shape is None:
+            missing.append(f"{parity.case_name(probe)}: the generated `{family}::policy` is not CUB's shape "
+                           "(a dimension CUB has is unset in the spec)")
             continue
-        families[alg.family], fields = shape
-        types = sorted({p.dtype for p in alg.policies.values()} & set(cub_truth.ALGORITHMS[alg.family]))
-        for dtype in types:
-            cases.append(dict(family=alg.family, cc=hw.compute_capability * 10, cxx_type=cub_truth.TYPES[dtype],
-                              element=tuning.ident(dtype), hardware=tuning.ident(hw.name), fields=fields,
-                              label=f"{alg.family} on {hw.name}, {dtype}"))
+        families[family], fields = shape
+        hw = ctx.spec.algorithms[akey].on
+        cases.append(dict(family=family, cc=probe.cc, cxx_type=probe.cxx_type, cxx_op=probe.cxx_op,
+                          cxx_offset=probe.cxx_offset, element=tuning.ident(probe.type),
+                          op=tuning.ident(probe.op), offset=probe.offset, hardware=tuning.ident(hw), fields=fields,
+                          label=parity.case_name(probe)))
     if not cases:
-        return None
+        return Equality(None, 0, tuple(missing))
     enums = [dict(muh=m, cub=t, pairs=[(c, tuning.ident(v)) for v, c in pairs]) for m, t, pairs in CUB_ENUMS]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("cub_equal.cu.j2").render(
+    source = env.get_template("cub_equal.cu.j2").render(
         headers=_tuning_names(files), enums=enums,
         families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases)
+    return Equality(source, len(cases), tuple(missing))
+
+
+def equality_source(ctx: BuildContext, files: list[GeneratedFile]) -> str | None:
+    """The static_assert(generated == cub) unit, or None when no hardware asks for CUB parity."""
+    return equality(ctx, files).source
 
 
 def units_for(ctx: BuildContext, files: list[GeneratedFile]) -> list[Unit]:
@@ -196,7 +216,8 @@ def units_for(ctx: BuildContext, files: list[GeneratedFile]) -> list[Unit]:
 def _pass_marker(nvcc: str, files, unit: Unit) -> Path:
     """Where a unit that compiled is remembered: keyed by everything the compilation read."""
     h = hashlib.sha256()
-    for part in (cub_truth.nvcc_version(nvcc), str(cub_truth.cub_version(nvcc)), unit.name, str(unit.std), unit.source):
+    for part in (cub_truth.toolchain_digest(nvcc), str(cub_truth.cub_version(nvcc)), unit.name, str(unit.std),
+                 unit.source):
         h.update(part.encode() + b"\0")
     for f in sorted(unit.files if unit.files is not None else files, key=lambda f: f.path):
         h.update(f.path.encode() + b"\0" + f.content.encode() + b"\0")
@@ -255,13 +276,17 @@ def _write(root: Path, files) -> None:
 
 @register("tuning_headers")
 def check_tuning_headers(ctx: BuildContext) -> CheckResult:
-    """`muh check SPEC --only tuning_headers`."""
+    """`muh check SPEC --only tuning_headers`: compiles, and counts `static_assert(generated == cub)`."""
     files = header_files(ctx)
     if not _tuning_names(files):
         return CheckResult("tuning_headers", "skip", "the spec has no algorithms, so no tuning headers")
-    units = units_for(ctx, files)
+    levels = sorted({h.toolchain.cxx for h in ctx.spec.hardware.values() if h.toolchain.cxx >= 14} or {17})
+    units = [Unit(f"headers_cxx{std}", include_all_source(files), std) for std in levels]
+    eq = equality(ctx, files) if parity.parity_hardware(ctx.spec) else Equality(None, 0, ())
+    if eq.source is not None:
+        units.append(Unit("cub_equal", eq.source, 17))
     try:
-        results = compile_units(files, units)
+        results = compile_units(files, units, use_cache=not ctx.options.get("no_cache"))
     except MuhError as err:
         return CheckResult("tuning_headers", "fail", err.diagnostics[0].message,
                            [d.render() for d in err.diagnostics])
@@ -271,7 +296,10 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
         lines.append(f"{u.name} (nvcc -std=c++{u.std}): {'ok' if ok else 'FAILED'}")
         if not ok:
             lines += [f"  {line}" for line in text.strip().splitlines()[:40]]
+    lines += [f"GAP {g}" for g in eq.gaps[:40]] + ([f"GAP … {len(eq.gaps) - 40} more"] if len(eq.gaps) > 40 else [])
     failed = [u.name for u in units if not results[u.name][0]]
-    detail = (f"{len(failed)} of {len(units)} units failed: {', '.join(failed)}" if failed else
-              f"{len(_tuning_names(files))} headers compile ({', '.join(u.name for u in units)})")
-    return CheckResult("tuning_headers", "fail" if failed else "pass", detail, lines)
+    counted = (f"; {eq.asserts} static_assert(generated == cub)" if eq.source is not None else "") + \
+              (f"; {len(eq.gaps)} CUB cases MISSING" if eq.gaps else "")
+    detail = (f"{len(failed)} of {len(units)} units failed: {', '.join(failed)}{counted}" if failed else
+              f"{len(_tuning_names(files))} headers compile ({', '.join(u.name for u in units)}){counted}")
+    return CheckResult("tuning_headers", "fail" if failed or eq.gaps else "pass", detail, lines)

@@ -306,7 +306,7 @@ def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[
     threads = given.get("threads")
     if threads is not None:
         span = spec.span_of(path + ("threads",))
-        if threads % hw.warp_size:
+        if threads % hw.warp_size and not hw.cub_parity:  # CUB's own policies take any count (e.g. 96)
             lo = max(hw.warp_size, threads // hw.warp_size * hw.warp_size)
             out.append(Diagnostic("E-WARP", f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} on `{hw.name}`", span,
                                   hint=f"use {lo} or {lo + hw.warp_size}"))
