@@ -48,7 +48,7 @@ def _subs(*spec: tuple[str, tuple[str, ...]]) -> tuple[tuple[str, str], ...]:
     return tuple((f"{sub}/{dim}", f"{sub}.{dim}") for sub, dims in spec for dim in dims)
 
 
-_RADIX = _subs(("onesweep", ("threads", "items", "radix_bits")),
+_RADIX = (("use_onesweep", "onesweep_used"),) + _subs(("onesweep", ("threads", "items", "radix_bits", "rank")),
                ("downsweep", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
                ("single_tile", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
                ("upsweep", ("threads", "items", "radix_bits", "modifier")),

@@ -87,6 +87,7 @@ _SUB_SPECIAL = {
 }
 for _family in CUB_SUBS:
     CUB_FIELDS[_family] = {}
+CUB_FIELDS["radix_sort"] = CUB_FIELDS["radix_sort_pairs"] = {"use_onesweep": "P::ONESWEEP != 0"}
 
 
 def _sub_expr(family: str, sub: str, cub_type: str, field: str) -> str:
@@ -131,7 +132,8 @@ CUB_ENUMS = (
     ("transform_algorithm", "cub::detail::transform::Algorithm",
      (("prefetch", "cub::detail::transform::Algorithm::prefetch"), ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"))),
     ("radix_rank_algorithm", "cub::RadixRankAlgorithm",
-     _upper("cub::RADIX_RANK_", ("basic", "memoize", "match")) + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),)),
+     _upper("cub::RADIX_RANK_", ("basic", "memoize", "match", "match_early_counts_any"))
+     + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),)),
     ("histogram_memory", "cub::BlockHistogramMemoryPreference",
      (("gmem", "cub::GMEM"), ("smem", "cub::SMEM"), ("blended", "cub::BLEND"))),
 )

@@ -15,7 +15,7 @@ from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedPolicy
 from muh.schema import policy_key
-from muh.schema.catalog import DEFAULT_TYPES, DTYPES, FAMILIES
+from muh.schema.catalog import DEFAULT_TYPES, DIMS, DTYPES, FAMILIES
 from muh.schema.models import Algorithm, Hardware, Measured, Spec
 from muh.schema.units import fmt_bytes
 
@@ -117,7 +117,7 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str,
     picked = {}
     for dim in fam.dims:
         got = _pick(spec, akey, alg, layers, dim, key, sub)
-        if got is None and sub:
+        if got is None and sub and not DIMS[dim].whole_policy:
             got = _pick(spec, akey, alg, layers, dim, key)  # sub-policies inherit from their policy
         if got is None:
             continue

@@ -40,6 +40,7 @@ class Dim:
     lo: int | None = None
     hi: int | None = None
     per_thread_of_warp: bool = False  # threads: multiple of the warp size
+    whole_policy: bool = False  # a choice about the whole policy: sub-policies do not inherit it
 
 
 DIMS: dict[str, Dim] = {
@@ -69,6 +70,8 @@ DIMS: dict[str, Dim] = {
     "block_threshold": Dim("bytes", "buffers at least this large are copied by a block (batch_memcpy)"),
     "threads_per_segment": Dim("int", "threads that sort one small or medium segment (segmented sort)", lo=1, hi=1024),
     "store_time_slicing": Dim("bool", "time-slice warp stores (rle non-trivial runs)"),
+    "use_onesweep": Dim("bool", "sort with the one-sweep passes, else upsweep / scan / downsweep (radix sort; CUB's ONESWEEP)",
+                        whole_policy=True),
 }
 
 COMMON_TILE = ("threads", "items", "load", "modifier", "block", "delay", "scaling")
@@ -108,9 +111,9 @@ FAMILIES: dict[str, Family] = {
     "three_way_partition": Family("DevicePartition::If (three-way)", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_three_way_partition.cuh"),
     "unique": Family("DeviceSelect::Unique", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
     "unique_by_key": Family("DeviceSelect::UniqueByKey", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_unique_by_key.cuh"),
-    "radix_sort": Family("DeviceRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
+    "radix_sort": Family("DeviceRadixSort", _SORT + ("use_onesweep",), scaling="reg_bound", stages_tile=True,
                          subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
-    "radix_sort_pairs": Family("DeviceRadixSort::SortPairs (values of the key's type)", _SORT, scaling="reg_bound", stages_tile=True,
+    "radix_sort_pairs": Family("DeviceRadixSort::SortPairs (values of the key's type)", _SORT + ("use_onesweep",), scaling="reg_bound", stages_tile=True,
                                subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
     "segmented_radix_sort": Family("DeviceSegmentedRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
                                    subs=("segmented", "alt_segmented"), cub_header="tuning_radix_sort.cuh"),

@@ -102,6 +102,7 @@ class PolicyValues(Model):
     threads_per_segment: Optional[int] = Field(None, ge=1, le=1024)
     prefer_pow2_bits: Optional[bool] = None
     store_time_slicing: Optional[bool] = None
+    use_onesweep: Optional[bool] = None
 
     def given(self) -> dict[str, object]:
         """The dimensions this block sets explicitly."""
