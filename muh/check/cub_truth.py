@@ -252,20 +252,16 @@ def host_compiler_version() -> str:
     return out.splitlines()[0] if out else cxx
 
 
-_DIGESTS: dict[tuple[str, str], str] = {}
+_DEPS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
-def toolchain_digest(nvcc: str) -> str:
-    """Hash of what the probes' answers depend on besides their own text: nvcc's and the host
-    compiler's versions and the *content* of every header the probes include (``nvcc -M`` lists them;
-    a patched CUB header changes the digest even when CUB_VERSION does not)."""
+def included_headers(nvcc: str) -> tuple[str, ...]:
+    """Every header the probe programs include, as nvcc resolves them (``nvcc -M``: CUB's, libcu++'s
+    and the host standard library's)."""
     probe = render_program([], [])
     key = (nvcc, probe)
-    if key in _DIGESTS:
-        return _DIGESTS[key]
-    h = hashlib.sha256()
-    for part in (nvcc_version(nvcc), host_compiler_version()):
-        h.update(part.encode() + b"\0")
+    if key in _DEPS:
+        return _DEPS[key]
     with tempfile.TemporaryDirectory(prefix="muh-deps-") as tmp:
         src = Path(tmp) / "probe.cu"
         src.write_text(probe)
@@ -279,12 +275,23 @@ def toolchain_digest(nvcc: str) -> str:
         raise MuhError([Diagnostic("E-NVCC-COMPILE", "nvcc could not list the headers of the CUB probe",
                                    hint="is the CUDA toolkit's CCCL complete? the compiler said:\n"
                                         + "\n".join(proc.stderr.strip().splitlines()[-15:]))])
-    deps = sorted({p for p in proc.stdout.replace("\\\n", " ").split() if not p.endswith(":") and p != str(src)})
+    words = proc.stdout.replace("\\\n", " ").split()
+    _DEPS[key] = deps = tuple(sorted({w for w in words if not w.endswith(":") and Path(w).name != "probe.cu"}))
+    return deps
+
+
+def toolchain_digest(nvcc: str) -> str:
+    """Hash of what the probes' answers depend on besides their own text: nvcc's and the host
+    compiler's versions and the *content* of every header the probes include (a patched CUB header
+    changes the digest even when CUB_VERSION does not)."""
+    h = hashlib.sha256()
+    for part in (nvcc_version(nvcc), host_compiler_version()):
+        h.update(part.encode() + b"\0")
+    deps = included_headers(nvcc)
     for dep in deps:
         path = Path(dep)
         h.update(dep.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(missing)") + b"\0")
-    _DIGESTS[key] = digest = f"{len(deps)}:{h.hexdigest()}"
-    return digest
+    return f"{len(deps)}:{h.hexdigest()}"
 
 
 def cache_dir() -> Path:

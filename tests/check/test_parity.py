@@ -25,18 +25,23 @@ def report(nvcc):
 @pytest.mark.nvcc
 def test_nvidia_spec_reproduces_cub(report):
     assert report.ok, parity.render(report)
-    groups = {g: sum(c.group == g for c in report.cases) for g in ("scaling", "policy")}
-    assert groups["scaling"] >= 500
+    groups = {g: sum(c.group == g for c in report.cases) for g in ("scaling", "policy", "gap")}
+    assert groups["scaling"] >= 500 and groups["gap"] == 0
     names = {c.case for c in report.cases if c.group == "policy"}
-    for alg in ("reduce", "scan", "select_if", "merge_sort", "merge", "for_each", "transform", "radix_sort", "partition"):
+    for alg in ("select_if", "merge_sort", "merge", "for_each", "transform", "partition"):
         for hw in ("sm80", "sm86", "sm90", "sm100"):
             for t in ("float32", "float64", "int32", "int64"):
                 assert f"{alg} {hw} {t}" in names
+    for hw in ("sm80", "sm86", "sm90", "sm100"):
+        for op in ("plus", "max", "min", "mul"):
+            for offset in (32, 64):
+                assert f"reduce {hw} float32 {op} offset{offset}" in names
+                assert f"scan {hw} int64 {op} offset{offset}" in names
+        assert f"radix_sort {hw} uint8 offset64" in names and f"scan_by_key {hw} int32 bit_xor" in names
     assert "histogram sm100 uint8" in names
 
 
-#: Families of the catalogue with a CCCL 3.0 tuning header that are not probed yet: their policies are
-#: members of the reduce and radix_sort hubs (docs/parity.md, "still not compared").
+#: Families of the catalogue with a CCCL 3.0 tuning header that are not probed yet.
 NOT_PROBED: set[str] = set()
 
 
@@ -46,11 +51,11 @@ def test_every_cccl_30_family_is_compared(report):
     from muh.schema.catalog import FAMILIES
     with_hub = {name for name, fam in FAMILIES.items() if fam.cub_header} - NOT_PROBED
     assert with_hub <= set(parity.COMPARED) and with_hub <= set(cub_truth.ALGORITHMS)
-    names = {c.case for c in report.cases if c.group == "policy"}
-    for family in with_hub:
-        for hw in ("sm80", "sm86", "sm90", "sm100"):
-            for t in cub_truth.ALGORITHMS[family]:
-                assert f"{family} {hw} {t}" in names, (family, hw, t)
+    counts = {f: (expected, compared, excused) for f, expected, compared, excused in report.families}
+    assert set(counts) == with_hub
+    assert all(expected == compared > 0 and excused == 0 for expected, compared, excused in counts.values()), counts
+    assert counts["reduce"][0] == 4 * (2 * 4 + 4 * 7) * 2  # archs x (float ops + integer ops) x offset widths
+    assert sum(c[0] for c in counts.values()) == sum(c.group == "policy" for c in report.cases)
 
 
 @pytest.mark.nvcc
@@ -71,8 +76,9 @@ def test_changed_sub_policy_value_fails(nvcc):
 @pytest.mark.nvcc
 def test_render_ends_with_count(report):
     text = parity.render(report)
-    assert re.search(r"\nparity: \d+ cases passed$", text)
-    assert "reduce sm90 float32" in text and "Policy600" in text
+    assert re.search(r"\nparity: \d+ cases passed; CUB policy cases: (\d+) expected, \1 compared$", text)
+    assert "reduce sm90 float32 plus offset32" in text and "Policy600" in text
+    assert re.search(r"\nreduce +288 +288 +0 +0\n", text)
 
 
 @pytest.mark.nvcc
@@ -86,17 +92,24 @@ def test_cli_baseline_uses_reference_spec(cli, nvcc):
     assert "target   scan bi100 float64" in out
 
 
+def in_block(text: str, block: str, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced once inside the block that starts with ``block``."""
+    at = text.index(old, text.index(block))
+    assert at < text.index("\n}\n", text.index(block))
+    return text[:at] + new + text[at + len(old):]
+
+
 @pytest.mark.nvcc
 def test_one_changed_sm90_value_fails(cli, tmp_path, nvcc):
-    text = NVIDIA.read_text()
-    assert SM90_LINE in text
     bad = tmp_path / "specs" / "nvidia.muh"
     bad.parent.mkdir()
-    bad.write_text(text.replace(SM90_LINE, SM90_LINE.replace("576", "580")))
+    bad.write_text(in_block(NVIDIA.read_text(), "algorithm scan on sm90", SM90_LINE, SM90_LINE.replace("576", "580")))
     code, out, err = cli("check", bad, "--only", "parity")
     assert code == 1, out + err
-    assert "MISMATCH policy scan sm90 float64: delay.ns: muh 580 != CUB 576" in out
-    assert "parity: 1 of" in out and "FAILED" in out
+    # float64.primitive: every basic operator (plus, min, max) with either offset width
+    assert "MISMATCH policy scan sm90 float64 plus offset32: delay.ns: muh 580 != CUB 576" in out
+    assert "MISMATCH policy scan sm90 float64 max offset64: delay.ns: muh 580 != CUB 576" in out
+    assert "parity: 6 of" in out and "FAILED" in out
 
 
 def test_bi100_8_byte_policies_fit_and_use_warp_multiples():

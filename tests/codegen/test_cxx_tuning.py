@@ -57,23 +57,28 @@ def test_headers_shape(name):
     assert sorted(files) == sorted([f"include/muh/tuning/tuning_{f}.cuh" for f in families] + ["include/muh/tuning/common.cuh"])
     for path, text in files.items():
         assert text.splitlines()[0] == ctx.header("//"), path
-        assert "#define" not in text and "inline constexpr" not in text and "if constexpr" not in text
+        assert "inline constexpr" not in text and "if constexpr" not in text
+        assert all(len(line) <= 120 for line in text.splitlines()), (path, max(map(len, text.splitlines())))
         assert not re.search(r"\{\s*\.\w+\s*=", text), "designated initialisers are C++20"
         assert "compute_capability" not in text.replace("compute capability", "")
         assert "/work/" not in text and "/tmp/" not in text
         if path.endswith("common.cuh"):
             continue
-        assert "namespace muh {" in text and "struct policy_selector" in text
+        assert "MUH_TUNING_NAMESPACE_BEGIN" in text and "struct policy_selector" in text
+        assert "MUH_HOST_DEVICE constexpr policy operator()(int arch) const" in text
+        assert "#  pragma GCC system_header" in text
         assert "static_assert(" in text and "warp size" in text
-        for line in text.splitlines():
-            if re.match(r"\s+-?\d+, //", line) or re.match(r"\s+\w+::\w+, //", line):
-                assert re.search(r"// \w+: \S", line), f"value without provenance: {line}"
+        assert "return policy{};" not in text  # never a zero policy
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if re.match(r"\s+(-?\d+|\w+::\w+|delay_policy\{.*\}),", line):
+                assert re.search(r"// \w+: \S", line) or re.match(r"\s+// ", lines[i - 1]), f"value without provenance: {line}"
 
 
 def test_sub_policies_are_nested_structs():
     text = headers(ctx_of("radix", text=RADIX))["include/muh/tuning/tuning_radix_sort.cuh"]
     assert "struct onesweep_policy" in text and "onesweep_policy onesweep;" in text
-    assert "{ // onesweep" in text and ".onesweep.threads % hardware::bi100.warp_size == 0" in text
+    assert "{ // onesweep" in text and ".onesweep.threads\n                  % hardware::bi100.warp_size == 0" in text
     assert "radix_rank_algorithm::match" in text
 
 
@@ -125,7 +130,8 @@ def baseline_results(nvcc):
     units = th.units_for(ctx, files) + [th.Unit("headers_cxx17", src, 17)]
     # Negative controls: a thread count off the 64-wide warp, a tile larger than 48 KiB.
     warp = _patched(files, "tuning_scan.cuh", "          384, // threads", "          352, // threads")
-    smem = _patched(files, "tuning_scan.cuh", "          22, // items", "          100, // items")
+    smem = _patched(files, "tuning_scan.cuh", "          22, // items: reg_bound(T4=384, I4=22, 4 B",
+                    "          100, // items: reg_bound(T4=384, I4=22, 4 B")
     units += [th.Unit("bad_warp", src, 14, tuple(warp)), th.Unit("bad_smem", src, 14, tuple(smem))]
     radix = th.header_files(ctx_of("radix", text=RADIX))
     units.append(th.Unit("radix_cxx14", th.include_all_source(radix), 14, tuple(radix)))
@@ -144,7 +150,7 @@ def test_changed_value_breaks_static_assert_against_cub(nvidia_results):
     _, bad = nvidia_results
     ok, text = bad["cub_equal"]
     assert not ok
-    assert "scan on sm90, float64: delay differs from CUB's" in text
+    assert "scan sm90 float64 plus offset32: delay differs from CUB's" in text
 
 
 @pytest.mark.nvcc
