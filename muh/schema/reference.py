@@ -7,7 +7,7 @@ import typing
 from pydantic import BaseModel
 
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS
-from muh.schema.models import Deploy, Hardware, Toolchain
+from muh.schema.models import Deploy, Hardware, ParityScope, Toolchain
 from muh.schema.policy_key import OFFSETS, OP_CLASSES
 from muh.schema.units import DIMENSION_OF_UNIT
 
@@ -56,11 +56,13 @@ def render_reference() -> str:
            "| block | form |", "|---|---|",
            "| `hardware` | `hardware <name> { … }` |",
            "| `algorithm` | `algorithm <family> on <hardware> { policy <key> { … }  space [<key>] { … }  types = […] }` |",
-           "| `deploy` | `deploy <name> on <hardware> { … }` |", "",
+           "| `deploy` | `deploy <name> on <hardware> { … }` |",
+           "| `parity` | `parity { out_of_scope = [\"<family> <arch> <type> <op> <offset>\", …] }` (docs/parity.md) |", "",
            "### `hardware` keys", ""]
     out += _fields(Hardware, skip=("name", "toolchain"))
     out += ["", "### `toolchain` block (inside `hardware`)", ""] + _fields(Toolchain)
     out += ["", "### `deploy` keys", ""] + _fields(Deploy, skip=("name", "on"))
+    out += ["", "### `parity` block (top level, once)", ""] + _fields(ParityScope)
     out += ["", "### Algorithm families", "",
             "Values are nominal for 4-byte items and scaled per element size by the family's rule.", "",
             "| family | CUB counterpart | tunable dimensions | sub-policies | scaling | tile in smem |", "|---|---|---|---|---|---|"]
