@@ -83,11 +83,14 @@ def derive(spec: Spec) -> Derived:
     return Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
 
 
-def _layers(alg: Algorithm, key: str) -> list[str]:
+def layers_of(alg: Algorithm, key: str) -> list[str]:
     """The spec's policies that apply to ``key``, least specific first (muh/schema/policy_key.py)."""
     want = policy_key.key_of(key)
     got = [(k, policy_key.key_of(k)) for k in alg.policies]
     return [k for k, p in sorted(((k, p) for k, p in got if p.generalises(want)), key=lambda kp: kp[1].rank)]
+
+
+_layers = layers_of
 
 
 def resolve_query(spec: Spec, akey: str, query: policy_key.Query) -> ResolvedPolicy:

@@ -21,6 +21,7 @@ from muh.grammar import ast
 from muh.lsp.analysis import Analysis, Pos, hit_at, node_at, walk
 from muh.lsp.context import Context, Frame
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS, enum_choices
+from muh.schema.policy_key import OFFSETS, OP_CLASSES
 from muh.schema.deploy import Deploy, Engine, EngineExtensions, Moe
 from muh.schema.lower import TOP_KINDS
 from muh.schema.models import Delay, Hardware, PolicyValues, Toolchain
@@ -243,7 +244,7 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
             if dim is None:
                 what = akey if pkey == "default" else f"{akey}.{pkey}"
                 layer = "policy `default`: every type inherits it" if pkey == "default" else \
-                    f"policy `{pkey}`: " + " ⊕ ".join(f"`{k}`" for k in dict.fromkeys(("default", pkey.split(".")[0], pkey)))
+                    f"policy `{pkey}`: " + " ⊕ ".join(f"`{k}`" for k in _layers_of(a, akey, pkey))
                 return _join(layer, _code(_explain(a, what)))
             if "subs" in path:
                 return _join(_dim_doc(dim, family), _code(_sub_values(a, akey, pkey, path[path.index("subs") + 1], dim)))
@@ -343,7 +344,7 @@ def definition(a: Analysis, pos: Pos) -> list[Span]:
     if path[0] == "algorithms" and len(path) >= 4 and path[2] == "policies":
         akey, pkey = path[1], path[3]
         if len(path) == 4:  # a policy: the layers it inherits from
-            layers = [k for k in dict.fromkeys(("default", pkey.split(".")[0])) if k != pkey]
+            layers = [k for k in _layers_of(a, akey, pkey) if k != pkey]
             return [s for k in layers if (s := _key_span(a, ("algorithms", akey, "policies", k)))]
         return _inputs(a, akey, pkey, path[-1], hit.span)
     return []
@@ -417,10 +418,25 @@ def completion(text: str, ctx: Context) -> list[Item]:
     return []
 
 
+def _layers_of(a, akey: str, pkey: str) -> list[str]:
+    """The policies a key layers over (muh/derive/resolve.py), or the plain chain when the spec does not load."""
+    from muh.derive.resolve import layers_of
+
+    spec = getattr(a, "spec", None)
+    alg = spec.algorithms.get(akey) if spec is not None else None
+    try:
+        return layers_of(alg, pkey) if alg is not None else list(dict.fromkeys(("default", pkey.split(".")[0], pkey)))
+    except ValueError:
+        return list(dict.fromkeys(("default", pkey.split(".")[0], pkey)))
+
+
 def _policy_keys() -> list[Item]:
     out = [Item("default", "type", "every type inherits it")]
     out += [Item(t, "type", f"{b} B per item") for t, b in DTYPES.items()]
     out += [Item(f"{t}.{o}", "type", f"{t} with operator {o}") for t in DTYPES for o in OPS]
+    out += [Item(f"{t}.{c}", "type", f"{t} with any operator of {', '.join(ops)}")
+            for t in DTYPES for c, ops in OP_CLASSES.items()]
+    out += [Item(f"{t}.{w}", "type", f"{t} with {w[6:]}-bit offsets") for t in DTYPES for w in OFFSETS]
     return out
 
 
