@@ -388,8 +388,10 @@ def render(report: ParityReport, *, verbose: bool = False) -> str:
     scope = (f"; CUB policy cases: {expected} expected, {expected - excused - len(report.gaps)} compared"
              + (f", {excused} out of scope" if excused else "") + (f", {len(report.gaps)} MISSING" if report.gaps else ""))
     mismatched = len(report.failed) - len(report.gaps)
-    if report.failed:
+    if mismatched:
         lines.append(f"parity: {mismatched} of {compared} cases FAILED{scope}")
+    elif report.gaps:
+        lines.append(f"parity: FAILED, CUB cases missing ({compared} compared cases equal){scope}")
     else:
         lines.append(f"parity: {compared} cases passed{scope}")
     return "\n".join(lines)
