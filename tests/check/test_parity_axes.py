@@ -69,7 +69,10 @@ def test_out_of_scope_excuses_by_pattern():
 def test_any_thread_count_in_cub_parity_mode():
     base = NVIDIA.read_text()
     odd = in_block(base, "algorithm for_each on sm90", "threads = 256", "threads = 100")
-    load(odd, "specs/nvidia.muh")  # CUB takes any count: its scaling never rounds a nominal T4 itself
+    spec = load(odd, "specs/nvidia.muh")  # CUB takes any count: its scaling never rounds a nominal T4 itself
+    header = {f.path: f.content for f in th.header_files(BuildContext(spec, derive(spec)))}
+    text = header["include/muh/tuning/tuning_for_each.cuh"]
+    assert "100, // threads" in text and "warp_size == 0" not in text
     strict = odd.replace("cub_parity = true", "cub_parity = false")
     with pytest.raises(MuhError) as err:
         load(strict, "specs/nvidia.muh")

@@ -218,10 +218,11 @@ def _inline(v: Value, indent: int) -> Value:
 def _asserts(family: str, label: str, hw: Hardware, hw_id: str, names: set[str], sel: str, dtype: str):
     if "threads" not in names:
         return []
-    out = [(f"{sel}.threads % hardware::{hw_id}.warp_size == 0",
-            f"{label}: threads must be a multiple of the warp size ({hw.warp_size})"),
-           (f"{sel}.threads <= hardware::{hw_id}.max_threads_per_block",
-            f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})")]
+    out = [] if hw.cub_parity else [  # CUB's own policies need not be warp multiples
+        (f"{sel}.threads % hardware::{hw_id}.warp_size == 0",
+         f"{label}: threads must be a multiple of the warp size ({hw.warp_size})")]
+    out.append((f"{sel}.threads <= hardware::{hw_id}.max_threads_per_block",
+                f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})"))
     if catalog.FAMILIES[family].stages_tile and "items" in names:
         out.append((f"{sel}.threads * {sel}.items * element_size(element::{ident(dtype)}) "
                     f"<= hardware::{hw_id}.smem_per_block",
