@@ -164,8 +164,8 @@ def check(
             loaded = load_file(path)
         except MuhError as err:
             raise fail_input(err)
-        options = {"verbose": verbose, "no_cache": no_cache}
-        results = run_checks(BuildContext(loaded.spec, loaded.derived, options=options), only)
+        flags = {"verbose": verbose, "no_cache": no_cache}
+        results = run_checks(BuildContext(loaded.spec, loaded.derived, flags=flags), only)
         typer.echo(f"{path}:")
         width = max([len(r.name) for r in results] + [5])
         for r in results:

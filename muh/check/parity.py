@@ -401,11 +401,11 @@ def render(report: ParityReport, *, verbose: bool = False) -> str:
 def check_parity(ctx: BuildContext) -> CheckResult:
     """`muh check SPEC --only parity`: the table of cases, ending with `parity: N cases passed`."""
     try:
-        report = run_parity(ctx.spec, ctx.derived, use_cache=not ctx.options.get("no_cache"))
+        report = run_parity(ctx.spec, ctx.derived, use_cache=not ctx.flags.get("no_cache"))
     except MuhError as err:
         text = [d.render() for d in err.diagnostics]
         return CheckResult("parity", "fail", err.diagnostics[0].message if err.diagnostics else "parity failed", text)
-    lines = render(report, verbose=bool(ctx.options.get("verbose"))).splitlines()
+    lines = render(report, verbose=bool(ctx.flags.get("verbose"))).splitlines()
     return CheckResult("parity", "pass" if report.ok else "fail", lines[-1], lines)
 
 

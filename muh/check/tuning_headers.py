@@ -288,7 +288,7 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
     if eq.source is not None:
         units.append(Unit("cub_equal", eq.source, 17))
     try:
-        results = compile_units(files, units, use_cache=not ctx.options.get("no_cache"))
+        results = compile_units(files, units, use_cache=not ctx.flags.get("no_cache"))
     except MuhError as err:
         return CheckResult("tuning_headers", "fail", err.diagnostics[0].message,
                            [d.render() for d in err.diagnostics])

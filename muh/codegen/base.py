@@ -23,6 +23,7 @@ class BuildContext:
     derived: Derived
     options: dict = field(default_factory=dict)  # e.g. {"emulate_warp": 64}
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    flags: dict = field(default_factory=dict)  # `muh check` flags (verbose, no_cache): not build options
 
     @property
     def spec_label(self) -> str:
