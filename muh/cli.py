@@ -4,15 +4,20 @@ Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spe
 """
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import List, Optional
 
-import typer
+try:  # Ctrl-C while the interpreter is still importing: one line, exit 130 (as later)
+    import json
+    from pathlib import Path
+    from typing import List, Optional
 
-import muh
-from muh.diagnostics import Diagnostic, MuhError
+    import typer
+
+    import muh
+    from muh.diagnostics import Diagnostic, MuhError
+except KeyboardInterrupt:  # pragma: no cover - timing-dependent; tests/cli/test_output.py sends it
+    sys.stderr.write("interrupted\n")
+    raise SystemExit(130) from None
 
 app = typer.Typer(
     name="muh",
@@ -204,10 +209,25 @@ def _register_optional_commands() -> None:
         mod.register(app)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """typer turns Ctrl-C into a silent exit 130: find the KeyboardInterrupt behind a SystemExit."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
 def main() -> None:
-    _register_optional_commands()
     try:
+        _register_optional_commands()
         app()
+    except SystemExit as exit_:
+        if exit_.code == 130 and _interrupted(exit_):
+            _err("interrupted")
+        raise
     except MuhError as err:  # a stage raised outside a command's own handling
         report(err.diagnostics)
         sys.exit(EXIT_INPUT)
