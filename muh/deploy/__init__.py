@@ -5,7 +5,6 @@ error or a refusal (nothing written). ``--apply`` exits 0 after committing (or w
 """
 from __future__ import annotations
 
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.deploy import git as g
+from muh.deploy import write
 from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
 from muh.diagnostics import Diagnostic, MuhError
 
@@ -79,6 +79,9 @@ def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool 
     unsafe += [p for p in plan.removed if not safe_relpath(p) or escapes(repo_p, p)]
     if unsafe:
         return _refuse(f"refusing to write {unsafe[0]}: it would leave the repository or follow a link", plan=plan, lines=lines)
+    if plan.clashes:
+        return _refuse(f"cannot deploy: {plan.clashes[0]}" + (f" (and {len(plan.clashes) - 1} more)" if len(plan.clashes) > 1 else ""),
+                       hint="nothing was written", plan=plan, lines=lines)
     problems = _problems(repo_p, plan)
     if problems and not force:
         return _refuse(problems[0][0], hint=problems[0][1] + "; or pass --force", plan=plan, lines=lines)
@@ -87,14 +90,22 @@ def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool 
     if not plan.has_changes:
         lines.append("up to date: nothing to commit")
         return DeployResult(EXIT_OK, lines, plan=plan)
-    _write(repo_p, plan)
+    try:
+        tx = write.apply(repo_p, {rel: (plan.files[rel].content, plan.files[rel].executable) for rel in plan.added + plan.changed},
+                         plan.removed)
+    except write.WriteError as err:
+        return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-WRITE", f"nothing was changed: {err}", None)], plan=plan)
     paths = sorted(set(plan.added + plan.changed + plan.removed))
     msg = (f"muh deploy: {ctx.spec_label} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
            + "\n".join([f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]) + "\n")
     try:
         commit = g.commit(repo_p, paths, msg)
     except g.GitError as err:
-        return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-GIT", f"files written but not committed: {err}", None)], plan=plan)
+        left = tx.rollback()
+        g.unstage(repo_p, paths)
+        what = "the files were restored" if not left else f"could not restore {', '.join(left)}"
+        return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-GIT", f"not committed ({what}): {err}", None)], plan=plan)
+    tx.commit()
     lines.append(f"committed {commit[:12]}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.removed)} removed")
     return DeployResult(EXIT_OK, lines, commit=commit, plan=plan)
 
@@ -127,19 +138,6 @@ def _problems(repo: Path, plan: Plan) -> list[tuple[str, str]]:
     if plan.foreign:
         out.append((f"{plan.foreign[0]} exists and was not written by muh", "remove or rename it"))
     return out
-
-
-def _write(repo: Path, plan: Plan) -> None:
-    for rel in plan.added + plan.changed:
-        f = plan.files[rel]
-        target = repo / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.muh-tmp")
-        tmp.write_text(f.content, encoding="utf-8", newline="\n")
-        tmp.chmod(0o755 if f.executable else 0o644)
-        os.replace(tmp, target)
-    for rel in plan.removed:
-        (repo / rel).unlink(missing_ok=True)
 
 
 def _run_checks(loaded, lines: list[str]) -> list[str]:

@@ -1,8 +1,12 @@
 """The few git operations deploy needs, through the git command (no library, no shell)."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
+import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -16,9 +20,24 @@ def _env() -> dict[str, str]:
     return env
 
 
+@lru_cache(maxsize=1)
+def _no_hooks() -> str:
+    """An empty folder of muh's, given to git as its hooks folder (removed when muh exits)."""
+    path = tempfile.mkdtemp(prefix="muh-no-hooks-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+def safe_config() -> list[str]:
+    """``-c`` options that keep a target repository from running code through muh: no hooks, no
+    file-system monitor, no signing program, no pager."""
+    return ["-c", f"core.hooksPath={_no_hooks()}", "-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false",
+            "-c", "core.pager=cat"]
+
+
 def git(repo: Path, *args: str, check: bool = True, env: dict | None = None) -> str:
     try:
-        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+        proc = subprocess.run(["git", *safe_config(), "-C", str(repo), *args], capture_output=True, text=True,
                               env={**_env(), **(env or {})}, timeout=120)
     except FileNotFoundError:
         raise GitError("git is not installed") from None
@@ -56,3 +75,9 @@ def commit(repo: Path, paths: list[str], message: str) -> str:
         env.update(GIT_AUTHOR_EMAIL="muh@localhost", GIT_COMMITTER_EMAIL="muh@localhost")
     git(repo, "commit", "--quiet", "--no-verify", "-m", message, "--", *paths, env=env)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def unstage(repo: Path, paths: list[str]) -> None:
+    """Put the index entries of ``paths`` back to HEAD's (after a failed commit)."""
+    if paths:
+        git(repo, "reset", "-q", "--", *paths, check=False)

@@ -38,6 +38,7 @@ class Plan:
     unchanged: list[str] = field(default_factory=list)
     drift: list[str] = field(default_factory=list)  # muh's files edited or deleted by hand
     foreign: list[str] = field(default_factory=list)  # files muh would write that it did not write
+    clashes: list[str] = field(default_factory=list)  # why a path cannot be written at all (refused even with --force)
     tuned_diff: list[str] = field(default_factory=list)
     state_path: str = ""
     state: dict = field(default_factory=dict)
@@ -92,6 +93,7 @@ def compute(repo: Path, generated: list[GeneratedFile], folder: str) -> Plan:
             plan.changed.append(rel)
             if rel not in owned:
                 plan.foreign.append(rel)
+    plan.clashes = clashes(repo, sorted(files))
     for rel in sorted(set(owned) - set(files)):
         if _current(repo, rel) is not None:
             plan.removed.append(rel)
@@ -100,6 +102,34 @@ def compute(repo: Path, generated: list[GeneratedFile], folder: str) -> Plan:
     new_tuned = _load_tuned(new_f.content.encode() if new_f else None)
     plan.tuned_diff = tuned_diff(old_tuned, new_tuned)
     return plan
+
+
+def clashes(repo: Path, paths: list[str]) -> list[str]:
+    """Paths that cannot be written whatever --force says: one of muh's files would be a folder of
+    another (``folder = "Dockerfile"``), or a file, folder or link already sits where muh needs the
+    other kind."""
+    out = []
+    wanted = set(paths)
+    for rel in paths:
+        parts = PurePosixPath(rel).parts
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            if prefix in wanted:
+                out.append(f"muh would write both the file {prefix} and {rel} inside a folder of that name"
+                           " (choose another deploy `folder`)")
+                break
+            p = repo / prefix
+            if p.is_symlink():
+                out.append(f"{prefix} is a symbolic link where muh needs a folder for {rel}")
+                break
+            if p.exists() and not p.is_dir():
+                out.append(f"{prefix} is a file where muh needs a folder for {rel}")
+                break
+        else:
+            p = repo / rel
+            if p.is_dir() and not p.is_symlink():
+                out.append(f"{rel} is a folder where muh writes a file")
+    return out
 
 
 def _load_tuned(raw: bytes | None) -> dict:

@@ -186,3 +186,121 @@ def test_cli_exit_codes(cli, spec, repo):
     assert code == 0 and "no changes" in out
     code, _, err = cli("deploy", spec, "--repo", repo.parent, "--skip-checks")
     assert code == 1 and "not a git repository" in err
+
+
+# -- issue 11: items 3, 4 and 8 ----------------------------------------------------------------------
+def _status(repo: Path) -> str:
+    return git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored")
+
+
+def test_a_committed_link_at_a_temporary_name_cannot_redirect_a_write(spec, repo, tmp_path):
+    """Item 3: `.Dockerfile.muh-tmp -> /victim` (the old fixed temporary name) and look-alikes."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    victim.chmod(0o600)
+    for name in (".Dockerfile.muh-tmp", ".computility-run.yaml.muh-tmp"):
+        os.symlink(victim, repo / name)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "links")
+    res = deploy(spec, repo, apply=True)
+    assert res.code == 0, (res.lines, res.diagnostics)
+    assert victim.read_text() == "precious\n" and (victim.stat().st_mode & 0o777) == 0o600
+    assert (repo / ".Dockerfile.muh-tmp").is_symlink() and (repo / "Dockerfile").read_text().startswith("#")
+    assert _status(repo) == ""
+
+
+def test_the_destination_is_checked_for_a_link_right_before_the_rename(tmp_path):
+    """Item 3: a link that appears between staging and the rename is refused; nothing is written."""
+    from muh.deploy import write
+
+    repo = tmp_path / "r"
+    (repo / "d").mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    tx = write.Transaction(repo)
+    tx.stage("d/a.txt", "new\n", False)
+    os.symlink(victim, repo / "d" / "a.txt")
+    with pytest.raises(write.WriteError, match="symbolic link"):
+        tx.swap("d/a.txt")
+    tx.rollback()
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in (repo / "d").iterdir()) == ["a.txt"]
+
+
+@pytest.mark.parametrize("case", ["folder-is-Dockerfile", "file-where-folder"])
+def test_a_path_clash_is_found_by_the_plan_and_nothing_is_written(spec, repo, case):
+    """Item 4: `folder = "Dockerfile"`, or a tracked file at muh/vllm: exit 1 naming the path, the
+    repository untouched (before: Dockerfile and half of muh/ written, then a traceback)."""
+    if case == "folder-is-Dockerfile":
+        spec.write_text(SPEC_TEXT.replace("deploy competition on bi100 {", 'deploy competition on bi100 {\n  folder = "Dockerfile"'))
+        needle = "Dockerfile"
+    else:
+        (repo / "muh").mkdir()
+        (repo / "muh" / "vllm").write_text("ours\n")
+        git(repo, "add", "muh")
+        git(repo, "commit", "-qm", "a file named vllm")
+        needle = "muh/vllm is a file where muh needs a folder"
+    before, head0 = snapshot(repo), head(repo)
+    for force in (False, True):
+        res = deploy(spec, repo, apply=True, force=force)
+        assert res.code == 1, res.lines
+        assert needle in res.diagnostics[0].message and "cannot deploy" in res.diagnostics[0].message
+        assert snapshot(repo) == before and head(repo) == head0 and _status(repo) == ""
+
+
+def test_a_failing_write_restores_every_file(spec, repo, monkeypatch):
+    """Item 4: all or nothing — an error at the last rename undoes the earlier ones."""
+    from muh.deploy import write
+
+    assert deploy(spec, repo, apply=True).code == 0
+    spec.write_text(SPEC_TEXT.replace("dtype = half", "dtype = float16"))
+    before, head0 = snapshot(repo), head(repo)
+    real_swap, calls = write.Transaction.swap, []
+
+    def flaky(self, rel):
+        calls.append(rel)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real_swap(self, rel)
+
+    monkeypatch.setattr(write.Transaction, "swap", flaky)
+    res = deploy(spec, repo, apply=True)
+    assert res.code == 1 and "nothing was changed" in res.diagnostics[0].message, res.diagnostics
+    assert len(calls) == 2
+    assert snapshot(repo) == before and head(repo) == head0 and _status(repo) == ""
+
+
+def test_a_failing_commit_restores_the_files(spec, repo, monkeypatch):
+    from muh.deploy import git as g
+
+    before, head0 = snapshot(repo), head(repo)
+
+    def broken(*a, **k):
+        raise g.GitError("git commit failed: disk full")
+
+    monkeypatch.setattr(g, "commit", broken)
+    res = deploy(spec, repo, apply=True)
+    assert res.code == 1 and "files were restored" in res.diagnostics[0].message
+    assert snapshot(repo) == before and head(repo) == head0 and _status(repo) == ""
+
+
+def test_the_target_repository_cannot_run_code_through_git(spec, repo, tmp_path):
+    """Item 8: hooks (in .git/hooks and through core.hooksPath) and an fsmonitor never run."""
+    proof = tmp_path / "ran"
+    script = f"#!/bin/sh\necho ran >> {proof}\n"
+    for hook in ("pre-commit", "commit-msg", "post-commit", "post-index-change"):
+        p = repo / ".git" / "hooks" / hook
+        p.write_text(script)
+        p.chmod(0o755)
+    evil = tmp_path / "hooks"
+    evil.mkdir()
+    for hook in ("pre-commit", "post-commit"):
+        (evil / hook).write_text(script)
+        (evil / hook).chmod(0o755)
+    (tmp_path / "fsmon").write_text(script)
+    (tmp_path / "fsmon").chmod(0o755)
+    git(repo, "config", "core.hooksPath", str(evil))
+    git(repo, "config", "core.fsmonitor", str(tmp_path / "fsmon"))
+    res = deploy(spec, repo, apply=True)
+    assert res.code == 0, res.diagnostics
+    assert not proof.exists()
