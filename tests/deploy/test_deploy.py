@@ -171,7 +171,7 @@ def test_spec_errors_are_reported_not_raised(tmp_path, repo):
     assert any(d.code == "E-VLLM-CHOICE" and str(d.span).startswith(f"{bad}:") for d in res.diagnostics)
 
 
-def test_checks_run_first_by_default(spec, repo):
+def test_checks_run_first_by_default(spec, repo, vllm_wheel):
     res = D.run(spec, repo)
     assert any(line.startswith("check vllm_deploy: pass") for line in res.lines), res.lines
     assert res.code == 2

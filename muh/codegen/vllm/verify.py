@@ -81,9 +81,13 @@ def run_file_shape(text: str) -> list[str]:
     return out
 
 
-def yamllint(text: str) -> list[str]:
-    from yamllint import linter
-    from yamllint.config import YamlLintConfig
+def yamllint(text: str) -> list[str] | None:
+    """yamllint's findings, or None when yamllint is not installed (it is a run-time dependency)."""
+    try:
+        from yamllint import linter
+        from yamllint.config import YamlLintConfig
+    except ImportError:
+        return None
 
     return [f"{p.line}:{p.column} {p.level} {p.message} ({p.rule})"
             for p in linter.run(text, YamlLintConfig(YAMLLINT_CONFIG))]

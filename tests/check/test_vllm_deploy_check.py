@@ -1,0 +1,53 @@
+"""`vllm_deploy` says what it could not check, counts only problems, and needs no test extra to run
+(issue 11 items 5, 12 and 21)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
+
+
+def _check(cli):
+    code, out, err = cli("check", str(SPEC), "--only", "vllm_deploy")
+    assert "Traceback" not in out + err
+    line = next(l for l in out.splitlines() if l.strip().startswith("vllm_deploy"))
+    return code, line, out
+
+
+def test_without_yamllint_the_lint_is_skipped_with_its_reason(cli, monkeypatch, tmp_path):
+    """Item 5: muh installed without the test extras: no ModuleNotFoundError, a skip that says why;
+    `muh deploy` plans as before."""
+    monkeypatch.setitem(sys.modules, "yamllint", None)  # `import yamllint` now raises ImportError
+    monkeypatch.setitem(sys.modules, "yamllint.linter", None)
+    code, line, out = _check(cli)
+    assert " skip " in line and "yamllint: skipped, not installed" in line, out
+    import subprocess
+
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    code, out, err = cli("deploy", str(SPEC), "--repo", str(repo))
+    assert code == 2 and "Traceback" not in err, err
+    assert "check vllm_deploy: skip — " in out and "yamllint: skipped" in out
+
+
+def test_a_fresh_cache_is_a_skip_not_a_pass(cli, monkeypatch):
+    """Item 21: the wheel was never fetched, so the edits were not checked: skip, with the reason."""
+    import muh.codegen.vllm.wheel as wheel
+
+    monkeypatch.setattr(wheel, "cached", lambda *a, **k: None)
+    code, line, out = _check(cli)
+    assert " skip " in line and "the wheel is not in muh's cache" in line, out
+    assert code == 0
+
+
+def test_one_problem_is_counted_once(cli, monkeypatch, vllm_wheel):
+    """Item 12: "2 problem(s)" for one problem counted the success line of the wheel edits."""
+    from muh.codegen.vllm import verify
+
+    monkeypatch.setattr(verify, "hadolint", lambda text: ["1: DL3025 warning: use JSON notation"])
+    code, line, out = _check(cli)
+    assert code == 1 and " fail " in line and "1 problem(s)" in line, out
