@@ -105,9 +105,13 @@ def fmt(
         if new != text:
             unformatted.append(shown)
             if not check:
-                tmp = Path(str(path) + ".muh-fmt.tmp")
-                tmp.write_text(new, encoding="utf-8")
-                tmp.replace(path)
+                from muh.output import replace_file
+
+                try:
+                    replace_file(path, new)  # the file a link points to is formatted; the link stays
+                except OSError as err:
+                    _err(f"{shown}: cannot write: {err.strerror or err} [E-IO]")
+                    raise typer.Exit(EXIT_FAIL)
                 typer.echo(f"formatted {shown}")
     if check and unformatted:
         for name in unformatted:

@@ -268,10 +268,9 @@ def _apply(ctx, reports) -> str:
     from muh.pipeline import derive
 
     derive(load(text, shown))
-    path = Path(ctx["spec_path"])
-    tmp = path.with_name(path.name + ".muh-tune.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from muh.output import replace_file
+
+    replace_file(Path(ctx["spec_path"]), text)  # atomic, keeps the mode, a link stays a link
     return "; ".join(changed)
 
 

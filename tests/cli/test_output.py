@@ -170,3 +170,32 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, phase):
     assert proc.returncode == 130, err
     assert err.strip() == "interrupted", err
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_fmt_formats_the_target_of_a_link_and_keeps_the_link(cli, tmp_path):
+    """Item 6: the link stays a link, the file it points to is formatted (mode kept)."""
+    real = tmp_path / "real" / "x.muh"
+    real.parent.mkdir()
+    real.write_text("muh 1\nhardware x{sm_count=1}\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.muh"
+    link.symlink_to(real)
+    code, out, err = cli("fmt", link)
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "muh 1\n\nhardware x { sm_count = 1 }\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert sorted(p.name for p in real.parent.iterdir()) == ["x.muh"]  # no temporary left
+
+
+def test_replace_file_never_follows_a_planted_temporary(tmp_path):
+    """The class of item 3 for files rewritten in place (fmt, tune --apply): the temporary is
+    created O_EXCL|O_NOFOLLOW, so a link planted at a temporary name is never written through."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    spec = tmp_path / "s.muh"
+    spec.write_text("muh 1\n")
+    for name in (".s.muh.muh-tmp", "s.muh.muh-fmt.tmp", "s.muh.muh-tune.tmp"):
+        (tmp_path / name).symlink_to(victim)
+    output.replace_file(spec, "muh 1\n# new\n")
+    assert spec.read_text() == "muh 1\n# new\n" and victim.read_text() == "precious\n"
