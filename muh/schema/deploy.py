@@ -21,7 +21,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from muh.schema.base import Model
+from muh.schema.base import SpecModel as Model
 from decimal import Decimal
 
 Scalar = Union[bool, int, Decimal, str]

@@ -31,6 +31,14 @@ class Lowered:
     key_spans: dict[tuple, Span] = field(default_factory=dict)
     annotations: dict[tuple, ast.Call] = field(default_factory=dict)
     diags: list[Diagnostic] = field(default_factory=list)
+    source: str = ""  # the spec's text (to quote a value as it was written)
+
+    def written(self, span: Span | None) -> str | None:
+        """The text at ``span`` (one line), or None."""
+        if span is None or span.line != span.end_line:
+            return None
+        lines = self.source.splitlines()
+        return lines[span.line - 1][span.col - 1: span.end_col - 1] if 0 < span.line <= len(lines) else None
 
     def error(self, code: str, msg: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, msg, span, hint))
@@ -227,7 +235,7 @@ def _parity(b: ast.Block, low: Lowered) -> None:
 
 
 def lower(module: ast.Module) -> Lowered:
-    low = Lowered(raw={"hardware": {}, "algorithms": {}, "deploys": {}})
+    low = Lowered(raw={"hardware": {}, "algorithms": {}, "deploys": {}}, source=module.source)
     if module.version is None:
         low.error("E-VERSION", "the spec does not say its language version", ast_span_start(module),
                   hint="start the file with `muh 1`")

@@ -7,7 +7,7 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PrivateAttr, field_validator
 
 from muh.diagnostics import Span
-from muh.schema.base import Model
+from muh.schema.base import SpecModel as Model
 from muh.schema.catalog import (
     DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, TRANSFORM_ALGORITHMS,
     HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN,

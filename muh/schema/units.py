@@ -32,6 +32,19 @@ UNITS_BY_DIMENSION = {
 }
 
 
+INT_MAX = 2**31 - 1
+"""The largest value of the C++ ``int`` that muh emits sizes and counts as."""
+
+# The physical range of each dimension, in its base unit (bytes, bytes/s, ns, Hz), checked once here
+# for every field of that dimension. Sizes are emitted as C++ ``int`` (tuning headers, kernel params).
+LIMITS: dict[str, tuple[object, object, str]] = {
+    "size": (1, INT_MAX, "1 B … 2 GiB − 1 B (muh emits sizes as a C++ int)"),
+    "bandwidth": (1, 10**16, "1 B/s … 10 PB/s"),
+    "time": (Decimal(0), Decimal(10**9), "0 ns … 1 s"),
+    "frequency": (10**6, 10**11, "1 MHz … 100 GHz"),
+}
+
+
 @dataclass(frozen=True)
 class Quantity:
     value: Decimal
@@ -51,22 +64,31 @@ def _exact_int(x: Decimal, what: str) -> int:
     return int(x)
 
 
+def _in_range(dimension: str, value, written: Quantity):
+    lo, hi, text = LIMITS[dimension]
+    if not lo <= value <= hi:
+        raise ValueError(f"{written} is out of range: a {dimension} is {text}")
+    return value
+
+
 def _to(dimension: str):
     def convert(v):
         if isinstance(v, Quantity):
             if v.dimension != dimension:
                 raise ValueError(f"expected a {dimension} ({UNITS_BY_DIMENSION[dimension]}), got {v} (a {v.dimension})")
+            if not v.value.is_finite():
+                raise ValueError(f"{v} is not a number")
             if dimension == "size":
-                return _exact_int(v.value * SIZE[v.unit], "a size")
+                return _in_range(dimension, _exact_int(v.value * SIZE[v.unit], "a size"), v)
             if dimension == "bandwidth":
-                return _exact_int(v.value * SIZE[v.unit[:-2]], "a bandwidth")
+                return _in_range(dimension, _exact_int(v.value * SIZE[v.unit[:-2]], "a bandwidth"), v)
             if dimension == "time":
-                return v.value * TIME_NS[v.unit]
-            return _exact_int(v.value * FREQ[v.unit], "a frequency")
+                return _in_range(dimension, v.value * TIME_NS[v.unit], v)
+            return _in_range(dimension, _exact_int(v.value * FREQ[v.unit], "a frequency"), v)
         if isinstance(v, bool) or not isinstance(v, (int, Decimal)):
             raise ValueError(f"expected a {dimension} with a unit ({UNITS_BY_DIMENSION[dimension]})")
-        if v == 0:
-            return 0 if dimension != "time" else Decimal(0)
+        if v == 0 and dimension == "time":
+            return Decimal(0)
         raise ValueError(f"a {dimension} needs a unit: write e.g. `{v} {PREFERRED[dimension]}`")
     return convert
 

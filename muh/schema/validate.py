@@ -206,6 +206,8 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict) -> list[Diagno
             choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",") if c.strip()]
             out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid `{name}`", value_span,
                                   hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
+        elif typ in _STRICT_TYPES and not isinstance(e.get("input"), (Quantity, RangeValue, dict, list)):
+            out.append(_wrong_type(name, typ, e.get("input"), low.written(value_span), value_span))
         else:
             msg = e["msg"].removeprefix("Value error, ")
             given = e.get("input")
@@ -219,6 +221,29 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict) -> list[Diagno
                 msg = f"`{name}`: {msg}"
             out.append(Diagnostic("E-VALUE", msg, value_span))
     return out
+
+
+_STRICT_TYPES = {"int_type": "a whole number", "bool_type": "`true` or `false`", "string_type": "a string",
+                 "float_type": "a number", "decimal_type": "a number"}
+
+
+def _wrong_type(name: str, typ: str, given, written: str | None, span: Span | None) -> Diagnostic:
+    """`threads = "256"`, `sm_count = 1e3`, `cuda = 10.2`: the value is not of the field's type."""
+    want = _STRICT_TYPES[typ]
+    shown = written or (f'"{given}"' if isinstance(given, str) else str(given).lower() if isinstance(given, bool) else str(given))
+    hint = None
+    if typ == "int_type":
+        if isinstance(given, str) and given.strip().lstrip("-").isdigit():
+            hint = f"drop the quotes: `{name} = {given.strip()}`"
+        elif isinstance(given, Decimal) and given.is_finite() and given == given.to_integral_value():
+            hint = f"write `{name} = {int(given)}`"
+        elif isinstance(given, Decimal):
+            hint = f"`{name}` counts whole things; round to a whole number"
+    elif typ == "string_type" and not isinstance(given, str):
+        hint = f'quote it: `{name} = "{written or given}"`'
+    elif typ == "bool_type" and isinstance(given, str) and given.lower() in ("true", "false"):
+        hint = f"drop the quotes: `{name} = {given.lower()}`"
+    return Diagnostic("E-TYPE", f"`{name}` takes {want}, not `{shown}`", span, hint=hint)
 
 
 def _block_span(loc: tuple, low: Lowered) -> Span | None:

@@ -42,3 +42,13 @@ def test_hardware_checks_report_alongside_structural_errors(cli, tmp_path):
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
     assert code == 2
     assert "E-WARP" in err and "`base_image`" in err and err.strip().endswith("2 errors")
+
+
+def test_a_negative_size_is_one_error_at_its_line(cli, tmp_path):
+    """Issue 11 item 9: `-48 KiB` gave six nonsense errors (tiles "exceeding" a negative size)."""
+    src = tmp_path / "neg.muh"
+    base = (Path(__file__).resolve().parents[2] / "specs" / "baseline.muh").read_text()
+    src.write_text(base.replace("smem_per_block = 48 KiB", "smem_per_block = -48 KiB"))
+    code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
+    assert code == 2 and err.strip().endswith("\n1 error"), err
+    assert "neg.muh:9:20: error: `smem_per_block`: -48 KiB is out of range" in err
