@@ -44,8 +44,10 @@ class Lowered:
         self.diags.append(Diagnostic(code, msg, span, hint))
 
 
-def value_of(v: ast.Value, low: Lowered, refs: dict) -> object:
-    """Plain Python value of a syntax node (references resolved through ``refs``)."""
+def value_of(v: ast.Value, low: Lowered, refs: dict, path: tuple | None = None) -> object:
+    """Plain Python value of a syntax node (references resolved through ``refs``). With ``path``,
+    the spans of a call's arguments and a list's items are recorded under it, so that an error
+    inside ``fixed(ns = 952)`` points at ``952``."""
     if isinstance(v, ast.Number):
         if v.unit:
             return Quantity(v.value, v.unit)
@@ -57,12 +59,22 @@ def value_of(v: ast.Value, low: Lowered, refs: dict) -> object:
             return v.path[0]
         return _resolve_ref(v, low, refs)
     if isinstance(v, ast.ListV):
+        if path is not None:
+            for i, item in enumerate(v.items):
+                low.value_spans[path + (i,)] = item.span
         return [value_of(i, low, refs) for i in v.items]
     if isinstance(v, ast.Range):
         step = value_of(v.step, low, refs) if v.step is not None else None
         return RangeValue(value_of(v.start, low, refs), value_of(v.stop, low, refs), step, v.span)
     if isinstance(v, ast.Call):
         out: dict = {"kind": v.name}
+        if path is not None:
+            name_span = Span(v.span.file, v.span.line, v.span.col, v.span.line, v.span.col + len(v.name))
+            low.value_spans[path + ("kind",)] = low.key_spans[path + ("kind",)] = name_span
+            for a in v.args:
+                if a.name is not None:
+                    low.value_spans[path + (a.name,)] = a.value.span
+                    low.key_spans[path + (a.name,)] = Span(a.span.file, a.span.line, a.span.col, a.span.line, a.span.col + len(a.name))
         for a in v.args:
             if a.name is None:
                 low.error("E-ARG", f"arguments of `{v.name}(…)` are named: write `{v.name}(name = value)`", a.span)
@@ -114,7 +126,7 @@ def _members(block_members, path: tuple, low: Lowered, refs: dict, *, allow_bloc
                     low.error("E-DUP", f"`{m.name}` is set twice", m.key_span,
                               hint=f"first set at line {low.key_spans[full].line}" if full in low.key_spans else None)
                     continue
-                target[last] = value_of(m.value, low, refs)
+                target[last] = value_of(m.value, low, refs, full)
                 low.value_spans[full] = m.value.span
                 low.key_spans[full] = m.key_span
                 if m.annotation is not None:

@@ -191,11 +191,16 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict) -> list[Diagno
         typ = e["type"]
         value_span = low.value_spans.get(loc) or low.key_spans.get(loc)
         key_span = low.key_spans.get(loc) or value_span
+        call = _call_at(raw, loc[:-1])
         if typ == "extra_forbidden":
             model = _model_at(loc)
             fields = [f for f in (model.model_fields if model else {}) if f not in ("name", "on", "file", "sha256", "measured")]
-            out.append(Diagnostic("E-KEY", f"unknown key `{name}`", key_span,
-                                  hint=did_you_mean(name, fields) or (f"known keys: {', '.join(fields)}" if fields else None)))
+            msg, known = f"unknown key `{name}`", "known keys"
+            if call is not None:
+                fields = [f for f in fields if f != "kind"]
+                msg, known = f"unknown argument `{name}` of `{call}(…)`", f"`{call}` takes"
+            out.append(Diagnostic("E-KEY", msg, key_span,
+                                  hint=did_you_mean(name, fields) or (f"{known}: {', '.join(fields)}" if fields else None)))
         elif typ == "missing":
             where = _block_span(loc[:-1], low)
             out.append(Diagnostic("E-MISSING", f"`{name}` is required here", where,
@@ -204,7 +209,8 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict) -> list[Diagno
             expected = e.get("ctx", {}).get("expected", "")
             given = e.get("input")
             choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",") if c.strip()]
-            out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid `{name}`", value_span,
+            what = f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1 else f"`{name}`"
+            out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid {what}", value_span,
                                   hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
         elif typ in _STRICT_TYPES and not isinstance(e.get("input"), (Quantity, RangeValue, dict, list)):
             out.append(_wrong_type(name, typ, e.get("input"), low.written(value_span), value_span))
@@ -244,6 +250,17 @@ def _wrong_type(name: str, typ: str, given, written: str | None, span: Span | No
     elif typ == "bool_type" and isinstance(given, str) and given.lower() in ("true", "false"):
         hint = f"drop the quotes: `{name} = {given.lower()}`"
     return Diagnostic("E-TYPE", f"`{name}` takes {want}, not `{shown}`", span, hint=hint)
+
+
+def _call_at(raw: dict, loc: tuple) -> str | None:
+    """The function name when ``loc`` is a call such as ``backon_jitter(…)`` (lowered to {"kind": …})."""
+    node = raw
+    for el in loc:
+        if isinstance(node, dict) and el in node:
+            node = node[el]
+        else:
+            return None
+    return node["kind"] if isinstance(node, dict) and isinstance(node.get("kind"), str) else None
 
 
 def _block_span(loc: tuple, low: Lowered) -> Span | None:
