@@ -201,7 +201,101 @@ def _precheck(text: str, file: str) -> list[Diagnostic]:
     return []
 
 
+# Letters from other scripts that look like ASCII ones (the common homoglyphs of names).
+_LOOKALIKE = dict(zip("аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅοαινρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                      "aeopcyxijsdhlABEKMHOPCTXIJSoaivptuxABEZHIKMNOPTYX"))
+_BAD_NUMBERS = {"nan", "inf", "infinity"}
+
+
+def _units() -> list[str]:
+    from muh.schema.units import DIMENSION_OF_UNIT
+
+    return list(DIMENSION_OF_UNIT)
+
+
+def _unit_like(word: str) -> str | None:
+    """The unit ``word`` was probably meant to be (``kib`` → ``KiB``, ``KiBs`` → ``KiB``), or None."""
+    import difflib
+
+    units = _units()
+    lower = {u.lower(): u for u in units}
+    for cand in (word, word.rstrip("sS")):
+        if cand.lower() in lower:
+            return lower[cand.lower()]
+    close = difflib.get_close_matches(word, units, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _tok_span(file: str, tok: Token, text: str | None = None) -> Span:
+    return Span(file, tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(str(tok)))
+
+
+def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
+    """A better diagnostic for mistakes that the grammar only notices a token or a line later: a
+    number with an unknown unit (``48 kib``, ``48 KiBs``), a hexadecimal number (``0x10``), ``nan``
+    or ``inf`` as a value. Looks at the tokens up to the error; None when none of these is the cause."""
+    toks: list[Token] = []
+    try:
+        for tok in _parser().lex(text, dont_ignore=True):
+            if tok.start_pos > err_pos:
+                break
+            toks.append(tok)
+    except UnexpectedInput:
+        pass
+    code = [t for t in toks if t.type not in ("WS", "COMMENT")]
+    units = ", ".join(_units())
+    for i, tok in enumerate(code):
+        prev = code[i - 1] if i else None
+        if prev is None:
+            continue
+        if tok.type == "NAME" and prev.type == "NUMBER" and prev.end_pos == tok.start_pos:
+            both = Span(file, prev.line, prev.column, tok.end_line, tok.end_column)
+            if str(prev).lstrip("-") == "0" and str(tok)[:1] in "xXbBoO":
+                return Diagnostic("E-NUMBER", f"`{prev}{tok}`: muh numbers are decimal", both,
+                                  hint=_based_hint(f"{prev}{tok}"))
+            guess = _unit_like(str(tok))
+            return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
+                              hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {units}")
+        if tok.type == "NAME" and prev.type == "NUMBER" and tok.line == prev.end_line:
+            nxt = code[i + 1] if i + 1 < len(code) else None
+            if nxt is not None and str(nxt) in ("=", ".", "{"):
+                continue  # the next key on the same line (`threads = 256  items = 16`)
+            guess = _unit_like(str(tok))
+            if guess is not None:
+                return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
+                                  hint=f"did you mean `{guess}`? units: {units}")
+        if tok.type == "NAME" and str(tok).lower() in _BAD_NUMBERS and str(prev) in ("=", "(", ",", "["):
+            return Diagnostic("E-NUMBER", f"`{tok}` is not a number muh accepts", _tok_span(file, tok),
+                              hint="write a finite decimal number, e.g. `584.2 GB/s`")
+    return None
+
+
+def _based_hint(word: str) -> str:
+    try:
+        return f"write `{int(word, 0)}`"
+    except ValueError:
+        return "write the value in decimal"
+
+
+def _character(ch: str) -> tuple[str, str | None]:
+    """How to show an unexpected character, and a hint when it is a homoglyph of an ASCII letter."""
+    import unicodedata
+
+    if ch.isascii():
+        return (ch if ch.isprintable() else f"U+{ord(ch):04X}"), None
+    name = unicodedata.name(ch, "unnamed character")
+    shown = f"{ch}` (U+{ord(ch):04X} {name})" if ch.isprintable() else f"U+{ord(ch):04X}` ({name})"
+    latin = _LOOKALIKE.get(ch)
+    hint = (f"`{ch}` is U+{ord(ch):04X} {name}, not the ASCII `{latin}`: retype it" if latin else
+            f"names, keys, numbers and units are ASCII; U+{ord(ch):04X} {name} may appear only inside a string")
+    return shown, hint
+
+
 def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic:
+    err_pos = err.token.start_pos if isinstance(err, UnexpectedToken) and err.token.type != "$END" else getattr(err, "pos_in_stream", len(text))
+    better = _token_diagnostic(text, file, err_pos if err_pos is not None else len(text))
+    if better is not None:
+        return better
     line = getattr(err, "line", 1) or 1
     col = getattr(err, "column", 1) or 1
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
@@ -215,9 +309,9 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
         label = None
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
-        shown = ch if ch.isprintable() else f"U+{ord(ch):04X}"
-        msg = f"unexpected character `{shown}`"
-        hint = label or "names are [A-Za-z_][A-Za-z0-9_]*, strings use double quotes, comments start with #"
+        shown, char_hint = _character(ch)
+        msg = f"unexpected character `{shown}" + ("" if shown.endswith(")") else "`")
+        hint = char_hint or label or "names are [A-Za-z_][A-Za-z0-9_]*, strings use double quotes, comments start with #"
     elif isinstance(err, UnexpectedToken):
         tok = err.token
         got = "end of file" if tok.type == "$END" else f"`{tok}`"

@@ -52,3 +52,45 @@ def test_a_negative_size_is_one_error_at_its_line(cli, tmp_path):
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
     assert code == 2 and err.strip().endswith("\n1 error"), err
     assert "neg.muh:9:20: error: `smem_per_block`: -48 KiB is out of range" in err
+
+
+def test_an_unknown_unit_lists_the_units(cli):
+    """Issue 11 item 16: the error is at the unit, with the list of units (not "unexpected `=`" a line later)."""
+    code, _, err = cli("build", "unit_lowercase.muh", "-o", "/nonexistent/never", cwd=ERRORS)
+    assert code == 2
+    assert "hint: did you mean `KiB`? units: B, KB, MB, GB, TB, KiB" in err and "ns, us, ms, s, MHz, GHz" in err
+    assert err.strip().endswith("1 error")
+
+
+def test_a_homoglyph_names_its_code_point_and_the_letter_it_imitates(cli):
+    code, _, err = cli("build", "homoglyph.muh", "-o", "/nonexistent/never", cwd=ERRORS)
+    assert code == 2 and "hint: `а` is U+0430 CYRILLIC SMALL LETTER A, not the ASCII `a`: retype it" in err
+    assert "must be the first line" not in err
+
+
+def _baseline_with(tmp_path, old, new):
+    text = (Path(__file__).resolve().parents[2] / "specs" / "baseline.muh").read_text()
+    assert old in text
+    src = tmp_path / "b.muh"
+    src.write_text(text.replace(old, new, 1))
+    return src
+
+
+def test_a_device_name_that_cannot_name_the_moe_file_is_refused_at_its_line(cli, tmp_path):
+    """Item 16: before, "set `device_name`" although it was set."""
+    src = _baseline_with(tmp_path, 'device_name = "Iluvatar BI-V100"', 'device_name = "Iluvatar/BI-V100"')
+    code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
+    assert code == 2
+    first = err.splitlines()[0]
+    assert first.startswith(f"{src}:15:17: error: device_name 'Iluvatar/BI-V100' cannot be part of vLLM's MoE config file name")
+    assert "it contains `/`" in first and "set `device_name" not in err
+
+
+def test_a_bad_emulate_warp_names_the_option(cli, tmp_path):
+    """Item 16: not one giant error at the hardware block with "change the policy"."""
+    code, _, err = cli("build", str(Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"),
+                       "-o", str(tmp_path / "o"), "--emulate-warp", "48")
+    assert code == 2
+    assert err.splitlines()[0].startswith("error: --emulate-warp 48: warp sizes must be powers of two")
+    assert "change the policy" not in err and "hint: a logical warp is a power of two" in err
+    assert not (tmp_path / "o").exists()

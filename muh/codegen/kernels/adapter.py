@@ -91,6 +91,14 @@ def targets(ctx, report: bool = True) -> list[tuple[str, object, C.KernelConfig]
             cands.append((f"{base}emu{emulate}/", cfg.emulated(int(emulate), 32)))
         for prefix, c in cands:
             errs = C.validate(c)
+            if c is not cfg and errs:  # the emulation build: what only the option causes is the option's error
+                own = [e for e in errs if e not in C.validate(cfg)]
+                if own and report:
+                    powers = ", ".join(str(2 ** i) for i in range(0, 9))
+                    ctx.diagnostics.append(Diagnostic(
+                        "E-OPTION", f"--emulate-warp {emulate}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
+                        hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}"))
+                    continue
             if errs and report:
                 ctx.diagnostics.append(Diagnostic(
                     "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),

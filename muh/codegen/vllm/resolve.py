@@ -344,7 +344,15 @@ def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
         c.error("E-DEPLOY-MOE", f"moe.intermediate_size = {inter} is not divisible by tensor_parallel_size = {tp}", span("intermediate_size"))
         return None
     device = moe.device_name or hw.device_name
-    if not device or not isinstance(device, str) or _text_problem(device) or "/" in device or "," in device:
+    bad = [ch for ch in "/," if isinstance(device, str) and ch in device]
+    if device and isinstance(device, str) and (bad or _text_problem(device)):
+        where = span("device_name") if moe.device_name else c.spec.span_of(("hardware", hw.name, "device_name"))
+        why = f"it contains `{bad[0]}`" if bad else _text_problem(device)
+        c.error("E-DEPLOY-MOE", f"device_name {device!r} cannot be part of vLLM's MoE config file name "
+                f"(E=…,N=…,device_name=….json): {why}", where,
+                hint="use the name the runtime reports; `/` and `,` cannot appear in that file name")
+        return None
+    if not device or not isinstance(device, str):
         c.error("E-DEPLOY-MOE", "the MoE config file needs the device name the runtime reports", span("device_name") or c.span("moe"),
                 hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
         return None
