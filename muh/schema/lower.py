@@ -32,6 +32,7 @@ class Lowered:
     annotations: dict[tuple, ast.Call] = field(default_factory=dict)
     diags: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the spec's text (to quote a value as it was written)
+    orphans: dict = field(default_factory=dict)  # blocks `on` unknown hardware: validated alone, for their own errors
 
     def written(self, span: Span | None) -> str | None:
         """The text at ``span`` (one line), or None."""
@@ -157,7 +158,7 @@ def _hardware(b: ast.Block, low: Lowered) -> None:
     low.value_spans[path] = b.span
 
 
-def _algorithm(b: ast.Block, low: Lowered) -> None:
+def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
     family = b.label
     if family not in FAMILIES:
         low.error("E-FAMILY", f"unknown algorithm `{family}`", b.label_span,
@@ -165,7 +166,7 @@ def _algorithm(b: ast.Block, low: Lowered) -> None:
         return
     key = f"{family}@{b.target}"
     path = ("algorithms", key)
-    if key in low.raw["algorithms"]:
+    if not orphan and key in low.raw["algorithms"]:
         low.error("E-DUP", f"`algorithm {family} on {b.target}` appears twice", b.label_span)
         return
     refs = {"hardware": low.raw["hardware"].get(b.target, {})}
@@ -208,16 +209,19 @@ def _algorithm(b: ast.Block, low: Lowered) -> None:
             body[group][label] = values
         else:
             body[group][label] = {"values": _members(m.members, full + ("values",), low, refs, allow_blocks=False)}
-    low.raw["algorithms"][key] = body
+    if orphan:
+        low.orphans.setdefault("algorithms", {})[key] = body
+    else:
+        low.raw["algorithms"][key] = body
 
 
 def _policy_members(members):
     return [m for m in members if isinstance(m, ast.Assign)]
 
 
-def _deploy(b: ast.Block, low: Lowered) -> None:
+def _deploy(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
     path = ("deploys", b.label)
-    if b.label in low.raw["deploys"]:
+    if not orphan and b.label in low.raw["deploys"]:
         low.error("E-DUP", f"`deploy {b.label}` appears twice", b.label_span)
         return
     hw = low.raw["hardware"].get(b.target, {})
@@ -225,7 +229,7 @@ def _deploy(b: ast.Block, low: Lowered) -> None:
     body = _members(b.members, path, low, refs, allow_blocks=True)
     body["name"] = b.label
     body["on"] = b.target
-    low.raw["deploys"][b.label] = body
+    (low.orphans.setdefault("deploys", {}) if orphan else low.raw["deploys"])[b.label] = body
     low.key_spans[path] = b.label_span
     low.value_spans[path] = b.span
     low.value_spans[path + ("on",)] = b.target_span
@@ -284,6 +288,7 @@ def lower(module: ast.Module) -> Lowered:
         if needs_target and m.target not in low.raw["hardware"]:
             low.error("E-REF", f"no hardware named `{m.target}`", m.target_span,
                       hint=did_you_mean(m.target, low.raw["hardware"]) or "declare it with `hardware <name> { … }`")
+            (_algorithm if m.kind == "algorithm" else _deploy)(m, low, orphan=True)  # its own errors still count
             continue
         if m.kind == "hardware":
             if m.label in low.raw["hardware"]:

@@ -37,6 +37,7 @@ def from_module(module: ast.Module) -> Spec:
         spec = Spec.model_validate(raw)
     except ValidationError as err:
         low.diags.extend(_from_pydantic(err, low, raw))
+    low.diags.extend(_orphans(low))
     checked = spec if spec is not None else _valid_part(raw)
     if checked is not None:
         checked._spans.update(low.key_spans)
@@ -49,21 +50,57 @@ def from_module(module: ast.Module) -> Spec:
     return spec
 
 
-def _valid_part(raw: dict) -> Spec | None:
-    """The hardware and algorithms that validate on their own (when the whole spec does not), so that
-    checks against the hardware report in the same run as the structural errors elsewhere."""
-    from muh.schema.models import Algorithm, Hardware
+def _orphans(low: Lowered) -> list[Diagnostic]:
+    """Errors inside blocks that name unknown hardware (reported besides that one)."""
+    from muh.schema.models import Algorithm
+    from muh.schema.deploy import Deploy
 
-    def ok(model, data) -> bool:
+    out = []
+    for group, model in (("algorithms", Algorithm), ("deploys", Deploy)):
+        for key, body in low.orphans.get(group, {}).items():
+            try:
+                model.model_validate(body)
+            except ValidationError as err:
+                wrapped = {group: {key: body}}
+                out += [d for d in _from_pydantic(err, low, wrapped, prefix=(group, key)) if d.code != "E-MISSING"]
+    return out
+
+
+def _salvage(model, data):
+    """``data`` validated as ``model`` after dropping the values that fail (they are reported
+    already); the defaults stand in for them. None when a required value is among them."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for _ in range(16):
         try:
             model.model_validate(data)
-            return True
-        except (ValidationError, TypeError, ValueError):
-            return False
+            return data
+        except ValidationError as err:
+            dropped = False
+            for e in err.errors():
+                node, loc = data, tuple(e["loc"])
+                for el in loc[:-1]:
+                    node = node.get(el) if isinstance(node, dict) else None
+                if isinstance(node, dict) and loc and loc[-1] in node and e["type"] != "missing":
+                    del node[loc[-1]]
+                    dropped = True
+            if not dropped:
+                return None
+        except (TypeError, ValueError):
+            return None
+    return None
 
-    hardware = {k: v for k, v in raw.get("hardware", {}).items() if ok(Hardware, v)}
-    algorithms = {k: v for k, v in raw.get("algorithms", {}).items()
-                  if isinstance(v, dict) and v.get("on") in hardware and ok(Algorithm, v)}
+
+def _valid_part(raw: dict) -> Spec | None:
+    """The hardware and algorithms that validate on their own (when the whole spec does not), less
+    the values already reported, so that checks against the hardware report in the same run as
+    every other error (a bad `cxx` does not hide a `threads` warp error)."""
+    from muh.schema.models import Algorithm, Hardware
+
+    hardware = {k: s for k, v in raw.get("hardware", {}).items() if (s := _salvage(Hardware, v)) is not None}
+    algorithms = {k: s for k, v in raw.get("algorithms", {}).items()
+                  if isinstance(v, dict) and v.get("on") in hardware and (s := _salvage(Algorithm, v)) is not None}
     try:
         return Spec.model_validate({"hardware": hardware, "algorithms": algorithms, "file": raw.get("file", "<input>")})
     except ValidationError:
@@ -183,10 +220,10 @@ def _unwrap(t):
 _CONTEXT = {"hardware": "hardware", "toolchain": "toolchain", "policies": "policy", "deploys": "deploy"}
 
 
-def _from_pydantic(err: ValidationError, low: Lowered, raw: dict) -> list[Diagnostic]:
+def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple = ()) -> list[Diagnostic]:
     out = []
     for e in err.errors():
-        loc = _strip_loc(tuple(e["loc"]), raw)
+        loc = _strip_loc(prefix + tuple(e["loc"]), raw)
         name = str(loc[-1]) if loc else "?"
         typ = e["type"]
         value_span = low.value_spans.get(loc) or low.key_spans.get(loc)

@@ -94,3 +94,20 @@ def test_a_bad_emulate_warp_names_the_option(cli, tmp_path):
     assert err.splitlines()[0].startswith("error: --emulate-warp 48: warp sizes must be powers of two")
     assert "change the policy" not in err and "hint: a logical warp is a power of two" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_independent_errors_are_all_reported(cli, tmp_path):
+    """Issue 11 item 17: a bad `cxx` hid a `threads = 96` warp error; a dangling `on bi200` hid a
+    typo in the same block. One run reports all four."""
+    src = tmp_path / "four.muh"
+    src.write_text("muh 1\nhardware bi100 {\n  sm_count = 16\n  warp_size = 64\n  smem_per_block = 48 KiB\n"
+                   "  arch = ivcore10\n  toolchain { cuda = \"10.2\"  cxx = 15 }\n}\n"
+                   "algorithm reduce on bi100 {\n  policy default { threads = 96  items = 16 }\n}\n"
+                   "algorithm scan on bi200 {\n  policy default { threads = 128  load = warp_transposd }\n}\n")
+    code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
+    assert code == 2
+    firsts = [l for l in err.splitlines() if ": error: " in l]
+    assert [l.split(": error: ")[0].removeprefix(str(src) + ":") for l in firsts] == ["7:36", "10:30", "12:19", "13:42"], err
+    assert "`15` is not a valid `cxx`" in firsts[0] and "E-WARP" in firsts[1]
+    assert "no hardware named `bi200`" in firsts[2] and "`warp_transposd` is not a valid `load`" in firsts[3]
+    assert err.strip().endswith("4 errors")
