@@ -50,26 +50,15 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
     lines: list[str] = []
     for key, alg in sorted(algs.items()):
         lines.append(f"{key} (hardware {alg.hardware.name}: warp {alg.hardware.warp_size}, smem/block {alg.hardware.smem_per_block} B)")
-        pols = alg.policies
-        dims_filter = None
-        if rest:
-            cand = ".".join(rest)
-            if cand in pols:
-                pols = {cand: pols[cand]}
-            elif ".".join(rest[:-1]) in pols:
-                pols, dims_filter = {".".join(rest[:-1]): pols[".".join(rest[:-1])]}, rest[-1]
-            elif len(rest) == 1:
-                dims_filter = rest[0]
-            else:
-                raise MuhError([Diagnostic("E-EXPLAIN", f"no policy `{'.'.join(rest)}` in {key}", None,
-                                           hint=did_you_mean(".".join(rest), pols) or f"policies: {', '.join(pols)}")])
+        pols, dims_filter = _select(key, alg.family, alg.policies, rest, what)
         for pkey, pol in pols.items():
             lines.append(f"  {pkey} ({pol.elem_size} B per item" + (f", tile {pol.smem_bytes} B of shared memory)" if pol.smem_bytes else ")"))
-            found = False
+            if dims_filter and dims_filter not in pol.values:
+                raise MuhError([Diagnostic("E-EXPLAIN", f"`{dims_filter}` is not set for {key} {pkey}", None,
+                                           hint=f"set: {', '.join(pol.values)}")])
             for dim, r in pol.values.items():
                 if dims_filter and dim != dims_filter:
                     continue
-                found = True
                 lines.append(f"    {dim} = {_fmt_value(r)}    [{_origin(r)}]")
                 lines.append(f"        rule: {r.rule}")
                 if r.inputs:
@@ -79,7 +68,47 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
                         lines.append(f"        {rests}")
                 if r.where:
                     lines.append(f"        from: {r.where}")
-            if dims_filter and not found:
-                raise MuhError([Diagnostic("E-EXPLAIN", f"`{dims_filter}` is not set for {key} {pkey}", None,
-                                           hint=did_you_mean(dims_filter, pol.values) or f"set: {', '.join(pol.values)}")])
     return lines
+
+
+def _select(key: str, family: str, pols: dict, rest: list[str], what: str) -> tuple[dict, str | None]:
+    """The policies and the dimension ``ALGO.<type>[.<op>][.<dimension>]`` names; each part is
+    checked against its own list (an unknown type, op or dimension says which and what is valid)."""
+    from muh.schema.catalog import DIMS, DTYPES, FAMILIES, OPS
+
+    dims = list(FAMILIES[family].dims) if family in FAMILIES else list(DIMS)
+
+    def fail(msg: str, hint: str) -> MuhError:
+        return MuhError([Diagnostic("E-EXPLAIN", msg, None, hint=hint)])
+
+    parts = list(rest)
+    dtype = op = dim = None
+    if parts and parts[0] in DTYPES:
+        dtype = parts.pop(0)
+        if parts and parts[0] in OPS:
+            op = parts.pop(0)
+    if parts and parts[0] in dims:
+        dim = parts.pop(0)
+    if parts:
+        bad = parts[0]
+        if dtype is None and dim is None:
+            kinds, choices = f"an element type or a dimension of {family}", list(DTYPES) + dims
+        elif dtype is not None and op is None and dim is None:
+            kinds, choices = f"an operator or a dimension of {family}", list(OPS) + dims
+        elif dim is None:
+            kinds, choices = f"a dimension of {family}", dims
+        else:
+            raise fail(f"`{what}`: nothing may follow the dimension `{dim}`", "write ALGO[.type[.op]][.dimension]")
+        raise fail(f"`{what}`: `{bad}` is not {kinds}",
+                   (did_you_mean(bad, choices) + " " if choices and did_you_mean(bad, choices) else "")
+                   + ("write ALGO[.type[.op]][.dimension]; " + f"choices here: {', '.join(choices)}" if choices
+                      else "write ALGO[.type[.op]][.dimension]"))
+    if dtype is None:
+        return pols, dim
+    pkey = f"{dtype}.{op}" if op else dtype
+    if pkey in pols:
+        return {pkey: pols[pkey]}, dim
+    if op and dtype in pols:
+        raise fail(f"{key} has no policy of its own for `{pkey}`",
+                   f"`{pkey}` uses the `{dtype}` policy: `muh explain SPEC {key.split('@')[0]}.{dtype}`")
+    raise fail(f"{key} has no policy for `{pkey}`", f"policies: {', '.join(pols)}")

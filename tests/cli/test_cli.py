@@ -98,3 +98,21 @@ def test_generated_is_not_stale(cli):
         code, out, err = cli("check", spec, "--only", "generated", cwd=ROOT)
         assert code == 0, out + err
         assert "skip" not in out, f"generated/{spec.stem} is missing: run `muh build {spec}`"
+
+
+def test_explain_names_the_part_of_the_path_that_is_wrong(cli):
+    """Issue 11 item 19: an unknown type, op or dimension gets its own message with the valid choices."""
+    cases = {
+        "reduce.float33": ("`float33` is not an element type or a dimension of reduce", "did you mean `float32`?"),
+        "reduce.int8": ("reduce@bi100 has no policy for `int8`", "policies: float16, bfloat16"),
+        "reduce.float32.max": ("has no policy of its own for `float32.max`", "uses the `float32` policy"),
+        "reduce.float32.thread": ("`thread` is not an operator or a dimension of reduce", "did you mean `threads`?"),
+        "reduce.radix_bits": ("`radix_bits` is not an element type or a dimension of reduce", "threads, items, vec"),
+        "reduce.float32.items.x": ("nothing may follow the dimension `items`", "ALGO[.type[.op]][.dimension]"),
+    }
+    for what, (msg, hint) in cases.items():
+        code, _, err = cli("explain", BASELINE, what)
+        assert code == 2 and msg in err.splitlines()[0] and hint in err, (what, err)
+        assert "is not set for" not in err
+    code, out, _ = cli("explain", BASELINE, "reduce.float32.plus.threads")
+    assert code == 0 and "    threads = 512" in out and "\n    items = " not in out
