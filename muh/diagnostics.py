@@ -73,11 +73,13 @@ class Diagnostic:
 
 @functools.lru_cache(maxsize=256)
 def source_label(file: str) -> str:
-    """A spec's name as generated files cite it: ``specs/<name>.muh`` for bundled specs, else the bare name."""
+    """A spec's name as generated files cite it, the same wherever muh runs: ``specs/<name>.muh``
+    when the path given runs through a ``specs`` folder (the bundled specs), else the bare name —
+    never a folder the path did not name."""
     from pathlib import PurePath
 
     p = PurePath(file)
-    return f"specs/{p.name}" if p.parent.name == "specs" or str(p.parent) in ("", ".") else p.name
+    return f"specs/{p.name}" if p.parent.name == "specs" else p.name
 
 
 class MuhError(Exception):

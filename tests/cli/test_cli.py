@@ -116,3 +116,15 @@ def test_explain_names_the_part_of_the_path_that_is_wrong(cli):
         assert "is not set for" not in err
     code, out, _ = cli("explain", BASELINE, "reduce.float32.plus.threads")
     assert code == 0 and "    threads = 512" in out and "\n    items = " not in out
+
+
+def test_provenance_names_the_spec_as_given_never_an_invented_folder(cli, tmp_path):
+    """Issue 11 item 18: `cd my && muh build cdna.muh` wrote `from specs/cdna.muh:…` (no such file)."""
+    my = tmp_path / "my"
+    my.mkdir()
+    (my / "cdna.muh").write_text(BASELINE.read_text())
+    assert cli("build", "cdna.muh", "-o", "out", cwd=my)[0] == 0
+    text = "".join(p.read_text() for p in (my / "out").rglob("*") if p.is_file())
+    assert "from cdna.muh" in text and "specs/cdna.muh" not in text
+    code, out, _ = cli("explain", "cdna.muh", "reduce.float32.threads", cwd=my)
+    assert code == 0 and "from: cdna.muh:" in out and "specs/" not in out

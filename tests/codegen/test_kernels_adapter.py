@@ -50,7 +50,8 @@ def test_unemulatable_policy_is_a_diagnostic_not_a_crash():
     ctx = _ctx("h200.muh", emulate_warp=64)
     out = adapter.configs_from_context(ctx)
     assert [p for p, _ in out] == [""]
-    assert any(d.code == "E-KERNELS" and "multiple of the warp size 64" in d.message for d in ctx.diagnostics)
+    assert any(d.code == "E-OPTION" and d.message.startswith("--emulate-warp 64: ") and "multiple of the warp size 64" in d.message
+               for d in ctx.diagnostics)
 
 
 @pytest.mark.parametrize("spec", ["baseline.muh", "h200.muh"])

@@ -95,9 +95,11 @@ def targets(ctx, report: bool = True) -> list[tuple[str, object, C.KernelConfig]
                 own = [e for e in errs if e not in C.validate(cfg)]
                 if own and report:
                     powers = ", ".join(str(2 ** i) for i in range(0, 9))
+                    width = "power" in own[0] or "physical warps" in own[0]
                     ctx.diagnostics.append(Diagnostic(
                         "E-OPTION", f"--emulate-warp {emulate}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
-                        hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}"))
+                        hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}" if width else
+                        "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy"))
                     continue
             if errs and report:
                 ctx.diagnostics.append(Diagnostic(
