@@ -174,3 +174,55 @@ def test_explain_shows_rule_and_inputs(tmp_path):
     assert "sm_count=16" in text
     with pytest.raises(MuhError):
         explain(load_file(p).spec, "deploy.vllm.nope")
+
+
+# -- issue 11 item 11: values that look like flags ----------------------------------------------------
+
+def _engine_parser():
+    """argparse with the pinned engine's options as its wheel declares them (kind, nargs, action: the
+    table tools/extract_vllm_flags.py reads from vllm 0.6.3.post1's add_argument calls)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="api_server", exit_on_error=False, add_help=False)
+    for o in load_engine("0.6.3.post1").options:
+        kw = {"dest": o.dest}
+        if o.kind == "switch":
+            kw["action"] = "store_true"
+        elif o.kind == "optional_bool":
+            kw.update(nargs="?", const=True)
+        elif o.kind == "list":
+            kw["nargs"] = "+"
+        elif o.kind == "append":
+            kw["action"] = "append"
+        ap.add_argument(*o.flags, **kw)
+    return ap
+
+
+@pytest.mark.parametrize("value", ["--api-key=leak", "-h", "--disable-log-stats"])
+def test_a_value_that_looks_like_a_flag_stays_a_value(tmp_path, value):
+    """`served_model_name = "--api-key=leak"` must not set --api-key in the server's argv: muh emits
+    the one form argparse cannot misread (`--served-model-name=--api-key=leak`)."""
+    import yaml
+
+    files, _ = build(tmp_path, spec_with('served_model_name = "llm"', f'served_model_name = "{value}"'))
+    run = {f.path: f.content for f in files}
+    cmd = yaml.safe_load(run["computility-run.yaml"])["command"]
+    args, fork_only = _engine_parser().parse_known_args(cmd[3:])
+    assert fork_only == ["--reasoning-parser", "qwen3"]  # the fork's declared extension, not ours to parse
+    assert args.served_model_name == [value]
+    assert args.api_key is None and args.disable_log_stats is False and args.model == "/model"
+    docker_cmd = json.loads(next(l for l in run["Dockerfile"].splitlines() if l.startswith("CMD "))[4:])
+    assert _engine_parser().parse_known_args(docker_cmd[3:])[0].served_model_name == [value]
+
+
+def test_a_flag_like_item_of_a_list_is_refused_at_its_line(tmp_path):
+    text = spec_with('served_model_name = "llm"', 'served_model_name = ["llm", "--api-key=leak"]')
+    err, path = first_error(tmp_path, text)
+    assert err.code == "E-VLLM-VALUE" and "starts with `-`" in err.message
+    assert str(err.span) == where(path, text, '["llm"')
+
+
+def test_the_parser_reconstruction_is_faithful_to_the_failure(tmp_path):
+    """Control: the plain two-word form *would* have been misread by this parser."""
+    args = _engine_parser().parse_args(["--served-model-name", "llm", "--api-key=leak"])
+    assert args.api_key == "leak"

@@ -54,6 +54,23 @@ def format_value(value: object) -> str:
     return str(value)
 
 
+def flag_like(text: str) -> bool:
+    """Would argparse read ``text`` as an option rather than a value? (A leading `-` that does not
+    start a number; the engine's parser has no options that look like negative numbers.)"""
+    if not text.startswith("-") or text == "-":
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _flag_like_diag(flag: str, text: str, s: Setting) -> Diagnostic:
+    return Diagnostic("E-VLLM-VALUE", f"`{flag}` value `{text}` starts with `-`: the engine's argparse would read it as a flag",
+                      s.span, hint="a value that starts with `-` can be given only as the single value of a one-value flag")
+
+
 def _type_ok(opt: Option, value: object) -> str | None:
     """None when ``value`` fits ``opt.type``; else what was expected."""
     if opt.type == "int":
@@ -94,21 +111,27 @@ def _argv_for(opt: Option, flag: str, s: Setting) -> tuple[list[str], Diagnostic
                 return [], Diagnostic(
                     "E-VLLM-CHOICE", f"`{flag}` does not accept `{shown}`", s.span,
                     hint=(hint + " " if hint else "") + "valid: " + ", ".join(format_value(c) for c in allowed))
-    if opt.kind == "append":
+    texts = [format_value(i) for i in values]
+    if opt.kind == "append":  # `--flag=value` per item: argparse never reads the value as a flag
         out: list[str] = []
-        for item in values:
-            out += [flag, format_value(item)]
+        for t in texts:
+            out += [f"{flag}={t}"] if flag_like(t) else [flag, t]
         return out, None
-    return [flag, *(format_value(i) for i in values)], None
+    if any(flag_like(t) for t in texts):
+        if len(texts) != 1:
+            return [], _flag_like_diag(flag, next(t for t in texts if flag_like(t)), s)
+        return [f"{flag}={texts[0]}"], None  # the one form argparse cannot misread
+    return [flag, *texts], None
 
 
-def _extension_argv(flag: str, s: Setting) -> list[str]:
+def _extension_argv(flag: str, s: Setting) -> tuple[list[str], Diagnostic | None]:
     v = s.value
     if isinstance(v, bool):
-        return [flag] if v else []
-    if isinstance(v, (tuple, list)):
-        return [flag, *(format_value(i) for i in v)]
-    return [flag, format_value(v)]
+        return ([flag] if v else []), None
+    texts = [format_value(i) for i in v] if isinstance(v, (tuple, list)) else [format_value(v)]
+    if any(flag_like(t) for t in texts):  # the fork's parser is unknown: refuse rather than guess
+        return [], _flag_like_diag(flag, next(t for t in texts if flag_like(t)), s)
+    return [flag, *texts], None
 
 
 def _unknown(flag: str, s: Setting, engine: EngineInfo) -> Diagnostic:
@@ -140,7 +163,11 @@ def to_argv(settings: list[Setting], engine: EngineInfo, ext: Extensions) -> tup
         flag = flag_of(s.key)
         opt = engine.option(flag)
         if opt is None and flag in ext.flags:
-            argv += _extension_argv(flag, s)
+            piece, diag = _extension_argv(flag, s)
+            if diag:
+                diags.append(diag)
+                continue
+            argv += piece
             given[flag.lstrip("-").replace("-", "_")] = s
             continue
         if opt is None:
