@@ -28,6 +28,10 @@ TOKENS = {"items": "ipt", "threads": "tpb", "vec": "ipv", "delay.ns": "ns", "del
           "bits_per_pass": "bpp", "bytes_in_flight": "bif", "store": "st", "algorithm": "algo"}
 TOKEN_ORDER = list(TOKENS)
 
+MAX_VARIANTS = 100_000
+"""The most variants one (algorithm, type) space may have (docs/tune.md). The space is counted before
+anything is built; a larger one is refused with its size and how to narrow it."""
+
 TUNABLE = {  # dimensions the kernels can be generated for, per family
     "reduce": ("threads", "items", "vec", "modifier"),
     "scan": ("threads", "items"),
@@ -125,16 +129,17 @@ class Space:
             n *= len(vals)
         return n
 
-    def variants(self) -> list[Variant]:
-        """The Cartesian product in a fixed order (dims sorted, values as listed)."""
+    def iter_variants(self):
+        """The Cartesian product in a fixed order (dims sorted, values as listed), one at a time."""
         names = sorted(self.dims)
         base = self.base.as_dict()
-        out = []
         for combo in itertools.product(*(self.dims[n] for n in names)):
             vals = dict(base)
             vals.update(zip(names, combo))
-            out.append(Variant(self.family, self.dtype, tuple(sorted(vals.items()))))
-        return out
+            yield Variant(self.family, self.dtype, tuple(sorted(vals.items())))
+
+    def variants(self) -> list[Variant]:
+        return list(self.iter_variants())
 
 
 def nominal_base(alg: Algorithm, dtype: str) -> tuple[dict, str]:
@@ -179,7 +184,16 @@ def build_space(spec: Spec, family: str, dtype: str) -> Space:
         raise MuhError([Diagnostic("E-TUNE", f"the base policy of {family} {dtype} does not set `{missing[0]}`", span,
                                    hint="set it in `policy default { … }`")])
     base = Variant(family, dtype, tuple(sorted(base_vals.items())))
-    return Space(family, dtype, akey, target, base, dims)
+    space = Space(family, dtype, akey, target, base, dims)
+    if space.size > MAX_VARIANTS:
+        widest = sorted(dims, key=lambda d: -len(dims[d]))
+        where = next((spec.span_of(("algorithms", akey, "spaces", k), key=True) for k in ("default", dtype, f"{dtype}.plus")
+                      if k in alg.spaces), span)
+        raise MuhError([Diagnostic(
+            "E-TUNE", f"the space of {family} {dtype} has {space.size:,} variants (limit {MAX_VARIANTS:,})", where,
+            hint="narrow it: " + " × ".join(f"{d} {len(dims[d])}" for d in widest)
+                 + " values; use a coarser `step`, fewer listed values, or a `space <type> { … }` for one type")])
+    return space
 
 
 def effective(v: Variant, hw: Hardware, family_scaling: str | None = None) -> Effective:
@@ -223,7 +237,7 @@ def static_filter(space: Space, hw: Hardware, extra=None) -> tuple[list[Variant]
     layout); it is called only for variants that pass the hardware checks.
     """
     keep, rejected = [], []
-    for v in space.variants():
+    for v in space.iter_variants():  # streamed: the space is never held whole
         eff = effective(v, hw)
         reasons = static_reasons(eff, hw)
         if not reasons and extra is not None:

@@ -68,3 +68,34 @@ def test_durations():
     assert parse_duration("1h30m") == 5400
     assert parse_duration("90") == 90
     assert parse_duration("45s") == 45
+
+
+def test_a_huge_space_is_counted_and_refused_before_it_is_built(cli, tmp_path, no_gpu, monkeypatch):
+    """Issue 11 item 14: 5.2 million variants took 119 s and 3.7 GB for --dry-run. Now the space is
+    counted first: refused at once (no variant is built), with its size and how to narrow it."""
+    import time
+    from pathlib import Path
+
+    import muh.tune.space as S
+
+    built, real = [], S.Variant
+    monkeypatch.setattr(S, "Variant", lambda *a, **k: built.append(1) or real(*a, **k))
+    src = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"
+    text = src.read_text().replace("space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
+                                   "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }")
+    assert "items = 1..1024" in text
+    spec = tmp_path / "big.muh"
+    spec.write_text(text)
+    t0 = time.perf_counter()
+    code, out, err = cli("tune", spec, "reduce", "--dry-run", "--types", "float32")
+    assert code == 2, (out, err)
+    assert "has 4,920,320 variants (limit 100,000)" in err and "narrow it: items 1024 × threads 961 × vec 5 values" in err
+    assert "Traceback" not in err and len(built) <= 1  # the base policy only
+    assert time.perf_counter() - t0 < 30  # generous: it no longer scales with the space
+
+
+def test_the_static_filter_streams_the_space(monkeypatch):
+    from muh.tune import space as S
+
+    assert not hasattr(S.Space.iter_variants(S.Space("reduce", "float32", "k", "float32", S.Variant("reduce", "float32", ()),
+                                                      {"items": [1, 2]})), "__len__")
