@@ -121,7 +121,7 @@ def fmt(
 
 @app.command()
 def schema() -> None:
-    """Print the JSON Schema of the spec model (for editors)."""
+    """Print the JSON Schema of a spec's structure (keys, types, values, docs) for editors and language servers."""
     from muh.schema.jsonschema import spec_json_schema
 
     typer.echo(json.dumps(spec_json_schema(), indent=2, sort_keys=True))
@@ -199,10 +199,18 @@ def lsp() -> None:
     serve()
 
 
-def _register_optional_commands() -> None:
-    """Commands owned by later stages (deploy, tune) register themselves when present."""
+_CORE = ("build", "fmt", "schema", "explain", "check", "lsp")
+
+
+def _register_optional_commands(argv: list[str] | None = None) -> None:
+    """Commands owned by later stages (deploy, tune) register themselves when present; a run of a
+    core command (``argv`` names one) does not import them."""
     import importlib
 
+    if argv is not None:
+        words = [a for a in argv if not a.startswith("-")]
+        if words and words[0] in _CORE and "--help" not in argv:
+            return
     for module in ("muh.deploy.cli", "muh.tune.cli", "muh.probe.cli"):
         try:
             mod = importlib.import_module(module)
@@ -226,7 +234,7 @@ def _interrupted(exc: BaseException) -> bool:
 
 def main() -> None:
     try:
-        _register_optional_commands()
+        _register_optional_commands(sys.argv[1:])
         app()
     except SystemExit as exit_:
         if exit_.code == 130 and _interrupted(exit_):

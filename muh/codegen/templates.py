@@ -51,6 +51,15 @@ def cxx_comment(s: object) -> str:
     return re.sub(r"[\r\n]+", " ", str(s)).replace("*/", "* /")
 
 
+@lru_cache(maxsize=1)
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (jinja checks each template's checksum on load)."""
+    from muh import cache
+
+    folder = cache.private("jinja")
+    return jinja2.FileSystemBytecodeCache(str(folder)) if folder is not None else None
+
+
 @lru_cache(maxsize=None)
 def environment(package: str) -> jinja2.Environment:
     env = jinja2.Environment(
@@ -60,6 +69,7 @@ def environment(package: str) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(cxx_str=cxx_str, yaml_str=yaml_str, shell_word=shell_word, py_repr=py_repr, cxx_comment=cxx_comment)
     return env

@@ -41,11 +41,24 @@ def _on_comment(tok: Token) -> Token:
     return _COMMENT_SINK.get()(tok)
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Lark:
+def _cache_file() -> str | bool:
+    """Where lark keeps the analysed grammar between runs (it checks the grammar's hash on load and
+    rebuilds on any mismatch or error); False (no cache) without a private cache folder."""
+    from muh import __version__, cache
+
+    folder = cache.private("grammar")
+    return str(folder / f"muh-{__version__}.lark") if folder is not None else False
+
+
+@lru_cache(maxsize=2)
+def _parser(strict: bool = False) -> Lark:
+    """The LALR parser, loaded from lark's cache when it can be (analysing the grammar, and lark's
+    check through interegular that no two terminals match the same text, cost most of a second at
+    start-up). ``strict`` turns that check into an error; the tests build it so (tests/grammar)."""
     return Lark.open_from_package(
-        "muh.grammar", "muh.lark", parser="lalr", strict=True, propagate_positions=True,
+        "muh.grammar", "muh.lark", parser="lalr", strict=strict, propagate_positions=True,
         maybe_placeholders=False, lexer_callbacks={"COMMENT": _on_comment},
+        cache=False if strict else _cache_file(),
     )
 
 

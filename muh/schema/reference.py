@@ -7,7 +7,8 @@ import typing
 from pydantic import BaseModel
 
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS
-from muh.schema.models import Deploy, Hardware, ParityScope, Toolchain
+from muh.schema.base import with_docs
+from muh.schema.models import Deploy, Hardware, ParityScope, Spec, Toolchain
 from muh.schema.policy_key import OFFSETS, OP_CLASSES
 from muh.schema.units import DIMENSION_OF_UNIT
 
@@ -52,6 +53,7 @@ def _fields(model: type[BaseModel], skip=()) -> list[str]:
 
 
 def render_reference() -> str:
+    with_docs(Spec)
     out = [BEGIN, "", "## Reference", "", "### Top-level blocks", "",
            "| block | form |", "|---|---|",
            "| `hardware` | `hardware <name> { … }` |",

@@ -128,3 +128,18 @@ def test_provenance_names_the_spec_as_given_never_an_invented_folder(cli, tmp_pa
     assert "from cdna.muh" in text and "specs/cdna.muh" not in text
     code, out, _ = cli("explain", "cdna.muh", "reduce.float32.threads", cwd=my)
     assert code == 0 and "from: cdna.muh:" in out and "specs/" not in out
+
+
+def test_schema_is_the_user_facing_shape_with_docs(cli):
+    """Issue 11 item 21: no internal fields (file, sha256, measured evidence, header-derived names);
+    every key documented from its docstring (read on demand, not at every import)."""
+    schema = json.loads(cli("schema")[1])
+    assert sorted(schema["properties"]) == ["algorithms", "deploys", "hardware"]
+    assert "Measured" not in schema["$defs"]
+    for block in ("Hardware", "Algorithm", "Deploy"):
+        assert not {"name", "on", "family"} & set(schema["$defs"][block]["properties"])
+    assert schema["$defs"]["Hardware"]["properties"]["warp_size"]["description"].startswith("Threads per warp")
+    assert "language server" in schema["description"]
+    import muh.schema.models as m
+
+    assert m.Hardware.model_config.get("use_attribute_docstrings") is not True

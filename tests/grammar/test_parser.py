@@ -75,3 +75,11 @@ def test_missing_file_and_directory(tmp_path):
         with pytest.raises(MuhError) as e:
             read_source(p)
         assert e.value.diagnostics[0].code == "E-IO"
+
+
+def test_the_grammar_is_collision_free_in_larks_strict_mode():
+    """The command runs the parser without lark's `strict` check (a second of start-up, issue 11
+    item 20); this test keeps the check: no two terminals may match the same text."""
+    from muh.grammar.parser import _parser
+
+    assert _parser(strict=True).parse("muh 1\nhardware x { a = 48 KiB  b = [1, 2]  c = f(n = 1 ns) }\n")
