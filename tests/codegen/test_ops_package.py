@@ -359,3 +359,23 @@ def test_with_the_plugin_vllm_custom_ops_resolve_to_muh_kernels(h200_image, vllm
     assert "muh loaded False" in proc.stdout
     marker = [line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line]
     assert marker and "rebound [fused_add_rms_norm, rms_norm, silu_and_mul, topk_softmax], stock []" in marker[0], proc.stderr
+
+
+def test_the_cached_runtime_copy_is_the_fresh_one(tmp_path, monkeypatch):
+    """Issue 11 item 20: the parsed runtime closure is cached by the hash of its sources; a hit
+    gives exactly what a fresh parse gives, and a changed source is a new key."""
+    import shutil
+
+    from muh.codegen import ops_package as P
+
+    monkeypatch.setenv("MUH_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = P.runtime_modules()
+    assert P.runtime_modules_cached() == fresh  # miss: computed and stored
+    assert len(list((tmp_path / "cache" / "ops-package").iterdir())) == 1
+    assert P.runtime_modules_cached() == fresh  # hit
+    copy = tmp_path / "runtime"
+    shutil.copytree(P.RUNTIME, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    entry = copy / f"{P.ENTRY[0]}.py"
+    entry.write_text(entry.read_text() + "\n# changed\n")
+    assert P.runtime_modules_cached(copy)[P.ENTRY[1]].endswith("# changed\n")
+    assert len(list((tmp_path / "cache" / "ops-package").iterdir())) == 2

@@ -143,6 +143,39 @@ def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def runtime_modules_cached(runtime: Path = RUNTIME) -> dict[str, str]:
+    """``runtime_modules()``, kept in muh's private cache under the hash of every muh/runtime source
+    (parsing them is a tenth of a build); any change of a source is a new key."""
+    import hashlib
+    import json as _json
+
+    from muh import cache
+
+    digest = hashlib.sha256()
+    for path in sorted(runtime.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    folder = cache.private("ops-package")
+    hit = folder / f"runtime-{digest.hexdigest()[:32]}.json" if folder is not None else None
+    if hit is not None:
+        try:
+            data = _json.loads(hit.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+                return data
+        except (OSError, ValueError):
+            pass
+    out = runtime_modules(runtime)
+    if hit is not None:
+        try:
+            from muh.output import replace_file
+
+            if not hit.exists():
+                hit.touch(mode=0o600)
+            replace_file(hit, _json.dumps(out, sort_keys=True))
+        except OSError:
+            pass
+    return out
+
+
 def _cplusplus_range(cxx: int) -> tuple[int, int]:
     levels = sorted(_CPLUSPLUS)
     lo = _CPLUSPLUS[cxx]
@@ -155,7 +188,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     if not found:
         return []
     try:
-        copies = runtime_modules()
+        copies = runtime_modules_cached()
     except (RuntimeCopyError, SyntaxError, OSError) as e:
         ctx.diagnostics.append(Diagnostic("E-OPS-PACKAGE", f"muh_kernels cannot be packaged: {e}", None,
                                           hint="the ops' Python side must need only the stdlib, torch and vllm"))
