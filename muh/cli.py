@@ -68,9 +68,9 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 @app.command()
 def build(
-    spec: Path = typer.Argument(..., help="The .muh spec."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output folder (default generated/<spec name>/)."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", help="Also emit kernels that emulate this logical warp width on the build GPU."),
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", help="Also emit kernels that emulate this logical warp width on the build GPU."),
 ) -> None:
     """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
     from muh.pipeline import build as run_build
@@ -88,7 +88,7 @@ def build(
 
 @app.command()
 def fmt(
-    specs: List[Path] = typer.Argument(..., help="Spec files to format in place."),
+    specs: List[Path] = typer.Argument(..., metavar="SPEC", help="Spec files to format in place."),
     check: bool = typer.Option(False, "--check", help="Only report files that are not formatted; exit 1 if any."),
 ) -> None:
     """Canonical layout (comments kept)."""
@@ -129,8 +129,8 @@ def schema() -> None:
 
 @app.command()
 def explain(
-    spec: Path = typer.Argument(..., help="The .muh spec."),
-    what: str = typer.Argument(..., help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; or deploy[.<key>]."),
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
+    what: str = typer.Argument(..., metavar="WHAT", help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; or deploy[.<key>]."),
 ) -> None:
     """Show resolved policies and how each number came to be (rule, inputs, measurement)."""
     from muh.explain import explain as run_explain
@@ -146,8 +146,8 @@ def explain(
 
 @app.command()
 def check(
-    specs: List[Path] = typer.Argument(None, help="Specs to check (default: specs/*.muh)."),
-    only: Optional[List[str]] = typer.Option(None, "--only", help="Run only this check (repeatable)."),
+    specs: List[Path] = typer.Argument(None, metavar="SPEC", help="Specs to check (default: specs/*.muh)."),
+    only: Optional[List[str]] = typer.Option(None, "--only", metavar="CHECK", help="Run only this check (repeatable)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print every case of every check."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompile CUB ground truth and headers; trust no cache."),
 ) -> None:
@@ -179,7 +179,7 @@ def check(
         width = max([len(r.name) for r in results] + [5])
         for r in results:
             typer.echo(f"  {r.name:<{width}}  {r.status:<4}  {r.seconds:6.2f}s  {r.detail}")
-            if verbose or r.status == "fail" or (only and r.name in only):
+            if verbose or r.status == "fail":  # cases: with -v, or when they explain a failure
                 for line in r.cases:
                     typer.echo(f"      {line}")
         failed |= any(r.status == "fail" for r in results)

@@ -143,3 +143,11 @@ def test_schema_is_the_user_facing_shape_with_docs(cli):
     import muh.schema.models as m
 
     assert m.Hardware.model_config.get("use_attribute_docstrings") is not True
+
+
+def test_check_only_prints_its_cases_with_v_only(cli):
+    """Issue 11 item 21: `check --only X` printed every case (872 lines) without -v."""
+    code, out, _ = cli("check", BASELINE, "--only", "parity")
+    code_v, out_v, _ = cli("check", BASELINE, "--only", "parity", "-v")
+    assert code == code_v == 0, out
+    assert len(out.splitlines()) == 2 and len(out_v.splitlines()) > 100, out
