@@ -1,6 +1,7 @@
 """The `muh` command. The only module that prints diagnostics or chooses exit codes.
 
-Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spec error, bad flag).
+Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spec error, bad flag,
+an output folder muh may not replace); 130 interrupted.
 """
 from __future__ import annotations
 

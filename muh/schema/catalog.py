@@ -44,7 +44,7 @@ class Dim:
 
 
 DIMS: dict[str, Dim] = {
-    "threads": Dim("int", "threads per block (nominal for 4-byte items)", lo=1, hi=1024, per_thread_of_warp=True),
+    "threads": Dim("int", "threads per block (nominal for 4-byte items)", lo=1, hi=4096, per_thread_of_warp=True),
     "items": Dim("int", "items per thread (nominal for 4-byte items)", lo=1, hi=1024),
     "vec": Dim("int", "items per vectorised load", lo=1, hi=16),
     "load": Dim("enum", "BlockLoad algorithm", LOAD_ALGORITHMS),

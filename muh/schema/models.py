@@ -31,11 +31,18 @@ class Toolchain(Model):
 class Hardware(Model):
     name: str
     """The block's label (`hardware <name> { … }`)."""
-    vendor: str = "nvidia"
+    vendor: Literal["nvidia", "iluvatar"] = "nvidia"
+    """Whose GPU: `nvidia`, or `iluvatar` (CoreX, CUDA-compatible). muh generates CUDA C++, so other
+    vendors (e.g. AMD, which needs HIP) are refused rather than given flags that cannot work."""
     arch: str
     """Architecture name, e.g. "hopper", "ivcore10"."""
     compute_capability: Optional[int] = Field(None, ge=10, le=1300)
     """As CUB writes it: SM×10 (90 for sm_90). Omit for non-NVIDIA hardware."""
+    reported_capability: Optional[int] = Field(None, ge=10, le=1300)
+    """What the runtime reports as the device's capability (torch.cuda.get_device_capability() as
+    major×10+minor), when it differs from `compute_capability` — non-NVIDIA devices report one. It
+    only gates what the engine checks against it (vLLM runs bfloat16 from 80); it never selects an
+    architecture to compile for."""
     sm_count: int = Field(ge=1, le=4096)
     warp_size: int = Field(ge=1, le=1024)
     """Threads per warp: 32 on NVIDIA, 64 on the BI-V100."""

@@ -73,6 +73,8 @@ def render_reference() -> str:
     out += ["", "### Dimensions", "", "| dimension | kind | values | meaning |", "|---|---|---|---|"]
     for name, d in sorted(DIMS.items()):
         values = ", ".join(f"`{c}`" for c in d.choices) if d.choices else (f"{d.lo}..{d.hi}" if d.lo is not None else "")
+        if d.per_thread_of_warp:
+            values = "a multiple of the hardware's `warp_size`, at most its `max_threads_per_block`"
         if name == "block":
             values = "per family: " + "; ".join(f"{f}: {', '.join(FAMILIES[f].block_choices)}" for f in ("reduce", "scan"))
         if name == "delay":

@@ -151,3 +151,17 @@ def test_check_only_prints_its_cases_with_v_only(cli):
     code_v, out_v, _ = cli("check", BASELINE, "--only", "parity", "-v")
     assert code == code_v == 0, out
     assert len(out.splitlines()) == 2 and len(out_v.splitlines()) > 100, out
+
+
+def test_the_tutorial_spec_builds_without_a_warning(cli, tmp_path):
+    """Issue 11 item 21: the tutorial's own spec warned W-OPS-ARCH (no target architecture)."""
+    import re
+
+    doc = (ROOT / "docs" / "language.md").read_text()
+    tutorial = doc.split("## Tutorial", 1)[1].split("**4.", 1)[0]
+    blocks = re.findall(r"```\n(.*?)```", tutorial, re.S)
+    assert len(blocks) == 3 and blocks[0].startswith("muh 1")
+    spec = tmp_path / "my.muh"
+    spec.write_text("\n".join(blocks))
+    code, out, err = cli("build", spec, "-o", tmp_path / "out")
+    assert code == 0 and err == "", err

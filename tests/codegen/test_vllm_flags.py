@@ -226,3 +226,17 @@ def test_the_parser_reconstruction_is_faithful_to_the_failure(tmp_path):
     """Control: the plain two-word form *would* have been misread by this parser."""
     args = _engine_parser().parse_args(["--served-model-name", "llm", "--api-key=leak"])
     assert args.api_key == "leak"
+
+
+def test_bfloat16_on_non_nvidia_hardware_is_said_with_reported_capability(tmp_path):
+    """Issue 11 item 21: the documented way (dtype = bfloat16) errored on non-NVIDIA hardware and the
+    workaround set a fake compute capability (which also changes the architecture compiled for).
+    `reported_capability` states what the runtime reports; it gates the engine's check only."""
+    text = spec_with("    dtype = half", "    dtype = bfloat16")
+    err, _ = first_error(tmp_path, text)
+    assert err.code == "E-DEPLOY-DTYPE" and "reported_capability" in err.hint
+    ok = spec_with("  warp_size = 64", "  warp_size = 64\n  reported_capability = 80", text)
+    files, _ = build(tmp_path, ok)
+    joined = "\n".join(f.content for f in files)
+    assert "--dtype bfloat16" in joined.replace('", "', " ") or "bfloat16" in joined
+    assert "sm_80" not in joined  # no architecture chosen from it

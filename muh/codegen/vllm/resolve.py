@@ -197,11 +197,12 @@ def _cross_checks(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> None:
         c.error("E-DEPLOY-TP", f"tensor × pipeline parallel size {tp * pp} exceeds the {hw.gpu_count} device(s) of `{hw.name}`",
                 s.span if s else None, hint=f"set `gpu_count` in `hardware {hw.name}` or lower tensor_parallel_size")
     dtype = given.get("dtype")
-    cc = hw.compute_capability
+    cc = hw.reported_capability or hw.compute_capability  # what vLLM's check sees at run time
     if dtype is not None and format_value(dtype.value) == "bfloat16" and (cc is None or cc < 80):
         c.error("E-DEPLOY-DTYPE", f"bfloat16 needs compute capability ≥ 8.0; `{hw.name}` "
                 + (f"has {cc / 10:.1f}" if cc else "declares none"), dtype.span,
-                hint="use `dtype = half` (vLLM refuses bfloat16 below 8.0)")
+                hint="use `dtype = half` (vLLM refuses bfloat16 below 8.0)"
+                + ("; a non-NVIDIA device that reports ≥ 8.0 says so with `reported_capability`" if hw.vendor != "nvidia" else ""))
     elif (dtype is None or format_value(dtype.value) == "auto") and (cc is None or cc < 80):
         c.warn("W-DEPLOY-DTYPE", f"dtype auto picks bfloat16 for bfloat16 checkpoints, which `{hw.name}` cannot run",
                dtype.span if dtype else c.span("serve"), hint="set `dtype = half`")
