@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def mutated(draw):
     return text
 
 
+@pytest.mark.slow  # ~95% of tests/grammar + tests/schema; CI runs slow tests, with this full budget
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_specs_give_clean_errors_or_builds(text):
