@@ -262,17 +262,22 @@ def write_folder(files: dict[str, tuple[str, bool]], out: Path) -> None:
 
 
 # -- one file, in place -------------------------------------------------------------------------------
-def replace_file(path: str | Path, content: str) -> Path:
-    """Atomically replace the text of ``path`` (through a symbolic link: the link's target is
-    rewritten and the link kept). The temporary is created with O_EXCL|O_NOFOLLOW beside the file,
-    gets the file's mode, and is renamed over it. Returns the path written."""
+def replace_file(path: str | Path, content: str | bytes) -> Path:
+    """Atomically replace (or create) the file ``path`` with ``content`` (through a symbolic link: the
+    link's target is rewritten and the link kept). The temporary is created with O_EXCL|O_NOFOLLOW
+    beside the file, gets the file's mode (a new file: the umask's), and is renamed over it: a reader
+    sees the old file or the new one, never half of it. Returns the path written."""
     real = Path(os.path.realpath(path))
-    st = real.stat()
+    mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else _default_mode() & 0o666
     fd, tmp_name = _exclusive_temp(real.parent, real.name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(content)
-        os.chmod(tmp_name, stat.S_IMODE(st.st_mode))
+        if isinstance(content, bytes):
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(content)
+        os.chmod(tmp_name, mode)
         os.replace(tmp_name, real)
     except BaseException:
         try:

@@ -64,6 +64,12 @@ def draw(path: Path, title: str, points: list[tuple[dict, float | None]], dims: 
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    import io
+
+    from muh.output import replace_file
+
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=120, format="png")
     plt.close(fig)
+    replace_file(path, buf.getvalue())  # whole or not at all; a link keeps pointing at the new image
     return path

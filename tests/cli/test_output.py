@@ -199,3 +199,14 @@ def test_replace_file_never_follows_a_planted_temporary(tmp_path):
         (tmp_path / name).symlink_to(victim)
     output.replace_file(spec, "muh 1\n# new\n")
     assert spec.read_text() == "muh 1\n# new\n" and victim.read_text() == "precious\n"
+
+
+def test_replace_file_creates_a_new_file_with_the_umask_mode(tmp_path):
+    """`muh tune --plot FILE.png` goes through replace_file too (bytes, maybe a new file)."""
+    old = os.umask(0o027)
+    try:
+        p = output.replace_file(tmp_path / "new.png", b"\x89PNG")
+    finally:
+        os.umask(old)
+    assert p.read_bytes() == b"\x89PNG" and stat.S_IMODE(p.stat().st_mode) == 0o640
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["new.png"]

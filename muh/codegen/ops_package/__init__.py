@@ -143,7 +143,7 @@ def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def runtime_modules_cached(runtime: Path = RUNTIME) -> dict[str, str]:
+def runtime_modules_cached(runtime: Path | None = None) -> dict[str, str]:
     """``runtime_modules()``, kept in muh's private cache under the hash of every muh/runtime source
     (parsing them is a tenth of a build); any change of a source is a new key."""
     import hashlib
@@ -151,6 +151,7 @@ def runtime_modules_cached(runtime: Path = RUNTIME) -> dict[str, str]:
 
     from muh import cache
 
+    runtime = RUNTIME if runtime is None else runtime
     digest = hashlib.sha256()
     for path in sorted(runtime.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -168,8 +169,6 @@ def runtime_modules_cached(runtime: Path = RUNTIME) -> dict[str, str]:
         try:
             from muh.output import replace_file
 
-            if not hit.exists():
-                hit.touch(mode=0o600)
             replace_file(hit, _json.dumps(out, sort_keys=True))
         except OSError:
             pass
