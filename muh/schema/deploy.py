@@ -17,11 +17,12 @@ the block its shape.
 """
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
 from muh.schema.base import SpecModel as Model
+from muh.schema.units import INT_MAX
 from decimal import Decimal
 
 Scalar = Union[bool, int, Decimal, str]
@@ -47,15 +48,15 @@ class Moe(Model):
 
     experts: int = Field(ge=1, le=65536)
     """``num_experts`` in the model's config.json."""
-    intermediate_size: int = Field(ge=1)
+    intermediate_size: int = Field(ge=1, le=INT_MAX)
     """``moe_intermediate_size`` (per expert, whole; muh divides by tensor_parallel_size)."""
-    top_k: Optional[int] = Field(None, ge=1)
+    top_k: Optional[int] = Field(None, ge=1, le=65536)
     """``num_experts_per_tok`` (documentation; vLLM's file name does not use it)."""
     device_name: Optional[str] = None
     """The name the runtime reports; default: the hardware block's ``device_name``."""
     dtype: Optional[Literal["fp8_w8a8", "int8_w8a16"]] = None
     """Quantised expert weights select a different file; omit for fp16/bf16 weights."""
-    batch_sizes: Optional[list[int]] = None
+    batch_sizes: Optional[list[Annotated[int, Field(ge=1, le=INT_MAX)]]] = None
     """Batch sizes to tabulate; default: every decode batch up to max_num_seqs and vLLM's tuner grid."""
 
 

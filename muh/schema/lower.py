@@ -177,7 +177,7 @@ def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
     for m in b.members:
         if isinstance(m, ast.Assign):
             if m.key == ("types",):
-                body["types"] = value_of(m.value, low, refs)
+                body["types"] = value_of(m.value, low, refs, path + ("types",))
                 low.value_spans[path + ("types",)] = m.value.span
                 low.key_spans[path + ("types",)] = m.key_span
             else:

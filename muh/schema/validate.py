@@ -319,9 +319,9 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
         hw = spec.hardware[alg.on]
         fam = FAMILIES[alg.family]
         base = ("algorithms", akey)
-        for t in alg.types:
+        for i, t in enumerate(alg.types):
             if t not in DTYPES:
-                out.append(Diagnostic("E-TYPE", f"unknown element type `{t}`", spec.span_of(base + ("types",)),
+                out.append(Diagnostic("E-TYPE", f"unknown element type `{t}`", spec.span_of(base + ("types", i)),
                                       hint=did_you_mean(t, DTYPES) or f"types: {', '.join(DTYPES)}"))
         if "default" not in alg.policies:
             out.append(Diagnostic("E-DEFAULT", f"`algorithm {alg.family} on {alg.on}` has no `policy default`", spec.span_of(base),
