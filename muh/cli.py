@@ -159,14 +159,15 @@ def check(
 
     paths = list(specs or sorted(Path("specs").glob("*.muh")))
     if not paths:
-        _err("no specs given and none found in specs/")
+        _err("error: no specs given and none found in specs/ [E-IO]\n  hint: muh check SPEC…")
         raise typer.Exit(EXIT_INPUT)
     names = available()
     for name in only or []:
         if name not in names:
             from muh.diagnostics import did_you_mean
 
-            _err(f"unknown check `{name}`; checks: {', '.join(names)}" + (f" ({did_you_mean(name, names)})" if did_you_mean(name, names) else ""))
+            _err(f"error: --only {name}: unknown check; checks: {', '.join(names)} [E-OPTION]"
+                 + (f"\n  hint: {did_you_mean(name, names)}" if did_you_mean(name, names) else ""))
             raise typer.Exit(EXIT_INPUT)
     failed = False
     for path in paths:

@@ -274,9 +274,10 @@ def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
             if nxt is not None and str(nxt) in ("=", ".", "{"):
                 continue  # the next key on the same line (`threads = 256  items = 16`)
             guess = _unit_like(str(tok))
-            if guess is not None:
+            last_on_line = nxt is None or nxt.line != tok.line  # `= 6.2 hours⏎`: a word where a unit goes
+            if guess is not None or last_on_line:
                 return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
-                                  hint=f"did you mean `{guess}`? units: {units}")
+                                  hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {units}")
         if tok.type == "NAME" and str(tok).lower() in _BAD_NUMBERS and str(prev) in ("=", "(", ",", "["):
             return Diagnostic("E-NUMBER", f"`{tok}` is not a number muh accepts", _tok_span(file, tok),
                               hint="write a finite decimal number, e.g. `584.2 GB/s`")

@@ -240,3 +240,11 @@ def test_bfloat16_on_non_nvidia_hardware_is_said_with_reported_capability(tmp_pa
     joined = "\n".join(f.content for f in files)
     assert "--dtype bfloat16" in joined.replace('", "', " ") or "bfloat16" in joined
     assert "sm_80" not in joined  # no architecture chosen from it
+
+
+def test_a_negative_count_is_refused_at_its_line(tmp_path):
+    """Issue 11 (class of item 9): `max_num_seqs = -2` built."""
+    text = spec_with("    max_num_seqs = 2", "    max_num_seqs = -2")
+    err, path = first_error(tmp_path, text)
+    assert err.code == "E-VLLM-VALUE" and "takes a count or a size, not `-2`" in err.message
+    assert str(err.span) == where(path, text, "-2")

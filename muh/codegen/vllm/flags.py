@@ -102,6 +102,9 @@ def _argv_for(opt: Option, flag: str, s: Setting) -> tuple[list[str], Diagnostic
         expected = _type_ok(opt, item)
         if expected:
             return [], Diagnostic("E-VLLM-VALUE", f"`{flag}` takes {expected}, not `{format_value(item)}`", s.span)
+        if opt.type in ("int", "float") and not isinstance(item, bool) and item < 0:
+            return [], Diagnostic("E-VLLM-VALUE", f"`{flag}` takes a count or a size, not `{format_value(item)}`", s.span,
+                                  hint="no numeric flag of the pinned engine takes a negative value")
         if opt.choices is not None:
             allowed = [c for c in opt.choices if c is not None]
             shown = format_value(item)
