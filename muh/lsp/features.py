@@ -91,7 +91,17 @@ def _literal_choices(model: type[BaseModel], name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+@lru_cache(maxsize=1)
+def _documented() -> None:
+    """Fields' docstrings as their descriptions (read once, on demand: muh.schema.base.with_docs)."""
+    from muh.schema.base import with_docs
+    from muh.schema.models import Spec
+
+    with_docs(Spec)
+
+
 def _field_doc(model: type[BaseModel], name: str) -> str | None:
+    _documented()
     f = model.model_fields.get(name)
     if f is None:
         return None

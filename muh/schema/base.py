@@ -36,9 +36,15 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     return out
 
 
+_DOCUMENTED: set[type] = set()
+
+
 def with_docs(root: type[BaseModel]) -> type[BaseModel]:
     """Give every field of ``root`` and of the models it contains its attribute docstring as the
     description (once; for `muh schema` and the generated reference)."""
+    if root in _DOCUMENTED:
+        return root
+    _DOCUMENTED.add(root)
     seen: set[type] = set()
 
     def visit(cls) -> None:

@@ -38,3 +38,12 @@ def test_units_follow_the_field_types():
     assert "KiB" in units_for(Hardware, "smem_per_block") and "GB/s" not in units_for(Hardware, "smem_per_block")
     assert "GB/s" in units_for(Hardware, "mem_bandwidth") and "us" in units_for(Hardware, "launch_latency")
     assert units_for(Hardware, "sm_count") == () and "MiB" in units_for(PolicyValues, "bytes_in_flight")
+
+
+def test_hover_documents_keys_from_their_docstrings():
+    """The models no longer read their docstrings at import (issue 11 item 20): the server asks for
+    them once; hover still shows them."""
+    from muh.lsp.features import _field_doc
+    from muh.schema.models import Hardware
+
+    assert "Threads per warp: 32 on NVIDIA, 64 on the BI-V100." in _field_doc(Hardware, "warp_size")
