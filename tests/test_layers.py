@@ -5,7 +5,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "muh"
-ORDER = ["diagnostics", "grammar", "schema", "derive", "codegen", "check", "deploy", "tune", "probe"]
+ORDER = ["diagnostics", "cache", "output", "grammar", "schema", "derive", "codegen", "check", "deploy", "tune", "probe"]
 # Modules outside the chain: the CLI and the orchestration may import anything; the runtime stands alone.
 FREE = {"cli", "pipeline", "explain", "__init__", "runtime"}
 
