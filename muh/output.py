@@ -229,6 +229,8 @@ def write_folder(files: dict[str, tuple[str, bool]], out: Path) -> None:
                 target.write_text(content, encoding="utf-8", newline="\n")
                 if executable:
                     target.chmod(exec_mode)
+            if _marker_pid(tmp) == os.getpid():  # (a generated file of that name would have replaced it)
+                os.unlink(tmp / MARKER)
             for rel in foreign:  # the user's files stay: linked into the new folder before the swap
                 target = tmp / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -239,7 +241,6 @@ def write_folder(files: dict[str, tuple[str, bool]], out: Path) -> None:
                                   f"move it out of {out}, then build again") from None
             for rel in keep_empty:
                 (tmp / rel).mkdir(parents=True, exist_ok=True)
-            os.unlink(tmp / MARKER)
             tmp.chmod(mode)
             if out.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))

@@ -38,11 +38,12 @@ def test_files_the_manifest_does_not_list_are_kept(cli, tmp_path):
     (w / "notes" / "mine.txt").write_text("precious\n")
     (w / "vllm" / "extra.py").write_text("# mine\n")
     (w / "empty").mkdir()
+    (w / ".gitignore").write_text("*.log\n")  # the user's own, where muh's temporaries keep their marker
     code, _, err = cli("build", BASELINE, "-o", w)
     assert code == 0, err
     assert (w / "notes" / "mine.txt").read_text() == "precious\n"
     assert (w / "vllm" / "extra.py").read_text() == "# mine\n"
-    assert (w / "empty").is_dir()
+    assert (w / "empty").is_dir() and (w / ".gitignore").read_text() == "*.log\n"
     listed = json.loads((w / "manifest.json").read_text())["files"]
     assert "notes/mine.txt" not in listed and "vllm/extra.py" in [p for p in output._listing(w)[0]]
 
