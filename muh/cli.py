@@ -76,7 +76,7 @@ def build(
     """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
     from muh.pipeline import build as run_build
 
-    options = {"emulate_warp": emulate_warp} if emulate_warp else {}
+    options = {"emulate_warp": emulate_warp} if emulate_warp is not None else {}
     warnings: list[Diagnostic] = []
     try:
         target, files = run_build(spec, out, options, warnings)

@@ -119,6 +119,7 @@ COMMANDS = [
     ["build", "{tmp}/huge.muh"],
     ["build", "{spec}", "--emulate-warp", "48"],
     ["build", "{spec}", "--emulate-warp", "-4"],
+    ["build", "{spec}", "--emulate-warp", "0"],
     ["build", "{spec}", "--emulate-warp", "abc"],
     ["build", "{spec}", "--emulate-warp", "100000"],
     ["build", "{spec}", "-o", "{tmp}/file.txt"],

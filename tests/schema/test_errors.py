@@ -111,3 +111,10 @@ def test_independent_errors_are_all_reported(cli, tmp_path):
     assert "`15` is not a valid `cxx`" in firsts[0] and "E-WARP" in firsts[1]
     assert "no hardware named `bi200`" in firsts[2] and "`warp_transposd` is not a valid `load`" in firsts[3]
     assert err.strip().endswith("4 errors")
+
+
+@pytest.mark.parametrize("width", ["0", "-4", "512"])
+def test_every_bad_emulate_warp_is_a_clean_option_error(cli, tmp_path, width):
+    code, _, err = cli("build", str(Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"),
+                       "-o", str(tmp_path / "o"), "--emulate-warp", width)
+    assert code == 2 and err.startswith(f"error: --emulate-warp {width}: "), err

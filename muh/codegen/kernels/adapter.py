@@ -87,7 +87,7 @@ def targets(ctx, report: bool = True) -> list[tuple[str, object, C.KernelConfig]
                                                   ctx.spec.span_of(("hardware", name))))
             continue
         cands = [(base, cfg)]
-        if emulate:
+        if emulate is not None:
             cands.append((f"{base}emu{emulate}/", cfg.emulated(int(emulate), 32)))
         for prefix, c in cands:
             errs = C.validate(c)

@@ -116,6 +116,7 @@ def validate(cfg: KernelConfig) -> list[str]:
     w, p = cfg.warp_size, cfg.physical
     if not _pow2(w) or not _pow2(p):
         errs.append(f"warp sizes must be powers of two (logical {w}, physical {p})")
+        return errs  # every later rule divides by the warp
     if w > p and w > 8 * p:
         errs.append(f"emulated warp {w} is more than 8 physical warps of {p}")
     if cfg.cxx < 14:
