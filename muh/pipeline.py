@@ -8,7 +8,7 @@ import muh
 from muh import output
 from muh.codegen import BuildContext, GeneratedFile, generate
 from muh.derive import Derived, derive
-from muh.diagnostics import Diagnostic, MuhError
+from muh.diagnostics import Diagnostic
 from muh.grammar.parser import read_source
 from muh.schema import Spec, load
 
