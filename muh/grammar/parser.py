@@ -220,22 +220,29 @@ _LOOKALIKE = dict(zip("аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅο�
 _BAD_NUMBERS = {"nan", "inf", "infinity"}
 
 
-def _units() -> list[str]:
-    from muh.schema.units import DIMENSION_OF_UNIT
+@lru_cache(maxsize=1)
+def units() -> list[str]:
+    """Every unit the lexer knows, read off the grammar's UNIT terminal (``(KiB|…)/s``, ``(ns|…)``);
+    tests/grammar checks that this is the schema's list of units."""
+    import re
 
-    return list(DIMENSION_OF_UNIT)
+    pattern = _parser().get_terminal("UNIT").pattern.value
+    out: list[str] = []
+    for group, per_second in re.findall(r"\(([A-Za-z|]+)\)(\\/s)?", pattern):
+        out += [u + ("/s" if per_second else "") for u in group.split("|")]
+    return sorted(dict.fromkeys(out), key=lambda u: u.endswith("/s"))  # sizes, times, frequencies, then rates
 
 
 def _unit_like(word: str) -> str | None:
     """The unit ``word`` was probably meant to be (``kib`` → ``KiB``, ``KiBs`` → ``KiB``), or None."""
     import difflib
 
-    units = _units()
-    lower = {u.lower(): u for u in units}
+    known = units()
+    lower = {u.lower(): u for u in known}
     for cand in (word, word.rstrip("sS")):
         if cand.lower() in lower:
             return lower[cand.lower()]
-    close = difflib.get_close_matches(word, units, n=1, cutoff=0.75)
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.75)
     return close[0] if close else None
 
 
@@ -256,7 +263,7 @@ def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
     except UnexpectedInput:
         pass
     code = [t for t in toks if t.type not in ("WS", "COMMENT")]
-    units = ", ".join(_units())
+    unit_list = ", ".join(units())
     for i, tok in enumerate(code):
         prev = code[i - 1] if i else None
         if prev is None:
@@ -268,7 +275,7 @@ def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
                                   hint=_based_hint(f"{prev}{tok}"))
             guess = _unit_like(str(tok))
             return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
-                              hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {units}")
+                              hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {unit_list}")
         if tok.type == "NAME" and prev.type == "NUMBER" and tok.line == prev.end_line:
             nxt = code[i + 1] if i + 1 < len(code) else None
             if nxt is not None and str(nxt) in ("=", ".", "{"):
@@ -277,7 +284,7 @@ def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
             last_on_line = nxt is None or nxt.line != tok.line  # `= 6.2 hours⏎`: a word where a unit goes
             if guess is not None or last_on_line:
                 return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
-                                  hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {units}")
+                                  hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {unit_list}")
         if tok.type == "NAME" and str(tok).lower() in _BAD_NUMBERS and str(prev) in ("=", "(", ",", "["):
             return Diagnostic("E-NUMBER", f"`{tok}` is not a number muh accepts", _tok_span(file, tok),
                               hint="write a finite decimal number, e.g. `584.2 GB/s`")

@@ -83,3 +83,12 @@ def test_the_grammar_is_collision_free_in_larks_strict_mode():
     from muh.grammar.parser import _parser
 
     assert _parser(strict=True).parse("muh 1\nhardware x { a = 48 KiB  b = [1, 2]  c = f(n = 1 ns) }\n")
+
+
+def test_the_lexers_units_are_the_schemas_units():
+    """One list of units: the grammar's UNIT terminal (what the lexer reads, and what an unknown-unit
+    hint lists) names exactly the units the schema converts."""
+    from muh.grammar.parser import units
+    from muh.schema.units import DIMENSION_OF_UNIT
+
+    assert sorted(units()) == sorted(DIMENSION_OF_UNIT)
