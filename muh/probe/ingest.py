@@ -357,10 +357,9 @@ def write_spec(path: Path, text: str, shown: str) -> None:
     from muh.schema import load
 
     derive(load(text, shown))
-    tmp = path.with_name(path.name + ".muh-probe.tmp")
+    from muh.output import replace_file
+
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        replace_file(path, text)  # O_EXCL|O_NOFOLLOW temporary, mode kept, a link's target rewritten
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise MuhError([Diagnostic("E-IO", f"cannot write {path}: {e.strerror or e}", None)]) from None
