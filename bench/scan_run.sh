@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Issue 17 (scan at memory speed) on the lab H200, one device call per mode:
+#   lab:   the design lab (bench/scan_lab/lab.cu: variants of muh/codegen/kernels/static/scan_tile.cuh vs
+#          the spec kernel, CUB 3.0.1 and a device copy; correctness first), SASS of the main kernels,
+#          ncu on CUB / spec / candidates at 2^28 float32
+#   final: GPU tests (native, emulated 16/64/128), compute-sanitizer, bench/kernels.py table, ncu
+# Run from the repository root (or a copy of it): bash bench/scan_run.sh lab|final  (results under $OUT)
+set -o pipefail
+mode=${1:-lab}
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/env.txt"
+t0=$SECONDS
+lab_build() {  # $1: output binary
+  local inc=/tmp/lab/include
+  mkdir -p $inc && cp -r generated/h200/include/muh $inc/ && cp muh/codegen/kernels/static/scan_tile.cuh $inc/muh/
+  nvcc -O3 -std=c++17 -arch=sm_90 -I$inc -c bench/scan_lab/lab.cu -o /tmp/lab/lab.o &
+  nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/scan.cu -o /tmp/lab/s.o &
+  nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/common.cu -o /tmp/lab/c.o &
+  wait
+  nvcc -arch=sm_90 -o "$1" /tmp/lab/lab.o /tmp/lab/s.o /tmp/lab/c.o
+}
+NCU="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats --metrics lts__t_sector_hit_rate.pct,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum"
+if [[ $mode == lab ]]; then
+  mkdir -p /tmp/lab
+  LAB=bench/scan_lab/bin/lab
+  if ! $LAB --ncu f32 CUB 16 > /dev/null 2>&1; then
+    echo "prebuilt lab binary does not run here: building"; LAB=/tmp/lab/lab; lab_build $LAB 2>&1 | tail -5
+  fi
+  echo "build $((SECONDS-t0)) s"
+  timeout -s KILL 240 $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> "$OUT/lab.tsv"; echo "lab rc $? $((SECONDS-t0)) s"
+  cat "$OUT/lab.err" | head -20
+  for v in "CUB" "spec(old smem 128x24 688/1140)" "str 128x24 688/1140" "pers 256x16 688/1140" "str 256x32 688/1140"; do
+    echo "=== $v" >> "$OUT/ncu.txt"
+    timeout -s KILL 60 $NCU -k "regex:DeviceScanKernel|lab_kernel|scan_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1
+  done
+  echo "ncu $((SECONDS-t0)) s"
+  (cuobjdump --dump-sass $LAB | grep -E "Function|LDG|STG|SHFL|BAR|NANOSLEEP|ATOM|LDS|STS|MEMBAR" | \
+     awk '/Function/{f=$0} !/Function/{gsub(/\/\*[0-9a-f]*\*\//,""); split($0,a," "); k=a[1]; if (k ~ /^@/) k=a[2]; c[f" "k]++} END{for (x in c) print c[x], x}' | sort -k2 > "$OUT/sass-summary.txt") 2>&1 | tail -3
+  grep -E "Duration|DRAM Throughput|Memory Throughput|L2 Hit|lts__t_sector_hit_rate.pct|op_read_hit|op_write_hit|dram__bytes|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Stall|===" "$OUT/ncu.txt" | head -120
+  cat "$OUT/lab.txt"
+  exit 0
+fi
+echo "unknown mode $mode"; exit 2

@@ -1,0 +1,480 @@
+// muh: the single-pass scan's device code (static: no numbers of its own; every number comes from
+// the policy struct P the generated kernels/scan.cu passes in, resolved from the spec by muh).
+// Compiles standalone against the generated include/ (warp.cuh, types.cuh): C++14, CUDA 10.2 subset
+// unless a MUH_HAS_* capability macro (kernels/params.cuh) says the hardware has more.
+//
+// Policy P (enums): kThreads, kItems, kVec (elements per global access; 1 = scalar), kStriped (1: the
+// tile stays in registers, warp-striped, and is scanned there; 0: staged through padded shared
+// memory into a blocked arrangement), kWindow (predecessors read per look-back poll, <= warp::kSize),
+// kLoad (0 plain, 1 read-only path, 2 streaming), kStore (0 plain, 1 streaming), kPersistent (1: a
+// resident grid takes tiles from a counter and loads its next tile before the current one's
+// look-back), kPacked16 (8-byte values: status and value in one 16-byte word), the delay numbers.
+#pragma once
+
+#include <stdint.h>
+
+#include "muh/types.cuh"
+#include "muh/warp.cuh"
+
+#ifndef MUH_HAS_NANOSLEEP
+#define MUH_HAS_NANOSLEEP 0
+#endif
+#ifndef MUH_HAS_PTX_MEMORY_MODEL  // ld/st.relaxed.gpu (vector forms too) and .cs cache hints: sm_70+
+#define MUH_HAS_PTX_MEMORY_MODEL 0
+#endif
+
+namespace muh {
+namespace scan_tile {
+
+enum { kInvalid = 0, kAggregate = 1, kPrefix = 2 };
+
+template <int kCyclesX16>
+__device__ __forceinline__ void sleep_ns(unsigned ns) {
+  if (ns == 0) return;
+#if MUH_HAS_NANOSLEEP
+  __nanosleep(ns);
+#else
+  long long end = clock64() + (long long)ns * kCyclesX16 / 16;
+  while (clock64() < end) {
+  }
+#endif
+}
+
+// The look-back delay: mode 0 none, 1 constant, 2 grow (backoff), 3 shrink (backon);
+// jitter 0 none, 1 uniform in [0, d], 2 window [d/2, d].
+template <typename P>
+struct Delay {
+  unsigned cur;
+  unsigned seed;
+  __device__ explicit Delay(unsigned tile) : cur(P::kDelayStartNs), seed(tile * 2654435761u + 12345u) {
+    sleep_ns<P::kSpinCyclesPerNsX16>(P::kL2WriteNs);  // let our own aggregate reach L2 first
+  }
+  __device__ void operator()() {
+    if (P::kDelayMode == 0) return;
+    unsigned d = cur;
+    if (P::kDelayJitter) {
+      seed = seed * 1664525u + 1013904223u;
+      unsigned r = seed >> 8;
+      d = P::kDelayJitter == 1 ? r % (d + 1u) : d / 2u + r % (d / 2u + 1u);
+    }
+    sleep_ns<P::kSpinCyclesPerNsX16>(d);
+    if (P::kDelayMode == 2) cur = cur * 2u > (unsigned)P::kDelayMaxNs ? (unsigned)P::kDelayMaxNs : cur * 2u;
+    if (P::kDelayMode == 3) cur = cur / 2u < (unsigned)P::kDelayMinNs ? (unsigned)P::kDelayMinNs : cur / 2u;
+  }
+};
+
+// ---- memory access helpers -----------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned long long load_word(const unsigned long long* p) {
+#if MUH_HAS_PTX_MEMORY_MODEL
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return *(const volatile unsigned long long*)p;
+#endif
+}
+__device__ __forceinline__ void store_word(unsigned long long* p, unsigned long long v) {
+#if MUH_HAS_PTX_MEMORY_MODEL
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  *(volatile unsigned long long*)p = v;
+#endif
+}
+#if MUH_HAS_PTX_MEMORY_MODEL
+// One 16-byte word, read and written whole (as CUB 3.0.1's ScanTileState does for 8-byte values).
+__device__ __forceinline__ void load_word2(const unsigned long long* p, unsigned long long& a, unsigned long long& b) {
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+}
+__device__ __forceinline__ void store_word2(unsigned long long* p, unsigned long long a, unsigned long long b) {
+  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+#endif
+
+// Global loads/stores of kVec elements with the policy's cache behaviour.
+template <typename T, int kVec, int kMode>
+struct Global {
+  typedef typename Raw<sizeof(T) * kVec>::type R;
+  static __device__ __forceinline__ void load(const T* p, T (&out)[kVec]) {
+    R r;
+#if MUH_HAS_PTX_MEMORY_MODEL
+    if (kMode == 2) {
+      r = __ldcs(reinterpret_cast<const R*>(p));
+    } else
+#endif
+    if (kMode == 1) {
+      r = __ldg(reinterpret_cast<const R*>(p));
+    } else {
+      r = *reinterpret_cast<const R*>(p);
+    }
+    memcpy(out, &r, sizeof(R));
+  }
+  static __device__ __forceinline__ void store(T* p, const T (&in)[kVec], int mode) {
+    R r;
+    memcpy(&r, in, sizeof(R));
+#if MUH_HAS_PTX_MEMORY_MODEL
+    if (mode == 1) {
+      __stcs(reinterpret_cast<R*>(p), r);
+      return;
+    }
+#endif
+    *reinterpret_cast<R*>(p) = r;
+  }
+};
+
+// ---- tile status ---------------------------------------------------------------------------------
+// Every word carries the launch's epoch: a word of an older launch reads as "not published", so the
+// array needs no reset between launches.
+
+template <typename T, int kLayout>  // 0: 8-byte word (4-byte T); 1: 16-byte word; 2: flags + arrays, fenced
+struct TileState;
+
+template <typename T>
+struct TileState<T, 0> {
+  unsigned long long* words;
+  static __host__ __device__ size_t bytes(long long tiles) { return (size_t)tiles * 8u; }
+  static __host__ __device__ TileState at(void* ws, long long) {
+    TileState s;
+    s.words = static_cast<unsigned long long*>(ws);
+    return s;
+  }
+  __device__ void publish(long long tile, unsigned epoch, int kind, T v) const {
+    unsigned bits;
+    memcpy(&bits, &v, sizeof(bits));
+    store_word(words + tile, ((unsigned long long)((epoch << 2) | (unsigned)kind) << 32) | bits);
+  }
+  __device__ void read(long long tile, unsigned epoch, int& kind, T& v) const {
+    const unsigned long long w = load_word(words + tile);
+    const unsigned st = (unsigned)(w >> 32);
+    kind = (st >> 2) == epoch ? (int)(st & 3u) : (int)kInvalid;
+    const unsigned bits = (unsigned)w;
+    memcpy(&v, &bits, sizeof(bits));
+  }
+};
+
+#if MUH_HAS_PTX_MEMORY_MODEL
+template <typename T>
+struct TileState<T, 1> {
+  unsigned long long* words;  // pairs (epoch<<2 | kind, value bits)
+  static __host__ __device__ size_t bytes(long long tiles) { return (size_t)tiles * 16u; }
+  static __host__ __device__ TileState at(void* ws, long long) {
+    TileState s;
+    s.words = static_cast<unsigned long long*>(ws);
+    return s;
+  }
+  __device__ void publish(long long tile, unsigned epoch, int kind, T v) const {
+    unsigned long long bits;
+    memcpy(&bits, &v, sizeof(bits));
+    store_word2(words + 2 * tile, (unsigned long long)((epoch << 2) | (unsigned)kind), bits);
+  }
+  __device__ void read(long long tile, unsigned epoch, int& kind, T& v) const {
+    unsigned long long st, bits;
+    load_word2(words + 2 * tile, st, bits);
+    kind = (unsigned)(st >> 2) == epoch ? (int)(st & 3u) : (int)kInvalid;
+    memcpy(&v, &bits, sizeof(bits));
+  }
+};
+#endif
+
+template <typename T>
+struct TileState<T, 2> {
+  unsigned* flags;
+  T* aggregates;
+  T* inclusives;
+  static __host__ __device__ size_t flag_bytes(long long tiles) { return ((size_t)tiles * sizeof(unsigned) + 15) / 16 * 16; }
+  static __host__ __device__ size_t bytes(long long tiles) { return flag_bytes(tiles) + 2 * (size_t)tiles * sizeof(T); }
+  static __host__ __device__ TileState at(void* ws, long long tiles) {
+    TileState s;
+    s.flags = static_cast<unsigned*>(ws);
+    s.aggregates = reinterpret_cast<T*>(static_cast<char*>(ws) + flag_bytes(tiles));
+    s.inclusives = s.aggregates + tiles;
+    return s;
+  }
+  __device__ void publish(long long tile, unsigned epoch, int kind, T v) const {
+    ((volatile T*)(kind == kAggregate ? aggregates : inclusives))[tile] = v;
+    __threadfence();
+    ((volatile unsigned*)flags)[tile] = (epoch << 2) | (unsigned)kind;
+  }
+  __device__ void read(long long tile, unsigned epoch, int& kind, T& v) const {
+    unsigned f = ((volatile unsigned*)flags)[tile];
+    kind = (f >> 2) == epoch ? (int)(f & 3u) : (int)kInvalid;
+    v = T(0);
+    if (kind != kInvalid) {
+      __threadfence();
+      v = ((volatile T*)(kind == kAggregate ? aggregates : inclusives))[tile];
+    }
+  }
+};
+
+template <typename T, typename P>
+struct Layout {
+  enum { value = sizeof(T) == 4 ? 0 : (P::kPacked16 && MUH_HAS_PTX_MEMORY_MODEL) ? 1 : 2 };
+};
+
+// Workspace: two 8-byte tile counters (persistent grids; at a fixed place, whatever the size), then
+// the tile status.
+template <typename T, typename P>
+struct Workspace {
+  typedef TileState<T, Layout<T, P>::value> State;
+  enum { kHead = 16 };
+  static __host__ __device__ size_t bytes(long long tiles) { return kHead + State::bytes(tiles); }
+  static __host__ __device__ unsigned long long* counters(void* ws) { return static_cast<unsigned long long*>(ws); }
+  static __host__ __device__ State state(void* ws, long long tiles) {
+    return State::at(static_cast<char*>(ws) + kHead, tiles);
+  }
+};
+
+// Exclusive prefix of `tile`, run by all lanes of one logical warp: kWindow predecessors per poll,
+// the nearest PREFIX in the window ends it, otherwise the window's aggregates are added and it moves on.
+template <typename T, typename P, typename State>
+__device__ T lookback(const State& st, long long tile, unsigned epoch) {
+  enum { kWindow = (int)P::kWindow < (int)warp::kSize ? (int)P::kWindow : (int)warp::kSize };
+  Delay<P> delay((unsigned)tile);
+  T prefix = T(0);
+  long long end = tile - 1;
+  const bool reader = warp::lane() < kWindow;
+  while (true) {
+    const long long pred = end - warp::lane();
+    int kind;
+    T val;
+    while (true) {
+      if (reader && pred >= 0) {
+        st.read(pred, epoch, kind, val);
+      } else {
+        kind = reader ? (int)kPrefix : (int)kAggregate;
+        val = T(0);
+      }
+      if (warp::all(kind != kInvalid)) break;
+      delay();
+    }
+    const int first = warp::first_lane(kind == kPrefix);
+    const T mine = warp::lane() <= first ? val : T(0);
+    prefix = warp::reduce(mine, Sum()) + prefix;
+    if (first < kWindow) break;
+    end -= kWindow;
+  }
+  return prefix;
+}
+
+// ---- one tile ------------------------------------------------------------------------------------
+
+template <typename T, typename P>
+struct Tile {
+  enum {
+    kThreads = P::kThreads,
+    kItems = P::kItems,
+    kVec = P::kVec,
+    kSteps = kItems / kVec,
+    kWarps = kThreads / warp::kSize,
+    kSeg = warp::kSize * kItems,  // elements of one warp's segment (striped layout)
+    kSize = kThreads * kItems
+  };
+  static_assert(kItems % kVec == 0, "items must be a multiple of vec");
+  T v[kSteps][kVec];
+
+  // Striped: vector s of lane l of warp w holds elements w*kSeg + (s*kSize + l)*kVec + [0, kVec).
+  __device__ __forceinline__ long long offset(int s) const {
+    return (long long)warp::id() * kSeg + ((long long)s * warp::kSize + warp::lane()) * kVec;
+  }
+
+  __device__ __forceinline__ void load(const T* in, long long base, int valid, bool fast) {
+    if (fast) {
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) Global<T, kVec, P::kLoad>::load(in + base + offset(s), v[s]);
+    } else {
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        const long long o = offset(s);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) v[s][k] = o + k < valid ? in[base + o + k] : T(0);
+      }
+    }
+  }
+
+  // Scan in registers. Returns the thread's exclusive offsets within its warp in off[s] and the
+  // warp's total.
+  __device__ __forceinline__ T scan_warp(T (&off)[kSteps]) {
+    T carry = T(0);
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+#pragma unroll
+      for (int k = 1; k < kVec; ++k) v[s][k] = v[s][k - 1] + v[s][k];
+    }
+    T incl[kSteps];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) incl[s] = warp::inclusive_scan(v[s][kVec - 1], Sum());
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      T ex = warp::shfl_up(incl[s], 1);
+      if (warp::lane() == 0) ex = T(0);
+      const T total = warp::shfl_idx(incl[s], warp::kSize - 1);
+      off[s] = carry + ex;
+      carry = carry + total;
+    }
+    return carry;
+  }
+
+  template <bool kExclusive>
+  __device__ __forceinline__ void store(T* out, long long base, int valid, bool fast, T prefix,
+                                        const T (&off)[kSteps]) {
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const T o = prefix + off[s];
+      T r[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) r[k] = kExclusive ? (k == 0 ? o : o + v[s][k - 1]) : o + v[s][k];
+      if (fast) {
+        Global<T, kVec, 0>::store(out + base + offset(s), r, P::kStore);
+      } else {
+        const long long os = offset(s);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k)
+          if (os + k < valid) out[base + os + k] = r[k];
+      }
+    }
+  }
+};
+
+template <typename T, typename P>
+struct Shared {
+  T warp_totals[Tile<T, P>::kWarps];
+  T block_prefix;
+  long long next;
+};
+
+// Scan of one tile whose data is in `t`; the look-back by logical warp 0.
+// `next` gets sh.next as written before the first barrier (persistent grids' next tile).
+template <typename T, typename P, bool kExclusive, typename State>
+__device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* out, long long tile, long long base,
+                                            int valid, bool fast, const State& st, unsigned epoch,
+                                            long long& next) {
+  T off[Tile<T, P>::kSteps];
+  const T wtotal = t.scan_warp(off);
+  if (warp::lane() == 0) sh.warp_totals[warp::id()] = wtotal;
+  __syncthreads();
+  next = sh.next;
+  T wprefix = T(0), aggregate = T(0);
+#pragma unroll
+  for (int i = 0; i < Tile<T, P>::kWarps; ++i) {
+    const T s = sh.warp_totals[i];
+    if (i < warp::id()) wprefix = wprefix + s;
+    aggregate = aggregate + s;
+  }
+  if (warp::id() == 0) {
+    T p = T(0);
+    if (tile == 0) {
+      if (warp::lane() == 0) st.publish(0, epoch, kPrefix, aggregate);
+    } else {
+      if (warp::lane() == 0) st.publish(tile, epoch, kAggregate, aggregate);
+      p = lookback<T, P>(st, tile, epoch);
+      if (warp::lane() == 0) st.publish(tile, epoch, kPrefix, p + aggregate);
+    }
+    if (warp::lane() == 0) sh.block_prefix = p;
+  }
+  __syncthreads();
+  t.template store<kExclusive>(out, base, valid, fast, sh.block_prefix + wprefix, off);
+}
+
+template <typename T>
+__device__ __forceinline__ bool aligned16(const T* p) {
+  return ((uintptr_t)p & 15u) == 0;
+}
+
+// One tile per block, tile = blockIdx.x (blocks start in index order, as CUB's single-pass scan assumes).
+template <typename T, typename P, bool kExclusive>
+__device__ __forceinline__ void scan_one(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+  typedef typename Workspace<T, P>::State State;
+  __shared__ Shared<T, P> sh;
+  const long long tiles = (n + Tile<T, P>::kSize - 1) / Tile<T, P>::kSize;
+  const State st = Workspace<T, P>::state(ws, tiles);
+  const bool al = aligned16(in) && aligned16(out);
+  const long long tile = blockIdx.x;
+  const long long base = tile * Tile<T, P>::kSize;
+  const int valid = (int)(n - base < Tile<T, P>::kSize ? n - base : Tile<T, P>::kSize);
+  const bool fast = al && valid == Tile<T, P>::kSize;
+  Tile<T, P> t;
+  t.load(in, base, valid, fast);
+  long long unused;
+  finish_tile<T, P, kExclusive>(t, sh, out, tile, base, valid, fast, st, epoch, unused);
+}
+
+// One step of the persistent loop: issue the loads of tile `nxt` into `later` and draw the tile after
+// it, then finish tile `cur` (data in `now`). False when there is no next tile.
+template <typename T, typename P, bool kExclusive, typename State>
+__device__ __forceinline__ bool persistent_step(Tile<T, P>& now, Tile<T, P>& later, Shared<T, P>& sh, const T* in,
+                                                T* out, long long n, long long tiles, long long grid, bool al,
+                                                unsigned long long* counter, const State& st, unsigned epoch,
+                                                long long& cur, long long& nxt) {
+  if (nxt < tiles) {
+    const long long nb = nxt * Tile<T, P>::kSize;
+    const int nv = (int)(n - nb < Tile<T, P>::kSize ? n - nb : Tile<T, P>::kSize);
+    later.load(in, nb, nv, al && nv == Tile<T, P>::kSize);
+    if (threadIdx.x == 0) {  // published to the block at finish_tile's first barrier
+      const unsigned long long r = atomicAdd(counter, 1ull);
+      if ((long long)r == tiles - 1) *counter = 0ull;
+      sh.next = grid + (long long)r;
+    }
+  }
+  const long long base = cur * Tile<T, P>::kSize;
+  const int valid = (int)(n - base < Tile<T, P>::kSize ? n - base : Tile<T, P>::kSize);
+  long long drawn;  // read between finish_tile's barriers: thread 0 rewrites it only after the second
+  finish_tile<T, P, kExclusive>(now, sh, out, cur, base, valid, al && valid == Tile<T, P>::kSize, st, epoch, drawn);
+  if (nxt >= tiles) return false;
+  cur = nxt;
+  nxt = drawn;
+  return true;
+}
+
+// Persistent: gridDim.x resident blocks; block b starts with tile b, then takes tiles
+// gridDim.x + counter++ . The next tile's loads are issued before the current tile's look-back.
+// Counters: [epoch & 1] is this launch's; the other one (the next launch's) is zeroed by block 0;
+// the last draw (every block draws exactly once past the end) zeroes this launch's too.
+template <typename T, typename P, bool kExclusive>
+__device__ __forceinline__ void scan_persistent(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+  typedef typename Workspace<T, P>::State State;
+  __shared__ Shared<T, P> sh;
+  const long long tiles = (n + Tile<T, P>::kSize - 1) / Tile<T, P>::kSize;
+  const State st = Workspace<T, P>::state(ws, tiles);
+  unsigned long long* counters = Workspace<T, P>::counters(ws);
+  unsigned long long* counter = counters + (epoch & 1u);
+  if (blockIdx.x == 0 && threadIdx.x == 0) counters[(epoch + 1u) & 1u] = 0ull;
+  const bool al = aligned16(in) && aligned16(out);
+  const long long grid = gridDim.x;
+  Tile<T, P> a, b;
+  long long cur = blockIdx.x;
+  // draw the tile after the first
+  if (threadIdx.x == 0) {
+    const unsigned long long r = atomicAdd(counter, 1ull);
+    if ((long long)r == tiles - 1) *counter = 0ull;
+    sh.next = grid + (long long)r;
+  }
+  {
+    const long long base = cur * Tile<T, P>::kSize;
+    const int valid = (int)(n - base < Tile<T, P>::kSize ? n - base : Tile<T, P>::kSize);
+    a.load(in, base, valid, al && valid == Tile<T, P>::kSize);
+  }
+  __syncthreads();
+  long long nxt = sh.next;
+  __syncthreads();  // everyone has read sh.next before thread 0 draws again
+  // Two tiles alternate between the register sets a and b (no copies: a copy would wait for the loads).
+  while (persistent_step<T, P, kExclusive>(a, b, sh, in, out, n, tiles, grid, al, counter, st, epoch, cur, nxt) &&
+         persistent_step<T, P, kExclusive>(b, a, sh, in, out, n, tiles, grid, al, counter, st, epoch, cur, nxt)) {
+  }
+}
+
+// The kernel body for policy P (one of the two grids; only the chosen one is instantiated).
+template <typename T, typename P, bool kExclusive, bool kPersistent = P::kPersistent != 0>
+struct Body {
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
+template <typename T, typename P, bool kExclusive>
+struct Body<T, P, kExclusive, true> {
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_persistent<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
+
+}  // namespace scan_tile
+}  // namespace muh
