@@ -16,6 +16,13 @@
 
 #define MUH_HAS_NANOSLEEP 1
 #define MUH_HAS_PTX_MEMORY_MODEL 1
+__device__ unsigned long long g_stats[3];  // look-backs, polls, window steps (variants with kStats)
+#define MUH_SCAN_LOOKBACK_HOOK(P, polls, steps)                                \
+  if (P::kStats && muh::warp::lane() == 0) {                                    \
+    atomicAdd(&g_stats[0], 1ull);                                               \
+    atomicAdd(&g_stats[1], (unsigned long long)(polls));                        \
+    atomicAdd(&g_stats[2], (unsigned long long)(steps));                        \
+  }
 #include "muh/scan_tile.cuh"
 #include "muh/kernels/api.h"
 
@@ -30,9 +37,10 @@
 
 using namespace muh;
 
-template <int T_, int I_, int V_, int W_, int L_, int S_, int Pe_, int P16_, int L2W_, int D_, int Mode_ = 1>
+template <int T_, int I_, int V_, int W_, int L_, int S_, int Pe_, int P16_, int L2W_, int D_, int Mode_ = 1, int St_ = 0, int MinB_ = 1>
 struct Pol {
   enum {
+    kStats = St_, kMinBlocks = MinB_,
     kThreads = T_, kItems = I_, kVec = V_, kWindow = W_, kLoad = L_, kStore = S_, kPersistent = Pe_,
     kPacked16 = P16_, kL2WriteNs = L2W_, kDelayMode = Mode_, kDelayJitter = 0, kDelayStartNs = D_,
     kDelayMinNs = 1, kDelayMaxNs = D_ > 0 ? D_ : 1, kSpinCyclesPerNsX16 = 24, kStriped = 1
@@ -40,7 +48,7 @@ struct Pol {
 };
 
 template <typename T, typename P, bool kExcl>
-__global__ void __launch_bounds__(P::kThreads) lab_kernel(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+__global__ void __launch_bounds__(P::kThreads, P::kMinBlocks) lab_kernel(const T* in, T* out, long long n, void* ws, unsigned epoch) {
   scan_tile::Body<T, P, kExcl>::run(in, out, n, ws, epoch);
 }
 
@@ -123,44 +131,50 @@ void add(const char* type, const char* name) { g_vars.push_back({type, name, run
 // policy: threads, items, vec, window, load(0 plain,1 ldg,2 cs), store(0,1 cs), persistent, packed16, l2w ns, delay ns[, mode]
 static void register_all() {
   g_vars.push_back({"f32", "spec(old smem 128x24 688/1140)", run_spec<float>, 1});
-  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 128x24 688/1140");
-  add<float, Pol<256, 16, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 256x16 688/1140");
-  add<float, Pol<256, 24, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 256x24 688/1140");
-  add<float, Pol<256, 32, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 256x32 688/1140");
-  add<float, Pol<512, 16, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 512x16 688/1140");
-  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 0, 688> >("f32", "str 128x24 688/0");
-  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 450, 350> >("f32", "str 128x24 350/450");
-  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 2000, 1000> >("f32", "str 128x24 1000/2000");
-  add<float, Pol<128, 24, 4, 16, 0, 0, 0, 1, 1140, 688> >("f32", "str 128x24 w16");
-  add<float, Pol<128, 24, 4, 32, 1, 0, 0, 1, 1140, 688> >("f32", "str 128x24 ldg");
-  add<float, Pol<128, 24, 4, 32, 2, 1, 0, 1, 1140, 688> >("f32", "str 128x24 ldcs+stcs");
-  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 stcs");
-  add<float, Pol<128, 24, 1, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 128x24 vec1");
-  add<float, Pol<128, 16, 4, 32, 0, 0, 1, 1, 1140, 688> >("f32", "pers 128x16 688/1140");
-  add<float, Pol<128, 24, 4, 32, 0, 0, 1, 1, 1140, 688> >("f32", "pers 128x24 688/1140");
-  add<float, Pol<256, 16, 4, 32, 0, 0, 1, 1, 1140, 688> >("f32", "pers 256x16 688/1140");
-  add<float, Pol<256, 24, 4, 32, 0, 0, 1, 1, 1140, 688> >("f32", "pers 256x24 688/1140");
-  add<float, Pol<256, 16, 4, 32, 0, 0, 1, 1, 300, 300> >("f32", "pers 256x16 300/300");
-  add<float, Pol<512, 16, 4, 32, 0, 0, 1, 1, 1140, 688> >("f32", "pers 512x16 688/1140");
+  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 128x24 w32");
+  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w32 stcs");
+  add<float, Pol<128, 24, 4, 64, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w64 stcs");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w128 stcs");
+  add<float, Pol<128, 24, 4, 256, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w256 stcs");
+  add<float, Pol<128, 24, 4, 128, 2, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w128 ldcs+stcs");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 450, 350> >("f32", "str 128x24 w128 stcs 350/450");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 0, 350> >("f32", "str 128x24 w128 stcs 350/0");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 2000, 1000> >("f32", "str 128x24 w128 stcs 1000/2000");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 2000, 2> >("f32", "str 128x24 w128 stcs backoff2000/1140");
+  add<float, Pol<128, 16, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x16 w128 stcs");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 0, 10> >("f32", "str 128x24 w128 stcs minb10");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 0, 11> >("f32", "str 128x24 w128 stcs minb11");
+  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688, 1, 0, 10> >("f32", "str 128x24 w32 stcs minb10");
+  add<float, Pol<256, 16, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 0, 6> >("f32", "str 256x16 w128 stcs minb6");
+  add<float, Pol<128, 32, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x32 w128 stcs");
+  add<float, Pol<192, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 192x24 w128 stcs");
+  add<float, Pol<256, 16, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 256x16 w128 stcs");
+  add<float, Pol<256, 32, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 256x32 w128 stcs");
+  add<float, Pol<256, 32, 4, 256, 0, 1, 0, 1, 1140, 688> >("f32", "str 256x32 w256 stcs");
+  add<float, Pol<64, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 64x24 w128 stcs");
+  add<float, Pol<64, 32, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 64x32 w128 stcs");
+  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688, 1, 1> >("f32", "STATS str 128x24 w32 stcs");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 1> >("f32", "STATS str 128x24 w128 stcs");
+  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 0, 350, 1, 1> >("f32", "STATS str 128x24 w128 stcs 350/0");
   g_vars.push_back({"f32", "CUB", run_cub<float>, 0});
   g_vars.push_back({"f32", "copy", run_copy<float>, 0});
 
   g_vars.push_back({"i32", "spec(old smem 128x24 648/1245)", run_spec<int>, 1});
-  add<int, Pol<128, 24, 4, 32, 0, 0, 0, 1, 1245, 648> >("i32", "str 128x24 648/1245");
-  add<int, Pol<256, 24, 4, 32, 0, 0, 0, 1, 1245, 648> >("i32", "str 256x24 648/1245");
-  add<int, Pol<256, 16, 4, 32, 0, 0, 1, 1, 1245, 648> >("i32", "pers 256x16 648/1245");
+  add<int, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1245, 648> >("i32", "str 128x24 w32 stcs");
+  add<int, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1245, 648> >("i32", "str 128x24 w128 stcs");
+  add<int, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("i32", "str 128x24 w128 stcs 688/1140");
   g_vars.push_back({"i32", "CUB", run_cub<int>, 0});
   g_vars.push_back({"i32", "copy", run_copy<int>, 0});
 
   g_vars.push_back({"f64", "spec(old smem 224x12 576/1215)", run_spec<double>, 1});
-  add<double, Pol<224, 12, 2, 32, 0, 0, 0, 0, 1215, 576> >("f64", "str 224x12 fenced");
-  add<double, Pol<224, 12, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 224x12 packed16");
-  add<double, Pol<128, 12, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 128x12 packed16");
-  add<double, Pol<256, 12, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 256x12 packed16");
-  add<double, Pol<256, 16, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 256x16 packed16");
-  add<double, Pol<384, 12, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 384x12 packed16");
-  add<double, Pol<256, 8, 2, 32, 0, 0, 1, 1, 1215, 576> >("f64", "pers 256x8 packed16");
-  add<double, Pol<256, 12, 2, 32, 0, 0, 1, 1, 1215, 576> >("f64", "pers 256x12 packed16");
+  add<double, Pol<256, 12, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 256x12 w32 packed16");
+  add<double, Pol<256, 12, 2, 32, 0, 1, 0, 1, 1215, 576> >("f64", "str 256x12 w32 packed16 stcs");
+  add<double, Pol<256, 12, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 256x12 w128 packed16 stcs");
+  add<double, Pol<224, 12, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 224x12 w128 packed16 stcs");
+  add<double, Pol<128, 16, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 128x16 w128 packed16 stcs");
+  add<double, Pol<256, 16, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 256x16 w128 packed16 stcs");
+  add<double, Pol<128, 12, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 128x12 w128 packed16 stcs");
+  add<double, Pol<256, 12, 2, 128, 0, 1, 0, 0, 1215, 576> >("f64", "str 256x12 w128 fenced stcs");
   g_vars.push_back({"f64", "CUB", run_cub<double>, 0});
   g_vars.push_back({"f64", "copy", run_copy<double>, 0});
 }
@@ -272,6 +286,16 @@ int main(int argc, char** argv) {
         long long n = 1ll << logs[li];
         int iters = logs[li] <= 20 ? 100 : logs[li] == 24 ? 20 : logs[li] == 28 ? 4 : 2;
         ts.push_back(time_fn(v.fn, 0, n, size, iters, 7));
+      }
+      if (v.name.compare(0, 5, "STATS") == 0) {
+        // one launch at 2^28 with fresh counters
+        unsigned long long z[3] = {0, 0, 0}, st[3];
+        CK(cudaMemcpyToSymbol(g_stats, z, sizeof(z)));
+        v.fn(0, g.in, g.out, 1ll << 28);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpyFromSymbol(st, g_stats, sizeof(st)));
+        printf("# %s at 2^28: %llu look-backs, %.2f polls and %.2f window steps per look-back\n", v.name.c_str(), st[0],
+               (double)st[1] / st[0], (double)st[2] / st[0]);
       }
       if (v.name == "copy") copy_t = ts;
       if (v.name == "CUB") cub_t = ts;

@@ -224,35 +224,67 @@ struct Workspace {
   }
 };
 
-// Exclusive prefix of `tile`, run by all lanes of one logical warp: kWindow predecessors per poll,
-// the nearest PREFIX in the window ends it, otherwise the window's aggregates are added and it moves on.
+#ifndef MUH_SCAN_LOOKBACK_HOOK  // instrumentation point (bench/scan_lab): polls and window steps of one look-back
+#define MUH_SCAN_LOOKBACK_HOOK(P, polls, steps)
+#endif
+
+// Exclusive prefix of `tile`, run by all lanes of one logical warp. One poll reads kWindow predecessors
+// (kWords per lane when kWindow > warp::kSize, issued together); it ends at the nearest PREFIX, adding
+// the aggregates before it. A poll counts only when every predecessor up to that PREFIX (or the
+// whole window, when it has none) has been published; otherwise the warp waits the delay and reads
+// again. Without a PREFIX the window moves back by its width.
 template <typename T, typename P, typename State>
 __device__ T lookback(const State& st, long long tile, unsigned epoch) {
-  enum { kWindow = (int)P::kWindow < (int)warp::kSize ? (int)P::kWindow : (int)warp::kSize };
+  enum {
+    kLanes = (int)P::kWindow < (int)warp::kSize ? (int)P::kWindow : (int)warp::kSize,
+    kWords = (int)P::kWindow > (int)warp::kSize ? (int)P::kWindow / (int)warp::kSize : 1,
+    kSpan = kLanes * kWords
+  };
   Delay<P> delay((unsigned)tile);
   T prefix = T(0);
   long long end = tile - 1;
-  const bool reader = warp::lane() < kWindow;
+  const bool reader = warp::lane() < kLanes;
+  int polls = 0, steps = 0;
+  (void)polls;
+  (void)steps;
   while (true) {
-    const long long pred = end - warp::lane();
-    int kind;
-    T val;
+    int kind[kWords];
+    T val[kWords];
+    int stop;
     while (true) {
-      if (reader && pred >= 0) {
-        st.read(pred, epoch, kind, val);
-      } else {
-        kind = reader ? (int)kPrefix : (int)kAggregate;
-        val = T(0);
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) {
+        const long long pred = end - warp::lane() - (long long)j * kLanes;
+        if (reader && pred >= 0) {
+          st.read(pred, epoch, kind[j], val[j]);
+        } else {
+          kind[j] = reader ? (int)kPrefix : (int)kAggregate;  // before tile 0: a prefix of 0
+          val[j] = T(0);
+        }
       }
-      if (warp::all(kind != kInvalid)) break;
+      ++polls;
+      int first_prefix = kSpan, first_invalid = kSpan;
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) {
+        const int p = warp::first_lane(kind[j] == kPrefix);
+        const int q = warp::first_lane(kind[j] == kInvalid);
+        if (first_prefix == kSpan && p < kLanes) first_prefix = j * kLanes + p;
+        if (first_invalid == kSpan && q < kLanes) first_invalid = j * kLanes + q;
+      }
+      stop = first_prefix;
+      if (first_invalid == kSpan || first_invalid > first_prefix) break;
       delay();
     }
-    const int first = warp::first_lane(kind == kPrefix);
-    const T mine = warp::lane() <= first ? val : T(0);
+    T mine = T(0);
+#pragma unroll
+    for (int j = 0; j < kWords; ++j)
+      if (j * kLanes + warp::lane() <= stop) mine = mine + val[j];
     prefix = warp::reduce(mine, Sum()) + prefix;
-    if (first < kWindow) break;
-    end -= kWindow;
+    ++steps;
+    if (stop < kSpan) break;
+    end -= kSpan;
   }
+  MUH_SCAN_LOOKBACK_HOOK(P, polls, steps);
   return prefix;
 }
 
@@ -291,10 +323,10 @@ struct Tile {
     }
   }
 
-  // Scan in registers. Returns the thread's exclusive offsets within its warp in off[s] and the
-  // warp's total.
-  __device__ __forceinline__ T scan_warp(T (&off)[kSteps]) {
-    T carry = T(0);
+  // Scan in registers: afterwards v holds each element's inclusive (or exclusive) prefix within the
+  // warp's segment; returns the warp's total.
+  template <bool kExclusive>
+  __device__ __forceinline__ T scan_warp() {
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
 #pragma unroll
@@ -303,26 +335,32 @@ struct Tile {
     T incl[kSteps];
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) incl[s] = warp::inclusive_scan(v[s][kVec - 1], Sum());
+    T carry = T(0);
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       T ex = warp::shfl_up(incl[s], 1);
       if (warp::lane() == 0) ex = T(0);
       const T total = warp::shfl_idx(incl[s], warp::kSize - 1);
-      off[s] = carry + ex;
+      const T off = carry + ex;  // elements of the segment before this thread's vector s
+      if (kExclusive) {
+#pragma unroll
+        for (int k = kVec - 1; k > 0; --k) v[s][k] = off + v[s][k - 1];
+        v[s][0] = off;
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) v[s][k] = off + v[s][k];
+      }
       carry = carry + total;
     }
     return carry;
   }
 
-  template <bool kExclusive>
-  __device__ __forceinline__ void store(T* out, long long base, int valid, bool fast, T prefix,
-                                        const T (&off)[kSteps]) {
+  __device__ __forceinline__ void store(T* out, long long base, int valid, bool fast, T prefix) {
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const T o = prefix + off[s];
       T r[kVec];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) r[k] = kExclusive ? (k == 0 ? o : o + v[s][k - 1]) : o + v[s][k];
+      for (int k = 0; k < kVec; ++k) r[k] = prefix + v[s][k];
       if (fast) {
         Global<T, kVec, 0>::store(out + base + offset(s), r, P::kStore);
       } else {
@@ -348,8 +386,7 @@ template <typename T, typename P, bool kExclusive, typename State>
 __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* out, long long tile, long long base,
                                             int valid, bool fast, const State& st, unsigned epoch,
                                             long long& next) {
-  T off[Tile<T, P>::kSteps];
-  const T wtotal = t.scan_warp(off);
+  const T wtotal = t.template scan_warp<kExclusive>();
   if (warp::lane() == 0) sh.warp_totals[warp::id()] = wtotal;
   __syncthreads();
   next = sh.next;
@@ -372,7 +409,7 @@ __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* 
     if (warp::lane() == 0) sh.block_prefix = p;
   }
   __syncthreads();
-  t.template store<kExclusive>(out, base, valid, fast, sh.block_prefix + wprefix, off);
+  t.store(out, base, valid, fast, sh.block_prefix + wprefix);
 }
 
 template <typename T>
