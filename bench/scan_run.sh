@@ -30,7 +30,8 @@ if [[ $mode == lab ]]; then
   echo "build $((SECONDS-t0)) s"
   timeout -s KILL 240 $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> "$OUT/lab.tsv"; echo "lab rc $? $((SECONDS-t0)) s"
   cat "$OUT/lab.err" | head -20
-  for v in ${NCU_VARIANTS:-"str 128x24 w128 stcs" "str 128x24 w32 stcs minb10"}; do
+  ncu_variants=("str 128x24 w128 stcs" "str 128x24 w32 stcs minb10")
+  for v in "${ncu_variants[@]}"; do
     echo "=== $v" >> "$OUT/ncu.txt"
     timeout -s KILL 60 $NCU -k "regex:DeviceScanKernel|lab_kernel|scan_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1
   done
