@@ -149,6 +149,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--backend", default="capi", choices=["capi", "torch"])
     ap.add_argument("--variants", action="store_true", help="also time scan/topk policy variants")
+    ap.add_argument("--only", default="reduce,scan,transform,topk", help="comma-separated sections to run")
+    ap.add_argument("--scan-dtypes", default="float32", help="scan element types (float32,int32,float64,int64)")
+    ap.add_argument("--scan-sizes", default="16,20,24,28", help="scan sizes as powers of two")
+    ap.add_argument("--scan-exclusive", action="store_true", help="also time the exclusive scan (muh vs CUB)")
     args = ap.parse_args()
 
     import torch
@@ -180,17 +184,24 @@ def main() -> int:
     del a, b
     print(f"device: {dev.name}, {dev.multi_processor_count} SMs; copy {copy_bw / 1e9:.0f} GB/s (1 GiB)", flush=True)
 
-    def record(alg, variant, n, bytes_moved, t_muh, t_cub, t_torch, lat=None):
+    def record(alg, variant, n, bytes_moved, t_muh, t_cub, t_torch, lat=None, t_copy=None):
+        """t_copy: a device copy of the same bytes in this run (else the 1 GiB copy's rate is the ceiling)."""
+        ceil = copy_bw if t_copy is None else bytes_moved / t_copy
         row = {"latency_us": lat,"alg": alg, "variant": variant, "n": n, "muh_us": t_muh * 1e6,
-               "cub_us": None if t_cub is None else t_cub * 1e6, "torch_us": t_torch * 1e6,
-               "vs_cub": None if t_cub is None else t_cub / t_muh, "vs_torch": t_torch / t_muh,
-               "muh_gbs": bytes_moved / t_muh / 1e9, "pct_copy": 100 * bytes_moved / t_muh / copy_bw,
-               "cub_pct_copy": None if t_cub is None else 100 * bytes_moved / t_cub / copy_bw}
+               "cub_us": None if t_cub is None else t_cub * 1e6,
+               "torch_us": None if t_torch is None else t_torch * 1e6,
+               "copy_us": None if t_copy is None else t_copy * 1e6,
+               "vs_cub": None if t_cub is None else t_cub / t_muh,
+               "vs_torch": None if t_torch is None else t_torch / t_muh,
+               "muh_gbs": bytes_moved / t_muh / 1e9, "pct_copy": 100 * bytes_moved / t_muh / ceil,
+               "cub_pct_copy": None if t_cub is None else 100 * bytes_moved / t_cub / ceil,
+               "torch_pct_copy": None if t_torch is None else 100 * bytes_moved / t_torch / ceil}
         rows.append(row)
         print(json.dumps(row), flush=True)
 
+    only = set(args.only.split(","))
     # ---- reduce sum float32 ----
-    for n in SIZES:
+    for n in (SIZES if "reduce" in only else []):
         nb = nbufs(4 * n)
         xs = [torch.randint(-8, 9, (n,), device="cuda").float() for _ in range(nb)]
         out = torch.empty((), device="cuda")
@@ -215,50 +226,67 @@ def main() -> int:
         record("reduce", "sum float32", n, 4 * n, t_muh, t_cub, t_torch, lat)
         del xs
 
-    # ---- scan inclusive sum float32 ----
-    for n in SIZES:
-        nb = nbufs(8 * n)
-        xs = [torch.randint(-8, 9, (n,), device="cuda").float() for _ in range(nb)]
-        ys = [torch.empty_like(xs[0]) for _ in range(nb)]
-        want = torch.cumsum(xs[0].double(), 0).float()
-        assert torch.equal(ops.scan(xs[0], kernels=k), want)
-        cub.cub_scan(0, 0, xs[0].data_ptr(), ys[0].data_ptr(), n, stream())
-        assert torch.equal(ys[0], want)
-        del want
-        it = iters_for(8 * n)
-        fn = k.raw("muh_scan")
-        ws = ops.workspace(k, xs[0], "scan4", int(k.raw("muh_scan_workspace_bytes")(0, n)))
-        s = stream()
-
-        def muh_scan(i):
-            ws[1] = ws[1] % ((1 << 30) - 1) + 1
-            fn(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, ws[0].data_ptr(), ws[0].numel(), ws[1], s)
-        t_muh = timeit(muh_scan, torch, it, reps)
-        t_cub = timeit(lambda i: cub.cub_scan(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s), torch, it, reps)
-        t_torch = timeit(lambda i: torch.cumsum(xs[i % nb], 0, out=ys[i % nb]), torch, it, reps)
-        lat = None
-        if n <= 1 << 20:
-            lat = [latency(muh_scan, torch) * 1e6,
-                   latency(lambda i: cub.cub_scan(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s), torch) * 1e6,
-                   latency(lambda i: torch.cumsum(xs[i % nb], 0, out=ys[i % nb]), torch) * 1e6]
-        record("scan", "inclusive sum float32", n, 8 * n, t_muh, t_cub, t_torch, lat)
-        for name, kv in variants.get("scan", {}).items():
-            if n < 1 << 28:
-                continue
-            fv = kv.raw("muh_scan")
-            wv = ops.workspace(kv, xs[0], "scan4", int(kv.raw("muh_scan_workspace_bytes")(0, n)))
-
-            def var_scan(i, fv=fv, wv=wv):
-                wv[1] = wv[1] % ((1 << 30) - 1) + 1
-                fv(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, wv[0].data_ptr(), wv[0].numel(), wv[1], s)
-            var_scan(0)
+    # ---- scan sum: inclusive per type and size (+ exclusive), vs CUB, torch.cumsum and a copy ----
+    tdt = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "int64": torch.int64}
+    for dname in (args.scan_dtypes.split(",") if "scan" in only else []):
+        code = ops.DTYPE_CODES[dname]
+        size = torch.empty((), dtype=tdt[dname]).element_size()
+        for n in [1 << int(e) for e in args.scan_sizes.split(",")]:
+            nb = nbufs(2 * size * n)
+            xs = [torch.randint(-8, 9, (n,), device="cuda").to(tdt[dname]) for _ in range(nb)]
+            ys = [torch.empty_like(xs[0]) for _ in range(nb)]
+            want = torch.cumsum(xs[0].to(torch.int64), 0)  # exact: integer-valued inputs
+            got = ops.scan(xs[0], kernels=k)
+            assert torch.equal(got.to(torch.int64), want), (dname, n)
+            cub.cub_scan(0, code, xs[0].data_ptr(), ys[0].data_ptr(), n, stream())
             torch.cuda.synchronize()
-            assert torch.equal(ys[0], torch.cumsum(xs[0].double(), 0).float()), name
-            record("scan-variant", name, n, 8 * n, timeit(var_scan, torch, it, reps), t_cub, t_torch)
-        del xs, ys
+            assert torch.equal(ys[0].to(torch.int64), want), ("CUB", dname, n)
+            del want, got
+            it = iters_for(2 * size * n)
+            fn = k.raw("muh_scan")
+            ws = ops.workspace(k, xs[0], f"scan{size}", int(k.raw("muh_scan_workspace_bytes")(code, n)))
+            s = stream()
+
+            def muh_scan(i, ex=0):
+                ws[1] = ws[1] % ((1 << 30) - 1) + 1
+                fn(ex, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, ws[0].data_ptr(), ws[0].numel(), ws[1], s)
+            t_muh = timeit(muh_scan, torch, it, reps)
+            t_cub = timeit(lambda i: cub.cub_scan(0, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s),
+                           torch, it, reps)
+            t_torch = timeit(lambda i: torch.cumsum(xs[i % nb], 0, dtype=tdt[dname], out=ys[i % nb]), torch, it, reps)
+            t_copy = timeit(lambda i: ys[i % nb].copy_(xs[i % nb]), torch, it, reps)
+            lat = None
+            if n <= 1 << 20 and dname == "float32":
+                lat = [latency(muh_scan, torch) * 1e6,
+                       latency(lambda i: cub.cub_scan(0, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s),
+                               torch) * 1e6,
+                       latency(lambda i: torch.cumsum(xs[i % nb], 0, out=ys[i % nb]), torch) * 1e6]
+            record("scan", f"inclusive sum {dname}", n, 2 * size * n, t_muh, t_cub, t_torch, lat, t_copy)
+            if args.scan_exclusive and n >= 1 << 24:
+                want = torch.cumsum(xs[0].to(torch.int64), 0) - xs[0].to(torch.int64)
+                assert torch.equal(ops.scan(xs[0], exclusive=True, kernels=k).to(torch.int64), want), (dname, n)
+                del want
+                t_mx = timeit(lambda i: muh_scan(i, 1), torch, it, reps)
+                t_cx = timeit(lambda i: cub.cub_scan(1, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s),
+                              torch, it, reps)
+                record("scan", f"exclusive sum {dname}", n, 2 * size * n, t_mx, t_cx, None, None, t_copy)
+            for name, kv in (variants.get("scan", {}).items() if dname == "float32" else ()):
+                if n < 1 << 28:
+                    continue
+                fv = kv.raw("muh_scan")
+                wv = ops.workspace(kv, xs[0], "scan4", int(kv.raw("muh_scan_workspace_bytes")(0, n)))
+
+                def var_scan(i, fv=fv, wv=wv):
+                    wv[1] = wv[1] % ((1 << 30) - 1) + 1
+                    fv(0, 0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, wv[0].data_ptr(), wv[0].numel(), wv[1], s)
+                var_scan(0)
+                torch.cuda.synchronize()
+                assert torch.equal(ys[0], torch.cumsum(xs[0].double(), 0).float()), name
+                record("scan-variant", name, n, 8 * n, timeit(var_scan, torch, it, reps), t_cub, t_torch, None, t_copy)
+            del xs, ys
 
     # ---- transform: y = 0.5 * x, float32 ----
-    for n in SIZES:
+    for n in (SIZES if "transform" in only else []):
         nb = nbufs(8 * n)
         xs = [torch.randn(n, device="cuda") for _ in range(nb)]
         ys = [torch.empty_like(xs[0]) for _ in range(nb)]
@@ -274,8 +302,8 @@ def main() -> int:
         del xs, ys
 
     # ---- topk per row (sampling shapes), float32 ----
-    for rows_, cols, kk in [(1, 152064, 50), (2, 152064, 50), (8, 152064, 50), (64, 152064, 50),
-                             (64, 152064, 1024), (4096, 256, 8)]:
+    for rows_, cols, kk in ([(1, 152064, 50), (2, 152064, 50), (8, 152064, 50), (64, 152064, 50),
+                              (64, 152064, 1024), (4096, 256, 8)] if "topk" in only else []):
         n = rows_ * cols
         nb = nbufs(4 * n)
         xs = [torch.randn(rows_, cols, device="cuda") for _ in range(nb)]
@@ -321,13 +349,17 @@ def _size(n: int) -> str:
 def render_md(r: dict) -> str:
     lines = [f"device: {r['device']} ({r['sms']} SMs), torch {r['torch']}; device copy in this run: "
              f"{r['copy_gbs']:.0f} GB/s", "",
-             "| algorithm | case | n | muh µs | CUB µs | torch µs | muh vs CUB | muh vs torch | muh GB/s | muh % copy | CUB % copy |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "% copy: against a device copy of the same bytes in this run where the copy µs column has one, "
+             "else against the 1 GiB copy's rate", "",
+             "| algorithm | case | n | muh µs | CUB µs | torch µs | copy µs | muh vs CUB | muh vs torch | muh GB/s "
+             "| muh % copy | CUB % copy | torch % copy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    f = lambda v, fmt, unit="": "—" if v is None else format(v, fmt) + unit  # noqa: E731
     for x in r["rows"]:
-        f = lambda v, fmt: "—" if v is None else format(v, fmt)  # noqa: E731
         lines.append(f"| {x['alg']} | {x['variant']} | {_size(x['n'])} | {x['muh_us']:.1f} | {f(x['cub_us'], '.1f')} | "
-                     f"{x['torch_us']:.1f} | {f(x['vs_cub'], '.2f')}× | {x['vs_torch']:.2f}× | {x['muh_gbs']:.0f} | "
-                     f"{x['pct_copy']:.0f}% | {f(x['cub_pct_copy'], '.0f')}{'' if x['cub_pct_copy'] is None else '%'} |")
+                     f"{f(x.get('torch_us'), '.1f')} | {f(x.get('copy_us'), '.1f')} | {f(x['vs_cub'], '.2f', '×')} | "
+                     f"{f(x.get('vs_torch'), '.2f', '×')} | {x['muh_gbs']:.0f} | {x['pct_copy']:.0f}% | "
+                     f"{f(x['cub_pct_copy'], '.0f', '%')} | {f(x.get('torch_pct_copy'), '.0f', '%')} |")
     lat = [x for x in r["rows"] if x.get("latency_us")]
     if lat:
         lines += ["", "Synchronised single-call latency (host launch included; µs, median of 40):", "",

@@ -12,7 +12,7 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/env.txt"
 t0=$SECONDS
 lab_build() {  # $1: output binary
-  local inc=/tmp/lab/include
+  local inc=/tmp/lab/include; rm -rf $inc
   mkdir -p $inc && cp -r generated/h200/include/muh $inc/ && cp muh/codegen/kernels/static/scan_tile.cuh $inc/muh/
   nvcc -O3 -std=c++17 -arch=sm_90 -I$inc -c bench/scan_lab/lab.cu -o /tmp/lab/lab.o &
   nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/scan.cu -o /tmp/lab/s.o &

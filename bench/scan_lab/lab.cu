@@ -14,8 +14,6 @@
 
 #include <cub/device/device_scan.cuh>
 
-#define MUH_HAS_NANOSLEEP 1
-#define MUH_HAS_PTX_MEMORY_MODEL 1
 __device__ unsigned long long g_stats[3];  // look-backs, polls, window steps (variants with kStats)
 #define MUH_SCAN_LOOKBACK_HOOK(P, polls, steps)                                \
   if (P::kStats && muh::warp::lane() == 0) {                                    \
@@ -49,7 +47,7 @@ struct Pol {
 
 template <typename T, typename P, bool kExcl>
 __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks) lab_kernel(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-  scan_tile::Body<T, P, kExcl>::run(in, out, n, ws, epoch);
+  scan_tile::run<T, P, kExcl>(in, out, n, ws, epoch);
 }
 
 __global__ void fill(void* p, long long n, int size, unsigned seed, int isfloat) {
@@ -86,17 +84,11 @@ void run_variant(int excl, const void* in, void* out, long long n) {
   typedef scan_tile::Tile<T, P> Tl;
   const long long tiles = (n + Tl::kSize - 1) / Tl::kSize;
   if (n == 0) return;
-  long long grid = tiles;
-  if (P::kPersistent) {
-    static int per_sm = -1;
-    if (per_sm < 0) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lab_kernel<T, P, false>, P::kThreads, 0));
-    grid = std::min<long long>(tiles, (long long)per_sm * g_sms);
-  }
   ++g.epoch;
   if (excl)
-    lab_kernel<T, P, true><<<(unsigned)grid, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
+    lab_kernel<T, P, true><<<(unsigned)tiles, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
   else
-    lab_kernel<T, P, false><<<(unsigned)grid, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
+    lab_kernel<T, P, false><<<(unsigned)tiles, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
 }
 
 template <typename T> int code();
@@ -129,52 +121,19 @@ template <typename T, typename P>
 void add(const char* type, const char* name) { g_vars.push_back({type, name, run_variant<T, P>, 1}); }
 
 // policy: threads, items, vec, window, load(0 plain,1 ldg,2 cs), store(0,1 cs), persistent, packed16, l2w ns, delay ns[, mode]
+// Variants measured on 2026-12-01 (bench/results/scan-h200.md) are in git history; this list is the
+// final call's cross-check: the generated kernel (spec, through the C interface) against the same
+// code with one policy value changed, CUB and a copy.
 static void register_all() {
-  g_vars.push_back({"f32", "spec(old smem 128x24 688/1140)", run_spec<float>, 1});
-  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "str 128x24 w32");
-  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w32 stcs");
-  add<float, Pol<128, 24, 4, 64, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w64 stcs");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w128 stcs");
-  add<float, Pol<128, 24, 4, 256, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w256 stcs");
-  add<float, Pol<128, 24, 4, 128, 2, 1, 0, 1, 1140, 688> >("f32", "str 128x24 w128 ldcs+stcs");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 450, 350> >("f32", "str 128x24 w128 stcs 350/450");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 0, 350> >("f32", "str 128x24 w128 stcs 350/0");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 2000, 1000> >("f32", "str 128x24 w128 stcs 1000/2000");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 2000, 2> >("f32", "str 128x24 w128 stcs backoff2000/1140");
-  add<float, Pol<128, 16, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x16 w128 stcs");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 0, 10> >("f32", "str 128x24 w128 stcs minb10");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 0, 11> >("f32", "str 128x24 w128 stcs minb11");
-  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688, 1, 0, 10> >("f32", "str 128x24 w32 stcs minb10");
-  add<float, Pol<256, 16, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 0, 6> >("f32", "str 256x16 w128 stcs minb6");
-  add<float, Pol<128, 32, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 128x32 w128 stcs");
-  add<float, Pol<192, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 192x24 w128 stcs");
-  add<float, Pol<256, 16, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 256x16 w128 stcs");
-  add<float, Pol<256, 32, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 256x32 w128 stcs");
-  add<float, Pol<256, 32, 4, 256, 0, 1, 0, 1, 1140, 688> >("f32", "str 256x32 w256 stcs");
-  add<float, Pol<64, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 64x24 w128 stcs");
-  add<float, Pol<64, 32, 4, 128, 0, 1, 0, 1, 1140, 688> >("f32", "str 64x32 w128 stcs");
-  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688, 1, 1> >("f32", "STATS str 128x24 w32 stcs");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688, 1, 1> >("f32", "STATS str 128x24 w128 stcs");
-  add<float, Pol<128, 24, 4, 128, 0, 1, 0, 1, 0, 350, 1, 1> >("f32", "STATS str 128x24 w128 stcs 350/0");
+  g_vars.push_back({"f32", "spec (generated, C API)", run_spec<float>, 1});
+  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "lab = spec 128x24 w32 cs");
+  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "store default");
+  add<float, Pol<128, 24, 4, 16, 0, 1, 0, 1, 1140, 688> >("f32", "window 16");
+  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688, 1, 1> >("f32", "STATS spec");
   g_vars.push_back({"f32", "CUB", run_cub<float>, 0});
   g_vars.push_back({"f32", "copy", run_copy<float>, 0});
-
-  g_vars.push_back({"i32", "spec(old smem 128x24 648/1245)", run_spec<int>, 1});
-  add<int, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1245, 648> >("i32", "str 128x24 w32 stcs");
-  add<int, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1245, 648> >("i32", "str 128x24 w128 stcs");
-  add<int, Pol<128, 24, 4, 128, 0, 1, 0, 1, 1140, 688> >("i32", "str 128x24 w128 stcs 688/1140");
-  g_vars.push_back({"i32", "CUB", run_cub<int>, 0});
-  g_vars.push_back({"i32", "copy", run_copy<int>, 0});
-
-  g_vars.push_back({"f64", "spec(old smem 224x12 576/1215)", run_spec<double>, 1});
-  add<double, Pol<256, 12, 2, 32, 0, 0, 0, 1, 1215, 576> >("f64", "str 256x12 w32 packed16");
-  add<double, Pol<256, 12, 2, 32, 0, 1, 0, 1, 1215, 576> >("f64", "str 256x12 w32 packed16 stcs");
-  add<double, Pol<256, 12, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 256x12 w128 packed16 stcs");
-  add<double, Pol<224, 12, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 224x12 w128 packed16 stcs");
-  add<double, Pol<128, 16, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 128x16 w128 packed16 stcs");
-  add<double, Pol<256, 16, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 256x16 w128 packed16 stcs");
-  add<double, Pol<128, 12, 2, 128, 0, 1, 0, 1, 1215, 576> >("f64", "str 128x12 w128 packed16 stcs");
-  add<double, Pol<256, 12, 2, 128, 0, 1, 0, 0, 1215, 576> >("f64", "str 256x12 w128 fenced stcs");
+  g_vars.push_back({"f64", "spec (generated, C API)", run_spec<double>, 1});
+  add<double, Pol<256, 12, 2, 32, 0, 1, 0, 0, 1215, 576> >("f64", "fenced status (no 16-byte words)");
   g_vars.push_back({"f64", "CUB", run_cub<double>, 0});
   g_vars.push_back({"f64", "copy", run_copy<double>, 0});
 }
@@ -256,7 +215,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   FILE* tsv = fdopen(3, "w");
-  const char* types[] = {"f32", "i32", "f64"};
+  const char* types[] = {"f32", "f64"};
   int logs[] = {16, 20, 24, 28, 30};
   int failures = 0;
   for (const char* type : types) {

@@ -126,6 +126,7 @@ CUB_ENUMS = (
      _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose"))),
     ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", catalog.STORE_ALGORITHMS)),
     ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", catalog.LOAD_MODIFIERS)),
+    ("cache_store_modifier", "cub::CacheStoreModifier", _upper("cub::STORE_", catalog.STORE_MODIFIERS)),
     ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",
      _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions"))),
     ("block_scan_algorithm", "cub::BlockScanAlgorithm", _upper("cub::BLOCK_SCAN_", catalog.BLOCK_SCAN)),

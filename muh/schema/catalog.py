@@ -20,6 +20,7 @@ OPS = ("plus", "max", "min", "mul", "bit_and", "bit_or", "bit_xor")
 LOAD_ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
 STORE_ALGORITHMS = LOAD_ALGORITHMS
 LOAD_MODIFIERS = ("default", "ca", "cg", "cs", "cv", "ldg", "volatile")
+STORE_MODIFIERS = ("default", "wb", "cg", "cs", "wt", "volatile")
 BLOCK_REDUCE = ("warp_reductions", "warp_reductions_nondeterministic", "raking", "raking_commutative_only")
 BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
 SCALING = ("mem_bound", "reg_bound", "nominal_4b", "nominal_8b", "none")
@@ -50,6 +51,8 @@ DIMS: dict[str, Dim] = {
     "load": Dim("enum", "BlockLoad algorithm", LOAD_ALGORITHMS),
     "store": Dim("enum", "BlockStore algorithm", STORE_ALGORITHMS),
     "modifier": Dim("enum", "cache load modifier (ldg = read-only path)", LOAD_MODIFIERS),
+    "store_modifier": Dim("enum", "cache store modifier (cs = streaming, evict first)", STORE_MODIFIERS),
+    "window": Dim("int", "look-back: predecessors read per poll (unset: one per lane of the warp)", lo=1, hi=1024),
     "block": Dim("enum", "block-wide reduce or scan algorithm", BLOCK_REDUCE + BLOCK_SCAN[:1] + BLOCK_SCAN[2:]),
     "scaling": Dim("enum", "how nominal 4-byte values scale with the element size", SCALING),
     "delay": Dim("delay", "decoupled look-back delay: kind(ns = …, l2_write_latency = …)"),
@@ -99,7 +102,8 @@ _MERGE = ("threads", "items", "load", "store", "modifier", "scaling")
 FAMILIES: dict[str, Family] = {
     "reduce": Family("DeviceReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
     "segmented_reduce": Family("DeviceSegmentedReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
-    "scan": Family("DeviceScan (decoupled look-back)", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan.cuh"),
+    "scan": Family("DeviceScan (decoupled look-back)", _SCAN + ("vec", "window", "store_modifier"), stages_tile=True,
+                   block_choices=BLOCK_SCAN, cub_header="tuning_scan.cuh"),
     "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh"),
     "segmented_scan": Family("DeviceSegmentedScan (newer CCCL)", _SCAN[:-2] + ("scaling",), stages_tile=True, block_choices=BLOCK_SCAN),
     "reduce_by_key": Family("DeviceReduce::ReduceByKey", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_reduce_by_key.cuh"),

@@ -9,7 +9,7 @@ from pydantic import Field, PrivateAttr, field_validator
 from muh.diagnostics import Span
 from muh.schema.base import SpecModel as Model
 from muh.schema.catalog import (
-    DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, TRANSFORM_ALGORITHMS,
+    DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, STORE_MODIFIERS, TRANSFORM_ALGORITHMS,
     HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN,
 )
 from muh.schema.units import Bandwidth, Bytes, Duration
@@ -89,6 +89,8 @@ class PolicyValues(Model):
     load: _opt(LOAD_ALGORITHMS) = None
     store: _opt(STORE_ALGORITHMS) = None
     modifier: _opt(LOAD_MODIFIERS) = None
+    store_modifier: _opt(STORE_MODIFIERS) = None
+    window: Optional[int] = Field(None, ge=1, le=1024)
     block: _opt(tuple(dict.fromkeys(BLOCK_REDUCE + BLOCK_SCAN))) = None
     scaling: _opt(SCALING) = None
     delay: Optional[Delay] = None

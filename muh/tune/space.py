@@ -25,7 +25,8 @@ from muh.schema.models import Algorithm, Delay, Hardware, Spec
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
 TOKENS = {"items": "ipt", "threads": "tpb", "vec": "ipv", "delay.ns": "ns", "delay.kind": "dcid",
           "delay.l2_write_latency": "l2w", "load": "trp", "modifier": "ld", "block": "alg",
-          "bits_per_pass": "bpp", "bytes_in_flight": "bif", "store": "st", "algorithm": "algo"}
+          "bits_per_pass": "bpp", "bytes_in_flight": "bif", "store": "st", "algorithm": "algo",
+          "window": "win", "store_modifier": "stm"}
 TOKEN_ORDER = list(TOKENS)
 
 MAX_VARIANTS = 100_000
@@ -34,7 +35,7 @@ anything is built; a larger one is refused with its size and how to narrow it.""
 
 TUNABLE = {  # dimensions the kernels can be generated for, per family
     "reduce": ("threads", "items", "vec", "modifier"),
-    "scan": ("threads", "items"),
+    "scan": ("threads", "items", "vec", "window", "modifier", "store_modifier"),
     "transform": ("threads", "bytes_in_flight"),
     "topk": ("threads", "items", "bits_per_pass"),
 }

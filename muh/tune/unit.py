@@ -17,13 +17,6 @@ from muh.schema.catalog import DTYPES
 from muh.schema.models import Hardware
 from muh.tune.space import Effective
 
-# muh's delay names (CCCL's constructors) -> the kernel config's names
-DELAY_NAMES = {
-    "no_delay": "no_delay", "fixed": "fixed", "backoff": "exponential_backoff",
-    "backoff_jitter": "exponential_backoff_jitter", "backoff_jitter_window": "exponential_backoff_jitter_window",
-    "backon_jitter_window": "exponential_backon_jitter_window", "backon_jitter": "exponential_backon_jitter",
-    "backon": "exponential_backon",
-}
 SUPPORTED_DTYPES = {
     "reduce": ("float32", "float64", "float16", "bfloat16", "int32", "int64"),
     "scan": ("float32", "float64", "int32", "int64"),
@@ -44,20 +37,20 @@ class UnitError(ValueError):
 def kernel_config(eff: Effective, hw: Hardware):
     """The kernel emitter's config with only ``eff``'s family and type set."""
     from muh.codegen.kernels import config as C
+    from muh.codegen.kernels.adapter import has_ptx_memory_model
 
     pol = eff.get
     common = dict(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
                   cxx=hw.toolchain.cxx, cuda=hw.toolchain.cuda,
-                  has_nanosleep=(hw.vendor == "nvidia" and (hw.compute_capability or 70) >= 70))
+                  has_nanosleep=(hw.vendor == "nvidia" and (hw.compute_capability or 70) >= 70),
+                  has_ptx_memory_model=has_ptx_memory_model(hw))
     if eff.family == "reduce":
         ld = "ldg" if pol("modifier", "ldg") == "ldg" else "default"
         table = {"reduce": {eff.dtype: C.ReducePolicy(pol("threads"), pol("items"), pol("vec", 4), ld)}}
     elif eff.family == "scan":
-        d = pol("delay")
-        kw = {}
-        if d is not None:
-            kw = dict(delay=DELAY_NAMES[d.kind], delay_ns=int(d.ns), l2_write_ns=int(d.l2_write_latency))
-        table = {"scan": {eff.dtype: C.ScanPolicy(pol("threads"), pol("items"), **kw)}}
+        from muh.codegen.kernels.adapter import scan_policy
+
+        table = {"scan": {eff.dtype: scan_policy(pol, f"scan {eff.dtype}")}}
     elif eff.family == "transform":
         kw = {"bytes_in_flight": int(pol("bytes_in_flight"))} if pol("bytes_in_flight") is not None else {}
         table = {"transform": {eff.dtype: C.TransformPolicy(pol("threads", 256), **kw)}}

@@ -13,9 +13,10 @@ from muh.schema import load
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 
-def _ctx(name: str, **options) -> BuildContext:
+def _ctx(name: str, edit=None, **options) -> BuildContext:
     path = SPECS / name
-    spec = load(path.read_text(), str(path))
+    text = path.read_text() if edit is None else edit(path.read_text())
+    spec = load(text, str(path))
     return BuildContext(spec=spec, derived=derive(spec), options=options)
 
 
@@ -26,6 +27,7 @@ def test_baseline_gives_the_bi100_policies():
     assert not cfg.has_nanosleep  # not an NVIDIA part: busy-wait delays
     assert (cfg.reduce["float32"].threads, cfg.reduce["float32"].items) == (512, 24)  # float32.plus
     assert cfg.scan["float32"].delay == "exponential_backon_jitter"
+    assert not cfg.has_ptx_memory_model  # volatile status words, 8-byte values behind a fence
     assert (cfg.scan["float32"].delay_ns, cfg.scan["float32"].l2_write_ns) == (952, 415)
     assert cfg.transform["float32"].bytes_in_flight == ref.transform["float32"].bytes_in_flight == 64 * 1024
 
@@ -47,7 +49,11 @@ def test_h200_spec_matches_the_preset_where_cub_is_the_source():
 
 
 def test_unemulatable_policy_is_a_diagnostic_not_a_crash():
-    ctx = _ctx("h200.muh", emulate_warp=64)
+    def odd_threads(text: str) -> str:  # 224 threads: 7 warps of 32, not a multiple of 64
+        assert "policy float64 { threads = 256" in text
+        return text.replace("policy float64 { threads = 256", "policy float64 { threads = 224")
+
+    ctx = _ctx("h200.muh", odd_threads, emulate_warp=64)
     out = adapter.configs_from_context(ctx)
     assert [p for p, _ in out] == [""]
     assert any(d.code == "E-OPTION" and d.message.startswith("--emulate-warp 64: ") and "multiple of the warp size 64" in d.message

@@ -36,7 +36,9 @@ def test_static_filter_rejects_warp_thread_and_smem_violations(loaded):
     assert any(v.get("threads") == 1056 for v in keep)  # …and are kept where scaling brings them under
     scan = build_space(loaded.spec, "scan", "float32")
     keep, rejected = static_filter(scan, hw, extra=lambda e: emitter_reasons(e, hw))
-    assert any("shared memory" in r or "smem" in r for x in rejected for r in x.reasons)
+    # the scan kernel holds its tile in registers: a full 48 KiB tile (512 x 24 x 4 B), which the
+    # old padded shared-memory layout could not take, is kept; none is larger
+    assert any(effective(v, hw).get("threads") * effective(v, hw).get("items") * 4 == 48 * 1024 for v in keep)
     for v in keep:
         e = effective(v, hw)
         assert e.get("threads") * e.get("items") * 4 <= 48 * 1024

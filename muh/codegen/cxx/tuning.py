@@ -42,6 +42,7 @@ ENUMS = (
     ("block_load_algorithm", "How a block loads its tile (CUB's BlockLoadAlgorithm)", catalog.LOAD_ALGORITHMS),
     ("block_store_algorithm", "How a block stores its tile (CUB's BlockStoreAlgorithm)", catalog.STORE_ALGORITHMS),
     ("cache_load_modifier", "Cache operator of global loads (CUB's CacheLoadModifier)", catalog.LOAD_MODIFIERS),
+    ("cache_store_modifier", "Cache operator of global stores (CUB's CacheStoreModifier)", catalog.STORE_MODIFIERS),
     ("block_reduce_algorithm", "Block-wide reduction (CUB's BlockReduceAlgorithm)", catalog.BLOCK_REDUCE),
     ("block_scan_algorithm", "Block-wide scan (CUB's BlockScanAlgorithm)", catalog.BLOCK_SCAN),
     ("delay_kind", "Decoupled look-back delay; values are the benchmark's dcid ids", catalog.DELAY_KINDS),
@@ -50,6 +51,7 @@ ENUMS = (
     ("radix_rank_algorithm", "Radix ranking algorithm", catalog.RADIX_RANK),
 )
 _ENUM_OF_DIM = {"load": "block_load_algorithm", "store": "block_store_algorithm", "modifier": "cache_load_modifier",
+                "store_modifier": "cache_store_modifier",
                 "algorithm": "transform_algorithm", "memory": "histogram_memory", "rank": "radix_rank_algorithm"}
 
 

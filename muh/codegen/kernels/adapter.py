@@ -21,6 +21,30 @@ def _int(p, dim: str, default=None) -> int:
     return int(v)
 
 
+def scan_policy(get, where: str = "scan") -> C.ScanPolicy:
+    """The scan kernels' policy from a policy's dims (``get(dim, default)``): the spec adapter and the
+    tuner's compile units both build it here. ``modifier`` is the load's cache modifier,
+    ``store_modifier`` the store's; ``window`` 0 (unset) is one predecessor per lane of the warp."""
+    kw = {}
+    delay = get("delay", None)
+    if delay is not None:
+        kw = dict(delay=_delay_kind(delay.kind), delay_ns=int(delay.ns), l2_write_ns=int(delay.l2_write_latency))
+    for dim, key, default in (("vec", "vec", 16), ("window", "window", 0)):
+        v = get(dim, None)
+        kw[key] = default if v is None else int(v)
+    kw["load"] = str(get("modifier", None) or "default")
+    kw["store"] = str(get("store_modifier", None) or "default")
+    threads, items = get("threads", None), get("items", None)
+    if threads is None or items is None:
+        raise MissingValue(f"{where}: `threads` and `items` must be set")
+    return C.ScanPolicy(int(threads), int(items), **kw)
+
+
+def has_ptx_memory_model(hw) -> bool:
+    """ld/st.relaxed.gpu (16-byte vector forms) and .cs cache hints: NVIDIA compute capability 7.0+."""
+    return hw.vendor == "nvidia" and (hw.compute_capability or 0) >= 70
+
+
 def config_from_derived(derived, hw) -> C.KernelConfig:
     """The kernels' config for hardware ``hw`` (a schema Hardware) from ``derived``.
     Raises MissingValue when a policy lacks a required number."""
@@ -36,12 +60,8 @@ def config_from_derived(derived, hw) -> C.KernelConfig:
         for d in C.SCAN_DTYPES:
             if d in alg.policies:
                 p = alg.for_type(d, "plus")
-                delay = p.value("delay")
-                kw = {}
-                if delay is not None:
-                    kw = dict(delay=_delay_kind(delay.kind), delay_ns=int(delay.ns),
-                              l2_write_ns=int(delay.l2_write_latency))
-                scan[d] = C.ScanPolicy(_int(p, "threads"), _int(p, "items"), **kw)
+                _int(p, "threads"), _int(p, "items")  # a clean diagnostic when unset
+                scan[d] = scan_policy(p.value, f"{p.family}.{p.key} on {p.hardware}")
     for alg in derived.of("transform", hw.name):
         for d in C.TRANSFORM_DTYPES:
             if d in alg.policies:
@@ -56,6 +76,7 @@ def config_from_derived(derived, hw) -> C.KernelConfig:
         name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
         cxx=int(tc.cxx), cuda=str(tc.cuda),
         has_nanosleep=hw.vendor == "nvidia" and (hw.compute_capability or 0) >= 70,
+        has_ptx_memory_model=has_ptx_memory_model(hw),
         reduce=reduce, scan=scan, transform=transform, topk=topk,
     )
 

@@ -39,6 +39,11 @@ class ReducePolicy:
     load: str = "ldg"  # ldg | default
 
 
+SCAN_LOADS = ("default", "ldg", "cs")  # CUB's cache load modifiers the scan implements
+SCAN_STORES = ("default", "cs")  # cache store modifiers the scan implements (cs: streaming, evict-first)
+SCAN_MAX_TILE_BYTES_PER_THREAD = 256  # the tile lives in registers: items x element size per thread
+
+
 @dataclass(frozen=True)
 class ScanPolicy:
     threads: int
@@ -46,6 +51,10 @@ class ScanPolicy:
     delay: str = "fixed"
     delay_ns: int = 350
     l2_write_ns: int = 450
+    vec: int = 16  # elements per global access, capped at 16 bytes and to a divisor of items
+    window: int = 0  # look-back predecessors per poll; 0: one per lane of the warp
+    load: str = "default"  # SCAN_LOADS
+    store: str = "default"  # SCAN_STORES
 
 
 # CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
@@ -81,6 +90,10 @@ class KernelConfig:
     cxx: int = 17
     cuda: str = "13.0"
     has_nanosleep: bool = True
+    # PTX memory-model accesses (ld/st.relaxed.gpu, vector forms single-copy in practice, as CUB
+    # relies on) and .cs cache hints: NVIDIA sm_70+. Without: volatile accesses, 8-byte scan values
+    # published through a flag and a fence.
+    has_ptx_memory_model: bool = True
     clock_ghz: float = 1.5  # for the busy-wait delay when there is no __nanosleep
     reduce: dict = field(default_factory=dict)  # dtype -> ReducePolicy
     scan: dict = field(default_factory=dict)  # dtype -> ScanPolicy
@@ -134,6 +147,19 @@ def validate(cfg: KernelConfig) -> list[str]:
     for dtype, pol in sorted(cfg.scan.items()):
         if pol.delay not in DELAY_KINDS:
             errs.append(f"scan.{dtype}: unknown delay `{pol.delay}` (one of {', '.join(DELAY_KINDS)})")
+        if pol.load not in SCAN_LOADS:
+            errs.append(f"scan.{dtype}: load modifier `{pol.load}` is not implemented (one of {', '.join(SCAN_LOADS)})")
+        if pol.store not in SCAN_STORES:
+            errs.append(f"scan.{dtype}: store modifier `{pol.store}` is not implemented (one of {', '.join(SCAN_STORES)})")
+        if pol.vec < 1:
+            errs.append(f"scan.{dtype}: vec={pol.vec} must be at least 1")
+        win = scan_window(cfg, dtype)
+        if pol.window < 0 or (win > w and win % w) or (win < w and w % win) or win > 8 * w:
+            errs.append(f"scan.{dtype}: window={pol.window} must divide the warp ({w}) or be a multiple of it, "
+                        f"at most {8 * w}")
+        if pol.items * ELEM_SIZE[dtype] > SCAN_MAX_TILE_BYTES_PER_THREAD:
+            errs.append(f"scan.{dtype}: items={pol.items} x {ELEM_SIZE[dtype]} B per thread is over the "
+                        f"{SCAN_MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers")
         if scan_smem(cfg, dtype) > cfg.smem_per_block:
             errs.append(f"scan.{dtype}: tile needs {scan_smem(cfg, dtype)} B of shared memory, "
                         f"the hardware has {cfg.smem_per_block} B per block")
@@ -169,10 +195,25 @@ def reduce_vec(cfg: KernelConfig, dtype: str) -> int:
 
 
 def scan_smem(cfg: KernelConfig, dtype: str) -> int:
+    """The scan's shared memory: warp totals and the block prefix (the tile stays in registers)."""
     pol = cfg.scan[dtype]
-    tile = pol.threads * pol.items
-    padded = tile + tile // cfg.smem_banks
-    return padded * ELEM_SIZE[dtype] + xchg_bytes(cfg) + 8 * (pol.threads // cfg.warp_size + 2)
+    return ELEM_SIZE[dtype] * (pol.threads // cfg.warp_size + 1) + xchg_bytes(cfg)
+
+
+def scan_vec(cfg: KernelConfig, dtype: str) -> int:
+    """Elements per global access: the policy's vec capped at 16 bytes (and a power of two), then halved until it divides
+    items (a tile row of vectors must cover the items exactly)."""
+    pol = cfg.scan[dtype]
+    vec = max(1, min(pol.vec, 16 // ELEM_SIZE[dtype]))
+    vec = 1 << (vec.bit_length() - 1)  # a power of two (16-, 8-, 4-byte accesses)
+    while pol.items % vec:
+        vec //= 2
+    return vec
+
+
+def scan_window(cfg: KernelConfig, dtype: str) -> int:
+    """Look-back predecessors per poll (0 in the policy: one per lane of the logical warp)."""
+    return cfg.scan[dtype].window or cfg.warp_size
 
 
 def topk_smem(cfg: KernelConfig, dtype: str) -> int:

@@ -17,6 +17,7 @@ FILES = (
     ("include/muh/warp.cuh", "warp.cuh.j2", "//"),
     ("include/muh/block.cuh", "block.cuh.j2", "//"),
     ("include/muh/types.cuh", "types.cuh.j2", "//"),
+    ("include/muh/scan_tile.cuh", "static/scan_tile.cuh", "//"),
     ("include/muh/host.cuh", "host.cuh.j2", "//"),
     ("include/muh/kernels/params.cuh", "params.cuh.j2", "//"),
     ("include/muh/kernels/api.h", "api.h.j2", "//"),
@@ -29,6 +30,12 @@ FILES = (
 )
 KERNEL_SOURCES = tuple(p for p, _, _ in FILES if p.endswith(".cu"))
 WARP_LAYER = "include/muh/warp.cuh"
+
+
+def static_source(name: str) -> str:
+    from importlib.resources import files
+
+    return files(PKG).joinpath(name).read_text()
 
 
 def _log2(n: int) -> int:
@@ -53,7 +60,9 @@ def template_vars(cfg: C.KernelConfig) -> dict:
     reduce = [{"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": p.items,
                "vec": C.reduce_vec(cfg, d), "ldg": int(p.load == "ldg")} for d, p in sorted(cfg.reduce.items())]
     scan = [{"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": p.items, "delay_kind": p.delay,
-             "delay": C.scan_delay(cfg, d)} for d, p in sorted(cfg.scan.items())]
+             "delay": C.scan_delay(cfg, d), "vec": C.scan_vec(cfg, d), "window": C.scan_window(cfg, d),
+             "load": C.SCAN_LOADS.index(p.load), "load_name": p.load, "store": C.SCAN_STORES.index(p.store),
+             "store_name": p.store} for d, p in sorted(cfg.scan.items())]
     transform = []
     for d, p in sorted(cfg.transform.items()):
         items, vec = C.transform_items(cfg, d)
@@ -71,8 +80,9 @@ def template_vars(cfg: C.KernelConfig) -> dict:
         "all_dtypes": [{"name": d, "code": c} for d, c in sorted(DTYPE_CODE.items(), key=lambda kv: kv[1])],
         "reduce": reduce, "scan": scan, "transform": transform, "topk": topk,
         "topk_max_k": min([p.max_k for p in cfg.topk.values()] or [0]),
-        "has_nanosleep": int(cfg.has_nanosleep), "smem_per_block": cfg.smem_per_block,
-        "smem_banks": cfg.smem_banks, "status_shift": 32, "reduce_max_grid": 4096,
+        "has_nanosleep": int(cfg.has_nanosleep), "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
+        "smem_per_block": cfg.smem_per_block,
+        "smem_banks": cfg.smem_banks, "reduce_max_grid": 4096,
         "lanes_expr": "32" if cfg.plant_lane32_bug else "warp::kSize",
         **warp_vars(cfg),
     }
@@ -96,7 +106,10 @@ def generate(cfg: C.KernelConfig, header: Callable[[str], str] | None = None) ->
     tv = template_vars(cfg)
     out = []
     for path, tmpl, prefix in FILES:
-        text = render(PKG, tmpl, header=header(prefix), **tv)
+        if tmpl.startswith("static/"):  # device code with no numbers of its own: copied as it is
+            text = header(prefix) + "\n" + static_source(tmpl)
+        else:
+            text = render(PKG, tmpl, header=header(prefix), **tv)
         out.append((path, text))
     return out
 

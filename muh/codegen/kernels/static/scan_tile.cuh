@@ -1,27 +1,26 @@
 // muh: the single-pass scan's device code (static: no numbers of its own; every number comes from
 // the policy struct P the generated kernels/scan.cu passes in, resolved from the spec by muh).
-// Compiles standalone against the generated include/ (warp.cuh, types.cuh): C++14, CUDA 10.2 subset
-// unless a MUH_HAS_* capability macro (kernels/params.cuh) says the hardware has more.
+// Compiles standalone against the generated include/ (warp.cuh, types.cuh, kernels/params.cuh): C++14,
+// CUDA 10.2 subset unless a MUH_HAS_* capability macro of params.cuh says the hardware has more
+// (MUH_HAS_PTX_MEMORY_MODEL: ld/st.relaxed.gpu incl. 16-byte vectors, .cs cache hints; NVIDIA sm_70+).
 //
-// Policy P (enums): kThreads, kItems, kVec (elements per global access; 1 = scalar), kStriped (1: the
-// tile stays in registers, warp-striped, and is scanned there; 0: staged through padded shared
-// memory into a blocked arrangement), kWindow (predecessors read per look-back poll, <= warp::kSize),
-// kLoad (0 plain, 1 read-only path, 2 streaming), kStore (0 plain, 1 streaming), kPersistent (1: a
-// resident grid takes tiles from a counter and loads its next tile before the current one's
-// look-back), kPacked16 (8-byte values: status and value in one 16-byte word), the delay numbers.
+// One tile per block (tile = blockIdx.x). The tile never touches shared memory: each logical warp
+// owns a contiguous segment of warp::kSize * kItems elements, read and written warp-striped in
+// kVec-element vectors (16 bytes: coalesced, one instruction per vector) and scanned in registers
+// (a thread-local scan per vector, a warp scan per step); only the warp totals and the block prefix
+// go through shared memory. Logical warp 0 then runs the decoupled look-back.
+//
+// Policy P (enums): kThreads, kItems, kVec (elements per global access; 1 = scalar), kWindow
+// (predecessors read per look-back poll; > warp::kSize: several words per lane), kLoad (0 plain,
+// 1 read-only path, 2 streaming), kStore (0 plain, 1 streaming), kPacked16 (8-byte values: status
+// and value in one 16-byte word, written and read whole), and the delay numbers.
 #pragma once
 
 #include <stdint.h>
 
+#include "muh/kernels/params.cuh"  // MUH_HAS_NANOSLEEP, MUH_HAS_PTX_MEMORY_MODEL (the hardware's capabilities)
 #include "muh/types.cuh"
 #include "muh/warp.cuh"
-
-#ifndef MUH_HAS_NANOSLEEP
-#define MUH_HAS_NANOSLEEP 0
-#endif
-#ifndef MUH_HAS_PTX_MEMORY_MODEL  // ld/st.relaxed.gpu (vector forms too) and .cs cache hints: sm_70+
-#define MUH_HAS_PTX_MEMORY_MODEL 0
-#endif
 
 namespace muh {
 namespace scan_tile {
@@ -131,6 +130,7 @@ struct TileState;
 
 template <typename T>
 struct TileState<T, 0> {
+  enum { kValueBits = 8 * sizeof(unsigned) };  // the value in the low half, the status in the high half
   unsigned long long* words;
   static __host__ __device__ size_t bytes(long long tiles) { return (size_t)tiles * 8u; }
   static __host__ __device__ TileState at(void* ws, long long) {
@@ -141,11 +141,11 @@ struct TileState<T, 0> {
   __device__ void publish(long long tile, unsigned epoch, int kind, T v) const {
     unsigned bits;
     memcpy(&bits, &v, sizeof(bits));
-    store_word(words + tile, ((unsigned long long)((epoch << 2) | (unsigned)kind) << 32) | bits);
+    store_word(words + tile, ((unsigned long long)((epoch << 2) | (unsigned)kind) << kValueBits) | bits);
   }
   __device__ void read(long long tile, unsigned epoch, int& kind, T& v) const {
     const unsigned long long w = load_word(words + tile);
-    const unsigned st = (unsigned)(w >> 32);
+    const unsigned st = (unsigned)(w >> kValueBits);
     kind = (st >> 2) == epoch ? (int)(st & 3u) : (int)kInvalid;
     const unsigned bits = (unsigned)w;
     memcpy(&v, &bits, sizeof(bits));
@@ -211,14 +211,12 @@ struct Layout {
   enum { value = sizeof(T) == 4 ? 0 : (P::kPacked16 && MUH_HAS_PTX_MEMORY_MODEL) ? 1 : 2 };
 };
 
-// Workspace: two 8-byte tile counters (persistent grids; at a fixed place, whatever the size), then
-// the tile status.
+// Workspace: the tile status (16 bytes of head room kept for future use: the layout is private).
 template <typename T, typename P>
 struct Workspace {
   typedef TileState<T, Layout<T, P>::value> State;
   enum { kHead = 16 };
   static __host__ __device__ size_t bytes(long long tiles) { return kHead + State::bytes(tiles); }
-  static __host__ __device__ unsigned long long* counters(void* ws) { return static_cast<unsigned long long*>(ws); }
   static __host__ __device__ State state(void* ws, long long tiles) {
     return State::at(static_cast<char*>(ws) + kHead, tiles);
   }
@@ -377,19 +375,15 @@ template <typename T, typename P>
 struct Shared {
   T warp_totals[Tile<T, P>::kWarps];
   T block_prefix;
-  long long next;
 };
 
 // Scan of one tile whose data is in `t`; the look-back by logical warp 0.
-// `next` gets sh.next as written before the first barrier (persistent grids' next tile).
 template <typename T, typename P, bool kExclusive, typename State>
 __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* out, long long tile, long long base,
-                                            int valid, bool fast, const State& st, unsigned epoch,
-                                            long long& next) {
+                                            int valid, bool fast, const State& st, unsigned epoch) {
   const T wtotal = t.template scan_warp<kExclusive>();
   if (warp::lane() == 0) sh.warp_totals[warp::id()] = wtotal;
   __syncthreads();
-  next = sh.next;
   T wprefix = T(0), aggregate = T(0);
 #pragma unroll
   for (int i = 0; i < Tile<T, P>::kWarps; ++i) {
@@ -431,87 +425,14 @@ __device__ __forceinline__ void scan_one(const T* in, T* out, long long n, void*
   const bool fast = al && valid == Tile<T, P>::kSize;
   Tile<T, P> t;
   t.load(in, base, valid, fast);
-  long long unused;
-  finish_tile<T, P, kExclusive>(t, sh, out, tile, base, valid, fast, st, epoch, unused);
+  finish_tile<T, P, kExclusive>(t, sh, out, tile, base, valid, fast, st, epoch);
 }
 
-// One step of the persistent loop: issue the loads of tile `nxt` into `later` and draw the tile after
-// it, then finish tile `cur` (data in `now`). False when there is no next tile.
-template <typename T, typename P, bool kExclusive, typename State>
-__device__ __forceinline__ bool persistent_step(Tile<T, P>& now, Tile<T, P>& later, Shared<T, P>& sh, const T* in,
-                                                T* out, long long n, long long tiles, long long grid, bool al,
-                                                unsigned long long* counter, const State& st, unsigned epoch,
-                                                long long& cur, long long& nxt) {
-  if (nxt < tiles) {
-    const long long nb = nxt * Tile<T, P>::kSize;
-    const int nv = (int)(n - nb < Tile<T, P>::kSize ? n - nb : Tile<T, P>::kSize);
-    later.load(in, nb, nv, al && nv == Tile<T, P>::kSize);
-    if (threadIdx.x == 0) {  // published to the block at finish_tile's first barrier
-      const unsigned long long r = atomicAdd(counter, 1ull);
-      if ((long long)r == tiles - 1) *counter = 0ull;
-      sh.next = grid + (long long)r;
-    }
-  }
-  const long long base = cur * Tile<T, P>::kSize;
-  const int valid = (int)(n - base < Tile<T, P>::kSize ? n - base : Tile<T, P>::kSize);
-  long long drawn;  // read between finish_tile's barriers: thread 0 rewrites it only after the second
-  finish_tile<T, P, kExclusive>(now, sh, out, cur, base, valid, al && valid == Tile<T, P>::kSize, st, epoch, drawn);
-  if (nxt >= tiles) return false;
-  cur = nxt;
-  nxt = drawn;
-  return true;
-}
-
-// Persistent: gridDim.x resident blocks; block b starts with tile b, then takes tiles
-// gridDim.x + counter++ . The next tile's loads are issued before the current tile's look-back.
-// Counters: [epoch & 1] is this launch's; the other one (the next launch's) is zeroed by block 0;
-// the last draw (every block draws exactly once past the end) zeroes this launch's too.
+// The kernel body for policy P.
 template <typename T, typename P, bool kExclusive>
-__device__ __forceinline__ void scan_persistent(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-  typedef typename Workspace<T, P>::State State;
-  __shared__ Shared<T, P> sh;
-  const long long tiles = (n + Tile<T, P>::kSize - 1) / Tile<T, P>::kSize;
-  const State st = Workspace<T, P>::state(ws, tiles);
-  unsigned long long* counters = Workspace<T, P>::counters(ws);
-  unsigned long long* counter = counters + (epoch & 1u);
-  if (blockIdx.x == 0 && threadIdx.x == 0) counters[(epoch + 1u) & 1u] = 0ull;
-  const bool al = aligned16(in) && aligned16(out);
-  const long long grid = gridDim.x;
-  Tile<T, P> a, b;
-  long long cur = blockIdx.x;
-  // draw the tile after the first
-  if (threadIdx.x == 0) {
-    const unsigned long long r = atomicAdd(counter, 1ull);
-    if ((long long)r == tiles - 1) *counter = 0ull;
-    sh.next = grid + (long long)r;
-  }
-  {
-    const long long base = cur * Tile<T, P>::kSize;
-    const int valid = (int)(n - base < Tile<T, P>::kSize ? n - base : Tile<T, P>::kSize);
-    a.load(in, base, valid, al && valid == Tile<T, P>::kSize);
-  }
-  __syncthreads();
-  long long nxt = sh.next;
-  __syncthreads();  // everyone has read sh.next before thread 0 draws again
-  // Two tiles alternate between the register sets a and b (no copies: a copy would wait for the loads).
-  while (persistent_step<T, P, kExclusive>(a, b, sh, in, out, n, tiles, grid, al, counter, st, epoch, cur, nxt) &&
-         persistent_step<T, P, kExclusive>(b, a, sh, in, out, n, tiles, grid, al, counter, st, epoch, cur, nxt)) {
-  }
+__device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+  scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
 }
-
-// The kernel body for policy P (one of the two grids; only the chosen one is instantiated).
-template <typename T, typename P, bool kExclusive, bool kPersistent = P::kPersistent != 0>
-struct Body {
-  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-    scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
-  }
-};
-template <typename T, typename P, bool kExclusive>
-struct Body<T, P, kExclusive, true> {
-  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-    scan_persistent<T, P, kExclusive>(in, out, n, ws, epoch);
-  }
-};
 
 }  // namespace scan_tile
 }  // namespace muh

@@ -3,13 +3,13 @@
 #pragma once
 
 #define MUH_HAS_NANOSLEEP 0
+#define MUH_HAS_PTX_MEMORY_MODEL 0
 
 namespace muh {
 namespace params {
 
 constexpr int kSmemPerBlock = 49152;
 constexpr int kSmemBanks = 32;
-constexpr int kStatusShift = 32;  // bits of a packed scan tile status word below the status
 constexpr int kReduceMaxGrid = 4096;
 
 namespace reduce_bfloat16 {
@@ -51,6 +51,10 @@ constexpr int kLdg = 1;
 namespace scan_float32 {
 constexpr int kThreads = 384;
 constexpr int kItems = 22;
+constexpr int kVec = 2;
+constexpr int kWindow = 64;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 3;  // exponential_backon_jitter
 constexpr int kDelayJitter = 1;
 constexpr int kDelayStartNs = 952;
@@ -62,6 +66,10 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 namespace scan_float64 {
 constexpr int kThreads = 384;
 constexpr int kItems = 11;
+constexpr int kVec = 1;
+constexpr int kWindow = 64;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 3;  // exponential_backon_jitter
 constexpr int kDelayJitter = 1;
 constexpr int kDelayStartNs = 952;
@@ -73,6 +81,10 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 namespace scan_int32 {
 constexpr int kThreads = 384;
 constexpr int kItems = 22;
+constexpr int kVec = 2;
+constexpr int kWindow = 64;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 3;  // exponential_backon_jitter
 constexpr int kDelayJitter = 1;
 constexpr int kDelayStartNs = 952;
@@ -84,6 +96,10 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 namespace scan_int64 {
 constexpr int kThreads = 384;
 constexpr int kItems = 11;
+constexpr int kVec = 1;
+constexpr int kWindow = 64;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 3;  // exponential_backon_jitter
 constexpr int kDelayJitter = 1;
 constexpr int kDelayStartNs = 952;

@@ -78,6 +78,17 @@ enum class cache_load_modifier : int
   volatile_ = 6,
 };
 
+//! Cache operator of global stores (CUB's CacheStoreModifier)
+enum class cache_store_modifier : int
+{
+  default_ = 0,
+  wb = 1,
+  cg = 2,
+  cs = 3,
+  wt = 4,
+  volatile_ = 5,
+};
+
 //! Block-wide reduction (CUB's BlockReduceAlgorithm)
 enum class block_reduce_algorithm : int
 {

@@ -3,13 +3,13 @@
 #pragma once
 
 #define MUH_HAS_NANOSLEEP 1
+#define MUH_HAS_PTX_MEMORY_MODEL 1
 
 namespace muh {
 namespace params {
 
 constexpr int kSmemPerBlock = 49152;
 constexpr int kSmemBanks = 32;
-constexpr int kStatusShift = 32;  // bits of a packed scan tile status word below the status
 constexpr int kReduceMaxGrid = 4096;
 
 namespace reduce_float32 {
@@ -39,6 +39,10 @@ constexpr int kLdg = 1;
 namespace scan_float32 {
 constexpr int kThreads = 128;
 constexpr int kItems = 24;
+constexpr int kVec = 4;
+constexpr int kWindow = 32;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 1;  // fixed
 constexpr int kDelayJitter = 0;
 constexpr int kDelayStartNs = 688;
@@ -50,6 +54,10 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 namespace scan_float64 {
 constexpr int kThreads = 224;
 constexpr int kItems = 12;
+constexpr int kVec = 2;
+constexpr int kWindow = 32;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 1;  // fixed
 constexpr int kDelayJitter = 0;
 constexpr int kDelayStartNs = 576;
@@ -61,6 +69,10 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 namespace scan_int32 {
 constexpr int kThreads = 128;
 constexpr int kItems = 24;
+constexpr int kVec = 4;
+constexpr int kWindow = 32;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 1;  // fixed
 constexpr int kDelayJitter = 0;
 constexpr int kDelayStartNs = 648;
@@ -72,6 +84,10 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 namespace scan_int64 {
 constexpr int kThreads = 224;
 constexpr int kItems = 12;
+constexpr int kVec = 2;
+constexpr int kWindow = 32;
+constexpr int kLoad = 0;  // default
+constexpr int kStore = 0;  // default
 constexpr int kDelayMode = 1;  // fixed
 constexpr int kDelayJitter = 0;
 constexpr int kDelayStartNs = 632;
