@@ -42,4 +42,45 @@ if [[ $mode == lab ]]; then
   cat "$OUT/lab.txt"
   exit 0
 fi
+if [[ $mode == final ]]; then
+  # wheels (pydantic, lark …) carried in ../../.whl (run from .dev/scan) or .whl
+  W=.whl; [[ -d $W ]] || W=../../.whl
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $W/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu || exit 3
+  export MUH_CACHE_DIR=/tmp/muh-cache MAX_JOBS=16 MUH_SANITIZER_LOG_DIR=$OUT/sanitizer
+  python3 -c "import torch; print('torch', torch.__version__)" >> "$OUT/env.txt"
+  mkdir -p /tmp/lab
+  # 1. every library the tests and the bench use, in parallel (CPU only)
+  python3 -c "from gpu_helpers import prebuild; prebuild('/tmp/gen')" > "$OUT/build.log" 2>&1 &
+  python3 -c "
+import sys; sys.path.insert(0, 'bench'); from pathlib import Path; import kernels as kb
+kb.build_cub(Path('.muh-cache/bench'))" >> "$OUT/build.log" 2>&1 &
+  LAB=bench/scan_lab/bin/lab
+  $LAB --ncu f32 CUB 16 > /dev/null 2>&1 || { LAB=/tmp/lab/lab; lab_build $LAB >> "$OUT/build.log" 2>&1; }
+  wait; echo "build $((SECONDS-t0)) s"; tail -3 "$OUT/build.log"
+  # 2. GPU tests: native and emulated 16/64/128 lanes, the negative control
+  timeout -s KILL ${TESTS_S:-200} python3 -m pytest tests/gpu/test_kernels_gpu.py tests/gpu/test_negative_control.py \
+    -m gpu -rfE -n 6 -p no:cacheprovider -o console_output_style=classic -v > "$OUT/pytest.log" 2>&1
+  echo "tests rc $? $((SECONDS-t0)) s: $(grep -cE ' PASSED' "$OUT/pytest.log") passed"; grep -E "FAILED|ERROR" "$OUT/pytest.log" | head -20; tail -3 "$OUT/pytest.log"
+  # 3. compute-sanitizer: memcheck (native, emulated 64), racecheck (native; emulated scan vs the probe)
+  timeout -s KILL ${SAN_S:-150} python3 -m pytest tests/gpu/test_sanitizer.py -rfEx -n 6 -p no:cacheprovider -v \
+    > "$OUT/sanitizer.log" 2>&1
+  echo "sanitizer rc $? $((SECONDS-t0)) s"; grep -E "PASSED|FAILED|XFAIL|ERROR" "$OUT/sanitizer.log" | head -12
+  # 4. the table: muh vs CUB 3.0.1 vs torch.cumsum vs a copy of the same bytes
+  timeout -s KILL ${BENCH_S:-200} python3 bench/kernels.py --only scan --scan-dtypes float32,int32,float64 \
+    --scan-sizes 16,20,24,28,30 --scan-exclusive --out-json "$OUT/scan-h200.json" --out-md "$OUT/scan-h200.md" \
+    > "$OUT/bench.log" 2>&1
+  echo "bench rc $? $((SECONDS-t0)) s"; tail -3 "$OUT/bench.log"
+  # 5. cross-check in one process (the generated kernel through the C API, policy-value changes, CUB,
+  #    copy) and ncu on the generated kernel and CUB at 2^28 float32
+  timeout -s KILL 60 $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> "$OUT/lab.tsv"; echo "lab rc $? $((SECONDS-t0)) s"
+  for v in "spec (generated, C API)" "CUB"; do
+    echo "=== $v" >> "$OUT/ncu.txt"
+    timeout -s KILL 60 $NCU -k "regex:DeviceScanKernel|lab_kernel|scan_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1
+  done
+  echo "ncu $((SECONDS-t0)) s"
+  grep -E "===|Duration|DRAM Throughput|L2 Cache Throughput|lts__t_sector_op_read_hit|Achieved Occupancy|Registers Per|spends" "$OUT/ncu.txt"
+  cat "$OUT/lab.txt"; cat "$OUT/scan-h200.md"
+  exit 0
+fi
 echo "unknown mode $mode"; exit 2

@@ -103,6 +103,25 @@ def test_scan(kernels, variant, dtype, exclusive):
                                      f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
 
 
+@pytest.mark.parametrize("variant,dtype", cases(["float32", "float64"]))
+def test_scan_unaligned_views(kernels, variant, dtype):
+    """Views that start one element into their buffer: not 16-byte aligned, so the scan takes its
+    element-wise path (the vectorised one needs aligned input and output)."""
+    import torch
+
+    from muh.runtime import ops
+    import gpu_helpers as refs
+
+    for n in (1, 4097, 65537):
+        x = refs.small_ints(n + 1, dtype)[1:]
+        out = refs.poison(torch.empty(n + 1, dtype=x.dtype, device="cuda"))[1:]
+        for exclusive in (False, True):
+            ops.scan(x, exclusive=exclusive, out=out, kernels=kernels[variant])
+            want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if exclusive else 0)
+            bad = out.to(torch.int64) != want
+            assert not bool(bad.any()), f"{variant} {dtype} n={n} excl={exclusive}: {int(bad.sum())} wrong (seed {refs.SEED})"
+
+
 @pytest.mark.parametrize("variant", CHECKED)
 def test_scan_real_valued(kernels, variant):
     import torch
