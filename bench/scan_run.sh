@@ -58,6 +58,11 @@ kb.build_cub(Path('.muh-cache/bench'))" >> "$OUT/build.log" 2>&1 &
   LAB=bench/scan_lab/bin/lab
   $LAB --ncu f32 CUB 16 > /dev/null 2>&1 || { LAB=/tmp/lab/lab; lab_build $LAB >> "$OUT/build.log" 2>&1; }
   wait; echo "build $((SECONDS-t0)) s"; tail -3 "$OUT/build.log"
+  # 4. the table: muh vs CUB 3.0.1 vs torch.cumsum vs a copy of the same bytes
+  timeout -s KILL ${BENCH_S:-200} python3 bench/kernels.py --only scan --scan-dtypes float32,int32,float64 \
+    --scan-sizes 16,20,24,28,30 --scan-exclusive --out-json "$OUT/scan-h200.json" --out-md "$OUT/scan-h200.md" \
+    > "$OUT/bench.log" 2>&1
+  echo "bench rc $? $((SECONDS-t0)) s"; tail -3 "$OUT/bench.log"
   # 2. GPU tests: native and emulated 16/64/128 lanes, the negative control
   timeout -s KILL ${TESTS_S:-200} python3 -m pytest tests/gpu/test_kernels_gpu.py tests/gpu/test_negative_control.py \
     -m gpu -rfE -n 6 -p no:cacheprovider -o console_output_style=classic -v > "$OUT/pytest.log" 2>&1
@@ -66,11 +71,6 @@ kb.build_cub(Path('.muh-cache/bench'))" >> "$OUT/build.log" 2>&1 &
   timeout -s KILL ${SAN_S:-150} python3 -m pytest tests/gpu/test_sanitizer.py -rfEx -n 6 -p no:cacheprovider -v \
     > "$OUT/sanitizer.log" 2>&1
   echo "sanitizer rc $? $((SECONDS-t0)) s"; grep -E "PASSED|FAILED|XFAIL|ERROR" "$OUT/sanitizer.log" | head -12
-  # 4. the table: muh vs CUB 3.0.1 vs torch.cumsum vs a copy of the same bytes
-  timeout -s KILL ${BENCH_S:-200} python3 bench/kernels.py --only scan --scan-dtypes float32,int32,float64 \
-    --scan-sizes 16,20,24,28,30 --scan-exclusive --out-json "$OUT/scan-h200.json" --out-md "$OUT/scan-h200.md" \
-    > "$OUT/bench.log" 2>&1
-  echo "bench rc $? $((SECONDS-t0)) s"; tail -3 "$OUT/bench.log"
   # 5. cross-check in one process (the generated kernel through the C API, policy-value changes, CUB,
   #    copy) and ncu on the generated kernel and CUB at 2^28 float32
   timeout -s KILL 60 $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> "$OUT/lab.tsv"; echo "lab rc $? $((SECONDS-t0)) s"
