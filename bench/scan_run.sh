@@ -30,7 +30,7 @@ if [[ $mode == lab ]]; then
   echo "build $((SECONDS-t0)) s"
   timeout -s KILL 240 $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> "$OUT/lab.tsv"; echo "lab rc $? $((SECONDS-t0)) s"
   cat "$OUT/lab.err" | head -20
-  ncu_variants=("str 128x24 w128 stcs" "str 128x24 w32 stcs minb10")
+  ncu_variants=("spec (generated, C API)" "CUB")  # names in bench/scan_lab/lab.cu
   for v in "${ncu_variants[@]}"; do
     echo "=== $v" >> "$OUT/ncu.txt"
     timeout -s KILL 60 $NCU -k "regex:DeviceScanKernel|lab_kernel|scan_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1
