@@ -120,7 +120,8 @@ static std::vector<Variant> g_vars;
 template <typename T, typename P>
 void add(const char* type, const char* name) { g_vars.push_back({type, name, run_variant<T, P>, 1}); }
 
-// policy: threads, items, vec, window, load(0 plain,1 ldg,2 cs), store(0,1 cs), persistent, packed16, l2w ns, delay ns[, mode]
+// policy: threads, items, vec, window, load(0 plain,1 ldg,2 cs), store(0,1 cs), persistent (unused since the
+// persistent variant was removed after call 1: bench/results/scan-h200.md), packed16, l2w ns, delay ns[, mode, stats, min blocks]
 // Variants measured on 2026-12-01 (bench/results/scan-h200.md) are in git history; this list is the
 // final call's cross-check: the generated kernel (spec, through the C interface) against the same
 // code with one policy value changed, CUB and a copy.
