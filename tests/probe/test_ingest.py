@@ -208,14 +208,17 @@ def test_the_committed_h200_spec_with_warp_64_contradicts_and_apply_repairs_it(c
 
     spec = tmp_path / "h200.muh"
     committed = (ROOT / "specs/h200.muh").read_text()
-    text = re.sub(r"warp_size = 32 @measured\([^)]*\)", "warp_size = 64", committed)
+    # a policy of 7 warps of 32 (the committed scan float64 policy had 224 threads until issue 17)
+    assert "policy float64 { threads = 256" in committed
+    base = committed.replace("policy float64 { threads = 256", "policy float64 { threads = 224")
+    text = re.sub(r"warp_size = 32 @measured\([^)]*\)", "warp_size = 64", base)
     spec.write_text(text)
     code, _, err = cli("probe", "--ingest", RESULT, spec)
     assert code == 1 and "warp_size = 64 in the spec, but the probe measured 32" in err
     assert "does not load as a whole" in err and spec.read_text() == text
     code, _, err = cli("probe", "--ingest", RESULT, spec, "--apply")
     assert code == 0, err
-    assert spec.read_text() == committed
+    assert spec.read_text() == base
     copy = tmp_path / "committed.muh"
     copy.write_text(committed)
     code, out, _ = cli("probe", "--ingest", RESULT, copy)
