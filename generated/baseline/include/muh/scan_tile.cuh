@@ -19,7 +19,8 @@
 
 #include <stdint.h>
 
-#include "muh/kernels/params.cuh"  // MUH_HAS_NANOSLEEP, MUH_HAS_PTX_MEMORY_MODEL (the hardware's capabilities)
+// params.cuh: MUH_HAS_NANOSLEEP, MUH_HAS_PTX_MEMORY_MODEL (the hardware's capabilities)
+#include "muh/kernels/params.cuh"
 #include "muh/types.cuh"
 #include "muh/warp.cuh"
 
