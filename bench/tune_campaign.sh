@@ -15,7 +15,8 @@
 #             random order, budget 48 per type (of ~190)
 #   scan      float32/int32/int64/float64: random order, budget 40 per type
 #   shapes    topk float32 at k = 1 and k = 1024 (information only: one policy per type, no --apply)
-#   confirm   every tuned family against the spec as it was before the campaign (--against)
+#   confirm   every tuned family against the spec as it was before the campaign (--against;
+#             CONFIRM="topk transform" limits it to the families that were tuned in this call)
 set -u
 OUT=${OUT:-/tmp/tune-out}
 mkdir -p "$OUT"
@@ -42,19 +43,19 @@ t() {  # one tune command with a wall-clock cap (SIGINT: the trials so far are k
   for phase in $PHASES; do
     case $phase in
       topk) for ty in float32 float16 bfloat16; do
-              t 70 topk --types $ty --strategy exhaustive --topk-shape ${VOCAB}x50 --sizes $VOCAB,$((VOCAB * 8)),$((VOCAB * 64)) \
+              t 60 topk --types $ty --strategy exhaustive --topk-shape ${VOCAB}x50 --sizes $VOCAB,$((VOCAB * 8)),$((VOCAB * 64)) \
                 --apply --plot "$OUT/tune-topk-$ty.png"; done ;;
-      transform) t 90 transform --types float32,float64,float16,bfloat16 --strategy exhaustive --apply --plot "$OUT/tune-transform.png" ;;
+      transform) t 75 transform --types float32,float64,float16,bfloat16 --strategy exhaustive --apply --plot "$OUT/tune-transform.png" ;;
       reduce) t 120 reduce --types float64,bfloat16,int32,int64 --budget 48 --strategy random --apply ;;
       scan) t 120 scan --types float32,int32,int64,float64 --budget 40 --strategy random --apply --plot "$OUT/tune-scan.png" ;;
       shapes) for k in 1 1024; do
                 t 40 topk --types float32 --strategy exhaustive --topk-shape ${VOCAB}x$k --sizes $VOCAB,$((VOCAB * 64)); done ;;
-      confirm) for fam in topk transform reduce scan; do
+      confirm) for fam in ${CONFIRM:-topk transform reduce scan}; do
                  case $fam in topk) extra="--topk-shape ${VOCAB}x50 --sizes $VOCAB,$((VOCAB * 64)) --types float32,float16,bfloat16";;
                               transform) extra="--types float32,float64,float16,bfloat16";;
                               reduce) extra="--types float64,bfloat16,int32,int64";;
                               scan) extra="--types float32,int32,int64,float64";; esac
-                 t 60 $fam $extra --against "$OUT/h200.before.muh"; done ;;
+                 t 45 $fam $extra --against "$OUT/h200.before.muh"; done ;;
       *) echo "unknown phase $phase" ;;
     esac
   done
