@@ -1,4 +1,4 @@
-"""Provider of muh's ops for the vLLM general plugin (``tune_vllm { ops_module = … }``).
+"""Provider of muh's ops for the vLLM general plugin (``tune { ops_module = … }``).
 
 Importing this module (the plugin does it, inside vLLM, before it rebinds anything):
 

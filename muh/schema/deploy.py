@@ -1,41 +1,51 @@
-"""The ``deploy`` block: where and how a spec's output is served (issue 5).
+"""The ``deploy`` block: where and how a spec's output is served (issues 5, 12, 15).
 
     deploy competition on bi100 {
-      base_image = "…/bi100-…-llm-infer:v1.2.3"
-      engine = vllm "0.6.3.post1"          # the pinned engine whose flags and files are checked
+      base_image = "harbor.4pd.io/modelhubxc/enginex-iluvatar/…-llm-infer:v1.2.3"
+      engine = enginex "bi100-v1.2.3"      # any registered engine plug-in + its variant/version
       model = "/model"
       serve { max_num_seqs = 2  dtype = half … }            # one key per engine flag, exact names
-      env { VLLM_ENGINE_ITERATION_TIMEOUT_S = 3600 }
-      engine_extensions { flags = ["--reasoning-parser"]  tool_call_parsers = ["qwen3_coder"] }
+      env { VLLM_ENGINE_ITERATION_TIMEOUT_S = 3600  BI100_MOE_COREX_TOPK_SOFTMAX = 1 }
+      run { pre = [step(command = ["python3", "/workspace/fix.py", "/model"], on_failure = "fix failed")] }
+      model_shape { architecture = "Qwen3_5MoeForCausalLM"  num_attention_heads = 16  head_dim = 256 }
       moe { experts = 256  intermediate_size = 512 }          # MoE config files for the model
-      tune_vllm { paged_attention.v1_threshold = auto  ops = [rms_norm] }
+      tune { paged_attention.v1_threshold = auto  ops = [rms_norm] }
     }
 
-What the serve keys and tune_vllm knobs *mean* is checked against the pinned engine in
-``muh.codegen.vllm.resolve`` (the flag table comes from the engine's wheel); this module only gives
-the block its shape.
+The engine plug-in named by ``engine`` (``muh.codegen.engines``) gives every key its meaning: its
+flag table checks ``serve``, its variant types ``env`` knobs, its tuning points check ``tune``.
+This module only gives the block its shape.
 """
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
 from muh.schema.base import SpecModel as Model
 from muh.schema.units import INT_MAX
-from decimal import Decimal
 
 Scalar = Union[bool, int, Decimal, str]
 
 
 class Engine(Model):
-    name: Literal["vllm"]
+    name: str
+    """The engine plug-in (``vllm`` = stock vLLM, ``enginex`` = the competition's fork); see docs/deploy.md."""
     version: str
-    """The engine release the flags and edits are checked against (``0.6.3`` or ``0.6.3.post1``)."""
+    """The release or variant of that engine the flags, files and tuning points are checked against."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", v):
+            raise ValueError(f"engine name must be a lower-case identifier, got {v!r}")
+        return v
 
 
 class EngineExtensions(Model):
-    """What the deployed engine (a fork) has beyond the pinned release; undeclared extras are errors."""
+    """What the deployed engine has beyond what its plug-in knows; undeclared extras are errors."""
 
     flags: list[str] = []
     """Long options only the fork has, e.g. ``--reasoning-parser``."""
@@ -60,6 +70,41 @@ class Moe(Model):
     """Batch sizes to tabulate; default: every decode batch up to max_num_seqs and vLLM's tuner grid."""
 
 
+class ModelShape(Model):
+    """What the served model is, as far as the engine's code paths depend on it (from config.json)."""
+
+    architecture: str
+    """``architectures[0]`` of the model's config.json; the engine variant says which paths it runs."""
+    num_attention_heads: Optional[int] = Field(None, ge=1)
+    """Query heads of the whole model (muh divides by tensor_parallel_size)."""
+    head_dim: Optional[int] = Field(None, ge=1)
+    """Attention head size."""
+
+
+class Step(Model):
+    """One pre-step of the run file, run by ``bash -c`` before ``exec`` of the server."""
+
+    kind: Literal["step"]
+    command: list[str] = Field(min_length=1)
+    """argv of the step; muh quotes every word (spec strings cannot break out of the script)."""
+    on_failure: Optional[str] = None
+    """Tolerated step: the message echoed when it fails (the server still starts)."""
+    required: bool = False
+    """Required step: its failure stops the container with a message instead of starting the server."""
+    stderr_to_stdout: bool = True
+    """``2>&1`` (the platform's log shows stdout)."""
+    timeout_s: Optional[int] = Field(None, ge=1, le=3600)
+    """Kill the step after this many seconds (``timeout``), counted as a failure."""
+
+
+class Run(Model):
+    """How the run file starts the server."""
+
+    form: Literal["bash", "argv"] = "bash"
+    """``bash``: ``bash -c '<pre-steps>; exec python3 -m …'``; ``argv``: the server's argv only (no pre-steps)."""
+    pre: list[Step] = []
+
+
 class Deploy(Model):
     name: str
     on: str
@@ -70,20 +115,20 @@ class Deploy(Model):
     serve: dict[str, Union[Scalar, list[Scalar]]] = {}
     """Engine flags by name (``max_model_len`` is ``--max-model-len``)."""
     env: dict[str, Scalar] = {}
-    tune_vllm: dict[str, object] = {}
-    """vLLM tuning points (dotted keys); see docs/deploy.md for the list, and the refused ones."""
+    run: Run = Run()
+    tune: dict[str, object] = {}
+    """The engine's tuning points (dotted keys); see docs/deploy.md for the list, and the refused ones."""
     engine_extensions: EngineExtensions = EngineExtensions()
+    model_shape: Optional[ModelShape] = None
     moe: Optional[Moe] = None
-    triton: bool = True
-    """The base image ships Triton (prefix caching, chunked prefill and MoE need it)."""
+    triton: Optional[bool] = None
+    """The base image ships Triton; default: what the engine variant says (``unknown`` for EngineX)."""
     folder: str = "muh"
     """Folder of the deployed repository that holds muh's files (beside the root Dockerfile)."""
 
     @field_validator("folder")
     @classmethod
     def _folder(cls, v: str) -> str:
-        import re
-
         if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", v) or v in (".", ".."):
             raise ValueError(f"folder must be one plain folder name, got {v!r}")
         return v

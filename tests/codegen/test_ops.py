@@ -181,9 +181,11 @@ def plugin_for(tmp: Path) -> Path:
     from muh.pipeline import load_file, render
 
     spec = (Path(__file__).resolve().parents[2] / "specs" / "baseline.muh").read_text()
-    start = spec.index("tune_vllm {")
+    spec = re.sub(r'engine = enginex "[^"]*"', 'engine = vllm "0.6.3.post1"', spec)  # stock: every op's path is live
+    spec = re.sub(r'  model_shape \{[^}]*\}\n', '', spec)
+    start = spec.index("tune {")
     end = spec.index("}", start) + 1
-    spec = spec[:start] + ('tune_vllm {\n    ops = [rms_norm, fused_add_rms_norm, silu_and_mul, topk_softmax]\n'
+    spec = spec[:start] + ('tune {\n    ops = [rms_norm, fused_add_rms_norm, silu_and_mul, topk_softmax]\n'
                            '    ops_module = "muh.runtime.vllm_ops"\n  }') + spec[end:]
     (tmp / "specs").mkdir()
     (tmp / "specs" / "ops.muh").write_text(spec)

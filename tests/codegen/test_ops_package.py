@@ -37,7 +37,7 @@ deploy lab on h200 {
   model = "/model"
   concurrency = 1
   serve { tensor_parallel_size = 1  dtype = half }
-  tune_vllm { ops = [rms_norm, fused_add_rms_norm, silu_and_mul, topk_softmax] }
+  tune { ops = [rms_norm, fused_add_rms_norm, silu_and_mul, topk_softmax] }
 }
 """
 OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "topk_softmax")

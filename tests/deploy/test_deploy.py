@@ -79,7 +79,7 @@ def test_plan_then_apply_then_idempotent(spec, repo):
 def test_a_spec_change_shows_a_semantic_diff_and_removes_dropped_files(spec, repo):
     assert deploy(spec, repo, apply=True).code == 0
     text = SPEC_TEXT.replace("    max_num_seqs = 2", "    max_num_seqs = 4")
-    text = text[: text.index("  moe {")] + text[text.index("  tune_vllm {"):]
+    text = text[: text.index("  moe {")] + text[text.index("  tune {"):]
     spec.write_text(text)
     plan = deploy(spec, repo)
     assert plan.code == 2

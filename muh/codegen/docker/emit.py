@@ -13,12 +13,13 @@ import json
 from muh.codegen import ops_package
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.codegen.vllm.emit import dist_info, patch_name, plans
+from muh.codegen.docker import runfile
+from muh.codegen.docker.runfile import IMAGE_ROOT
+from muh.codegen.vllm.emit import dist_info, plans
 from muh.codegen.vllm.plan import VllmPlan
 from muh.diagnostics import Diagnostic, Severity
 
 PKG = "muh.codegen.docker"
-IMAGE_ROOT = "/opt/muh"
 
 
 def exec_form(words) -> str:
@@ -29,20 +30,53 @@ def exec_form(words) -> str:
 
 
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
+    from muh.codegen import engines
+
     files: list[GeneratedFile] = []
     for plan in plans(ctx):
-        patches = [patch_name(i, e.id) for i, e in enumerate(plan.edits, 1)]
-        moe_files = [f"vllm/moe_configs/{plan.moe.file_name}"] if plan.moe else []
-        docker = render(
-            PKG, "Dockerfile.j2", header=ctx.header_text(), engine=f"{plan.engine} {plan.engine_version}",
-            hardware=plan.hardware, base_image=plan.base_image, folder=plan.folder, root=IMAGE_ROOT,
-            patches=patches, py_compile=plan.py_compile, moe_files=moe_files, needs_triton=plan.needs_triton,
-            cmd=exec_form(plan.command), dist_info=dist_info(), ops=_ops(ctx, plan),
-        )
-        run = render(PKG, "computility-run.yaml.j2", header=ctx.header_text(), concurrency=plan.concurrency,
-                     command=plan.command, env=plan.env)
-        files += [GeneratedFile("Dockerfile", docker), GeneratedFile("computility-run.yaml", run)]
+        files += engines.get(plan.engine).image(ctx, plan)
     return files
+
+
+def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
+    """Whether the image carries muh's probe bundle, and its files when no emitter of its own writes them.
+
+    Looked up by name (``muh.codegen.probe.emit_probe_bundle``): when that module is absent the image
+    simply has no probe step, and the run file says so at start."""
+    import importlib
+    import importlib.util
+
+    from muh.codegen.registry import emitters
+
+    if importlib.util.find_spec("muh.codegen.probe") is None:
+        return False, []
+    mod = importlib.import_module("muh.codegen.probe")
+    fn = getattr(mod, "emit_probe_bundle", None)
+    if fn is None:
+        return False, []
+    if any(getattr(e, "__module__", "").startswith("muh.codegen.probe") for e in emitters().values()):
+        return True, []  # its own emitter writes probe/
+    return True, list(fn(ctx))
+
+
+def image_steps(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
+    """The vLLM family's image fragment: image/steps.sh, the Dockerfile and the run file."""
+    probe, probe_files = probe_bundle(ctx)
+    moe_files = [f"vllm/moe_configs/{plan.moe.file_name}"] if plan.moe else []
+    required_files = sorted({s.argv[0] for s in plan.pre if s.required and s.argv[0].startswith("/")})
+    steps = render(
+        PKG, "steps.sh.j2", header=ctx.header_text(), variant=plan.variant, root=IMAGE_ROOT, dist_info=dist_info(),
+        site_candidates=plan.site_packages, edits=[e.id for e in plan.edits], moe_files=moe_files, ops=_ops(ctx, plan),
+        cond_flags=plan.cond_flags, triton=plan.triton, probe=probe, required_files=required_files,
+    )
+    command = runfile.command(plan, probe)
+    docker = render(PKG, "Dockerfile.j2", header=ctx.header_text(), variant=plan.variant, hardware=plan.hardware,
+                    base_image=plan.base_image, folder=plan.folder, root=IMAGE_ROOT,
+                    cmd=exec_form(command))
+    run = render(PKG, "computility-run.yaml.j2", header=ctx.header_text(), concurrency=plan.concurrency,
+                 command=command, env=plan.env)
+    return [GeneratedFile("Dockerfile", docker), GeneratedFile("computility-run.yaml", run),
+            GeneratedFile("image/steps.sh", steps, executable=True), *probe_files]
 
 
 def _ops(ctx: BuildContext, plan: VllmPlan) -> dict | None:
@@ -52,7 +86,7 @@ def _ops(ctx: BuildContext, plan: VllmPlan) -> dict | None:
     deploy hardware's kernels) exactly when a rebind names it. A provider the image cannot have is a
     warning: the plugin would log it and keep vLLM's op."""
     ops = [r for r in plan.rebinds if not r.generated]
-    span = ctx.spec.span_of(("deploys", plan.deploy, "tune_vllm", "ops"))
+    span = ctx.spec.span_of(("deploys", plan.deploy, "tune", "ops"))
     for r in ops:
         module = r.provider.partition(":")[0]
         if module.split(".")[0] == "muh":

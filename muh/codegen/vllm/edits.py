@@ -23,7 +23,7 @@ class EditSite:
     line: int  # first anchor line in the pinned wheel
     old: str  # the anchor: whole lines, newline-terminated
     new: str  # template for the replacement; {names} are the knobs' values
-    knobs: tuple[str, ...]  # tune_vllm keys this edit sets
+    knobs: tuple[str, ...]  # tune keys this edit sets
     doc: str
 
 

@@ -17,7 +17,6 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
 from muh.codegen.vllm.edits import EditSite, unified_diff
 from muh.codegen.vllm.plan import VllmPlan
-from muh.codegen.vllm.resolve import resolve
 from muh.diagnostics import Diagnostic
 
 PKG = "muh.codegen.vllm"
@@ -36,12 +35,32 @@ def plans(ctx: BuildContext) -> list[VllmPlan]:
             "E-DEPLOY-MANY", f"a spec describes one deployment; `deploy {extra.name}` is a second one",
             ctx.spec.span_of(("deploys", extra.name)), hint="put each deployment in its own spec file"))
     for d in deploys[:1]:
-        plan, diags = resolve(ctx.spec, d)
+        plan, diags = resolve_deploy(ctx.spec, d)
         ctx.diagnostics.extend(diags)
         if plan is not None:
             out.append(plan)
     setattr(ctx, _CACHE_KEY, out)  # not in ctx.options: those are recorded in the manifest
     return out
+
+
+def resolve_deploy(spec, deploy) -> tuple[VllmPlan | None, list[Diagnostic]]:
+    """The engine plug-in named by ``deploy.engine`` resolves the block (unknown engine/variant: a diagnostic)."""
+    from muh.codegen import engines
+    from muh.diagnostics import did_you_mean
+
+    e = deploy.engine
+    span = spec.span_of(("deploys", deploy.name, "engine"))
+    plugin = engines.get(e.name)
+    if plugin is None:
+        return None, [Diagnostic("E-DEPLOY-ENGINE", f"muh has no engine plug-in `{e.name}`", span,
+                                 hint=(did_you_mean(e.name, engines.names()) or "") + f" engines: {', '.join(engines.names())}")]
+    variant = plugin.variant(e.version)
+    if variant is None:
+        known = sorted(plugin.variants())
+        return None, [Diagnostic("E-DEPLOY-ENGINE", f"muh knows no variant `{e.version}` of engine `{e.name}`", span,
+                                 hint=(did_you_mean(e.version, known) or "") + f" known: {', '.join(known)}; a variant is "
+                                 f"a variant-<version>.json in muh/codegen/engines/{e.name}/")]
+    return plugin.resolve(spec, deploy, variant)
 
 
 def dist_info() -> str:
@@ -54,8 +73,18 @@ def patch_name(i: int, edit_id: str) -> str:
 
 
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
+    from muh.codegen import engines
+
     files: list[GeneratedFile] = []
     for plan in plans(ctx):
+        files += engines.get(plan.engine).emit(ctx, plan)
+    return files
+
+
+def engine_files(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
+    """The vLLM family's own files: plugin, anchored edits, MoE configs, deploy.json."""
+    files: list[GeneratedFile] = []
+    if True:
         files += _plugin(ctx, plan)
         files += _patches(ctx, plan)
         if plan.moe is not None:
@@ -71,7 +100,8 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
                   version_guard=plan.version_guard)
     base = "vllm/plugin"
     files = [
-        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, **common)),
+        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides,
+                                                                   registry_subprocess=plan.registry_subprocess, **common)),
         GeneratedFile(f"{base}/muh_vllm_plugin/__main__.py", render(PKG, "plugin_main.py.j2", **common)),
     ]
     # An installed distribution without pip: importlib.metadata finds the entry point through these two
@@ -105,7 +135,8 @@ def _deploy_json(ctx: BuildContext, plan: VllmPlan) -> str:
     data = {
         "@generated": ctx.header_text(),
         "deploy": plan.deploy,
-        "engine": f"{plan.engine} {plan.engine_version}",
+        "engine": plan.variant,
+        "points": {p.id: {"status": p.status, "reason": p.reason, "reaches": p.reaches} for p in plan.points},
         "command": list(plan.command),
         "env": {k: v for k, v in plan.env},
         "tuned": {k: r.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"value": r.value}

@@ -1,7 +1,7 @@
 """`muh explain SPEC deploy[.<key>]`: a deployment value and how it came to be (for muh/explain.py)."""
 from __future__ import annotations
 
-from muh.codegen.vllm.resolve import resolve
+from muh.codegen.vllm.emit import resolve_deploy
 from muh.derive.resolve import measured_inputs
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.schema.models import Spec
@@ -12,7 +12,7 @@ def explain(spec: Spec, what: str) -> list[str]:
     ``deploy.serve.max_num_seqs``, ``deploy.moe.tiles``); a prefix lists every key under it."""
     if not spec.deploys:
         raise MuhError([Diagnostic("E-EXPLAIN", "this spec has no deploy block", None)])
-    plan, diags = resolve(spec, next(iter(spec.deploys.values())))
+    plan, diags = resolve_deploy(spec, next(iter(spec.deploys.values())))
     if plan is None:
         raise MuhError(diags)
     prefix = what.split(".", 1)[1] if "." in what else ""

@@ -40,7 +40,7 @@ class Edit(Model):
     new: str
     line: int
     values: dict[str, Resolved]
-    """tune_vllm key → the value this edit writes."""
+    """tune key → the value this edit writes."""
 
 
 class Rebind(Model):
@@ -54,11 +54,58 @@ class Rebind(Model):
     """The provider ships inside the plugin (e.g. the MoE default config) rather than elsewhere."""
 
 
+class Point(Model):
+    """A tuning point: the code path it reaches, and whether the spec's model + engine + flags reach it."""
+
+    id: str
+    reaches: str
+    """file, function, condition (the stock code path the point changes)."""
+    status: str  # reached | dead | inactive
+    reason: str
+    """Why reached/dead/inactive, with the numbers used."""
+    mechanism: str
+    """edit | file | rebind | provide | none — how the point is shipped (nothing ships when not reached)."""
+
+
+class CondFlag(Model):
+    """Flags the run file passes only when the installed engine has them (decided at image build)."""
+
+    id: str
+    argv: tuple[str, ...]
+    at: tuple[int, ...] = ()
+    """Indices of ``argv`` in ``VllmPlan.command``."""
+    checks: tuple[str, ...]
+    """Literal strings searched in the engine's Python sources; any hit = present."""
+    why: str
+
+
+class PreStep(Model):
+    name: str
+    argv: tuple[str, ...]
+    on_failure: Optional[str] = None
+    required: bool = False
+    stderr_to_stdout: bool = True
+    timeout_s: Optional[int] = None
+    shell: Optional[str] = None
+    """A step muh writes itself as shell text (its own quoting, no spec strings inside)."""
+
+
+class Provide(Model):
+    """A vendor function the variant lacks, provided by the plugin only while it is absent."""
+
+    name: str
+    module: str
+    attr: str
+    provider: str
+
+
 class VllmPlan(Model):
     deploy: str
     hardware: str
     engine: str
     engine_version: str
+    base_version: str = ""
+    """The upstream vLLM release whose flag table and anchors the variant shares (the wheel muh checks against)."""
     version_guard: str
     """The ``major.minor.patch`` the plugin accepts at run time (forks keep the release number)."""
     base_image: str
@@ -77,3 +124,15 @@ class VllmPlan(Model):
     """muh's generated kernels are built into the image (ops served by muh)."""
     py_compile: tuple[str, ...] = ()
     """Files (relative to site-packages) the image build byte-compiles after patching."""
+    variant: str = ""
+    """The engine variant (``enginex bi100-v1.2.3``); every fork fact used comes from it."""
+    points: tuple[Point, ...] = ()
+    cond_flags: tuple[CondFlag, ...] = ()
+    run_form: str = "bash"
+    pre: tuple[PreStep, ...] = ()
+    provides: tuple[Provide, ...] = ()
+    triton: str = "true"
+    """true | false | unknown: Triton-dependent steps are optional unless true."""
+    site_packages: tuple[str, ...] = ()
+    registry_subprocess: str = "vllm.model_executor.models.registry"
+    op_signatures: dict[str, tuple[str, ...]] = {}

@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from muh.codegen.engines.variant import Variant
 from muh.codegen.vllm import tuning
 from muh.codegen.vllm.edits import sites_for
-from muh.codegen.vllm.engine import EngineInfo, available_versions, load_engine, resolve_version
-from muh.codegen.vllm.flags import Extensions, Setting, format_value, to_argv
-from muh.codegen.vllm.plan import Edit, MoePlan, MoeTile, Rebind, VllmPlan
+from muh.codegen.vllm.engine import EngineInfo, load_engine
+from muh.codegen.vllm.flags import Extensions, Setting, flag_of, format_value, to_argv
+from muh.codegen.vllm.plan import CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
 from muh.schema.models import Deploy, Hardware, Spec
@@ -85,17 +86,23 @@ def _flatten(tree: dict, prefix: tuple = ()) -> list[tuple[tuple, object]]:
     return out
 
 
-def resolve(spec: Spec, deploy: Deploy) -> tuple[VllmPlan | None, list[Diagnostic]]:
+def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | None, list[Diagnostic]]:
     c = _Ctx(spec, deploy)
     hw = spec.hardware[deploy.on]
-    engine = _engine(c)
-    if engine is None:
-        return None, c.diags
+    engine = load_engine(variant.base)
     if not _IMAGE_RE.match(deploy.base_image) or len(deploy.base_image) > 255:
         c.error("E-DEPLOY-IMAGE", f"`{deploy.base_image[:80]}` is not a container image reference", c.span("base_image"),
                 hint="write `registry/name:tag` (lower-case path, no spaces or quotes)")
+    elif variant.base_image and deploy.base_image != variant.base_image:
+        if variant.base_image.endswith("/" + deploy.base_image):
+            c.error("E-DEPLOY-IMAGE", f"`{deploy.base_image}` lacks the registry of {variant.label}'s image: the build would "
+                    "pull it from the default registry", c.span("base_image"), hint=f'write "{variant.base_image}"')
+        else:
+            c.warn("W-DEPLOY-IMAGE", f"{variant.label} is known in `{variant.base_image}`, not in this image",
+                   c.span("base_image"), hint="the variant's facts may not hold for another image")
     serve, ext = _serve_settings(c)
-    argv, flag_diags = to_argv(serve, engine, ext)
+    cond_keys = _cond_keys(variant, ext, serve)
+    argv, flag_diags = to_argv(serve, engine, _with_variant(ext, variant))
     c.diags += flag_diags
     given = {s.key: s for s in serve}
     _cross_checks(c, hw, given)
@@ -107,17 +114,45 @@ def resolve(spec: Spec, deploy: Deploy) -> tuple[VllmPlan | None, list[Diagnosti
     for s in serve:
         c.tuned[f"serve.{s.key}"] = Resolved(value=_plain(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
                                              origin="spec", rule="spec", where=stable_where(s.span))
-    env = _env(c)
+    env = _env(c, variant)
     knobs = _knobs(c)
-    edits = _edits(c, hw, engine, knobs, given)
-    moe = _moe(c, hw, given)
-    rebinds = _rebinds(c, knobs, moe)
+    triton = deploy.triton if deploy.triton is not None else variant.triton
+    points = _points(c, hw, variant, knobs, given, triton)
+    live = {p.id for p in points if p.status in ("reached", "inactive")}
+    edits = [e for e in _edits(c, hw, engine, knobs, given) if _EDIT_POINT[e.id] in live]
+    moe = _moe(c, hw, given) if "moe.tiles" in live or deploy.moe is None else None
+    if deploy.moe is not None and moe is None:
+        _moe(c, hw, given)  # still check the block (its diagnostics), ship nothing
+    rebinds = [r for r in _rebinds(c, knobs, moe) if _rebind_live(r, live)]
+    provides = _provides(variant, knobs, live)
     needs_triton = bool(moe) or any(_truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
         or _int(given.get("max_model_len"), 0) > 32768
-    if needs_triton and not deploy.triton:
+    if needs_triton and triton is False:
         c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
                 "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
                 hint="use an image with Triton, or turn those features off")
+    argv, cond = _conditional(argv, cond_keys, serve)
+    for g in cond:
+        c.tuned[f"run.conditional.{g.id}"] = Resolved(
+            value=" ".join(g.argv), origin="derived", rule="passed only when the image build finds it in the engine: " + g.why,
+            inputs={"checks": " | ".join(g.checks)})
+    short = {f: o.long for o in engine.options for f in o.flags if not f.startswith("--")}
+    for f, long in short.items():
+        if long in argv:
+            c.tuned[f"run.spelling.{long.lstrip('-')}"] = Resolved(
+                value=long, origin="derived", rule=f"muh writes exact long option names (`{f}` is the same option)",
+                inputs={"short": f})
+    paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
+    mml = _int(given.get("max_model_len"), 0)
+    if paths is not None and paths.max_model_len_tested and mml > paths.max_model_len_tested:
+        s = given["max_model_len"]
+        c.warn("W-DEPLOY-MAXLEN", f"max_model_len = {mml} is untested on {variant.label}: runs above "
+               f"{paths.max_model_len_tested} are not reported, and 100000/256000 ran out of memory", s.span,
+               hint=f"{paths.max_model_len_tested} is the largest value reported to work ({paths.source})")
+        c.tuned["serve.max_model_len"] = Resolved(
+            value=mml, origin="spec", rule=f"spec; untested above {paths.max_model_len_tested} on {variant.label} "
+            "(OOM seen at 100000 and/or 256000)", where=stable_where(s.span), inputs={"tested": paths.max_model_len_tested})
+    pre = _pre_steps(c)
     command = ("python3", "-m", engine.entrypoint, *argv)
     for i, a in enumerate(command):  # a safety net: every source of argv text was checked above
         problem = None if any(d.is_error for d in c.diags) else _text_problem(a)
@@ -126,25 +161,17 @@ def resolve(spec: Spec, deploy: Deploy) -> tuple[VllmPlan | None, list[Diagnosti
     if any(d.is_error for d in c.diags):
         return None, c.diags
     plan = VllmPlan(
-        deploy=deploy.name, hardware=hw.name, engine=engine.engine, engine_version=engine.version,
+        deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
         version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
         concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted(c.tuned.items())),
         edits=tuple(edits), moe=moe, rebinds=tuple(rebinds), needs_triton=needs_triton,
         kernels=bool(knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
+        variant=variant.label, points=tuple(points), cond_flags=tuple(cond), run_form=deploy.run.form, pre=tuple(pre),
+        provides=tuple(provides), triton=str(triton).lower(), site_packages=tuple(variant.site_packages),
+        registry_subprocess=variant.model_registry_subprocess,
+        op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
     )
     return plan, c.diags
-
-
-def _engine(c: _Ctx) -> EngineInfo | None:
-    e = c.d.engine
-    version = resolve_version(e.version, e.name)
-    if version is None:
-        known = available_versions(e.name)
-        c.error("E-DEPLOY-ENGINE", f"muh has no flag table for {e.name} {e.version}", c.span("engine"),
-                hint=(did_you_mean(e.version, known) or "") + f" known: {', '.join(known)}; add one with "
-                "`python tools/extract_vllm_flags.py --version <v>`")
-        return None
-    return load_engine(version, e.name)
 
 
 def _serve_settings(c: _Ctx) -> tuple[list[Setting], Extensions]:
@@ -230,16 +257,16 @@ def _env(c: _Ctx) -> list[tuple[str, str]]:
 
 def _knobs(c: _Ctx) -> dict[str, object]:
     out: dict[str, object] = {}
-    for path, value in _flatten(c.d.tune_vllm):
+    for path, value in _flatten(c.d.tune):
         key = ".".join(path)
-        span = c.span("tune_vllm", *path)
+        span = c.span("tune", *path)
         if key in tuning.REFUSED:
-            c.error("E-VLLM-KNOB", f"`{key}` cannot be tuned: {tuning.REFUSED[key]}", c.key_span("tune_vllm", *path),
+            c.error("E-VLLM-KNOB", f"`{key}` cannot be tuned: {tuning.REFUSED[key]}", c.key_span("tune", *path),
                     hint="remove it; muh tunes the safe points (see docs/deploy.md)")
             continue
         knob = tuning.KNOBS.get(key)
         if knob is None:
-            c.error("E-VLLM-KNOB", f"unknown vLLM tuning point `{key}`", c.key_span("tune_vllm", *path),
+            c.error("E-VLLM-KNOB", f"unknown vLLM tuning point `{key}`", c.key_span("tune", *path),
                     hint=did_you_mean(key, list(tuning.KNOBS) + list(tuning.REFUSED)) or f"known: {', '.join(tuning.KNOBS)}")
             continue
         v = _plain(value)
@@ -270,7 +297,7 @@ def _knobs(c: _Ctx) -> dict[str, object]:
 
 def _edits(c: _Ctx, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[str, Setting]) -> list[Edit]:
     sites = sites_for(engine.version) or ()
-    path = lambda key: ("tune_vllm", *key.split("."))  # noqa: E731
+    path = lambda key: ("tune", *key.split("."))  # noqa: E731
     vals: dict[str, Resolved] = {}
     # decode v1/v2 rule
     vals["paged_attention.v1_threshold"] = (c.from_spec(knobs["paged_attention.v1_threshold"], *path("paged_attention.v1_threshold"))
@@ -407,24 +434,273 @@ def _rebinds(c: _Ctx, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
         out.append(Rebind(name="moe_default_config", module=mod, attr=attr, provider="muh_vllm_plugin.moe:get_default_config", generated=True))
     ops_module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
     if not _MODULE_RE.match(str(ops_module)):
-        c.error("E-VLLM-KNOB", f"`{ops_module}` is not a module path", c.span("tune_vllm", "ops_module"))
+        c.error("E-VLLM-KNOB", f"`{ops_module}` is not a module path", c.span("tune", "ops_module"))
         return out
     if "sampler.top_k_top_p" in knobs:
         provider = knobs["sampler.top_k_top_p"]
         if not _IMPORT_PATH_RE.match(provider):
-            c.error("E-VLLM-KNOB", f"`{provider}` is not an import path `pkg.module:callable`", c.span("tune_vllm", "sampler", "top_k_top_p"))
+            c.error("E-VLLM-KNOB", f"`{provider}` is not an import path `pkg.module:callable`", c.span("tune", "sampler", "top_k_top_p"))
         else:
             mod, attr = tuning.REBIND_TARGETS["top_k_top_p"]
             out.append(Rebind(name="top_k_top_p", module=mod, attr=attr, provider=provider))
     for op in knobs.get("ops", []):
         if any(r.name == op for r in out):
-            c.error("E-VLLM-OP", f"`{op}` is rebound twice (by `ops` and by `sampler.top_k_top_p`)", c.span("tune_vllm", "ops"),
+            c.error("E-VLLM-OP", f"`{op}` is rebound twice (by `ops` and by `sampler.top_k_top_p`)", c.span("tune", "ops"),
                     hint="keep one of them")
             continue
         mod, attr = tuning.REBIND_TARGETS[op]
         out.append(Rebind(name=op, module=mod, attr=attr, provider=f"{ops_module}:{op}"))
     for r in out:
-        where = None if r.generated else c.where("tune_vllm", *(("sampler", "top_k_top_p") if r.name == "top_k_top_p" else ("ops",)))
+        where = None if r.generated else c.where("tune", *(("sampler", "top_k_top_p") if r.name == "top_k_top_p" else ("ops",)))
         c.tuned[f"plugin.{r.name}"] = Resolved(value=r.provider, origin="spec" if not r.generated else "derived",
                                                rule=f"rebind {r.module}.{r.attr}", where=where)
     return sorted(out, key=lambda r: r.name)
+
+
+# -- engine variant: conditional flags, typed env knobs, pre-steps, tuning points ----------------------
+
+_EDIT_POINT = {"paged-attn-v1-threshold": "paged_attention.v1_v2_rule", "prefix-prefill-tile": "prefix_prefill.tile"}
+_REBIND_POINT = {"moe_default_config": "moe.tiles", "top_k_top_p": "sampler.top_k_top_p"}
+
+
+def _with_variant(ext: Extensions, variant: Variant) -> Extensions:
+    """The spec's declared extensions plus what the variant has (or may have: ``unknown``)."""
+    flags = dict(ext.flags)
+    parsers = dict(ext.tool_call_parsers)
+    for f, info in variant.flags.items():
+        if info.present is not False:
+            flags.setdefault(f, None)
+    for p, info in variant.tool_call_parsers.items():
+        if info.present is not False:
+            parsers.setdefault(p, None)
+    return Extensions(flags, parsers)
+
+
+def _cond_keys(variant: Variant, ext: Extensions, serve: list[Setting]) -> dict[str, CondFlag]:
+    """serve key → the condition group it belongs to: flags/parsers the variant leaves ``unknown``."""
+    out: dict[str, CondFlag] = {}
+    keys = {s.key: s for s in serve}
+    for f, info in variant.flags.items():
+        key = f.lstrip("-").replace("-", "_")
+        if info.present == "unknown" and f not in ext.flags and key in keys:
+            out[key] = CondFlag(id=key, argv=(), checks=tuple(info.check),
+                                why=f"{variant.label}: `{f}` unknown ({info.note}); without it the server would die "
+                                    "at argument parsing")
+    parser = keys.get("tool_call_parser")
+    if parser is not None and not _truthy(keys.get("tool_parser_plugin")):
+        name = format_value(parser.value)
+        info = variant.tool_call_parsers.get(name)
+        if info is not None and info.present == "unknown" and name not in ext.tool_call_parsers:
+            group = CondFlag(id=f"tool_call_parser_{name}", argv=(), checks=tuple(info.check),
+                             why=f"{variant.label}: tool-call parser `{name}` unknown ({info.note}); vLLM 0.6.3 "
+                                 "refuses to start with --enable-auto-tool-choice and an unregistered parser")
+            out["tool_call_parser"] = group
+            if "enable_auto_tool_choice" in keys:
+                out["enable_auto_tool_choice"] = group
+    return out
+
+
+def _conditional(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting]) -> tuple[list[str], list[CondFlag]]:
+    """Collect the argv pieces of each condition group (the command keeps them, in place)."""
+    pieces: dict[str, list[str]] = {}
+    at: dict[str, list[int]] = {}
+    groups: dict[str, CondFlag] = {}
+    for s in serve:
+        g = cond_keys.get(s.key)
+        if g is None:
+            continue
+        flag = flag_of(s.key)
+        if flag not in argv:
+            continue
+        i = argv.index(flag)
+        n = 1 if isinstance(s.value, bool) else 1 + (len(s.value) if isinstance(s.value, tuple) else 1)
+        pieces.setdefault(g.id, []).extend(argv[i:i + n])
+        at.setdefault(g.id, []).extend(range(COMMAND_HEAD + i, COMMAND_HEAD + i + n))
+        groups[g.id] = g
+    return argv, [g.model_copy(update={"argv": tuple(pieces[k]), "at": tuple(at[k])}) for k, g in sorted(groups.items())]
+
+
+COMMAND_HEAD = 3  # python3 -m <entrypoint>
+
+
+def _pre_steps(c: _Ctx) -> list[PreStep]:
+    out = []
+    for i, step in enumerate(c.d.run.pre):
+        span = c.span("run", "pre")
+        words = list(step.command) + ([step.on_failure] if step.on_failure else [])
+        bad = next(((w, p) for w in words if (p := _text_problem(w))), None)
+        if bad:
+            c.error("E-DEPLOY-RUN", f"pre-step {i + 1}: `{bad[0][:40]}` {bad[1]}", span,
+                    hint="a pre-step is one line of the run file's script")
+            continue
+        if step.required and step.on_failure:
+            c.error("E-DEPLOY-RUN", f"pre-step {i + 1} is both required and tolerated (`on_failure`)", span,
+                    hint="drop `required = true` to tolerate its failure, or `on_failure` to stop on it")
+            continue
+        if not step.required and not step.on_failure:
+            c.error("E-DEPLOY-RUN", f"pre-step {i + 1} says neither `required = true` nor `on_failure = \"…\"`", span,
+                    hint="say what a failure means: stop the container, or log a line and start the server anyway")
+            continue
+        if c.d.run.form != "bash":
+            c.error("E-DEPLOY-RUN", "pre-steps need `form = bash` (the argv form runs only the server)", c.span("run", "form"))
+            continue
+        name = step.command[0].rsplit("/", 1)[-1]
+        out.append(PreStep(name=name, argv=tuple(step.command), on_failure=step.on_failure, required=step.required,
+                           stderr_to_stdout=step.stderr_to_stdout, timeout_s=step.timeout_s))
+    return out
+
+
+def _env(c: _Ctx, variant: Variant) -> list[tuple[str, str]]:
+    out = []
+    for name, value in c.d.env.items():
+        span = c.span("env", name)
+        if not _ENV_NAME_RE.match(name):
+            c.error("E-DEPLOY-ENV", f"`{name}` is not a valid environment variable name", span)
+            continue
+        text = format_value(_plain(value))
+        problem = _text_problem(text)
+        if problem:
+            c.error("E-DEPLOY-ENV", f"the value of `{name}` {problem}", span,
+                    hint="environment values are one line of text; put larger data in a file the image ships")
+            continue
+        if name == "VLLM_PLUGINS" and "muh" not in text.split(","):
+            c.warn("W-DEPLOY-PLUGIN", "VLLM_PLUGINS does not list `muh`: the tuning plugin will not load", span)
+        knob = variant.env.get(name)
+        if knob is not None:
+            v = _plain(value)
+            if knob.type == "bool01" and text not in ("0", "1"):
+                c.error("E-DEPLOY-ENV", f"`{name}` is a 0/1 switch of {variant.label}, not `{text}`", span,
+                        hint=f"write `{name} = 1` or `0` ({knob.meaning})")
+                continue
+            if knob.type == "int" and (isinstance(v, bool) or not re.fullmatch(r"-?[0-9]+", text)):
+                c.error("E-DEPLOY-ENV", f"`{name}` takes an integer, not `{text}`", span)
+                continue
+            if knob.type == "enum" and text not in knob.choices:
+                c.warn("W-DEPLOY-ENV", f"`{name} = {text}`: no run file used this value (seen: {', '.join(knob.choices)})",
+                       span, hint=knob.meaning)
+        elif any(name.startswith(p) for p in variant.env_prefixes):
+            known = sorted(variant.env)
+            c.warn("W-DEPLOY-ENV", f"`{name}` is not a knob {variant.label} is known to read: the engine will ignore it",
+                   c.key_span("env", name) or span,
+                   hint=(did_you_mean(name, known) or "") + f" known: {', '.join(known)}")
+        out.append((name, text))
+        c.tuned[f"env.{name}"] = Resolved(value=text, origin="spec", rule="spec", where=stable_where(span))
+    return out
+
+
+def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[str, Setting], triton) -> list[Point]:
+    """Each tuning point: reached, dead (with the reason and numbers) or off, for this model + variant + flags."""
+    shape = c.d.model_shape
+    paths = variant.models.get(shape.architecture) if shape else None
+    if shape is not None and paths is None and variant.models:
+        c.warn("W-DEPLOY-MODEL", f"{variant.label} has no record of the paths `{shape.architecture}` runs; every tuning "
+               "point counts as reached", c.span("model_shape", "architecture"),
+               hint=f"known: {', '.join(sorted(variant.models))}")
+    tp = _int(given.get("tensor_parallel_size"), 1)
+    seqs = _int(given.get("max_num_seqs"), 256)
+    heads = shape.num_attention_heads // tp if shape and shape.num_attention_heads and shape.num_attention_heads >= tp else None
+    ops = set(knobs.get("ops", []))
+    out: list[Point] = []
+
+    def add(pid: str, status: str, reason: str) -> None:
+        d = tuning.POINTS[pid]
+        out.append(Point(id=pid, reaches=d.reaches, status=status, reason=reason,
+                         mechanism=d.mechanism if status != "dead" and status != "off" else "none"))
+
+    def rewritten(file: str) -> str | None:
+        what = variant.rewritten_files.get(file)
+        return f"{variant.label} rewrote {file} ({what})" if what else None
+
+    # decode v1/v2 rule
+    why = []
+    if variant.paged_attention_v2 is False:
+        why.append(f"v2 not implemented in {variant.label}")
+    if rewritten("vllm/attention/ops/paged_attn.py"):
+        why.append(rewritten("vllm/attention/ops/paged_attn.py"))
+    if paths and "paged_attn" not in paths.decode_attention:
+        why.append(f"{shape.architecture} decodes through {paths.decode_attention}")
+    if heads is not None:
+        thr = tuning.v1_threshold(hw).value
+        if isinstance(knobs.get("paged_attention.v1_threshold"), int):
+            thr = knobs["paged_attention.v1_threshold"]
+        if seqs * heads <= min(thr, tuning.STOCK_V1_THRESHOLD):
+            why.append(f"max_num_seqs × heads per shard = {seqs} × {heads} = {seqs * heads} ≤ {min(thr, tuning.STOCK_V1_THRESHOLD)}"
+                       f": the tuned ({thr}) and stock ({tuning.STOCK_V1_THRESHOLD}) rules pick the same kernel")
+    add("paged_attention.v1_v2_rule", "dead" if why else "reached", "; ".join(why) or "decode through PagedAttention")
+    # prefix-prefill tile
+    why = []
+    uses = any(_truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
+        or _int(given.get("max_model_len"), 0) > 32768
+    if not uses:
+        why.append("neither prefix caching nor chunked prefill is on")
+    if triton is False:
+        why.append("no Triton in the image")
+    if paths and "prefix_prefill" not in paths.prefill_attention:
+        why.append(f"{shape.architecture} prefills through {paths.prefill_attention}: prefix_prefill is bypassed")
+    add("prefix_prefill.tile", "dead" if why else "reached",
+        "; ".join(why) or "prefix-cached / chunked prefill through the Triton kernel"
+        + ("; Triton unknown: the edit is an optional image step" if triton == "unknown" else ""))
+    # MoE tiles
+    why = []
+    if c.d.moe is None:
+        why.append("no moe block")
+    if triton is False:
+        why.append("no Triton in the image")
+    if paths and "fused_moe" not in paths.moe:
+        why.append(f"{shape.architecture}'s MoE runs through {paths.moe}: the Triton MoE JSON is never read")
+    add("moe.tiles", "dead" if why else "reached", "; ".join(why) or "Triton fused_moe reads the config file")
+    # ops
+    from muh.runtime import ops_llm
+
+    def op_point(pid: str, op: str, dead: list[str]) -> None:
+        if op not in ops:
+            add(pid, "off", f"`{op}` not in tune.ops")
+        elif dead:
+            add(pid, "dead", "; ".join(dead))
+        elif op not in ops_llm.OPS:
+            add(pid, "inactive", f"muh has no `{op}` op yet: shipped behind its guard, the plugin logs the fallback "
+                "until muh_kernels exports it")
+        else:
+            add(pid, "reached", tuning.POINTS[pid].reaches)
+
+    gemma = paths is not None and paths.norm == "gemma"
+    norm_dead = [f"{shape.architecture}'s norms are GemmaRMSNorm: rms_norm(x)·(1+w), never calling ops.rms_norm"] if gemma else []
+    op_point("ops.rms_norm", "rms_norm", norm_dead)
+    sig = variant.op_signatures.get("fused_add_rms_norm")
+    dead = list(norm_dead)
+    if sig and sig != list(ops_llm.VLLM_SIGNATURES["fused_add_rms_norm"][0]):
+        dead.append(f"{variant.label}'s fused_add_rms_norm takes ({', '.join(sig)}); the signature guard keeps the vendor "
+                    "op until muh's op takes residual_alpha")
+    op_point("ops.fused_add_rms_norm", "fused_add_rms_norm", dead)
+    op_point("ops.silu_and_mul", "silu_and_mul", [])
+    op_point("ops.topk_softmax", "topk_softmax", [] if c.d.moe is not None else ["no moe block"])
+    vendor = variant.vendor_ops.get("topk_softmax")
+    if vendor is None:
+        add("vendor.moe_topk_softmax", "off", f"{variant.label} routes through stock vLLM's own topk_softmax")
+    else:
+        op_point("vendor.moe_topk_softmax", "topk_softmax",
+                 [f"{variant.vendor_module}.{vendor.vendor} is present"] if vendor.present is True else [])
+    op_point("ops.gemma_rms_norm", "gemma_rms_norm", [] if gemma or paths is None else ["the model's norms are not GemmaRMSNorm"])
+    if paths and paths.head_norm:
+        add("ops.head_rms_norm", "dead", f"{shape.architecture}'s q/k norm is {paths.head_norm} inside the fork's model code; "
+            "no module-level name to rebind is known")
+    else:
+        op_point("ops.head_rms_norm", "head_rms_norm", [])
+    add("sampler.top_k_top_p", "reached" if "sampler.top_k_top_p" in knobs else "off",
+        "requests with top_k/top_p" if "sampler.top_k_top_p" in knobs else "no provider given")
+    for p in out:
+        c.tuned[f"points.{p.id}"] = Resolved(value=p.status, origin="derived", rule=p.reason,
+                                             inputs={"variant": variant.label, "reaches": p.reaches})
+    return out
+
+
+def _rebind_live(r: Rebind, live: set[str]) -> bool:
+    return _REBIND_POINT.get(r.name, f"ops.{r.name}") in live or f"ops.{r.name}" in live
+
+
+def _provides(variant: Variant, knobs: dict, live: set[str]) -> list[Provide]:
+    vendor = variant.vendor_ops.get("topk_softmax")
+    if "vendor.moe_topk_softmax" not in live or vendor is None or not variant.vendor_module:
+        return []
+    module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
+    return [Provide(name="moe_topk_softmax", module=variant.vendor_module, attr=vendor.vendor, provider=f"{module}:topk_softmax")]

@@ -1,4 +1,4 @@
-"""``tune_vllm { … }`` knobs: which exist, which are refused and why, and the rules that derive them.
+"""``tune { … }`` knobs: which exist, which are refused and why, and the rules that derive them.
 
 Table-driven: a knob is accepted (with a type and a derivation), or refused with the reason a
 user needs (unsafe, dead, wrong platform). Numbers come from shared/facts/vllm-0.6.3.md.
@@ -65,6 +65,7 @@ REBIND_TARGETS: dict[str, tuple[str, str]] = {
     "topk_softmax": ("vllm._custom_ops", "topk_softmax"),
     "top_k_top_p": ("vllm.model_executor.layers.sampler", "_apply_top_k_top_p"),
     "moe_default_config": ("vllm.model_executor.layers.fused_moe.fused_moe", "get_default_config"),
+    "gemma_rms_norm": ("vllm.model_executor.layers.layernorm", "GemmaRMSNorm.forward_cuda"),
 }
 DEFAULT_OPS_MODULE = PROVIDER_MODULE  # `muh_kernels.vllm_ops`: the ops package the image ships (codegen/ops_package)
 
@@ -154,3 +155,38 @@ def moe_batch_sizes(max_num_seqs: int, max_tokens: int) -> list[int]:
     keys = set(range(1, max_num_seqs + 1)) | {m for m in TUNER_GRID if m <= max_tokens} | {max_tokens}
     return sorted(keys)
 
+
+
+# -- tuning points: the code path each reaches, and whether a spec reaches it ------------------------
+
+@dataclass(frozen=True)
+class PointDef:
+    id: str
+    reaches: str
+    mechanism: str  # edit | file | rebind | provide
+
+
+POINTS: dict[str, PointDef] = {p.id: p for p in (
+    PointDef("paged_attention.v1_v2_rule", "vllm/attention/ops/paged_attn.py PagedAttention.forward_decode: "
+             "use_v1 = max_seq_len <= 8192 and (partitions == 1 or num_seqs * num_heads > 512)", "edit"),
+    PointDef("prefix_prefill.tile", "vllm/attention/ops/prefix_prefill.py context_attention_fwd: BLOCK, NUM_WARPS "
+             "(prefix-cached / chunked prefill through the Triton kernel)", "edit"),
+    PointDef("moe.tiles", "vllm/model_executor/layers/fused_moe/fused_moe.py try_get_optimal_moe_config: "
+             "configs/E=…,N=…,device_name=….json, else get_default_config (Triton fused_moe)", "file"),
+    PointDef("ops.rms_norm", "vllm/model_executor/layers/layernorm.py RMSNorm.forward_cuda -> _custom_ops.rms_norm", "rebind"),
+    PointDef("ops.fused_add_rms_norm", "layernorm.py RMSNorm.forward_cuda(x, residual) -> _custom_ops.fused_add_rms_norm", "rebind"),
+    PointDef("ops.silu_and_mul", "vllm/model_executor/layers/activation.py SiluAndMul.forward_cuda -> _custom_ops.silu_and_mul",
+             "rebind"),
+    PointDef("ops.topk_softmax", "fused_moe.py fused_topk -> _custom_ops.topk_softmax (MoE routing)", "rebind"),
+    PointDef("vendor.moe_topk_softmax", "the variant's _custom_ops.topk_softmax -> <vendor>.vllm_moe_topk_softmax, "
+             "looked up by the fork's MoE layer (absent: PyTorch routing fallback)", "provide"),
+    PointDef("ops.gemma_rms_norm", "layernorm.py GemmaRMSNorm.forward_cuda: rms_norm(x)·(1+w), never _custom_ops.rms_norm",
+             "rebind"),
+    PointDef("ops.head_rms_norm", "attention q/k RMSNorm over head_dim (the fork: corex_attn_head_rms_norm)", "rebind"),
+    PointDef("sampler.top_k_top_p", "vllm/model_executor/layers/sampler.py _apply_top_k_top_p (requests with top_k/top_p)",
+             "rebind"),
+)}
+# muh ops (muh.runtime.ops_llm / the ops helper) a point needs before it can ship.
+POINT_OPS = {"ops.rms_norm": "rms_norm", "ops.fused_add_rms_norm": "fused_add_rms_norm", "ops.silu_and_mul": "silu_and_mul",
+             "ops.topk_softmax": "topk_softmax", "vendor.moe_topk_softmax": "topk_softmax",
+             "ops.gemma_rms_norm": "gemma_rms_norm", "ops.head_rms_norm": "head_rms_norm"}

@@ -1,0 +1,89 @@
+"""The run file's start command: ``bash -c '<pre-steps>; exec python3 -m <server> <argv>'``.
+
+muh does all the quoting: every word from the spec goes through ``shlex.quote`` exactly once, so a
+spec string can never end a word, start a command or expand anything (tests/codegen/
+test_vllm_runfile.py feeds it adversarial strings and runs the script). The script is one line of
+``;``-separated parts, in this order:
+
+1. the spec's pre-steps: tolerated ``<cmd> 2>&1 || echo '<msg>'`` or required
+   ``<cmd> 2>&1 || { echo '[muh] required pre-step … failed'; exit 1; }``;
+2. muh's probe summary (when the image carries the probe bundle), tolerated, ``timeout 60``;
+3. one bash array per conditional flag group: filled when the image build found the flag in the
+   installed engine (marker file), else a logged line saying the flags were dropped;
+4. ``exec`` of the server, the arrays in the places of their flags.
+"""
+from __future__ import annotations
+
+import shlex
+
+from muh.codegen.vllm.plan import CondFlag, PreStep, VllmPlan
+
+IMAGE_ROOT = "/opt/muh"
+ACCEPT_DIR = f"{IMAGE_ROOT}/run/accept"
+PROBE_RUN = f"{IMAGE_ROOT}/probe/run.sh"
+PROBE_RESULT = "/workspace/muh-probe.json"
+PROBE_LOG = "/tmp/muh-probe.log"
+PROBE_TIMEOUT_S = 60
+
+
+def q(word: str) -> str:
+    return shlex.quote(word)
+
+
+def _pre(step: PreStep) -> str:
+    cmd = " ".join(q(w) for w in step.argv)
+    if step.timeout_s:
+        cmd = f"timeout {int(step.timeout_s)} {cmd}"
+    if step.stderr_to_stdout:
+        cmd += " 2>&1"
+    if step.required:
+        return f"{cmd} || {{ echo {q(f'[muh] required pre-step {step.name} failed: not starting the server')}; exit 1; }}"
+    return f"{cmd} || echo {q(step.on_failure or '')}"
+
+
+def probe_step() -> str:
+    """Tolerated: the probe writes its JSON under /workspace and one summary line reaches the log."""
+    return (f"if [ -f {PROBE_RUN} ]; then timeout {PROBE_TIMEOUT_S} bash {PROBE_RUN} {PROBE_RESULT} > {PROBE_LOG} 2>&1 "
+            f"&& echo \"[muh] probe: $(tail -n 1 {PROBE_LOG})\" "
+            f"|| echo \"[muh] probe skipped: exit $? within {PROBE_TIMEOUT_S} s (log {PROBE_LOG})\"; "
+            f"else echo '[muh] probe skipped: no probe bundle in this image'; fi")
+
+
+def array_name(g: CondFlag) -> str:
+    return "muh_" + "".join(ch if ch.isalnum() else "_" for ch in g.id)
+
+
+def _cond(g: CondFlag) -> str:
+    name = array_name(g)
+    words = " ".join(q(w) for w in g.argv)
+    dropped = q(f"[muh] dropped {' '.join(g.argv)}: the image build did not find it in this engine ({g.id})")
+    return f"{name}=(); if [ -e {ACCEPT_DIR}/{g.id} ]; then {name}=({words}); else echo {dropped}; fi"
+
+
+def server_words(plan: VllmPlan) -> list[str]:
+    """The exec'd argv, quoted, with each conditional group's array in place of its first word."""
+    first = {g.at[0]: g for g in plan.cond_flags}
+    inside = {i for g in plan.cond_flags for i in g.at}
+    out: list[str] = []
+    for i, a in enumerate(plan.command):
+        if i in first:
+            out.append(f'"${{{array_name(first[i])}[@]}}"')
+        elif i not in inside:
+            out.append(q(a))
+    return out
+
+
+def script(plan: VllmPlan, probe: bool) -> str:
+    parts = [_pre(s) for s in plan.pre]
+    if probe:
+        parts.append(probe_step())
+    parts += [_cond(g) for g in plan.cond_flags]
+    parts.append("exec " + " ".join(server_words(plan)))
+    return "; ".join(parts)
+
+
+def command(plan: VllmPlan, probe: bool) -> list[str]:
+    """The run file's ``command`` list."""
+    if plan.run_form == "argv":
+        return list(plan.command)
+    return ["bash", "-c", script(plan, probe)]

@@ -1,0 +1,112 @@
+"""An engine variant as data: what one build of an engine has, lacks, or leaves ``unknown``.
+
+Every generator and check reads a ``Variant``; nothing about a fork is written in a template. A
+variant names the flag table it shares with its upstream release (``base``) and lists its
+divergences: files it rewrote, vendor ops (present / missing / unknown), extra flags and parsers,
+whether Triton is importable, its typed environment knobs, and — per model architecture — which
+code paths the model really runs (so muh can say which tuning points are reached).
+
+``unknown`` is a value: muh then emits the thing as an optional, build-time-checked step.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+from pydantic import Field
+
+from muh.schema.base import Model
+
+Tri = Union[bool, Literal["unknown"]]
+"""present (True), absent (False), or not known without access to the image ("unknown")."""
+
+
+class EnvKnob(Model):
+    type: Literal["bool01", "int", "enum", "str"]
+    """``bool01``: the strings ``0``/``1``; ``enum``: one of ``choices``."""
+    choices: list[str] = []
+    default: Optional[str] = None
+    """The engine's default when the variable is unset (``None``: unknown)."""
+    meaning: str
+    source: str
+    """Where the fact comes from (facts file and section)."""
+
+
+class VendorOp(Model):
+    vendor: str
+    """The vendor library's name for it (``ixformer.functions.<vendor>``)."""
+    present: Tri
+    note: str = ""
+
+
+class OptionalFlag(Model):
+    """A flag (with a fixed value shape) the variant may or may not have."""
+
+    present: Tri
+    check: list[str] = Field(min_length=1)
+    """Literal strings whose presence in the installed engine's Python sources proves the flag/parser exists."""
+    note: str = ""
+
+
+class ModelPaths(Model):
+    """The code paths one architecture runs in this variant (evidence in ``source``)."""
+
+    decode_attention: str
+    prefill_attention: str
+    moe: str
+    norm: str
+    """``rms_norm`` (stock RMSNorm → ops.rms_norm), ``gemma`` (rms_norm(x)·(1+w), never ops.rms_norm)."""
+    head_norm: Optional[str] = None
+    """Per-head RMSNorm of q/k (last dim = head_dim) and what implements it."""
+    moe_routing: str = "ops.topk_softmax"
+    activation: str = "ops.silu_and_mul"
+    max_model_len_tested: Optional[int] = None
+    """The largest ``--max-model-len`` reported to work for this model on this variant."""
+    source: str
+
+
+class Variant(Model):
+    engine: str
+    version: str
+    base: str
+    """The upstream release whose flag table and file anchors this variant starts from."""
+    description: str
+    source: str
+    base_image: Optional[str] = None
+    site_packages: list[str] = []
+    """Known install folders of the engine's package parent (searched before asking Python)."""
+    triton: Tri = True
+    paged_attention_v2: Tri = True
+    """False: the variant's ``paged_attention_v2`` raises NotImplementedError (decode is v1 only)."""
+    max_shared_memory: Optional[int] = None
+    """What the variant's own shared-memory query returns (bytes), when it differs from the card."""
+    rewritten_files: dict[str, str] = {}
+    """File (relative to site-packages) → what the variant changed: stock anchors there may be absent."""
+    vendor_module: Optional[str] = None
+    vendor_ops: dict[str, VendorOp] = {}
+    """``vllm._custom_ops`` name → the vendor function it delegates to."""
+    op_signatures: dict[str, list[str]] = {}
+    """``vllm._custom_ops`` functions whose parameters differ from the base release (names in order)."""
+    flags: dict[str, OptionalFlag] = {}
+    tool_call_parsers: dict[str, OptionalFlag] = {}
+    env: dict[str, EnvKnob] = {}
+    env_prefixes: list[str] = []
+    """Variables with these prefixes are the variant's knobs: an unknown one is a warning listing the known."""
+    models: dict[str, ModelPaths] = {}
+    """Architecture (config.json ``architectures[0]``) → the paths it runs in this variant."""
+    model_registry_subprocess: str = "vllm.model_executor.models.registry"
+    """Module vLLM runs as ``python -m`` to inspect models; it loads general plugins, so the plugin must not patch there."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine} {self.version}"
+
+
+def load_variants(folder: Path) -> dict[str, Variant]:
+    """Every ``variant-*.json`` of an engine's folder, by version."""
+    out = {}
+    for p in sorted(folder.glob("variant-*.json")):
+        v = Variant.model_validate(json.loads(p.read_text(encoding="utf-8")))
+        out[v.version] = v
+    return out
