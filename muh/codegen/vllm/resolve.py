@@ -673,7 +673,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
                     "op until muh's op takes residual_alpha")
     op_point("ops.fused_add_rms_norm", "fused_add_rms_norm", dead)
     op_point("ops.silu_and_mul", "silu_and_mul", [])
-    op_point("ops.topk_softmax", "topk_softmax", [] if c.d.moe is not None else ["no moe block"])
+    op_point("ops.topk_softmax", "topk_softmax", [])
     vendor = variant.vendor_ops.get("topk_softmax")
     if vendor is None:
         add("vendor.moe_topk_softmax", "off", f"{variant.label} routes through stock vLLM's own topk_softmax")

@@ -107,3 +107,16 @@ def hadolint(text: str) -> list[str] | None:
     if "hadolint ignore" in text or "hadolint global ignore" in text:
         problems.append("the Dockerfile silences hadolint")
     return problems
+
+
+def run_script(text: str) -> list[str]:
+    """A ``bash -c`` command's script parses (``bash -n``); nothing to check for the argv form."""
+    data = yaml.safe_load(text)
+    cmd = data.get("command") if isinstance(data, dict) else None
+    if not (isinstance(cmd, list) and len(cmd) == 3 and cmd[:2] == ["bash", "-c"]):
+        return []
+    bash = shutil.which("bash")
+    if bash is None:
+        return []
+    proc = subprocess.run([bash, "-n", "-c", cmd[2]], capture_output=True, text=True, timeout=30)
+    return [f"the bash -c script does not parse: {proc.stderr.strip()}"] if proc.returncode else []
