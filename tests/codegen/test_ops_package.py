@@ -215,7 +215,7 @@ def test_the_bi100_command_line_is_cxx14_warp64_ivcore10(baseline, tmp_path):
 def test_the_dockerfile_builds_and_checks_the_package_before_the_plugin(baseline):
     text = (baseline / "Dockerfile").read_text()
     run = (baseline / "image" / "steps.sh").read_text()
-    steps = ['cp -r /opt/muh/muh_kernels "${site}/"', "python3 -m muh_kernels --build /opt/muh",
+    steps = ['cp -r "${MUH_ROOT}"/muh_kernels "${site}/"', 'python3 -m muh_kernels --build "${MUH_ROOT}"',
              "python3 -m muh_kernels --check", "python3 -m muh_vllm_plugin --check"]
     pos = [run.index(s) for s in steps]
     assert pos == sorted(pos), run
@@ -238,8 +238,8 @@ def test_with_several_hardware_the_deploy_ships_its_own_hardwares_package(tmp_pa
         h[h.index("algorithm reduce on h200"):h.index("# CUB 3.0.1's sm_90 scan")]
     files = build(tmp_path, BASELINE.read_text() + "\n" + extra)
     assert "bi100/muh_kernels/vllm_ops.py" in files and "h200/muh_kernels/vllm_ops.py" in files
-    assert dockerfile_steps(files) == ['cp -r /opt/muh/bi100/muh_kernels "${site}/"',
-                                       "python3 -m muh_kernels --build /opt/muh/bi100",
+    assert dockerfile_steps(files) == ['cp -r "${MUH_ROOT}"/bi100/muh_kernels "${site}/"',
+                                       'python3 -m muh_kernels --build "${MUH_ROOT}"/bi100',
                                        "python3 -m muh_kernels --check --strict"]
 
 
@@ -291,13 +291,13 @@ def h200_image(nvcc, tmp_path_factory):
     site = tmp / "site"
     site.mkdir()
     steps = dockerfile_steps(files)
-    assert steps == ['cp -r /opt/muh/muh_kernels "${site}/"', "python3 -m muh_kernels --build /opt/muh",
+    assert steps == ['cp -r "${MUH_ROOT}"/muh_kernels "${site}/"', 'python3 -m muh_kernels --build "${MUH_ROOT}"',
                      "python3 -m muh_kernels --check --strict"]
     logs = []
     for step in steps:  # the same commands: only /opt/muh and python3 are this machine's
         cmd = step.replace("/opt/muh", str(opt)).replace("python3", f"{shlex.quote(sys.executable)} -S")
         proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, capture_output=True, text=True, timeout=600,
-                              env={"PATH": os.environ["PATH"], "site": str(site), "PYTHONPATH": str(site)})  # site-packages
+                              env={"PATH": os.environ["PATH"], "site": str(site), "PYTHONPATH": str(site), "MUH_ROOT": str(opt)})  # site-packages
         assert proc.returncode == 0, f"{cmd}\n{proc.stdout}{proc.stderr}"
         logs.append(proc.stdout)
     return files, opt, site, logs

@@ -1,0 +1,111 @@
+"""The image's steps (image/steps.sh) run as a script in a folder tree that mimics the image, against
+stock vLLM 0.6.3.post1 and against a stand-in of the EngineX fork built from the same wheel
+(tests/fixtures/enginex/standin.py lists its divergences). Both must build: required steps pass,
+optional steps that cannot apply log one `[muh] skipped <step>: <why>` line, nothing else stops.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from muh.pipeline import load_file, render
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "enginex"))
+import standin  # noqa: E402  (the stand-in fork builder)
+SPECS = {"baseline": ROOT / "specs" / "baseline.muh", "stock": ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"}
+
+
+def image(tmp: Path, spec: Path, wheel: Path, fork: bool) -> tuple[Path, Path, Path]:
+    """(root of the fake image, its site-packages, /opt/muh) with muh's files where the Dockerfile COPYs them."""
+    root = tmp / "image"
+    site = standin.build(wheel, root, fork)
+    opt = root / "opt" / "muh"
+    for f in render(load_file(spec)):
+        if f.path in ("Dockerfile", "computility-run.yaml"):
+            (root / f.path).write_text(f.content)
+            continue
+        p = opt / f.path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f.content)
+    bin_ = root / "bin"
+    bin_.mkdir()
+    shim = bin_ / "python3"  # the image's python3: this interpreter, no site-packages but the image's
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} -S "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return root, site, opt
+
+
+def run_steps(root: Path, opt: Path) -> subprocess.CompletedProcess:
+    env = {"PATH": f"{root / 'bin'}:/usr/bin:/bin", "MUH_ROOT": str(opt), "HOME": str(root)}
+    return subprocess.run(["bash", str(opt / "image" / "steps.sh")], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=root)
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("fork", [False, True], ids=["stock-vllm", "enginex-standin"])
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_the_image_steps_succeed_on_stock_and_on_the_fork(tmp_path, vllm_wheel, spec, fork):
+    root, site, opt = image(tmp_path, SPECS[spec], vllm_wheel, fork)
+    paged = (site / "vllm/attention/ops/paged_attn.py").read_text()
+    proc = run_steps(root, opt)
+    log = proc.stdout
+    assert proc.returncode == 0, log + proc.stderr
+    assert f"[muh] engine at {site}" in log and "[muh] ok: install plugin" in log
+    assert (site / "muh_vllm_plugin" / "__init__.py").is_file()
+    assert "[muh] image steps done" in log
+    # every optional step that did not apply says so in one line, with a reason
+    for line in log.splitlines():
+        if line.startswith("[muh] skipped "):
+            assert ": " in line[len("[muh] skipped "):] and "(exit " in line, line
+    # no torch/triton here: the plugin check (imports vLLM) and the Triton probe are skipped, not fatal
+    assert "[muh] skipped plugin check:" in log and "[muh] skipped triton importable" in log
+    if spec == "stock":  # stock engine: both edits are reached
+        if fork:  # the fork rewrote paged_attn.py: that edit is skipped, the file untouched, the other applies
+            assert "[muh] skipped edit paged-attn-v1-threshold: muh-anchors: paged-attn-v1-threshold" in log
+            assert "anchor found 0 times" in log
+            assert (site / "vllm/attention/ops/paged_attn.py").read_text() == paged
+        else:
+            assert "[muh] ok: edit paged-attn-v1-threshold" in log
+            assert "# muh: decode v1/v2 rule tuned for bi100" in (site / "vllm/attention/ops/paged_attn.py").read_text()
+        assert "[muh] ok: edit prefix-prefill-tile" in log
+        assert "[muh] ok: MoE config E=256,N=128,device_name=Iluvatar_BI-V100.json" in log
+    else:  # EngineX baseline: dead points ship nothing; unknown flags are probed, absent in both
+        assert "no anchored edits for this spec" in log and "MoE config" not in log
+        assert (site / "vllm/attention/ops/paged_attn.py").read_text() == paged
+        assert "[muh] skipped flag reasoning_parser: not found in" in log
+        assert "[muh] skipped flag tool_call_parser_qwen3_coder: not found in" in log
+        assert not (opt / "run" / "accept" / "reasoning_parser").exists()
+        assert "[muh] skipped ops build:" in log or "[muh] ok: ops build" in log
+
+
+@pytest.mark.vllm
+def test_a_fork_that_has_the_parser_gets_the_flag(tmp_path, vllm_wheel):
+    root, site, opt = image(tmp_path, SPECS["baseline"], vllm_wheel, True)
+    cli = site / "vllm/entrypoints/openai/cli_args.py"
+    cli.write_text(cli.read_text() + '\n# fork\n_X = ("--reasoning-parser", "qwen3_coder")\n')
+    proc = run_steps(root, opt)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[muh] ok: flag reasoning_parser" in proc.stdout and "[muh] ok: flag tool_call_parser_qwen3_coder" in proc.stdout
+    assert (opt / "run" / "accept" / "reasoning_parser").exists()
+
+
+def test_a_failing_required_step_stops_the_build(tmp_path):
+    """No engine in the image: locating it is required, so the build stops with a message."""
+    root = tmp_path / "image"
+    opt = root / "opt" / "muh"
+    for f in render(load_file(SPECS["baseline"])):
+        if f.path.startswith("image/"):
+            (opt / f.path).parent.mkdir(parents=True, exist_ok=True)
+            (opt / f.path).write_text(f.content)
+    env = {"PATH": "/usr/bin:/bin", "MUH_ROOT": str(opt), "PYTHONNOUSERSITE": "1", "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(["bash", str(opt / "image" / "steps.sh")], capture_output=True, text=True, env=env, timeout=60)
+    if proc.returncode == 0:  # this machine's python3 has a vllm on its path
+        pytest.skip("python3 here finds a vllm package")
+    assert proc.returncode == 1 and "[muh] FAILED: locate the engine (required)" in proc.stdout
+    assert os.path.exists(opt / "image" / "steps.sh")
