@@ -19,8 +19,9 @@ import shlex
 from muh.codegen.vllm.plan import CondFlag, PreStep, VllmPlan
 
 IMAGE_ROOT = "/opt/muh"
-ACCEPT_DIR = f"{IMAGE_ROOT}/run/accept"
-PROBE_RUN = f"{IMAGE_ROOT}/probe/run.sh"
+ROOT_VAR = '"${MUH_ROOT:-%s}"' % IMAGE_ROOT  # the same default as image/steps.sh; tests point it elsewhere
+ACCEPT_DIR = f"{ROOT_VAR}/run/accept"
+PROBE_RUN = f"{ROOT_VAR}/probe/run.sh"
 PROBE_RESULT = "/workspace/muh-probe.json"
 PROBE_LOG = "/tmp/muh-probe.log"
 PROBE_TIMEOUT_S = 60
@@ -38,7 +39,7 @@ def _pre(step: PreStep) -> str:
         cmd += " 2>&1"
     if step.required:
         return f"{cmd} || {{ echo {q(f'[muh] required pre-step {step.name} failed: not starting the server')}; exit 1; }}"
-    return f"{cmd} || echo {q(step.on_failure or '')}"
+    return f"{cmd} || echo {q(step.on_failure if step.on_failure is not None else '')}"
 
 
 def probe_step() -> str:

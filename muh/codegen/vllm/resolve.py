@@ -527,24 +527,24 @@ def _pre_steps(c: _Ctx) -> list[PreStep]:
     out = []
     for i, step in enumerate(c.d.run.pre):
         span = c.span("run", "pre")
-        words = list(step.command) + ([step.on_failure] if step.on_failure else [])
+        words = list(step.command) + ([step.on_failure] if step.on_failure is not None else [])
         bad = next(((w, p) for w in words if (p := _text_problem(w))), None)
         if bad:
             c.error("E-DEPLOY-RUN", f"pre-step {i + 1}: `{bad[0][:40]}` {bad[1]}", span,
                     hint="a pre-step is one line of the run file's script")
             continue
-        if step.required and step.on_failure:
+        if step.required and step.on_failure is not None:
             c.error("E-DEPLOY-RUN", f"pre-step {i + 1} is both required and tolerated (`on_failure`)", span,
                     hint="drop `required = true` to tolerate its failure, or `on_failure` to stop on it")
             continue
-        if not step.required and not step.on_failure:
+        if not step.required and step.on_failure is None:
             c.error("E-DEPLOY-RUN", f"pre-step {i + 1} says neither `required = true` nor `on_failure = \"…\"`", span,
                     hint="say what a failure means: stop the container, or log a line and start the server anyway")
             continue
         if c.d.run.form != "bash":
             c.error("E-DEPLOY-RUN", "pre-steps need `form = bash` (the argv form runs only the server)", c.span("run", "form"))
             continue
-        name = step.command[0].rsplit("/", 1)[-1]
+        name = next((w for w in step.command if "/" in w), step.command[0]).rsplit("/", 1)[-1]
         out.append(PreStep(name=name, argv=tuple(step.command), on_failure=step.on_failure, required=step.required,
                            stderr_to_stdout=step.stderr_to_stdout, timeout_s=step.timeout_s))
     return out

@@ -1,0 +1,230 @@
+"""The run file's `bash -c` form: the team's latest run file reproduced, quoting muh does itself.
+
+Each script is *run* by bash with a fake `python3` on PATH that records its argv (and fails on
+request), so the tests see exactly the words the server and the pre-steps would get.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from muh.codegen.vllm import verify
+from muh.diagnostics import MuhError
+from muh.pipeline import load_file, render
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINE = ROOT / "specs" / "baseline.muh"
+R4 = yaml.safe_load((ROOT / "tests" / "fixtures" / "deploy" / "team-r4.yaml").read_text())
+
+FAKE = """#!{py}
+import json, os, sys
+with open(os.environ["ARGV_LOG"], "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+sys.exit(1 if os.environ.get("FAIL_PRE") and "-m" not in sys.argv[1:2] else 0)
+"""
+
+
+def build(tmp: Path, text: str) -> dict[str, str]:
+    p = tmp / "t.muh"
+    p.write_text(text, encoding="utf-8")
+    return {f.path: f.content for f in render(load_file(p))}
+
+
+def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False):
+    """Run the run file's command; returns (calls of python3 as argv lists, stdout)."""
+    cmd = yaml.safe_load(run_yaml)["command"]
+    assert cmd[:2] == ["bash", "-c"] and len(cmd) == 3
+    bin_ = tmp / "bin"
+    bin_.mkdir(exist_ok=True)
+    fake = bin_ / "python3"
+    fake.write_text(FAKE.format(py=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    opt = tmp / "opt-muh"
+    (opt / "run" / "accept").mkdir(parents=True, exist_ok=True)
+    for a in accept:
+        (opt / "run" / "accept" / a).touch()
+    log = tmp / "argv.log"
+    log.write_text("")
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "ARGV_LOG": str(log), "MUH_ROOT": str(opt), "HOME": str(tmp)}
+    if fail_pre:
+        env["FAIL_PRE"] = "1"
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in log.read_text().splitlines()], proc.stdout
+
+
+def pairs(argv: list[str]) -> list[tuple[str, ...]]:
+    """`--flag value` / `--switch` items, order-free comparison of two command lines."""
+    out, i = [], 0
+    while i < len(argv):
+        if i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            out.append((argv[i], argv[i + 1]))
+            i += 2
+        else:
+            out.append((argv[i],))
+            i += 1
+    return sorted(out)
+
+
+R4_SCRIPT = R4["command"][2]
+R4_PRE, R4_EXEC = R4_SCRIPT.split("; exec ")
+R4_ARGV = shlex.split(R4_EXEC)[3:]  # after python3 -m <entrypoint>
+# Deviations by rule (each explained by `muh explain specs/baseline.muh deploy.run` / deploy.serve):
+DEVIATIONS_ADDED = [("--disable-custom-all-reduce",)]        # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
+SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long option names
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("b"), BASELINE.read_text())
+
+
+def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, tmp_path):
+    calls, out = run_script(tmp_path, baseline["computility-run.yaml"],
+                            accept=("reasoning_parser", "tool_call_parser_qwen3_coder"))
+    pre, server = calls
+    assert pre == shlex.split(R4_PRE.split(" 2>&1")[0])[1:]  # the same pre-step, same arguments
+    assert server[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
+    expected = [SPELLING.get(a, a) for a in R4_ARGV]
+    assert pairs(server[2:]) == sorted(pairs(expected) + DEVIATIONS_ADDED)
+    # R4's order, except for the spelling (the conditional groups sit where their flags were)
+    assert [a for a in server[2:] if a != "--disable-custom-all-reduce"] == expected
+    assert out.strip() == ""  # nothing dropped, nothing failed
+
+
+def test_the_run_file_env_is_the_teams(baseline):
+    env = yaml.safe_load(baseline["computility-run.yaml"])["env"]
+    assert env == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"]]
+
+
+def test_unknown_flags_are_dropped_with_a_line_when_the_image_lacks_them(baseline, tmp_path):
+    calls, out = run_script(tmp_path, baseline["computility-run.yaml"], fail_pre=True)
+    server = calls[-1]
+    for gone in ("--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice", "qwen3", "qwen3_coder"):
+        assert gone not in server
+    assert "[runtime] chat template patch failed" in out  # the tolerated pre-step failed, the server still starts
+    assert "[muh] dropped --reasoning-parser qwen3: the image build did not find it" in out
+    assert "[muh] dropped --enable-auto-tool-choice --tool-call-parser qwen3_coder" in out
+    assert "--max-num-seqs" in server and server[server.index("--max-num-seqs") + 1] == "2"
+
+
+def test_the_run_file_lints_and_parses(baseline):
+    run = baseline["computility-run.yaml"]
+    assert verify.yamllint(run) == [] and verify.run_file_shape(run) == [] and verify.run_script(run) == []
+    assert json.loads(baseline["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(run)["command"]
+
+
+# -- adversarial: spec strings reach argv exactly, never the shell ----------------------------------
+
+HOSTILE = [
+    "'; touch PWNED; '", '"; touch PWNED; "', "$(touch PWNED)", "`touch PWNED`", "${IFS}touch${IFS}PWNED",
+    "a && touch PWNED", "a || touch PWNED", "a | tee PWNED", "> PWNED", "*", "~", "!!", "$HOME", "\\", "\\'",
+    "it's", "two  spaces", "  lead", "tab\there", "ünï ✓ 中文", "--model", "-", "", "#comment", "a;b", "{a,b}",
+    "$((1+1))", "\\$(touch PWNED)",
+]
+
+
+def _spec_with(value: str, where: str) -> str:
+    lit = json.dumps(value, ensure_ascii=False)
+    text = BASELINE.read_text()
+    if where == "flag":
+        return text.replace('served_model_name = "llm"', f"served_model_name = {lit}")
+    if where == "pre":
+        return text.replace('"/model"],\n           on_failure', f'"/model", {lit}],\n           on_failure')
+    return text.replace('on_failure = "[runtime] chat template patch failed"', f"on_failure = {lit}")
+
+
+@pytest.mark.parametrize("where", ["flag", "pre", "message"])
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_strings_stay_one_word(tmp_path, value, where):
+    files = build(tmp_path, _spec_with(value, where))
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",),
+                            fail_pre=(where == "message"))
+    assert not (tmp_path / "PWNED").exists()
+    pre, server = calls
+    if where == "flag":
+        i = server.index("--served-model-name")
+        assert server[i + 1] == value and server[i + 2] == "--max-model-len"
+    elif where == "pre":
+        assert pre[-1] == value and pre[:-1] == ["/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"]
+    else:
+        assert out.splitlines()[0] == value
+    assert json.loads(files["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(files["computility-run.yaml"])["command"]
+    assert verify.yamllint(files["computility-run.yaml"]) == []
+
+
+@pytest.mark.parametrize("value,words", [("line\nbreak", "line break"), ("bell\u0007", "control character")])
+def test_pre_step_words_that_cannot_be_one_line_are_refused(tmp_path, value, words):
+    with pytest.raises(MuhError) as info:
+        build(tmp_path, _spec_with(value, "pre"))
+    err = next(d for d in info.value.diagnostics if d.is_error)
+    # the lexer refuses a raw control character in a string; a spelled-out line break reaches the deploy check
+    assert err.code in ("E-DEPLOY-RUN", "E-STRING") and err.span is not None
+    assert err.code == "E-STRING" or words in err.message
+
+
+def test_a_pre_step_must_say_what_its_failure_means(tmp_path):
+    text = BASELINE.read_text().replace('on_failure = "[runtime] chat template patch failed"', "timeout_s = 30")
+    with pytest.raises(MuhError) as info:
+        build(tmp_path, text)
+    assert any(d.code == "E-DEPLOY-RUN" and "neither" in d.message for d in info.value.diagnostics)
+
+
+def test_a_required_pre_step_stops_the_container(tmp_path):
+    text = BASELINE.read_text().replace('on_failure = "[runtime] chat template patch failed"', "required = true")
+    files = build(tmp_path, text)
+    cmd = yaml.safe_load(files["computility-run.yaml"])["command"]
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "python3").write_text("#!/bin/sh\necho ran \"$@\"\nexit 7\n")
+    (bin_ / "python3").chmod(0o755)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={"PATH": f"{bin_}:/usr/bin:/bin"}, timeout=30)
+    assert proc.returncode == 1 and "required pre-step patch_chat_template.py failed" in proc.stdout
+    assert "ran -m" not in proc.stdout  # the server was not started
+
+
+# -- env knobs of the variant -------------------------------------------------------------------------
+
+def _diags(tmp: Path, text: str):
+    from muh.codegen import generate
+    from muh.codegen.base import BuildContext
+
+    p = tmp / "w.muh"
+    p.write_text(text)
+    loaded = load_file(p)
+    ctx = BuildContext(loaded.spec, loaded.derived)
+    generate(ctx)
+    return ctx.diagnostics
+
+
+def test_an_unknown_bi100_knob_warns_with_the_known_list(tmp_path):
+    text = BASELINE.read_text().replace('    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
+                                        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MOE_COREX_TOPK_SOFTMAXX = "1"\n')
+    w = next(d for d in _diags(tmp_path, text) if d.code == "W-DEPLOY-ENV")
+    assert "BI100_MOE_COREX_TOPK_SOFTMAXX" in w.message and "BI100_MOE_COREX_TOPK_SOFTMAX" in w.hint
+    assert "BI100_GDN_RESTORE_MODE" in w.hint  # the known list
+    assert w.span.line == text[: text.index("BI100_MOE_COREX_TOPK_SOFTMAXX")].count("\n") + 1
+
+
+def test_a_switch_knob_takes_0_or_1(tmp_path):
+    text = BASELINE.read_text().replace('BI100_MOE_COREX_DIRECT_ROUTED = "1"', 'BI100_MOE_COREX_DIRECT_ROUTED = true')
+    with pytest.raises(MuhError) as info:
+        build(tmp_path, text)
+    err = next(d for d in info.value.diagnostics if d.is_error)
+    assert err.code == "E-DEPLOY-ENV" and "0/1 switch" in err.message
+
+
+def test_the_image_without_its_registry_host_is_refused(tmp_path):
+    text = BASELINE.read_text().replace('"harbor.4pd.io/modelhubxc/enginex-iluvatar', '"enginex-iluvatar')
+    with pytest.raises(MuhError) as info:
+        build(tmp_path, text)
+    err = next(d for d in info.value.diagnostics if d.is_error)
+    assert err.code == "E-DEPLOY-IMAGE" and "registry" in err.message
+    assert "harbor.4pd.io/modelhubxc/enginex-iluvatar/" in err.hint
