@@ -105,6 +105,16 @@ class Run(Model):
     pre: list[Step] = []
 
 
+ApiFeature = Literal["max_completion_tokens", "reasoning_effort", "tool_calls_null_content", "n_within_max_num_seqs"]
+
+
+class Api(Model):
+    """Request features the served OpenAI API must handle (the platform's functional gate)."""
+
+    accept: list[ApiFeature] = []
+    """Each becomes a hook of muh's plugin in the API server; see docs/deploy.md for the behaviour of each."""
+
+
 class Deploy(Model):
     name: str
     on: str
@@ -116,6 +126,7 @@ class Deploy(Model):
     """Engine flags by name (``max_model_len`` is ``--max-model-len``)."""
     env: dict[str, Scalar] = {}
     run: Run = Run()
+    api: Api = Api()
     tune: dict[str, object] = {}
     """The engine's tuning points (dotted keys); see docs/deploy.md for the list, and the refused ones."""
     engine_extensions: EngineExtensions = EngineExtensions()

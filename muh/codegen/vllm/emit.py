@@ -100,7 +100,7 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
                   version_guard=plan.version_guard)
     base = "vllm/plugin"
     files = [
-        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides,
+        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides, api=bool(plan.api_features),
                                                                    registry_subprocess=plan.registry_subprocess, **common)),
         GeneratedFile(f"{base}/muh_vllm_plugin/__main__.py", render(PKG, "plugin_main.py.j2", **common)),
     ]
@@ -111,6 +111,12 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
                                f"Version: {muh.__version__}\nSummary: muh tuning for vLLM {plan.version_guard}\n"))
     files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
                                "muh = muh_vllm_plugin:register\n"))
+    if plan.api_features:
+        from muh.codegen.vllm.resolve import API_BEHAVIOUR
+
+        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", render(
+            PKG, "plugin_compat.py.j2", features=list(plan.api_features), max_n=plan.max_n,
+            behaviour=[(f, API_BEHAVIOUR[f]) for f in plan.api_features], **common)))
     if plan.moe is not None:
         tiles = [(m, t.model_dump()) for m, t in sorted(plan.moe.tiles.items())]
         files.append(GeneratedFile(f"{base}/muh_vllm_plugin/moe.py", render(

@@ -25,7 +25,7 @@ def explain(spec: Spec, what: str) -> list[str]:
         r = plan.tuned[k]
         value = str(r.value).lower() if isinstance(r.value, bool) else str(r.value)
         lines.append(f"  {k} = {value}    [{r.origin}{' at ' + r.where if r.where else ''}]")
-        if r.origin != "spec":
+        if r.origin != "spec" or r.rule != "spec":
             lines.append(f"      rule: {r.rule}")
         if r.inputs:
             lines.append("      inputs: " + ", ".join(f"{a}={b}" for a, b in sorted(r.inputs.items())))

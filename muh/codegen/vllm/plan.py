@@ -136,3 +136,7 @@ class VllmPlan(Model):
     site_packages: tuple[str, ...] = ()
     registry_subprocess: str = "vllm.model_executor.models.registry"
     op_signatures: dict[str, tuple[str, ...]] = {}
+    api_features: tuple[str, ...] = ()
+    """Request features the plugin's API hook handles (``api { accept = [...] }``)."""
+    max_n: int = 0
+    """Largest ``n`` / ``best_of`` a request may ask for (``n_within_max_num_seqs``: max_num_seqs); 0 = no limit."""

@@ -153,6 +153,9 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
             value=mml, origin="spec", rule=f"spec; untested above {paths.max_model_len_tested} on {variant.label} "
             "(OOM seen at 100000 and/or 256000)", where=stable_where(s.span), inputs={"tested": paths.max_model_len_tested})
     pre = _pre_steps(c)
+    for f in sorted(set(deploy.api.accept)):
+        c.tuned[f"api.{f}"] = Resolved(value=API_BEHAVIOUR[f], origin="spec", rule="plugin hook on the API server's app",
+                                       where=c.where("api", "accept"))
     command = ("python3", "-m", engine.entrypoint, *argv)
     for i, a in enumerate(command):  # a safety net: every source of argv text was checked above
         problem = None if any(d.is_error for d in c.diags) else _text_problem(a)
@@ -170,6 +173,8 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         provides=tuple(provides), triton=str(triton).lower(), site_packages=tuple(variant.site_packages),
         registry_subprocess=variant.model_registry_subprocess,
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
+        api_features=tuple(sorted(set(deploy.api.accept))),
+        max_n=_int(given.get("max_num_seqs"), 256) if "n_within_max_num_seqs" in deploy.api.accept else 0,
     )
     return plan, c.diags
 
@@ -521,6 +526,14 @@ def _conditional(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Se
 
 
 COMMAND_HEAD = 3  # python3 -m <entrypoint>
+
+API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templates/plugin_compat.py.j2)
+    "max_completion_tokens": "accepted: becomes max_tokens when max_tokens is absent (stock 0.6.3 forbids the field: 400)",
+    "reasoning_effort": "accepted and ignored (stock 0.6.3 forbids the field: 400)",
+    "tool_calls_null_content": "assistant messages with tool_calls and content null get content \"\" (stock 0.6.3 drops "
+                               "such a message from the prompt)",
+    "n_within_max_num_seqs": "n or best_of above max_num_seqs: 400 with a message, before the engine sees it",
+}
 
 
 def _pre_steps(c: _Ctx) -> list[PreStep]:

@@ -1,0 +1,222 @@
+"""The functional gate's request features, against the stock wheel's own request model.
+
+``vllm/entrypoints/openai/protocol.py`` of the pinned wheel is executed as it is; only the modules it
+imports for other purposes (torch, openai's TypedDicts, vLLM's sampling/pooling/utils) are replaced
+by minimal stand-ins, so ``ChatCompletionRequest`` keeps its real fields, ``extra="forbid"`` and
+validators. The generated ``compat.py`` (muh's plugin hook) then runs on request bodies the
+platform's replay sent (shared/facts/enginex-fork.md §1.4, §7).
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+import types
+from argparse import Namespace
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+from pydantic import ValidationError
+
+from muh.pipeline import load_file, render
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stub(name: str, **attrs) -> types.ModuleType:
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    return m
+
+
+@pytest.fixture(scope="module")
+def stock_request(vllm_wheel):
+    from muh.codegen.vllm.wheel import read
+
+    source = read(vllm_wheel, "vllm/entrypoints/openai/protocol.py")
+    any_cls = type("Stub", (), {})
+    stubs = {
+        "torch": _stub("torch", iinfo=lambda _t: Namespace(min=-9223372036854775808, max=9223372036854775807),
+                       long="long", Tensor=any_cls),
+        "openai": _stub("openai"), "openai.types": _stub("openai.types"),
+        "openai.types.chat": _stub("openai.types.chat", ChatCompletionContentPartParam=Dict[str, Any]),
+        "vllm": _stub("vllm"), "vllm.entrypoints": _stub("vllm.entrypoints"),
+        "vllm.entrypoints.chat_utils": _stub("vllm.entrypoints.chat_utils", ChatCompletionMessageParam=Dict[str, Any]),
+        "vllm.pooling_params": _stub("vllm.pooling_params", PoolingParams=any_cls),
+        "vllm.sampling_params": _stub("vllm.sampling_params", BeamSearchParams=any_cls, GuidedDecodingParams=any_cls,
+                                      RequestOutputKind=any_cls, SamplingParams=any_cls),
+        "vllm.sequence": _stub("vllm.sequence", Logprob=Any),
+        "vllm.utils": _stub("vllm.utils", random_uuid=lambda: "0"),
+    }
+    saved = {k: sys.modules.get(k) for k in stubs}
+    sys.modules.update(stubs)
+    try:
+        mod = types.ModuleType("muh_test_stock_protocol")  # pydantic resolves annotations through sys.modules
+        sys.modules[mod.__name__] = mod
+        exec(compile(source, "vllm/entrypoints/openai/protocol.py", "exec"), mod.__dict__)
+        ns = mod.__dict__
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    return ns["ChatCompletionRequest"]
+
+
+@pytest.fixture(scope="module")
+def compat(tmp_path_factory):
+    out = tmp_path_factory.mktemp("api")
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    p = out / "compat.py"
+    p.write_text(files["vllm/plugin/muh_vllm_plugin/compat.py"])
+    spec = importlib.util.spec_from_file_location("muh_compat_under_test", p)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BASE = {"model": "llm", "messages": [{"role": "user", "content": "hi"}]}
+TOOL_HISTORY = {"model": "llm", "messages": [
+    {"role": "user", "content": "weather?"},
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]}
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("extra", [{"max_completion_tokens": 64}, {"reasoning_effort": "low"}])
+def test_stock_rejects_the_replayed_fields_and_the_hook_makes_them_valid(stock_request, compat, extra):
+    body = dict(BASE, **extra)
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        stock_request.model_validate(json.loads(json.dumps(body)))  # stock: a 400 for every such request
+    new, err = compat.rewrite(json.loads(json.dumps(body)))
+    assert err is None
+    req = stock_request.model_validate(new)
+    if "max_completion_tokens" in extra:
+        assert req.max_tokens == 64
+
+
+@pytest.mark.vllm
+def test_max_tokens_wins_over_max_completion_tokens(stock_request, compat):
+    new, _ = compat.rewrite(dict(BASE, max_tokens=10, max_completion_tokens=64))
+    assert stock_request.model_validate(new).max_tokens == 10
+
+
+@pytest.mark.vllm
+def test_tool_call_history_with_null_content_keeps_its_message(stock_request, compat):
+    new, err = compat.rewrite(json.loads(json.dumps(TOOL_HISTORY)))
+    assert err is None and new["messages"][1]["content"] == "" and new["messages"][1]["tool_calls"]
+    assert len(stock_request.model_validate(new).messages) == 3
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("n,ok", [(1, True), (2, True), (3, False), (64, False)])
+def test_n_above_max_num_seqs_is_a_400_never_a_dead_engine(stock_request, compat, n, ok):
+    assert compat.MAX_N == 2  # baseline's max_num_seqs
+    new, err = compat.rewrite(dict(BASE, n=n))
+    if ok:
+        assert err is None and stock_request.model_validate(new).n == n
+    else:
+        assert new is None and f"n={n} exceeds this server's limit of 2" in err
+
+
+def _asgi(compat, body: bytes, path="/v1/chat/completions", stock_request=None):
+    """Run the middleware in front of an app that validates like vLLM's route (ValidationError -> 400)."""
+    seen = {}
+
+    async def app(scope, receive, send):
+        msg = await receive()
+        seen["body"] = msg["body"]
+        seen["headers"] = dict(scope["headers"])
+        status = 200
+        if stock_request is not None:
+            try:
+                stock_request.model_validate(json.loads(msg["body"]))
+            except ValidationError:
+                status = 400
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(m):
+        sent.append(m)
+
+    scope = {"type": "http", "method": "POST", "path": path, "headers": [(b"content-length", str(len(body)).encode())]}
+    asyncio.run(compat.RequestCompat(app)(scope, receive, send))
+    return sent[0]["status"], seen, sent
+
+
+@pytest.mark.vllm
+def test_the_middleware_end_to_end(stock_request, compat):
+    status, seen, _ = _asgi(compat, json.dumps(dict(BASE, max_completion_tokens=5, reasoning_effort="high")).encode(),
+                            stock_request=stock_request)
+    assert status == 200 and json.loads(seen["body"])["max_tokens"] == 5
+    assert seen["headers"][b"content-length"] == str(len(seen["body"])).encode()
+    status, seen, sent = _asgi(compat, json.dumps(dict(BASE, n=3)).encode(), stock_request=stock_request)
+    assert status == 400 and not seen and json.loads(sent[1]["body"])["code"] == 400
+    status, seen, _ = _asgi(compat, b"not json", stock_request=None)
+    assert status == 200 and seen["body"] == b"not json"  # passed on untouched
+    status, seen, _ = _asgi(compat, json.dumps(dict(BASE, max_completion_tokens=5)).encode(), path="/v1/models")
+    assert json.loads(seen["body"])["max_completion_tokens"] == 5  # other routes are not touched
+
+
+def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
+    import subprocess
+    import textwrap
+
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    for path, text in files.items():
+        if path.startswith("vllm/plugin/muh_vllm_plugin/"):
+            (tmp_path / "muh_vllm_plugin").mkdir(exist_ok=True)
+            (tmp_path / "muh_vllm_plugin" / Path(path).name).write_text(text)
+    (tmp_path / "vllm" / "entrypoints" / "openai").mkdir(parents=True)
+    (tmp_path / "vllm" / "__init__.py").write_text("__version__ = '0.6.3.post1'\n")
+    (tmp_path / "vllm" / "entrypoints" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "entrypoints" / "openai" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "entrypoints" / "openai" / "api_server.py").write_text(
+        "class App:\n    def __init__(self):\n        self.mw = []\n    def add_middleware(self, m):\n        self.mw.append(m)\n"
+        "def build_app(args):\n    return App()\n")
+    code = textwrap.dedent("""
+        import sys
+        if sys.argv[1] == "api":
+            import vllm.entrypoints.openai.api_server as api
+        import muh_vllm_plugin
+        applied = muh_vllm_plugin.register()
+        api = sys.modules.get("vllm.entrypoints.openai.api_server")
+        print("api" in applied, api is not None and [m.__name__ for m in api.build_app(None).mw])
+    """)
+    run = lambda which: subprocess.run([sys.executable, "-S", "-c", code, which], cwd=tmp_path, capture_output=True,  # noqa: E731
+                                       text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    api = run("api")
+    assert api.returncode == 0, api.stderr
+    assert api.stdout.split() == ["True", "['RequestCompat']"]
+    worker = run("worker")  # engine/worker processes: the API module is not imported, nothing is hooked
+    assert worker.returncode == 0 and worker.stdout.split() == ["False", "False"], worker.stderr
+
+
+def test_the_plugin_does_nothing_in_the_model_registry_subprocess(tmp_path):
+    import subprocess
+
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    for path, text in files.items():
+        if path.startswith("vllm/plugin/muh_vllm_plugin/"):
+            (tmp_path / "muh_vllm_plugin").mkdir(exist_ok=True)
+            (tmp_path / "muh_vllm_plugin" / Path(path).name).write_text(text)
+    reg = tmp_path / "vllm" / "model_executor" / "models"
+    reg.mkdir(parents=True)
+    for d in (tmp_path / "vllm", tmp_path / "vllm" / "model_executor", reg):
+        (d / "__init__.py").write_text("__version__ = '0.6.3.post1'\n" if d.name == "vllm" else "")
+    # what vLLM 0.6.3's registry.py does when run as `python -m vllm.model_executor.models.registry`
+    (reg / "registry.py").write_text("if __name__ == '__main__':\n    import muh_vllm_plugin\n"
+                                     "    print(muh_vllm_plugin.register())\n")
+    proc = subprocess.run([sys.executable, "-S", "-m", "vllm.model_executor.models.registry"], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "{'_skipped': 'model-registry subprocess'}"
