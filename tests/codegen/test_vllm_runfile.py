@@ -137,25 +137,25 @@ def _spec_with(value: str, where: str) -> str:
     if where == "flag":
         return text.replace('served_model_name = "llm"', f"served_model_name = {lit}")
     if where == "pre":
-        return text.replace('"/model"],\n           on_failure', f'"/model", {lit}],\n           on_failure')
+        return text.replace('"/model"], on_failure', f'"/model", {lit}], on_failure')
     return text.replace('on_failure = "[runtime] chat template patch failed"', f"on_failure = {lit}")
 
 
-@pytest.mark.parametrize("where", ["flag", "pre", "message"])
 @pytest.mark.parametrize("value", HOSTILE)
-def test_hostile_strings_stay_one_word(tmp_path, value, where):
-    files = build(tmp_path, _spec_with(value, where))
-    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",),
-                            fail_pre=(where == "message"))
+def test_hostile_strings_stay_one_word(tmp_path, value):
+    """The same string as a flag value, a pre-step word and the pre-step's failure message."""
+    text = _spec_with(value, "message")
+    lit = json.dumps(value, ensure_ascii=False)
+    text = text.replace('served_model_name = "llm"', f"served_model_name = {lit}")
+    text = text.replace('"/model"], on_failure', f'"/model", {lit}], on_failure')
+    files = build(tmp_path, text)
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",), fail_pre=True)
     assert not (tmp_path / "PWNED").exists()
     pre, server = calls
-    if where == "flag":
-        i = server.index("--served-model-name")
-        assert server[i + 1] == value and server[i + 2] == "--max-model-len"
-    elif where == "pre":
-        assert pre[-1] == value and pre[:-1] == ["/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"]
-    else:
-        assert out.splitlines()[0] == value
+    i = server.index("--served-model-name")
+    assert server[i + 1] == value and server[i + 2] == "--max-model-len"
+    assert pre == ["/workspace/qwen3_6_scripts/patch_chat_template.py", "/model", value]
+    assert out.splitlines()[0] == value
     assert json.loads(files["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(files["computility-run.yaml"])["command"]
     assert verify.yamllint(files["computility-run.yaml"]) == []
 
