@@ -32,7 +32,12 @@ def _stub(name: str, **attrs) -> types.ModuleType:
 
 
 @pytest.fixture(scope="module")
-def stock_request(vllm_wheel):
+def stock_request(stock_protocol):
+    return stock_protocol.ChatCompletionRequest
+
+
+@pytest.fixture(scope="module")
+def stock_protocol(vllm_wheel):
     from muh.codegen.vllm.wheel import read
 
     source = read(vllm_wheel, "vllm/entrypoints/openai/protocol.py")
@@ -56,14 +61,13 @@ def stock_request(vllm_wheel):
         mod = types.ModuleType("muh_test_stock_protocol")  # pydantic resolves annotations through sys.modules
         sys.modules[mod.__name__] = mod
         exec(compile(source, "vllm/entrypoints/openai/protocol.py", "exec"), mod.__dict__)
-        ns = mod.__dict__
     finally:
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
-    return ns["ChatCompletionRequest"]
+    return mod
 
 
 @pytest.fixture(scope="module")
@@ -220,3 +224,107 @@ def test_the_plugin_does_nothing_in_the_model_registry_subprocess(tmp_path):
                           capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "{'_skipped': 'model-registry subprocess'}"
+
+
+# -- muh's qwen3_coder tool parser, registered through the wheel's own ToolParserManager ---------------
+
+CALL = ("Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nBeijing\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>")
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+@pytest.fixture(scope="module")
+def parser_env(stock_protocol, vllm_wheel, tmp_path_factory):
+    """The wheel's abstract_tool_parser.py and protocol.py as the vllm modules the provider imports."""
+    from muh.codegen.vllm.wheel import read
+
+    names = ["vllm", "vllm.entrypoints", "vllm.entrypoints.openai", "vllm.entrypoints.openai.protocol",
+             "vllm.entrypoints.openai.tool_parsers", "vllm.entrypoints.openai.tool_parsers.abstract_tool_parser",
+             "vllm.logger", "vllm.transformers_utils", "vllm.transformers_utils.tokenizer", "vllm.utils"]
+    saved = {k: sys.modules.get(k) for k in names}
+    import logging
+
+    stubs = {n: _stub(n) for n in names}
+    stubs["vllm.entrypoints.openai.protocol"] = stock_protocol
+    stubs["vllm.logger"].init_logger = logging.getLogger
+    stubs["vllm.transformers_utils.tokenizer"].AnyTokenizer = Any
+    stubs["vllm.utils"].is_list_of = lambda v, t: isinstance(v, list) and all(isinstance(x, t) for x in v)
+    sys.modules.update(stubs)
+    atp = stubs["vllm.entrypoints.openai.tool_parsers.abstract_tool_parser"]
+    exec(compile(read(vllm_wheel, "vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py"),
+                 "abstract_tool_parser.py", "exec"), atp.__dict__)
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    path = tmp_path_factory.mktemp("parser") / "muh_qwen3_coder.py"
+    path.write_text(files["vllm/parsers/muh_qwen3_coder.py"])
+    yield atp, path
+    for k, v in saved.items():
+        if v is None:
+            sys.modules.pop(k, None)
+        else:
+            sys.modules[k] = v
+
+
+@pytest.mark.vllm
+def test_the_parser_registers_through_the_wheels_extension_point_and_round_trips(parser_env, stock_protocol):
+    atp, path = parser_env
+    atp.ToolParserManager.tool_parsers.pop("qwen3_coder", None)
+    atp.ToolParserManager.import_tool_parser(str(path))  # what api_server does with --tool-parser-plugin
+    cls = atp.ToolParserManager.get_tool_parser("qwen3_coder")
+    assert cls.__name__ == "MuhQwen3CoderToolParser"
+    request = stock_protocol.ChatCompletionRequest.model_validate(dict(BASE, tools=TOOLS, tool_choice="auto"))
+    info = cls(None).extract_tool_calls(CALL, request)
+    assert isinstance(info, stock_protocol.ExtractedToolCallInformation)
+    assert info.tools_called and info.content == "Let me check."
+    (call,) = info.tool_calls
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Beijing", "days": 3}
+    plain = cls(None).extract_tool_calls("no tools here", request)
+    assert not plain.tools_called and plain.content == "no tools here"
+
+
+@pytest.mark.vllm
+def test_the_parser_streams_content_then_the_call(parser_env, stock_protocol):
+    atp, path = parser_env
+    atp.ToolParserManager.tool_parsers.pop("qwen3_coder", None)
+    atp.ToolParserManager.import_tool_parser(str(path))
+    parser = atp.ToolParserManager.get_tool_parser("qwen3_coder")(None)
+    request = stock_protocol.ChatCompletionRequest.model_validate(dict(BASE, tools=TOOLS))
+    content, calls, prev = "", [], ""
+    for i in range(0, len(CALL), 5):  # 5-character deltas, "<tool_call>" split across them
+        cur = CALL[: i + 5]
+        d = parser.extract_tool_calls_streaming(prev, cur, cur[len(prev):], [], [], [], request)
+        prev = cur
+        if d is not None:
+            assert isinstance(d, stock_protocol.DeltaMessage)
+            content += d.content or ""
+            calls += d.tool_calls
+    assert content == "Let me check.\n"
+    assert len(calls) == 1 and calls[0].function.name == "get_weather"
+    assert json.loads(calls[0].function.arguments) == {"city": "Beijing", "days": 3}
+    # serving_chat's end-of-stream check: expected arguments == what was streamed
+    assert json.dumps(parser.prev_tool_call_arr[0]["arguments"], ensure_ascii=False) == parser.streamed_args_for_tool[0]
+
+
+@pytest.mark.vllm
+def test_the_parser_keeps_a_forks_own(parser_env):
+    atp, path = parser_env
+
+    class ForkParser(atp.ToolParser):
+        pass
+
+    atp.ToolParserManager.register_module("qwen3_coder", module=ForkParser)
+    atp.ToolParserManager.import_tool_parser(str(path))
+    assert atp.ToolParserManager.get_tool_parser("qwen3_coder") is ForkParser
+    atp.ToolParserManager.tool_parsers.pop("qwen3_coder")
+
+
+def test_the_parser_file_never_raises_without_vllm(tmp_path):
+    import subprocess
+
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    p = tmp_path / "muh_qwen3_coder.py"
+    p.write_text(files["vllm/parsers/muh_qwen3_coder.py"])
+    proc = subprocess.run([sys.executable, "-S", "-c", f"import runpy; print(runpy.run_path({str(p)!r})['REGISTERED'])"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False"
+    assert "muh-parser: qwen3_coder not registered: ModuleNotFoundError" in proc.stderr

@@ -77,7 +77,8 @@ R4_SCRIPT = R4["command"][2]
 R4_PRE, R4_EXEC = R4_SCRIPT.split("; exec ")
 R4_ARGV = shlex.split(R4_EXEC)[3:]  # after python3 -m <entrypoint>
 # Deviations by rule (each explained by `muh explain specs/baseline.muh deploy.run` / deploy.serve):
-DEVIATIONS_ADDED = [("--disable-custom-all-reduce",)]        # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
+PROVIDER = ("--tool-parser-plugin", "/opt/muh/vllm/parsers/muh_qwen3_coder.py")  # muh's qwen3_coder, if the fork lacks one
+DEVIATIONS_ADDED = [("--disable-custom-all-reduce",), PROVIDER]  # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
 SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long option names
 
 
@@ -95,7 +96,10 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
     expected = [SPELLING.get(a, a) for a in R4_ARGV]
     assert pairs(server[2:]) == sorted(pairs(expected) + DEVIATIONS_ADDED)
     # R4's order, except for the spelling (the conditional groups sit where their flags were)
-    assert [a for a in server[2:] if a != "--disable-custom-all-reduce"] == expected
+    drop = {"--disable-custom-all-reduce", *PROVIDER}
+    assert [a for a in server[2:] if a not in drop] == expected
+    i = server.index(PROVIDER[0])
+    assert server[i:i + 3] == [*PROVIDER, "--enable-auto-tool-choice"]
     assert out.strip() == ""  # nothing dropped, nothing failed
 
 
@@ -107,11 +111,12 @@ def test_the_run_file_env_is_the_teams(baseline):
 def test_unknown_flags_are_dropped_with_a_line_when_the_image_lacks_them(baseline, tmp_path):
     calls, out = run_script(tmp_path, baseline["computility-run.yaml"], fail_pre=True)
     server = calls[-1]
-    for gone in ("--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice", "qwen3", "qwen3_coder"):
+    for gone in ("--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice", "qwen3", "qwen3_coder",
+                 "--tool-parser-plugin"):
         assert gone not in server
     assert "[runtime] chat template patch failed" in out  # the tolerated pre-step failed, the server still starts
     assert "[muh] dropped --reasoning-parser qwen3: the image build did not find it" in out
-    assert "[muh] dropped --enable-auto-tool-choice --tool-call-parser qwen3_coder" in out
+    assert "[muh] dropped --tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice" in out
     assert "--max-num-seqs" in server and server[server.index("--max-num-seqs") + 1] == "2"
 
 

@@ -79,7 +79,10 @@ def test_the_image_steps_succeed_on_stock_and_on_the_fork(tmp_path, vllm_wheel, 
         assert "no anchored edits for this spec" in log and "MoE config" not in log
         assert (site / "vllm/attention/ops/paged_attn.py").read_text() == paged
         assert "[muh] skipped flag reasoning_parser: not found in" in log
-        assert "[muh] skipped flag tool_call_parser_qwen3_coder: not found in" in log
+        # qwen3_coder: not in the engine, but vLLM 0.6.3's --tool-parser-plugin is: muh's provider registers it
+        assert "the engine lacks it; muh's provider registers through --tool-parser-plugin" in log
+        assert "[muh] ok: flag tool_call_parser_qwen3_coder" in log
+        assert (opt / "vllm" / "parsers" / "muh_qwen3_coder.py").is_file()
         assert not (opt / "run" / "accept" / "reasoning_parser").exists()
         assert "[muh] skipped ops build:" in log or "[muh] ok: ops build" in log
 
@@ -92,6 +95,7 @@ def test_a_fork_that_has_the_parser_gets_the_flag(tmp_path, vllm_wheel):
     proc = run_steps(root, opt)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[muh] ok: flag reasoning_parser" in proc.stdout and "[muh] ok: flag tool_call_parser_qwen3_coder" in proc.stdout
+    assert "the engine has it" in proc.stdout
     assert (opt / "run" / "accept" / "reasoning_parser").exists()
 
 

@@ -5,7 +5,7 @@ Needs only the standard library to import (torch and vLLM are imported by the op
 
     python -m muh_kernels --build SRC   compile SRC/kernels/{common,ops}.cu and build_info.cu into libmuh_ops.so here
     python -m muh_kernels --check       load it, check its warp size and C++ level; say why when it was not built
-    import muh_kernels.vllm_ops         the vLLM plugin's provider (tune_vllm { ops = [...] })
+    import muh_kernels.vllm_ops         the vLLM plugin's provider (tune { ops = [...] })
 
 ``MUH_OPS_LIB=/path/libmuh_ops.so`` overrides the library next to this file; ``MUH_CUDA_COMPILER``
 names the compiler when it is not where the toolchain puts it.

@@ -76,6 +76,8 @@ class CondFlag(Model):
     """Indices of ``argv`` in ``VllmPlan.command``."""
     checks: tuple[str, ...]
     """Literal strings searched in the engine's Python sources; any hit = present."""
+    provider: tuple[tuple[str, str], ...] = ()
+    """(file under vllm/, literal) pairs that all hold when muh's own provider can register it instead."""
     why: str
 
 
@@ -136,6 +138,8 @@ class VllmPlan(Model):
     site_packages: tuple[str, ...] = ()
     registry_subprocess: str = "vllm.model_executor.models.registry"
     op_signatures: dict[str, tuple[str, ...]] = {}
+    parser_providers: tuple[str, ...] = ()
+    """Tool-call parsers muh ships (``vllm/parsers/muh_<name>.py``, passed with ``--tool-parser-plugin``)."""
     api_features: tuple[str, ...] = ()
     """Request features the plugin's API hook handles (``api { accept = [...] }``)."""
     max_n: int = 0

@@ -131,7 +131,15 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
                 "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
                 hint="use an image with Triton, or turn those features off")
+    providers = _parser_provider(argv, cond_keys, serve)
     argv, cond = _conditional(argv, cond_keys, serve)
+    cond = [_with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
+    for name in providers:
+        c.tuned[f"run.parser_provider.{name}"] = Resolved(
+            value=parser_path(name), origin="derived",
+            rule=f"{variant.label} may lack `{name}`: muh ships its own, registered through vLLM 0.6.3's "
+                 "--tool-parser-plugin only when the engine has none of that name",
+            inputs={"extension_point": "ToolParserManager.register_module"})
     for g in cond:
         c.tuned[f"run.conditional.{g.id}"] = Resolved(
             value=" ".join(g.argv), origin="derived", rule="passed only when the image build finds it in the engine: " + g.why,
@@ -173,7 +181,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         provides=tuple(provides), triton=str(triton).lower(), site_packages=tuple(variant.site_packages),
         registry_subprocess=variant.model_registry_subprocess,
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
-        api_features=tuple(sorted(set(deploy.api.accept))),
+        api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(providers),
         max_n=_int(given.get("max_num_seqs"), 256) if "n_within_max_num_seqs" in deploy.api.accept else 0,
     )
     return plan, c.diags
@@ -526,6 +534,38 @@ def _conditional(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Se
 
 
 COMMAND_HEAD = 3  # python3 -m <entrypoint>
+PARSER_PROVIDERS = ("qwen3_coder",)  # tool-call parsers muh can ship (templates/parser_<name>.py.j2)
+# What the provider needs from the engine (file under site-packages, literal): vLLM 0.6.3's extension point.
+PROVIDER_NEEDS = (("vllm/entrypoints/openai/cli_args.py", '"--tool-parser-plugin"'),
+                  ("vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py", "def register_module"),
+                  ("vllm/entrypoints/openai/protocol.py", "class ExtractedToolCallInformation"),
+                  ("vllm/entrypoints/openai/protocol.py", "class DeltaToolCall"))
+
+
+def parser_path(name: str) -> str:
+    from muh.codegen.docker.runfile import IMAGE_ROOT
+
+    return f"{IMAGE_ROOT}/vllm/parsers/muh_{name}.py"
+
+
+def _parser_provider(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting]) -> list[str]:
+    """Insert ``--tool-parser-plugin <muh's file>`` before the tool flags when the parser is unknown and muh has one."""
+    g = cond_keys.get("tool_call_parser")
+    if g is None:
+        return []
+    name = g.id[len("tool_call_parser_"):]
+    if name not in PARSER_PROVIDERS or "--tool-parser-plugin" in argv:
+        return []
+    i = min(argv.index(f) for f in ("--enable-auto-tool-choice", "--tool-call-parser") if f in argv)
+    argv[i:i] = ["--tool-parser-plugin", parser_path(name)]
+    return [name]
+
+
+def _with_provider(g: CondFlag, argv: list[str]) -> CondFlag:
+    i = argv.index("--tool-parser-plugin")
+    return g.model_copy(update={"argv": (argv[i], argv[i + 1], *g.argv),
+                                "at": (COMMAND_HEAD + i, COMMAND_HEAD + i + 1, *g.at), "provider": PROVIDER_NEEDS,
+                                "why": g.why + "; or muh's own provider registers through --tool-parser-plugin"})
 
 API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templates/plugin_compat.py.j2)
     "max_completion_tokens": "accepted: becomes max_tokens when max_tokens is absent (stock 0.6.3 forbids the field: 400)",
