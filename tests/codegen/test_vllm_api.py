@@ -328,3 +328,47 @@ def test_the_parser_file_never_raises_without_vllm(tmp_path):
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.strip() == "False"
     assert "muh-parser: qwen3_coder not registered: ModuleNotFoundError" in proc.stderr
+
+
+PROVIDE = """
+import logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
+import muh_vllm_plugin
+import ixformer.functions as F
+applied = muh_vllm_plugin.register()
+print("applied", "moe_topk_softmax" in applied)
+print("call", F.vllm_moe_topk_softmax(1, 2, 3, 4))
+try:
+    F.vllm_moe_topk_softmax(1, 2, 3, 4, 5)
+except TypeError:
+    print("refused")
+"""
+
+
+@pytest.mark.parametrize("vendor_has_it", [False, True])
+def test_the_missing_vendor_routing_op_is_provided_only_while_absent(tmp_path, vendor_has_it):
+    import subprocess
+
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    for path, text in files.items():
+        if path.startswith("vllm/plugin/muh_vllm_plugin/"):
+            (tmp_path / "muh_vllm_plugin").mkdir(exist_ok=True)
+            (tmp_path / "muh_vllm_plugin" / Path(path).name).write_text(text)
+    tree = {"vllm/__init__.py": "__version__ = '0.6.3.post1'\n", "ixformer/__init__.py": "",
+            "ixformer/functions.py": "def vllm_moe_topk_softmax(a, b, c, d):\n    return 'vendor'\n" if vendor_has_it else "",
+            "muh_kernels/__init__.py": "",
+            "muh_kernels/vllm_ops.py": "def topk_softmax(topk_weights, topk_ids, token_expert_indicies, gating_output):\n"
+                                       "    return 'muh'\n"}
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    proc = subprocess.run([sys.executable, "-S", "-c", PROVIDE], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
+    if vendor_has_it:
+        assert proc.stdout.split("\n")[:2] == ["applied False", "call vendor"]
+        assert "moe_topk_softmax (ixformer.functions.vllm_moe_topk_softmax exists: the vendor's is kept)" in marker
+    else:
+        assert proc.stdout.split("\n")[:3] == ["applied True", "call muh", "refused"]
+        assert "muh's op refused this call (TypeError" in proc.stderr  # logged once, the caller's fallback runs
