@@ -248,3 +248,28 @@ def test_a_negative_count_is_refused_at_its_line(tmp_path):
     err, path = first_error(tmp_path, text)
     assert err.code == "E-VLLM-VALUE" and "takes a count or a size, not `-2`" in err.message
     assert str(err.span) == where(path, text, "-2")
+
+
+def test_every_stock_variant_has_a_flag_table_and_every_engine_is_registered():
+    from muh.codegen import engines
+    from muh.codegen.vllm.engine import available_versions
+
+    assert engines.names() == ["enginex", "vllm"]
+    for name in engines.names():
+        plugin = engines.get(name)
+        for version, v in plugin.variants().items():
+            assert v.engine == name and v.version == version
+            assert v.base in available_versions()  # the flag table the variant starts from exists
+    assert engines.get("vllm").variant("0.6.3").version == "0.6.3.post1"
+
+
+def test_an_unknown_engine_or_variant_names_the_known_ones(tmp_path):
+    base = (ROOT / "tests" / "fixtures" / "deploy" / "competition.muh").read_text()
+    for text, words in ((base.replace('engine = vllm "0.6.3.post1"', 'engine = vlm "0.6.3.post1"'), "did you mean `vllm`"),
+                        (base.replace('engine = vllm "0.6.3.post1"', 'engine = enginex "v1.2.3"'), "bi100-v1.2.3")):
+        p = tmp_path / "e.muh"
+        p.write_text(text)
+        with pytest.raises(MuhError) as info:
+            render(load_file(p))
+        err = next(d for d in info.value.diagnostics if d.is_error)
+        assert err.code == "E-DEPLOY-ENGINE" and words in (err.hint or "") and err.span is not None
