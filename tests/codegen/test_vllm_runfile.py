@@ -233,3 +233,58 @@ def test_the_image_without_its_registry_host_is_refused(tmp_path):
     err = next(d for d in info.value.diagnostics if d.is_error)
     assert err.code == "E-DEPLOY-IMAGE" and "registry" in err.message
     assert "harbor.4pd.io/modelhubxc/enginex-iluvatar/" in err.hint
+
+
+# -- the probe bundle (muh.codegen.probe, its own issue): looked up by name, activates when present ----
+
+@pytest.fixture
+def fake_probe(monkeypatch):
+    import importlib.machinery
+    import types
+
+    from muh.codegen.base import GeneratedFile
+
+    mod = types.ModuleType("muh.codegen.probe")
+    mod.__spec__ = importlib.machinery.ModuleSpec("muh.codegen.probe", None)
+    run = ('#!/usr/bin/env bash\n# stand-in probe: writes its JSON, prints a summary last\n'
+           'echo compiling; printf \'{"warp_size": 64}\' > "$1"; echo "warp_size=64 smem=49152"\n')
+    mod.emit_probe_bundle = lambda ctx: [GeneratedFile("probe/run.sh", run)]
+    monkeypatch.setitem(sys.modules, "muh.codegen.probe", mod)
+    return mod
+
+
+def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_probe):
+    files = build(tmp_path, BASELINE.read_text())
+    assert "probe/run.sh" in files
+    assert 'optional "probe at build' in files["image/steps.sh"]
+    cmd = yaml.safe_load(files["computility-run.yaml"])["command"][2]
+    assert "timeout 60 bash" in cmd and "/workspace/muh-probe.json" in cmd
+    opt = tmp_path / "opt-muh"
+    (opt / "probe").mkdir(parents=True)
+    (opt / "probe" / "run.sh").write_text(files["probe/run.sh"])
+    # the run file writes under /workspace: point it at a temporary folder for the test
+    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.json", str(tmp_path / "muh-probe.json"))
+    run_yaml = run_yaml.replace("/tmp/muh-probe.log", str(tmp_path / "muh-probe.log"))
+    calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",))
+    assert "[muh] probe: warp_size=64 smem=49152" in out.splitlines()
+    assert json.loads((tmp_path / "muh-probe.json").read_text()) == {"warp_size": 64}
+    assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]  # the server still starts
+
+
+def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe):
+    files = build(tmp_path, BASELINE.read_text())
+    opt = tmp_path / "opt-muh"
+    (opt / "probe").mkdir(parents=True)
+    (opt / "probe" / "run.sh").write_text("echo broken >&2; exit 3\n")
+    run_yaml = files["computility-run.yaml"].replace("/tmp/muh-probe.log", str(tmp_path / "muh-probe.log"))
+    calls, out = run_script(tmp_path, run_yaml)
+    assert [line for line in out.splitlines() if "probe" in line] == [
+        f"[muh] probe skipped: exit 3 within 60 s (log {tmp_path / 'muh-probe.log'})"]
+    assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
+
+
+def test_without_the_probe_bundle_nothing_is_emitted_for_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "muh.codegen.probe", None)  # as if the module did not exist
+    files = build(tmp_path, BASELINE.read_text())
+    assert "probe" not in files["image/steps.sh"] and not any(p.startswith("probe/") for p in files)
+    assert "probe" not in yaml.safe_load(files["computility-run.yaml"])["command"][2]

@@ -48,7 +48,10 @@ def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
 
     from muh.codegen.registry import emitters
 
-    if importlib.util.find_spec("muh.codegen.probe") is None:
+    try:
+        if importlib.util.find_spec("muh.codegen.probe") is None:
+            return False, []
+    except (ImportError, ValueError):  # a module set to None in sys.modules: absent
         return False, []
     mod = importlib.import_module("muh.codegen.probe")
     fn = getattr(mod, "emit_probe_bundle", None)
