@@ -203,6 +203,14 @@ def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
     assert api.stdout.split() == ["True", "['RequestCompat']"]
     worker = run("worker")  # engine/worker processes: the API module is not imported, nothing is hooked
     assert worker.returncode == 0 and worker.stdout.split() == ["False", "False"], worker.stderr
+    # the real server: `python -m vllm.entrypoints.openai.api_server` (the module is __main__); plugins load
+    # inside run_server (AsyncEngineArgs.__post_init__), then run_server looks build_app up
+    server = tmp_path / "vllm" / "entrypoints" / "openai" / "api_server.py"
+    server.write_text(server.read_text() + "\nif __name__ == '__main__':\n    import muh_vllm_plugin\n"
+                      "    muh_vllm_plugin.register()\n    print([m.__name__ for m in build_app(None).mw])\n")
+    main = subprocess.run([sys.executable, "-S", "-m", "vllm.entrypoints.openai.api_server"], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert main.returncode == 0 and main.stdout.strip() == "['RequestCompat']", main.stderr
 
 
 def test_the_plugin_does_nothing_in_the_model_registry_subprocess(tmp_path):
