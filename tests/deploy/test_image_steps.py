@@ -113,3 +113,15 @@ def test_a_failing_required_step_stops_the_build(tmp_path):
         pytest.skip("python3 here finds a vllm package")
     assert proc.returncode == 1 and "[muh] FAILED: locate the engine (required)" in proc.stdout
     assert os.path.exists(opt / "image" / "steps.sh")
+
+
+@pytest.mark.vllm
+def test_a_base_image_file_is_never_replaced(tmp_path, vllm_wheel):
+    root, site, opt = image(tmp_path, SPECS["stock"], vllm_wheel, False)
+    vendor = site / "vllm/model_executor/layers/fused_moe/configs/E=256,N=128,device_name=Iluvatar_BI-V100.json"
+    vendor.write_text('{"1": "the vendor\'s own"}')
+    proc = run_steps(root, opt)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[muh] skipped MoE config E=256,N=128,device_name=Iluvatar_BI-V100.json: " in proc.stdout
+    assert "exists in the image: kept" in proc.stdout
+    assert vendor.read_text() == '{"1": "the vendor\'s own"}'
