@@ -288,3 +288,10 @@ def test_without_the_probe_bundle_nothing_is_emitted_for_it(tmp_path, monkeypatc
     files = build(tmp_path, BASELINE.read_text())
     assert "probe" not in files["image/steps.sh"] and not any(p.startswith("probe/") for p in files)
     assert "probe" not in yaml.safe_load(files["computility-run.yaml"])["command"][2]
+
+
+def test_a_flag_every_good_run_had_is_missed_with_a_warning(tmp_path):
+    text = BASELINE.read_text().replace("    disable_frontend_multiprocessing = true\n", "")
+    w = [d for d in _diags(tmp_path, text) if d.code == "W-DEPLOY-FLAG"]
+    assert len(w) == 1 and "--disable-frontend-multiprocessing" in w[0].message and "every run file" in w[0].message
+    assert not [d for d in _diags(tmp_path, BASELINE.read_text()) if d.code == "W-DEPLOY-FLAG"]

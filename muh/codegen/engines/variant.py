@@ -90,6 +90,8 @@ class Variant(Model):
     """``vllm._custom_ops`` functions whose parameters differ from the base release (names in order)."""
     flags: dict[str, OptionalFlag] = {}
     tool_call_parsers: dict[str, OptionalFlag] = {}
+    expected_flags: dict[str, str] = {}
+    """Flags every known good run of this variant had (flag → evidence); a spec without one gets a warning."""
     env: dict[str, EnvKnob] = {}
     env_prefixes: list[str] = []
     """Variables with these prefixes are the variant's knobs: an unknown one is a warning listing the known."""

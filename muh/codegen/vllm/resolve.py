@@ -131,6 +131,10 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
                 "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
                 hint="use an image with Triton, or turn those features off")
+    for f, why in variant.expected_flags.items():
+        if f not in argv:
+            c.warn("W-DEPLOY-FLAG", f"`{f}` is missing: {why}", c.span("serve"),
+                   hint=f"add `{f.lstrip('-').replace('-', '_')} = true` to serve (or keep it out knowingly)")
     providers = _parser_provider(argv, cond_keys, serve)
     argv, cond = _conditional(argv, cond_keys, serve)
     cond = [_with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
