@@ -48,6 +48,9 @@ def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     found += len(problems)
     cases += [f"computility-run.yaml: {p}" for p in problems] or [
         "computility-run.yaml: " + ("yamllint clean, " if lint is not None else "") + "platform shape, bash -n"]
+    problems = verify.shell_syntax(files.get("image/steps.sh", ""))
+    found += len(problems)
+    cases += [f"image/steps.sh: {p}" for p in problems] or ["image/steps.sh: bash -n"]
     wheel = cached(plan.base_version, "vllm")
     if wheel is None:
         skipped.append(f"edits against the vllm {plan.base_version} wheel: skipped, the wheel is not in muh's cache "

@@ -120,3 +120,12 @@ def run_script(text: str) -> list[str]:
         return []
     proc = subprocess.run([bash, "-n", "-c", cmd[2]], capture_output=True, text=True, timeout=30)
     return [f"the bash -c script does not parse: {proc.stderr.strip()}"] if proc.returncode else []
+
+
+def shell_syntax(script: str) -> list[str]:
+    """``bash -n`` on a generated script (empty list when bash is absent or the script parses)."""
+    bash = shutil.which("bash")
+    if bash is None or not script:
+        return []
+    proc = subprocess.run([bash, "-n"], input=script, capture_output=True, text=True, timeout=30)
+    return [f"does not parse: {proc.stderr.strip()}"] if proc.returncode else []
