@@ -22,7 +22,7 @@ from muh.lsp.analysis import Analysis, Pos, hit_at, node_at, walk
 from muh.lsp.context import Context, Frame
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS, enum_choices
 from muh.schema.policy_key import OFFSETS, OP_CLASSES
-from muh.schema.deploy import Deploy, Engine, EngineExtensions, Moe
+from muh.schema.deploy import Api, Deploy, Engine, EngineExtensions, ModelShape, Moe, Run
 from muh.schema.lower import TOP_KINDS
 from muh.schema.models import Delay, Hardware, PolicyValues, Toolchain
 from muh.schema.units import DIMENSION_OF_UNIT, Quantity
@@ -39,6 +39,7 @@ def _model_for(kinds: tuple[str, ...]) -> type[BaseModel] | None:
         ("hardware",): Hardware, ("hardware", "toolchain"): Toolchain,
         ("algorithm", "policy"): PolicyValues, ("algorithm", "space"): PolicyValues,
         ("deploy",): Deploy, ("deploy", "moe"): Moe, ("deploy", "engine_extensions"): EngineExtensions,
+        ("deploy", "run"): Run, ("deploy", "api"): Api, ("deploy", "model_shape"): ModelShape,
     }
     if len(kinds) == 3 and kinds[:2] == ("algorithm", "policy"):
         return PolicyValues  # a sub-policy
@@ -275,7 +276,7 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
         for part in rest[:-1]:
             model = _submodel(model, part) if model else None
         doc = _field_doc(model, rest[-1]) if model else None
-        if rest[0] == "tune_vllm":
+        if rest[0] == "tune":
             from muh.codegen.vllm.tuning import KNOBS
 
             knob = KNOBS.get(".".join(rest[1:]))
@@ -296,17 +297,21 @@ def _deploy_target(a: Analysis, name: str) -> str | None:
     return next((m.target for m in a.module.members if isinstance(m, ast.Block) and m.kind == "deploy" and m.label == name), None)
 
 
-def _engine_options(version: str | None):
-    from muh.codegen.vllm.engine import available_versions, load_engine, resolve_version
+def _engine_options(engine: tuple[str, str] | None):
+    """The flag table of ``(engine plug-in, variant)``; the newest stock table when it is unknown."""
+    from muh.codegen import engines
+    from muh.codegen.vllm.engine import available_versions, load_engine
 
-    known = resolve_version(version) if version else None
-    known = known or (available_versions()[-1] if available_versions() else None)
-    return load_engine(known).options if known else ()
+    plugin = engines.get(engine[0]) if engine else None
+    variant = plugin.variant(engine[1]) if plugin else None
+    if variant is not None:
+        return plugin.flag_table(variant).options
+    return load_engine(available_versions()[-1]).options if available_versions() else ()
 
 
 def _serve_doc(a: Analysis, key: str) -> str | None:
-    version = next((d.engine.version for d in a.spec.deploys.values()), None) if a.spec else None
-    opt = next((o for o in _engine_options(version) if o.dest == key), None)
+    engine = next(((d.engine.name, d.engine.version) for d in a.spec.deploys.values()), None) if a.spec else None
+    opt = next((o for o in _engine_options(engine) if o.dest == key), None)
     if opt is None:
         return None
     text = f"**`{key}`** → `{opt.long}` ({opt.kind}" + (f", {opt.type}" if opt.type else "") + ")"
@@ -476,7 +481,7 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
         return out
     if kinds == ("deploy", "serve"):
         return [Item(o.dest, "key", o.long, insert=f"{o.dest} = ") for o in _engine_options(_engine_version(text))]
-    if kinds == ("deploy", "tune_vllm"):
+    if kinds == ("deploy", "tune"):
         from muh.codegen.vllm.tuning import KNOBS
 
         return [Item(k, "key", v.kind, v.doc, insert=f"{k} = ") for k, v in KNOBS.items()]
@@ -495,9 +500,9 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
     return out
 
 
-def _engine_version(text: str) -> str | None:
-    m = re.search(r'engine\s*=\s*vllm\s*"([^"]+)"', text)
-    return m.group(1) if m else None
+def _engine_version(text: str) -> tuple[str, str] | None:
+    m = re.search(r'engine\s*=\s*([a-z][a-z0-9_]*)\s*"([^"]+)"', text)
+    return (m.group(1), m.group(2)) if m else None
 
 
 def _snippet(kind: str) -> str:
