@@ -18,6 +18,12 @@ optional() {  # optional NAME CMD...: run; on failure log one line with the last
   if [ "${rc}" -eq 0 ]; then log "ok: ${name}"; else log "skipped ${name}: $(printf '%s' "${out}" | tail -n 1) (exit ${rc})"; fi
   return 0
 }
+add_file() {  # add_file SRC DIR: a new file only; a file the base image has is never replaced
+  local dest
+  dest="$2/$(basename "$1")"
+  if [ -e "${dest}" ]; then echo "${dest} exists in the image: kept (muh never replaces a base-image file)"; return 1; fi
+  cp "$1" "$2/"
+}
 find_site() {  # the folder holding the engine's package, without importing it (importing vLLM needs the GPU stack)
   local d
   for d in /usr/local/corex/lib/python3/dist-packages ; do
@@ -44,13 +50,19 @@ optional "ops check" python3 -m muh_kernels --check --strict
 
 # -- optional: does the engine have `--reasoning-parser qwen3`? (the run file passes it only then)
 accept_1() {
-  if grep -rqsF -e '"--reasoning-parser"' "${site}/vllm"; then touch "${MUH_ROOT}/run/accept/reasoning_parser"; else echo "not found in ${site}/vllm: the run file drops --reasoning-parser qwen3"; return 1; fi
+  if grep -rqsF -e '"--reasoning-parser"' "${site}/vllm"; then
+    echo "the engine has it"; touch "${MUH_ROOT}/run/accept/reasoning_parser"
+  else echo "not found in ${site}/vllm: the run file drops --reasoning-parser qwen3"; return 1; fi
 }
 optional "flag reasoning_parser" accept_1
 
-# -- optional: does the engine have `--enable-auto-tool-choice --tool-call-parser qwen3_coder`? (the run file passes it only then)
+# -- optional: does the engine have `--tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice --tool-call-parser qwen3_coder`? (the run file passes it only then)
 accept_2() {
-  if grep -rqsF -e '"qwen3_coder"' "${site}/vllm"; then touch "${MUH_ROOT}/run/accept/tool_call_parser_qwen3_coder"; else echo "not found in ${site}/vllm: the run file drops --enable-auto-tool-choice --tool-call-parser qwen3_coder"; return 1; fi
+  if grep -rqsF -e '"qwen3_coder"' "${site}/vllm"; then
+    echo "the engine has it"; touch "${MUH_ROOT}/run/accept/tool_call_parser_qwen3_coder"
+  elif true && grep -qsF -e '"--tool-parser-plugin"' "${site}"/vllm/entrypoints/openai/cli_args.py && grep -qsF -e 'def register_module' "${site}"/vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py && grep -qsF -e 'class ExtractedToolCallInformation' "${site}"/vllm/entrypoints/openai/protocol.py && grep -qsF -e 'class DeltaToolCall' "${site}"/vllm/entrypoints/openai/protocol.py; then
+    echo "the engine lacks it; muh's provider registers through --tool-parser-plugin"; touch "${MUH_ROOT}/run/accept/tool_call_parser_qwen3_coder"
+  else echo "not found in ${site}/vllm, and no extension point for muh's provider: the run file drops --tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice --tool-call-parser qwen3_coder"; return 1; fi
 }
 optional "flag tool_call_parser_qwen3_coder" accept_2
 

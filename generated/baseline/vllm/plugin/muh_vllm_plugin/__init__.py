@@ -61,6 +61,26 @@ def _wrap(name, new, old):
     return rebound
 
 
+def _provided(name, fn):
+    """A provided vendor function: muh's op; a call it cannot serve (another signature, an input its
+    kernels refuse) raises to the caller, which falls back as it does for the missing function (the
+    fork's wrapper catches and logs it, facts §3.2), and says why once."""
+    said = []
+
+    def provided(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            if not said:
+                said.append(1)
+                logger.warning("%s: %s: muh's op refused this call (%s: %s); the caller's fallback runs",
+                               MARKER, name, type(exc).__name__, exc)
+            raise
+
+    provided.__muh_rebind__ = name
+    return provided
+
+
 def _resolve_attr(module, attr):
     """``module``, ``"Class.method"`` -> (owner object, last name, current value)."""
     owner = importlib.import_module(module)
@@ -126,7 +146,7 @@ def register():
             stock.append("%s (%s.%s exists: the vendor's is kept)" % (name, module, attr))
             continue
         try:
-            setattr(target, attr, _provider(provider))
+            setattr(target, attr, _provided(name, _provider(provider)))
         except Exception as exc:  # noqa: BLE001
             stock.append("%s (provider %s: %s)" % (name, provider, exc))
             continue
@@ -139,18 +159,23 @@ def register():
 
 
 def _api_hook(skip, stock):
-    """API server only: wrap build_app (looked up by run_server after plugins load). Never imports the
-    API server module into the engine or worker processes: it must already be loaded."""
+    """API server only: wrap build_app (looked up by run_server after plugins load). The server runs as
+    ``python -m vllm.entrypoints.openai.api_server``, so its module is ``__main__``; an import of it by
+    name is wrapped too. Never imports the API server into the engine or worker processes."""
     import sys
 
-    api = sys.modules.get("vllm.entrypoints.openai.api_server")
-    if api is None or "api" in skip:
+    name = "vllm.entrypoints.openai.api_server"
+    main = sys.modules.get("__main__")
+    mods = [m for m in (sys.modules.get(name),
+                        main if getattr(getattr(main, "__spec__", None), "name", None) == name else None) if m is not None]
+    if not mods or "api" in skip:
         return
     try:
         from muh_vllm_plugin import compat
 
-        if getattr(api.build_app, "__muh_rebind__", None) != "api":
-            api.build_app = compat.wrap_build_app(api.build_app)
+        for api in mods:
+            if getattr(api.build_app, "__muh_rebind__", None) != "api":
+                api.build_app = compat.wrap_build_app(api.build_app)
         _applied["api"] = ", ".join(compat.FEATURES)
     except Exception as exc:  # noqa: BLE001 - the stock API keeps serving
         stock.append("api (%s)" % exc)
