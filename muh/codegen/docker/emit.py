@@ -17,7 +17,7 @@ from muh.codegen.docker import runfile
 from muh.codegen.docker.runfile import IMAGE_ROOT
 from muh.codegen.vllm.emit import dist_info, plans
 from muh.codegen.vllm.plan import VllmPlan
-from muh.diagnostics import Diagnostic, Severity
+from muh.diagnostics import Diagnostic, MuhError, Severity
 
 PKG = "muh.codegen.docker"
 
@@ -59,7 +59,13 @@ def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
         return False, []
     if any(getattr(e, "__module__", "").startswith("muh.codegen.probe") for e in emitters().values()):
         return True, []  # its own emitter writes probe/
-    return True, list(fn(ctx))
+    try:
+        return True, list(fn(ctx))
+    except MuhError as err:  # the probe cannot be built for this hardware: the image goes without it
+        ctx.diagnostics.append(Diagnostic(
+            "W-DEPLOY-PROBE", "the image carries no probe: " + "; ".join(d.message for d in err.diagnostics[:2]),
+            None, severity=Severity.warning))
+        return False, []
 
 
 def image_steps(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:

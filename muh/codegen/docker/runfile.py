@@ -42,10 +42,22 @@ def _pre(step: PreStep) -> str:
     return f"{cmd} || echo {q(step.on_failure if step.on_failure is not None else '')}"
 
 
+# One line from the probe's JSON (schema: muh/codegen/probe/result.py); any surprise prints the file name.
+PROBE_SUMMARY = (
+    "import json, sys\n"
+    "try:\n"
+    "    h = json.load(open(sys.argv[1])).get('hardware', {})\n"
+    "    v = lambda k: (h.get(k) or {}).get('value')\n"
+    "    print('device=%s cc=%s sm=%s (%s)' % (v('device_name'), v('compute_capability'), v('sm_count_kernel'), sys.argv[1]))\n"
+    "except Exception as e:\n"
+    "    print('%s (%s)' % (sys.argv[1], type(e).__name__))\n")
+
+
 def probe_step() -> str:
     """Tolerated: the probe writes its JSON under /workspace and one summary line reaches the log."""
+    summary = f"$(python3 -c {q(PROBE_SUMMARY)} {PROBE_RESULT} 2>&1 | tail -n 1)"
     return (f"if [ -f {PROBE_RUN} ]; then timeout {PROBE_TIMEOUT_S} bash {PROBE_RUN} {PROBE_RESULT} > {PROBE_LOG} 2>&1 "
-            f"&& echo \"[muh] probe: $(tail -n 1 {PROBE_LOG})\" "
+            f"&& echo \"[muh] probe: {summary}\" "
             f"|| echo \"[muh] probe skipped: exit $? within {PROBE_TIMEOUT_S} s (log {PROBE_LOG})\"; "
             f"else echo '[muh] probe skipped: no probe bundle in this image'; fi")
 

@@ -102,18 +102,19 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
 def _engine_data(ctx: BuildContext) -> dict:
     from muh.codegen.vllm import tuning
     from muh.codegen.vllm.edits import sites_for
-    from muh.codegen.vllm.resolve import resolve
+    from muh.codegen.vllm.emit import resolve_deploy
 
     deploy = next(iter(ctx.spec.deploys.values()), None)
     version = deploy.engine.version if deploy else "0.6.3.post1"
-    sites = sites_for(version) or ()
     muh_moe, tp, model = None, 1, "/model"
     if deploy is not None:
         model = deploy.model
         tp = int(deploy.serve.get("tensor_parallel_size", 1))
-        plan, _ = resolve(ctx.spec, deploy)
-        if plan is not None and plan.moe is not None:
-            muh_moe = plan.moe.file_name
+        plan, _ = resolve_deploy(ctx.spec, deploy)  # the engine plug-in's resolve (the variant's base release)
+        if plan is not None:
+            version = plan.base_version or version
+            muh_moe = plan.moe.file_name if plan.moe is not None else None
+    sites = sites_for(version) or ()
     return {
         "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
         "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
