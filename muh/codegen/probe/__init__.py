@@ -113,7 +113,7 @@ def _engine_data(ctx: BuildContext) -> dict:
         plan, _ = resolve_deploy(ctx.spec, deploy)  # the engine plug-in's resolve (the variant's base release)
         if plan is not None:
             version = plan.base_version or version
-            muh_moe = plan.moe.file_name if plan.moe is not None else None
+            muh_moe = plan.moe_file  # named by the moe block, shipped or not (dead on EngineX: corex_moe)
     sites = sites_for(version) or ()
     return {
         "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",

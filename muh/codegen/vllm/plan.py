@@ -138,6 +138,8 @@ class VllmPlan(Model):
     site_packages: tuple[str, ...] = ()
     registry_subprocess: str = "vllm.model_executor.models.registry"
     op_signatures: dict[str, tuple[str, ...]] = {}
+    moe_file: Optional[str] = None
+    """The MoE config file name the ``moe`` block names, shipped or not (the probe looks for it in the image)."""
     parser_providers: tuple[str, ...] = ()
     """Tool-call parsers muh ships (``vllm/parsers/muh_<name>.py``, passed with ``--tool-parser-plugin``)."""
     api_features: tuple[str, ...] = ()

@@ -120,9 +120,10 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     points = _points(c, hw, variant, knobs, given, triton)
     live = {p.id for p in points if p.status in ("reached", "inactive")}
     edits = [e for e in _edits(c, hw, engine, knobs, given) if _EDIT_POINT[e.id] in live]
-    moe = _moe(c, hw, given) if "moe.tiles" in live or deploy.moe is None else None
-    if deploy.moe is not None and moe is None:
-        _moe(c, hw, given)  # still check the block (its diagnostics), ship nothing
+    checked = _moe(c, hw, given)  # the block is checked (its diagnostics) even when the point is dead
+    moe = checked if "moe.tiles" in live else None
+    if checked is not None and moe is None:
+        c.tuned = {k: r for k, r in c.tuned.items() if not k.startswith("moe.")}  # nothing of it ships
     rebinds = [r for r in _rebinds(c, knobs, moe) if _rebind_live(r, live)]
     provides = _provides(variant, knobs, live)
     needs_triton = bool(moe) or any(_truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
@@ -186,6 +187,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         registry_subprocess=variant.model_registry_subprocess,
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
         api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(providers),
+        moe_file=checked.file_name if checked is not None else None,
         max_n=_int(given.get("max_num_seqs"), 256) if "n_within_max_num_seqs" in deploy.api.accept else 0,
     )
     return plan, c.diags
