@@ -269,7 +269,7 @@ def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_
     (opt / "probe" / "run.sh").write_text(files["probe/run.sh"])
     # the run file writes under /workspace: point it at a temporary folder for the test
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.json", str(tmp_path / "muh-probe.json"))
-    run_yaml = run_yaml.replace("/tmp/muh-probe.log", str(tmp_path / "muh-probe.log"))
+    run_yaml = run_yaml.replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
     calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",))
     assert f"[muh] probe: device=Iluvatar BI-V100 cc=70 sm=16 ({tmp_path / 'muh-probe.json'})" in out.splitlines()
     assert json.loads((tmp_path / "muh-probe.json").read_text())["hardware"]["sm_count_kernel"]["value"] == 16
@@ -281,7 +281,7 @@ def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe)
     opt = tmp_path / "opt-muh"
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text("echo broken >&2; exit 3\n")
-    run_yaml = files["computility-run.yaml"].replace("/tmp/muh-probe.log", str(tmp_path / "muh-probe.log"))
+    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
     calls, out = run_script(tmp_path, run_yaml)
     assert [line for line in out.splitlines() if "probe" in line] == [
         f"[muh] probe skipped: exit 3 within 60 s (log {tmp_path / 'muh-probe.log'})"]

@@ -23,7 +23,7 @@ ROOT_VAR = '"${MUH_ROOT:-%s}"' % IMAGE_ROOT  # the same default as image/steps.s
 ACCEPT_DIR = f"{ROOT_VAR}/run/accept"
 PROBE_RUN = f"{ROOT_VAR}/probe/run.sh"
 PROBE_RESULT = "/workspace/muh-probe.json"
-PROBE_LOG = "/tmp/muh-probe.log"
+PROBE_LOG = "/workspace/muh-probe.log"
 PROBE_TIMEOUT_S = 60
 
 
@@ -42,15 +42,10 @@ def _pre(step: PreStep) -> str:
     return f"{cmd} || echo {q(step.on_failure if step.on_failure is not None else '')}"
 
 
-# One line from the probe's JSON (schema: muh/codegen/probe/result.py); any surprise prints the file name.
-PROBE_SUMMARY = (
-    "import json, sys\n"
-    "try:\n"
-    "    h = json.load(open(sys.argv[1])).get('hardware', {})\n"
-    "    v = lambda k: (h.get(k) or {}).get('value')\n"
-    "    print('device=%s cc=%s sm=%s (%s)' % (v('device_name'), v('compute_capability'), v('sm_count_kernel'), sys.argv[1]))\n"
-    "except Exception as e:\n"
-    "    print('%s (%s)' % (sys.argv[1], type(e).__name__))\n")
+# One line from the probe's JSON (schema: muh/codegen/probe/result.py); an error prints its last line instead.
+PROBE_SUMMARY = ("import json, sys; p = sys.argv[1]; h = json.load(open(p)).get('hardware', {}); "
+                 "v = lambda k: (h.get(k) or {}).get('value'); "
+                 "print('device=%s cc=%s sm=%s (%s)' % (v('device_name'), v('compute_capability'), v('sm_count_kernel'), p))")
 
 
 def probe_step() -> str:
