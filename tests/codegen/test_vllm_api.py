@@ -380,3 +380,43 @@ def test_the_missing_vendor_routing_op_is_provided_only_while_absent(tmp_path, v
     else:
         assert proc.stdout.split("\n")[:3] == ["applied True", "call muh", "refused"]
         assert "muh's op refused this call (TypeError" in proc.stderr  # logged once, the caller's fallback runs
+
+
+GUARD = """
+import logging
+logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
+import muh_vllm_plugin
+from vllm.model_executor.layers.layernorm import GemmaRMSNorm
+muh_vllm_plugin.register()
+print(GemmaRMSNorm.forward_cuda(GemmaRMSNorm(), "x"))
+"""
+
+
+@pytest.mark.parametrize("provider,rebound", [
+    ("def gemma_rms_norm(self, x, residual=None):\n    return 'muh'\n", True),       # forward_cuda's shape
+    ("def gemma_rms_norm(input, weight, epsilon):\n    return 'muh'\n", False),      # an op's shape: refused
+])
+def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tmp_path, provider, rebound):
+    """The signature guard of every rebind: a provider that could not take the stock function's
+    arguments keeps vLLM's function and says why (here GemmaRMSNorm.forward_cuda, a method)."""
+    import subprocess
+
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    for path, text in files.items():
+        if path.startswith("vllm/plugin/muh_vllm_plugin/"):
+            (tmp_path / "muh_vllm_plugin").mkdir(exist_ok=True)
+            (tmp_path / "muh_vllm_plugin" / Path(path).name).write_text(text)
+    tree = {"vllm/__init__.py": "__version__ = '0.6.3.post1'\n", "vllm/model_executor/__init__.py": "",
+            "vllm/model_executor/layers/__init__.py": "",
+            "vllm/model_executor/layers/layernorm.py": "class GemmaRMSNorm:\n    def forward_cuda(self, x, residual=None):\n"
+                                                       "        return 'stock'\n",
+            "muh_kernels/__init__.py": "", "muh_kernels/vllm_ops.py": provider}
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    proc = subprocess.run([sys.executable, "-S", "-c", GUARD], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ("muh" if rebound else "stock")
+    marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
+    assert ("gemma_rms_norm (provider" in marker and "cannot take forward_cuda's" in marker) != rebound
