@@ -478,6 +478,7 @@ def _rebinds(c: _Ctx, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
 
 # -- engine variant: conditional flags, typed env knobs, pre-steps, tuning points ----------------------
 
+_PATH_OF = {"ops.silu_and_mul": "activation", "ops.topk_softmax": "moe_routing", "vendor.moe_topk_softmax": "moe_routing"}
 _EDIT_POINT = {"paged-attn-v1-threshold": "paged_attention.v1_v2_rule", "prefix-prefill-tile": "prefix_prefill.tile"}
 _REBIND_POINT = {"moe_default_config": "moe.tiles", "top_k_top_p": "sampler.top_k_top_p"}
 
@@ -720,7 +721,8 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
             add(pid, "inactive", f"muh has no `{op}` op yet: shipped behind its guard, the plugin logs the fallback "
                 "until muh_kernels exports it")
         else:
-            add(pid, "reached", tuning.POINTS[pid].reaches)
+            add(pid, "reached", (f"{shape.architecture}'s {_PATH_OF[pid]}: {getattr(paths, _PATH_OF[pid])}"
+                                 if paths is not None and pid in _PATH_OF else tuning.POINTS[pid].reaches))
 
     gemma = paths is not None and paths.norm == "gemma"
     norm_dead = [f"{shape.architecture}'s norms are GemmaRMSNorm: rms_norm(x)·(1+w), never calling ops.rms_norm"] if gemma else []
