@@ -69,4 +69,5 @@ optional "flag tool_call_parser_qwen3_coder" accept_2
 # -- optional: report (nothing depends on these)
 optional "triton importable (Triton: unknown for enginex bi100-v1.2.3)" python3 -c "import triton"
 optional "plugin check" python3 -m muh_vllm_plugin --check
+optional "probe build (the run file runs it at start)" timeout 600 bash "${MUH_ROOT}/probe/build.sh" "${MUH_ROOT}/probe/build"
 log "image steps done"

@@ -90,6 +90,25 @@ def _resolve_attr(module, attr):
     return owner, parts[-1], getattr(owner, parts[-1])
 
 
+def _signature_problem(new, old):
+    """Why ``new`` cannot stand in for ``old`` (a call with only ``old``'s required positional
+    arguments, or with all of its positional ones, would not bind), or None; None too when either
+    signature cannot be read."""
+    import inspect
+
+    try:
+        want = [p for p in inspect.signature(old).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        required = [p for p in want if p.default is p.empty]
+        inspect.signature(new).bind(*[None] * len(required))
+        inspect.signature(new).bind(*[None] * len(want))
+    except TypeError as exc:
+        return "signature %s cannot take %s's (%s)" % (inspect.signature(new), getattr(old, "__name__", "?"), exc)
+    except ValueError:
+        return None
+    return None
+
+
 def _in_registry_subprocess():
     import sys
 
@@ -130,6 +149,10 @@ def register():
             new = _provider(provider)
         except Exception as exc:  # noqa: BLE001 - fall back to vLLM's own implementation
             stock.append("%s (provider %s: %s)" % (name, provider, exc))
+            continue
+        why = _signature_problem(new, old)
+        if why:
+            stock.append("%s (provider %s: %s)" % (name, provider, why))
             continue
         setattr(target, last, _wrap(name, new, old))
         _applied[name] = provider
