@@ -59,8 +59,10 @@ def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
         return False, []
     if any(getattr(e, "__module__", "").startswith("muh.codegen.probe") for e in emitters().values()):
         return True, []  # its own emitter writes probe/
+    # the image's probe measures the real card: a development build's --emulate-warp does not apply to it
+    native = BuildContext(ctx.spec, ctx.derived, options={k: v for k, v in ctx.options.items() if k != "emulate_warp"})
     try:
-        return True, list(fn(ctx))
+        return True, list(fn(native))
     except MuhError as err:  # the probe cannot be built for this hardware: the image goes without it
         ctx.diagnostics.append(Diagnostic(
             "W-DEPLOY-PROBE", "the image carries no probe: " + "; ".join(d.message for d in err.diagnostics[:2]),
