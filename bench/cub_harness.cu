@@ -1,5 +1,6 @@
 // The CUB side of bench/kernels.py: CUB 3.0.x device algorithms behind a C interface (ctypes).
 // Temporary storage is kept between calls so timed calls never allocate (the first call sizes it).
+#include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_transform.cuh>
@@ -86,5 +87,22 @@ extern "C" int cub_transform_scale(int dtype, const void* in, void* out, long lo
     return (int)cub::DeviceTransform::Transform((const float*)in, (float*)out, (int)n, ScaleF{alpha}, s);
   if (dtype == 2)
     return (int)cub::DeviceTransform::Transform((const __half*)in, (__half*)out, (int)n, ScaleH{alpha}, s);
+  return 99;
+}
+
+// DeviceHistogram::HistogramEven, one channel, int counters: dtype 0 float32, 7 uint8 (muh's codes).
+template <typename T, typename L>
+int histogram_even(const void* in, int* hist, long long n, int bins, L lower, L upper, cudaStream_t s) {
+  size_t bytes = 0;
+  cub::DeviceHistogram::HistogramEven(nullptr, bytes, (const T*)in, hist, bins + 1, lower, upper, (int)n, s);
+  if (ensure(bytes)) return 1;
+  return (int)cub::DeviceHistogram::HistogramEven(g_temp, bytes, (const T*)in, hist, bins + 1, lower, upper, (int)n, s);
+}
+
+extern "C" int cub_histogram_even(int dtype, const void* in, long long n, int bins, double lower, double upper,
+                                  int* hist, void* stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == 0) return histogram_even<float, float>(in, hist, n, bins, (float)lower, (float)upper, s);
+  if (dtype == 7) return histogram_even<unsigned char, int>(in, hist, n, bins, (int)lower, (int)upper, s);
   return 99;
 }

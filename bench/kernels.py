@@ -44,6 +44,7 @@ def build_cub(cache: Path) -> ctypes.CDLL:
     cub.cub_reduce.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]
     cub.cub_scan.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]
     cub.cub_transform_scale.argtypes = [ctypes.c_int, vp, vp, ll, ctypes.c_float, vp]
+    cub.cub_histogram_even.argtypes = [ctypes.c_int, vp, ll, ctypes.c_int, ctypes.c_double, ctypes.c_double, vp, vp]
     return cub
 
 
@@ -112,16 +113,16 @@ def build_variants(cache: Path) -> dict:
     from concurrent.futures import ThreadPoolExecutor
     from dataclasses import replace
 
-    from muh.codegen.kernels import config as C
-    from muh.codegen.kernels import presets
+    from bench import presets
+    from muh.families import scan as scan_rec, topk as topk_rec
 
     base = presets.h200()
     jobs = []
     for name, (t, i, kind, ns, l2w) in SCAN_VARIANTS.items():
-        cfg = replace(base, scan={"float32": C.ScanPolicy(t, i, kind, ns, l2w)}, name=f"h200-scan-{name}")
+        cfg = replace(base.with_policies("scan", {"float32": scan_rec.Policy(t, i, kind, ns, l2w)}), name=f"h200-scan-{name}")
         jobs.append(("scan", name, cfg, ("common", "scan")))
     for name, (t, i) in TOPK_VARIANTS.items():
-        cfg = replace(base, topk={"float32": C.TopkPolicy(t, i, 11)}, name=f"h200-topk-{name}")
+        cfg = replace(base.with_policies("topk", {"float32": topk_rec.Policy(t, i, 11)}), name=f"h200-topk-{name}")
         jobs.append(("topk", name, cfg, ("common", "topk")))
     with ThreadPoolExecutor(max_workers=8) as pool:
         libs = list(pool.map(lambda j: variant_lib(j[2], j[3], cache), jobs))
@@ -149,7 +150,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--backend", default="capi", choices=["capi", "torch"])
     ap.add_argument("--variants", action="store_true", help="also time scan/topk policy variants")
-    ap.add_argument("--only", default="reduce,scan,transform,topk", help="comma-separated sections to run")
+    ap.add_argument("--only", default="reduce,scan,transform,topk,histogram", help="comma-separated sections to run")
     ap.add_argument("--scan-dtypes", default="float32", help="scan element types (float32,int32,float64,int64)")
     ap.add_argument("--scan-sizes", default="16,20,24,28", help="scan sizes as powers of two")
     ap.add_argument("--scan-exclusive", action="store_true", help="also time the exclusive scan (muh vs CUB)")
@@ -331,6 +332,36 @@ def main() -> int:
             record("topk-variant", f"{name} {rows_}x{cols} k={kk}", n, 4 * n, t_v, None, t_torch)
         del xs
 
+    # ---- histogram: HistogramEven, 256 bins, float32 uniform in [0, 1) and uint8 ----
+    from muh.runtime.dtypes import CODE
+
+    for dtype, lo, hi in (("float32", 0.0, 1.0), ("uint8", 0.0, 256.0)):
+        if "histogram" not in only:
+            break
+        bins, code = 256, CODE[dtype]
+        for n in SIZES:
+            size = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
+            nb = nbufs(size * n)
+            if dtype == "float32":
+                xs = [torch.rand(n, device="cuda") for _ in range(nb)]
+            else:
+                xs = [torch.randint(0, 256, (n,), device="cuda", dtype=torch.uint8) for _ in range(nb)]
+            h_muh = torch.empty(bins, dtype=torch.int32, device="cuda")
+            h_cub = torch.empty(bins, dtype=torch.int32, device="cuda")
+            s = stream()
+            ops.histogram_even(xs[0], bins, lo, hi, out=h_muh, kernels=k)
+            assert cub.cub_histogram_even(code, xs[0].data_ptr(), n, bins, lo, hi, h_cub.data_ptr(), s) == 0
+            assert torch.equal(h_muh, h_cub), f"histogram {dtype} n={n}: muh and CUB disagree"
+            fn = k.raw("muh_histogram_even")
+            it = iters_for(size * n)
+            t_muh = timeit(lambda i: fn(code, xs[i % nb].data_ptr(), n, bins, lo, hi, h_muh.data_ptr(), s),
+                           torch, it, reps)
+            t_cub = timeit(lambda i: cub.cub_histogram_even(code, xs[i % nb].data_ptr(), n, bins, lo, hi,
+                                                            h_cub.data_ptr(), s), torch, it, reps)
+            t_torch = timeit(lambda i: torch.histc(xs[i % nb].float(), bins, lo, hi), torch, it, reps)
+            record("histogram", f"even {bins} bins {dtype}", n, size * n, t_muh, t_cub, t_torch)
+            del xs
+
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_bw / 1e9,
               "torch": torch.__version__, "rows": rows}
     md = render_md(result)
@@ -367,7 +398,7 @@ def render_md(r: dict) -> str:
         for x in lat:
             m, c, t = x["latency_us"]
             lines.append(f"| {x['alg']} | {_size(x['n'])} | {m:.1f} | {c:.1f} | {t:.1f} | {c / m:.2f}× |")
-    for alg in ("reduce", "scan", "transform"):
+    for alg in ("reduce", "scan", "transform", "histogram"):
         sp = [x["vs_cub"] for x in r["rows"] if x["alg"] == alg and x["vs_cub"]]
         if sp:
             lines.append(f"\n{alg}: geometric mean speedup over CUB {math.exp(sum(map(math.log, sp)) / len(sp)):.2f}×")

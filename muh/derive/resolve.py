@@ -57,6 +57,14 @@ def scaling_budget(hw: Hardware) -> tuple[int, int, str]:
     return hw.smem_per_block, hw.warp_size, f"hardware {hw.name}: smem_per_block and warp_size"
 
 
+def scale(rule: str, t4: int, i4: int, size: int, hw: Hardware) -> tuple[int, int, dict]:
+    """(threads, items, inputs): the family's scaling rule for element size ``size`` on ``hw``
+    (derive and ``muh tune``'s candidates alike)."""
+    smem, warp, why = scaling_budget(hw)
+    threads, items = scaling.RULES[rule](t4, i4, size, smem, warp)
+    return threads, items, {"T4": t4, "I4": i4, "size": size, "smem": smem, "warp": warp, "budget": why}
+
+
 def policy_keys(alg: Algorithm) -> list[str]:
     """Every key resolved: each type in `types` (or the standard set) and each explicit typed policy."""
     keys = list(alg.types or DEFAULT_TYPES)
@@ -113,11 +121,10 @@ def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, ke
     return None
 
 
-def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str, Resolved], list[Diagnostic]]:
+def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> dict[str, Resolved]:
     fam = FAMILIES[alg.family]
     layers = _layers(alg, key)
     values: dict[str, Resolved] = {}
-    picked = {}
     for dim in fam.dims:
         got = _pick(spec, akey, alg, layers, dim, key, sub)
         if got is None and sub and not DIMS[dim].whole_policy:
@@ -125,7 +132,6 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str,
         if got is None:
             continue
         value, layer, path = got
-        picked[dim] = path
         span = spec.span_of(path)
         mkey = ".".join(map(str, path))
         measured = spec.measured.get(mkey)
@@ -137,19 +143,15 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> tuple[dict[str,
     if "scaling" not in values:
         values["scaling"] = Resolved(value=fam.scaling, origin="default", rule=f"family default for {alg.family}")
     rule = values["scaling"].value
-    diags: list[Diagnostic] = []
     if "threads" in values and "items" in values and rule != "none":
-        smem, warp, why = scaling_budget(hw)
-        t4, i4 = values["threads"].value, values["items"].value
-        threads, items = scaling.RULES[rule](t4, i4, size, smem, warp)
-        inputs = {"T4": t4, "I4": i4, "size": size, "smem": smem, "warp": warp, "budget": why}
+        threads, items, inputs = scale(rule, values["threads"].value, values["items"].value, size, hw)
         for dim, new in (("threads", threads), ("items", items)):
             old = values[dim]
             values[dim] = Resolved(
                 value=new, origin="measured" if (old.origin == "measured" and new == old.value) else "derived",
                 rule=f"{rule}: {scaling.FORMULAS[rule]}", inputs=inputs, where=old.where,
                 measured=old.measured, stale=old.stale)
-    return values, diags
+    return values
 
 
 def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
@@ -157,11 +159,11 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
     dtype, op = parsed.dtype, parsed.op or ""
     size = DTYPES[dtype]
     fam = FAMILIES[alg.family]
-    values, diags = _resolve_values(spec, akey, alg, hw, key, size)
+    values = _resolve_values(spec, akey, alg, hw, key, size)
+    diags: list[Diagnostic] = []
     subs = {}
     for sub in sorted({s for p in alg.policies.values() for s in p.subs}):
-        subs[sub], d = _resolve_values(spec, akey, alg, hw, key, size, sub)
-        diags.extend(d)
+        subs[sub] = _resolve_values(spec, akey, alg, hw, key, size, sub)
     smem_bytes = None
     if fam.stages_tile and "threads" in values and "items" in values:
         t, i = values["threads"].value, values["items"].value

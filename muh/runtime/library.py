@@ -8,24 +8,20 @@ from pathlib import Path
 from muh.runtime.errors import MuhRuntimeError
 
 _c = ctypes
-_SIGNATURES = {
-    "muh_last_error": (_c.c_char_p, []),
-    "muh_spec_name": (_c.c_char_p, []),
-    "muh_warp_size": (_c.c_int, []),
-    "muh_physical_warp_size": (_c.c_int, []),
-    "muh_check_device": (_c.c_int, []),
-    "muh_reduce_workspace_bytes": (_c.c_size_t, []),
-    "muh_reduce": (_c.c_int, [_c.c_int, _c.c_int, _c.c_void_p, _c.c_longlong, _c.c_void_p, _c.c_void_p,
-                              _c.c_size_t, _c.c_void_p]),
-    "muh_scan_workspace_bytes": (_c.c_size_t, [_c.c_int, _c.c_longlong]),
-    "muh_scan": (_c.c_int, [_c.c_int, _c.c_int, _c.c_void_p, _c.c_void_p, _c.c_longlong, _c.c_void_p,
-                            _c.c_size_t, _c.c_uint, _c.c_void_p]),
-    "muh_transform": (_c.c_int, [_c.c_int, _c.c_int, _c.c_void_p, _c.c_void_p, _c.c_longlong, _c.c_float,
-                                 _c.c_void_p]),
-    "muh_topk_max_k": (_c.c_int, []),
-    "muh_topk": (_c.c_int, [_c.c_int, _c.c_void_p, _c.c_int, _c.c_int, _c.c_int, _c.c_void_p, _c.c_void_p,
-                            _c.c_void_p]),
-}
+# C type -> ctypes type, for the C interface the family records declare (muh/families/).
+_CTYPES = {"int": _c.c_int, "unsigned": _c.c_uint, "long long": _c.c_longlong, "size_t": _c.c_size_t,
+           "float": _c.c_float, "double": _c.c_double, "const char*": _c.c_char_p}
+
+
+def _ctype(t: str):
+    return _CTYPES.get(t) or (_c.c_void_p if t.endswith("*") else None)
+
+
+def signatures() -> dict:
+    """{function: (restype, argtypes)} of the generated C interface."""
+    from muh import families
+
+    return {f.name: (_ctype(f.ret), [_ctype(t) for t, _ in f.args]) for f in families.api()}
 
 
 class Kernels:
@@ -39,7 +35,7 @@ class Kernels:
     @classmethod
     def from_library(cls, path) -> "Kernels":
         lib = ctypes.CDLL(str(path))
-        for name, (res, args) in _SIGNATURES.items():
+        for name, (res, args) in signatures().items():
             f = getattr(lib, name, None)  # a partial build (bench variants) lacks some
             if f is not None:
                 f.restype, f.argtypes = res, args

@@ -5,18 +5,14 @@ TypeError / ValueError naming the op and the fix; kernel-side failures raise Muh
 """
 from __future__ import annotations
 
+from muh import families
+from muh.runtime.dtypes import CODE as DTYPE_CODES
 from muh.runtime.errors import MuhRuntimeError
 
-# Must match muh.codegen.kernels.config (a CI test checks it) and api.h's enum muh_dtype.
-DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int32": 4, "int64": 5}
-SUPPORTED = {
-    "reduce": ("float32", "float64", "float16", "bfloat16", "int32", "int64"),
-    "scan": ("float32", "float64", "int32", "int64"),
-    "transform": ("float32", "float64", "float16", "bfloat16"),
-    "topk": ("float32", "float16", "bfloat16"),
-}
-REDUCE_OPS = {"sum": 0, "max": 1, "min": 2}
-TRANSFORM_OPS = {"scale": 0, "relu": 1, "silu": 2}
+# The family records own the types, codes and operators (muh/families/; api.h prints the same).
+SUPPORTED = {r.name: r.dtypes for r in families.records()}
+REDUCE_OPS = families.get("reduce").operators
+TRANSFORM_OPS = families.get("transform").operators
 _EPOCH_LIMIT = (1 << 30) - 1
 
 
@@ -152,3 +148,11 @@ def topk(x, k: int, *, out=None, kernels=None):
     if x.dim() == 1:
         return vals[0], idx[0]
     return vals, idx
+
+
+def __getattr__(name: str):
+    """The Python entry points the family records add (e.g. ``histogram_even``)."""
+    for rec in families.records():
+        if name in rec.python_ops:
+            return rec.python_ops[name]
+    raise AttributeError(name)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# -- element types ---------------------------------------------------------------------------------
-DTYPES: dict[str, int] = {
-    "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
-    "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8,
-}
+from muh.runtime import dtypes
+
+# -- element types: name -> bytes, from the one table (muh/dtypes.py) -------------------------------
+DTYPES: dict[str, int] = dict(dtypes.SIZE)
 DEFAULT_TYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
 OPS = ("plus", "max", "min", "mul", "bit_and", "bit_or", "bit_xor")
 
@@ -77,8 +76,6 @@ DIMS: dict[str, Dim] = {
                         whole_policy=True),
 }
 
-COMMON_TILE = ("threads", "items", "load", "modifier", "block", "delay", "scaling")
-
 
 @dataclass(frozen=True)
 class Family:
@@ -140,10 +137,6 @@ FAMILIES: dict[str, Family] = {
     "topk": Family("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass"),
                    scaling="none", block_choices=BLOCK_SCAN),
 }
-
-
-def family_dims(family: str) -> tuple[str, ...]:
-    return FAMILIES[family].dims
 
 
 def enum_choices(family: str, dim: str) -> tuple[str, ...]:

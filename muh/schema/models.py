@@ -12,7 +12,7 @@ from muh.schema.catalog import (
     DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, STORE_MODIFIERS, TRANSFORM_ALGORITHMS,
     HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN,
 )
-from muh.schema.units import Bandwidth, Bytes, Duration
+from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
 
 Scalar = Union[bool, int, Decimal, str]
 
@@ -54,6 +54,8 @@ class Hardware(Model):
     mem_bandwidth: Optional[Bandwidth] = None
     """Measured device-copy bandwidth (bytes read + written per second)."""
     launch_latency: Optional[Duration] = None
+    clock: Optional[Frequency] = None
+    """SM clock (declared or measured): paces the look-back busy-wait where there is no __nanosleep."""
     gpu_count: int = Field(1, ge=1, le=1024)
     """Devices in one node of the deployment (tensor parallelism can't exceed it)."""
     device_name: Optional[str] = None

@@ -138,12 +138,13 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     loaded = load_file(spec)
     type_list = [t.strip() for t in (types or "float32").split(",") if t.strip()]
     spaces = {t: build_space(loaded.spec, algo, t) for t in type_list}
-    from muh.tune.unit import SUPPORTED_DTYPES
+    from muh import families
 
+    generated = families.get(algo).dtypes if algo in families.NAMES else ()
     for t in type_list:
-        if t not in SUPPORTED_DTYPES.get(algo, ()):
+        if t not in generated:
             raise MuhError([Diagnostic("E-TUNE", f"muh's {algo} kernels are not generated for {t}", None,
-                                       hint=f"{algo} types: {', '.join(SUPPORTED_DTYPES.get(algo, ()))}")])
+                                       hint=f"{algo} types: {', '.join(generated)}")])
     size_list = list(stats.SIZES)
     if sizes:
         try:

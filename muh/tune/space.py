@@ -17,9 +17,12 @@ import itertools
 import json
 from dataclasses import dataclass, field
 
-from muh.derive import scaling, scaling_budget
+from muh import families
+from muh.derive.resolve import scale
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
-from muh.schema.catalog import DTYPES, FAMILIES
+from muh.runtime.dtypes import SIZE as DTYPES
+from muh.families.base import load_vec
+from muh.schema.catalog import FAMILIES
 from muh.schema.models import Algorithm, Delay, Hardware, Spec
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
@@ -33,12 +36,7 @@ MAX_VARIANTS = 100_000
 """The most variants one (algorithm, type) space may have (docs/tune.md). The space is counted before
 anything is built; a larger one is refused with its size and how to narrow it."""
 
-TUNABLE = {  # dimensions the kernels can be generated for, per family
-    "reduce": ("threads", "items", "vec", "modifier"),
-    "scan": ("threads", "items", "vec", "window", "modifier", "store_modifier"),
-    "transform": ("threads", "bytes_in_flight"),
-    "topk": ("threads", "items", "bits_per_pass"),
-}
+TUNABLE = {r.name: r.tunable for r in families.records() if r.tunable}  # what the harness can vary
 
 
 @dataclass(frozen=True)
@@ -198,16 +196,16 @@ def build_space(spec: Spec, family: str, dtype: str) -> Space:
 
 
 def effective(v: Variant, hw: Hardware, family_scaling: str | None = None) -> Effective:
-    """Scale nominal threads/items for the element size with the hardware's budget (as derive does)."""
+    """What the kernel gets: derive's scaling of nominal threads/items for the element size on this
+    hardware (``derive.resolve.scale``), and the load width rule of the family records (``load_vec``:
+    variants that load alike share one measurement)."""
     vals = v.as_dict()
     rule = vals.get("scaling") or family_scaling or FAMILIES[v.family].scaling
     size = DTYPES[v.dtype]
     if "threads" in vals and "items" in vals and rule != "none":
-        smem, warp, _ = scaling_budget(hw)
-        t, i = scaling.RULES[rule](vals["threads"], vals["items"], size, smem, warp)
-        vals["threads"], vals["items"] = t, i
-    if v.family == "reduce" and "vec" in vals:
-        vals["vec"] = max(1, min(int(vals["vec"]), 16 // size))
+        vals["threads"], vals["items"], _ = scale(rule, vals["threads"], vals["items"], size, hw)
+    if "vec" in vals and "items" in vals:
+        vals["vec"] = load_vec(v.dtype, int(vals["items"]), int(vals["vec"]))[0]
     vals.pop("scaling", None)
     return Effective(v.family, v.dtype, tuple(sorted(vals.items())))
 
@@ -226,8 +224,6 @@ def static_reasons(eff: Effective, hw: Hardware) -> list[str]:
         need = t * i * size
         if need > hw.smem_per_block:
             out.append(f"tile {t}x{i}x{size} B = {need} B exceeds smem_per_block={hw.smem_per_block} B")
-    if eff.family == "reduce" and i is not None and eff.get("vec") and i % eff.get("vec"):
-        out.append(f"items={i} is not a multiple of vec={eff.get('vec')}")
     return out
 
 

@@ -13,19 +13,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from muh.schema.catalog import DTYPES
+from muh.runtime import dtypes as DT
+from muh import families
 from muh.schema.models import Hardware
 from muh.tune.space import Effective
 
-SUPPORTED_DTYPES = {
-    "reduce": ("float32", "float64", "float16", "bfloat16", "int32", "int64"),
-    "scan": ("float32", "float64", "int32", "int64"),
-    "transform": ("float32", "float64", "float16", "bfloat16"),
-    "topk": ("float32", "float16", "bfloat16"),
-}
-STORAGE = {"float32": "float", "float64": "double", "float16": "__half", "bfloat16": "unsigned short",
-           "int32": "int", "int64": "long long"}
-DTYPE_CODE = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int32": 4, "int64": 5}
 TOPK_COLS, TOPK_K = 65536, 64
 SPIN_CYCLES = 100_000  # ~50 µs at 2 GHz: longer than the host's launch overhead
 
@@ -35,40 +27,24 @@ class UnitError(ValueError):
 
 
 def kernel_config(eff: Effective, hw: Hardware):
-    """The kernel emitter's config with only ``eff``'s family and type set."""
-    from muh.codegen.kernels import config as C
-    from muh.codegen.kernels.adapter import has_ptx_memory_model
+    """The kernels' config with only ``eff``'s family and type set: derive's hardware config and the
+    family record's policy read from the candidate's values (what `muh build` does for a spec)."""
+    from muh.derive.kernels import hardware_config, read_policy
 
-    pol = eff.get
-    common = dict(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
-                  cxx=hw.toolchain.cxx, cuda=hw.toolchain.cuda,
-                  has_nanosleep=(hw.vendor == "nvidia" and (hw.compute_capability or 70) >= 70),
-                  has_ptx_memory_model=has_ptx_memory_model(hw))
-    if eff.family == "reduce":
-        ld = "ldg" if pol("modifier", "ldg") == "ldg" else "default"
-        table = {"reduce": {eff.dtype: C.ReducePolicy(pol("threads"), pol("items"), pol("vec", 4), ld)}}
-    elif eff.family == "scan":
-        from muh.codegen.kernels.adapter import scan_policy
-
-        table = {"scan": {eff.dtype: scan_policy(pol, f"scan {eff.dtype}")}}
-    elif eff.family == "transform":
-        kw = {"bytes_in_flight": int(pol("bytes_in_flight"))} if pol("bytes_in_flight") is not None else {}
-        table = {"transform": {eff.dtype: C.TransformPolicy(pol("threads", 256), **kw)}}
-    elif eff.family == "topk":
-        table = {"topk": {eff.dtype: C.TopkPolicy(pol("threads"), pol("items"), pol("bits_per_pass", 11))}}
-    else:
+    if eff.family not in families.NAMES:
         raise UnitError(f"no kernels for `{eff.family}`")
-    return C.KernelConfig(**common, **table)
+    pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}")
+    return hardware_config(hw).with_policies(eff.family, {eff.dtype: pol})
 
 
 def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
     """The kernel emitter's own reasons to refuse this variant (static filter, no compiler)."""
-    from muh.codegen.kernels import config as C
+    from muh.families.base import validate
 
-    if eff.dtype not in SUPPORTED_DTYPES.get(eff.family, ()):
+    if eff.dtype not in families.get(eff.family).dtypes:
         return [f"the {eff.family} kernels are not generated for {eff.dtype}"]
     try:
-        return C.validate(kernel_config(eff, hw))
+        return validate(kernel_config(eff, hw))
     except (TypeError, ValueError, KeyError) as err:
         return [str(err)]
 
@@ -120,10 +96,6 @@ def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
     return "\n".join(out)
 
 
-KERNEL_FILE = {"reduce": "kernels/reduce.cu", "scan": "kernels/scan.cu", "transform": "kernels/transform.cu",
-               "topk": "kernels/topk.cu"}
-
-
 def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
     files = render_files(eff, hw, f"v{index} {label}")
     api = files.get("include/muh/kernels/api.h", "")
@@ -132,7 +104,7 @@ def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
     head = [f"// ---- variant {index}: {label} ----", f"#define muh {sym}"]
     head += [f"#define {n} {sym}_{n[4:]}" for n in names]
     done: set[str] = set()
-    body = [_inline("kernels/common.cu", files, done), _inline(KERNEL_FILE[eff.family], files, done)]
+    body = [_inline("kernels/common.cu", files, done), _inline(families.get(eff.family).source, files, done)]
     tail = ["#undef muh"] + [f"#undef {n}" for n in names]
     return "\n".join(head + body + tail) + "\n"
 
@@ -154,7 +126,7 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
 
     cols, k = topk or (TOPK_COLS, TOPK_K)
     code = "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)
-    size = DTYPES[dtype]
+    size = DT.SIZE[dtype]
     if family == "topk":
         check_n, check_small = 3 * cols, cols
     else:
@@ -162,8 +134,8 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
     rel_tol = {1: 1e-2, 2: 2e-2}.get(size, 1e-5 if dtype == "float32" else 1e-12)
     if dtype in ("float16", "bfloat16"):
         rel_tol = 2e-2
-    return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=STORAGE[dtype],
-                  dtype_code=DTYPE_CODE[dtype], is_float=dtype.startswith(("float", "bfloat")),
+    return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=DT.TABLE[dtype].storage,
+                  dtype_code=DT.CODE[dtype], is_float=DT.TABLE[dtype].is_float,
                   variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
                   variant_code=code, sizes=sizes, check_n=check_n, check_small=check_small, rel_tol=rel_tol,
                   topk_cols=cols, topk_k=k, spin_cycles=SPIN_CYCLES)

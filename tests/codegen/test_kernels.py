@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from muh.codegen.kernels import config as C
+from muh.families import base as C
+from muh.families import scan as scan_rec, topk as topk_rec, transform as transform_rec
 from muh.codegen.kernels import emitter, presets
 
 WARP_ONLY = re.compile(r"__shfl|__ballot|__any_sync|__all_sync|__activemask|__syncwarp|__match|warpSize|%laneid"
@@ -64,7 +65,7 @@ def test_generation_is_deterministic():
     a = _files(presets.bi100())
     b = _files(presets.bi100())
     assert a == b
-    assert sorted(a) == sorted(p for p, _, _ in emitter.FILES)
+    assert sorted(a) == sorted(p for p, _, _ in emitter.files())
 
 
 def test_modes_of_the_warp_layer():
@@ -89,78 +90,44 @@ def test_bi100_profile_is_cxx14_and_has_no_nanosleep():
 
 
 def test_invalid_configs_are_refused_with_reasons():
-    cfg = replace(presets.h200(), scan={"float64": C.ScanPolicy(224, 12)})
+    cfg = presets.h200().with_policies("scan", {"float64": scan_rec.Policy(224, 12)})
     with pytest.raises(C.KernelConfigError, match="threads=224 is not a multiple of the warp size 64"):
         emitter.generate(cfg.emulated(64))
-    big = replace(presets.bi100(), scan={"float32": C.ScanPolicy(384, 80)})  # 320 B of tile per thread
-    with pytest.raises(C.KernelConfigError, match="holds in registers"):
-        emitter.generate(big)
-    hungry = replace(presets.bi100(), topk={"float32": C.TopkPolicy(512, 4, 12, max_k=8192)})
+    big = presets.bi100().with_policies("scan", {"float32": scan_rec.Policy(384, 40)})
     with pytest.raises(C.KernelConfigError, match="shared memory"):
-        emitter.generate(hungry)
-    many = replace(presets.bi100(), topk={"float32": C.TopkPolicy(1024, 4, 11)})
+        emitter.generate(big)
+    many = presets.bi100().with_policies("topk", {"float32": topk_rec.Policy(1024, 4, 11)})
     with pytest.raises(C.KernelConfigError, match="named barriers"):
         emitter.generate(many.emulated(64))
-    bad_delay = replace(presets.h200(), scan={"float32": C.ScanPolicy(128, 24, "sometimes")})
+    bad_delay = presets.h200().with_policies("scan", {"float32": scan_rec.Policy(128, 24, "sometimes")})
     with pytest.raises(C.KernelConfigError, match="unknown delay `sometimes`"):
         emitter.generate(bad_delay)
 
 
-def test_scan_policy_values_are_checked():
-    def errs(**kw):
-        return C.validate(replace(presets.h200(), scan={"float32": C.ScanPolicy(128, 24, **kw)}))
-
-    assert errs() == []
-    assert any("window=24 must divide the warp (32)" in e for e in errs(window=24))
-    assert any("at most 256" in e for e in errs(window=512)) and errs(window=96) == []
-    assert errs(window=16) == [] and errs(window=128) == []
-    assert any("load modifier `cg` is not implemented" in e for e in errs(load="cg"))
-    assert any("store modifier `wt` is not implemented" in e for e in errs(store="wt"))
-
-
-def test_scan_vector_width_divides_the_items():
-    def vec(dtype, items, v=16):
-        return C.scan_vec(replace(presets.h200(), scan={dtype: C.ScanPolicy(128, items, vec=v)}), dtype)
-
-    assert vec("float32", 24) == 4 and vec("float64", 12) == 2  # 16-byte accesses
-    assert vec("float32", 22) == 2 and vec("float32", 21) == 1  # halved until it divides
-    assert vec("float32", 24, v=3) == 2  # a power of two
-    assert vec("int64", 11) == 1
-
-
-def test_scan_device_code_is_the_static_header_and_capabilities_select_the_status_words():
-    h = _files(presets.h200())
-    b = _files(presets.bi100())
-    static = emitter.static_source("static/scan_tile.cuh")
-    for files in (h, b):
-        assert files["include/muh/scan_tile.cuh"].split("\n", 1)[1] == static
-        assert '#include "muh/scan_tile.cuh"' in files["kernels/scan.cu"]
-    assert "#define MUH_HAS_PTX_MEMORY_MODEL 1" in h["include/muh/kernels/params.cuh"]
-    assert "#define MUH_HAS_PTX_MEMORY_MODEL 0" in b["include/muh/kernels/params.cuh"]
-    assert "constexpr int kStore = 1;  // cs" in h["include/muh/kernels/params.cuh"]
-
-
 def test_transform_items_follow_bytes_in_flight():
     h = presets.h200()
-    assert C.transform_items(h, "float32") == (8, 4)  # 48 KiB / (2048 thr * 4 B) = 6 -> 2 float4
+    assert transform_rec.items(h, "float32", h.transform["float32"]) == (8, 4)  # 48 KiB / (2048 thr * 4 B) = 6 -> 2 float4
     b = presets.bi100()
-    assert C.transform_items(b, "float32") == (8, 4)  # 64 KiB / 8 KiB = 8
-    assert C.transform_items(b, "float16") == (16, 8)
+    assert transform_rec.items(b, "float32", b.transform["float32"]) == (8, 4)  # 64 KiB / 8 KiB = 8
+    assert transform_rec.items(b, "float16", b.transform["float16"]) == (16, 8)
 
 
 def test_delay_kinds_map_to_modes():
-    for kind in C.DELAY_KINDS:
-        cfg = replace(presets.h200(), scan={"float32": C.ScanPolicy(128, 24, kind, 640, 400)})
-        d = C.scan_delay(cfg, "float32")
-        assert d["l2w_ns"] == 400 and d["max_ns"] == 640
-        assert d["mode"] == C.DELAY_TABLE[kind][0]
+    for kind in scan_rec.DELAY_KINDS:
+        pol = scan_rec.Policy(128, 24, kind, 640, 400)
+        d = {p.cname: p.value for p in scan_rec.params(presets.h200(), "float32", pol)}
+        assert d["kL2WriteNs"] == 400 and d["kDelayMaxNs"] == 640
+        assert d["kDelayMode"] == scan_rec.DELAY_TABLE[kind][0]
 
 
 def test_runtime_tables_match_the_emitter():
     from muh.runtime import ops
 
-    assert ops.DTYPE_CODES == emitter.DTYPE_CODE
-    assert set(ops.SUPPORTED["reduce"]) == set(C.REDUCE_DTYPES)
-    assert set(ops.SUPPORTED["scan"]) == set(C.SCAN_DTYPES)
-    assert set(ops.SUPPORTED["transform"]) == set(C.TRANSFORM_DTYPES)
-    assert set(ops.SUPPORTED["topk"]) == set(C.TOPK_DTYPES)
+    api = dict(emitter.generate(presets.h200()))["include/muh/kernels/api.h"]
+    body = re.search(r"enum muh_dtype \{(.*?)\};", api, re.S).group(1)
+    enum = dict(re.findall(r"MUH_([A-Z0-9]+) = (\d+),", body))
+    assert {n.upper(): str(c) for n, c in ops.DTYPE_CODES.items()} == enum
+    cu = dict(emitter.generate(presets.h200()))
+    for fam, types in ops.SUPPORTED.items():  # each type the runtime accepts has a case in its kernel
+        for t in types:
+            assert f"case MUH_{t.upper()}" in cu[f"kernels/{fam}.cu"], (fam, t)

@@ -89,7 +89,7 @@ def test_libraries_of_different_specs_share_no_host_state(nvcc, tmp_path):
         root = tmp_path / name
         emitter.write(cfgs[name], root)
         lib = root / "libpart.so"
-        srcs = [str(root / "kernels" / f) for f in ("common.cu", "reduce.cu")]
+        srcs = [str(root / "kernels" / f) for f in ("common.cu", "reduce.cu", "histogram.cu")]
         cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-O1", "-Xcompiler", "-fPIC", "-shared", "-I", str(root / "include"),
                *srcs, "-o", str(lib)]
         r = subprocess.run(cmd, capture_output=True, text=True)

@@ -1,14 +1,14 @@
-"""Kernel emitter: the warp layer, block collectives and the reduce / scan / transform / topk kernels.
+"""Kernel emitter: the warp layer, block collectives and one kernel source per family (muh/families/).
 
 ``generate(cfg, header)`` renders the files for one ``KernelConfig``; ``emit(ctx)`` is the registry
-entry that builds the config from the core's derived spec (``adapter.from_context``).
+entry that builds the configs from the derived spec (``adapter.configs_from_context``).
 """
 from __future__ import annotations
 
-from muh.codegen.kernels.config import KernelConfig, KernelConfigError, validate
-from muh.codegen.kernels.emitter import FILES, generate
+from muh.families.base import KernelConfig, KernelConfigError, validate
+from muh.codegen.kernels.emitter import files, generate
 
-__all__ = ["FILES", "KernelConfig", "KernelConfigError", "emit", "generate", "validate"]
+__all__ = ["KernelConfig", "KernelConfigError", "emit", "files", "generate", "validate"]
 
 
 def emit(ctx):

@@ -1,19 +1,19 @@
-"""Render the kernel files of one KernelConfig. All numbers are computed here or in config.py."""
+"""Render the kernel files of one KernelConfig. Codegen only renders: every number comes from the
+family records (muh/families/), each with its rule, printed into include/muh/kernels/params.cuh."""
 from __future__ import annotations
 
 from typing import Callable
 
-from muh.codegen.kernels import config as C
+from muh.runtime import dtypes as DT
+from muh import families
+from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, validate
 from muh.codegen.templates import render
 
 PKG = "muh.codegen.kernels"
 
-CXX_TYPE = {"float32": "float", "float64": "double", "float16": "__half", "bfloat16": "bf16",
-            "int32": "int", "int64": "long long"}
-DTYPE_CODE = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int32": 4, "int64": 5}
-
-# (output path, template, comment prefix)
-FILES = (
+# (output path, template, comment prefix): the files every build has; each family adds its source
+# (kernels/<name>.cu from <name>.cu.j2) and its static headers (include/muh/kernels/<file>).
+COMMON_FILES = (
     ("include/muh/warp.cuh", "warp.cuh.j2", "//"),
     ("include/muh/block.cuh", "block.cuh.j2", "//"),
     ("include/muh/types.cuh", "types.cuh.j2", "//"),
@@ -22,73 +22,99 @@ FILES = (
     ("include/muh/kernels/params.cuh", "params.cuh.j2", "//"),
     ("include/muh/kernels/api.h", "api.h.j2", "//"),
     ("kernels/common.cu", "common.cu.j2", "//"),
-    ("kernels/reduce.cu", "reduce.cu.j2", "//"),
-    ("kernels/scan.cu", "scan.cu.j2", "//"),
-    ("kernels/transform.cu", "transform.cu.j2", "//"),
-    ("kernels/topk.cu", "topk.cu.j2", "//"),
-    ("kernels/bindings/torch_ops.cpp", "torch_ops.cpp.j2", "//"),
 )
-KERNEL_SOURCES = tuple(p for p, _, _ in FILES if p.endswith(".cu"))
+BINDINGS = ("kernels/bindings/torch_ops.cpp", "torch_ops.cpp.j2", "//")
 WARP_LAYER = "include/muh/warp.cuh"
 
 
-def static_source(name: str) -> str:
-    from importlib.resources import files
-
-    return files(PKG).joinpath(name).read_text()
+def files() -> tuple[tuple[str, str, str], ...]:
+    """Every generated file: (output path, template or static source, comment prefix)."""
+    fam = []
+    for rec in families.records():
+        fam += [(f"include/muh/kernels/{s}", s, "//") for s in rec.static]
+        fam.append((rec.source, rec.template, "//"))
+    return COMMON_FILES + tuple(fam) + (BINDINGS,)
 
 
 def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-def warp_vars(cfg: C.KernelConfig) -> dict:
+def warp_vars(cfg: KernelConfig) -> dict:
     w, p = cfg.warp_size, cfg.physical
     mode = "native" if w == p else ("subwarp" if w < p else "emulated")
     wide = w > 32
     return {
-        "logical": w, "physical": p, "log2_logical": _log2(w), "mode": mode, "parts": max(1, w // p), "has_ballot": w <= 64,
+        "logical": w, "physical": p, "log2_logical": _log2(w), "mode": mode, "parts": max(1, w // p),
+        "has_ballot": w <= 64,
         "mask_type": "unsigned long long" if wide else "unsigned",
         "intrinsic_ballot": mode == "native" and w == 32,
         "width_arg": f", {w}" if mode == "subwarp" else "",
         "ffs": "__ffsll" if wide else "__ffs", "popc": "__popcll" if wide else "__popc",
-        "xchg_slots": C.max_threads(cfg),
+        "xchg_slots": max_threads(cfg),
     }
 
 
-def template_vars(cfg: C.KernelConfig) -> dict:
-    reduce = [{"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": p.items,
-               "vec": C.reduce_vec(cfg, d), "ldg": int(p.load == "ldg")} for d, p in sorted(cfg.reduce.items())]
-    scan = [{"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": p.items, "delay_kind": p.delay,
-             "delay": C.scan_delay(cfg, d), "vec": C.scan_vec(cfg, d), "window": C.scan_window(cfg, d),
-             "load": C.SCAN_LOADS.index(p.load), "load_name": p.load, "store": C.SCAN_STORES.index(p.store),
-             "store_name": p.store} for d, p in sorted(cfg.scan.items())]
-    transform = []
-    for d, p in sorted(cfg.transform.items()):
-        items, vec = C.transform_items(cfg, d)
-        transform.append({"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": items, "vec": vec})
-    topk = []
-    for d, p in sorted(cfg.topk.items()):
-        key_bits = 8 * C.ELEM_SIZE[d]
-        topk.append({"dtype": d, "cxx": CXX_TYPE[d], "threads": p.threads, "ipt": p.items,
-                     "vec": 16 // C.ELEM_SIZE[d], "bits": p.bits_per_pass,
-                     "bins_per_thread": -(-(1 << p.bits_per_pass) // p.threads), "max_k": p.max_k,
-                     "key_bits": key_bits, "passes": -(-key_bits // p.bits_per_pass),
-                     "split": C.topk_split(cfg, d)})
+def _args(fn, torch: bool) -> list[dict]:
+    """The C interface's arguments as the torch binding passes them (pointers as int64 addresses)."""
+    out = []
+    for t, n in fn.args:
+        if t.endswith("*"):
+            out.append({"t": "int64_t", "n": n, "call": f"static_cast<{t}>(ptr({n}))" if t not in ("void*", "const void*") else f"ptr({n})"})
+        elif t in ("size_t", "unsigned"):
+            out.append({"t": "int64_t", "n": n, "call": f"static_cast<{t}>({n})"})
+        elif t == "float":
+            out.append({"t": "double", "n": n, "call": f"static_cast<float>({n})"})
+        elif t == "long long":
+            out.append({"t": "int64_t", "n": n, "call": n})
+        else:
+            out.append({"t": t, "n": n, "call": n})
+    return out
+
+
+def api_vars() -> list[dict]:
+    out = []
+    for fn in families.api():
+        args = _args(fn, True)
+        ret = {"const char*": "std::string", "size_t": "int64_t"}.get(fn.ret)
+        call = f"{fn.name}({', '.join(a['call'] for a in args)})"
+        out.append({"name": fn.name, "decl": fn.decl(), "doc": fn.doc,
+                    "params": ", ".join(f"{a['t']} {a['n']}" for a in args),
+                    "body": f"{ret}({call})" if ret == "std::string" else (f"static_cast<int64_t>({call})" if ret else call),
+                    "direct": not fn.args and ret is None})
+    return out
+
+
+def template_vars(cfg: KernelConfig) -> dict:
+    fams, params = {}, []
+    for rec in families.records():
+        rows = []
+        for d, p in sorted(cfg.of(rec.name).items()):
+            ps = rec.params(cfg, d, p)
+            rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, **{x.cname: x.value for x in ps}})
+            params.append({"ns": f"{rec.name}_{d}", "values": ps})
+        fams[rec.name] = rows
+    hw = [param("kSmemPerBlock", cfg.smem_per_block, "hardware smem_per_block"),
+          param("kSmemBanks", cfg.smem_banks, "shared-memory banks (32 on every CUDA-class GPU)")]
+    for rec in families.records():
+        hw += rec.globals(cfg)
+    extra = {}
+    for rec in families.records():
+        extra.update(rec.template_vars(cfg))
     return {
         "spec_name": cfg.name,
-        "all_dtypes": [{"name": d, "code": c} for d, c in sorted(DTYPE_CODE.items(), key=lambda kv: kv[1])],
-        "reduce": reduce, "scan": scan, "transform": transform, "topk": topk,
-        "topk_max_k": min([p.max_k for p in cfg.topk.values()] or [0]),
+        "all_dtypes": [{"name": d.name, "code": d.code} for d in DT.by_code()],
+        "api": api_vars(),
+        "enums": [{"family": r.name, "ops": list(r.operators.items())} for r in families.records() if r.operators],
+        **fams, **extra,
+        "params": params, "globals": hw,
         "has_nanosleep": int(cfg.has_nanosleep), "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
-        "smem_per_block": cfg.smem_per_block,
-        "smem_banks": cfg.smem_banks, "reduce_max_grid": 4096,
         "lanes_expr": "32" if cfg.plant_lane32_bug else "warp::kSize",
         **warp_vars(cfg),
     }
 
 
-def default_header(cfg: C.KernelConfig) -> Callable[[str], str]:
+def default_header(cfg: KernelConfig) -> Callable[[str], str]:
     import muh
 
     def header(prefix: str) -> str:
@@ -97,24 +123,31 @@ def default_header(cfg: C.KernelConfig) -> Callable[[str], str]:
     return header
 
 
-def generate(cfg: C.KernelConfig, header: Callable[[str], str] | None = None) -> list[tuple[str, str]]:
+def _static(name: str) -> str:
+    """Static CUDA copied as it is: ``static/<file>`` beside the emitter, or a family's in templates/."""
+    from importlib.resources import files as res
+
+    return res(PKG).joinpath(name if name.startswith("static/") else f"templates/{name}").read_text()
+
+
+def generate(cfg: KernelConfig, header: Callable[[str], str] | None = None) -> list[tuple[str, str]]:
     """[(relative path, content)] for ``cfg``; raises KernelConfigError when it cannot be generated."""
-    errs = C.validate(cfg)
+    errs = validate(cfg)
     if errs:
-        raise C.KernelConfigError(f"kernels for `{cfg.name}`: " + "; ".join(errs))
+        raise KernelConfigError(f"kernels for `{cfg.name}`: " + "; ".join(errs))
     header = header or default_header(cfg)
     tv = template_vars(cfg)
     out = []
-    for path, tmpl, prefix in FILES:
-        if tmpl.startswith("static/"):  # device code with no numbers of its own: copied as it is
-            text = header(prefix) + "\n" + static_source(tmpl)
-        else:
+    for path, tmpl, prefix in files():
+        if tmpl.endswith(".j2"):
             text = render(PKG, tmpl, header=header(prefix), **tv)
+        else:
+            text = f"{header(prefix)}\n{_static(tmpl)}"
         out.append((path, text))
     return out
 
 
-def write(cfg: C.KernelConfig, root, header: Callable[[str], str] | None = None) -> list[str]:
+def write(cfg: KernelConfig, root, header: Callable[[str], str] | None = None) -> list[str]:
     """Write the files under ``root`` (tests, bench); returns the paths written."""
     from pathlib import Path
 

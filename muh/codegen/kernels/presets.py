@@ -2,7 +2,7 @@
 
 They are derived from ``specs/h200.muh`` (the lab GPU: CUB 3.0.1's sm_90 policies) and
 ``specs/baseline.muh`` (the BI-V100) through the same pipeline as ``muh build`` — parse, validate,
-derive, ``adapter.config_from_derived`` — so tests and benchmarks run exactly the numbers a build
+derive, ``derive.kernels.config_from_derived`` — so tests and benchmarks run exactly the numbers a build
 emits, with no second copy of them. Needs the repository's ``specs/`` folder.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from muh.codegen.kernels.adapter import config_from_derived
-from muh.codegen.kernels.config import KernelConfig
+from muh.derive.kernels import config_from_derived
+from muh.families.base import KernelConfig
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 

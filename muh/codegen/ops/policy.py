@@ -31,14 +31,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.derive.model import Derived, Resolved
-from muh.codegen.kernels.config import DEFAULT_BYTES_IN_FLIGHT
+from muh.runtime import dtypes as DT
+from muh.families.base import MAX_LOAD_BYTES, RESIDENT_THREADS_PER_SM
+from muh.families.transform import DEFAULT_BYTES_IN_FLIGHT
 
 OPS_DTYPES = ("float32", "float16", "bfloat16")
-CTYPE = {"float32": "float", "float16": "__half", "bfloat16": "muh::bf16"}
-ELEM = {"float32": 4, "float16": 2, "bfloat16": 2}
-DTYPE_CODE = {"float32": 0, "float16": 1, "bfloat16": 2}  # muh_op_dtype in include/muh/ops/ops.h
-MAX_LOAD_BYTES = 16
-RESIDENT_THREADS_PER_SM = 2048
+CTYPE = {d: DT.TABLE[d].cxx for d in OPS_DTYPES}
+ELEM = {d: DT.SIZE[d] for d in OPS_DTYPES}
+DTYPE_CODE = {d: DT.CODE[d] for d in OPS_DTYPES}  # muh_op_dtype in include/muh/ops/ops.h = muh_dtype's codes
 REGISTER_FLOATS = 32  # cached row values per thread before the streaming fallback (64 spilled for bf16)
 REGISTER_FILE = 65536  # 32-bit registers per SM (sm_50 .. sm_90); a quarter of a thread's share caches the row
 MAX_PER_LANE = 16

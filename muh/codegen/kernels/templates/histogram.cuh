@@ -1,0 +1,132 @@
+// Histogram with evenly spaced bins (CUB DeviceHistogram::HistogramEven semantics), static CUDA:
+// compiles on its own (C++14, CUDA 10.2 subset) and is instantiated by kernels/histogram.cu with the
+// resolved policy of each sample type. A sample x counts in bin b when lower <= x < upper, with
+//   floating point: b = int((x - lower) * r), r = T(bins / (upper - lower)) computed in T once;
+//   integers:       b = U(x - lower) * U(bins) / U(upper - lower), U = 4-byte unsigned when the sample and
+//                   level types fit in 4 bytes together, else 8-byte (the range may not overflow U);
+// a rounding to `bins` counts in the last bin. Counters are int.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+// Library-private linkage (as host.cuh says why: template host stubs of two generated libraries in
+// one process must not bind to each other). Same definition as host.cuh's.
+#ifndef MUH_LIBRARY_LOCAL
+#if defined(__GNUC__) || defined(__clang__)
+#define MUH_LIBRARY_LOCAL __attribute__((visibility("hidden")))
+#else
+#define MUH_LIBRARY_LOCAL
+#endif
+#endif
+
+namespace muh {
+namespace histogram_impl MUH_LIBRARY_LOCAL {
+
+template <typename T> struct IsFloat { enum { value = 0 }; };
+template <> struct IsFloat<float> { enum { value = 1 }; };
+template <> struct IsFloat<double> { enum { value = 1 }; };
+
+template <typename T, bool kFloat = IsFloat<T>::value != 0> struct Even;
+
+// Floating point samples: one multiply per sample by a reciprocal computed once (on the host).
+template <typename T> struct Even<T, true> {
+  T lower, upper, scale;
+  int bins;
+  __host__ __device__ static Even make(T lower, T upper, int bins) {
+    Even e;
+    e.lower = lower;
+    e.upper = upper;
+    e.scale = static_cast<T>(static_cast<T>(bins) / static_cast<T>(upper - lower));
+    e.bins = bins;
+    return e;
+  }
+  __device__ __forceinline__ int bin(T x) const {
+    if (!(x >= lower && x < upper)) return -1;
+    const int b = static_cast<int>((x - lower) * scale);
+    return b < bins ? b : bins - 1;
+  }
+};
+
+template <typename T> struct Wide { typedef unsigned long long type; };
+template <> struct Wide<signed char> { typedef unsigned type; };
+template <> struct Wide<unsigned char> { typedef unsigned type; };
+template <> struct Wide<short> { typedef unsigned type; };
+template <> struct Wide<unsigned short> { typedef unsigned type; };
+
+// Integer samples: exact integer arithmetic in the wide unsigned type.
+template <typename T> struct Even<T, false> {
+  typedef typename Wide<T>::type U;
+  T lower, upper;
+  U range;
+  int bins;
+  __host__ __device__ static Even make(T lower, T upper, int bins) {
+    Even e;
+    e.lower = lower;
+    e.upper = upper;
+    e.range = static_cast<U>(upper) - static_cast<U>(lower);
+    e.bins = bins;
+    return e;
+  }
+  __device__ __forceinline__ int bin(T x) const {
+    if (!(x >= lower && x < upper)) return -1;
+    return static_cast<int>((static_cast<U>(x) - static_cast<U>(lower)) * static_cast<U>(bins) / range);
+  }
+};
+
+// The bin arithmetic cannot overflow (CUB refuses the same ranges with cudaErrorInvalidValue).
+template <typename T> inline bool fits(const Even<T, true>&) { return true; }
+template <typename T> inline bool fits(const Even<T, false>& e) {
+  typedef typename Wide<T>::type U;
+  return e.range <= static_cast<U>(~U(0)) / static_cast<U>(e.bins);
+}
+
+// 16-byte loads where the pointer allows it.
+template <typename T, int kVec> struct alignas(sizeof(T) * kVec) Vec {
+  T v[kVec];
+};
+
+// One pass: each block counts a grid-stride share of tiles (kThreads x kItems samples) into a
+// shared-memory histogram, then adds it to the global one. kSmem false: counts go straight to
+// global memory (more bins than shared memory holds).
+template <typename T, int kThreads, int kItems, int kVec, bool kSmem>
+__global__ void __launch_bounds__(kThreads)
+    histogram_kernel(const T* __restrict__ in, long long n, Even<T> even, int* __restrict__ out) {
+  extern __shared__ int smem_counts[];
+  int* counts = kSmem ? smem_counts : out;
+  if (kSmem) {
+    for (int i = threadIdx.x; i < even.bins; i += kThreads) counts[i] = 0;
+    __syncthreads();
+  }
+  enum { kVecs = kItems / kVec, kTile = kThreads * kItems };
+  const long long full = n / kTile;
+  for (long long t = blockIdx.x; t < full; t += gridDim.x) {
+    const Vec<T, kVec>* tile = reinterpret_cast<const Vec<T, kVec>*>(in + t * kTile);
+    Vec<T, kVec> v[kVecs];
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) v[i] = tile[i * kThreads + threadIdx.x];
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const int b = even.bin(v[i].v[j]);
+        if (b >= 0) atomicAdd(counts + b, 1);
+      }
+  }
+  if (blockIdx.x == full % gridDim.x) {
+    for (long long i = full * kTile + threadIdx.x; i < n; i += kThreads) {
+      const int b = even.bin(in[i]);
+      if (b >= 0) atomicAdd(counts + b, 1);
+    }
+  }
+  if (kSmem) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < even.bins; i += kThreads) {
+      const int c = counts[i];
+      if (c) atomicAdd(out + i, c);
+    }
+  }
+}
+
+}  // namespace histogram_impl
+}  // namespace muh

@@ -1,0 +1,257 @@
+"""What every kernel family record is made of, and the hardware half of a kernel build.
+
+A *family record* (``muh/families/<name>.py``) is the one place that knows a family: its element
+types, its policy (the tunable numbers a kernel is instantiated with) and how the policy is read from
+a derived spec, its checks, the launch numbers derived from it (each a ``Param``: value, rule,
+inputs), its C interface and its kernel source. Derive, codegen (kernels, headers, C API, torch
+bindings), tune, the runtime's ctypes table and the docs all read the records.
+
+Pure Python: the runtime imports the C interface from here on machines without pydantic or lark.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Callable, Optional
+
+from muh.runtime import dtypes as DT
+
+MAX_NAMED_BARRIERS = 16  # PTX: barrier ids 0..15; id 0 is __syncthreads
+RESIDENT_THREADS_PER_SM = 2048  # every CUDA-class SM since sm_30 (CUDA C++ Programming Guide, table 21)
+MAX_LOAD_BYTES = 16  # the widest vector load instruction (ld.global.v4.b32)
+MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y (rows of a 2-D launch)
+
+
+class KernelConfigError(ValueError):
+    """A config the kernels cannot be generated for (message says which value and why)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One number a kernel is instantiated with, and where it came from."""
+
+    cname: str  # constexpr name in params.cuh
+    value: int
+    rule: str  # the rule (or `policy` for a value taken as the spec resolved it)
+    inputs: tuple[tuple[str, object], ...] = ()
+
+    def why(self) -> str:
+        ins = ", ".join(f"{k}={v}" for k, v in self.inputs)
+        return f"{self.rule}" + (f" ({ins})" if ins else "")
+
+
+def param(cname: str, value, rule: str, **inputs) -> Param:
+    return Param(cname, int(value), rule, tuple(inputs.items()))
+
+
+@dataclass(frozen=True)
+class CFunc:
+    """One function of the generated C interface (api.h, the torch binding and ctypes read it)."""
+
+    name: str
+    ret: str  # "int" | "size_t" | "const char*"
+    args: tuple[tuple[str, str], ...] = ()  # (C type, name)
+    doc: str = ""
+
+    def decl(self) -> str:
+        args = ", ".join(f"{t} {n}" for t, n in self.args)
+        return f"{self.ret} {self.name}({args or 'void'});"
+
+
+def cfuncs(text: str) -> tuple[CFunc, ...]:
+    """C declarations, one a line (``ret name(type arg, …);  // doc``), as CFuncs."""
+    out = []
+    for line in text.strip().splitlines():
+        decl, _, doc = line.partition("//")
+        head, _, rest = decl.strip().rstrip(";").partition("(")
+        ret, name = head.rsplit(" ", 1)
+        args = []
+        for a in rest.rstrip(")").split(","):
+            a = a.strip()
+            if a and a != "void":
+                t, n = a.rsplit(" ", 1)
+                while n.startswith("*"):
+                    t, n = t + "*", n[1:]
+                args.append((t.strip(), n))
+        if name.startswith("*"):
+            ret, name = ret + "*", name[1:]
+        out.append(CFunc(name, ret.strip(), tuple(args), doc.strip()))
+    return tuple(out)
+
+
+# The entry points every build has (kernels/common.cu).
+COMMON_API = cfuncs("""
+const char* muh_last_error(void);  // what the last failing call said
+const char* muh_spec_name(void);  // the spec the kernels were generated from
+int muh_warp_size(void);  // logical warp of the kernels
+int muh_physical_warp_size(void);  // warp of the GPU they were built for
+int muh_check_device(void);  // MUH_ERR_WARP when the current device's warp width does not match
+""")
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """The typed input of the kernel emitter: one hardware profile plus one policy per family and dtype.
+
+    Warp widths: ``warp_size`` is the *logical* warp the kernels are written for (the spec's
+    hardware); ``physical_warp`` is the width of the GPU that runs them. They differ only in an
+    emulation build (``emulate_warp``): a logical 64-lane warp on a 32-lane H200, or 16 / 128.
+    ``policies`` maps a family name to {dtype: that family's Policy}; ``cfg.<family>`` reads it.
+    """
+
+    name: str  # spec / hardware label, printed in errors
+    warp_size: int  # logical warp of the kernels (the spec's hardware)
+    physical_warp: Optional[int] = None  # None: native (== warp_size)
+    smem_per_block: int = 48 * 1024
+    smem_banks: int = 32
+    max_threads_per_sm: int = RESIDENT_THREADS_PER_SM
+    cxx: int = 17
+    cuda: str = "13.0"
+    has_nanosleep: bool = True
+    # PTX memory-model accesses (ld/st.relaxed.gpu, vector forms single-copy in practice, as CUB
+    # relies on) and .cs cache hints: NVIDIA sm_70+. Without: volatile accesses, 8-byte scan values
+    # published through a flag and a fence.
+    has_ptx_memory_model: bool = True
+    clock_ghz: float = 1.5  # busy-wait pacing without __nanosleep; from the spec's hardware when it says
+    clock_from: str = "default: 1.5 GHz (no clock in the spec)"
+    policies: dict = field(default_factory=dict)  # family -> {dtype -> Policy}
+    plant_lane32_bug: bool = False  # negative control only: block reduce assumes 32 lanes
+
+    def __getattr__(self, name: str):
+        from muh import families
+
+        if name in families.NAMES:
+            return self.policies.get(name, {})
+        raise AttributeError(name)
+
+    def of(self, family: str) -> dict:
+        return self.policies.get(family, {})
+
+    def with_policies(self, family: str, table: dict) -> "KernelConfig":
+        """The same config with ``family``'s policies replaced by ``table`` ({dtype: Policy})."""
+        return replace(self, policies={**self.policies, family: dict(table)})
+
+    @property
+    def physical(self) -> int:
+        return self.physical_warp or self.warp_size
+
+    @property
+    def emulate_warp(self) -> Optional[int]:
+        return self.warp_size if self.physical_warp and self.physical_warp != self.warp_size else None
+
+    def emulated(self, logical: int, physical: int = 32) -> "KernelConfig":
+        """The same kernels (same policies, tiles) with a ``logical``-lane warp on a ``physical``-lane GPU."""
+        return replace(self, warp_size=logical, physical_warp=physical, name=f"{self.name}-emu{logical}")
+
+    def digest(self) -> str:
+        blob = json.dumps(asdict(self), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def max_threads(cfg: KernelConfig) -> int:
+    ts = [p.threads for t in cfg.policies.values() for p in t.values()]
+    return max(ts or [cfg.physical])
+
+
+def xchg_bytes(cfg: KernelConfig) -> int:
+    """Shared memory the warp emulation's exchange buffer takes (one 8-byte slot per thread)."""
+    if cfg.warp_size <= cfg.physical:
+        return 0
+    return 8 * max_threads(cfg)
+
+
+def warp_checks(cfg: KernelConfig, where: str, threads: int) -> list[str]:
+    """A block of ``threads`` on this warp (logical and physical), and in emulation its barriers."""
+    w, p = cfg.warp_size, cfg.physical
+    errs = []
+    if threads % w:
+        errs.append(f"{where}: threads={threads} is not a multiple of the warp size {w}")
+    if threads % p:
+        errs.append(f"{where}: threads={threads} is not a multiple of the physical warp {p}")
+    if w > p and threads // w + 1 > MAX_NAMED_BARRIERS:
+        errs.append(f"{where}: {threads // w} logical warps need more than "
+                    f"{MAX_NAMED_BARRIERS - 1} named barriers in emulation")
+    return errs
+
+
+def vec_of(dtype: str) -> int:
+    """Elements per widest vector load."""
+    return MAX_LOAD_BYTES // DT.SIZE[dtype]
+
+
+def load_vec(dtype: str, items: int, nominal: int | None = None) -> tuple[int, str]:
+    """(elements per vector load, rule): ``nominal`` (or as many as fit) capped at 16-byte loads, and
+    1 when ``items`` is not a multiple of it (CUB likewise loads without vectors then: AgentReduce's
+    ATTEMPT_VECTORIZATION). One rule for every family, used by build and tune alike."""
+    cap = vec_of(dtype)
+    v = max(1, min(nominal, cap)) if nominal is not None else cap
+    if items % v:
+        return 1, f"items {items} is not a multiple of vec {v}: scalar loads (CUB's ATTEMPT_VECTORIZATION)"
+    return v, "min(vec, 16 B / element size)" if nominal is not None else "16 B / element size"
+
+
+@dataclass(frozen=True)
+class Family:
+    """The record of one kernel family (see the module docstring)."""
+
+    name: str
+    doc: str  # one line for the docs' family table
+    dtypes: tuple[str, ...]  # element types the kernels are generated for
+    policy: type  # the frozen dataclass of the tunable numbers
+    tunable: tuple[str, ...]  # spec dimensions `muh tune` may vary
+    api: tuple[CFunc, ...]  # the family's C interface
+    read: Callable  # (get(dim, default)) -> policy: the policy from resolved (or candidate) values
+    params: Callable  # (cfg, dtype, policy) -> list[Param]: every number its kernel is instantiated with
+    checks: Callable = lambda cfg, dtype, pol: []  # (cfg, dtype, policy) -> reasons it cannot be generated
+    warp_bound: bool = True  # threads must be a multiple of the warp (block collectives)
+    op: Optional[str] = "plus"  # the policy key's operator the kernels use (None: the dtype's policy)
+    globals: Callable = lambda cfg: []  # (cfg) -> [Param]: numbers shared by all dtypes (namespace params)
+    static: tuple[str, ...] = ()  # static CUDA headers of the family (include/muh/kernels/<file>)
+    template_vars: Callable = lambda cfg: {}  # (cfg) -> extra variables of the family's .cu.j2
+    python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.runtime.ops
+    operators: dict = field(default_factory=dict)  # name -> code of `enum muh_<family>_op` (MUH_<NAME>)
+
+    @property
+    def source(self) -> str:
+        return f"kernels/{self.name}.cu"
+
+    @property
+    def template(self) -> str:
+        return f"{self.name}.cu.j2"
+
+    def validate(self, cfg: KernelConfig) -> list[str]:
+        errs = []
+        for dtype, pol in sorted(cfg.of(self.name).items()):
+            if self.warp_bound:
+                errs += warp_checks(cfg, f"{self.name}.{dtype}", pol.threads)
+            errs += self.checks(cfg, dtype, pol)
+        return errs
+
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def validate(cfg: KernelConfig) -> list[str]:
+    """Every reason the kernels cannot be generated for ``cfg`` (empty: fine)."""
+    from muh import families
+
+    errs: list[str] = []
+    w, p = cfg.warp_size, cfg.physical
+    if not _pow2(w) or not _pow2(p):
+        errs.append(f"warp sizes must be powers of two (logical {w}, physical {p})")
+        return errs  # every later rule divides by the warp
+    if w > p and w > 8 * p:
+        errs.append(f"emulated warp {w} is more than 8 physical warps of {p}")
+    if cfg.cxx < 14:
+        errs.append("C++14 is the lowest supported language level")
+    unknown = sorted(set(cfg.policies) - set(families.NAMES))
+    if unknown:
+        errs.append(f"no kernels for famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}")
+    for rec in families.records():
+        bad = sorted(set(cfg.of(rec.name)) - set(rec.dtypes))
+        if bad:
+            errs.append(f"{rec.name}: no kernels for {', '.join(bad)} (types: {', '.join(rec.dtypes)})")
+        errs += rec.validate(cfg)
+    return errs

@@ -1,0 +1,151 @@
+"""scan: inclusive / exclusive prefix sum in one pass (decoupled look-back, CUB DeviceScan)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muh.runtime import dtypes as DT
+from muh.families.base import cfuncs, Family, param, xchg_bytes
+
+# The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
+DELAY_KINDS = (
+    "no_delay", "fixed", "exponential_backoff", "exponential_backoff_jitter",
+    "exponential_backoff_jitter_window", "exponential_backon_jitter_window",
+    "exponential_backon_jitter", "exponential_backon",
+)
+DELAY_TABLE = {
+    # kind: (mode, jitter) — mode 0 none, 1 constant, 2 grow (backoff), 3 shrink (backon);
+    # jitter 0 none, 1 uniform in [0, d), 2 window [d/2, d)
+    "no_delay": (0, 0),
+    "fixed": (1, 0),
+    "exponential_backoff": (2, 0),
+    "exponential_backoff_jitter": (2, 1),
+    "exponential_backoff_jitter_window": (2, 2),
+    "exponential_backon_jitter_window": (3, 2),
+    "exponential_backon_jitter": (3, 1),
+    "exponential_backon": (3, 0),
+}
+# CCCL 3.0.1's fixed_delay_constructor_t<350, 450> (cub/agent/single_pass_scan_operators.cuh): the
+# look-back delay when a spec's scan policy names none.
+DEFAULT_DELAY_NS, DEFAULT_L2_WRITE_NS = 350, 450
+LOADS = ("default", "ldg", "cs")  # CUB's cache load modifiers the scan implements
+STORES = ("default", "cs")  # cache store modifiers the scan implements (cs: streaming, evict-first)
+MAX_TILE_BYTES_PER_THREAD = 256  # the tile lives in registers: items x element size per thread
+
+
+@dataclass(frozen=True)
+class Policy:
+    threads: int
+    items: int
+    delay: str = "fixed"
+    delay_ns: int = DEFAULT_DELAY_NS
+    l2_write_ns: int = DEFAULT_L2_WRITE_NS
+    vec: int = 16  # elements per global access, capped at 16 bytes and to a divisor of items
+    window: int = 0  # look-back predecessors per poll; 0: one per lane of the warp
+    load: str = "default"  # LOADS
+    store: str = "default"  # STORES
+
+
+def delay_kind(kind: str) -> str:
+    """The spec's delay name (CCCL's constructor) as the kernel config's."""
+    return kind if kind in ("no_delay", "fixed") else f"exponential_{kind}"
+
+
+def read(get) -> Policy:
+    """``modifier`` is the load's cache modifier, ``store_modifier`` the store's; ``window`` unset is one
+    predecessor per lane of the warp."""
+    delay = get("delay", None)
+    kw = {}
+    if delay is not None:
+        kw = dict(delay=delay_kind(delay.kind), delay_ns=int(delay.ns), l2_write_ns=int(delay.l2_write_latency))
+    kw["vec"] = int(get("vec", 16))
+    kw["window"] = int(get("window", 0))
+    kw["load"] = str(get("modifier", None) or "default")
+    kw["store"] = str(get("store_modifier", None) or "default")
+    return Policy(int(get("threads")), int(get("items")), **kw)
+
+
+def smem(cfg, dtype: str, pol: Policy) -> int:
+    """Warp totals and the block prefix (the tile stays in registers)."""
+    return DT.SIZE[dtype] * (pol.threads // cfg.warp_size + 1) + xchg_bytes(cfg)
+
+
+def vec(dtype: str, pol: Policy) -> int:
+    """Elements per global access: the policy's vec capped at 16 bytes (and a power of two), then
+    halved until it divides items (a tile row of vectors must cover the items exactly)."""
+    v = max(1, min(pol.vec, 16 // DT.SIZE[dtype]))
+    v = 1 << (v.bit_length() - 1)
+    while pol.items % v:
+        v //= 2
+    return v
+
+
+def window(cfg, pol: Policy) -> int:
+    """Look-back predecessors per poll (0 in the policy: one per lane of the logical warp)."""
+    return pol.window or cfg.warp_size
+
+
+def checks(cfg, dtype: str, pol: Policy) -> list[str]:
+    errs = []
+    if pol.delay not in DELAY_KINDS:
+        errs.append(f"scan.{dtype}: unknown delay `{pol.delay}` (one of {', '.join(DELAY_KINDS)})")
+    w = cfg.warp_size
+    if pol.load not in LOADS:
+        errs.append(f"scan.{dtype}: load modifier `{pol.load}` is not implemented (one of {', '.join(LOADS)})")
+    if pol.store not in STORES:
+        errs.append(f"scan.{dtype}: store modifier `{pol.store}` is not implemented (one of {', '.join(STORES)})")
+    if pol.vec < 1:
+        errs.append(f"scan.{dtype}: vec={pol.vec} must be at least 1")
+    win = window(cfg, pol)
+    if pol.window < 0 or (win > w and win % w) or (win < w and w % win) or win > 8 * w:
+        errs.append(f"scan.{dtype}: window={pol.window} must divide the warp ({w}) or be a multiple of it, "
+                    f"at most {8 * w}")
+    if pol.items * DT.SIZE[dtype] > MAX_TILE_BYTES_PER_THREAD:
+        errs.append(f"scan.{dtype}: items={pol.items} x {DT.SIZE[dtype]} B per thread is over the "
+                    f"{MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers")
+    need = smem(cfg, dtype, pol)
+    if need > cfg.smem_per_block:
+        errs.append(f"scan.{dtype}: tile needs {need} B of shared memory, "
+                    f"the hardware has {cfg.smem_per_block} B per block")
+    return errs
+
+
+def params(cfg, dtype: str, pol: Policy):
+    mode, jitter = DELAY_TABLE[pol.delay]
+    ns = max(0, pol.delay_ns)
+    # backoff starts small and doubles up to ns; backon starts at ns and halves down to a floor.
+    floor = max(1, ns // 16)
+    start = {0: 0, 1: ns, 2: floor, 3: ns}[mode]
+    x16 = int(round(cfg.clock_ghz * 16))
+    return [
+        param("kThreads", pol.threads, "policy threads"),
+        param("kItems", pol.items, "policy items"),
+        param("kVec", vec(dtype, pol), "min(vec, 16 B / element size), a power of two dividing items",
+              vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
+        param("kWindow", window(cfg, pol), "policy window (unset: the warp)", window=pol.window),
+        param("kLoad", LOADS.index(pol.load), "load modifier " + pol.load + " (" + ", ".join(LOADS) + ")"),
+        param("kStore", STORES.index(pol.store), "store modifier " + pol.store + " (" + ", ".join(STORES) + ")"),
+        param("kDelayMode", mode, "delay kind: 0 none, 1 constant, 2 backoff, 3 backon", kind=pol.delay),
+        param("kDelayJitter", jitter, "delay kind: 0 none, 1 uniform, 2 window", kind=pol.delay),
+        param("kDelayStartNs", start, "fixed/backon: ns; backoff: ns / 16", ns=ns),
+        param("kDelayMinNs", floor, "max(1, ns / 16)", ns=ns),
+        param("kDelayMaxNs", max(ns, 1), "max(ns, 1)", ns=ns),
+        param("kL2WriteNs", max(0, pol.l2_write_ns), "policy delay l2_write_latency"),
+        param("kSpinCyclesPerNsX16", x16, "round(clock GHz x 16): busy-wait without __nanosleep",
+              clock_ghz=cfg.clock_ghz, clock_from=cfg.clock_from),
+    ]
+
+
+RECORD = Family(
+    name="scan",
+    doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
+    dtypes=("float32", "float64", "int32", "int64"),
+    policy=Policy,
+    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier"),
+    api=cfuncs("""
+size_t muh_scan_workspace_bytes(int dtype, long long n);
+int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);
+"""),
+    read=read,
+    params=params,
+    checks=checks,
+)
