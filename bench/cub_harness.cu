@@ -90,7 +90,7 @@ extern "C" int cub_transform_scale(int dtype, const void* in, void* out, long lo
   return 99;
 }
 
-// DeviceHistogram::HistogramEven, one channel, int counters: dtype 0 float32, 7 uint8 (muh's codes).
+// DeviceHistogram::HistogramEven, one channel, int counters: dtype is muh's code (muh/runtime/dtypes.py).
 template <typename T, typename L>
 int histogram_even(const void* in, int* hist, long long n, int bins, L lower, L upper, cudaStream_t s) {
   size_t bytes = 0;

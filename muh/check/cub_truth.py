@@ -26,15 +26,13 @@ from pathlib import Path
 import jinja2
 
 from muh.diagnostics import Diagnostic, MuhError
+from muh.runtime import dtypes as DT
 
 #: Architectures (compute capability x 10, CUB's policy numbering) and element types compared.
 ARCHES = (800, 860, 900, 1000)
 #: Element types probed, as C++ types.
-TYPES = {
-    "int8": "std::int8_t", "uint8": "std::uint8_t", "int16": "std::int16_t", "uint16": "std::uint16_t",
-    "int32": "std::int32_t", "uint32": "std::uint32_t", "int64": "std::int64_t", "uint64": "std::uint64_t",
-    "float32": "float", "float64": "double",
-}
+TYPES = {n: DT.TABLE[n].std for n in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                                      "float32", "float64")}
 #: Sums are probed only for types that accumulate in themselves (no integer promotion), so that
 #: ``policy_hub<T, …>`` is exactly the hub ``DeviceReduce::Sum`` / ``DeviceScan::*Sum`` use.
 SUM_TYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families.base import cfuncs, Family, load_vec, param
+from muh.families.base import cfuncs, Family, param, vec_of
 
 COUNTER_BYTES = 4  # int32 counters
 
@@ -19,18 +19,28 @@ COUNTER_BYTES = 4  # int32 counters
 class Policy:
     threads: int
     items: int  # samples per thread and tile (CUB's pixels_per_thread)
+    vec: int = 4  # samples per vector load (CUB's vec)
 
 
 def read(get) -> Policy:
-    return Policy(int(get("threads")), int(get("pixels_per_thread")))
+    return Policy(int(get("threads")), int(get("pixels_per_thread")), int(get("vec", 4)))
+
+
+def load_width(dtype: str, pol: Policy) -> tuple[int, str]:
+    """(samples per load, rule): the largest power of two <= min(vec, 16 B / sample size) that divides
+    the samples per thread (12 one-byte samples at vec 4: 4-byte loads, not scalar ones)."""
+    v = 1
+    while v * 2 <= min(pol.vec, vec_of(dtype)) and pol.items % (v * 2) == 0:
+        v *= 2
+    return v, "largest power of two <= min(vec, 16 B / sample size) dividing items"
 
 
 def params(cfg, dtype: str, pol: Policy):
-    vec, rule = load_vec(dtype, pol.items)
+    vec, rule = load_width(dtype, pol)
     return [
         param("kThreads", pol.threads, "policy threads"),
         param("kItems", pol.items, "policy pixels_per_thread"),
-        param("kVec", vec, rule, items=pol.items, element_size=DT.SIZE[dtype]),
+        param("kVec", vec, rule, vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
         param("kSmemBins", cfg.smem_per_block // COUNTER_BYTES,
               "smem_per_block / 4 B: more bins are counted in global memory", smem_per_block=cfg.smem_per_block),
     ]

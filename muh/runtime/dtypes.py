@@ -27,6 +27,11 @@ class DType:
     def is_float(self) -> bool:
         return self.kind == "float"
 
+    @property
+    def std(self) -> str:
+        """The <cstdint> spelling of an integer type (the C++ name of a floating-point one)."""
+        return self.cxx if self.is_float else f"std::{'u' if self.kind == 'uint' else ''}int{8 * self.size}_t"
+
 
 _ROWS = (
     # name       code size kind     C++ type              plain storage

@@ -29,8 +29,11 @@ def test_policies_come_from_the_specs():
 def test_params_say_their_rule():
     text = _params(presets.h200())
     block = re.search(r"namespace histogram_uint8 \{(.*?)\}", text, re.S).group(1)
-    # 12 one-byte samples per thread are not a multiple of a 16-byte vector: scalar loads, and why
-    assert re.search(r"constexpr int kVec = 1;  // items 12 is not a multiple of vec 16", block)
+    # 12 one-byte samples per thread at vec 4: 4-byte loads (not 16-byte ones: 12 is no multiple of 16)
+    assert re.search(r"constexpr int kVec = 4;  // largest power of two <= min\(vec, 16 B / sample size\) "
+                     r"dividing items \(vec=4, items=12, element_size=1\)", block)
+    u16 = re.search(r"namespace histogram_uint16 \{(.*?)\}", text, re.S).group(1)
+    assert "constexpr int kVec = 2;" in u16  # 10 two-byte samples: pairs
     f32 = re.search(r"namespace histogram_float32 \{(.*?)\}", text, re.S).group(1)
     assert "constexpr int kVec = 4;" in f32
     assert "constexpr int kSmemBins = 12288;  // smem_per_block / 4 B" in f32
