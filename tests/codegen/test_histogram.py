@@ -73,3 +73,50 @@ def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
         results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
     failed = [" ".join(c) + "\n" + r.stderr[-2000:] for c, r in zip(jobs, results) if r.returncode]
     assert not failed, "\n".join(failed)
+
+
+CASES = [  # (C++ type, numpy type, bins, lower, upper)
+    ("float", "float32", 256, -2.0, 2.0), ("float", "float32", 100, -1.5, 2.5), ("double", "float64", 7, -1.0, 3.0),
+    ("unsigned char", "uint8", 256, 0, 256), ("signed char", "int8", 64, -100, 124), ("short", "int16", 7, -1000, 999),
+    ("unsigned short", "uint16", 1000, 5, 60000), ("int", "int32", 3, -(1 << 31), (1 << 31) - 1),
+    ("unsigned", "uint32", 100000, 0, 4000000000),
+]
+
+
+@pytest.mark.nvcc
+def test_bin_arithmetic_matches_the_reference_on_the_host(nvcc, tmp_path):
+    """The kernel's bin of a sample (Even<T>::bin, host-callable) against CUB's rule written in numpy,
+    for random samples of every kind of type and levels (wider than the samples for bytes)."""
+    import numpy as np
+    from importlib.resources import files as res
+
+    rng = np.random.default_rng(7)
+    (tmp_path / "histogram.cuh").write_text(res("muh.codegen.kernels").joinpath("templates", "histogram.cuh").read_text())
+    main, want = ['#include <stdio.h>', '#include "histogram.cuh"', "using muh::histogram_impl::Even;",
+                  "int main() {"], []
+    for i, (ct, nt, bins, lo, hi) in enumerate(CASES):
+        info = np.finfo(nt) if nt.startswith("float") else np.iinfo(nt)
+        span = (hi - lo) * 0.2
+        vals = rng.uniform(max(lo - span, float(info.min)), min(hi + span, float(info.max)), 200).astype(nt)
+        vals[:2] = np.array([lo, hi - (1 if not nt.startswith("float") else 0)]).astype(nt)
+        lit = ", ".join(repr(float(v)) if nt.startswith("float") else str(int(v)) for v in vals)
+        main += [f"  {{ Even<{ct}> e; if (Even<{ct}>::make({float(lo)!r}, {float(hi)!r}, {bins}, &e)) return 1;",
+                 f"    const {ct} x[] = {{{lit}}};",
+                 f"    for (int j = 0; j < {len(vals)}; ++j) printf(\"%d\\n\", e.bin(x[j])); }}"]
+        if nt.startswith("float"):
+            t = np.dtype(nt).type
+            scale = t(t(bins) / t(t(hi) - t(lo)))
+            for v in vals:
+                ok = t(lo) <= v < t(hi)
+                want.append(min(int((v - t(lo)) * scale), bins - 1) if ok else -1)
+        else:
+            for v in vals:
+                v = int(v)
+                want.append((v - lo) * bins // (hi - lo) if lo <= v < hi else -1)
+    main.append("  return 0;\n}")
+    (tmp_path / "t.cu").write_text("\n".join(main) + "\n")
+    exe = tmp_path / "t"
+    r = subprocess.run([nvcc, "-std=c++14", "-o", str(exe), str(tmp_path / "t.cu")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+    assert got == want

@@ -131,7 +131,11 @@ def test_more_bins_than_shared_memory_and_bad_arguments(hist_kernels, variant):
     with pytest.raises(ValueError, match="bins"):
         ops.histogram_even(x, 0, 0.0, 1.0, kernels=k)
     xi = torch.zeros(10, dtype=torch.int32, device="cuda")
-    with pytest.raises(MuhRuntimeError, match="not values of the sample type"):
+    with pytest.raises(MuhRuntimeError, match="must be integers"):
         ops.histogram_even(xi, 4, 0.5, 10.0, kernels=k)
+    # bytes over [0, 256) in 256 bins (CUB's int levels for uint8 samples): every value its own bin
+    xb = torch.arange(256, dtype=torch.uint8, device="cuda").repeat(1000)
+    got = ops.histogram_even(xb, 256, 0, 256, kernels=k)
+    assert bool((got == 1000).all()), f"{variant}: uint8 over [0, 256)"
     with pytest.raises(TypeError, match="not supported"):
         ops.histogram_even(x.half(), 4, 0.0, 1.0, kernels=k)

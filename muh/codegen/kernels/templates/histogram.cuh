@@ -2,8 +2,8 @@
 // compiles on its own (C++14, CUDA 10.2 subset) and is instantiated by kernels/histogram.cu with the
 // resolved policy of each sample type. A sample x counts in bin b when lower <= x < upper, with
 //   floating point: b = int((x - lower) * r), r = T(bins / (upper - lower)) computed in T once;
-//   integers:       b = U(x - lower) * U(bins) / U(upper - lower), U = 4-byte unsigned when the sample and
-//                   level types fit in 4 bytes together, else 8-byte (the range may not overflow U);
+//   integers:       b = (x - lower) * bins / (upper - lower) in exact unsigned arithmetic, integer
+//                   levels of a wider type (uint8 samples over [0, 256), as CUB's int levels);
 // a rounding to `bins` counts in the last bin. Counters are int.
 #pragma once
 
@@ -29,57 +29,58 @@ template <> struct IsFloat<double> { enum { value = 1 }; };
 
 template <typename T, bool kFloat = IsFloat<T>::value != 0> struct Even;
 
-// Floating point samples: one multiply per sample by a reciprocal computed once (on the host).
+// Floating point samples: levels of the sample type, one multiply per sample by a reciprocal
+// computed once (on the host). make() says why the levels cannot be used (0: fine).
 template <typename T> struct Even<T, true> {
   T lower, upper, scale;
   int bins;
-  __host__ __device__ static Even make(T lower, T upper, int bins) {
-    Even e;
-    e.lower = lower;
-    e.upper = upper;
-    e.scale = static_cast<T>(static_cast<T>(bins) / static_cast<T>(upper - lower));
-    e.bins = bins;
-    return e;
+  __host__ static const char* make(double lo, double hi, int bins, Even* e) {
+    e->lower = static_cast<T>(lo);
+    e->upper = static_cast<T>(hi);
+    if (!(e->lower < e->upper)) return "lower must be below upper (in the sample type)";
+    e->scale = static_cast<T>(static_cast<T>(bins) / static_cast<T>(e->upper - e->lower));
+    e->bins = bins;
+    return 0;
   }
-  __device__ __forceinline__ int bin(T x) const {
+  __host__ __device__ __forceinline__ int bin(T x) const {
     if (!(x >= lower && x < upper)) return -1;
     const int b = static_cast<int>((x - lower) * scale);
     return b < bins ? b : bins - 1;
   }
 };
 
-template <typename T> struct Wide { typedef unsigned long long type; };
-template <> struct Wide<signed char> { typedef unsigned type; };
-template <> struct Wide<unsigned char> { typedef unsigned type; };
-template <> struct Wide<short> { typedef unsigned type; };
-template <> struct Wide<unsigned short> { typedef unsigned type; };
-
-// Integer samples: exact integer arithmetic in the wide unsigned type.
+// Integer samples (up to 4 bytes): integer levels of a wider type (CUB's LevelT int: [0, 256) for
+// bytes), exact arithmetic: 4-byte unsigned when range x bins fits in it, else 8-byte.
 template <typename T> struct Even<T, false> {
-  typedef typename Wide<T>::type U;
-  T lower, upper;
-  U range;
+  long long lower, upper;
+  unsigned long long range;
   int bins;
-  __host__ __device__ static Even make(T lower, T upper, int bins) {
-    Even e;
-    e.lower = lower;
-    e.upper = upper;
-    e.range = static_cast<U>(upper) - static_cast<U>(lower);
-    e.bins = bins;
-    return e;
+  bool narrow;
+  __host__ static const char* make(double lo, double hi, int bins, Even* e) {
+    const double lim = 4611686018427387904.0;  // 2^62: levels and their difference fit in long long
+    if (!(lo >= -lim && lo <= lim && hi >= -lim && hi <= lim) ||
+        lo != static_cast<double>(static_cast<long long>(lo)) || hi != static_cast<double>(static_cast<long long>(hi)))
+      return "levels of integer samples must be integers (below 2^62 in magnitude)";
+    e->lower = static_cast<long long>(lo);
+    e->upper = static_cast<long long>(hi);
+    if (!(e->lower < e->upper)) return "lower must be below upper";
+    e->range = static_cast<unsigned long long>(e->upper - e->lower);
+    e->bins = bins;
+    // The bin arithmetic cannot overflow (CUB refuses the same ranges with cudaErrorInvalidValue).
+    if (e->range > ~0ull / static_cast<unsigned long long>(bins)) return "range x bins overflows 64 bits";
+    e->narrow = e->range * static_cast<unsigned long long>(bins) <= 0xffffffffull;
+    return 0;
   }
-  __device__ __forceinline__ int bin(T x) const {
-    if (!(x >= lower && x < upper)) return -1;
-    return static_cast<int>((static_cast<U>(x) - static_cast<U>(lower)) * static_cast<U>(bins) / range);
+  __host__ __device__ __forceinline__ int bin(T x) const {
+    const long long v = static_cast<long long>(x);
+    if (!(v >= lower && v < upper)) return -1;
+    const unsigned long long d = static_cast<unsigned long long>(v - lower);
+    if (narrow) {
+      return static_cast<int>(static_cast<unsigned>(d) * static_cast<unsigned>(bins) / static_cast<unsigned>(range));
+    }
+    return static_cast<int>(d * static_cast<unsigned long long>(bins) / range);
   }
 };
-
-// The bin arithmetic cannot overflow (CUB refuses the same ranges with cudaErrorInvalidValue).
-template <typename T> inline bool fits(const Even<T, true>&) { return true; }
-template <typename T> inline bool fits(const Even<T, false>& e) {
-  typedef typename Wide<T>::type U;
-  return e.range <= static_cast<U>(~U(0)) / static_cast<U>(e.bins);
-}
 
 // 16-byte loads where the pointer allows it.
 template <typename T, int kVec> struct alignas(sizeof(T) * kVec) Vec {
