@@ -164,7 +164,8 @@ def main() -> int:
     cache.mkdir(parents=True, exist_ok=True)
     gen = args.gen
     if gen is None:
-        from muh.codegen.kernels import emitter, presets
+        from bench import presets
+from muh.codegen.kernels import emitter
 
         gen = cache / "h200"
         emitter.write(presets.h200(), gen)

@@ -250,7 +250,7 @@ def build_only() -> int:
 
     import torch
 
-    from muh.codegen.ops import write_preset
+    from bench.presets import write_ops as write_preset
     from muh.runtime import ops_llm
 
     major, minor = torch.cuda.get_device_capability()
@@ -287,7 +287,7 @@ def main(argv=None) -> int:
     import torch
     import torch.nn.functional as F
 
-    from muh.codegen.ops import write_preset
+    from bench.presets import write_ops as write_preset
     from muh.runtime import ops_llm
 
     dt = getattr(torch, args.dtype)

@@ -1,4 +1,5 @@
-"""The `muh` command. The only module that prints diagnostics or chooses exit codes.
+"""The `muh` command: arguments, the stages in order, diagnostics (``diagnostics.report``) and exit
+codes. `muh tune` and `muh deploy` register their commands from tune/cli.py and deploy/cli.py.
 
 Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spec error, bad flag,
 an output folder muh may not replace); 130 interrupted.
@@ -15,7 +16,7 @@ try:  # Ctrl-C while the interpreter is still importing: one line, exit 130 (as 
     import typer
 
     import muh
-    from muh.diagnostics import Diagnostic, MuhError
+    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Diagnostic, MuhError, _err, report
 except KeyboardInterrupt:  # pragma: no cover - timing-dependent; tests/cli/test_output.py sends it
     sys.stderr.write("interrupted\n")
     raise SystemExit(130) from None
@@ -28,28 +29,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
-
-
-def _err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-
-
-def report(diags: list[Diagnostic], sources: dict[str, str] | None = None) -> None:
-    sources = sources or {}
-    for d in diags:
-        src = sources.get(d.span.file) if d.span else None
-        if d.span and src is None:
-            try:
-                src = Path(d.span.file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                src = None
-        _err(d.render(src))
-    n = sum(d.is_error for d in diags)
-    if n:
-        _err(f"{n} error{'s' if n != 1 else ''}")
-
 
 def fail_input(err: MuhError) -> "typer.Exit":
     report(err.diagnostics)

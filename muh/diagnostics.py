@@ -13,8 +13,10 @@ from __future__ import annotations
 import functools
 
 import difflib
+import sys
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Iterable, Sequence
 
 
@@ -129,5 +131,24 @@ def suggestion(hint: str) -> str | None:
     return word if sep and word else None
 
 
-def has_errors(diags: Iterable[Diagnostic]) -> bool:
-    return any(d.is_error for d in diags)
+EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2  # ok; a check failed or an operation was refused; bad input
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def report(diags: list[Diagnostic], sources: dict[str, str] | None = None) -> None:
+    """Print ``diags`` to stderr with their excerpts (``sources``: file -> text; else read), then the count."""
+    sources = sources or {}
+    for d in diags:
+        src = sources.get(d.span.file) if d.span else None
+        if d.span and src is None:
+            try:
+                src = Path(d.span.file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                src = None
+        _err(d.render(src))
+    n = sum(d.is_error for d in diags)
+    if n:
+        _err(f"{n} error{'s' if n != 1 else ''}")

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: `bench.presets`
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

@@ -2,32 +2,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Literal
 
+from muh.check.base import CHECKS, Check, CheckResult, Status, register
 from muh.codegen.base import BuildContext
 
-Status = Literal["pass", "fail", "skip"]
-
-
-@dataclass
-class CheckResult:
-    name: str
-    status: Status
-    detail: str = ""
-    cases: list[str] = field(default_factory=list)  # lines shown under the table with --verbose
-    seconds: float = 0.0
-
-
-Check = Callable[[BuildContext], CheckResult]
-CHECKS: dict[str, Check] = {}
-
-
-def register(name: str):
-    def deco(fn: Check) -> Check:
-        CHECKS[name] = fn
-        return fn
-    return deco
+__all__ = ["CHECKS", "Check", "CheckResult", "Status", "available", "register", "run_checks"]
 
 
 def _load_all() -> dict[str, Check]:

@@ -6,7 +6,7 @@ wheel part is skipped (with the reason) when the wheel is not in muh's cache.
 """
 from __future__ import annotations
 
-from muh.check import CheckResult, register
+from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
 from muh.diagnostics import MuhError
 

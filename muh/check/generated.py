@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from muh.check import CheckResult, register
+from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
 
 

@@ -5,7 +5,7 @@ A value whose `@measured(fingerprint = …)` differs from the spec's hardware bl
 """
 from __future__ import annotations
 
-from muh.check import CheckResult, register
+from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
 
 

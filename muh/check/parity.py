@@ -23,7 +23,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from muh.check import CheckResult, cub_truth, register
+from muh.check import cub_truth
+from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
 from muh.derive import Derived, derive, scaling
 from muh.derive.model import ResolvedPolicy

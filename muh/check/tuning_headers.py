@@ -18,7 +18,8 @@ from pathlib import Path
 
 import jinja2
 
-from muh.check import CheckResult, cub_truth, parity, register
+from muh.check import cub_truth, parity
+from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.cxx import tuning
 from muh.diagnostics import MuhError

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Plan the deployment (exit 0 no change, 2 changes, 1 error/refusal); --apply writes and commits."""
         from muh import deploy as d
-        from muh.cli import report
+        from muh.diagnostics import report
 
         result = d.run(spec, repo, apply=apply, force=force, checks=not skip_checks)
         for line in result.lines:

@@ -119,9 +119,9 @@ class KernelConfig:
     plant_lane32_bug: bool = False  # negative control only: block reduce assumes 32 lanes
 
     def __getattr__(self, name: str):
-        from muh import families
+        from muh.families.registry import NAMES
 
-        if name in families.NAMES:
+        if name in NAMES:
             return self.policies.get(name, {})
         raise AttributeError(name)
 
@@ -233,9 +233,16 @@ def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+def api() -> list[CFunc]:
+    """Every function of the generated C interface: the common entry points, then each family's."""
+    from muh.families.registry import records
+
+    return list(COMMON_API) + [f for r in records() for f in r.api]
+
+
 def validate(cfg: KernelConfig) -> list[str]:
     """Every reason the kernels cannot be generated for ``cfg`` (empty: fine)."""
-    from muh import families
+    from muh.families import registry as families
 
     errs: list[str] = []
     w, p = cfg.warp_size, cfg.physical

@@ -67,10 +67,6 @@ def _span(file: str, obj) -> Span:
     return Span(file, obj.line, obj.column, obj.end_line, obj.end_column)
 
 
-def _join(file: str, a: Span, b: Span) -> Span:
-    return Span(file, a.line, a.col, b.end_line, b.end_col)
-
-
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
 

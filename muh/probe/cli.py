@@ -15,6 +15,14 @@ from typing import Optional
 import typer
 
 
+def fail_input(err) -> typer.Exit:
+    """Print the diagnostics of a bad input; the exit for it (2)."""
+    from muh.diagnostics import EXIT_INPUT, report
+
+    report(err.diagnostics)
+    return typer.Exit(EXIT_INPUT)
+
+
 def register(app: typer.Typer) -> None:
     app.command(name="probe")(probe)
 
@@ -28,7 +36,7 @@ def probe(
     accept_device_name: bool = typer.Option(False, "--accept-device-name", help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device."),
 ) -> None:
     """Measure the target's facts (bundle) and write them back into the spec (--ingest)."""
-    from muh.cli import EXIT_FAIL, EXIT_INPUT, _err, fail_input, report
+    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, _err, report
     from muh.diagnostics import Diagnostic, MuhError
 
     if ingest is None and (apply or accept_device_name):
@@ -99,7 +107,6 @@ def probe(
 
 
 def _bundle(spec: Path, out: Optional[Path], emulate_warp: Optional[int]) -> None:
-    from muh.cli import fail_input
     from muh.codegen.base import BuildContext
     from muh.codegen.probe import emit_probe_bundle
     from muh.diagnostics import MuhError

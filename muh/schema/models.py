@@ -207,9 +207,6 @@ class Spec(Model):
             path = path[:-1]
         return None
 
-    def algorithms_of(self, family: str) -> list[Algorithm]:
-        return [a for a in self.algorithms.values() if a.family == family]
-
     @property
     def name(self) -> str:
         from pathlib import PurePath

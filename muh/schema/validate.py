@@ -217,9 +217,6 @@ def _unwrap(t):
     return t
 
 
-_CONTEXT = {"hardware": "hardware", "toolchain": "toolchain", "policies": "policy", "deploys": "deploy"}
-
-
 def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple = ()) -> list[Diagnostic]:
     out = []
     for e in err.errors():

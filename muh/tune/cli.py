@@ -58,7 +58,11 @@ def tune(
     against: Optional[Path] = typer.Option(None, "--against", metavar="OLD.muh", help="No search: time this spec's policy against OLD.muh's (correctness-gated)."),
 ) -> None:
     """Measure a policy space on this machine's GPU(s); store every trial; print CCCL annotations."""
-    from muh.cli import fail_input, report
+    from muh.diagnostics import EXIT_INPUT, report
+
+    def fail_input(err: MuhError) -> typer.Exit:
+        report(err.diagnostics)
+        return typer.Exit(EXIT_INPUT)
 
     try:
         shape = _topk_shape(topk_shape, algo)
@@ -277,7 +281,7 @@ def _apply(ctx, reports) -> str:
 
 def _against(runner, view, ctx, old_path: Path) -> int:
     """`--against OLD.muh`: this spec's policy timed against OLD's, speedup = old time / new time."""
-    from muh.cli import report
+    from muh.diagnostics import report
     from muh.pipeline import load_file
     from muh.tune import stats
 

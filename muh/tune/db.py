@@ -41,8 +41,6 @@ CREATE TABLE IF NOT EXISTS trials (
 CREATE INDEX IF NOT EXISTS trials_run ON trials (spec, algorithm, dtype, fingerprint, muh_version);
 """
 
-STATUSES = ("ok", "compile_error", "launch_error", "wrong_result", "timeout", "filtered")
-
 
 @dataclass(frozen=True)
 class RunKey:

@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from muh import families
-from muh.codegen.kernels import emitter, presets
+from bench import presets
+from muh.codegen.kernels import emitter
 
 
 def _params(cfg) -> str:

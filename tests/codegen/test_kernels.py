@@ -8,7 +8,8 @@ import pytest
 
 from muh.families import base as C
 from muh.families import scan as scan_rec, topk as topk_rec, transform as transform_rec
-from muh.codegen.kernels import emitter, presets
+from bench import presets
+from muh.codegen.kernels import emitter
 
 WARP_ONLY = re.compile(r"__shfl|__ballot|__any_sync|__all_sync|__activemask|__syncwarp|__match|warpSize|%laneid"
                        r"|\b32\b|0x[fF]{8}\b")

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from muh.codegen.base import BuildContext
-from muh.codegen.kernels import adapter, emitter, presets
+from bench import presets
+from muh.codegen.kernels import adapter, emitter
 from muh.derive import derive
 from muh.schema import load
 

@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from muh.codegen.kernels import emitter, presets
+from bench import presets
+from muh.codegen.kernels import emitter
 
 pytestmark = pytest.mark.nvcc
 

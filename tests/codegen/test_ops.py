@@ -14,7 +14,7 @@ import pytest
 
 from muh.codegen import ops
 from muh.codegen.kernels import emitter as kernels_emitter
-from muh.codegen.kernels import presets
+from bench import presets
 from muh.codegen.ops.policy import OPS_DTYPES, OpsTarget
 
 TARGETS = {  # name: (kernel preset, nvcc std, arch or None for the lowest)

@@ -29,7 +29,7 @@ CHECKED = ("h200", "bi100-emu64", "bi100-emu16", "bi100-emu128")
 
 
 def variant_configs() -> dict:
-    from muh.codegen.kernels import presets
+    from bench import presets
 
     bi = presets.bi100()
     return {

@@ -23,7 +23,8 @@ def hist_kernels(tmp_path_factory):
         pytest.skip(f"GPU test: {NO_CUDA}")
     import torch
 
-    from muh.codegen.kernels import emitter, presets
+    from bench import presets
+from muh.codegen.kernels import emitter
     from muh.runtime import build
     from muh.runtime.library import Kernels
 

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("no CUDA device: the ops' GPU tests need one", allow_module_level=True)
 
-from muh.codegen import ops as ops_codegen  # noqa: E402
+from bench import presets  # noqa: E402
 from muh.runtime import ops_llm  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -37,7 +37,7 @@ TOKENS = (1, 7, 64)
 def lib(request, tmp_path_factory):
     preset, emulate, std = BUILDS[request.param]
     root = tmp_path_factory.mktemp(request.param)
-    ops_codegen.write_preset(preset, root, emulate)
+    presets.write_ops(preset, root, emulate)
     major, minor = torch.cuda.get_device_capability()
     so = ops_llm.build(root, arch=f"sm_{major}{minor}", std=std)
     loaded = ops_llm.load(so)

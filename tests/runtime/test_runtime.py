@@ -32,7 +32,8 @@ def test_load_refuses_a_folder_without_kernels(tmp_path):
 
 
 def test_content_hash_follows_the_sources(tmp_path):
-    from muh.codegen.kernels import emitter, presets
+    from bench import presets
+from muh.codegen.kernels import emitter
     from muh.runtime import build
 
     emitter.write(presets.h200(), tmp_path)
@@ -46,7 +47,8 @@ def test_content_hash_follows_the_sources(tmp_path):
 
 @pytest.mark.nvcc
 def test_capi_library_builds_loads_and_refuses_without_a_device(nvcc, tmp_path, monkeypatch):
-    from muh.codegen.kernels import emitter, presets
+    from bench import presets
+from muh.codegen.kernels import emitter
     from muh.runtime import build
     from muh.runtime.library import Kernels
 

@@ -24,7 +24,7 @@ FILES = (
     ("kernels/bindings/ops_torch.cpp", "ops_torch.cpp.j2", "//"),
 )
 
-__all__ = ["FILES", "OpsTarget", "emit", "from_kernel_config", "from_spec", "generate", "write", "write_preset"]
+__all__ = ["FILES", "OpsTarget", "emit", "from_kernel_config", "from_spec", "generate", "write"]
 
 
 class OpsConfigError(ValueError):
@@ -76,17 +76,3 @@ def emit(ctx) -> list:
         except OpsConfigError as e:
             ctx.diagnostics.append(Diagnostic("E-OPS", str(e), ctx.spec.span_of(("hardware", hw.name))))
     return files
-
-
-def write_preset(preset: str, root, emulate_warp: int | None = None) -> str:
-    """Generate the kernels' warp layer and the ops of a kernels preset (``h200``, ``bi100``) under
-    ``root``; ``emulate_warp``: a logical warp of that many lanes on a 32-lane GPU (tests, bench)."""
-    from muh.codegen.kernels import emitter, presets
-
-    cfg = presets.PRESETS[preset]()
-    if emulate_warp:
-        cfg = cfg.emulated(emulate_warp, 32)
-    header = emitter.default_header(cfg)
-    emitter.write(cfg, root, header)
-    write(from_kernel_config(cfg), root, header)
-    return str(root)

@@ -3,7 +3,9 @@
 They are derived from ``specs/h200.muh`` (the lab GPU: CUB 3.0.1's sm_90 policies) and
 ``specs/baseline.muh`` (the BI-V100) through the same pipeline as ``muh build`` — parse, validate,
 derive, ``derive.kernels.config_from_derived`` — so tests and benchmarks run exactly the numbers a build
-emits, with no second copy of them. Needs the repository's ``specs/`` folder.
+emits, with no second copy of them. Needs the repository's ``specs/`` folder. Lives in bench/ (not in muh: nothing in muh imports the
+pipeline's entry point); tests import it as ``bench.presets`` (tests/conftest.py puts the repository
+root on the path).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 from muh.derive.kernels import config_from_derived
 from muh.families.base import KernelConfig
 
-SPECS = Path(__file__).resolve().parents[3] / "specs"
+SPECS = Path(__file__).resolve().parents[1] / "specs"
 
 
 @lru_cache(maxsize=None)
@@ -34,3 +36,18 @@ def bi100() -> KernelConfig:
 
 
 PRESETS = {"h200": h200, "bi100": bi100}
+
+
+def write_ops(preset: str, root, emulate_warp: int | None = None) -> str:
+    """Generate the kernels and the LLM ops of a preset (``h200``, ``bi100``) under ``root``;
+    ``emulate_warp``: a logical warp of that many lanes on a 32-lane GPU (tests, bench)."""
+    from muh.codegen.kernels import emitter
+    from muh.codegen.ops import from_kernel_config, write
+
+    cfg = PRESETS[preset]()
+    if emulate_warp:
+        cfg = cfg.emulated(emulate_warp, 32)
+    header = emitter.default_header(cfg)
+    emitter.write(cfg, root, header)
+    write(from_kernel_config(cfg), root, header)
+    return str(root)

@@ -1,0 +1,29 @@
+"""What a check is and the registry the checks add themselves to (imported by every check)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+from muh.codegen.base import BuildContext
+
+Status = Literal["pass", "fail", "skip"]
+
+
+@dataclass
+class CheckResult:
+    name: str
+    status: Status
+    detail: str = ""
+    cases: list[str] = field(default_factory=list)  # lines shown under the table with --verbose
+    seconds: float = 0.0
+
+
+Check = Callable[[BuildContext], CheckResult]
+CHECKS: dict[str, Check] = {}
+
+
+def register(name: str):
+    def deco(fn: Check) -> Check:
+        CHECKS[name] = fn
+        return fn
+    return deco
