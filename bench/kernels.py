@@ -165,7 +165,7 @@ def main() -> int:
     gen = args.gen
     if gen is None:
         from bench import presets
-from muh.codegen.kernels import emitter
+        from muh.codegen.kernels import emitter
 
         gen = cache / "h200"
         emitter.write(presets.h200(), gen)

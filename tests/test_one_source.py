@@ -52,7 +52,7 @@ def test_the_check_finds_a_table(tmp_path):
 
 def test_generated_enums_print_the_table():
     from bench import presets
-from muh.codegen.kernels import emitter
+    from muh.codegen.kernels import emitter
 
     api = dict(emitter.generate(presets.h200()))["include/muh/kernels/api.h"]
     for d in dtypes.TABLE.values():

@@ -24,7 +24,7 @@ def hist_kernels(tmp_path_factory):
     import torch
 
     from bench import presets
-from muh.codegen.kernels import emitter
+    from muh.codegen.kernels import emitter
     from muh.runtime import build
     from muh.runtime.library import Kernels
 

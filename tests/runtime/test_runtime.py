@@ -33,7 +33,7 @@ def test_load_refuses_a_folder_without_kernels(tmp_path):
 
 def test_content_hash_follows_the_sources(tmp_path):
     from bench import presets
-from muh.codegen.kernels import emitter
+    from muh.codegen.kernels import emitter
     from muh.runtime import build
 
     emitter.write(presets.h200(), tmp_path)
@@ -48,7 +48,7 @@ from muh.codegen.kernels import emitter
 @pytest.mark.nvcc
 def test_capi_library_builds_loads_and_refuses_without_a_device(nvcc, tmp_path, monkeypatch):
     from bench import presets
-from muh.codegen.kernels import emitter
+    from muh.codegen.kernels import emitter
     from muh.runtime import build
     from muh.runtime.library import Kernels
 

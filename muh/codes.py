@@ -1,0 +1,125 @@
+"""The registry of diagnostic codes: every code muh reports, what it means, and an example message.
+
+``tests/test_codes.py`` fails when a code is used in the source without an entry here (or an entry
+is used nowhere) and when docs/diagnostics.md is not ``python -m muh.codes``'s output.
+E- codes are errors (nothing is written), W- codes warnings.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Code(NamedTuple):
+    meaning: str
+    example: str
+
+
+CODES: dict[str, Code] = {
+    # -- reading and parsing a spec ----------------------------------------------------------------------
+    "E-IO": Code("the spec file cannot be read", "no such file: specs/h2oo.muh"),
+    "E-ENCODING": Code("the spec is not UTF-8 text", "not UTF-8 text (byte 0xff)"),
+    "E-SYNTAX": Code("the text is not muh's grammar", "a block kind is a single name, not `policy.float32`"),
+    "E-STRING": Code("a string literal is malformed", 'bad escape sequence in string "a\\q"'),
+    "E-DEPTH": Code("blocks nest deeper than the parser allows", "nesting deeper than 64 levels"),
+    "E-VERSION": Code("the `muh <version>` line is missing or names a version muh does not know",
+                      "the spec does not say its language version"),
+    # -- the spec's structure ------------------------------------------------------------------------------
+    "E-TOPLEVEL": Code("a key = value outside any block", "`threads = …` outside a block"),
+    "E-BLOCK": Code("a block where that kind of block is not allowed", "`space` blocks are not allowed here"),
+    "E-KEY": Code("a key the block does not have", "unknown key `thread` in an algorithm block"),
+    "E-DUP": Code("a key or argument given twice", "argument `ns` given twice"),
+    "E-ARG": Code("a call's arguments are not written `name = value`",
+                  "arguments of `fixed(…)` are named: write `fixed(name = value)`"),
+    "E-REF": Code("a bare name that is no known value or reference", "unknown reference `warp_transposd`"),
+    "E-ANNOTATION": Code("an unknown @annotation", "unknown annotation `@measure`"),
+    "E-TARGET": Code("an algorithm or deploy block without `on <hardware>`",
+                     "`algorithm reduce` must say which hardware it runs on"),
+    "E-FAMILY": Code("an algorithm family muh does not know", "unknown algorithm `reduse`"),
+    "E-MISSING": Code("a required key is not set", "`warp_size` is required here"),
+    "E-VALUE": Code("a value of the wrong type or out of its range", "`threads` must be a whole number"),
+    "E-ENUM": Code("a value outside a dimension's choices", "`warp_transposd` is not a valid `load`"),
+    "E-RANGE": Code("a `space` range is malformed", "range ends and step must be whole numbers"),
+    "E-SPACE": Code("a `space` dimension lists no candidates", "`items` lists no candidates"),
+    # -- algorithms and policies ---------------------------------------------------------------------------
+    "E-DEFAULT": Code("an algorithm without `policy default`", "`algorithm reduce on h200` has no `policy default`"),
+    "E-TYPE": Code("an element type muh does not know", "unknown element type `float33`"),
+    "E-POLICYKEY": Code("a policy key that is not `default`, a type or type.op", "`float33` is not an element type"),
+    "E-SUB": Code("a sub-policy the family does not have", "`reduce` has no sub-policy `onesweep`"),
+    "E-DIM": Code("a dimension the family has no use for", "`bits_per_pass` is not tunable for reduce"),
+    "E-THREADS": Code("threads beyond the hardware's block limit",
+                      "threads = 2048 exceeds max_threads_per_block = 1024 on `h200`"),
+    "E-WARP": Code("a block size or thread count that is no multiple of the warp",
+                   "max_threads_per_block = 1000 is not a multiple of warp_size = 64"),
+    "E-SMEM": Code("a tile larger than the hardware's shared memory per block (derive)",
+                   "scan float64: tile 384 × 40 × 8 B = 120 KiB exceeds smem_per_block = 48 KiB on `bi100`"),
+    # -- generating ----------------------------------------------------------------------------------------
+    "E-EMIT": Code("two emitters would write the same file", "emitters `ops` and `kernels` both write kernels/common.cu"),
+    "E-KERNELS": Code("the kernels cannot be generated for a hardware's policies (family records' checks)",
+                      "kernels for `bi100`: scan.float32: tile needs 70144 B of shared memory, the hardware has 49152 B"),
+    "E-CXX-LEVEL": Code("the toolchain's C++ level is below what the tuning headers need",
+                        "hardware `old`: the tuning headers need C++14 (the toolchain says C++11)"),
+    "W-CXX-UNSET": Code("a tuning-header dimension has no value (the header holds zero)",
+                        "reduce float32 on h200: `block` is not set; the header holds a zero value"),
+    "E-OPS": Code("the LLM ops cannot be generated for a hardware", "ops.float32.row_threads = 96 is not a multiple of the warp size 64"),
+    "E-OPS-PACKAGE": Code("the muh_kernels package cannot be assembled for the serving image",
+                          "muh_kernels cannot be packaged: muh/runtime/ops_llm.py imports muh, which the serving image lacks"),
+    "W-OPS-ARCH": Code("no target architecture: the ops package builds for the compiler's default",
+                       "no target architecture for `lab`: muh_kernels is built for the compiler's default"),
+    # -- deploy (vLLM) --------------------------------------------------------------------------------------
+    "E-DEPLOY-MANY": Code("more than one deploy block", "a spec describes one deployment; `deploy b` is a second one"),
+    "E-DEPLOY-ENGINE": Code("an engine or version without a flag table in muh", "muh has no flag table for vllm 0.5.0"),
+    "E-DEPLOY-IMAGE": Code("a base image that is no image reference", "`my image` is not a container image reference"),
+    "E-DEPLOY-KEY": Code("a deploy setting in the wrong place", "set the model path with `model = …` in the deploy block, not in serve"),
+    "E-DEPLOY-VALUE": Code("a value that cannot be put on the server's command line safely",
+                           "argument 3 of the command starts with `-`"),
+    "E-DEPLOY-EXT": Code("an extension flag that is not a long option", "`x` is not a long option (`--name-with-dashes`)"),
+    "E-DEPLOY-TP": Code("more parallel ranks than the hardware's devices", "tensor × pipeline parallel size 8 exceeds the 4 device(s) of `bi100`"),
+    "E-DEPLOY-DTYPE": Code("a dtype the hardware cannot run", "bfloat16 needs compute capability ≥ 8.0; `bi100` has none"),
+    "W-DEPLOY-DTYPE": Code("`dtype = auto` may pick a type the hardware cannot run",
+                           "dtype auto picks bfloat16 for bfloat16 checkpoints, which `bi100` cannot run"),
+    "E-DEPLOY-ENV": Code("an environment variable name that is not one", "`1X` is not a valid environment variable name"),
+    "W-DEPLOY-PLUGIN": Code("the tuning plugin will not load", "VLLM_PLUGINS does not list `muh`: the tuning plugin will not load"),
+    "E-DEPLOY-TRITON": Code("a feature combination that needs Triton where the hardware has none",
+                            "prefix caching, chunked prefill … and MoE layers need Triton"),
+    "E-DEPLOY-MOE": Code("MoE shapes that do not split over the ranks", "moe.intermediate_size = 1000 is not divisible by tensor_parallel_size = 3"),
+    "W-DEPLOY-OPS": Code("an op is served by muh's development runtime, which the image may lack",
+                         "`rms_norm` is served by `muh.runtime.vllm_ops`, muh's development runtime, which the image lacks"),
+    "E-DEPLOY-REFUSED": Code("`muh deploy` refuses (dirty tree, drift, failed checks); the message says why",
+                             "the target repository has uncommitted changes"),
+    "E-DEPLOY-GIT": Code("files were written but git could not commit them", "files written but not committed: git exited with 128"),
+    "E-VLLM-FLAG": Code("a setting that is no flag of the pinned vLLM", "`max_num_seq` is not a flag of vllm 0.6.3"),
+    "E-VLLM-VALUE": Code("a flag value of the wrong kind", "`enforce-eager` is a switch; write `enforce_eager = true` or `false`"),
+    "E-VLLM-CHOICE": Code("a value outside a flag's choices", "`dtype` does not accept `fp13`"),
+    "E-VLLM-REQUIRES": Code("a flag that needs another one", "`--enable-auto-tool-choice` needs `--tool-call-parser`"),
+    "E-VLLM-PARSER": Code("a tool-call parser the engine does not have", "tool-call parser `x` does not exist in vllm 0.6.3"),
+    "W-VLLM-EXT": Code("an extension flag the engine already has", "`--max-num-seqs` is already a flag of vllm 0.6.3; "),
+    "E-VLLM-KNOB": Code("a vLLM knob muh refuses to tune", "`block_size` cannot be tuned: changes the KV-cache layout"),
+    "E-VLLM-OP": Code("an op the engine has that muh cannot serve", "vLLM 0.6.3 has no op `gelu` muh can serve"),
+    "E-EXPLAIN": Code("`muh explain` asked for something the spec does not have", "this spec has no deploy block"),
+    # -- tools (tune, check) ---------------------------------------------------------------------------------
+    "E-FLAG": Code("a command-line option with a bad value", "--time '5 parsecs' is not a duration"),
+    "E-TUNE": Code("`muh tune` cannot measure what was asked", "muh's topk kernels are not generated for int8"),
+    "E-NOGPU": Code("`muh tune` needs a GPU and sees none", "muh tune measures on a GPU, and this machine has none visible"),
+    "E-RAY": Code("--ray without Ray installed", "--ray/--ray-address need Ray, which is not installed"),
+    "E-PLOT": Code("--plot without matplotlib installed", "--plot needs matplotlib, which is not installed"),
+    "E-NVCC": Code("nvcc is needed (CUB ground truth) and not found", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it"),
+    "E-NVCC-COMPILE": Code("nvcc could not compile a probe", "nvcc could not compile the CUB probe"),
+    "E-NVCC-RUN": Code("a compiled probe failed when run", "the CUB probe exited with 1"),
+}
+
+
+def markdown() -> str:
+    """The docs' table (docs/diagnostics.md)."""
+    lines = ["# Diagnostic codes", "",
+             "Generated by `python -m muh.codes` from `muh/codes.py` (a test keeps both in step). Every "
+             "diagnostic names its code in brackets at the end of its first line; `E-` codes are errors "
+             "(nothing is written), `W-` codes warnings.", "",
+             "| code | meaning | example |", "|---|---|---|"]
+    for code, c in sorted(CODES.items(), key=lambda kv: (kv[0][2:], kv[0])):
+        example = c.example.replace("|", "\\|")
+        lines.append(f"| `{code}` | {c.meaning} | {example} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
