@@ -92,3 +92,30 @@ def test_a_unit_holds_the_emitters_code_renamed_per_variant(loaded):
     reduce_cu = dict(generate(kernel_config(uv[1].eff, hw)))["kernels/reduce.cu"]
     body = reduce_cu.split("namespace reduce_impl", 1)[1].split("}  // namespace reduce_impl")[0]
     assert body in src
+
+
+def test_build_and_tune_agree_on_items_not_a_multiple_of_vec(loaded, tmp_path):
+    """Issue 11 item 13: `items = 15  vec = 4` — one rule (families.base.load_vec) for build and tune.
+    The build derives kVec = 1 and says why in params.cuh; tune keeps the variant (no rejection) and
+    measures it as the scalar-load kernel it is."""
+    import re
+
+    from muh.codegen.kernels import emitter
+    from muh.derive.kernels import config_from_derived
+    from muh.pipeline import load_file
+
+    src = (tmp_path / "v.muh")
+    text = loaded.source.replace("    items = 16\n", "    items = 15\n", 1)
+    assert text != loaded.source
+    src.write_text(text)
+    spec = load_file(src)
+    hw = spec.spec.hardware["lab"]
+    cfg = config_from_derived(spec.derived, hw)
+    params = dict(emitter.generate(cfg))["include/muh/kernels/params.cuh"]
+    block = re.search(r"namespace reduce_float32 \{(.*?)\}", params, re.S).group(1)
+    assert "constexpr int kItems = 15;" in block
+    assert re.search(r"constexpr int kVec = 1;  // items 15 is not a multiple of vec 4", block)
+    v = Variant("reduce", "float32", (("items", 15), ("modifier", "ldg"), ("threads", 256), ("vec", 4)))
+    e = effective(v, hw)
+    assert e.get("vec") == 1
+    assert static_reasons(e, hw) == [] and emitter_reasons(e, hw) == []
