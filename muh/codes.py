@@ -105,6 +105,9 @@ CODES: dict[str, Code] = {
     "E-NVCC": Code("nvcc is needed (CUB ground truth) and not found", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it"),
     "E-NVCC-COMPILE": Code("nvcc could not compile a probe", "nvcc could not compile the CUB probe"),
     "E-NVCC-RUN": Code("a compiled probe failed when run", "the CUB probe exited with 1"),
+    # -- editors ---------------------------------------------------------------------------------------------
+    "E-INTERNAL": Code("muh itself failed on an input (a bug: the language server reports it instead of crashing)",
+                       "muh failed on this input (KeyError: 'x')"),
 }
 
 

@@ -9,7 +9,7 @@ PKG = Path(__file__).resolve().parents[1] / "muh"
 # The chain, first to last. `pipeline` is the orchestration (parse → … → generate → write) that the
 # later stages run a spec through; `cli` is the command on top. Nothing is exempt.
 ORDER = ["codes", "diagnostics", "cache", "output", "grammar", "schema", "derive", "codegen", "pipeline", "check",
-         "deploy", "tune", "probe", "explain", "cli"]
+         "deploy", "tune", "probe", "explain", "lsp", "cli"]
 # Beside the chain: the runtime (stands alone on GPU machines; the dtype table's owner) and the kernel
 # family records (pure Python; read by derive, codegen, tune and the runtime).
 BESIDE = {"runtime": {"runtime", "families"}, "families": {"families", "runtime"}}
