@@ -55,8 +55,26 @@ class CFunc:
     doc: str = ""
 
     def decl(self) -> str:
-        args = ", ".join(f"{t} {n}" for t, n in self.args)
-        return f"{self.ret} {self.name}({args or 'void'});"
+        return wrap(f"{self.ret} {self.name}(", [f"{t} {n}" for t, n in self.args] or ["void"], ");")
+
+
+def wrap(head: str, parts: list[str], tail: str, indent: int | None = None, width: int = 120) -> str:
+    """``head`` + comma-separated ``parts`` + ``tail``, broken after commas to stay within ``width``
+    (continuation lines indented to ``indent``, default: under the first part)."""
+    one = head + ", ".join(parts) + tail
+    if len(one) <= width:
+        return one
+    pad = " " * (len(head.split("\n")[-1]) if indent is None else indent)
+    lines, cur = [], head
+    for i, p in enumerate(parts):
+        piece = p + ("," if i < len(parts) - 1 else tail)
+        if cur != head and len(cur) + 1 + len(piece) > width:
+            lines.append(cur)
+            cur = pad + piece
+        else:
+            cur = cur + ("" if cur == head else " ") + piece
+    lines.append(cur)
+    return "\n".join(lines)
 
 
 def cfuncs(text: str) -> tuple[CFunc, ...]:

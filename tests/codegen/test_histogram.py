@@ -31,8 +31,8 @@ def test_params_say_their_rule():
     text = _params(presets.h200())
     block = re.search(r"namespace histogram_uint8 \{(.*?)\}", text, re.S).group(1)
     # 12 one-byte samples per thread at vec 4: 4-byte loads (not 16-byte ones: 12 is no multiple of 16)
-    assert re.search(r"constexpr int kVec = 4;  // largest power of two <= min\(vec, 16 B / sample size\) "
-                     r"dividing items \(vec=4, items=12, element_size=1\)", block)
+    assert re.search(r"// largest power of two <= min\(vec, 16 B / sample size\) dividing items \(vec=4, items=12, "
+                     r"element_size=1\)\nconstexpr int kVec = 4;", block)
     u16 = re.search(r"namespace histogram_uint16 \{(.*?)\}", text, re.S).group(1)
     assert "constexpr int kVec = 2;" in u16  # 10 two-byte samples: pairs
     f32 = re.search(r"namespace histogram_float32 \{(.*?)\}", text, re.S).group(1)

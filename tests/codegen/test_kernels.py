@@ -132,3 +132,11 @@ def test_runtime_tables_match_the_emitter():
     for fam, types in ops.SUPPORTED.items():  # each type the runtime accepts has a case in its kernel
         for t in types:
             assert f"case MUH_{t.upper()}" in cu[f"kernels/{fam}.cu"], (fam, t)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_generated_lines_fit_120_columns(name):
+    """The kernel emitter's C++ (templates and what the family records print) stays within 120 columns."""
+    long = [f"{path}:{i}: {len(line)}" for path, text in _files(CONFIGS[name]).items()
+            for i, line in enumerate(text.splitlines(), 1) if len(line) > 120 and "@generated" not in line]
+    assert not long, long[:10]

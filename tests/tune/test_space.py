@@ -114,7 +114,7 @@ def test_build_and_tune_agree_on_items_not_a_multiple_of_vec(loaded, tmp_path):
     params = dict(emitter.generate(cfg))["include/muh/kernels/params.cuh"]
     block = re.search(r"namespace reduce_float32 \{(.*?)\}", params, re.S).group(1)
     assert "constexpr int kItems = 15;" in block
-    assert re.search(r"constexpr int kVec = 1;  // items 15 is not a multiple of vec 4", block)
+    assert re.search(r"// items 15 is not a multiple of vec 4: scalar loads.*\nconstexpr int kVec = 1;", block)
     v = Variant("reduce", "float32", (("items", 15), ("modifier", "ldg"), ("threads", 256), ("vec", 4)))
     e = effective(v, hw)
     assert e.get("vec") == 1

@@ -6,7 +6,7 @@ from typing import Callable
 
 from muh.runtime import dtypes as DT
 from muh import families
-from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, validate
+from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, validate, wrap
 from muh.codegen.templates import render
 
 PKG = "muh.codegen.kernels"
@@ -72,17 +72,36 @@ def _args(fn, torch: bool) -> list[dict]:
     return out
 
 
+def _binding(fn) -> str:
+    """The torch binding's m.def of one C function (pointers travel as int64 addresses)."""
+    args = _args(fn, True)
+    ret = {"const char*": "std::string", "size_t": "int64_t"}.get(fn.ret)
+    if not fn.args and ret is None:
+        return f'  m.def("{fn.name}", &{fn.name});'
+    call = wrap(f"{fn.name}(", [a["call"] for a in args] or [""], ")", width=200)
+    body = f"std::string({call})" if ret == "std::string" else (f"static_cast<int64_t>({call})" if ret else call)
+    one = f'  m.def("{fn.name}", []({", ".join(a["t"] + " " + a["n"] for a in args)}) {{ return {body}; }});'
+    if len(one) <= 120:
+        return one
+    head = wrap(f'  m.def("{fn.name}", [](', [f"{a['t']} {a['n']}" for a in args], ") {")
+    ret_line = wrap("    return " + (f"static_cast<int64_t>({fn.name}(" if ret == "int64_t" else f"{fn.name}("),
+                    [a["call"] for a in args], "));" if ret == "int64_t" else ");")
+    return f"{head}\n{ret_line}\n  }});"
+
+
+def _param_line(p) -> str:
+    """``constexpr int kX = v;  // rule (inputs)``; the comment above it when the line would pass 120."""
+    import textwrap
+
+    decl = f"constexpr int {p.cname} = {p.value};"
+    one = f"{decl}  // {p.why()}"
+    if len(one) <= 120:
+        return one
+    return "\n".join(textwrap.wrap(p.why(), 117, initial_indent="// ", subsequent_indent="//   ")) + "\n" + decl
+
+
 def api_vars() -> list[dict]:
-    out = []
-    for fn in families.api():
-        args = _args(fn, True)
-        ret = {"const char*": "std::string", "size_t": "int64_t"}.get(fn.ret)
-        call = f"{fn.name}({', '.join(a['call'] for a in args)})"
-        out.append({"name": fn.name, "decl": fn.decl(), "doc": fn.doc,
-                    "params": ", ".join(f"{a['t']} {a['n']}" for a in args),
-                    "body": f"{ret}({call})" if ret == "std::string" else (f"static_cast<int64_t>({call})" if ret else call),
-                    "direct": not fn.args and ret is None})
-    return out
+    return [{"name": fn.name, "decl": fn.decl(), "doc": fn.doc, "binding": _binding(fn)} for fn in families.api()]
 
 
 def template_vars(cfg: KernelConfig) -> dict:
@@ -92,7 +111,7 @@ def template_vars(cfg: KernelConfig) -> dict:
         for d, p in sorted(cfg.of(rec.name).items()):
             ps = rec.params(cfg, d, p)
             rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, **{x.cname: x.value for x in ps}})
-            params.append({"ns": f"{rec.name}_{d}", "values": ps})
+            params.append({"ns": f"{rec.name}_{d}", "lines": [_param_line(x) for x in ps]})
         fams[rec.name] = rows
     hw = [param("kSmemPerBlock", cfg.smem_per_block, "hardware smem_per_block"),
           param("kSmemBanks", cfg.smem_banks, "shared-memory banks (32 on every CUDA-class GPU)")]
@@ -107,7 +126,7 @@ def template_vars(cfg: KernelConfig) -> dict:
         "api": api_vars(),
         "enums": [{"family": r.name, "ops": list(r.operators.items())} for r in families.records() if r.operators],
         **fams, **extra,
-        "params": params, "globals": hw,
+        "params": params, "globals": [_param_line(x) for x in hw],
         "has_nanosleep": int(cfg.has_nanosleep), "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
         "lanes_expr": "32" if cfg.plant_lane32_bug else "warp::kSize",
         **warp_vars(cfg),
