@@ -3,6 +3,7 @@ through others (checked over every module's imports, function-level ones include
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "muh"
@@ -60,6 +61,7 @@ def _resolve(mod: str) -> str | None:
     return mod or None
 
 
+@lru_cache(maxsize=None)
 def graph() -> dict[str, set[str]]:
     g = {}
     for name, path in MODULES.items():
