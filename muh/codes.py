@@ -105,6 +105,17 @@ CODES: dict[str, Code] = {
     "E-NVCC": Code("nvcc is needed (CUB ground truth) and not found", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it"),
     "E-NVCC-COMPILE": Code("nvcc could not compile a probe", "nvcc could not compile the CUB probe"),
     "E-NVCC-RUN": Code("a compiled probe failed when run", "the CUB probe exited with 1"),
+    # -- probe (measure the card's facts) ---------------------------------------------------------------------
+    "E-PROBE": Code("a probe bundle cannot be made or a result cannot be ingested for this spec",
+                    "a probe bundle is for one hardware block; specs/nvidia.muh has 4"),
+    "E-PROBE-RESULT": Code("a probe result file that is not one (format, version)", "result.json: not JSON"),
+    "E-PROBE-FOREIGN": Code("a probe result from another card, bundle or an emulation run",
+                            "result.json comes from another device: it reports 'NVIDIA A100', the spec's device_name is 'NVIDIA H200'"),
+    "E-PROBE-WARP": Code("muh's warp layer failed on the probed card", "muh's warp layer for warp_size = 64 (native) is wrong on X: 32 of 64 lanes exchange"),
+    "E-PROBE-CONTRADICTS": Code("the spec states a hardware fact the probe measured otherwise",
+                                "sm_count = 132 in the spec, but the probe measured 16 on Iluvatar BI-V100"),
+    "W-PROBE": Code("a probe measurement disagrees with the driver's attribute (kept, reported)",
+                    "the probe's warp size (64) differs from the attribute (32)"),
     # -- editors ---------------------------------------------------------------------------------------------
     "E-INTERNAL": Code("muh itself failed on an input (a bug: the language server reports it instead of crashing)",
                        "muh failed on this input (KeyError: 'x')"),

@@ -88,12 +88,11 @@ def toolchain_of(hw, emulate: int | None):
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     """The kernels' config of this hardware, sized for the probe's blocks (the warp layer's exchange
     buffer holds one slot per thread of the largest block)."""
-    from muh.codegen.kernels import config as C
-    from muh.codegen.kernels.adapter import config_from_derived
+    from muh.derive.kernels import config_from_derived
+    from muh.families import reduce
 
     cfg = config_from_derived(ctx.derived, hw)
-    cfg = replace(cfg, name=f"{hw.name}-probe", reduce={"float32": C.ReducePolicy(THREADS, 1, 1)}, scan={},
-                  transform={}, topk={})
+    cfg = replace(cfg, name=f"{hw.name}-probe", policies={"reduce": {"float32": reduce.Policy(THREADS, 1, 1)}})
     if emulate:
         cfg = cfg.emulated(int(emulate), 32)
     return cfg
@@ -138,13 +137,13 @@ def hardware_of(spec):
 
 
 def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
-    from muh.codegen.kernels import config as C
     from muh.codegen.kernels.emitter import WARP_LAYER, generate, warp_vars
+    from muh.families.base import validate
 
     hw = hardware_of(ctx.spec)
     emulate = ctx.options.get("emulate_warp")
     cfg = kernel_config(ctx, hw, emulate)
-    errs = C.validate(cfg)
+    errs = validate(cfg)
     if errs:
         raise MuhError([Diagnostic("E-PROBE", f"the warp layer for `{hw.name}` cannot be generated: " + "; ".join(errs),
                                    ctx.spec.span_of(("hardware", hw.name)))])
