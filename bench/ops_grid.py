@@ -86,11 +86,11 @@ def main(argv=None) -> int:
     import torch
     import torch.nn.functional as F
 
-    from muh.codegen import ops as ops_codegen
+    from bench import presets
     from muh.runtime import ops_llm, torch_ops
 
     gen = Path(tempfile.mkdtemp(prefix="muh-grid-"))
-    ops_codegen.write_preset("h200", gen)
+    presets.write_ops("h200", gen)
     loaded = torch_ops.load(gen)
     m = torch.ops.muh
     tokens = (1, 4096) if args.quick else TOKENS

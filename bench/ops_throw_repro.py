@@ -16,10 +16,10 @@ sys.path.insert(0, ".")
 
 import torch  # noqa: E402
 
-from muh.codegen import ops as ops_codegen  # noqa: E402
+from bench import presets  # noqa: E402
 from muh.runtime import torch_ops  # noqa: E402
 
-gen = sys.argv[1] if len(sys.argv) > 1 else ops_codegen.write_preset("h200", tempfile.mkdtemp(prefix="muh-throw-"))
+gen = sys.argv[1] if len(sys.argv) > 1 else presets.write_ops("h200", tempfile.mkdtemp(prefix="muh-throw-"))
 print(torch_ops.load(gen), flush=True)
 m = torch.ops.muh
 x = torch.randn(2, 128, device="cuda", dtype=torch.float64)

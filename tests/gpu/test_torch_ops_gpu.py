@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("no CUDA device: the operators' GPU tests need one", allow_module_level=True)
 
-from muh.codegen import ops as ops_codegen  # noqa: E402
+from bench import presets  # noqa: E402
 from muh.runtime import torch_ops  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -26,7 +26,7 @@ M = None  # torch.ops.muh, once loaded
 def muh(tmp_path_factory):
     global M
     root = tmp_path_factory.mktemp("ops-h200")
-    ops_codegen.write_preset("h200", root)
+    presets.write_ops("h200", root)
     loaded = torch_ops.load(root)
     assert loaded.backend == "extension", f"the extension did not build: {loaded.reason}"
     M = torch.ops.muh

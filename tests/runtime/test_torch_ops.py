@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from muh.codegen import ops as ops_codegen
+from bench import presets
 from muh.runtime import torch_ops, torch_ops_ctypes
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -21,7 +21,7 @@ needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installe
 
 
 def _binding_text(tmp_path) -> str:
-    ops_codegen.write_preset("h200", tmp_path)
+    presets.write_ops("h200", tmp_path)
     return (tmp_path / torch_ops.BINDING).read_text()
 
 
@@ -46,7 +46,7 @@ def test_in_place_operators_declare_what_they_write():
 @pytest.mark.slow
 def test_extension_builds_and_registers_every_operator(tmp_path):
     gen = tmp_path / "gen"
-    ops_codegen.write_preset("h200", gen)
+    presets.write_ops("h200", gen)
     script = textwrap.dedent(f"""
         import torch
         from muh.runtime import torch_ops
@@ -72,7 +72,7 @@ def test_extension_builds_and_registers_every_operator(tmp_path):
 @pytest.mark.slow
 def test_ctypes_fallback_serves_the_same_schemas_with_a_logged_reason(tmp_path):
     gen = tmp_path / "gen"
-    ops_codegen.write_preset("h200", gen)
+    presets.write_ops("h200", gen)
     (gen / torch_ops.BINDING).unlink()  # the extension cannot build
     script = textwrap.dedent(f"""
         import logging, torch
@@ -108,7 +108,7 @@ def test_ctypes_structs_match_the_generated_header(tmp_path):
     if cc is None:
         pytest.fail("no host C compiler (cc/gcc): nvcc needs one, CI has it")
     gen = tmp_path / "gen"
-    ops_codegen.write_preset("h200", gen)
+    presets.write_ops("h200", gen)
     checks = []
     for struct, cls in (("muh_op_norm_args", ops_llm.NormArgs), ("muh_op_gate_add_args", ops_llm.GateAddArgs)):
         checks.append(f'printf("{struct} size %zu\\n", sizeof(struct {struct}));')
