@@ -1,29 +1,28 @@
-"""Every emitter, one line each. Order does not matter: paths must not collide."""
+"""Every emitter, one line each (its module; imported on first use). Order does not matter: paths must
+not collide. Emitters may ask the registry what else is registered (the names are data, so that is no
+import circle)."""
 from __future__ import annotations
+
+import importlib
 
 from muh.codegen.base import Emitter
 
+MODULES = {
+    "summary": "muh.codegen.summary",
+    "cxx_tuning": "muh.codegen.cxx.tuning",
+    "vllm": "muh.codegen.vllm.emit",
+    "docker": "muh.codegen.docker.emit",
+    "ops": "muh.codegen.ops",
+    "ops_package": "muh.codegen.ops_package",
+    "kernels": "muh.codegen.kernels",
+}
 EMITTERS: dict[str, Emitter] = {}
 
 
 def _load() -> dict[str, Emitter]:
-    if EMITTERS:
-        return EMITTERS
-    from muh.codegen import summary
-
-    EMITTERS["summary"] = summary.emit
-    from muh.codegen.cxx import tuning as cxx_tuning
-    EMITTERS["cxx_tuning"] = cxx_tuning.emit
-    from muh.codegen.vllm import emit as vllm_emit
-    EMITTERS["vllm"] = vllm_emit.emit
-    from muh.codegen.docker import emit as docker_emit
-    EMITTERS["docker"] = docker_emit.emit
-    from muh.codegen import ops as ops_emit
-    EMITTERS["ops"] = ops_emit.emit
-    from muh.codegen import ops_package
-    EMITTERS["ops_package"] = ops_package.emit
-    from muh.codegen import kernels as kernels_emit
-    EMITTERS["kernels"] = kernels_emit.emit
+    if not EMITTERS:
+        for name, module in MODULES.items():
+            EMITTERS[name] = importlib.import_module(module).emit
     return EMITTERS
 
 
