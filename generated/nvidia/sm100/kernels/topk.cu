@@ -21,6 +21,38 @@ namespace topk_impl MUH_LIBRARY_LOCAL {
 
 template <typename T> struct Policy;
 
+// Bitonic sort of the k survivors in shared memory (both row kernels): key descending, index
+// ascending; slots k..next power of two are padded with the smallest key and the largest index.
+template <int kThreads>
+__device__ __forceinline__ void sort_survivors(unsigned* sel_key, int* sel_idx, int k) {
+  int n2 = 1;
+  while (n2 < k) n2 <<= 1;
+  for (int i = k + (int)threadIdx.x; i < n2; i += kThreads) {
+    sel_key[i] = 0u;
+    sel_idx[i] = 2147483647;
+  }
+  __syncthreads();
+  for (int size = 2; size <= n2; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int i = threadIdx.x; i < n2 / 2; i += kThreads) {
+        const int lo = 2 * i - (i & (stride - 1));
+        const int hi = lo + stride;
+        const bool up = (lo & size) == 0;
+        const unsigned ka = sel_key[lo], kb = sel_key[hi];
+        const int ia = sel_idx[lo], ib = sel_idx[hi];
+        const bool b_first = kb > ka || (kb == ka && ib < ia);
+        if (b_first == up) {
+          sel_key[lo] = kb;
+          sel_key[hi] = ka;
+          sel_idx[lo] = ib;
+          sel_idx[hi] = ia;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
 // Order-preserving keys: a larger value gives a larger unsigned key. As in PyTorch's sort, -0.0 and +0.0
 // are equal and every NaN is above +inf (all NaNs equal); values are written back from the input,
 // so signed zeros and NaN payloads come out as they went in.
@@ -200,33 +232,7 @@ __global__ void __launch_bounds__(Policy<T>::kThreads)
     if (s_gt >= n_gt && s_eq >= need) break;
   }
 
-  // ---- bitonic sort of the k survivors: key descending, index ascending ----
-  int n2 = 1;
-  while (n2 < k) n2 <<= 1;
-  for (int i = k + (int)threadIdx.x; i < n2; i += kThreads) {
-    sel_key[i] = 0u;
-    sel_idx[i] = 2147483647;
-  }
-  __syncthreads();
-  for (int size = 2; size <= n2; size <<= 1) {
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int i = threadIdx.x; i < n2 / 2; i += kThreads) {
-        const int lo = 2 * i - (i & (stride - 1));
-        const int hi = lo + stride;
-        const bool up = (lo & size) == 0;
-        const unsigned ka = sel_key[lo], kb = sel_key[hi];
-        const int ia = sel_idx[lo], ib = sel_idx[hi];
-        const bool b_first = kb > ka || (kb == ka && ib < ia);
-        if (b_first == up) {
-          sel_key[lo] = kb;
-          sel_key[hi] = ka;
-          sel_idx[lo] = ib;
-          sel_idx[hi] = ia;
-        }
-      }
-      __syncthreads();
-    }
-  }
+  sort_survivors<kThreads>(sel_key, sel_idx, k);
   T* vo = out_vals + (long long)blockIdx.x * k;
   long long* io = out_idx + (long long)blockIdx.x * k;
   for (int i = threadIdx.x; i < k; i += kThreads) {
@@ -475,32 +481,7 @@ __global__ void __launch_bounds__(Policy<T>::kThreads)
     if (s_gt >= n_gt && s_eq >= need) break;
   }
 
-  int n2 = 1;
-  while (n2 < k) n2 <<= 1;
-  for (int i = k + (int)threadIdx.x; i < n2; i += kThreads) {
-    sel_key[i] = 0u;
-    sel_idx[i] = 2147483647;
-  }
-  __syncthreads();
-  for (int size = 2; size <= n2; size <<= 1) {
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int i = threadIdx.x; i < n2 / 2; i += kThreads) {
-        const int lo = 2 * i - (i & (stride - 1));
-        const int hi = lo + stride;
-        const bool up = (lo & size) == 0;
-        const unsigned ka = sel_key[lo], kb = sel_key[hi];
-        const int ia = sel_idx[lo], ib = sel_idx[hi];
-        const bool b_first = kb > ka || (kb == ka && ib < ia);
-        if (b_first == up) {
-          sel_key[lo] = kb;
-          sel_key[hi] = ka;
-          sel_idx[lo] = ib;
-          sel_idx[hi] = ia;
-        }
-      }
-      __syncthreads();
-    }
-  }
+  sort_survivors<kThreads>(sel_key, sel_idx, k);
   const T* row = in + (long long)blockIdx.x * cols;
   T* vo = out_vals + (long long)blockIdx.x * k;
   long long* io = out_idx + (long long)blockIdx.x * k;
@@ -571,7 +552,8 @@ template <typename T>
 int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, cudaStream_t s) {
   if (k < 0 || k > cols) return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d outside 0..%d (the row length)", k, cols);
   if (k > Policy<T>::kMaxK)
-    return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d is larger than this build's maximum %d", k, (int)Policy<T>::kMaxK);
+    return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d is larger than this build's maximum %d", k,
+                      (int)Policy<T>::kMaxK);
   if (rows == 0 || k == 0) return MUH_OK;
   const T* in = static_cast<const T*>(in_);
   enum { kVec = Policy<T>::kVec };

@@ -21,6 +21,7 @@ import inspect
 import os
 import threading
 
+from muh_kernels.dtypes import CODE
 from muh_kernels.errors import MuhRuntimeError
 
 # vLLM 0.6.3.post1, vllm/_custom_ops.py: parameter names in order (all positional-or-keyword, no
@@ -33,7 +34,7 @@ VLLM_SIGNATURES = {
 }
 OPS = tuple(VLLM_SIGNATURES)
 
-_DTYPE_CODE = {"float32": 0, "float16": 1, "bfloat16": 2}  # enum muh_op_dtype (include/muh/ops/ops.h)
+_DTYPE_CODE = {d: CODE[d] for d in ("float32", "float16", "bfloat16")}  # enum muh_op_dtype (include/muh/ops/ops.h)
 _c = ctypes
 _LL, _I, _P, _F = _c.c_longlong, _c.c_int, _c.c_void_p, _c.c_float
 

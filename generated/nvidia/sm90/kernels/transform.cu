@@ -59,7 +59,8 @@ __global__ void __launch_bounds__(Policy<T>::kThreads)
 #pragma unroll
       for (int j = 0; j < kVec; ++j) v[i][j] = Cvt<A, T>::out(op(Cvt<A, T>::in(v[i][j])));
 #pragma unroll
-    for (int i = 0; i < kVecs; ++i) store_vec<T, kVec>(out + base + ((long long)i * kThreads + threadIdx.x) * kVec, v[i]);
+    for (int i = 0; i < kVecs; ++i)
+      store_vec<T, kVec>(out + base + ((long long)i * kThreads + threadIdx.x) * kVec, v[i]);
   } else {
     for (long long i = base + threadIdx.x; i < n; i += kThreads) out[i] = Cvt<A, T>::out(op(Cvt<A, T>::in(in[i])));
   }

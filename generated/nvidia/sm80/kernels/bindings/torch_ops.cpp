@@ -20,22 +20,30 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("muh_physical_warp_size", &muh_physical_warp_size);
   m.def("muh_check_device", &muh_check_device);
   m.def("muh_reduce_workspace_bytes", []() { return static_cast<int64_t>(muh_reduce_workspace_bytes()); });
-  m.def("muh_reduce", [](int op, int dtype, int64_t in, int64_t n, int64_t out, int64_t ws, int64_t ws_bytes,
-                         int64_t stream) {
-    return muh_reduce(op, dtype, ptr(in), n, ptr(out), ptr(ws), static_cast<size_t>(ws_bytes), ptr(stream));
+  m.def("muh_reduce", [](int op, int dtype, int64_t in, int64_t n, int64_t out, int64_t workspace,
+                         int64_t workspace_bytes, int64_t stream) {
+    return muh_reduce(op, dtype, ptr(in), n, ptr(out), ptr(workspace), static_cast<size_t>(workspace_bytes),
+                      ptr(stream));
   });
-  m.def("muh_scan_workspace_bytes",
-        [](int dtype, int64_t n) { return static_cast<int64_t>(muh_scan_workspace_bytes(dtype, n)); });
-  m.def("muh_scan", [](int exclusive, int dtype, int64_t in, int64_t out, int64_t n, int64_t ws, int64_t ws_bytes,
-                       int64_t epoch, int64_t stream) {
-    return muh_scan(exclusive, dtype, ptr(in), ptr(out), n, ptr(ws), static_cast<size_t>(ws_bytes),
+  m.def("muh_scan_workspace_bytes", [](int dtype, int64_t n) {
+    return static_cast<int64_t>(muh_scan_workspace_bytes(dtype, n));
+  });
+  m.def("muh_scan", [](int exclusive, int dtype, int64_t in, int64_t out, int64_t n, int64_t workspace,
+                       int64_t workspace_bytes, int64_t epoch, int64_t stream) {
+    return muh_scan(exclusive, dtype, ptr(in), ptr(out), n, ptr(workspace), static_cast<size_t>(workspace_bytes),
                     static_cast<unsigned>(epoch), ptr(stream));
   });
   m.def("muh_transform", [](int op, int dtype, int64_t in, int64_t out, int64_t n, double alpha, int64_t stream) {
     return muh_transform(op, dtype, ptr(in), ptr(out), n, static_cast<float>(alpha), ptr(stream));
   });
   m.def("muh_topk_max_k", &muh_topk_max_k);
-  m.def("muh_topk", [](int dtype, int64_t in, int rows, int cols, int k, int64_t vals, int64_t idx, int64_t stream) {
-    return muh_topk(dtype, ptr(in), rows, cols, k, ptr(vals), static_cast<long long*>(ptr(idx)), ptr(stream));
+  m.def("muh_topk", [](int dtype, int64_t in, int rows, int cols, int k, int64_t values, int64_t indices,
+                       int64_t stream) {
+    return muh_topk(dtype, ptr(in), rows, cols, k, ptr(values), static_cast<long long*>(ptr(indices)), ptr(stream));
+  });
+  m.def("muh_histogram_even", [](int dtype, int64_t samples, int64_t n, int bins, double lower, double upper,
+                                 int64_t histogram, int64_t stream) {
+    return muh_histogram_even(dtype, ptr(samples), n, bins, lower, upper, static_cast<int*>(ptr(histogram)),
+                              ptr(stream));
   });
 }

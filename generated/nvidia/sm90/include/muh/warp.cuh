@@ -37,10 +37,22 @@ __device__ __forceinline__ T by_words(T v, F f) {
   return v;
 }
 
-struct ShflIdx { int a; __device__ unsigned operator()(unsigned w) const { return __shfl_sync(members(), w, a); } };
-struct ShflDown { int a; __device__ unsigned operator()(unsigned w) const { return __shfl_down_sync(members(), w, a); } };
-struct ShflUp { int a; __device__ unsigned operator()(unsigned w) const { return __shfl_up_sync(members(), w, a); } };
-struct ShflXor { int a; __device__ unsigned operator()(unsigned w) const { return __shfl_xor_sync(members(), w, a); } };
+struct ShflIdx {
+  int a;
+  __device__ unsigned operator()(unsigned w) const { return __shfl_sync(members(), w, a); }
+};
+struct ShflDown {
+  int a;
+  __device__ unsigned operator()(unsigned w) const { return __shfl_down_sync(members(), w, a); }
+};
+struct ShflUp {
+  int a;
+  __device__ unsigned operator()(unsigned w) const { return __shfl_up_sync(members(), w, a); }
+};
+struct ShflXor {
+  int a;
+  __device__ unsigned operator()(unsigned w) const { return __shfl_xor_sync(members(), w, a); }
+};
 
 template <typename T> __device__ __forceinline__ T shfl_idx(T v, int src) { return by_words(v, ShflIdx{src}); }
 template <typename T> __device__ __forceinline__ T shfl_down(T v, int d) { return by_words(v, ShflDown{d}); }

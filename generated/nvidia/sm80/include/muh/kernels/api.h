@@ -20,28 +20,37 @@ enum muh_dtype {
   MUH_BFLOAT16 = 3,
   MUH_INT32 = 4,
   MUH_INT64 = 5,
+  MUH_INT8 = 6,
+  MUH_UINT8 = 7,
+  MUH_INT16 = 8,
+  MUH_UINT16 = 9,
+  MUH_UINT32 = 10,
+  MUH_UINT64 = 11,
 };
 enum muh_reduce_op { MUH_SUM = 0, MUH_MAX = 1, MUH_MIN = 2 };
 enum muh_transform_op { MUH_SCALE = 0, MUH_RELU = 1, MUH_SILU = 2 };
 
+/* what the last failing call said */
 const char* muh_last_error(void);
+/* the spec the kernels were generated from */
 const char* muh_spec_name(void);
-int muh_warp_size(void);          /* logical warp of the kernels */
-int muh_physical_warp_size(void); /* warp of the GPU they were built for */
-int muh_check_device(void);       /* MUH_ERR_WARP when the current device's warp width does not match */
-
+/* logical warp of the kernels */
+int muh_warp_size(void);
+/* warp of the GPU they were built for */
+int muh_physical_warp_size(void);
+/* MUH_ERR_WARP when the current device's warp width does not match */
+int muh_check_device(void);
 size_t muh_reduce_workspace_bytes(void);
 int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* workspace, size_t workspace_bytes,
                void* stream);
-
 size_t muh_scan_workspace_bytes(int dtype, long long n);
-int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace,
-             size_t workspace_bytes, unsigned epoch, void* stream);
-
+int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes,
+             unsigned epoch, void* stream);
 int muh_transform(int op, int dtype, const void* in, void* out, long long n, float alpha, void* stream);
-
 int muh_topk_max_k(void);
 int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values, long long* indices, void* stream);
+int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper,
+                       int* histogram, void* stream);
 
 #ifdef __cplusplus
 }

@@ -12,8 +12,8 @@ extern "C" {
 
 enum muh_op_dtype {
   MUH_OP_FLOAT32 = 0,
-  MUH_OP_FLOAT16 = 1,
-  MUH_OP_BFLOAT16 = 2,
+  MUH_OP_FLOAT16 = 2,
+  MUH_OP_BFLOAT16 = 3,
 };
 
 /* The general row norm (rms_norm, fused add, GemmaRMSNorm, head-wise, gated): rows are `tokens` x `heads`,
