@@ -43,7 +43,7 @@ t() {  # one tune command with a wall-clock cap (SIGINT: the trials so far are k
   for phase in $PHASES; do
     case $phase in
       topk) for ty in float32 float16 bfloat16; do
-              t 60 topk --types $ty --strategy exhaustive --topk-shape ${VOCAB}x50 --sizes $VOCAB,$((VOCAB * 8)),$((VOCAB * 64)) \
+              t ${TOPK_CAP:-60} topk --types $ty --strategy exhaustive --topk-shape ${VOCAB}x50 --sizes $VOCAB,$((VOCAB * 8)),$((VOCAB * 64)) \
                 --apply --plot "$OUT/tune-topk-$ty.png"; done ;;
       transform) t 75 transform --types float32,float64,float16,bfloat16 --strategy exhaustive --apply --plot "$OUT/tune-transform.png" ;;
       reduce) t 120 reduce --types float64,bfloat16,int32,int64 --budget 48 --strategy random --apply ;;
