@@ -21,8 +21,10 @@ from muh.schema.units import fmt_bytes
 
 
 def hardware_fingerprint(hw: Hardware) -> str:
-    """Hash of what a measurement depends on: the hardware block and its toolchain."""
-    data = hw.model_dump(mode="json", exclude={"name"})
+    """Hash of what a measurement depends on: the hardware block and its toolchain — the facts it
+    sets, not the fields it leaves unset (a new optional key in the language must not mark every
+    measurement stale: it did once, when `clock` was added)."""
+    data = hw.model_dump(mode="json", exclude={"name"}, exclude_none=True)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -338,6 +338,7 @@ class Runner:
         if not top:
             rep.decision = stats.Decision(None, None, "no variant scored above the base in the search; keeping the incumbent",
                                           [(r.label, r.score.score) for r in rep.ok_rows()[:5]])
+            rep.samples = o.runs  # the evidence for keeping: the search's timed runs per size
             return
         self.events.phase(f"confirming the top {len(top)} of {rep.dtype} against the base ({o.confirm_rounds} rounds, A/A included)")
         members = [(r.label, r.kernel) for r in top]

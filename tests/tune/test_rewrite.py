@@ -131,3 +131,20 @@ def test_a_kept_incumbent_is_measured_and_kept(small_text):
     assert "measured, kept on NVIDIA H200 2026-12-01 [best challenger ipt_12.tpb_256.ipv_4 score 1.003]" in lines
     assert format_module(parse(out, "lab.muh")) == out or format_module(parse(small_text, "lab.muh")) != small_text
 
+
+
+def test_the_fingerprint_hashes_the_facts_set_not_the_fields_left_unset(small_text):
+    """A new optional hardware key in the language (unset in the spec) must not mark every measurement
+    stale; declaring a fact does change it."""
+    from typing import Optional
+
+    from muh.schema.models import Hardware
+
+    hw = load(small_text, "lab.muh").hardware["lab"]
+
+    class Wider(Hardware):  # the language one release later: one more optional key
+        future_key: Optional[int] = None
+
+    assert hardware_fingerprint(Wider.model_construct(**dict(hw))) == hardware_fingerprint(hw)
+    declared = load(small_text.replace("  warp_size = 32\n", "  warp_size = 32\n  l2_cache = 60 MiB\n"), "lab.muh")
+    assert hardware_fingerprint(declared.hardware["lab"]) != hardware_fingerprint(hw)

@@ -10,7 +10,9 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -20,13 +22,40 @@ extern "C" const char* muh_last_error(void);
 
 namespace {
 
+// Refusal messages are built with std::to_string and string concatenation, never by streaming a
+// number: on the lab H200 (torch 2.11) TORCH_CHECK's ostringstream, fed an integer from this
+// extension, crashed inside std::basic_ostream::_M_insert<long> (the extension's own instance of it,
+// mixed with PyTorch's libstdc++ runtime; backtrace in bench/results/final-wave-2026-12-01/README.md). A single
+// string reaches c10::str unstreamed.
+std::string txt(const char* s) { return s; }
+std::string txt(const std::string& s) { return s; }
+std::string txt(int v) { return std::to_string(v); }
+std::string txt(long v) { return std::to_string(v); }
+std::string txt(long long v) { return std::to_string(v); }
+std::string txt(unsigned long v) { return std::to_string(v); }
+std::string txt(double v) { return std::to_string(v); }
+std::string txt(c10::IntArrayRef a) {
+  std::string s = "[";
+  for (size_t i = 0; i < a.size(); ++i) s += (i ? ", " : "") + std::to_string(a[i]);
+  return s + "]";
+}
+std::string txt(at::ScalarType t) { return c10::toString(t); }
+std::string txt(const c10::Device& d) { return d.str(); }
+template <class... A>
+std::string msg(const A&... a) {
+  std::string s;
+  (void)std::initializer_list<int>{(s += txt(a), 0)...};
+  return s;
+}
+#define MUH_CHECK(cond, ...) TORCH_CHECK(cond, msg(__VA_ARGS__))
+
 int code_of(const at::Tensor& t, const char* op) {
-  TORCH_CHECK(t.is_cuda(), "muh::", op, ": expected CUDA tensors, got one on ", t.device());
+  MUH_CHECK(t.is_cuda(), "muh::", op, ": expected CUDA tensors, got one on ", t.device());
   switch (t.scalar_type()) {
     case at::ScalarType::Float: return MUH_OP_FLOAT32;
     case at::ScalarType::Half: return MUH_OP_FLOAT16;
     case at::ScalarType::BFloat16: return MUH_OP_BFLOAT16;
-    default: TORCH_CHECK(false, "muh::", op, ": dtype ", t.scalar_type(), " is not supported (float32, float16, bfloat16)");
+    default: MUH_CHECK(false, "muh::", op, ": dtype ", t.scalar_type(), " is not supported (float32, float16, bfloat16)");
   }
   return -1;
 }
@@ -35,12 +64,12 @@ void* stream_of(const at::Tensor& t) {
   return c10::impl::getDeviceGuardImpl(t.device().type())->getStream(t.device()).native_handle();
 }
 
-void ok(int rc) { TORCH_CHECK(rc == 0, muh_last_error()); }
+void ok(int rc) { MUH_CHECK(rc == 0, muh_last_error()); }
 
 void same(const char* op, const at::Tensor& a, const at::Tensor& b, const char* what) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "muh::", op, ": ", what, " is ", b.scalar_type(), ", input ",
+  MUH_CHECK(a.scalar_type() == b.scalar_type(), "muh::", op, ": ", what, " is ", b.scalar_type(), ", input ",
               a.scalar_type());
-  TORCH_CHECK(a.device() == b.device(), "muh::", op, ": ", what, " is on ", b.device(), ", input on ", a.device());
+  MUH_CHECK(a.device() == b.device(), "muh::", op, ": ", what, " is on ", b.device(), ", input on ", a.device());
 }
 
 // The rows of `t` (every dimension but the last) as (tokens, heads) with one stride each, when two
@@ -105,7 +134,7 @@ muh_op_norm_args norm_args(const at::Tensor& out, const at::Tensor& in, const at
 
 void check_weight(const char* op, const at::Tensor& x, const at::Tensor& w) {
   same(op, x, w, "weight");
-  TORCH_CHECK(w.numel() == x.size(-1), "muh::", op, ": weight has ", w.numel(), " elements, the last dimension ",
+  MUH_CHECK(w.numel() == x.size(-1), "muh::", op, ": weight has ", w.numel(), " elements, the last dimension ",
               x.size(-1));
 }
 
@@ -113,10 +142,10 @@ void check_weight(const char* op, const at::Tensor& x, const at::Tensor& w) {
 void norm_into(const char* op, const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight,
                const at::Tensor* gate, double eps, float weight_offset, int single_rounding) {
   const int dtype = code_of(input, op);
-  TORCH_CHECK(input.dim() >= 1, "muh::", op, ": input must have at least one dimension");
+  MUH_CHECK(input.dim() >= 1, "muh::", op, ": input must have at least one dimension");
   check_weight(op, input, weight);
   same(op, input, out, "out");
-  TORCH_CHECK(out.sizes() == input.sizes(), "muh::", op, ": out ", out.sizes(), " is not input ", input.sizes());
+  MUH_CHECK(out.sizes() == input.sizes(), "muh::", op, ": out ", out.sizes(), " is not input ", input.sizes());
   if (input.numel() == 0) return;
   const int64_t hidden = input.size(-1);
   Split s = split_rows(input);
@@ -131,7 +160,7 @@ void norm_into(const char* op, const at::Tensor& out, const at::Tensor& input, c
   at::Tensor g3;
   if (gate) {
     same(op, input, *gate, "gate");
-    TORCH_CHECK(gate->sizes() == input.sizes(), "muh::", op, ": gate ", gate->sizes(), " is not input ",
+    MUH_CHECK(gate->sizes() == input.sizes(), "muh::", op, ": gate ", gate->sizes(), " is not input ",
                 input.sizes());
     g3 = rows3(*gate, s.tokens, s.heads, hidden);
     a.gate = g3.data_ptr();
@@ -145,10 +174,10 @@ void norm_into(const char* op, const at::Tensor& out, const at::Tensor& input, c
 void fused_norm(const char* op, const at::Tensor& input, const at::Tensor& residual, const at::Tensor& weight,
                 double eps, double residual_alpha, float weight_offset, int single_rounding) {
   const int dtype = code_of(input, op);
-  TORCH_CHECK(input.dim() >= 1, "muh::", op, ": input must have at least one dimension");
+  MUH_CHECK(input.dim() >= 1, "muh::", op, ": input must have at least one dimension");
   check_weight(op, input, weight);
   same(op, input, residual, "residual");
-  TORCH_CHECK(residual.sizes() == input.sizes(), "muh::", op, ": residual ", residual.sizes(), " is not input ",
+  MUH_CHECK(residual.sizes() == input.sizes(), "muh::", op, ": residual ", residual.sizes(), " is not input ",
               input.sizes());
   if (input.numel() == 0) return;
   const int64_t hidden = input.size(-1), rows = input.numel() / hidden;
@@ -197,10 +226,10 @@ at::Tensor gated_rms_norm(const at::Tensor& input, const at::Tensor& gate, const
 void silu_and_mul(at::Tensor& out, const at::Tensor& x) {
   const int dtype = code_of(x, "silu_and_mul");
   same("silu_and_mul", x, out, "out");
-  TORCH_CHECK(x.dim() >= 1 && x.size(-1) % 2 == 0, "muh::silu_and_mul: the last dimension of x (",
+  MUH_CHECK(x.dim() >= 1 && x.size(-1) % 2 == 0, "muh::silu_and_mul: the last dimension of x (",
               x.dim() ? x.size(-1) : 0, ") must be even");
   const int64_t d = x.size(-1) / 2;
-  TORCH_CHECK(out.dim() == x.dim() && out.size(-1) == d && out.numel() * 2 == x.numel(), "muh::silu_and_mul: out ",
+  MUH_CHECK(out.dim() == x.dim() && out.size(-1) == d && out.numel() * 2 == x.numel(), "muh::silu_and_mul: out ",
               out.sizes(), " is not x ", x.sizes(), " with half the last dimension");
   if (x.numel() == 0) return;
   const int64_t rows = x.numel() / x.size(-1);
@@ -214,12 +243,12 @@ at::Tensor shared_expert_combine(const at::Tensor& routed, const at::Tensor& sha
   const int dtype = code_of(routed, "shared_expert_combine");
   same("shared_expert_combine", routed, shared, "shared");
   same("shared_expert_combine", routed, gate, "gate");
-  TORCH_CHECK(routed.dim() >= 1 && shared.sizes() == routed.sizes(), "muh::shared_expert_combine: shared ",
+  MUH_CHECK(routed.dim() >= 1 && shared.sizes() == routed.sizes(), "muh::shared_expert_combine: shared ",
               shared.sizes(), " is not routed ", routed.sizes());
   at::Tensor out = at::empty(routed.sizes(), routed.options());
   if (routed.numel() == 0) return out;
   const int64_t d = routed.size(-1), rows = routed.numel() / d;
-  TORCH_CHECK(gate.numel() == rows, "muh::shared_expert_combine: gate has ", gate.numel(), " elements, one per row (",
+  MUH_CHECK(gate.numel() == rows, "muh::shared_expert_combine: gate has ", gate.numel(), " elements, one per row (",
               rows, ") expected");
   const at::Tensor r2 = rows3(routed, rows, 1, d), s2 = rows3(shared, rows, 1, d), g2 = gate.reshape({rows});
   c10::DeviceGuard guard(routed.device());
@@ -232,17 +261,17 @@ at::Tensor shared_expert_combine(const at::Tensor& routed, const at::Tensor& sha
 void route_into(const char* op, const at::Tensor& w, const at::Tensor& ids, const at::Tensor* src,
                 const at::Tensor& gating, bool renormalize) {
   const int dtype = code_of(gating, op);
-  TORCH_CHECK(gating.dim() >= 1, "muh::", op, ": gating_output must have at least one dimension");
+  MUH_CHECK(gating.dim() >= 1, "muh::", op, ": gating_output must have at least one dimension");
   const int64_t experts = gating.size(-1), rows = experts ? gating.numel() / experts : 0, k = w.size(-1);
-  TORCH_CHECK(w.scalar_type() == at::kFloat, "muh::", op, ": topk_weights must be float32, got ", w.scalar_type());
-  TORCH_CHECK(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong, "muh::", op,
+  MUH_CHECK(w.scalar_type() == at::kFloat, "muh::", op, ": topk_weights must be float32, got ", w.scalar_type());
+  MUH_CHECK(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong, "muh::", op,
               ": topk_ids must be int32 or int64, got ", ids.scalar_type());
   for (const at::Tensor* t : {&w, &ids, src}) {
     if (!t) continue;
-    TORCH_CHECK(t->is_contiguous() && t->numel() == rows * k && t->device() == gating.device(), "muh::", op,
+    MUH_CHECK(t->is_contiguous() && t->numel() == rows * k && t->device() == gating.device(), "muh::", op,
                 ": outputs must be contiguous [", rows, ", ", k, "] tensors on ", gating.device(), ", got ", t->sizes());
   }
-  TORCH_CHECK(!src || src->scalar_type() == at::kInt, "muh::", op, ": token_expert_indicies must be int32");
+  MUH_CHECK(!src || src->scalar_type() == at::kInt, "muh::", op, ": token_expert_indicies must be int32");
   if (rows == 0) return;
   const at::Tensor g2 = rows3(gating, rows, 1, experts);
   c10::DeviceGuard guard(gating.device());
@@ -270,7 +299,7 @@ std::tuple<at::Tensor, at::Tensor> moe_topk_softmax(const at::Tensor& gating_out
 void softmax(at::Tensor& out, const at::Tensor& x) {
   const int dtype = code_of(x, "softmax");
   same("softmax", x, out, "out");
-  TORCH_CHECK(x.dim() >= 1 && out.sizes() == x.sizes(), "muh::softmax: out ", out.sizes(), " is not x ", x.sizes());
+  MUH_CHECK(x.dim() >= 1 && out.sizes() == x.sizes(), "muh::softmax: out ", out.sizes(), " is not x ", x.sizes());
   if (x.numel() == 0) return;
   const int64_t cols = x.size(-1), rows = x.numel() / cols;
   const at::Tensor x2 = rows3(x, rows, 1, cols), o2 = rows3(out, rows, 1, cols);
