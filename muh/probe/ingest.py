@@ -22,7 +22,7 @@ from muh.grammar import ast
 from muh.grammar.format import format_module
 from muh.grammar.parser import parse
 from muh.schema.models import Hardware
-from muh.tune.rewrite import _indent_of, _off, _offsets, _q
+from muh.tune.rewrite import _indent_of, _off, _offsets, _q, value_span
 
 MAX_RESULT_BYTES = 4 << 20
 
@@ -331,10 +331,8 @@ def rewrite(text: str, file: str, hw_name: str, result: Result, outcomes: list[O
         if a is None:
             added.append(f"{o.field} = {o.measured.text} {note}")
             continue
-        start = _off(starts, a.value.span.line, a.value.span.col)
-        end_span: Span = a.annotation.span if a.annotation is not None else a.value.span
-        end = _off(starts, end_span.end_line, end_span.end_col)
-        keep = text[start:_off(starts, a.value.span.end_line, a.value.span.end_col)]
+        start, value_end, end = value_span(starts, a)
+        keep = text[start:value_end]
         value = keep if o.status == "agree" else o.measured.text
         edits.append((start, end, f"{value} {note}"))
     if added:

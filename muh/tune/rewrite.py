@@ -77,6 +77,13 @@ def _off(starts: list[int], line: int, col: int) -> int:
     return starts[line - 1] + col - 1
 
 
+def value_span(starts: list[int], a) -> tuple[int, int, int]:
+    """Offsets of an assignment's value: (start, end of the value, end of its annotation or value)."""
+    start = _off(starts, a.value.span.line, a.value.span.col)
+    end_span: Span = a.annotation.span if a.annotation is not None else a.value.span
+    return start, _off(starts, a.value.span.end_line, a.value.span.end_col), _off(starts, end_span.end_line, end_span.end_col)
+
+
 def _find_algorithm(module: ast.Module, family: str, hw: str) -> ast.Block | None:
     for m in module.members:
         if isinstance(m, ast.Block) and m.kind == "algorithm" and m.label == family and m.target == hw:
@@ -111,9 +118,7 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
             if a is None:
                 added.append(f"{dim} = {value_text(value, dim)} {note}")
                 continue
-            start = _off(starts, a.value.span.line, a.value.span.col)
-            end_span: Span = a.annotation.span if a.annotation is not None else a.value.span
-            end = _off(starts, end_span.end_line, end_span.end_col)
+            start, _, end = value_span(starts, a)
             edits.append((start, end, f"{value_text(value, dim)} {note}"))
         if added:
             close = _off(starts, pol.span.end_line, pol.span.end_col) - 1  # the `}`

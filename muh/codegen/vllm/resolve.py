@@ -251,26 +251,6 @@ def _cross_checks(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> None:
                dtype.span if dtype else c.span("serve"), hint="set `dtype = half`")
 
 
-def _env(c: _Ctx) -> list[tuple[str, str]]:
-    out = []
-    for name, value in c.d.env.items():
-        span = c.span("env", name)
-        if not _ENV_NAME_RE.match(name):
-            c.error("E-DEPLOY-ENV", f"`{name}` is not a valid environment variable name", span)
-            continue
-        text = format_value(_plain(value))
-        problem = _text_problem(text)
-        if problem:
-            c.error("E-DEPLOY-ENV", f"the value of `{name}` {problem}", span,
-                    hint="environment values are one line of text; put larger data in a file the image ships")
-            continue
-        if name == "VLLM_PLUGINS" and "muh" not in text.split(","):
-            c.warn("W-DEPLOY-PLUGIN", "VLLM_PLUGINS does not list `muh`: the tuning plugin will not load", span)
-        out.append((name, text))
-        c.tuned[f"env.{name}"] = Resolved(value=text, origin="spec", rule="spec", where=stable_where(span))
-    return out
-
-
 def _knobs(c: _Ctx) -> dict[str, object]:
     out: dict[str, object] = {}
     for path, value in _flatten(c.d.tune):
