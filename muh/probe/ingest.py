@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from pydantic import ValidationError
 
 from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION, Result
-from muh.diagnostics import Diagnostic, MuhError, Severity, Span
+from muh.diagnostics import Diagnostic, MuhError, Severity
 from muh.grammar import ast
 from muh.grammar.format import format_module
 from muh.grammar.parser import parse
