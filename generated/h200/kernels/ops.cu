@@ -366,6 +366,29 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) softmax_kernel(RowArgs
   }
 }
 
+// Loads of values read once (silu_and_mul's input): evict-first in L1 and L2 (`ld.global.cs`) where
+// the ISA has the hint (sm_80+), so the output, which the next kernel reads, keeps its L2 lines;
+// elsewhere the read-only path.
+template <typename T, int kVec>
+__device__ __forceinline__ void load_once_f(const T* p, float (&v)[kVec]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  typedef typename Raw<sizeof(T) * kVec>::type R;
+  const R r = __ldcs(reinterpret_cast<const R*>(p));
+  T raw[kVec];
+  memcpy(raw, &r, sizeof(R));
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) v[k] = to_f(raw[k]);
+#else
+  load_f<T, kVec, true>(p, v);
+#endif
+}
+
+// SiLU with the fast exponential and division (`__expf`: ex2 of x·log2 e; `__fdividef`: reciprocal
+// and multiply): a few ulp of float, below half an ulp of fp16/bf16 but for rare ties. The IEEE
+// `expf` and `/` cost ~35 instructions an element, which left 16-bit silu_and_mul issue-bound
+// (84-89 % of copy at 16-32 MiB on the H200, bench/results/h200-ops-grid-before-silu.md).
+__device__ __forceinline__ float silu_fast(float g) { return __fdividef(g, 1.f + __expf(-g)); }
+
 // silu_and_mul: grid (rows, chunks of blockDim.x × kItems vectors); loads first, then math and stores.
 template <typename T, int kVec, int kItems>
 __global__ void __launch_bounds__(Policy<T>::kEltThreads)
@@ -381,8 +404,8 @@ __global__ void __launch_bounds__(Policy<T>::kEltThreads)
   for (int i = 0; i < kItems; ++i) {
     const int j = base + i * (int)blockDim.x;
     if (j < nvec) {
-      load_f<T, kVec, true>(x + (long long)j * kVec, xv[i]);
-      load_f<T, kVec, true>(y + (long long)j * kVec, yv[i]);
+      load_once_f<T, kVec>(x + (long long)j * kVec, xv[i]);
+      load_once_f<T, kVec>(y + (long long)j * kVec, yv[i]);
     }
   }
 #pragma unroll
@@ -391,7 +414,7 @@ __global__ void __launch_bounds__(Policy<T>::kEltThreads)
     if (j < nvec) {
       float r[kVec];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) r[k] = round_to<T>(xv[i][k] / (1.f + expf(-xv[i][k]))) * yv[i][k];
+      for (int k = 0; k < kVec; ++k) r[k] = round_to<T>(silu_fast(xv[i][k])) * yv[i][k];
       store_f<T, kVec>(o + (long long)j * kVec, r);
     }
   }
