@@ -104,5 +104,6 @@ extern "C" int cub_histogram_even(int dtype, const void* in, long long n, int bi
   cudaStream_t s = (cudaStream_t)stream;
   if (dtype == 0) return histogram_even<float, float>(in, hist, n, bins, (float)lower, (float)upper, s);
   if (dtype == 7) return histogram_even<unsigned char, int>(in, hist, n, bins, (int)lower, (int)upper, s);
+  if (dtype == 4) return histogram_even<int, int>(in, hist, n, bins, (int)lower, (int)upper, s);
   return 99;
 }

@@ -107,23 +107,37 @@ SCAN_VARIANTS = {  # float32 scan policies tried against the spec's (CUB's sm_90
     "384x16 no_delay": (384, 16, "no_delay", 0, 0),
 }
 TOPK_VARIANTS = {"1024x4": (1024, 4), "512x8": (512, 8), "1024x8": (1024, 8), "256x8": (256, 8)}
+HISTOGRAM_VARIANTS = {  # uint8 policies (threads, pixels_per_thread, vec, sub_histograms) tried against the spec's
+    "768x12 vec4 1 copy": (768, 12, 4, 1),
+    "768x12 vec4 8 copies": (768, 12, 4, 8),
+    "768x16 vec16 32 copies": (768, 16, 16, 32),
+    "1024x16 vec16 32 copies": (1024, 16, 16, 32),
+    "512x32 vec16 32 copies": (512, 32, 16, 32),
+    "384x32 vec16 32 copies": (384, 32, 16, 32),
+    "256x32 vec16 32 copies": (256, 32, 16, 32),
+    "256x64 vec16 32 copies": (256, 64, 16, 32),
+}
 
 
-def build_variants(cache: Path) -> dict:
+def build_variants(cache: Path, only: set | None = None) -> dict:
     from concurrent.futures import ThreadPoolExecutor
     from dataclasses import replace
 
     from bench import presets
-    from muh.families import scan as scan_rec, topk as topk_rec
+    from muh.families import histogram as hist_rec, scan as scan_rec, topk as topk_rec
 
     base = presets.h200()
     jobs = []
-    for name, (t, i, kind, ns, l2w) in SCAN_VARIANTS.items():
+    for name, (t, i, kind, ns, l2w) in (SCAN_VARIANTS.items() if only is None or "scan" in only else ()):
         cfg = replace(base.with_policies("scan", {"float32": scan_rec.Policy(t, i, kind, ns, l2w)}), name=f"h200-scan-{name}")
         jobs.append(("scan", name, cfg, ("common", "scan")))
-    for name, (t, i) in TOPK_VARIANTS.items():
+    for name, (t, i) in (TOPK_VARIANTS.items() if only is None or "topk" in only else ()):
         cfg = replace(base.with_policies("topk", {"float32": topk_rec.Policy(t, i, 11)}), name=f"h200-topk-{name}")
         jobs.append(("topk", name, cfg, ("common", "topk")))
+    for name, (t, i, v, c) in (HISTOGRAM_VARIANTS.items() if only is None or "histogram" in only else ()):
+        cfg = replace(base.with_policies("histogram", {"uint8": hist_rec.Policy(t, i, v, c)}),
+                      name=f"h200-histogram-{name.replace(' ', '-')}")
+        jobs.append(("histogram", name, cfg, ("common", "histogram")))
     with ThreadPoolExecutor(max_workers=8) as pool:
         libs = list(pool.map(lambda j: variant_lib(j[2], j[3], cache), jobs))
     out: dict = {}
@@ -149,7 +163,7 @@ def main() -> int:
     ap.add_argument("--out-md", type=Path, default=None)
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--backend", default="capi", choices=["capi", "torch"])
-    ap.add_argument("--variants", action="store_true", help="also time scan/topk policy variants")
+    ap.add_argument("--variants", action="store_true", help="also time scan/topk/histogram policy variants")
     ap.add_argument("--only", default="reduce,scan,transform,topk,histogram", help="comma-separated sections to run")
     ap.add_argument("--scan-dtypes", default="float32", help="scan element types (float32,int32,float64,int64)")
     ap.add_argument("--scan-sizes", default="16,20,24,28", help="scan sizes as powers of two")
@@ -171,7 +185,8 @@ def main() -> int:
         emitter.write(presets.h200(), gen)
     k = load(gen, backend=args.backend)
     cub = build_cub(cache)
-    variants = build_variants(cache) if args.variants else {}
+    only = set(args.only.split(","))
+    variants = build_variants(cache, only) if args.variants else {}
     reps = 5 if args.quick else 7
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     dev = torch.cuda.get_device_properties(0)
@@ -201,7 +216,6 @@ def main() -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    only = set(args.only.split(","))
     # ---- reduce sum float32 ----
     for n in (SIZES if "reduce" in only else []):
         nb = nbufs(4 * n)
@@ -333,20 +347,22 @@ def main() -> int:
             record("topk-variant", f"{name} {rows_}x{cols} k={kk}", n, 4 * n, t_v, None, t_torch)
         del xs
 
-    # ---- histogram: HistogramEven, 256 bins, float32 uniform in [0, 1) and uint8 ----
+    # ---- histogram: HistogramEven, 256 bins: float32 uniform in [0, 1), uint8 and int32 over [0, 256) ----
     from muh.runtime.dtypes import CODE
 
-    for dtype, lo, hi in (("float32", 0.0, 1.0), ("uint8", 0.0, 256.0)):
-        if "histogram" not in only:
-            break
+    cases = (("float32", 0.0, 1.0, "uniform"), ("uint8", 0.0, 256.0, "uniform"), ("int32", 0.0, 256.0, "uniform"),
+             ("uint8", 0.0, 256.0, "one value"))
+    for dtype, lo, hi, dist in (cases if "histogram" in only else ()):
         bins, code = 256, CODE[dtype]
-        for n in SIZES:
+        for n in (SIZES if dist == "uniform" else SIZES[-1:]):
             size = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
             nb = nbufs(size * n)
             if dtype == "float32":
                 xs = [torch.rand(n, device="cuda") for _ in range(nb)]
-            else:
-                xs = [torch.randint(0, 256, (n,), device="cuda", dtype=torch.uint8) for _ in range(nb)]
+            elif dist == "uniform":
+                xs = [torch.randint(0, 256, (n,), device="cuda", dtype=getattr(torch, dtype)) for _ in range(nb)]
+            else:  # every sample in one bin: the worst case for shared-memory atomics
+                xs = [torch.full((n,), 77, device="cuda", dtype=getattr(torch, dtype)) for _ in range(nb)]
             h_muh = torch.empty(bins, dtype=torch.int32, device="cuda")
             h_cub = torch.empty(bins, dtype=torch.int32, device="cuda")
             s = stream()
@@ -360,7 +376,16 @@ def main() -> int:
             t_cub = timeit(lambda i: cub.cub_histogram_even(code, xs[i % nb].data_ptr(), n, bins, lo, hi,
                                                             h_cub.data_ptr(), s), torch, it, reps)
             t_torch = timeit(lambda i: torch.histc(xs[i % nb].float(), bins, lo, hi), torch, it, reps)
-            record("histogram", f"even {bins} bins {dtype}", n, size * n, t_muh, t_cub, t_torch)
+            what = f"even {bins} bins {dtype}" + ("" if dist == "uniform" else f" {dist}")
+            record("histogram", what, n, size * n, t_muh, t_cub, t_torch)
+            for name, kv in (variants.get("histogram", {}).items() if dtype == "uint8" and n >= 1 << 24 else ()):
+                fv = kv.raw("muh_histogram_even")
+                h_v = torch.empty(bins, dtype=torch.int32, device="cuda")
+                ops.histogram_even(xs[0], bins, lo, hi, out=h_v, kernels=kv)
+                assert torch.equal(h_v, h_cub), f"histogram variant {name} n={n}: differs from CUB"
+                t_v = timeit(lambda i, fv=fv: fv(code, xs[i % nb].data_ptr(), n, bins, lo, hi, h_v.data_ptr(), s),
+                             torch, it, reps)
+                record("histogram-variant", f"{name} {what}", n, size * n, t_v, t_cub, None)
             del xs
 
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_bw / 1e9,

@@ -3,16 +3,20 @@
 ``bins`` bins split [lower, upper) evenly; samples outside (and NaN) are not counted. Floating point
 samples: bin = int((x - lower) * T(bins / (upper - lower))); integer samples: exact integer
 arithmetic (see templates/histogram.cuh). Counters are int32. The kernel counts a grid-stride share
-of tiles per block into a shared-memory histogram (global atomics when the bins do not fit).
+of tiles per block into ``sub_histograms`` interleaved copies of a shared-memory histogram (global
+atomics when the bins do not fit); 1-byte samples are counted by value (256 counters, turned into bins
+once per block).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from muh.runtime import dtypes as DT
 from muh.families.base import cfuncs, Family, param, vec_of
 
 COUNTER_BYTES = 4  # int32 counters
+BYTE_VALUES = 256  # 1-byte samples are counted by value: one counter per bit pattern
 
 
 @dataclass(frozen=True)
@@ -20,10 +24,37 @@ class Policy:
     threads: int
     items: int  # samples per thread and tile (CUB's pixels_per_thread)
     vec: int = 4  # samples per vector load (CUB's vec)
+    sub_histograms: Optional[int] = None  # copies of a block's counters (None: copies() derives it)
 
 
 def read(get) -> Policy:
-    return Policy(int(get("threads")), int(get("pixels_per_thread")), int(get("vec", 4)))
+    sub = get("sub_histograms", None)
+    return Policy(int(get("threads")), int(get("pixels_per_thread")), int(get("vec", 4)),
+                  None if sub is None else int(sub))
+
+
+def copies(cfg, dtype: str, pol: Policy) -> tuple[int, str, dict]:
+    """(sub-histograms per block, rule, inputs). Thread t counts in copy t % copies of counters laid
+    out interleaved (counter i of copy c at i * copies + c). 1-byte samples make four samples per
+    4-byte load and no bin arithmetic, so the shared-memory atomics are their bound: one copy per
+    bank puts the lanes of a warp in distinct banks (and words) whatever the values. Other samples:
+    one histogram per block, as CUB (their loads, not the atomics, are the bound)."""
+    if pol.sub_histograms is not None:
+        return pol.sub_histograms, "policy sub_histograms", {}
+    if DT.SIZE[dtype] == 1:
+        return cfg.smem_banks, "1-byte samples: one copy per shared-memory bank", {"smem_banks": cfg.smem_banks}
+    return 1, "one histogram per block (CUB)", {"element_size": DT.SIZE[dtype]}
+
+
+def checks(cfg, dtype: str, pol: Policy) -> list[str]:
+    n, _, _ = copies(cfg, dtype, pol)
+    if n < 1:
+        return [f"histogram.{dtype}: sub_histograms={n} must be at least 1"]
+    if DT.SIZE[dtype] == 1 and BYTE_VALUES * n * COUNTER_BYTES > cfg.smem_per_block:
+        return [f"histogram.{dtype}: {n} sub-histograms of {BYTE_VALUES} counters need "
+                f"{BYTE_VALUES * n * COUNTER_BYTES} B of shared memory, the hardware has {cfg.smem_per_block} B per "
+                f"block (at most {cfg.smem_per_block // (BYTE_VALUES * COUNTER_BYTES)})"]
+    return []
 
 
 def load_width(dtype: str, pol: Policy) -> tuple[int, str]:
@@ -37,10 +68,12 @@ def load_width(dtype: str, pol: Policy) -> tuple[int, str]:
 
 def params(cfg, dtype: str, pol: Policy):
     vec, rule = load_width(dtype, pol)
+    n, why, ins = copies(cfg, dtype, pol)
     return [
         param("kThreads", pol.threads, "policy threads"),
         param("kItems", pol.items, "policy pixels_per_thread"),
         param("kVec", vec, rule, vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
+        param("kCopies", n, why, **ins),
         param("kSmemBins", cfg.smem_per_block // COUNTER_BYTES,
               "smem_per_block / 4 B: more bins are counted in global memory", smem_per_block=cfg.smem_per_block),
     ]
@@ -79,6 +112,7 @@ int muh_histogram_even(int dtype, const void* samples, long long n, int bins, do
 """),
     read=read,
     params=params,
+    checks=checks,
     op=None,
     static=("histogram.cuh",),
     python_ops={"histogram_even": histogram_even},

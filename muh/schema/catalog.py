@@ -63,6 +63,8 @@ DIMS: dict[str, Dim] = {
     "pixels_per_thread": Dim("int", "pixels per thread (histogram)", lo=1, hi=64),
     "rle_compress": Dim("bool", "run-length compress samples before binning (histogram)"),
     "memory": Dim("enum", "where privatised histograms live", HISTOGRAM_MEMORY),
+    "sub_histograms": Dim("int", "interleaved copies of a block's histogram, thread t counting in copy t mod copies "
+                                 "(muh's; unset: one per shared-memory bank for 1-byte samples, else 1)", lo=1, hi=64),
     "work_stealing": Dim("bool", "dynamic tile assignment (histogram)"),
     "prefer_pow2_bits": Dim("bool", "round buffer-size bit fields to powers of two (batch_memcpy)"),
     "buffers_per_thread": Dim("int", "buffers per thread (batch_memcpy)", lo=1, hi=64),
@@ -122,7 +124,8 @@ FAMILIES: dict[str, Family] = {
                              subs=("large", "small", "medium"), block_choices=BLOCK_SCAN, cub_header="tuning_segmented_sort.cuh"),
     "merge_sort": Family("DeviceMergeSort", _MERGE, stages_tile=True, cub_header="tuning_merge_sort.cuh"),
     "merge": Family("DeviceMerge", _MERGE, stages_tile=True, cub_header="tuning_merge.cuh"),
-    "histogram": Family("DeviceHistogram", ("threads", "pixels_per_thread", "vec", "load", "modifier", "rle_compress", "memory", "work_stealing"),
+    "histogram": Family("DeviceHistogram", ("threads", "pixels_per_thread", "vec", "load", "modifier", "rle_compress", "memory", "work_stealing",
+                                                "sub_histograms"),
                         scaling="none", cub_header="tuning_histogram.cuh"),
     "transform": Family("DeviceTransform", ("threads", "items", "vec", "bytes_in_flight", "algorithm"), scaling="none", cub_header="tuning_transform.cuh"),
     "for_each": Family("DeviceFor::ForEach (256 threads × 2 items in CCCL)", ("threads", "items"), scaling="none", cub_header="tuning_for.cuh"),

@@ -104,6 +104,7 @@ class PolicyValues(Model):
     pixels_per_thread: Optional[int] = Field(None, ge=1, le=64)
     rle_compress: Optional[bool] = None
     memory: _opt(HISTOGRAM_MEMORY) = None
+    sub_histograms: Optional[int] = Field(None, ge=1, le=64)
     work_stealing: Optional[bool] = None
     buffers_per_thread: Optional[int] = Field(None, ge=1, le=64)
     bytes_per_thread: Optional[int] = Field(None, ge=1, le=1024)

@@ -38,6 +38,40 @@ def test_params_say_their_rule():
     f32 = re.search(r"namespace histogram_float32 \{(.*?)\}", text, re.S).group(1)
     assert "constexpr int kVec = 4;" in f32
     assert "constexpr int kSmemBins = 12288;  // smem_per_block / 4 B" in f32
+    # sub-histograms: one per bank for 1-byte samples (counted by value), one for the others
+    assert "constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)" in block
+    assert "constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)" in u16
+
+
+def test_sub_histograms_from_the_policy_and_their_shared_memory_checked():
+    from dataclasses import replace
+
+    cfg = presets.h200()
+    table = {d: replace(p, sub_histograms=8) for d, p in cfg.histogram.items()}
+    text = _params(cfg.with_policies("histogram", table))
+    assert "constexpr int kCopies = 8;  // policy sub_histograms" in text
+    rec = families.get("histogram")
+    assert rec.validate(cfg.with_policies("histogram", table)) == []
+    # 64 copies of 256 four-byte counters: 64 KiB, over the H200 spec's 48 KiB per block
+    big = {"uint8": replace(cfg.histogram["uint8"], sub_histograms=64),
+           "uint16": replace(cfg.histogram["uint16"], sub_histograms=64)}  # not by value: fits or falls back
+    errs = rec.validate(cfg.with_policies("histogram", big))
+    assert errs == ["histogram.uint8: 64 sub-histograms of 256 counters need 65536 B of shared memory, the hardware "
+                    "has 49152 B per block (at most 48)"]
+
+
+def test_spec_sub_histograms_reach_the_policy(tmp_path):
+    from muh.derive.kernels import config_from_derived
+    from muh.pipeline import load_file
+
+    text = (presets.SPECS / "h200.muh").read_text()
+    old = "policy uint8 { threads = 768  pixels_per_thread = 12 }"
+    assert old in text
+    (tmp_path / "h200.muh").write_text(text.replace(old, old[:-1] + " sub_histograms = 4 }"))
+    loaded = load_file(tmp_path / "h200.muh")
+    cfg = config_from_derived(loaded.derived, loaded.spec.hardware["h200"])
+    assert cfg.histogram["uint8"].sub_histograms == 4
+    assert cfg.histogram["int8"].sub_histograms is None  # unset: the rule decides (32 copies)
 
 
 def test_api_has_the_family_entry_point():
@@ -121,3 +155,30 @@ def test_bin_arithmetic_matches_the_reference_on_the_host(nvcc, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
     assert got == want
+
+
+@pytest.mark.nvcc
+def test_division_by_the_range_is_exact(nvcc, tmp_path):
+    """Div32 (the integer bins' division by the range, as a multiply) against Python's //, for edge
+    and random divisors and numerators, on the host (the same code as on the device, but __umulhi)."""
+    import random
+
+    from importlib.resources import files as res
+
+    rnd = random.Random(11)
+    top = (1 << 32) - 1
+    divs = [1, 2, 3, 5, 7, 255, 256, 257, 1000, 59995, 1 << 31, (1 << 31) + 1, top - 1, top]
+    divs += [rnd.randrange(1, top + 1) for _ in range(40)] + [rnd.randrange(1, 1 << 16) for _ in range(20)]
+    nums = [0, 1, 2, 255, 256, 65535, 1 << 31, top - 1, top] + [rnd.randrange(0, top + 1) for _ in range(60)]
+    (tmp_path / "histogram.cuh").write_text(res("muh.codegen.kernels").joinpath("templates", "histogram.cuh").read_text())
+    src = ['#include <stdio.h>', '#include "histogram.cuh"', "using muh::histogram_impl::Div32;", "int main() {",
+           f"  const unsigned d[] = {{{', '.join(f'{x}u' for x in divs)}}};",
+           f"  const unsigned n[] = {{{', '.join(f'{x}u' for x in nums)}}};",
+           f"  for (int i = 0; i < {len(divs)}; ++i) {{ const Div32 q = Div32::make(d[i]);",
+           f"    for (int j = 0; j < {len(nums)}; ++j) printf(\"%u\\n\", q.div(n[j])); }}", "  return 0;", "}"]
+    (tmp_path / "d.cu").write_text("\n".join(src) + "\n")
+    r = subprocess.run([nvcc, "-std=c++14", "-o", str(tmp_path / "d"), str(tmp_path / "d.cu")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = [int(x) for x in subprocess.run([str(tmp_path / "d")], capture_output=True, text=True, check=True).stdout.split()]
+    assert got == [a // b for b in divs for a in nums]

@@ -1,5 +1,6 @@
-"""histogram (HistogramEven) on the GPU: the H200's kernels natively and the BI-V100's (its policy,
-warp 64) emulated on the 32-lane GPU, against a CPU reference of CUB's bin arithmetic and
+"""histogram (HistogramEven) on the GPU: the H200's kernels natively, the BI-V100's (its policy,
+warp 64) emulated on the 32-lane GPU, and the H200's with 4 sub-histograms for every sample type
+(1-byte samples otherwise get 32, others 1), against a CPU reference of CUB's bin arithmetic and
 torch.histc, exactly. Builds only the histogram (the other families' sources compile empty)."""
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_helpers import NO_CUDA, requires_cuda  # noqa: E402
 
 pytestmark = requires_cuda
-VARIANTS = ("h200", "bi100-emu64")
+VARIANTS = ("h200", "bi100-emu64", "h200-sub4")
 INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
 
 
@@ -30,7 +31,10 @@ def hist_kernels(tmp_path_factory):
 
     major, minor = torch.cuda.get_device_capability()
     only = lambda cfg: replace(cfg, policies={"histogram": cfg.histogram})  # noqa: E731
-    cfgs = {"h200": only(presets.h200()), "bi100-emu64": only(presets.bi100()).emulated(64)}
+    h200 = only(presets.h200())
+    sub4 = {d: replace(p, sub_histograms=4) for d, p in h200.histogram.items()}
+    cfgs = {"h200": h200, "bi100-emu64": only(presets.bi100()).emulated(64),
+            "h200-sub4": replace(h200.with_policies("histogram", sub4), name="h200-sub4")}
     root = tmp_path_factory.mktemp("hist")
     out = {}
     for name, cfg in cfgs.items():
@@ -127,6 +131,7 @@ def test_more_bins_than_shared_memory_and_bad_arguments(hist_kernels, variant):
     k = hist_kernels[variant]
     x = torch.rand((1 << 20) + 1, device="cuda", generator=refs.gen())
     _check(k, x, 50000, 0.0, 1.0, f"{variant} 50000 bins (global-memory counters)")
+    _check(k, x, 5000, 0.0, 1.0, f"{variant} 5000 bins (4 copies do not fit: one)")
     with pytest.raises(ValueError, match="lower"):
         ops.histogram_even(x, 10, 1.0, 1.0, kernels=k)
     with pytest.raises(ValueError, match="bins"):
