@@ -18,26 +18,31 @@ VARIANTS = ("h200", "bi100-emu64", "h200-sub4")
 INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
 
 
+def configs() -> dict:
+    """The kernel configs of VARIANTS, histogram only (bench/histogram_prebuild.py builds them too)."""
+    from bench import presets
+
+    only = lambda cfg: replace(cfg, policies={"histogram": cfg.histogram})  # noqa: E731
+    h200 = only(presets.h200())
+    sub4 = {d: replace(p, sub_histograms=4) for d, p in h200.histogram.items()}
+    return {"h200": h200, "bi100-emu64": only(presets.bi100()).emulated(64),
+            "h200-sub4": replace(h200.with_policies("histogram", sub4), name="h200-sub4")}
+
+
 @pytest.fixture(scope="module")
 def hist_kernels(tmp_path_factory):
     if NO_CUDA:
         pytest.skip(f"GPU test: {NO_CUDA}")
     import torch
 
-    from bench import presets
     from muh.codegen.kernels import emitter
     from muh.runtime import build
     from muh.runtime.library import Kernels
 
     major, minor = torch.cuda.get_device_capability()
-    only = lambda cfg: replace(cfg, policies={"histogram": cfg.histogram})  # noqa: E731
-    h200 = only(presets.h200())
-    sub4 = {d: replace(p, sub_histograms=4) for d, p in h200.histogram.items()}
-    cfgs = {"h200": h200, "bi100-emu64": only(presets.bi100()).emulated(64),
-            "h200-sub4": replace(h200.with_policies("histogram", sub4), name="h200-sub4")}
     root = tmp_path_factory.mktemp("hist")
     out = {}
-    for name, cfg in cfgs.items():
+    for name, cfg in configs().items():
         emitter.write(cfg, root / name)
         out[name] = Kernels.from_library(build.build_capi(root / name, arch=f"sm_{major}{minor}"))
     return out
