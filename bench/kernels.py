@@ -347,14 +347,17 @@ def main() -> int:
             record("topk-variant", f"{name} {rows_}x{cols} k={kk}", n, 4 * n, t_v, None, t_torch)
         del xs
 
-    # ---- histogram: HistogramEven, 256 bins: float32 uniform in [0, 1), uint8 and int32 over [0, 256) ----
+    # ---- histogram: HistogramEven, 256 bins: float32 uniform in [0, 1), uint8 and int32 over [0, 256);
+    #      at 2^28 also all samples equal, and other bin counts ----
     from muh.runtime.dtypes import CODE
 
-    cases = (("float32", 0.0, 1.0, "uniform"), ("uint8", 0.0, 256.0, "uniform"), ("int32", 0.0, 256.0, "uniform"),
-             ("uint8", 0.0, 256.0, "one value"))
-    for dtype, lo, hi, dist in (cases if "histogram" in only else ()):
-        bins, code = 256, CODE[dtype]
-        for n in (SIZES if dist == "uniform" else SIZES[-1:]):
+    cases = [("float32", 0.0, 1.0, "uniform", 256, SIZES), ("uint8", 0.0, 256.0, "uniform", 256, SIZES),
+             ("int32", 0.0, 256.0, "uniform", 256, SIZES), ("uint8", 0.0, 256.0, "one value", 256, SIZES[-1:]),
+             ("uint8", 0.0, 256.0, "uniform", 16, SIZES[-1:]), ("uint8", 0.0, 256.0, "uniform", 64, SIZES[-1:]),
+             ("float32", 0.0, 1.0, "uniform", 1024, SIZES[-1:]), ("float32", 0.0, 1.0, "uniform", 4096, SIZES[-1:])]
+    for dtype, lo, hi, dist, bins, sizes in (cases if "histogram" in only else ()):
+        code = CODE[dtype]
+        for n in sizes:
             size = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
             nb = nbufs(size * n)
             if dtype == "float32":
@@ -369,6 +372,7 @@ def main() -> int:
             ops.histogram_even(xs[0], bins, lo, hi, out=h_muh, kernels=k)
             assert cub.cub_histogram_even(code, xs[0].data_ptr(), n, bins, lo, hi, h_cub.data_ptr(), s) == 0
             assert torch.equal(h_muh, h_cub), f"histogram {dtype} n={n}: muh and CUB disagree"
+            want = h_cub.clone()  # CUB's counts of xs[0] (the timed calls below overwrite h_cub)
             fn = k.raw("muh_histogram_even")
             it = iters_for(size * n)
             t_muh = timeit(lambda i: fn(code, xs[i % nb].data_ptr(), n, bins, lo, hi, h_muh.data_ptr(), s),
@@ -378,11 +382,12 @@ def main() -> int:
             t_torch = timeit(lambda i: torch.histc(xs[i % nb].float(), bins, lo, hi), torch, it, reps)
             what = f"even {bins} bins {dtype}" + ("" if dist == "uniform" else f" {dist}")
             record("histogram", what, n, size * n, t_muh, t_cub, t_torch)
-            for name, kv in (variants.get("histogram", {}).items() if dtype == "uint8" and n >= 1 << 24 else ()):
+            tried = dtype == "uint8" and bins == 256 and n >= 1 << 24
+            for name, kv in (variants.get("histogram", {}).items() if tried else ()):
                 fv = kv.raw("muh_histogram_even")
                 h_v = torch.empty(bins, dtype=torch.int32, device="cuda")
                 ops.histogram_even(xs[0], bins, lo, hi, out=h_v, kernels=kv)
-                assert torch.equal(h_v, h_cub), f"histogram variant {name} n={n}: differs from CUB"
+                assert torch.equal(h_v, want), f"histogram variant {name} n={n}: differs from CUB"
                 t_v = timeit(lambda i, fv=fv: fv(code, xs[i % nb].data_ptr(), n, bins, lo, hi, h_v.data_ptr(), s),
                              torch, it, reps)
                 record("histogram-variant", f"{name} {what}", n, size * n, t_v, t_cub, None)
