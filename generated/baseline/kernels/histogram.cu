@@ -11,8 +11,10 @@
 namespace muh {
 namespace histogram_run MUH_LIBRARY_LOCAL {
 
+using histogram_impl::ByValue;
 using histogram_impl::Even;
 using histogram_impl::histogram_kernel;
+using histogram_impl::smem_counters;
 
 template <typename T> struct Policy;
 template <> struct Policy<float> {
@@ -20,6 +22,7 @@ template <> struct Policy<float> {
     kThreads = params::histogram_float32::kThreads,
     kItems = params::histogram_float32::kItems,
     kVec = params::histogram_float32::kVec,
+    kCopies = params::histogram_float32::kCopies,
     kSmemBins = params::histogram_float32::kSmemBins
   };
 };
@@ -28,6 +31,7 @@ template <> struct Policy<double> {
     kThreads = params::histogram_float64::kThreads,
     kItems = params::histogram_float64::kItems,
     kVec = params::histogram_float64::kVec,
+    kCopies = params::histogram_float64::kCopies,
     kSmemBins = params::histogram_float64::kSmemBins
   };
 };
@@ -36,6 +40,7 @@ template <> struct Policy<short> {
     kThreads = params::histogram_int16::kThreads,
     kItems = params::histogram_int16::kItems,
     kVec = params::histogram_int16::kVec,
+    kCopies = params::histogram_int16::kCopies,
     kSmemBins = params::histogram_int16::kSmemBins
   };
 };
@@ -44,6 +49,7 @@ template <> struct Policy<int> {
     kThreads = params::histogram_int32::kThreads,
     kItems = params::histogram_int32::kItems,
     kVec = params::histogram_int32::kVec,
+    kCopies = params::histogram_int32::kCopies,
     kSmemBins = params::histogram_int32::kSmemBins
   };
 };
@@ -52,6 +58,7 @@ template <> struct Policy<signed char> {
     kThreads = params::histogram_int8::kThreads,
     kItems = params::histogram_int8::kItems,
     kVec = params::histogram_int8::kVec,
+    kCopies = params::histogram_int8::kCopies,
     kSmemBins = params::histogram_int8::kSmemBins
   };
 };
@@ -60,6 +67,7 @@ template <> struct Policy<unsigned short> {
     kThreads = params::histogram_uint16::kThreads,
     kItems = params::histogram_uint16::kItems,
     kVec = params::histogram_uint16::kVec,
+    kCopies = params::histogram_uint16::kCopies,
     kSmemBins = params::histogram_uint16::kSmemBins
   };
 };
@@ -68,6 +76,7 @@ template <> struct Policy<unsigned> {
     kThreads = params::histogram_uint32::kThreads,
     kItems = params::histogram_uint32::kItems,
     kVec = params::histogram_uint32::kVec,
+    kCopies = params::histogram_uint32::kCopies,
     kSmemBins = params::histogram_uint32::kSmemBins
   };
 };
@@ -76,37 +85,57 @@ template <> struct Policy<unsigned char> {
     kThreads = params::histogram_uint8::kThreads,
     kItems = params::histogram_uint8::kItems,
     kVec = params::histogram_uint8::kVec,
+    kCopies = params::histogram_uint8::kCopies,
     kSmemBins = params::histogram_uint8::kSmemBins
   };
 };
 
-template <typename T, int kVec, bool kSmem> int grid_cap(int smem_bytes) {
-  static int per_device[host::kMaxDevices];
-  int& cached = per_device[host::current_device()];
-  if (!cached) {
+// Resident blocks of one instantiation for its shared memory (cached per device and size).
+template <typename T, int kVec, int kCopies, bool kSmem> int grid_cap(int smem_bytes) {
+  static int per_device[host::kMaxDevices][2];  // {smem bytes + 1, blocks}
+  int* cached = per_device[host::current_device()];
+  if (cached[0] != smem_bytes + 1) {
     int per_sm = 0;
     int rc = host::cuda_check(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, histogram_kernel<T, Policy<T>::kThreads, Policy<T>::kItems, kVec, kSmem>, Policy<T>::kThreads,
-            smem_bytes),
+            &per_sm, histogram_kernel<T, Policy<T>::kThreads, Policy<T>::kItems, kVec, kCopies, kSmem>,
+            Policy<T>::kThreads, smem_bytes),
         "occupancy(histogram)");
     if (rc) return -rc;
-    cached = (per_sm > 0 ? per_sm : 1) * host::sm_count();
+    cached[1] = (per_sm > 0 ? per_sm : 1) * host::sm_count();
+    cached[0] = smem_bytes + 1;
   }
-  return cached;
+  return cached[1];
 }
 
-template <typename T, int kVec, bool kSmem>
+template <typename T, int kVec, int kCopies, bool kSmem>
 int launch(const T* in, long long n, const Even<T>& even, int* out, cudaStream_t s) {
   enum { kTile = Policy<T>::kThreads * Policy<T>::kItems };
-  const int smem_bytes = kSmem ? even.bins * (int)sizeof(int) : 0;
-  const int cap = grid_cap<T, kVec, kSmem>(smem_bytes);
+  const int smem_bytes = kSmem ? (int)(smem_counters<T>(even.bins, kCopies) * sizeof(int)) : 0;
+  const int cap = grid_cap<T, kVec, kCopies, kSmem>(smem_bytes);
   if (cap < 0) return -cap;
   long long tiles = n / kTile + 1;
   const int grid = (int)(tiles < cap ? tiles : cap);
-  histogram_kernel<T, Policy<T>::kThreads, Policy<T>::kItems, kVec, kSmem>
+  histogram_kernel<T, Policy<T>::kThreads, Policy<T>::kItems, kVec, kCopies, kSmem>
       <<<grid, Policy<T>::kThreads, smem_bytes, s>>>(in, n, even, out);
   return host::launch_check("histogram launch");
+}
+
+template <bool B> struct Tag {};
+
+// 1-byte samples: by value, the policy's copies (their counters fit: checked when generated).
+template <typename T, int kVec>
+int pick(const T* in, long long n, const Even<T>& even, int* out, cudaStream_t s, Tag<true>) {
+  return launch<T, kVec, Policy<T>::kCopies, true>(in, n, even, out, s);
+}
+
+// Others: the policy's copies where they fit in shared memory, else one copy, else global counters.
+template <typename T, int kVec>
+int pick(const T* in, long long n, const Even<T>& even, int* out, cudaStream_t s, Tag<false>) {
+  enum { kCopies = Policy<T>::kCopies, kSmemBins = Policy<T>::kSmemBins };
+  if (smem_counters<T>(even.bins, kCopies) <= kSmemBins) return launch<T, kVec, kCopies, true>(in, n, even, out, s);
+  if (even.bins <= kSmemBins) return launch<T, kVec, 1, true>(in, n, even, out, s);
+  return launch<T, kVec, 1, false>(in, n, even, out, s);
 }
 
 template <typename T>
@@ -118,10 +147,9 @@ int run(const void* in_, long long n, int bins, double lower, double upper, int*
   if (rc || n == 0) return rc;
   const T* in = static_cast<const T*>(in_);
   enum { kVec = Policy<T>::kVec };
-  const bool vec_ok = (reinterpret_cast<uintptr_t>(in) % (sizeof(T) * kVec)) == 0;
-  if (bins <= Policy<T>::kSmemBins)
-    return vec_ok ? launch<T, kVec, true>(in, n, even, out, s) : launch<T, 1, true>(in, n, even, out, s);
-  return vec_ok ? launch<T, kVec, false>(in, n, even, out, s) : launch<T, 1, false>(in, n, even, out, s);
+  const Tag<ByValue<T>::value != 0> by_value;
+  if ((reinterpret_cast<uintptr_t>(in) % (sizeof(T) * kVec)) == 0) return pick<T, kVec>(in, n, even, out, s, by_value);
+  return pick<T, 1>(in, n, even, out, s, by_value);
 }
 
 }  // namespace histogram_run

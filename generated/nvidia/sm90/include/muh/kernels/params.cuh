@@ -138,6 +138,7 @@ constexpr int kThreads = 384;  // policy threads
 constexpr int kItems = 16;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
+constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_float32
 
@@ -146,6 +147,7 @@ constexpr int kThreads = 960;  // policy threads
 constexpr int kItems = 10;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=10, element_size=2)
 constexpr int kVec = 2;
+constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int16
 
@@ -154,6 +156,7 @@ constexpr int kThreads = 384;  // policy threads
 constexpr int kItems = 16;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
+constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int32
 
@@ -162,6 +165,7 @@ constexpr int kThreads = 768;  // policy threads
 constexpr int kItems = 12;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=12, element_size=1)
 constexpr int kVec = 4;
+constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int8
 
@@ -170,6 +174,7 @@ constexpr int kThreads = 960;  // policy threads
 constexpr int kItems = 10;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=10, element_size=2)
 constexpr int kVec = 2;
+constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint16
 
@@ -178,6 +183,7 @@ constexpr int kThreads = 384;  // policy threads
 constexpr int kItems = 16;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
+constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint32
 
@@ -186,6 +192,7 @@ constexpr int kThreads = 768;  // policy threads
 constexpr int kItems = 12;  // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=12, element_size=1)
 constexpr int kVec = 4;
+constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint8
 
