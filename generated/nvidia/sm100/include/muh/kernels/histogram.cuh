@@ -5,7 +5,7 @@
 //   floating point: b = int((x - lower) * r), r = T(bins / (upper - lower)) computed in T once;
 //   integers:       b = (x - lower) * bins / (upper - lower) in exact unsigned arithmetic, integer
 //                   levels of a wider type (uint8 samples over [0, 256), as CUB's int levels), the
-//                   32-bit division by the range as a multiply by its reciprocal (exact, see Div32);
+//                   unsigned-word division by the range as a multiply by its reciprocal (exact, Div32);
 // a rounding to `bins` counts in the last bin. Counters are int.
 //
 // 1-byte samples are counted by value: 256 counters per block indexed by the sample's bits, turned
@@ -58,17 +58,18 @@ template <typename T> struct Even<T, true> {
   }
 };
 
-// Unsigned 32-bit division by a divisor fixed at launch, as a multiply-high, an add and two shifts
-// (Granlund & Montgomery, "Division by invariant integers using multiplication", PLDI 1994, fig. 4.1:
-// exact for every 32-bit numerator): with l = ceil(log2 d), m = floor(2^32 (2^l - d) / d) + 1,
-//   q = (t + ((n - t) >> min(l, 1))) >> max(l - 1, 0),  t = (m * n) >> 32.
+// Division of an unsigned word (W = 8 * sizeof(unsigned) bits) by a divisor fixed at launch, as a
+// multiply-high, an add and two shifts (Granlund & Montgomery, "Division by invariant integers using
+// multiplication", PLDI 1994, fig. 4.1: exact for every W-bit numerator): with l = ceil(log2 d),
+// m = floor(2^W (2^l - d) / d) + 1,  q = (t + ((n - t) >> min(l, 1))) >> max(l - 1, 0),  t = (m * n) >> W.
 struct Div32 {
+  enum { kBits = 8 * sizeof(unsigned) };
   unsigned m, s1, s2;
   __host__ static Div32 make(unsigned d) {
     unsigned l = 0;
-    while (l < 32 && (1ull << l) < d) ++l;
+    while (l < kBits && (1ull << l) < d) ++l;
     Div32 r;
-    r.m = static_cast<unsigned>((((1ull << l) - d) << 32) / d + 1);
+    r.m = static_cast<unsigned>((((1ull << l) - d) << kBits) / d + 1);
     r.s1 = l < 1 ? l : 1;
     r.s2 = l > 1 ? l - 1 : 0;
     return r;
@@ -77,7 +78,7 @@ struct Div32 {
 #ifdef __CUDA_ARCH__
     const unsigned t = __umulhi(m, n);
 #else
-    const unsigned t = static_cast<unsigned>((static_cast<unsigned long long>(m) * n) >> 32);
+    const unsigned t = static_cast<unsigned>((static_cast<unsigned long long>(m) * n) >> kBits);
 #endif
     return (t + ((n - t) >> s1)) >> s2;
   }
@@ -89,7 +90,7 @@ template <typename T> struct Even<T, false> {
   long long lower, upper;
   unsigned long long range;
   int bins;
-  bool narrow;  // range x bins fits in 32 bits: 32-bit arithmetic, the division by `div`
+  bool narrow;  // range x bins fits in an unsigned word: word arithmetic, the division by `div`
   Div32 div;
   __host__ static const char* make(double lo, double hi, int bins, Even* e) {
     const double lim = 4611686018427387904.0;  // 2^62: levels and their difference fit in long long
