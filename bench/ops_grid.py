@@ -1,6 +1,7 @@
 """The H200 grid of issue 16 for torch.ops.muh.*: graph-replayed kernel time per call, in one run.
 
     python3 bench/ops_grid.py [--out-md FILE] [--out-json FILE] [--quick]
+    python3 bench/ops_grid.py --match silu --tokens 4096,16384    # some cases and cells only
 
 hidden {2048, 4096, 8192} x tokens {1, 16, 256, 4096, 16384} x {bfloat16, float16}:
 
@@ -81,6 +82,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out-md")
     ap.add_argument("--out-json")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--match", help="only the cases whose name contains this (and the copy); no routing/host part")
+    ap.add_argument("--tokens", help="comma-separated token counts (default: the grid's)")
+    ap.add_argument("--hidden", help="comma-separated hidden sizes (default: the grid's)")
     args = ap.parse_args(argv)
 
     import torch
@@ -94,10 +98,13 @@ def main(argv=None) -> int:
     loaded = torch_ops.load(gen)
     m = torch.ops.muh
     tokens = (1, 4096) if args.quick else TOKENS
+    if args.tokens:
+        tokens = tuple(int(t) for t in args.tokens.split(","))
+    hiddens = tuple(int(h) for h in args.hidden.split(",")) if args.hidden else HIDDEN
     rows = []
     for dtype in ("bfloat16", "float16"):
         dt = getattr(torch, dtype)
-        for hidden in HIDDEN:
+        for hidden in hiddens:
             w = torch.rand(hidden, device="cuda", dtype=dt) + 0.5
             for t in tokens:
                 nbytes = t * hidden * dt.itemsize
@@ -130,6 +137,8 @@ def main(argv=None) -> int:
                     "silu_and_mul": (lambda i: m.silu_and_mul(out, x2[i]), 3 * nbytes, n2),
                     "silu*mul eager": (lambda i: F.silu(x2[i][:, :hidden]) * x2[i][:, hidden:], 3 * nbytes, n2),
                 }
+                if args.match:
+                    cases = {k: v for k, v in cases.items() if k == "copy" or args.match in k}
                 res = {name: graph_time(torch, fn, nb) for name, (fn, _, nb) in cases.items()}
                 bw_copy = 2 * nbytes / res["copy"]
                 row = {"dtype": dtype, "hidden": hidden, "tokens": t, "mib": nbytes / 2**20,
@@ -138,6 +147,16 @@ def main(argv=None) -> int:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 del xs, rs, x2, out
+    if args.match:
+        result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "backend": loaded.backend,
+                  "grid": rows}
+        md = render_cases(result)
+        if args.out_json:
+            Path(args.out_json).write_text(json.dumps(result, indent=1))
+        if args.out_md:
+            Path(args.out_md).write_text(md)
+        print(md)
+        return 0
     # routing
     g = torch.randn(4096, 256, device="cuda", dtype=torch.bfloat16)
     route = {"muh": graph_time(torch, lambda i: m.moe_topk_softmax(g, 8, True, torch.int64), 1),
@@ -186,6 +205,18 @@ def render(r) -> str:
               f"topk(softmax) {ro['topk(softmax)']:.2f} µs: {ro['topk(softmax)'] / ro['muh']:.1f}×", "",
               "Eager host cost per call (1 x 2048 bf16, wall µs of a loop ending in one sync):", ""]
     lines += [f"- {k}: {v:.2f}" for k, v in r["host_us"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def render_cases(r) -> str:
+    """The cells of a --match run: µs and %copy of every case measured."""
+    names = list(r["grid"][0]["us"]) if r["grid"] else []
+    lines = [f"# torch.ops.muh cases on {r['device']} (torch {r['torch']}, backend {r['backend']})", "",
+             "Graph-replayed µs per call (%copy: bytes moved / time vs the device copy in the same run).", "",
+             "| dtype | hidden | tokens | MiB | " + " | ".join(names) + " |", "|" + "---|" * (4 + len(names))]
+    for row in r["grid"]:
+        cells = " | ".join(f"{row['us'][n]:.2f} ({row['pct_copy'][n]:.0f} %)" for n in names)
+        lines.append(f"| {row['dtype']} | {row['hidden']} | {row['tokens']} | {row['mib']:.2f} | {cells} |")
     return "\n".join(lines) + "\n"
 
 
