@@ -5,8 +5,8 @@ stock model: a 16-token prefill and 3 decode steps (the Gated-DeltaNet recurrent
 
 * float32: argmax agreement ≥ 99 % and max |Δlogit| ≤ 1e-3 of max |logit|;
 * float16 / bfloat16 (docs/client.md): muh's logits are as close to the float32 model as stock
-  transformers' own half-precision logits (max error ≤ 2× stock's) and agree with stock's argmax
-  on ≥ 95 % of the positions;
+  transformers' own half-precision logits: max error ≤ 2× stock's, argmax agreement with the
+  float32 model at most 3 points below stock's;
 * the muh ops actually ran (counted at the dispatcher), none of the model's modules was left stock;
 * a decode step of the patched model captured in a CUDA graph replays to the eager step's logits.
 """
@@ -65,8 +65,9 @@ class Calls(TorchDispatchMode):
 
 
 def generate(m, steps: int = STEPS):
-    """Logits of a 16-token prefill then `steps` greedy decode steps through the cache: [2, 16 + steps, V]."""
-    ids = torch.randint(0, m.config.vocab_size, (2, H.PROMPT), generator=torch.Generator().manual_seed(7)).cuda()
+    """Logits of a 16-token prefill then `steps` greedy decode steps through the cache: [8, 16 + steps, V]
+    (152 positions: one argmax flip is 0.7 %)."""
+    ids = torch.randint(0, m.config.vocab_size, (8, H.PROMPT), generator=torch.Generator().manual_seed(7)).cuda()
     with torch.no_grad():
         out = m(input_ids=ids, use_cache=True)
         seq, cache, tok = [out.logits], out.past_key_values, out.logits[:, -1:].argmax(-1)
@@ -117,11 +118,11 @@ def test_logits_half_as_close_as_stock(muh, family, dtype):
     stock = H.model(family, "tiny", dt)
     ours, _ = patched(stock, True)
     s, o = generate(stock), generate(ours)
-    es, eo, a = rel_err(s, ref), rel_err(o, ref), agree(o, s)
-    print(f"{family} {dtype}: error vs fp32 stock {es:.2e} muh {eo:.2e}; argmax agreement with stock {a:.4f} "
-          f"(stock vs fp32 {agree(s, ref):.4f}, muh vs fp32 {agree(o, ref):.4f})")
+    es, eo, as_, ao = rel_err(s, ref), rel_err(o, ref), agree(s, ref), agree(o, ref)
+    print(f"{family} {dtype}: max|Δ|/max|logit| vs the fp32 model: stock {es:.2e}, muh {eo:.2e}; argmax agreement "
+          f"with the fp32 model: stock {as_:.4f}, muh {ao:.4f}; muh vs stock {dtype} {agree(o, s):.4f}")
     assert eo <= 2 * es, f"muh's {dtype} logits are {eo:.2e} off the fp32 model, stock's {es:.2e}"
-    assert a >= 0.95, f"argmax agreement with stock {dtype}: {a:.4f} < 0.95"
+    assert ao >= as_ - 0.03, f"argmax agreement with the fp32 model: muh {ao:.4f}, stock {as_:.4f}"
 
 
 def _decode_state(m):
