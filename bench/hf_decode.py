@@ -10,8 +10,10 @@ Gated-DeltaNet + 1 full attention, the model's 3:1 pattern) and a 16384-token vo
 tiny`` is the tests' model. A step is ``model(next_token, past_key_values=cache)`` after a
 16-token prefill; eager: wall time per step of a loop ending in one synchronisation; graph: the
 step captured once into a ``torch.cuda.CUDAGraph`` and replayed (device time per replay). Variants:
-stock, muh (``patch_model``), muh + fused residual (``patch_model(fuse_residual=True)``), stock
-again (``unpatch_model``); the ratios are against the mean of the two stock rows of the same run. Kernel launches per step come from the profiler.
+stock, muh (``patch_model``), muh + fused residual (``patch_model(fuse_residual=True)``), switched
+by ``unpatch_model`` / ``patch_model`` on one model; eager rounds interleave the variants (order
+rotated each round), after a GPU warm-up that lifts the clocks; ratios are against stock in the
+same run. Kernel launches per step come from the profiler.
 """
 from __future__ import annotations
 
@@ -96,18 +98,27 @@ def _fresh(m, batch: int, seed: int):
     return out.past_key_values, tok
 
 
+def burn(torch, seconds: float) -> None:
+    """Keep the GPU busy for a while (bf16 matrix products), so its clocks are up when a host-bound
+    eager loop starts: an idle H200 sits at 345 MHz and a decode step barely wakes it."""
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    t = time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        for _ in range(20):
+            a @ a
+        torch.cuda.synchronize()
+
+
 def eager_ms(torch, step, n: int) -> float:
-    for _ in range(3):
+    """Wall ms per step of n eager steps ending in one synchronisation (after 2 warm-up steps)."""
+    for _ in range(2):
         step()
     torch.cuda.synchronize()
-    per = []
-    for _ in range(3):
-        t = time.perf_counter()
-        for _ in range(n):
-            step()
-        torch.cuda.synchronize()
-        per.append((time.perf_counter() - t) / n * 1e3)
-    return statistics.median(per)
+    t = time.perf_counter()
+    for _ in range(n):
+        step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / n * 1e3
 
 
 def graph_ms(torch, step, n: int):
@@ -159,6 +170,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out-md")
     ap.add_argument("--out-json")
     args = ap.parse_args(argv)
@@ -174,26 +186,37 @@ def main(argv=None) -> int:
     loaded = torch_ops.load(gen)
     m = model(args.family, args.size, getattr(torch, args.dtype))
     impl = getattr(m.config, "_experts_implementation", None)
-    rows = {}
-    with torch.no_grad():  # warm-up: lazy initialisations (cuBLAS, grouped_mm) out of the first variant
+    variants = ("stock", "muh", "muh+fused")
+    reports = {}
+
+    def apply(variant: str) -> None:
+        hf.unpatch_model(m)
+        if variant != "stock":
+            reports[variant] = str(hf.patch_model(m, fuse_residual=variant == "muh+fused"))
+
+    eager = {v: [] for v in variants}
+    with torch.no_grad():
+        burn(torch, 2.0)
+        apply("stock")
         cache, tok = _fresh(m, args.batch, 1)
-        eager_ms(torch, _step_fn(m, cache, tok), 3)
-    for variant in ("stock", "muh", "muh+fused", "stock again"):
-        if variant == "muh":
-            report = str(hf.patch_model(m))
-        elif variant == "muh+fused":
-            hf.patch_model(m, fuse_residual=True)
-        elif variant == "stock again":
-            hf.unpatch_model(m)
-        with torch.no_grad():
+        eager_ms(torch, _step_fn(m, cache, tok), 10)  # lazy initialisations (cuBLAS, grouped_mm)
+        for r in range(args.rounds):  # interleaved, the order rotated each round
+            for v in variants[r % 3:] + variants[:r % 3]:
+                apply(v)
+                cache, tok = _fresh(m, args.batch, 1)
+                burn(torch, 0.2)
+                eager[v].append(eager_ms(torch, _step_fn(m, cache, tok), args.steps))
+        rows = {}
+        for v in variants:
+            apply(v)
             cache, tok = _fresh(m, args.batch, 1)
-            step = _step_fn(m, cache, tok)
-            e = eager_ms(torch, step, args.steps)
-            k = launches(torch, step)
+            k = launches(torch, _step_fn(m, cache, tok))
             cache, tok = _fresh(m, args.batch, 1)
             gms, err = graph_ms(torch, _step_fn(m, cache, tok), args.steps)
-        rows[variant] = {"eager_ms": e, "graph_ms": gms, "graph_error": err, "kernels": k}
-        print(variant, json.dumps(rows[variant]), flush=True)
+            rows[v] = {"eager_ms": statistics.median(eager[v]), "eager_rounds_ms": eager[v], "graph_ms": gms,
+                       "graph_error": err, "kernels": k}
+            print(v, json.dumps(rows[v]), flush=True)
+    report = reports["muh+fused"]
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "transformers": transformers.__version__, "backend": loaded.backend, "family": args.family,
            "size": args.size, "dtype": args.dtype, "batch": args.batch, "experts_implementation": impl,
@@ -208,20 +231,21 @@ def main(argv=None) -> int:
 
 
 def render(r) -> str:
-    """The table; × stock is against the mean of the two stock rows (before and after the muh rows)."""
-    a, b = r["rows"]["stock"], r["rows"]["stock again"]
-    st = {"eager_ms": (a["eager_ms"] + b["eager_ms"]) / 2,
-          "graph_ms": (a["graph_ms"] + b["graph_ms"]) / 2 if a["graph_ms"] and b["graph_ms"] else None}
+    st = r["rows"]["stock"]
     lines = [f"## Decode step: {r['family']} ({r['size']} config), {r['dtype']}, batch {r['batch']}, on {r['device']}",
              "", f"torch {r['torch']}, transformers {r['transformers']}, torch.ops.muh backend {r['backend']}, "
              f"experts implementation `{r['experts_implementation']}`; {r['patched']}.", "",
-             "| variant | eager ms/step | × stock | graph ms/replay | × stock | kernels/step |", "|---|---|---|---|---|---|"]
+             "Eager: median over interleaved rounds (each round: every variant, order rotated) of the wall ms "
+             "per step; graph: device ms per replay of one captured step.", "",
+             "| variant | eager ms/step | × stock | eager rounds | graph ms/replay | × stock | kernels/step |",
+             "|---|---|---|---|---|---|---|"]
     for name, row in r["rows"].items():
         g = row["graph_ms"]
         gx = f"{st['graph_ms'] / g:.2f}" if g and st["graph_ms"] else "—"
         gs = f"{g:.3f}" if g else f"not captured: {row['graph_error']}"
-        lines.append(f"| {name} | {row['eager_ms']:.3f} | {st['eager_ms'] / row['eager_ms']:.2f} | {gs} | {gx} | "
-                     f"{row['kernels']} |")
+        rounds = " ".join(f"{x:.2f}" for x in row["eager_rounds_ms"])
+        lines.append(f"| {name} | {row['eager_ms']:.3f} | {st['eager_ms'] / row['eager_ms']:.2f} | {rounds} | {gs} | "
+                     f"{gx} | {row['kernels']} |")
     return "\n".join(lines) + "\n"
 
 
