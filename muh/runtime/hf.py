@@ -27,6 +27,7 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 
+from muh.runtime import ops_llm
 from muh.runtime.errors import MuhRuntimeError
 
 # transformers class -> what muh serves it with. "gemma": (1 + w) RMSNorm, float all through, one
@@ -47,7 +48,7 @@ RULES = {
     "Qwen3NextDecoderLayer": "layer", "Qwen3_5MoeDecoderLayer": "layer",
 }
 KINDS = ("gemma", "rms", "gated", "mlp", "experts", "router", "moe_block", "layer")
-_FLOATS = ("float32", "float16", "bfloat16")  # the ops' element types (muh/runtime/dtypes.py names them)
+_FLOATS = tuple(ops_llm._DTYPE_CODE)  # the ops' element types (the runtime's one table of them)
 
 
 @dataclass
@@ -254,8 +255,6 @@ def patch_model(model, *, fuse_residual: bool = False) -> Report:
     place, idempotent. ``fuse_residual``: also fuse each decoder layer's residual add into its
     post-attention norm (writes the layer's input in place; see the module docstring)."""
     ops = _ops()
-    from muh.runtime import ops_llm
-
     lib = ops_llm.library()
     report = Report()
     for name, m in model.named_modules():
