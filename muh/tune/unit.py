@@ -61,7 +61,8 @@ def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
 
 
 def source_hash(eff: Effective, hw: Hardware) -> str:
-    """Hash of exactly what the variant compiles from: its inlined kernel code and the harness.
+    """Hash of exactly what the variant compiles from: its inlined kernel code, the harness and the
+    element type's row of the dtype table (the harness's storage type and conversions).
 
     Only the files the unit includes count, so a change to another family's template does not
     invalidate this family's measurements."""
@@ -70,6 +71,7 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
     h = hashlib.sha256()
     h.update(variant_code(0, eff, hw, "").encode())
     h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
+    h.update(repr(DT.TABLE[eff.dtype]).encode())  # the harness's storage type and conversions come from this row
     return h.hexdigest()[:16]
 
 

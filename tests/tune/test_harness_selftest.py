@@ -1,0 +1,62 @@
+"""The measurement harness's number <-> storage conversions, compiled with real nvcc and checked by the
+harness's own host-only self-test (`unit --self-test`: no CUDA call, so no GPU needed).
+
+On the H200 (2026-12-01) the float16 harness converted values instead of bits once the dtype table made
+its storage `unsigned short`: inputs in [-1, 1] became 0 and 1, a topk campaign timed that degenerate
+problem, and reduce float16's base failed the gate ('sum 3370 != reference 5289')."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from muh.tune.space import build_space, effective
+from muh.tune.unit import UnitVariant, render_unit
+
+pytestmark = [pytest.mark.slow, pytest.mark.nvcc]
+
+# the self-test is host code: device code unoptimised keeps the three compilations short
+ARGS = ["-std=c++17", "-w", "-arch=sm_90", "-Xptxas", "-O0"]
+
+# the conversions as they were when the bug shipped (a value conversion through `unsigned short`)
+OLD_FLOAT16 = ("  return (double)__half2float(v);\n", "  return __float2half((float)d);\n")
+
+
+def _unit(loaded, dtype: str) -> str:
+    hw = loaded.spec.hardware["lab"]
+    sp = build_space(loaded.spec, "reduce", dtype)
+    return render_unit("reduce", dtype, hw, [UnitVariant(0, "base", effective(sp.base, hw))], [1 << 16])
+
+
+def _self_test(nvcc: str, sources: list[str], tmp_path) -> list[subprocess.CompletedProcess]:
+    from muh.tune.compile import LocalPool
+
+    pool = LocalPool(len(sources))
+    try:
+        built = [f.result() for f in [pool.submit(s, ARGS, nvcc, 600) for s in sources]]
+    finally:
+        pool.shutdown()
+    out = []
+    for i, b in enumerate(built):
+        assert b.ok, b.log
+        exe = tmp_path / f"unit{i}"
+        exe.write_bytes(b.binary)
+        exe.chmod(0o755)
+        out.append(subprocess.run([str(exe), "--self-test"], capture_output=True, text=True, timeout=60))
+    return out
+
+
+def test_the_harness_stores_every_type_as_cuda_does_and_catches_a_value_conversion(loaded, nvcc, tmp_path):
+    f16, bf16 = _unit(loaded, "float16"), _unit(loaded, "bfloat16")
+    # the float16 harness with the shipped bug put back: to_d/from_d convert values, not bits
+    body = re.compile(r"(__host__ __device__ static double to_d\(T v\) \{\n).*?(\n\}\n__host__ __device__ static T from_d"
+                      r"\(double d\) \{\n).*?(\n\}\n)", re.S)
+    broken, n = body.subn(lambda m: m.group(1) + OLD_FLOAT16[0].rstrip("\n") + m.group(2) + OLD_FLOAT16[1].rstrip("\n")
+                          + m.group(3), f16, count=1)
+    assert n == 1
+    good16, goodbf, bad16 = _self_test(nvcc, [f16, bf16, broken], tmp_path)
+    for r in (good16, goodbf):
+        assert r.returncode == 0 and '"self_test": "ok"' in r.stdout, r.stdout + r.stderr
+    assert bad16.returncode == 2, bad16.stdout + bad16.stderr
+    assert "float16" in bad16.stdout and "differ from CUDA" in bad16.stdout
