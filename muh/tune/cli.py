@@ -253,7 +253,10 @@ def _apply(ctx, reports) -> str:
             # measured and kept: the incumbent's values get evidence too (best challenger, its score),
             # so `muh explain` says "measured, kept" instead of "spec"
             best = max(rep.candidates, key=lambda c: c.score, default=None)
-            ranked = [r for r in rep.ok_rows() if r.label != space.base.label(tuple(space.dims))]
+            # the best *other* kernel: a label that compiles to the base's own kernel (vec capped, threads
+            # scaled down) only measures the base against itself
+            ranked = [r for r in rep.ok_rows() if r.label != space.base.label(tuple(space.dims))
+                      and r.kernel != rep.base_kernel]
             if best is not None and best.rounds:
                 sp = best.size_speedups()
                 label, score = best.label, best.score

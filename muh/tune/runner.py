@@ -79,6 +79,7 @@ class TypeReport:
     winner: Variant | None = None
     samples: int = 0
     interrupted: bool = False
+    base_kernel: str = ""  # the base's compiled kernel: another label of the same kernel is no challenger
 
     def ok_rows(self) -> list[Row]:
         return sorted((r for r in self.rows.values() if r.status == "ok" and r.score), key=lambda r: -r.score.score)
@@ -183,8 +184,8 @@ class Runner:
         if base_reasons:
             raise MuhError([Diagnostic("E-TUNE", f"the current {o.family} {dtype} policy cannot be generated: {base_reasons[0]}",
                                        self.spec.span_of(("algorithms", space.akey)))])
-        rep = TypeReport(dtype, space, len(rejected))
         base_kernel = kernel_id(space.base, hw, self._kcache)
+        rep = TypeReport(dtype, space, len(rejected), base_kernel=base_kernel)
         gpus = 0 if o.compile_only else self._workers().count  # with Ray: the cluster's GPUs key the trials
         key = self._key(space.akey, dtype, base_kernel)
         label = {id(v): v.label(dims) for v in keep}

@@ -175,3 +175,34 @@ def test_apply_writes_kept_evidence_when_nothing_wins(setup, small_spec, machine
     spec = load_file(small_spec).spec
     m = spec.measured["algorithms.reduce@lab.policies.float32.items"]
     assert m.kept and m.device == "Fake GPU"
+
+
+def test_kept_evidence_names_another_kernel_not_a_relabelled_base(setup, small_spec, machine, fake_pool, monkeypatch):
+    """float64: vec 2 and vec 4 compile to one kernel (16-byte loads), so `ipt_16.tpb_256.ipv_2` *is* the
+    base. When it measures fastest (the base against itself: noise), the kept record must name the best
+    different kernel (H200 campaign, reduce int64, 2026-12-01)."""
+    from muh.pipeline import load_file
+    from muh.tune import cli as C
+
+    make, _ = setup
+
+    def base_fastest(binary, indices, g, *, sizes, runs, warmup, seed, timeout, stop=None):
+        labels = _labels_in(fake_pool.units[int(open(binary, "rb").read().split(b" ")[1]) - 1])
+        out = {}
+        for i in indices:
+            t = 998.0 if labels[i].startswith("ipt_16.tpb_256.") else 1010.0 + i  # the base's kernel: "faster"
+            out[i] = Result(i, "ok", "", list(sizes), [t] * len(sizes), [1000.0] * len(sizes), runs)
+        return out
+
+    monkeypatch.setattr(R, "run_unit", base_fastest)
+    run = make()
+    rep = run.run_type("float64")
+    run.close()
+    relabelled = rep.rows["ipt_16.tpb_256.ipv_2"]
+    assert relabelled.kernel == rep.base_kernel and relabelled.score.score > 1  # the base "won" against itself
+    assert rep.decision is not None and rep.decision.winner is None
+    best_other = max((r for r in rep.ok_rows() if r.kernel != rep.base_kernel), key=lambda r: r.score.score)
+    ctx = {"loaded": load_file(small_spec), "machine": machine, "spec_path": small_spec}
+    assert C._apply(ctx, [rep]).startswith("float64: kept ")
+    m = load_file(small_spec).spec.measured["algorithms.reduce@lab.policies.float64.items"]
+    assert m.kept and m.variant == best_other.label and m.score < 1
