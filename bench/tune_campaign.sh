@@ -11,13 +11,13 @@
 #         (default: topk transform reduce scan shapes confirm, in that order)
 #
 # Budgets (what a CCCL maintainer would accept for a merge, scaled to the device limits):
-#   topk        float32/float16/bfloat16, whole space (48 kernels each), the bench's shape 152064x50
+#   topk        float32/float16/bfloat16 (TOPK_TYPES), whole space (48 kernels each), the bench's shape 152064x50
 #   transform   float32/float64/float16/bfloat16, whole space (16 each)
-#   reduce      float64/bfloat16/int32/int64: the whole space (192 each; 78/156/117/78 distinct
+#   reduce      float64/bfloat16/int32/int64 (REDUCE_TYPES): the whole space (192 each; 78/156/117/78 distinct
 #               kernels) in seeded random order, so a cut-short run is still a uniform sample
 #   reduce-rest float32/float16 again, whole space (searched whole on 2026-11-30 with the older harness,
 #               before the twin A/A and the spin kernel; this records them as measured-and-kept or not)
-#   scan        float32/int32/float64/int64: random order, budget $SCAN_BUDGET (default 96) of 432 each
+#   scan        float32/int32/float64/int64 (SCAN_TYPES): random order, budget $SCAN_BUDGET (default 96) of 432 each
 #   shapes      topk float32 at k = 1 and k = 1024 on vocabulary rows, whole space (information only:
 #               one policy per type, no --apply); shapes-16 the same for bfloat16
 #   confirm     every tuned family against the spec as it was before the campaign (--against;
@@ -78,7 +78,7 @@ tune_type() {  # FAMILY TYPE CAP ARGS…: search, apply, and prove a changed pol
   date -u; nvidia-smi -L; nvcc --version | tail -1
   for phase in $PHASES; do
     case $phase in
-      topk) for ty in float32 float16 bfloat16; do
+      topk) for ty in ${TOPK_TYPES:-float32 float16 bfloat16}; do
               tune_type topk $ty ${TOPK_CAP:-60} --strategy exhaustive --topk-shape ${VOCAB}x50 \
                 --sizes $VOCAB,$((VOCAB * 8)),$((VOCAB * 64)); done ;;
       transform) for ty in float32 float64 float16 bfloat16; do tune_type transform $ty 40 --strategy exhaustive; done ;;
