@@ -209,8 +209,8 @@ def test_the_committed_h200_spec_with_warp_64_contradicts_and_apply_repairs_it(c
     spec = tmp_path / "h200.muh"
     committed = (ROOT / "specs/h200.muh").read_text()
     # a policy of 7 warps of 32 (the committed scan float64 policy had 224 threads until issue 17)
-    assert "policy float64 { threads = 256" in committed
-    base = committed.replace("policy float64 { threads = 256", "policy float64 { threads = 224")
+    at = committed.index("threads = 256", committed.index("policy float64 {", committed.index("algorithm scan on h200")))
+    base = committed[:at] + "threads = 224" + committed[at + len("threads = 256"):]
     text = re.sub(r"warp_size = 32 @measured\([^)]*\)", "warp_size = 64", base)
     spec.write_text(text)
     code, _, err = cli("probe", "--ingest", RESULT, spec)
