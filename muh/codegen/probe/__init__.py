@@ -88,10 +88,14 @@ def toolchain_of(hw, emulate: int | None):
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     """The kernels' config of this hardware, sized for the probe's blocks (the warp layer's exchange
     buffer holds one slot per thread of the largest block)."""
-    from muh.derive.kernels import config_from_derived
+    from muh.derive.kernels import MissingValue, config_from_derived
     from muh.families import reduce
 
-    cfg = config_from_derived(ctx.derived, hw)
+    try:
+        cfg = config_from_derived(ctx.derived, hw)
+    except (MissingValue, TypeError, ValueError) as e:  # a policy the kernels need is incomplete
+        raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: {e}",
+                                   ctx.spec.span_of(("hardware", hw.name)))]) from None
     cfg = replace(cfg, name=f"{hw.name}-probe", policies={"reduce": {"float32": reduce.Policy(THREADS, 1, 1)}})
     if emulate:
         cfg = cfg.emulated(int(emulate), 32)
