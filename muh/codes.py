@@ -45,6 +45,8 @@ CODES: dict[str, Code] = {
     # -- algorithms and policies ---------------------------------------------------------------------------
     "E-DEFAULT": Code("an algorithm without `policy default`", "`algorithm reduce on h200` has no `policy default`"),
     "E-TYPE": Code("an element type muh does not know", "unknown element type `float33`"),
+    "E-TYPEDEF": Code("a `type` block no C++ type can have (alignment not a power of two, size not a multiple "
+                      "of it, over 1 KiB, a built-in name)", "`type rec`: size = 12 B is not a multiple of align = 8 B"),
     "E-POLICYKEY": Code("a policy key that is not `default`, a type or type.op", "`float33` is not an element type"),
     "E-SUB": Code("a sub-policy the family does not have", "`reduce` has no sub-policy `onesweep`"),
     "E-DIM": Code("a dimension the family has no use for", "`bits_per_pass` is not tunable for reduce"),

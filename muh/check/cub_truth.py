@@ -53,6 +53,30 @@ ALGORITHMS = {
     "batch_memcpy": ("uint8",),
 }
 
+#: User-defined element types CUB's case list holds for every family that accepts them: (size, alignment)
+#: in bytes, probed as ``struct alignas(A) structSaA { char bytes[S]; }`` — a 12-byte record, a 16-byte
+#: pair, a 64-byte record. A spec's own ``type`` blocks add their shapes where its algorithms list them.
+STRUCT_SHAPES = ((12, 4), (16, 8), (64, 16))
+#: Families whose CUB entry points take any element type (a user operator, comparator or predicate):
+#: not the radix sorts (arithmetic keys), segmented sort (radix-based) or histogram (arithmetic
+#: samples); batch_memcpy copies bytes and is probed once.
+STRUCT_FAMILIES = ("reduce", "segmented_reduce", "scan", "reduce_by_key", "scan_by_key", "for_each", "merge_sort",
+                   "merge", "select_if", "select_flagged", "unique", "partition", "three_way_partition",
+                   "unique_by_key", "rle_encode", "rle_non_trivial_runs", "transform", "adjacent_difference")
+_STRUCT = re.compile(r"struct(\d+)a(\d+)")
+
+
+def struct_name(size: int, align: int) -> str:
+    """The case word of a user-defined type of ``size`` bytes aligned to ``align``: ``struct12a4``."""
+    return f"struct{size}a{align}"
+
+
+def shape_of(name: str) -> tuple[int, int] | None:
+    """(size, alignment) of a ``struct<S>a<A>`` case word; None for a catalogue type."""
+    match = _STRUCT.fullmatch(name)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 #: Operators as C++ function objects (the ones CUB's hubs classify: plus / min / max are "basic"
 #: binary operators, min and max "min_or_max"; the others fall into CUB's "unknown" class).
 OPERATORS = {
@@ -127,7 +151,7 @@ class PolicyProbe:
 
     @property
     def cxx_type(self) -> str:
-        return TYPES[self.type]
+        return TYPES[self.type] if self.type in TYPES else f"muh_probe::{self.type}"
 
     @property
     def cxx_op(self) -> str:
@@ -172,10 +196,27 @@ def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[
     return sorted(cases)
 
 
-def policy_probes(arches=ARCHES) -> list[PolicyProbe]:
-    """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes."""
-    return [PolicyProbe(a, cc, t, op, off) for a, types in ALGORITHMS.items() for cc in arches for t in types
+def types_for(family: str, extra: dict[str, tuple[tuple[int, int], ...]] | None = None) -> tuple[str, ...]:
+    """The element types of a family's cases: the catalogue's it accepts, then user-defined shapes
+    (STRUCT_SHAPES and the family's ``extra`` ones)."""
+    types = ALGORITHMS[family]
+    if family in STRUCT_FAMILIES:
+        shapes = STRUCT_SHAPES + tuple((extra or {}).get(family, ()))
+        types += tuple(dict.fromkeys(struct_name(*s) for s in shapes))
+    return types
+
+
+def policy_probes(arches=ARCHES, extra: dict[str, tuple[tuple[int, int], ...]] | None = None) -> list[PolicyProbe]:
+    """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes
+    (``extra``: family -> more user-defined (size, alignment) shapes to probe)."""
+    return [PolicyProbe(a, cc, t, op, off) for a in ALGORITHMS for cc in arches for t in types_for(a, extra)
             for op in operators_for(a, t) for off in offsets_for(a)]
+
+
+def struct_shapes(probes) -> list[tuple[str, int, int]]:
+    """(C++ name, size, alignment) of every user-defined type among ``probes`` (their definitions)."""
+    shapes = {p.type: shape_of(p.type) for p in probes if shape_of(p.type)}
+    return [(n, *shapes[n]) for n in sorted(shapes, key=shapes.get)]
 
 
 def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
@@ -183,7 +224,7 @@ def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
     )
-    return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes)
+    return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes, structs=struct_shapes(probes))
 
 
 # ---- toolchain ---------------------------------------------------------------------------------

@@ -153,11 +153,32 @@ def out_of_scope(spec: Spec, name: str) -> str | None:
     return None
 
 
+def listed_shapes(spec: Spec) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Per family: the (size, alignment) of the spec's own `type`s that its algorithms list."""
+    out: dict[str, dict] = {}
+    for alg in spec.algorithms.values():
+        for t in alg.types:
+            if t in spec.types:
+                out.setdefault(alg.family, {})[(spec.types[t].size, spec.types[t].align)] = None
+    return {f: tuple(sorted(shapes)) for f, shapes in out.items()}
+
+
+def spec_type(spec: Spec, alg, probe_type: str) -> str | None:
+    """The spec's name for a probed type: a catalogue type itself; a ``struct<S>a<A>`` case, the first
+    type of ``alg.types`` declared with that size and alignment (None if it lists none)."""
+    shape = cub_truth.shape_of(probe_type)
+    listed = alg.types or DEFAULT_TYPES
+    if shape is None:
+        return probe_type if probe_type in listed else None
+    return next((t for t in listed if t in spec.types and (spec.types[t].size, spec.types[t].align) == shape), None)
+
+
 def expected_probes(spec: Spec) -> list[cub_truth.PolicyProbe]:
     """CUB's case list: every family CUB 3.0.1 tunes, on CUB's arches and the spec's parity arches,
-    for every type, operator and offset width its hub distinguishes (cub_truth.policy_probes)."""
+    for every type, operator and offset width its hub distinguishes (cub_truth.policy_probes), user-defined
+    types included (CUB's standard shapes, and the shapes of the spec's own types where it lists them)."""
     arches = set(cub_truth.ARCHES) | {spec.hardware[h].compute_capability * 10 for h in parity_hardware(spec)}
-    return cub_truth.policy_probes(tuple(sorted(arches)))
+    return cub_truth.policy_probes(tuple(sorted(arches)), listed_shapes(spec))
 
 
 def _hardware_at(spec: Spec, cc: int) -> str | None:
@@ -178,8 +199,12 @@ def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[
             why = f"no hardware with compute_capability = {probe.cc // 10} and cub_parity = true"
         elif alg is None:
             why = f"no `algorithm {probe.algorithm} on {hw}`"
-        elif probe.type not in (alg.types or DEFAULT_TYPES):
-            why = f"`{probe.type}` is not in the `types` of `algorithm {probe.algorithm} on {hw}`"
+        elif spec_type(spec, alg, probe.type) is None:
+            shape = cub_truth.shape_of(probe.type)
+            why = (f"`{probe.type}` is not in the `types` of `algorithm {probe.algorithm} on {hw}`" if shape is None
+                   else f"no type of {shape[0]} B aligned to {shape[1]} B in the `types` of `algorithm "
+                        f"{probe.algorithm} on {hw}` (declare `type {probe.type} {{ size = {shape[0]} B  "
+                        f"align = {shape[1]} B }}` and list it)")
         else:
             compared.append((probe, akey))
             continue
@@ -223,7 +248,8 @@ def policy_parity(spec: Spec, derived: Derived, truth: cub_truth.Truth) -> list[
             out.append(ParityCase("policy", name, False, "CUB truth has no entry", (("*", "-", "missing", "truth"),)))
             continue
         try:
-            policy = resolve_query(spec, akey, Query(probe.type, probe.op, probe.offset))
+            dtype = spec_type(spec, spec.algorithms[akey], probe.type)
+            policy = resolve_query(spec, akey, Query(dtype, probe.op, probe.offset))
         except MuhError as err:
             out.append(ParityCase("policy", name, False, "muh resolved no policy: " + err.diagnostics[0].message,
                                   (("*", "missing", "-", "derive"),)))

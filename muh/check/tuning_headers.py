@@ -189,7 +189,8 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
         families[family], fields = shape
         hw = ctx.spec.algorithms[akey].on
         cases.append(dict(family=family, cc=probe.cc, cxx_type=probe.cxx_type, cxx_op=probe.cxx_op,
-                          cxx_offset=probe.cxx_offset, element=tuning.ident(probe.type),
+                          cxx_offset=probe.cxx_offset,
+                          element=tuning.ident(parity.spec_type(ctx.spec, ctx.spec.algorithms[akey], probe.type)),
                           op=tuning.ident(probe.op), offset=probe.offset, hardware=tuning.ident(hw), fields=fields,
                           label=parity.case_name(probe)))
     if not cases:
@@ -199,7 +200,8 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     source = env.get_template("cub_equal.cu.j2").render(
         headers=_tuning_names(files), enums=enums,
-        families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases)
+        families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases,
+        structs=cub_truth.struct_shapes(p for p, _ in compared))
     return Equality(source, len(cases), tuple(missing))
 
 

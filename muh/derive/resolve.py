@@ -59,21 +59,28 @@ def scaling_budget(hw: Hardware) -> tuple[int, int, str]:
     return hw.smem_per_block, hw.warp_size, f"hardware {hw.name}: smem_per_block and warp_size"
 
 
-def scale(rule: str, t4: int, i4: int, size: int, hw: Hardware) -> tuple[int, int, dict]:
+def scale(rule: str, t4: int, i4: int, size: int, hw: Hardware, value: int | None = None) -> tuple[int, int, dict]:
     """(threads, items, inputs): the family's scaling rule for element size ``size`` on ``hw``
-    (derive and ``muh tune``'s candidates alike)."""
+    (derive and ``muh tune``'s candidates alike); ``value``: the second input's size for the by-key
+    rules (default: ``size``)."""
     smem, warp, why = scaling_budget(hw)
+    if rule in scaling.COMBINED:
+        value = size if value is None else value
+        threads, items = scaling.RULES[rule](t4, i4, size, smem, warp, value=value)
+        return threads, items, {"T4": t4, "I4": i4, "size": size, "value": value, "budget": why}
     threads, items = scaling.RULES[rule](t4, i4, size, smem, warp)
     return threads, items, {"T4": t4, "I4": i4, "size": size, "smem": smem, "warp": warp, "budget": why}
 
 
-def policy_keys(alg: Algorithm) -> list[str]:
-    """Every key resolved: each type in `types` (or the standard set) and each explicit typed policy."""
+def policy_keys(alg: Algorithm, order=DTYPES) -> list[str]:
+    """Every key resolved: each type in `types` (or the standard set) and each explicit typed policy
+    (types in ``order``: the catalogue's, then the spec's own)."""
     keys = list(alg.types or DEFAULT_TYPES)
-    for k in alg.policies:
-        if k != "default" and k not in keys:
+    for k in alg.policies:  # a `record` key is a class of types: it applies through the types it covers
+        if k != "default" and k not in keys and k.split(".")[0] != policy_key.RECORD:
             keys.append(k)
-    return sorted(set(keys), key=lambda k: (list(DTYPES).index(k.split(".")[0]) if k.split(".")[0] in DTYPES else 99, k))
+    rank = {t: i for i, t in enumerate(order)}
+    return sorted(set(keys), key=lambda k: (rank.get(k.split(".")[0], len(rank)), k))
 
 
 def derive(spec: Spec) -> Derived:
@@ -83,7 +90,7 @@ def derive(spec: Spec) -> Derived:
     for akey, alg in sorted(spec.algorithms.items()):
         hw = spec.hardware[alg.on]
         policies = {}
-        for key in policy_keys(alg):
+        for key in policy_keys(alg, spec.element_sizes()):
             rp, errs = _resolve(spec, akey, alg, hw, key)
             policies[key] = rp
             diags.extend(errs)
@@ -146,7 +153,7 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> dict[str, Resol
         values["scaling"] = Resolved(value=fam.scaling, origin="default", rule=f"family default for {alg.family}")
     rule = values["scaling"].value
     if "threads" in values and "items" in values and rule != "none":
-        threads, items, inputs = scale(rule, values["threads"].value, values["items"].value, size, hw)
+        threads, items, inputs = scale(rule, values["threads"].value, values["items"].value, size, hw, fam.value_bytes)
         for dim, new in (("threads", threads), ("items", items)):
             old = values[dim]
             values[dim] = Resolved(
@@ -159,7 +166,7 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> dict[str, Resol
 def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
     parsed = policy_key.key_of(key)
     dtype, op = parsed.dtype, parsed.op or ""
-    size = DTYPES[dtype]
+    size = spec.element_sizes()[dtype]
     fam = FAMILIES[alg.family]
     values = _resolve_values(spec, akey, alg, hw, key, size)
     diags: list[Diagnostic] = []

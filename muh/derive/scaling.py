@@ -53,6 +53,16 @@ def nominal_8b_items(i8: int, size: int) -> int:
     return min(i8, max(1, _ceil_div(i8 * 8, size)))
 
 
+def combined_items(i4: int, key: int, value: int, *, ceil: bool) -> int:
+    """Items of a by-key policy from the sizes of both inputs: I4 while neither is wider than 8 bytes,
+    else clamp(8·I4 / (key + value), 1, I4) — rounded down as CUB's Nominal4BItemsToItemsCombined
+    (scan by key), up as the defaults of reduce by key and run-length encode."""
+    if max(key, value) <= 8:
+        return i4
+    both = key + value
+    return min(i4, max(1, _ceil_div(8 * i4, both) if ceil else 8 * i4 // both))
+
+
 def no_scaling(t4: int, i4: int, size: int, smem: int = CUB_SMEM, warp: int = CUB_WARP) -> Scaled:
     return Scaled(t4, i4)
 
@@ -63,7 +73,14 @@ RULES = {
     "nominal_4b": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP: Scaled(t4, nominal_4b_items(i4, size)),
     "nominal_8b": lambda t8, i8, size, smem=CUB_SMEM, warp=CUB_WARP: Scaled(t8, nominal_8b_items(i8, size)),
     "none": no_scaling,
+    # By-key rules: ``size`` is the key's, ``value`` the second input's (CUB combines both sizes).
+    "combined": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP, value=None: Scaled(
+        t4, combined_items(i4, size, size if value is None else value, ceil=False)),
+    "combined_ceil": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP, value=None: Scaled(
+        t4, combined_items(i4, size, size if value is None else value, ceil=True)),
 }
+#: Rules that read the size of a second input (``value``) besides the element's.
+COMBINED = ("combined", "combined_ceil")
 
 FORMULAS = {
     "mem_bound": "items = max(1, min(4*I4/size, 2*I4)); threads = min(T4, ceil(smem/(size*items)/warp)*warp)",
@@ -71,4 +88,6 @@ FORMULAS = {
     "nominal_4b": "items = min(I4, max(1, 4*I4/size)); threads = T4",
     "nominal_8b": "items = I8 if size <= 8 else min(I8, max(1, ceil(8*I8/size))); threads = T8",
     "none": "threads = T4; items = I4",
+    "combined": "items = I4 if max(key, value) <= 8 else min(I4, max(1, 8*I4/(key+value))); threads = T4",
+    "combined_ceil": "items = I4 if max(key, value) <= 8 else min(I4, max(1, ceil(8*I4/(key+value)))); threads = T4",
 }

@@ -22,7 +22,7 @@ LOAD_MODIFIERS = ("default", "ca", "cg", "cs", "cv", "ldg", "volatile")
 STORE_MODIFIERS = ("default", "wb", "cg", "cs", "wt", "volatile")
 BLOCK_REDUCE = ("warp_reductions", "warp_reductions_nondeterministic", "raking", "raking_commutative_only")
 BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
-SCALING = ("mem_bound", "reg_bound", "nominal_4b", "nominal_8b", "none")
+SCALING = ("mem_bound", "reg_bound", "nominal_4b", "nominal_8b", "none", "combined", "combined_ceil")
 TRANSFORM_ALGORITHMS = ("prefetch", "vectorized", "ublkcp", "fallback_for")
 HISTOGRAM_MEMORY = ("smem", "gmem", "blended")
 RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or", "match_early_counts_any", "match_early_counts_atomic_or")
@@ -89,6 +89,7 @@ class Family:
     block_choices: tuple[str, ...] = ()
     cub_header: str | None = None  # the CCCL 3.0 tuning header, where one exists
     uses_warp_shuffles: bool = True
+    value_bytes: int | None = None  # by-key scaling: the second input's fixed size (None: the element's)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -106,7 +107,8 @@ FAMILIES: dict[str, Family] = {
     "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh"),
     "segmented_scan": Family("DeviceSegmentedScan (newer CCCL)", _SCAN[:-2] + ("scaling",), stages_tile=True, block_choices=BLOCK_SCAN),
     "reduce_by_key": Family("DeviceReduce::ReduceByKey", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_reduce_by_key.cuh"),
-    "rle_encode": Family("DeviceRunLengthEncode::Encode", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
+    "rle_encode": Family("DeviceRunLengthEncode::Encode", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh",
+                         value_bytes=4),  # int run lengths
     "rle_non_trivial_runs": Family("DeviceRunLengthEncode::NonTrivialRuns", _LOOKBACK + ("store_time_slicing",), stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
     "select_if": Family("DeviceSelect::If", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
     "select_flagged": Family("DeviceSelect::Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),

@@ -12,7 +12,7 @@ from muh.grammar import ast
 from muh.schema.catalog import FAMILIES
 from muh.schema.units import Quantity
 
-TOP_KINDS = ("hardware", "algorithm", "deploy", "parity")
+TOP_KINDS = ("hardware", "type", "algorithm", "deploy", "parity")
 LANGUAGE_VERSIONS = (1,)
 
 
@@ -158,6 +158,19 @@ def _hardware(b: ast.Block, low: Lowered) -> None:
     low.value_spans[path] = b.span
 
 
+def _type(b: ast.Block, low: Lowered) -> None:
+    """`type <name> { size = …  align = … }`: a user-defined element type (checked in validate)."""
+    path = ("types", b.label)
+    if b.label in low.raw["types"]:
+        low.error("E-DUP", f"`type {b.label}` appears twice", b.label_span)
+        return
+    body = _members(b.members, path, low, {}, allow_blocks=False)
+    body["name"] = b.label
+    low.raw["types"][b.label] = body
+    low.key_spans[path] = b.label_span
+    low.value_spans[path] = b.span
+
+
 def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
     family = b.label
     if family not in FAMILIES:
@@ -251,7 +264,7 @@ def _parity(b: ast.Block, low: Lowered) -> None:
 
 
 def lower(module: ast.Module) -> Lowered:
-    low = Lowered(raw={"hardware": {}, "algorithms": {}, "deploys": {}}, source=module.source)
+    low = Lowered(raw={"hardware": {}, "types": {}, "algorithms": {}, "deploys": {}}, source=module.source)
     if module.version is None:
         low.error("E-VERSION", "the spec does not say its language version", ast_span_start(module),
                   hint="start the file with `muh 1`")
@@ -265,17 +278,24 @@ def lower(module: ast.Module) -> Lowered:
     for m in order:
         if isinstance(m, ast.Assign):
             low.error("E-TOPLEVEL", f"`{m.name} = …` outside a block", m.key_span,
-                      hint="top-level items are `hardware`, `algorithm` and `deploy` blocks")
+                      hint="top-level items are `hardware`, `type`, `algorithm` and `deploy` blocks")
             continue
         if m.kind not in TOP_KINDS:
             low.error("E-BLOCK", f"unknown block `{m.kind}`", m.kind_span,
-                      hint=did_you_mean(m.kind, TOP_KINDS) or "top-level blocks are hardware, algorithm and deploy")
+                      hint=did_you_mean(m.kind, TOP_KINDS) or "top-level blocks are hardware, type, algorithm, deploy and parity")
             continue
         if m.kind == "parity":
             _parity(m, low)
             continue
         if m.label is None:
             low.error("E-BLOCK", f"a `{m.kind}` block needs a name: `{m.kind} <name> {{ … }}`", m.kind_span)
+            continue
+        if m.kind == "type":
+            if m.target is not None:
+                low.error("E-TARGET", "a type block takes no `on`", m.target_span,
+                          hint=f"write `type {m.label} {{ size = 16 B  align = 8 B }}`")
+                continue
+            _type(m, low)
             continue
         needs_target = m.kind in ("algorithm", "deploy")
         if needs_target and m.target is None:

@@ -175,6 +175,21 @@ class Measured(Model):
     challenger."""
 
 
+#: The largest user-defined element type (bytes), and its largest alignment.
+MAX_TYPE_SIZE = 1024
+
+
+class ElementType(Model):
+    """`type <name> { size = 12 B  align = 4 B }`: an element type known by its size and alignment
+    (a struct, a pair, a key-value tuple), as CUB sees a user type: its policies scale by the size."""
+    name: str
+    """The block's label (`type <name> { … }`): the name `types = […]` and policy keys use."""
+    size: Bytes
+    """`sizeof` of the type: 1 B … 1 KiB, a multiple of `align`."""
+    align: Bytes
+    """`alignof` of the type: a power of two, at most `size`."""
+
+
 class ParityScope(Model):
     """What the CCCL parity check may leave out (muh/check/parity.py)."""
     out_of_scope: list[str] = []
@@ -185,6 +200,8 @@ class ParityScope(Model):
 class Spec(Model):
     version: int = 1
     parity: ParityScope = ParityScope()
+    types: dict[str, ElementType] = {}
+    """User-defined element types (`type <name> { size = …  align = … }`)."""
     hardware: dict[str, Hardware] = {}
     algorithms: dict[str, Algorithm] = {}
     deploys: dict[str, Deploy] = {}
@@ -207,6 +224,12 @@ class Spec(Model):
                 return self._spans[path]
             path = path[:-1]
         return None
+
+    def element_sizes(self) -> dict[str, int]:
+        """Every element type the spec can name, catalogue first: name -> size in bytes."""
+        from muh.schema.catalog import DTYPES
+
+        return {**DTYPES, **{n: t.size for n, t in self.types.items() if n not in DTYPES}}
 
     @property
     def name(self) -> str:

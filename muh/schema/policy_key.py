@@ -2,7 +2,9 @@
 
 A key is `default` or `<type>[.<operator or operator class>][.<offset width>]`:
 
-* the type is an element type of the catalogue (``float32``);
+* the type is an element type of the catalogue (``float32``), a user-defined `type` of the spec, or
+  the type class ``record``: every user-defined type (CUB's ``!is_primitive<T>``: what CUB gives a
+  struct it cannot classify, e.g. the look-back delay of its untuned default);
 * the operator is one of ``OPS`` (``float32.plus``) or an operator class, the way CUB classifies
   operators when it picks a tuning (CCCL 3.0.1 ``basic_binary_op_t`` / ``is_min_or_max``):
   ``primitive`` = plus, min, max; ``min_or_max`` = min, max;
@@ -10,8 +12,9 @@ A key is `default` or `<type>[.<operator or operator class>][.<offset width>]`:
   CUB's reduce, scan and radix sort hubs key on).
 
 A call is a ``Query``: (type, operator, offset width). Every key that *covers* the query applies,
-the more specific over the less specific (``rank``): the operator part first (none < class <
-operator; ``min_or_max`` is inside ``primitive``), then the offset part. For one query the covering
+the more specific over the less specific (``rank``): the type part first (none < ``record`` < a type),
+then the operator part (none < class < operator; ``min_or_max`` is inside ``primitive``), then the
+offset part. For one query the covering
 keys are totally ordered, so the layering is unambiguous.
 """
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from muh.schema.catalog import OPS
+from muh.schema.catalog import DTYPES, OPS
 
 #: Operator classes: name -> the operators in it (CUB's classification, CCCL 3.0.1).
 OP_CLASSES: dict[str, tuple[str, ...]] = {
@@ -29,6 +32,8 @@ OP_CLASSES: dict[str, tuple[str, ...]] = {
 #: Offset widths (bits) a key can name.
 OFFSETS: dict[str, int] = {"offset32": 32, "offset64": 64}
 DEFAULT_OFFSET = 32  # `int num_items`
+#: The type class of every user-defined type (a type name outside the catalogue).
+RECORD = "record"
 _CLASSES = ", ".join(f"{c} ({'/'.join(o)})" for c, o in OP_CLASSES.items())
 
 
@@ -56,15 +61,19 @@ class PolicyKey:
     @property
     def rank(self) -> tuple[int, int, int]:
         op_rank = 0 if self.op is None else (3 if self.op in OPS else 1 + list(OP_CLASSES).index(self.op))
-        return (self.dtype is not None, op_rank, self.offset is not None)
+        type_rank = 0 if self.dtype is None else (1 if self.dtype == RECORD else 2)
+        return (type_rank, op_rank, self.offset is not None)
+
+    def _types(self, dtype: str | None) -> bool:
+        return (self.dtype is None or self.dtype == dtype
+                or (self.dtype == RECORD and dtype is not None and dtype not in DTYPES))
 
     def covers(self, q: Query) -> bool:
-        return ((self.dtype is None or self.dtype == q.dtype) and q.op in self.ops
-                and (self.offset is None or self.offset == q.offset))
+        return self._types(q.dtype) and q.op in self.ops and (self.offset is None or self.offset == q.offset)
 
     def generalises(self, other: PolicyKey) -> bool:
         """Every query ``other`` covers, this key covers too."""
-        return ((self.dtype is None or self.dtype == other.dtype) and set(other.ops) <= set(self.ops)
+        return (self._types(other.dtype) and set(other.ops) <= set(self.ops)
                 and (self.offset is None or self.offset == other.offset))
 
 
@@ -75,9 +84,10 @@ def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
     parts = key.split(".")
     dtype, rest = parts[0], parts[1:]
     problems = []
-    if dtype not in dtypes:
+    if dtype not in dtypes and dtype != RECORD:
         problems.append((f"`{dtype}` is not an element type",
-                         f"policy keys are `default`, a type ({', '.join(dtypes)}), `type.op`, `type.offset64` …"))
+                         f"policy keys are `default`, a type ({', '.join(dtypes)}), `{RECORD}` (every user-defined "
+                         "type), `type.op`, `type.offset64` …"))
     op = offset = None
     for part in rest:
         if part in OFFSETS and offset is None:

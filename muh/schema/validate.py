@@ -13,7 +13,7 @@ from muh.grammar.parser import parse
 from muh.schema import policy_key
 from muh.schema.catalog import DIMS, DTYPES, FAMILIES, enum_choices
 from muh.schema.lower import Lowered, RangeValue, lower, value_of
-from muh.schema.models import Measured, Spec
+from muh.schema.models import MAX_TYPE_SIZE, Measured, Spec
 from muh.schema.units import Quantity
 
 MAX_SPACE_VALUES = 100_000
@@ -96,13 +96,15 @@ def _valid_part(raw: dict) -> Spec | None:
     """The hardware and algorithms that validate on their own (when the whole spec does not), less
     the values already reported, so that checks against the hardware report in the same run as
     every other error (a bad `cxx` does not hide a `threads` warp error)."""
-    from muh.schema.models import Algorithm, Hardware
+    from muh.schema.models import Algorithm, ElementType, Hardware
 
     hardware = {k: s for k, v in raw.get("hardware", {}).items() if (s := _salvage(Hardware, v)) is not None}
+    types = {k: s for k, v in raw.get("types", {}).items() if (s := _salvage(ElementType, v)) is not None}
     algorithms = {k: s for k, v in raw.get("algorithms", {}).items()
                   if isinstance(v, dict) and v.get("on") in hardware and (s := _salvage(Algorithm, v)) is not None}
     try:
-        return Spec.model_validate({"hardware": hardware, "algorithms": algorithms, "file": raw.get("file", "<input>")})
+        return Spec.model_validate({"hardware": hardware, "types": types, "algorithms": algorithms,
+                                    "file": raw.get("file", "<input>")})
     except ValidationError:
         return None
 
@@ -306,8 +308,42 @@ def _block_span(loc: tuple, low: Lowered) -> Span | None:
 
 
 # -- checks that need the whole typed spec ---------------------------------------------------------
+def _element_types(spec: Spec) -> list[Diagnostic]:
+    """`type <name> { size, align }`: what a C++ compiler would accept as `struct alignas(A) { char[S]; }`,
+    within the sizes muh tunes (up to MAX_TYPE_SIZE)."""
+    out = []
+    for name, t in spec.types.items():
+        base = ("types", name)
+        if name in DTYPES or name == policy_key.RECORD:
+            what = (f"a built-in element type ({DTYPES[name]} B)" if name in DTYPES
+                    else "the policy key of every user-defined type")
+            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: `{name}` is {what}",
+                                  spec.span_of(base, key=True), hint="give the type another name"))
+        if t.size > MAX_TYPE_SIZE:
+            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: size = {t.size} B exceeds {MAX_TYPE_SIZE} B",
+                                  spec.span_of(base + ("size",)),
+                                  hint=f"muh tunes element types of 1 B … {MAX_TYPE_SIZE} B; pass larger records by "
+                                       "index or pointer"))
+        if t.align & (t.align - 1):
+            lo = 1 << (t.align.bit_length() - 1)
+            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: align = {t.align} B is not a power of two",
+                                  spec.span_of(base + ("align",)), hint=f"use {lo} B or {lo * 2} B"))
+        elif t.align > t.size:
+            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: align = {t.align} B exceeds size = {t.size} B",
+                                  spec.span_of(base + ("align",)),
+                                  hint=f"a type is at least as large as its alignment: use size = {t.align} B "
+                                       f"or align ≤ {t.size} B"))
+        elif t.size % t.align:
+            up = -(-t.size // t.align) * t.align
+            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: size = {t.size} B is not a multiple of "
+                                  f"align = {t.align} B", spec.span_of(base + ("size",)),
+                                  hint=f"C++ pads a type to its alignment: write size = {up} B"))
+    return out
+
+
 def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
+    out: list[Diagnostic] = _element_types(spec)
+    known = spec.element_sizes()
     for hw in spec.hardware.values():
         if hw.max_threads_per_block % hw.warp_size:
             out.append(Diagnostic("E-WARP", f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
@@ -317,15 +353,16 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
         fam = FAMILIES[alg.family]
         base = ("algorithms", akey)
         for i, t in enumerate(alg.types):
-            if t not in DTYPES:
+            if t not in known:
                 out.append(Diagnostic("E-TYPE", f"unknown element type `{t}`", spec.span_of(base + ("types", i)),
-                                      hint=did_you_mean(t, DTYPES) or f"types: {', '.join(DTYPES)}"))
+                                      hint=did_you_mean(t, known) or f"types: {', '.join(known)}; or declare it: "
+                                                                     f"`type {t} {{ size = 16 B  align = 8 B }}`"))
         if "default" not in alg.policies:
             out.append(Diagnostic("E-DEFAULT", f"`algorithm {alg.family} on {alg.on}` has no `policy default`", spec.span_of(base),
                                   hint="add `policy default { … }`; typed policies inherit from it"))
         for pkey, pol in alg.policies.items():
             ppath = base + ("policies", pkey)
-            out.extend(_policy_key(pkey, spec.span_of(ppath, key=True)))
+            out.extend(_policy_key(pkey, spec.span_of(ppath, key=True), known))
             for sub, sv in pol.subs.items():
                 if sub not in fam.subs:
                     out.append(Diagnostic("E-SUB", f"`{alg.family}` has no sub-policy `{sub}`", spec.span_of(ppath + ("subs", sub), key=True),
@@ -335,7 +372,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
             if skey != "default":
-                out.extend(_policy_key(skey, spec.span_of(spath, key=True)))
+                out.extend(_policy_key(skey, spec.span_of(spath, key=True), known))
             for dim, cands in space.values.items():
                 vpath = spath + ("values", dim)
                 if dim not in fam.dims:
@@ -353,9 +390,9 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     return out
 
 
-def _policy_key(key: str, span: Span | None) -> list[Diagnostic]:
-    _, problems = policy_key.parse(key, DTYPES)
-    return [Diagnostic("E-POLICYKEY", msg, span, hint=did_you_mean(key.split(".")[0], DTYPES) or hint)
+def _policy_key(key: str, span: Span | None, known=DTYPES) -> list[Diagnostic]:
+    _, problems = policy_key.parse(key, known)
+    return [Diagnostic("E-POLICYKEY", msg, span, hint=did_you_mean(key.split(".")[0], known) or hint)
             if i == 0 and msg.endswith("is not an element type") else Diagnostic("E-POLICYKEY", msg, span, hint=hint)
             for i, (msg, hint) in enumerate(problems)]
 

@@ -160,7 +160,11 @@ def provenance(ctx: BuildContext, dim: str, r: Resolved) -> str:
     if r.inputs:
         i = r.inputs
         rule = r.rule.split(":", 1)[0]
-        text = f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}, {i.get('size')} B; smem {i.get('smem')} B, warp {i.get('warp')})"
+        if "value" in i:
+            text = f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}; key {i.get('size')} B, value {i.get('value')} B)"
+        else:
+            text = (f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}, {i.get('size')} B; smem {i.get('smem')} B, "
+                    f"warp {i.get('warp')})")
     else:
         text = r.rule
     where = _where(ctx, r.where)
@@ -269,8 +273,10 @@ def selector_call(q: Query, hw_id: str) -> str:
             f"(hardware::{hw_id}.arch)")
 
 
-#: Every call a selector answers: each element type x operator x offset width.
-QUERIES = tuple(Query(t, o, w) for t in catalog.DTYPES for o in catalog.OPS for w in policy_key.OFFSETS.values())
+def queries(spec: Spec) -> tuple[Query, ...]:
+    """Every call a selector answers: each element type (the catalogue's and the spec's own) x operator x
+    offset width."""
+    return tuple(Query(t, o, w) for t in spec.element_sizes() for o in catalog.OPS for w in policy_key.OFFSETS.values())
 
 
 def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | None]]:
@@ -281,7 +287,7 @@ def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | Non
     `default` policy scaled for its size (CUB's behaviour for an untuned type), never zeros."""
     alg = spec.algorithms[akey]
     seen: dict[tuple[str, ...], list[Query]] = {}
-    for q in QUERIES:
+    for q in queries(spec):
         seen.setdefault((q.dtype,) + tuple(policy_key.covering(alg.policies, q)), []).append(q)
     out = []
     for calls in seen.values():
@@ -312,23 +318,24 @@ def _ops_condition(ops: frozenset[str]) -> str | None:
     return " || ".join(f"op == operation::{ident(o)}" for o in catalog.OPS if o in ops)
 
 
-def _calls_condition(calls: set[tuple[str, str, int]]) -> str:
-    """A C++ condition true for exactly ``calls`` (type, operator, offset width) among QUERIES."""
+def _calls_condition(calls: set[tuple[str, str, int]], sizes: dict[str, int]) -> str:
+    """A C++ condition true for exactly ``calls`` (type, operator, offset width) among ``queries``
+    (``sizes``: every element type's size)."""
     by_type: dict[str, frozenset] = {}
     for t, o, w in calls:
         by_type.setdefault(t, set()).add((o, w))
     shapes: dict[frozenset, list[str]] = {}
-    for t in catalog.DTYPES:
+    for t in sizes:
         if t in by_type:
             shapes.setdefault(frozenset(by_type[t]), []).append(t)
     terms = []
     for shape, types in shapes.items():
         parts = []
-        sizes = {catalog.DTYPES[t] for t in types}
-        if set(types) != set(catalog.DTYPES):
-            same_size = {t for t in catalog.DTYPES if catalog.DTYPES[t] in sizes}
+        widths_ = {sizes[t] for t in types}
+        if set(types) != set(sizes):
+            same_size = {t for t in sizes if sizes[t] in widths_}
             if same_size == set(types):
-                parts.append(" || ".join(f"element_size(type) == {n}" for n in sorted(sizes)))
+                parts.append(" || ".join(f"element_size(type) == {n}" for n in sorted(widths_)))
             else:
                 parts.append(" || ".join(f"type == element::{ident(t)}" for t in types))
         widths = sorted({w for _, w in shape})
@@ -383,7 +390,7 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
                 for sp in subs:
                     asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
                                         f"{sel}.{sp.name}", q.dtype)
-            cond = None if last else wrap_expr(_calls_condition(members[g]), 10, 10)
+            cond = None if last else wrap_expr(_calls_condition(members[g], ctx.spec.element_sizes()), 10, 10)
             asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
             cases.append(Case(", ".join(labels), cond, g[0], g[1], asserts))
         what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
@@ -412,7 +419,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
             "E-CXX-LEVEL", f"hardware `{name}`: the tuning headers need C++14 (the toolchain says C++11)",
             ctx.spec.span_of(("hardware", name, "toolchain", "cxx")), hint="set `cxx = 14` if the compiler allows it"))
     ids = arch_ids(ctx.spec.hardware)
-    dtypes = [(ident(k), v) for k, v in catalog.DTYPES.items()]
+    dtypes = [(ident(k), v) for k, v in ctx.spec.element_sizes().items()]
     files = [GeneratedFile(f"{OUT}/common.cuh", render(
         "muh.codegen.cxx", "common.cuh.j2", header=ctx.header("//"), enums=[
             (name, doc, [ident(c) for c in choices]) for name, doc, choices in ENUMS],
