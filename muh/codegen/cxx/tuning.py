@@ -273,10 +273,13 @@ def selector_call(q: Query, hw_id: str) -> str:
             f"(hardware::{hw_id}.arch)")
 
 
-def queries(spec: Spec) -> tuple[Query, ...]:
-    """Every call a selector answers: each element type (the catalogue's and the spec's own) x operator x
-    offset width."""
-    return tuple(Query(t, o, w) for t in spec.element_sizes() for o in catalog.OPS for w in policy_key.OFFSETS.values())
+def queries(spec: Spec, family: str) -> tuple[Query, ...]:
+    """Every call a family's selector answers: each element type x operator x offset width — the
+    catalogue's types, and the spec's own where an algorithm of the family lists them (a record has no
+    radix sort unless the spec says so)."""
+    listed = {t for a in spec.algorithms.values() if a.family == family for t in a.types}
+    types = [t for t in spec.element_sizes() if t in catalog.DTYPES or t in listed]
+    return tuple(Query(t, o, w) for t in types for o in catalog.OPS for w in policy_key.OFFSETS.values())
 
 
 def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | None]]:
@@ -287,7 +290,7 @@ def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | Non
     `default` policy scaled for its size (CUB's behaviour for an untuned type), never zeros."""
     alg = spec.algorithms[akey]
     seen: dict[tuple[str, ...], list[Query]] = {}
-    for q in queries(spec):
+    for q in queries(spec, alg.family):
         seen.setdefault((q.dtype,) + tuple(policy_key.covering(alg.policies, q)), []).append(q)
     out = []
     for calls in seen.values():
@@ -361,6 +364,8 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
     # Vendor hardware (equality) first, then NVIDIA newest first; the last branch is also the fallback.
     order = sorted(algorithms, key=lambda a: (a.hardware.compute_capability is not None,
                                               -(a.hardware.compute_capability or 0), a.hardware.name))
+    every = ctx.spec.element_sizes()
+    sizes = {q.dtype: every[q.dtype] for q in queries(ctx.spec, family)}
     out = []
     for alg in order:
         hw = alg.hardware
@@ -390,7 +395,7 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
                 for sp in subs:
                     asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
                                         f"{sel}.{sp.name}", q.dtype)
-            cond = None if last else wrap_expr(_calls_condition(members[g], ctx.spec.element_sizes()), 10, 10)
+            cond = None if last else wrap_expr(_calls_condition(members[g], sizes), 10, 10)
             asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
             cases.append(Case(", ".join(labels), cond, g[0], g[1], asserts))
         what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
