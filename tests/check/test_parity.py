@@ -54,7 +54,9 @@ def test_every_cccl_30_family_is_compared(report):
     counts = {f: (expected, compared, excused) for f, expected, compared, excused in report.families}
     assert set(counts) == with_hub
     assert all(expected == compared > 0 and excused == 0 for expected, compared, excused in counts.values()), counts
-    assert counts["reduce"][0] == 4 * (2 * 4 + 4 * 7) * 2  # archs x (float ops + integer ops) x offset widths
+    # archs x (float ops + integer ops + user-defined records' ops) x offset widths
+    assert counts["reduce"][0] == 4 * (2 * 4 + 4 * 7 + 3 * 4) * 2
+    assert counts["radix_sort"][0] == 4 * 10 * 2  # no records: radix sorts take arithmetic keys
     assert sum(c[0] for c in counts.values()) == sum(c.group == "policy" for c in report.cases)
 
 
@@ -78,7 +80,7 @@ def test_render_ends_with_count(report):
     text = parity.render(report)
     assert re.search(r"\nparity: \d+ cases passed; CUB policy cases: (\d+) expected, \1 compared$", text)
     assert "reduce sm90 float32 plus offset32" in text and "Policy600" in text
-    assert re.search(r"\nreduce +288 +288 +0 +0\n", text)
+    assert re.search(r"\nreduce +384 +384 +0 +0\n", text)
 
 
 @pytest.mark.nvcc

@@ -53,7 +53,8 @@ def test_case_list_does_not_depend_on_the_spec():
     compared, gaps, excused = parity.coverage(cut)
     assert {parity.case_name(p) for p, _ in gaps} == {
         parity.case_name(p) for p in parity.expected_probes(full) if p.algorithm == "reduce" and p.cc == 900}
-    assert len(gaps) == 72 and not excused  # 2 float types x 4 operators + 4 integer types x 7, x 2 offset widths
+    # (2 float types x 4 operators + 4 integer types x 7 + 3 records x 4) x 2 offset widths
+    assert len(gaps) == 96 and not excused
 
 
 def test_out_of_scope_excuses_by_pattern():
@@ -63,7 +64,7 @@ def test_out_of_scope_excuses_by_pattern():
     assert not gaps
     assert {why for _, why in excused} == {"reduce sm90"}  # scan bit_* cases are covered, so compared
     counts = parity.family_counts(spec)
-    assert counts["reduce"] == (288, 216, 72)
+    assert counts["reduce"] == (384, 288, 96)
 
 
 def test_any_thread_count_in_cub_parity_mode():
@@ -85,9 +86,9 @@ def test_planted_gaps_exit_1_naming_what_is_missing(cli, tmp_path, nvcc):
     code, out, err = cli("check", write(tmp_path, without_block(NVIDIA.read_text(), "algorithm reduce on sm90 {")),
                          "--only", "parity")
     assert code == 1, out + err
-    assert "GAP reduce: 72 CUB cases not compared (no `algorithm reduce on sm90`): reduce sm90 float32 plus offset32" in out
-    assert re.search(r"\n\s+reduce +288 +216 +0 +72\n", out)
-    assert "72 MISSING" in out.splitlines()[-1] or "72 MISSING" in out
+    assert "GAP reduce: 96 CUB cases not compared (no `algorithm reduce on sm90`): reduce sm90 float32 plus offset32" in out
+    assert re.search(r"\n\s+reduce +384 +288 +0 +96\n", out)
+    assert "96 MISSING" in out.splitlines()[-1] or "96 MISSING" in out
     # a dropped type
     text = in_block(NVIDIA.read_text(), "algorithm scan on sm100", "types = [float32, float64, int32,",
                     "types = [float32, int32,")
@@ -168,7 +169,8 @@ def b200x(cub_parity: bool) -> str:
     alg = text[text.index("algorithm reduce on sm100 {"):text.index("\n}\n", text.index("algorithm reduce on sm100 {")) + 3]
     others = [f for f in cub_truth.ALGORITHMS if f != "reduce"] + ["reduce sm80", "reduce sm86", "reduce sm90"]
     scope = "parity {\n  out_of_scope = [" + ", ".join(f'"{o}"' for o in others) + "]\n}\n"
-    return "muh 1\n" + scope + hw + alg.replace("on sm100", "on b200x")
+    types = "".join(line + "\n" for line in text.splitlines() if line.startswith("type "))
+    return "muh 1\n" + scope + hw + types + alg.replace("on sm100", "on b200x")
 
 
 @pytest.mark.nvcc
@@ -177,7 +179,7 @@ def test_cub_parity_reproduces_cub_on_hardware_unlike_cubs(nvcc):
     report = parity.run_parity(spec)
     assert report.ok, parity.render(report)
     policy = [c for c in report.cases if c.group == "policy"]
-    assert len(policy) == 72 and all(c.case.startswith("reduce sm100") for c in policy)
+    assert len(policy) == 96 and all(c.case.startswith("reduce sm100") for c in policy)
     f64 = next(c for c in policy if c.case == "reduce sm100 float64 plus offset32")
     assert "threads=640" in f64.detail  # CUB's value, though 640 x 8 x 8 B > 32 KiB would scale down
 

@@ -198,8 +198,9 @@ def comment_lines(text: str, indent: int) -> tuple[str, ...]:
     return tuple(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or ("",)
 
 
-def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[str, Resolved],
-            indent: int) -> tuple[Value, ...]:
+def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[str, Resolved]
+            ) -> tuple[tuple[str, str], ...]:
+    """(C++ value, provenance text) per field."""
     values = []
     for f in fields:
         dim = f.name.rstrip("_")
@@ -208,10 +209,38 @@ def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[s
             ctx.diagnostics.append(Diagnostic(
                 "W-CXX-UNSET", f"{what} on {hw.name}: `{dim}` is not set; the header holds a zero value",
                 severity=Severity.warning, hint=f"set `{dim}` in the `policy default` of this algorithm"))
-            values.append(Value(f"{f.cxx_type}{{}}", comment_lines(f"{dim}: not set in the spec (zero)", indent)))
+            values.append((f"{f.cxx_type}{{}}", f"{dim}: not set in the spec (zero)"))
             continue
-        values.append(Value(cxx_value(f, r.value), comment_lines(f"{dim}: {provenance(ctx, dim, r)}", indent)))
-    return tuple(_inline(v, indent) for v in values)
+        values.append((cxx_value(f, r.value), f"{dim}: {provenance(ctx, dim, r)}"))
+    return tuple(values)
+
+
+_SOURCE = re.compile(r"^(?P<head>.*?) at (?P<file>[^\s;]+):(?P<line>\d+)(?P<tail>(?:; .*)?)$")
+
+
+def merged_comment(texts: list[str]) -> str:
+    """One provenance for a value several calls share: texts that differ only in the spec line they came
+    from name the lines together (``… at specs/x.muh:12, 40``); other differences are joined with `` | ``."""
+    texts = list(dict.fromkeys(texts))
+    dim = texts[0].split(": ", 1)[0] + ": "
+    if len(texts) > 1 and all(t.startswith(dim) for t in texts):
+        return dim + merged_comment([t[len(dim):] for t in texts])
+    groups: dict[tuple, list[str]] = {}
+    for text in texts:
+        m = _SOURCE.match(text)
+        key = (m["head"], m["file"], m["tail"]) if m else (text, None, "")
+        groups.setdefault(key, []).append(m["line"] if m else "")
+    return " | ".join(f"{head} at {file}:{', '.join(lines)}{tail}" if file else head
+                      for (head, file, tail), lines in groups.items())
+
+
+def _finish(entries: list[tuple[tuple[str, str], ...]], indent: int) -> tuple[Value, ...]:
+    """The values of a policy several calls share (their provenance merged), comments wrapped."""
+    out = []
+    for i, (cxx, _) in enumerate(entries[0]):
+        text = merged_comment([e[i][1] for e in entries])
+        out.append(_inline(Value(cxx, comment_lines(text, indent)), indent))
+    return tuple(out)
 
 
 def _inline(v: Value, indent: int) -> Value:
@@ -376,28 +405,33 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
         for calls, q, pol in _calls(ctx.spec, akey):
             if pol is None:
                 continue
-            values = _values(ctx, f"{family} {q.dtype}", hw, fields, pol.values, 10)
+            values = _values(ctx, f"{family} {q.dtype}", hw, fields, pol.values)
             sub_values = tuple((sp.name, _values(ctx, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
-                                                 pol.subs.get(sp.name.rstrip("_"), {}), 12)) for sp in subs)
-            groups.setdefault((values, sub_values), []).append((q, pol))
-            members.setdefault((values, sub_values), set()).update(calls)
+                                                 pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
+            # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
+            same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values))
+            groups.setdefault(same, []).append((q, pol, values, sub_values))
+            members.setdefault(same, set()).update(calls)
         ordered = sorted(groups, key=lambda g: len(members[g]))
         cases = []
         for i, g in enumerate(ordered):
             last = i == len(ordered) - 1
             entries = groups[g]
-            labels = sorted({_label(ctx.spec, akey, q) for q, _ in entries})
-            asserts = []
-            for q, pol in entries:
-                sel = selector_call(q, hw_id)
-                label = f"{family} {q.dtype} on {hw.name}"
-                asserts += _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
-                for sp in subs:
-                    asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
-                                        f"{sel}.{sp.name}", q.dtype)
+            labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
+            values = _finish([e[2] for e in entries], 10)
+            sub_values = tuple((sp.name, _finish([e[3][k][1] for e in entries], 12)) for k, sp in enumerate(subs))
+            # The values are the same for every call of the case: threads are checked once, the tile for
+            # the widest element type among the calls.
+            q = max((e[0] for e in entries), key=lambda q: (ctx.spec.element_sizes()[q.dtype], q))
+            sel = selector_call(q, hw_id)
+            label = f"{family} {q.dtype} on {hw.name}"
+            asserts = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
+            for sp in subs:
+                asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
+                                    f"{sel}.{sp.name}", q.dtype)
             cond = None if last else wrap_expr(_calls_condition(members[g], sizes), 10, 10)
             asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
-            cases.append(Case(", ".join(labels), cond, g[0], g[1], asserts))
+            cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
         what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
                 if hw.compute_capability else f"{hw.vendor} {hw.arch}")
         compare = ">=" if hw.compute_capability else "=="
