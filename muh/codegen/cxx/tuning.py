@@ -156,11 +156,16 @@ def _where(ctx: BuildContext, where: str | None) -> str:
     return f"{ctx.spec_label}:{parts[1]}" if len(parts) == 3 else where
 
 
-def provenance(ctx: BuildContext, dim: str, r: Resolved) -> str:
+def provenance(ctx: BuildContext, dim: str, r: Resolved, per_size: bool = False) -> str:
+    """Where a value came from: its rule and inputs, the spec line, the measurement. ``per_size``: the
+    header scales the value itself, so the element size is left out."""
     if r.inputs:
         i = r.inputs
         rule = r.rule.split(":", 1)[0]
-        if "value" in i:
+        if per_size:
+            text = f"{rule} of T4={i.get('T4')}, I4={i.get('I4')}" + (
+                f" (smem {i.get('smem')} B, warp {i.get('warp')})" if "smem" in i and dim == "threads" else "")
+        elif "value" in i:
             text = f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}; key {i.get('size')} B, value {i.get('value')} B)"
         else:
             text = (f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}, {i.get('size')} B; smem {i.get('smem')} B, "
@@ -198,7 +203,7 @@ def comment_lines(text: str, indent: int) -> tuple[str, ...]:
     return tuple(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or ("",)
 
 
-def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[str, Resolved]
+def _values(ctx: BuildContext, family: str, what: str, hw: Hardware, fields, resolved: dict[str, Resolved]
             ) -> tuple[tuple[str, str], ...]:
     """(C++ value, provenance text) per field."""
     values = []
@@ -211,8 +216,36 @@ def _values(ctx: BuildContext, what: str, hw: Hardware, fields, resolved: dict[s
                 severity=Severity.warning, hint=f"set `{dim}` in the `policy default` of this algorithm"))
             values.append((f"{f.cxx_type}{{}}", f"{dim}: not set in the spec (zero)"))
             continue
+        scaled = scaled_expr(family, dim, r)
+        if scaled is not None:
+            values.append((scaled, f"{dim}: {provenance(ctx, dim, r, per_size=True)}"))
+            continue
         values.append((cxx_value(f, r.value), f"{dim}: {provenance(ctx, dim, r)}"))
     return tuple(values)
+
+
+SIZE = "element_size(type)"
+
+
+def scaled_expr(family: str, dim: str, r: Resolved) -> str | None:
+    """The C++ expression that scales a nominal value for the selector's element type (CUB's rule, as
+    common.cuh defines it), or None for a value that is not scaled by the element size."""
+    if dim not in ("threads", "items") or not r.inputs or "T4" not in r.inputs:
+        return None
+    rule, i = r.rule.split(":", 1)[0], r.inputs
+    t4, i4 = i["T4"], i["I4"]
+    if rule in ("mem_bound", "reg_bound"):
+        if dim == "threads":
+            return f"{rule}_threads({t4}, {i4}, {SIZE}, {i['smem']}, {i['warp']})"
+        return f"{rule}_items({i4}, {SIZE})"
+    if dim == "threads":
+        return None  # the other rules keep T4
+    if rule in ("nominal_4b", "nominal_8b"):
+        return f"{rule}_items({i4}, {SIZE})"
+    if rule in ("combined", "combined_ceil"):
+        value = SIZE if catalog.FAMILIES[family].value_bytes is None else str(i["value"])
+        return f"combined_items({i4}, {SIZE}, {value}, {'true' if rule == 'combined_ceil' else 'false'})"
+    return None
 
 
 _SOURCE = re.compile(r"^(?P<head>.*?) at (?P<file>[^\s;]+):(?P<line>\d+)(?P<tail>(?:; .*)?)$")
@@ -261,8 +294,11 @@ def _asserts(family: str, label: str, hw: Hardware, hw_id: str, names: set[str],
     if catalog.FAMILIES[family].stages_tile and "items" in names:
         out.append((f"{sel}.threads * {sel}.items * element_size(element::{ident(dtype)}) "
                     f"<= hardware::{hw_id}.smem_per_block",
-                    f"{label}: the tile must fit smem_per_block ({hw.smem_per_block} B)"))
+                    f"{label}: {TILE_MESSAGE} ({hw.smem_per_block} B)"))
     return out
+
+
+TILE_MESSAGE = "the tile must fit smem_per_block"
 
 
 _LOGICAL = re.compile(r" (\|\||&&) ")
@@ -405,8 +441,8 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
         for calls, q, pol in _calls(ctx.spec, akey):
             if pol is None:
                 continue
-            values = _values(ctx, f"{family} {q.dtype}", hw, fields, pol.values)
-            sub_values = tuple((sp.name, _values(ctx, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
+            values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, pol.values)
+            sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
                                                  pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
             # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
             same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values))
@@ -420,15 +456,22 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
             labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
             values = _finish([e[2] for e in entries], 10)
             sub_values = tuple((sp.name, _finish([e[3][k][1] for e in entries], 12)) for k, sp in enumerate(subs))
-            # The values are the same for every call of the case: threads are checked once, the tile for
-            # the widest element type among the calls.
-            q = max((e[0] for e in entries), key=lambda q: (ctx.spec.element_sizes()[q.dtype], q))
-            sel = selector_call(q, hw_id)
-            label = f"{family} {q.dtype} on {hw.name}"
-            asserts = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
-            for sp in subs:
-                asserts += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
+            # The case's values depend on the call only through the element size: checked once per size.
+            by_size: dict[int, Query] = {}
+            for q in sorted(e[0] for e in entries):
+                by_size.setdefault(every[q.dtype], q)
+            threads_scaled = "threads(" in repr(g)  # a threads value is an expression of the element size
+            asserts = []
+            for n, size in enumerate(sorted(by_size)):
+                q = by_size[size]
+                sel = selector_call(q, hw_id)
+                label = f"{family} {q.dtype} on {hw.name}"
+                got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
+                for sp in subs:
+                    got += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
                                     f"{sel}.{sp.name}", q.dtype)
+                # Threads that do not depend on the size are checked once; tiles at every size.
+                asserts += got if n == 0 or threads_scaled else [a for a in got if TILE_MESSAGE in a[1]]
             cond = None if last else wrap_expr(_calls_condition(members[g], sizes), 10, 10)
             asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
             cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
