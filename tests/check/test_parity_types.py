@@ -91,6 +91,20 @@ def test_by_key_rules_combine_both_sizes():
     assert scaling.combined_items(6, 64, 64, ceil=True) == 1
 
 
+def test_headers_name_records_where_the_spec_lists_them():
+    from muh.codegen.base import BuildContext
+    from muh.codegen.cxx import tuning
+    from muh.derive import derive
+
+    spec = load(NVIDIA.read_text(), "specs/nvidia.muh")
+    files = {f.path.rsplit("/", 1)[1]: f.content for f in tuning.emit(BuildContext(spec, derive(spec)))}
+    assert "pair16 = " in files["common.cuh"] and "e == element::pair16 ? 16 :" in files["common.cuh"]
+    assert "element::record64" in files["tuning_scan.cuh"]  # a tile assert at 64 B
+    assert "record64" not in files["tuning_radix_sort.cuh"]  # no radix sort lists records
+    # one return per distinct nominal policy: the default serves every size through CUB's rule
+    assert "mem_bound_items(15, element_size(type))" in files["tuning_scan.cuh"]
+
+
 # ---- parity: CUB's case list holds records, and the spec must cover them ---------------------------
 
 def test_records_are_in_cubs_case_list():

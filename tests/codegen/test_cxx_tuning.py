@@ -132,9 +132,10 @@ def baseline_results(nvcc):
     src = th.include_all_source(files)
     units = th.units_for(ctx, files) + [th.Unit("headers_cxx17", src, 17)]
     # Negative controls: a thread count off the 64-wide warp, a tile larger than 48 KiB.
-    warp = _patched(files, "tuning_scan.cuh", "          384, // threads", "          352, // threads")
-    smem = _patched(files, "tuning_scan.cuh", "          22, // items: reg_bound(T4=384, I4=22, 4 B",
-                    "          100, // items: reg_bound(T4=384, I4=22, 4 B")
+    warp = _patched(files, "tuning_scan.cuh", "reg_bound_threads(384, 22, element_size(type), 49152, 64)",
+                    "reg_bound_threads(352, 22, element_size(type), 49152, 64)")
+    smem = _patched(files, "tuning_scan.cuh", "reg_bound_items(22, element_size(type))",
+                    "reg_bound_items(100, element_size(type))")
     units += [th.Unit("bad_warp", src, 14, tuple(warp)), th.Unit("bad_smem", src, 14, tuple(smem))]
     radix = th.header_files(ctx_of("radix", text=RADIX))
     units.append(th.Unit("radix_cxx14", th.include_all_source(radix), 14, tuple(radix)))
@@ -199,6 +200,8 @@ __global__ void pick(int* out, int arch)
   static_assert(p.threads == 128 && p.items == 24, "scan with max on sm_90: CUB's sm_90 tuning");
   constexpr mt::scan::policy h = mt::scan::policy_selector{mt::element::float16, mt::operation::plus, 32}(900);
   static_assert(h.threads > 0 && h.items > 0, "a type the spec does not list gets a fallback, not zeros");
+  constexpr mt::scan::policy r = mt::scan::policy_selector{mt::element::pair16, mt::operation::mul, 32}(900);
+  static_assert(r.threads == 128 && r.items == 3, "a 16-byte record: MemBoundScaling<128, 15, T> of CUB");
   out[0] = mt::scan::policy_selector{mt::element::float64, mt::operation::plus, 64}(arch).threads;
   out[1] = mt::radix_sort::policy_selector{mt::element::uint8, mt::operation::plus, 64}(arch).onesweep.items;
 }
