@@ -144,6 +144,7 @@ class PolicyProbe:
     type: str
     op: str = "plus"
     offset: int = 32
+    value: str = ""  # by-key families: the values' type, where it differs from the keys' ("": the same)
 
     @property
     def fn(self) -> str:
@@ -196,6 +197,17 @@ def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[
     return sorted(cases)
 
 
+#: By-key families whose CCCL 3.0.1 hubs key on the value type as well as the key type (size class and
+#: whether it is a primitive): one value type per class CUB distinguishes. Values that are summed
+#: (reduce and scan by key) are types that accumulate in themselves.
+VALUE_TYPES = {
+    "reduce_by_key": ("int32", "int64", "struct16a8"),
+    "scan_by_key": ("int32", "int64", "struct16a8"),
+    "unique_by_key": ("uint8", "uint16", "uint32", "uint64", "struct16a8"),
+    "radix_sort_pairs": ("uint8", "uint16", "uint32", "uint64", "struct16a8"),
+}
+
+
 def types_for(family: str, extra: dict[str, tuple[tuple[int, int], ...]] | None = None) -> tuple[str, ...]:
     """The element types of a family's cases: the catalogue's it accepts, then user-defined shapes
     (STRUCT_SHAPES and the family's ``extra`` ones)."""
@@ -209,8 +221,12 @@ def types_for(family: str, extra: dict[str, tuple[tuple[int, int], ...]] | None 
 def policy_probes(arches=ARCHES, extra: dict[str, tuple[tuple[int, int], ...]] | None = None) -> list[PolicyProbe]:
     """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes
     (``extra``: family -> more user-defined (size, alignment) shapes to probe)."""
-    return [PolicyProbe(a, cc, t, op, off) for a in ALGORITHMS for cc in arches for t in types_for(a, extra)
+    same = [PolicyProbe(a, cc, t, op, off) for a in ALGORITHMS for cc in arches for t in types_for(a, extra)
             for op in operators_for(a, t) for off in offsets_for(a)]
+    pairs = [PolicyProbe(a, cc, t, op, off, v) for a, values in VALUE_TYPES.items() for cc in arches
+             for t in types_for(a, extra) for v in values if v != t
+             for op in operators_for(a, v) for off in offsets_for(a)]
+    return same + pairs
 
 
 def struct_shapes(probes) -> list[tuple[str, int, int]]:
@@ -220,6 +236,8 @@ def struct_shapes(probes) -> list[tuple[str, int, int]]:
 
 
 def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
+    if any(p.value for p in probes):  # the probes instantiate hubs with keys and values of one type
+        raise ValueError("CUB probes of distinct key and value types are not implemented")
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
@@ -372,7 +390,7 @@ def load_truth(cases: list[ScalingCase] | None = None, probes: list[PolicyProbe]
                *, use_cache: bool = True) -> Truth:
     """CUB's answers for ``cases`` and ``probes`` (defaults: the standard suite), cached on disk."""
     cases = scaling_cases() if cases is None else sorted(set(cases))
-    probes = policy_probes() if probes is None else sorted(set(probes))
+    probes = [p for p in policy_probes() if not p.value] if probes is None else sorted(set(probes))
     source = render_program(cases, probes)
     nvcc = find_nvcc()
     version = cub_version(nvcc)

@@ -137,7 +137,7 @@ def arch_name(cc: int) -> str:
 
 def case_name(probe: cub_truth.PolicyProbe) -> str:
     """`<family> <arch> <type> <op> <offset>` (op and offset only where CUB's hub takes them)."""
-    words = [probe.algorithm, arch_name(probe.cc), probe.type]
+    words = [probe.algorithm, arch_name(probe.cc), probe.type + (f":{probe.value}" if probe.value else "")]
     if probe.algorithm in cub_truth.OP_FAMILIES:
         words.append(probe.op)
     if probe.algorithm in cub_truth.OFFSET_FAMILIES:
@@ -195,7 +195,10 @@ def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[
         hw = _hardware_at(spec, probe.cc)
         akey = f"{probe.algorithm}@{hw}" if hw else None
         alg = spec.algorithms.get(akey) if akey else None
-        if hw is None:
+        if probe.value:
+            why = ("keys and values of different types: muh's policy keys name one type (CUB keys this "
+                   "family on both)")
+        elif hw is None:
             why = f"no hardware with compute_capability = {probe.cc // 10} and cub_parity = true"
         elif alg is None:
             why = f"no `algorithm {probe.algorithm} on {hw}`"
@@ -348,8 +351,9 @@ def run_parity(spec: Spec, derived: Derived | None = None, *, use_cache: bool = 
             policy_derived = derive(policy_spec)
         else:
             policy_spec = policy_derived = None
-    probes = expected_probes(policy_spec if policy_spec is not None else spec)
-    truth = cub_truth.load_truth(probes=sorted(probes), use_cache=use_cache)
+    probes = ([p for p, _ in coverage(policy_spec)[0]] if policy_spec is not None
+              else [p for p in expected_probes(spec) if not p.value])
+    truth = cub_truth.load_truth(probes=sorted(probes), use_cache=use_cache)  # only what is compared
     cases = scaling_parity(truth)
     families: tuple = ()
     if policy_spec is not None:

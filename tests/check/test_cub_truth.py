@@ -6,12 +6,17 @@ import pytest
 from muh.check import cub_truth
 from muh.diagnostics import MuhError
 
+#: CUB's cases with keys and values of one type (those the probe program instantiates).
+SAME = [p for p in cub_truth.policy_probes() if not p.value]
+
 
 def test_case_list_is_deterministic_and_large():
     a, b = cub_truth.scaling_cases(), cub_truth.scaling_cases()
     assert a == b and len(a) >= 500
-    assert cub_truth.render_program(a, cub_truth.policy_probes()) == cub_truth.render_program(b, cub_truth.policy_probes())
+    assert cub_truth.render_program(a, SAME) == cub_truth.render_program(b, SAME)
     assert cub_truth.scaling_cases(seed=1) != a
+    with pytest.raises(ValueError, match="distinct key and value types"):  # not silently probed as one type
+        cub_truth.render_program(a, cub_truth.policy_probes())
 
 
 def test_missing_nvcc_is_a_diagnostic(monkeypatch):
@@ -96,5 +101,5 @@ def test_fallback_policies_of_the_other_families(truth):
 
 @pytest.mark.nvcc
 def test_every_probe_answered(truth):
-    assert set(truth.policies) == {p.key for p in cub_truth.policy_probes()}
+    assert set(truth.policies) == {p.key for p in SAME}
     assert len(truth.policies) >= 2 * 4 * 4

@@ -139,6 +139,20 @@ def test_a_declared_shape_is_probed_where_the_spec_lists_it():
     assert not any(p.type == "struct40a8" and p.algorithm != "scan" for p in parity.expected_probes(spec))
 
 
+def test_keys_and_values_of_different_types_are_cubs_cases_too():
+    # CUB keys the by-key hubs on both types; muh compares keys and values of one type, and the spec
+    # must say that it leaves the others out: without its `parity` block they are gaps.
+    text = NVIDIA.read_text()
+    start = text.index("\nparity {")
+    spec = load(text[:start] + text[text.index("\n}\n", start) + 2:], "specs/nvidia.muh")
+    _, gaps, excused = parity.coverage(spec)
+    names = {parity.case_name(p) for p, _ in gaps}
+    assert not excused and {p.algorithm for p, _ in gaps} == set(cub_truth.VALUE_TYPES)
+    assert {"reduce_by_key sm90 int32:int64 plus", "radix_sort_pairs sm100 uint8:struct16a8 offset64",
+            "unique_by_key sm80 struct12a4:uint16"} <= names
+    assert all("keys and values of different types" in why for _, why in gaps)
+
+
 @pytest.mark.nvcc
 def test_records_reproduce_cub_and_a_planted_error_is_caught(nvcc):
     text = NVIDIA.read_text()
