@@ -351,9 +351,10 @@ def run_parity(spec: Spec, derived: Derived | None = None, *, use_cache: bool = 
             policy_derived = derive(policy_spec)
         else:
             policy_spec = policy_derived = None
-    probes = ([p for p, _ in coverage(policy_spec)[0]] if policy_spec is not None
-              else [p for p in expected_probes(spec) if not p.value])
-    truth = cub_truth.load_truth(probes=sorted(probes), use_cache=use_cache)  # only what is compared
+    # CUB's whole case list, whatever the spec covers (one program, one cache entry), less the cases of
+    # distinct key and value types, which nothing compares yet.
+    probes = [p for p in expected_probes(policy_spec if policy_spec is not None else spec) if not p.value]
+    truth = cub_truth.load_truth(probes=sorted(probes), use_cache=use_cache)
     cases = scaling_parity(truth)
     families: tuple = ()
     if policy_spec is not None:
