@@ -226,6 +226,63 @@ MUH_HOST_DEVICE constexpr bool operator!=(const delay_policy& a, const delay_pol
   return !(a == b);
 }
 
+// ---- scaling of nominal 4-byte policies by the element size (CUB's rules, cub/util_arch.cuh and
+// cub/util_math.cuh of CCCL 3.0.1; muh/derive/scaling.py). `smem` and `warp` are CUB's 49152 B and 32
+// threads on CUB-parity hardware, the hardware's own values elsewhere. Integer arithmetic, as in CUB.
+
+MUH_HOST_DEVICE constexpr int clamp_items(int n, int lo, int hi)
+{
+  return n < lo ? lo : (n > hi ? hi : n);
+}
+
+//! Threads of a tile of `items` elements of `size` bytes: at most `t4`, rounded up to warps that fill `smem`.
+MUH_HOST_DEVICE constexpr int tile_threads(int t4, int items, int size, int smem, int warp)
+{
+  return (smem / (size * items) + warp - 1) / warp * warp < t4 ? (smem / (size * items) + warp - 1) / warp * warp : t4;
+}
+
+//! Memory-bound items (CUB's MemBoundScaling): 4·I4 / size, within 1 … 2·I4.
+MUH_HOST_DEVICE constexpr int mem_bound_items(int i4, int size)
+{
+  return clamp_items(i4 * 4 / size, 1, i4 * 2);
+}
+
+MUH_HOST_DEVICE constexpr int mem_bound_threads(int t4, int i4, int size, int smem, int warp)
+{
+  return tile_threads(t4, mem_bound_items(i4, size), size, smem, warp);
+}
+
+//! Register-bound items (CUB's RegBoundScaling): 4·I4 / max(4, size), at least 1.
+MUH_HOST_DEVICE constexpr int reg_bound_items(int i4, int size)
+{
+  return i4 * 4 / (size < 4 ? 4 : size) < 1 ? 1 : i4 * 4 / (size < 4 ? 4 : size);
+}
+
+MUH_HOST_DEVICE constexpr int reg_bound_threads(int t4, int i4, int size, int smem, int warp)
+{
+  return tile_threads(t4, reg_bound_items(i4, size), size, smem, warp);
+}
+
+//! CUB's Nominal4BItemsToItems: 4·I4 / size, within 1 … I4.
+MUH_HOST_DEVICE constexpr int nominal_4b_items(int i4, int size)
+{
+  return clamp_items(i4 * 4 / size, 1, i4);
+}
+
+//! CUB's Nominal8BItemsToItems: I8 up to 8 bytes, else ceil(8·I8 / size) within 1 … I8.
+MUH_HOST_DEVICE constexpr int nominal_8b_items(int i8, int size)
+{
+  return size <= 8 ? i8 : clamp_items((8 * i8 + size - 1) / size, 1, i8);
+}
+
+//! By-key items from the key's and the value's sizes: I4 while neither passes 8 bytes, else
+//! 8·I4 / (key + value) within 1 … I4, rounded down (CUB's Nominal4BItemsToItemsCombined) or up.
+MUH_HOST_DEVICE constexpr int combined_items(int i4, int key, int value, bool round_up)
+{
+  return (key <= 8 && value <= 8) ? i4
+       : clamp_items(round_up ? (8 * i4 + key + value - 1) / (key + value) : 8 * i4 / (key + value), 1, i4);
+}
+
 //! What a selector knows about a piece of hardware. `arch` is the integer the selectors compare:
 //! SM x 10 for NVIDIA (CUB's numbering, e.g. 900), 1000000 + n for other vendors (compared with ==).
 struct hardware_info

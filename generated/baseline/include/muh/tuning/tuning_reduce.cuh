@@ -58,50 +58,19 @@ struct policy_selector
       {
         // float32.plus
         return policy{
-          512, // threads: mem_bound(T4=512, I4=24, 4 B; smem 49152 B, warp 64) at specs/baseline.muh:34
-          24, // items: mem_bound(T4=512, I4=24, 4 B; smem 49152 B, warp 64) at specs/baseline.muh:34
+          // threads: mem_bound of T4=512, I4=24 (smem 49152 B, warp 64) at specs/baseline.muh:34
+          mem_bound_threads(512, 24, element_size(type), 49152, 64),
+          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=512, I4=24 at specs/baseline.muh:34
           2, // vec: inherited from policy float32.plus at specs/baseline.muh:34
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
-        };
-      }
-      if (element_size(type) == 1)
-      {
-        // default
-        return policy{
-          256, // threads: mem_bound(T4=256, I4=16, 1 B; smem 49152 B, warp 64) at specs/baseline.muh:27
-          32, // items: mem_bound(T4=256, I4=16, 1 B; smem 49152 B, warp 64) at specs/baseline.muh:28
-          4, // vec: inherited from policy default at specs/baseline.muh:29
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
-        };
-      }
-      if (type == element::int32 || type == element::uint32 || (type == element::float32 && op != operation::plus))
-      {
-        // default
-        return policy{
-          256, // threads: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 64) at specs/baseline.muh:27
-          16, // items: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 64) at specs/baseline.muh:28
-          4, // vec: inherited from policy default at specs/baseline.muh:29
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
-        };
-      }
-      if (element_size(type) == 8)
-      {
-        // default
-        return policy{
-          256, // threads: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 64) at specs/baseline.muh:27
-          8, // items: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 64) at specs/baseline.muh:28
-          4, // vec: inherited from policy default at specs/baseline.muh:29
           block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
           cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
         };
       }
       // default
       return policy{
-        256, // threads: mem_bound(T4=256, I4=16, 2 B; smem 49152 B, warp 64) at specs/baseline.muh:27
-        32, // items: mem_bound(T4=256, I4=16, 2 B; smem 49152 B, warp 64) at specs/baseline.muh:28
+        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 64) at specs/baseline.muh:27
+        mem_bound_threads(256, 16, element_size(type), 49152, 64),
+        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/baseline.muh:28
         4, // vec: inherited from policy default at specs/baseline.muh:29
         block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
         cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
@@ -125,72 +94,24 @@ static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi10
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
                   <= hardware::bi100.max_threads_per_block,
               "reduce int8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce uint8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce uint8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce int32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce int32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce uint32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce uint32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce float32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce float32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce int64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce int64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce uint64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce uint64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce float64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce float64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce int16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce int16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce uint16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce uint16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "reduce float16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "reduce float16 on bi100: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
                   % hardware::bi100.warp_size == 0,
               "reduce bfloat16 on bi100: threads must be a multiple of the warp size (64)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
                   <= hardware::bi100.max_threads_per_block,
               "reduce bfloat16 on bi100: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads
+                  % hardware::bi100.warp_size == 0,
+              "reduce float32 on bi100: threads must be a multiple of the warp size (64)");
+static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads
+                  <= hardware::bi100.max_threads_per_block,
+              "reduce float32 on bi100: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
+                  % hardware::bi100.warp_size == 0,
+              "reduce float64 on bi100: threads must be a multiple of the warp size (64)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
+                  <= hardware::bi100.max_threads_per_block,
+              "reduce float64 on bi100: threads exceed max_threads_per_block (1024)");
 
 } // namespace reduce
 MUH_TUNING_NAMESPACE_END

@@ -56,52 +56,11 @@ struct policy_selector
     // bi100: iluvatar ivcore10
     if (arch == hardware::bi100.arch)
     {
-      if (element_size(type) == 1)
-      {
-        // default
-        return policy{
-          384, // threads: reg_bound(T4=384, I4=22, 1 B; smem 49152 B, warp 64) at specs/baseline.muh:40
-          22, // items: reg_bound(T4=384, I4=22, 1 B; smem 49152 B, warp 64) at specs/baseline.muh:41
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/baseline.muh:42
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/baseline.muh:43
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/baseline.muh:44
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:45
-          // delay: inherited from policy default at specs/baseline.muh:46
-          delay_policy{delay_kind::backon_jitter, 952, 415},
-        };
-      }
-      if (element_size(type) == 4)
-      {
-        // default
-        return policy{
-          384, // threads: reg_bound(T4=384, I4=22, 4 B; smem 49152 B, warp 64) at specs/baseline.muh:40
-          22, // items: reg_bound(T4=384, I4=22, 4 B; smem 49152 B, warp 64) at specs/baseline.muh:41
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/baseline.muh:42
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/baseline.muh:43
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/baseline.muh:44
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:45
-          // delay: inherited from policy default at specs/baseline.muh:46
-          delay_policy{delay_kind::backon_jitter, 952, 415},
-        };
-      }
-      if (element_size(type) == 8)
-      {
-        // default
-        return policy{
-          384, // threads: reg_bound(T4=384, I4=22, 8 B; smem 49152 B, warp 64) at specs/baseline.muh:40
-          11, // items: reg_bound(T4=384, I4=22, 8 B; smem 49152 B, warp 64) at specs/baseline.muh:41
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/baseline.muh:42
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/baseline.muh:43
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/baseline.muh:44
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:45
-          // delay: inherited from policy default at specs/baseline.muh:46
-          delay_policy{delay_kind::backon_jitter, 952, 415},
-        };
-      }
       // default
       return policy{
-        384, // threads: reg_bound(T4=384, I4=22, 2 B; smem 49152 B, warp 64) at specs/baseline.muh:40
-        22, // items: reg_bound(T4=384, I4=22, 2 B; smem 49152 B, warp 64) at specs/baseline.muh:41
+        // threads: reg_bound of T4=384, I4=22 (smem 49152 B, warp 64) at specs/baseline.muh:40
+        reg_bound_threads(384, 22, element_size(type), 49152, 64),
+        reg_bound_items(22, element_size(type)), // items: reg_bound of T4=384, I4=22 at specs/baseline.muh:41
         block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/baseline.muh:42
         block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/baseline.muh:43
         cache_load_modifier::default_, // modifier: inherited from policy default at specs/baseline.muh:44
@@ -126,106 +85,6 @@ static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi10
                   * policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).items
                   * element_size(element::int8) <= hardware::bi100.smem_per_block,
               "scan int8 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan uint8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan uint8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::uint8) <= hardware::bi100.smem_per_block,
-              "scan uint8 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan int32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan int32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::int32) <= hardware::bi100.smem_per_block,
-              "scan int32 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan uint32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan uint32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::uint32) <= hardware::bi100.smem_per_block,
-              "scan uint32 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan float32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan float32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::float32) <= hardware::bi100.smem_per_block,
-              "scan float32 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan int64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan int64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::int64) <= hardware::bi100.smem_per_block,
-              "scan int64 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan uint64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan uint64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::uint64) <= hardware::bi100.smem_per_block,
-              "scan uint64 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan float64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan float64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::float64) <= hardware::bi100.smem_per_block,
-              "scan float64 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan int16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan int16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::int16) <= hardware::bi100.smem_per_block,
-              "scan int16 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan uint16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan uint16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::uint16) <= hardware::bi100.smem_per_block,
-              "scan uint16 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "scan float16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "scan float16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::float16) <= hardware::bi100.smem_per_block,
-              "scan float16 on bi100: the tile must fit smem_per_block (49152 B)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
                   % hardware::bi100.warp_size == 0,
               "scan bfloat16 on bi100: threads must be a multiple of the warp size (64)");
@@ -236,6 +95,26 @@ static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::
                   * policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).items
                   * element_size(element::bfloat16) <= hardware::bi100.smem_per_block,
               "scan bfloat16 on bi100: the tile must fit smem_per_block (49152 B)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
+                  % hardware::bi100.warp_size == 0,
+              "scan float32 on bi100: threads must be a multiple of the warp size (64)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
+                  <= hardware::bi100.max_threads_per_block,
+              "scan float32 on bi100: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
+                  * policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).items
+                  * element_size(element::float32) <= hardware::bi100.smem_per_block,
+              "scan float32 on bi100: the tile must fit smem_per_block (49152 B)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
+                  % hardware::bi100.warp_size == 0,
+              "scan float64 on bi100: threads must be a multiple of the warp size (64)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
+                  <= hardware::bi100.max_threads_per_block,
+              "scan float64 on bi100: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
+                  * policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).items
+                  * element_size(element::float64) <= hardware::bi100.smem_per_block,
+              "scan float64 on bi100: the tile must fit smem_per_block (49152 B)");
 
 } // namespace scan
 MUH_TUNING_NAMESPACE_END

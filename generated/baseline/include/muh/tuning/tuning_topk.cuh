@@ -52,24 +52,16 @@ struct policy_selector
     // bi100: iluvatar ivcore10
     if (arch == hardware::bi100.arch)
     {
-      if (type == element::int8)
+      if (element_size(type) == 1)
       {
-        // int8
+        // int8, uint8
         return policy{
           512, // threads: inherited from policy default at specs/baseline.muh:58
           4, // items: inherited from policy default at specs/baseline.muh:58
           block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:58
-          8, // bits_per_pass: inherited from policy int8 at specs/baseline.muh:59
-        };
-      }
-      if (type == element::uint8)
-      {
-        // uint8
-        return policy{
-          512, // threads: inherited from policy default at specs/baseline.muh:58
-          4, // items: inherited from policy default at specs/baseline.muh:58
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:58
-          8, // bits_per_pass: inherited from policy uint8 at specs/baseline.muh:60
+          // bits_per_pass: inherited from policy int8 at specs/baseline.muh:59 | inherited from policy uint8 at
+          // specs/baseline.muh:60
+          8,
         };
       }
       // default
@@ -92,72 +84,12 @@ static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi10
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
                   <= hardware::bi100.max_threads_per_block,
               "topk int8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk uint8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk uint8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk int16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk int16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk uint16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk uint16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk float16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk float16 on bi100: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
                   % hardware::bi100.warp_size == 0,
               "topk bfloat16 on bi100: threads must be a multiple of the warp size (64)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
                   <= hardware::bi100.max_threads_per_block,
               "topk bfloat16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk int32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk int32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk uint32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk uint32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk float32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk float32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk int64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk int64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk uint64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk uint64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
-              "topk float64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
-              "topk float64 on bi100: threads exceed max_threads_per_block (1024)");
 
 } // namespace topk
 MUH_TUNING_NAMESPACE_END

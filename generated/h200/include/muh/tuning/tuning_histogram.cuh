@@ -51,39 +51,29 @@ struct policy_selector
     // h200: compute capability 9.0
     if (arch >= hardware::h200.arch)
     {
-      if (type == element::int8)
+      if (element_size(type) == 1)
       {
-        // int8
+        // int8, uint8
         return policy{
-          768, // threads: inherited from policy int8 at specs/h200.muh:167
-          12, // pixels_per_thread: inherited from policy int8 at specs/h200.muh:167
+          // threads: inherited from policy int8 at specs/h200.muh:167 | inherited from policy uint8 at
+          // specs/h200.muh:168
+          768,
+          // pixels_per_thread: inherited from policy int8 at specs/h200.muh:167 | inherited from policy uint8 at
+          // specs/h200.muh:168
+          12,
           4, // vec: inherited from policy default at specs/h200.muh:166
         };
       }
-      if (type == element::uint8)
+      if (type == element::int16 || type == element::uint16)
       {
-        // uint8
+        // int16, uint16
         return policy{
-          768, // threads: inherited from policy uint8 at specs/h200.muh:168
-          12, // pixels_per_thread: inherited from policy uint8 at specs/h200.muh:168
-          4, // vec: inherited from policy default at specs/h200.muh:166
-        };
-      }
-      if (type == element::int16)
-      {
-        // int16
-        return policy{
-          960, // threads: inherited from policy int16 at specs/h200.muh:169
-          10, // pixels_per_thread: inherited from policy int16 at specs/h200.muh:169
-          4, // vec: inherited from policy default at specs/h200.muh:166
-        };
-      }
-      if (type == element::uint16)
-      {
-        // uint16
-        return policy{
-          960, // threads: inherited from policy uint16 at specs/h200.muh:170
-          10, // pixels_per_thread: inherited from policy uint16 at specs/h200.muh:170
+          // threads: inherited from policy int16 at specs/h200.muh:169 | inherited from policy uint16 at
+          // specs/h200.muh:170
+          960,
+          // pixels_per_thread: inherited from policy int16 at specs/h200.muh:169 | inherited from policy uint16 at
+          // specs/h200.muh:170
+          10,
           4, // vec: inherited from policy default at specs/h200.muh:166
         };
       }
@@ -106,72 +96,18 @@ static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "histogram int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram uint8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram uint8 on h200: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "histogram int16 on h200: threads must be a multiple of the warp size (32)");
 static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "histogram int16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram uint16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram uint16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram float16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram float16 on h200: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "histogram bfloat16 on h200: threads must be a multiple of the warp size (32)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "histogram bfloat16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram int32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram int32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram uint32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram uint32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram float32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram int64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram int64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram uint64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram uint64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "histogram float64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "histogram float64 on h200: threads exceed max_threads_per_block (1024)");
 
 } // namespace histogram
 MUH_TUNING_NAMESPACE_END

@@ -54,129 +54,35 @@ struct policy_selector
     // h200: compute capability 9.0
     if (arch >= hardware::h200.arch)
     {
-      if (type == element::bfloat16)
-      {
-        // bfloat16
-        return policy{
-          // threads: mem_bound(T4=256, I4=16, 2 B; smem 49152 B, warp 32) at specs/h200.muh:43; measured
-          // ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=16, 2 B; smem 49152 B, warp 32) at specs/h200.muh:45; measured
-          // ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200
-          32,
-          // vec: inherited from policy bfloat16 at specs/h200.muh:44; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320
-          // 1.036255 1.095652 on NVIDIA H200
-          4,
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (type == element::int32)
-      {
-        // int32
-        return policy{
-          // threads: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 32) at specs/h200.muh:49; measured
-          // ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 32) at specs/h200.muh:48; measured
-          // ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200
-          16,
-          // vec: inherited from policy int32 at specs/h200.muh:50; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450
-          // 1.001267 1.014368 on NVIDIA H200
-          4,
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (type == element::uint32)
-      {
-        // default
-        return policy{
-          256, // threads: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 32) at specs/h200.muh:30
-          16, // items: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 32) at specs/h200.muh:31
-          4, // vec: inherited from policy default at specs/h200.muh:32
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (type == element::float32)
-      {
-        // float32
-        return policy{
-          // threads: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 32) at specs/h200.muh:59; measured
-          // ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102 1.017241 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=16, 4 B; smem 49152 B, warp 32) at specs/h200.muh:58; measured
-          // ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102 1.017241 on NVIDIA H200
-          16,
-          // vec: inherited from policy float32 at specs/h200.muh:60; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796
-          // 0.999102 1.017241 on NVIDIA H200
-          4,
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (type == element::int64)
-      {
-        // int64
-        return policy{
-          // threads: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 32) at specs/h200.muh:54; measured
-          // ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 32) at specs/h200.muh:53; measured
-          // ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200
-          8,
-          // vec: inherited from policy int64 at specs/h200.muh:55; measured ipt_8.tpb_256.ipv_8 0.997150 0.984898
-          // 0.999089 1.016129 on NVIDIA H200
-          4,
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (type == element::uint64)
-      {
-        // default
-        return policy{
-          256, // threads: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 32) at specs/h200.muh:30
-          8, // items: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 32) at specs/h200.muh:31
-          4, // vec: inherited from policy default at specs/h200.muh:32
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (type == element::float64)
-      {
-        // float64
-        return policy{
-          // threads: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 32) at specs/h200.muh:39; measured
-          // ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=16, 8 B; smem 49152 B, warp 32) at specs/h200.muh:38; measured
-          // ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA H200
-          8,
-          // vec: inherited from policy float64 at specs/h200.muh:40; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908
-          // 0.999479 1.016304 on NVIDIA H200
-          4,
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      if (element_size(type) == 1)
-      {
-        // default
-        return policy{
-          256, // threads: mem_bound(T4=256, I4=16, 1 B; smem 49152 B, warp 32) at specs/h200.muh:30
-          32, // items: mem_bound(T4=256, I4=16, 1 B; smem 49152 B, warp 32) at specs/h200.muh:31
-          4, // vec: inherited from policy default at specs/h200.muh:32
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
-        };
-      }
-      // default
+      // bfloat16, default, float32, float64, int32, int64
       return policy{
-        256, // threads: mem_bound(T4=256, I4=16, 2 B; smem 49152 B, warp 32) at specs/h200.muh:30
-        32, // items: mem_bound(T4=256, I4=16, 2 B; smem 49152 B, warp 32) at specs/h200.muh:31
-        4, // vec: inherited from policy default at specs/h200.muh:32
+        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:30 | mem_bound of T4=256,
+        // I4=16 (smem 49152 B, warp 32) at specs/h200.muh:43; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320
+        // 1.036255 1.095652 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:49;
+        // measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200 | mem_bound of T4=256,
+        // I4=16 (smem 49152 B, warp 32) at specs/h200.muh:59; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102
+        // 1.017241 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:54; measured
+        // ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem
+        // 49152 B, warp 32) at specs/h200.muh:39; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on
+        // NVIDIA H200
+        mem_bound_threads(256, 16, element_size(type), 49152, 32),
+        // items: mem_bound of T4=256, I4=16 at specs/h200.muh:31 | mem_bound of T4=256, I4=16 at specs/h200.muh:45;
+        // measured ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200 | mem_bound of T4=256,
+        // I4=16 at specs/h200.muh:48; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200
+        // | mem_bound of T4=256, I4=16 at specs/h200.muh:58; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102
+        // 1.017241 on NVIDIA H200 | mem_bound of T4=256, I4=16 at specs/h200.muh:53; measured ipt_8.tpb_256.ipv_8
+        // 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | mem_bound of T4=256, I4=16 at specs/h200.muh:38;
+        // measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA H200
+        mem_bound_items(16, element_size(type)),
+        // vec: inherited from policy default at specs/h200.muh:32 | inherited from policy bfloat16 at
+        // specs/h200.muh:44; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200 |
+        // inherited from policy int32 at specs/h200.muh:50; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267
+        // 1.014368 on NVIDIA H200 | inherited from policy float32 at specs/h200.muh:60; measured ipt_8.tpb_256.ipv_2
+        // 0.997444 0.982796 0.999102 1.017241 on NVIDIA H200 | inherited from policy int64 at specs/h200.muh:55;
+        // measured ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | inherited from policy
+        // float64 at specs/h200.muh:40; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA
+        // H200
+        4,
         block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
         cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
       };
@@ -187,78 +93,30 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce bfloat16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce int32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce int32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce uint32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce uint32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce float32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce int64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce int64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce uint64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce uint64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce float64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce float64 on h200: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "reduce int8 on h200: threads must be a multiple of the warp size (32)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "reduce int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
-              "reduce uint8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
+              "reduce bfloat16 on h200: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
-              "reduce uint8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
+              "reduce bfloat16 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
-              "reduce int16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
+              "reduce float32 on h200: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
-              "reduce int16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
+              "reduce float32 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
-              "reduce uint16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
+              "reduce float64 on h200: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
-              "reduce uint16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "reduce float16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "reduce float16 on h200: threads exceed max_threads_per_block (1024)");
+              "reduce float64 on h200: threads exceed max_threads_per_block (1024)");
 
 } // namespace reduce
 MUH_TUNING_NAMESPACE_END

@@ -64,12 +64,12 @@ struct policy_selector
       {
         // int32
         return policy{
-          // threads: mem_bound(T4=128, I4=24, 4 B; smem 49152 B, warp 32) at specs/h200.muh:96; measured
+          // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:96; measured
           // ipt_32.tpb_192.win_16.stm_cs 1.013856 0.925373 0.996986 1.051847 on NVIDIA H200
-          128,
-          // items: mem_bound(T4=128, I4=24, 4 B; smem 49152 B, warp 32) at specs/h200.muh:94; measured
-          // ipt_32.tpb_192.win_16.stm_cs 1.013856 0.925373 0.996986 1.051847 on NVIDIA H200
-          24,
+          mem_bound_threads(128, 24, element_size(type), 49152, 32),
+          // items: mem_bound of T4=128, I4=24 at specs/h200.muh:94; measured ipt_32.tpb_192.win_16.stm_cs 1.013856
+          // 0.925373 0.996986 1.051847 on NVIDIA H200
+          mem_bound_items(24, element_size(type)),
           block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
           block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
           cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
@@ -82,30 +82,15 @@ struct policy_selector
           cache_store_modifier::cs,
         };
       }
-      if (type == element::uint32)
-      {
-        // default
-        return policy{
-          128, // threads: mem_bound(T4=128, I4=24, 4 B; smem 49152 B, warp 32) at specs/h200.muh:75
-          24, // items: mem_bound(T4=128, I4=24, 4 B; smem 49152 B, warp 32) at specs/h200.muh:76
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:82
-          delay_policy{delay_kind::fixed, 688, 1140}, // delay: inherited from policy default at specs/h200.muh:83
-          4, // vec: inherited from policy default at specs/h200.muh:77
-          int{}, // window: not set in the spec (zero)
-          cache_store_modifier::cs, // store_modifier: inherited from policy default at specs/h200.muh:81
-        };
-      }
       if (type == element::float32)
       {
         // float32
         return policy{
-          128, // threads: mem_bound(T4=128, I4=32, 4 B; smem 49152 B, warp 32) at specs/h200.muh:75
-          // items: mem_bound(T4=128, I4=32, 4 B; smem 49152 B, warp 32) at specs/h200.muh:105; measured
-          // ipt_32.tpb_128.win_32.stm_cs 1.029988 1.022887 1.028157 1.034666 on NVIDIA H200
-          32,
+          // threads: mem_bound of T4=128, I4=32 (smem 49152 B, warp 32) at specs/h200.muh:75
+          mem_bound_threads(128, 32, element_size(type), 49152, 32),
+          // items: mem_bound of T4=128, I4=32 at specs/h200.muh:105; measured ipt_32.tpb_128.win_32.stm_cs 1.029988
+          // 1.022887 1.028157 1.034666 on NVIDIA H200
+          mem_bound_items(32, element_size(type)),
           block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
           block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
           cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
@@ -122,12 +107,12 @@ struct policy_selector
       {
         // int64
         return policy{
-          // threads: mem_bound(T4=256, I4=24, 8 B; smem 49152 B, warp 32) at specs/h200.muh:99; measured
+          // threads: mem_bound of T4=256, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:99; measured
           // ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=24, 8 B; smem 49152 B, warp 32) at specs/h200.muh:101; measured
-          // ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
-          12,
+          mem_bound_threads(256, 24, element_size(type), 49152, 32),
+          // items: mem_bound of T4=256, I4=24 at specs/h200.muh:101; measured ipt_28.tpb_128.win_64.stm_default
+          // 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
+          mem_bound_items(24, element_size(type)),
           block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
           block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
           cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
@@ -140,32 +125,16 @@ struct policy_selector
           cache_store_modifier::cs,
         };
       }
-      if (type == element::uint64)
-      {
-        // default
-        return policy{
-          128, // threads: mem_bound(T4=128, I4=24, 8 B; smem 49152 B, warp 32) at specs/h200.muh:75
-          12, // items: mem_bound(T4=128, I4=24, 8 B; smem 49152 B, warp 32) at specs/h200.muh:76
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:82
-          delay_policy{delay_kind::fixed, 688, 1140}, // delay: inherited from policy default at specs/h200.muh:83
-          4, // vec: inherited from policy default at specs/h200.muh:77
-          int{}, // window: not set in the spec (zero)
-          cache_store_modifier::cs, // store_modifier: inherited from policy default at specs/h200.muh:81
-        };
-      }
       if (type == element::float64)
       {
         // float64
         return policy{
-          // threads: mem_bound(T4=256, I4=24, 8 B; smem 49152 B, warp 32) at specs/h200.muh:87; measured
+          // threads: mem_bound of T4=256, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:87; measured
           // ipt_32.tpb_128.win_32.stm_cs 0.997896 0.982404 1.003018 1.044776 on NVIDIA H200
-          256,
-          // items: mem_bound(T4=256, I4=24, 8 B; smem 49152 B, warp 32) at specs/h200.muh:89; measured
-          // ipt_32.tpb_128.win_32.stm_cs 0.997896 0.982404 1.003018 1.044776 on NVIDIA H200
-          12,
+          mem_bound_threads(256, 24, element_size(type), 49152, 32),
+          // items: mem_bound of T4=256, I4=24 at specs/h200.muh:89; measured ipt_32.tpb_128.win_32.stm_cs 0.997896
+          // 0.982404 1.003018 1.044776 on NVIDIA H200
+          mem_bound_items(24, element_size(type)),
           block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
           block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
           cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
@@ -178,26 +147,11 @@ struct policy_selector
           cache_store_modifier::cs,
         };
       }
-      if (element_size(type) == 1)
-      {
-        // default
-        return policy{
-          128, // threads: mem_bound(T4=128, I4=24, 1 B; smem 49152 B, warp 32) at specs/h200.muh:75
-          48, // items: mem_bound(T4=128, I4=24, 1 B; smem 49152 B, warp 32) at specs/h200.muh:76
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:82
-          delay_policy{delay_kind::fixed, 688, 1140}, // delay: inherited from policy default at specs/h200.muh:83
-          4, // vec: inherited from policy default at specs/h200.muh:77
-          int{}, // window: not set in the spec (zero)
-          cache_store_modifier::cs, // store_modifier: inherited from policy default at specs/h200.muh:81
-        };
-      }
       // default
       return policy{
-        128, // threads: mem_bound(T4=128, I4=24, 2 B; smem 49152 B, warp 32) at specs/h200.muh:75
-        48, // items: mem_bound(T4=128, I4=24, 2 B; smem 49152 B, warp 32) at specs/h200.muh:76
+        // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:75
+        mem_bound_threads(128, 24, element_size(type), 49152, 32),
+        mem_bound_items(24, element_size(type)), // items: mem_bound of T4=128, I4=24 at specs/h200.muh:76
         block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:78
         block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:79
         cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:80
@@ -224,16 +178,6 @@ static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h20
                   * policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).items
                   * element_size(element::int32) <= hardware::h200.smem_per_block,
               "scan int32 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "scan uint32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "scan uint32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::uint32) <= hardware::h200.smem_per_block,
-              "scan uint32 on h200: the tile must fit smem_per_block (49152 B)");
 static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "scan float32 on h200: threads must be a multiple of the warp size (32)");
@@ -254,16 +198,6 @@ static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h20
                   * policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).items
                   * element_size(element::int64) <= hardware::h200.smem_per_block,
               "scan int64 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "scan uint64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "scan uint64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::uint64) <= hardware::h200.smem_per_block,
-              "scan uint64 on h200: the tile must fit smem_per_block (49152 B)");
 static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "scan float64 on h200: threads must be a multiple of the warp size (32)");
@@ -284,46 +218,6 @@ static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200
                   * policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).items
                   * element_size(element::int8) <= hardware::h200.smem_per_block,
               "scan int8 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "scan uint8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "scan uint8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::uint8) <= hardware::h200.smem_per_block,
-              "scan uint8 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "scan int16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "scan int16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::int16) <= hardware::h200.smem_per_block,
-              "scan int16 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "scan uint16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "scan uint16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::uint16) <= hardware::h200.smem_per_block,
-              "scan uint16 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "scan float16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "scan float16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::float16) <= hardware::h200.smem_per_block,
-              "scan float16 on h200: the tile must fit smem_per_block (49152 B)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "scan bfloat16 on h200: threads must be a multiple of the warp size (32)");
@@ -334,6 +228,26 @@ static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::
                   * policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).items
                   * element_size(element::bfloat16) <= hardware::h200.smem_per_block,
               "scan bfloat16 on h200: the tile must fit smem_per_block (49152 B)");
+static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
+                  % hardware::h200.warp_size == 0,
+              "scan uint32 on h200: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
+                  <= hardware::h200.max_threads_per_block,
+              "scan uint32 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
+                  * policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).items
+                  * element_size(element::uint32) <= hardware::h200.smem_per_block,
+              "scan uint32 on h200: the tile must fit smem_per_block (49152 B)");
+static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
+                  % hardware::h200.warp_size == 0,
+              "scan uint64 on h200: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
+                  <= hardware::h200.max_threads_per_block,
+              "scan uint64 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
+                  * policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).items
+                  * element_size(element::uint64) <= hardware::h200.smem_per_block,
+              "scan uint64 on h200: the tile must fit smem_per_block (49152 B)");
 
 } // namespace scan
 MUH_TUNING_NAMESPACE_END

@@ -52,38 +52,6 @@ struct policy_selector
     // h200: compute capability 9.0
     if (arch >= hardware::h200.arch)
     {
-      if (type == element::float16)
-      {
-        // float16
-        return policy{
-          // threads: inherited from policy float16 at specs/h200.muh:152; measured ipt_2.tpb_256.bpp_8 1.327071
-          // 1.227414 1.328619 1.409006 on NVIDIA H200
-          256,
-          // items: inherited from policy float16 at specs/h200.muh:151; measured ipt_2.tpb_256.bpp_8 1.327071 1.227414
-          // 1.328619 1.409006 on NVIDIA H200
-          2,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:143
-          // bits_per_pass: inherited from policy float16 at specs/h200.muh:150; measured ipt_2.tpb_256.bpp_8 1.327071
-          // 1.227414 1.328619 1.409006 on NVIDIA H200
-          8,
-        };
-      }
-      if (type == element::bfloat16)
-      {
-        // bfloat16
-        return policy{
-          // threads: inherited from policy bfloat16 at specs/h200.muh:157; measured ipt_2.tpb_256.bpp_8 1.323060
-          // 1.218989 1.326552 1.411874 on NVIDIA H200
-          256,
-          // items: inherited from policy bfloat16 at specs/h200.muh:156; measured ipt_2.tpb_256.bpp_8 1.323060 1.218989
-          // 1.326552 1.411874 on NVIDIA H200
-          2,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:143
-          // bits_per_pass: inherited from policy bfloat16 at specs/h200.muh:155; measured ipt_2.tpb_256.bpp_8 1.323060
-          // 1.218989 1.326552 1.411874 on NVIDIA H200
-          8,
-        };
-      }
       if (type == element::float32)
       {
         // float32
@@ -97,6 +65,25 @@ struct policy_selector
           block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:143
           // bits_per_pass: inherited from policy float32 at specs/h200.muh:145; measured ipt_2.tpb_256.bpp_8 0.978898
           // 0.947182 0.981252 1.001813 on NVIDIA H200
+          8,
+        };
+      }
+      if (type == element::float16 || type == element::bfloat16)
+      {
+        // bfloat16, float16
+        return policy{
+          // threads: inherited from policy float16 at specs/h200.muh:152; measured ipt_2.tpb_256.bpp_8 1.327071
+          // 1.227414 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:157; measured
+          // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
+          256,
+          // items: inherited from policy float16 at specs/h200.muh:151; measured ipt_2.tpb_256.bpp_8 1.327071 1.227414
+          // 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:156; measured
+          // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
+          2,
+          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:143
+          // bits_per_pass: inherited from policy float16 at specs/h200.muh:150; measured ipt_2.tpb_256.bpp_8 1.327071
+          // 1.227414 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:155; measured
+          // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
           8,
         };
       }
@@ -114,78 +101,24 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk float16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk float16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk bfloat16 on h200: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "topk float32 on h200: threads must be a multiple of the warp size (32)");
 static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "topk float32 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
+                  % hardware::h200.warp_size == 0,
+              "topk bfloat16 on h200: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
+                  <= hardware::h200.max_threads_per_block,
+              "topk bfloat16 on h200: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "topk int8 on h200: threads must be a multiple of the warp size (32)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "topk int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk uint8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk uint8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk int16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk int16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk uint16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk uint16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk int32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk int32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk uint32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk uint32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk int64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk int64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk uint64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk uint64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "topk float64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "topk float64 on h200: threads exceed max_threads_per_block (1024)");
 
 } // namespace topk
 MUH_TUNING_NAMESPACE_END

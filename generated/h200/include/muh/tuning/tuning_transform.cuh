@@ -84,22 +84,14 @@ struct policy_selector
           65536,
         };
       }
-      if (type == element::float64)
-      {
-        // float64
-        return policy{
-          // threads: inherited from policy float64 at specs/h200.muh:126; measured tpb_256.bif_16384 1.016947 0.984127
-          // 1.011268 1.038443 on NVIDIA H200
-          256,
-          // bytes_in_flight: inherited from policy float64 at specs/h200.muh:125; measured tpb_256.bif_16384 1.016947
-          // 0.984127 1.011268 1.038443 on NVIDIA H200
-          49152,
-        };
-      }
-      // default
+      // default, float64
       return policy{
-        256, // threads: inherited from policy default at specs/h200.muh:119
-        49152, // bytes_in_flight: inherited from policy default at specs/h200.muh:119
+        // threads: inherited from policy default at specs/h200.muh:119 | inherited from policy float64 at
+        // specs/h200.muh:126; measured tpb_256.bif_16384 1.016947 0.984127 1.011268 1.038443 on NVIDIA H200
+        256,
+        // bytes_in_flight: inherited from policy default at specs/h200.muh:119 | inherited from policy float64 at
+        // specs/h200.muh:125; measured tpb_256.bif_16384 1.016947 0.984127 1.011268 1.038443 on NVIDIA H200
+        49152,
       };
     }
     // any other arch: the policies of h200
@@ -126,60 +118,12 @@ static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h
 static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "transform float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform float64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform float64 on h200: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   % hardware::h200.warp_size == 0,
               "transform int8 on h200: threads must be a multiple of the warp size (32)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
                   <= hardware::h200.max_threads_per_block,
               "transform int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform uint8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform uint8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform int16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform int16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform uint16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform uint16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform int32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform int32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform uint32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform uint32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform int64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform int64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
-              "transform uint64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
-              "transform uint64 on h200: threads exceed max_threads_per_block (1024)");
 
 } // namespace transform
 MUH_TUNING_NAMESPACE_END
