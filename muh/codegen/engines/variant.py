@@ -58,7 +58,10 @@ class ModelPaths(Model):
     norm: str
     """``rms_norm`` (stock RMSNorm → ops.rms_norm), ``gemma`` (rms_norm(x)·(1+w), never ops.rms_norm)."""
     head_norm: Optional[str] = None
-    """Per-head RMSNorm of q/k (last dim = head_dim) and what implements it."""
+    """Per-head RMSNorm of q/k (last dim = head_dim): ``gemma`` (GemmaRMSNorm modules applied to
+    ``[tokens, heads, head_dim]``), else the name of what implements it (no rebind target)."""
+    head_norm_note: str = ""
+    """Evidence and caveats for ``head_norm``."""
     moe_routing: str = "ops.topk_softmax"
     activation: str = "ops.silu_and_mul"
     max_model_len_tested: Optional[int] = None

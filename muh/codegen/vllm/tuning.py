@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from muh.codegen.ops_package import PROVIDER_MODULE
 from muh.derive.model import Resolved
+from muh.runtime.ops_llm import VLLM_METHODS
 from muh.schema.models import Hardware
 
 # Stock values of vLLM 0.6.3 (facts/vllm-0.6.3.md) and the hardware they were chosen on.
@@ -65,7 +66,7 @@ REBIND_TARGETS: dict[str, tuple[str, str]] = {
     "topk_softmax": ("vllm._custom_ops", "topk_softmax"),
     "top_k_top_p": ("vllm.model_executor.layers.sampler", "_apply_top_k_top_p"),
     "moe_default_config": ("vllm.model_executor.layers.fused_moe.fused_moe", "get_default_config"),
-    "gemma_rms_norm": ("vllm.model_executor.layers.layernorm", "GemmaRMSNorm.forward_cuda"),
+    **{name: (module, attr) for name, (module, attr, _params, _where) in VLLM_METHODS.items()},  # GemmaRMSNorm.forward_cuda
 }
 DEFAULT_OPS_MODULE = PROVIDER_MODULE  # `muh_kernels.vllm_ops`: the ops package the image ships (codegen/ops_package)
 
@@ -182,11 +183,8 @@ POINTS: dict[str, PointDef] = {p.id: p for p in (
              "looked up by the fork's MoE layer (absent: PyTorch routing fallback)", "provide"),
     PointDef("ops.gemma_rms_norm", "layernorm.py GemmaRMSNorm.forward_cuda: rms_norm(x)·(1+w), never _custom_ops.rms_norm",
              "rebind"),
-    PointDef("ops.head_rms_norm", "attention q/k RMSNorm over head_dim (the fork: corex_attn_head_rms_norm)", "rebind"),
+    PointDef("ops.head_rms_norm", "attention q/k norm over head_dim: GemmaRMSNorm.forward_cuda on [tokens, heads, head_dim] "
+             "(Qwen3-Next layout)", "rebind"),
     PointDef("sampler.top_k_top_p", "vllm/model_executor/layers/sampler.py _apply_top_k_top_p (requests with top_k/top_p)",
              "rebind"),
 )}
-# muh ops (muh.runtime.ops_llm / the ops helper) a point needs before it can ship.
-POINT_OPS = {"ops.rms_norm": "rms_norm", "ops.fused_add_rms_norm": "fused_add_rms_norm", "ops.silu_and_mul": "silu_and_mul",
-             "ops.topk_softmax": "topk_softmax", "vendor.moe_topk_softmax": "topk_softmax",
-             "ops.gemma_rms_norm": "gemma_rms_norm", "ops.head_rms_norm": "head_rms_norm"}
