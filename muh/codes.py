@@ -99,6 +99,8 @@ CODES: dict[str, Code] = {
     "W-DEPLOY-PROBE": Code("the image carries no probe bundle (the run file says so at start)", "the image carries no probe: …"),
     "W-DEPLOY-IMAGE": Code("an engine variant known in another base image than this one",
                            "enginex-3.2 is known in `enginex/bi100:v1`, not in this image"),
+    "W-DEPLOY-PARSER": Code("a fork-only flag muh cannot provide, passed only where the image has it",
+                            "`--reasoning-parser` may be absent in enginex bi100-v1.2.3 and muh cannot provide it: …"),
     "W-DEPLOY-FLAG": Code("a flag every good run of the variant had is missing", "`--enforce-eager` is missing: …"),
     "W-DEPLOY-ENV": Code("an environment setting the variant's good runs had differs or is missing",
                          "`VLLM_WORKER_MULTIPROC_METHOD` is missing: …"),

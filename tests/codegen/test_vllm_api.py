@@ -420,3 +420,105 @@ def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tm
     assert proc.stdout.strip() == ("muh" if rebound else "stock")
     marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
     assert ("gemma_rms_norm (provider" in marker and "cannot take forward_cuda's" in marker) != rebound
+
+
+# -- the run file's argv against the wheel's own argument parser ----------------------------------------
+# `make_arg_parser` of vllm/entrypoints/openai/cli_args.py and `EngineArgs.add_cli_args` of
+# vllm/engine/arg_utils.py are executed as they are, with the real FlexibleArgumentParser class of
+# vllm/utils.py and the real ToolParserManager; only what they import for other purposes (torch,
+# vllm.config's classes, …) is a stand-in that is a type, iterable (empty) and callable.
+
+class _AnyMeta(type):
+    def __iter__(cls):
+        return iter(())
+
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _AnyMeta(name, (), {})
+
+    def __call__(cls, *args, **kwargs):
+        return cls
+
+
+class _AnyModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _AnyMeta(name, (), {})
+
+
+@pytest.fixture(scope="module")
+def stock_arg_parser(parser_env, vllm_wheel):
+    import argparse
+    import ast
+
+    from muh.codegen.vllm.wheel import read
+
+    atp, _ = parser_env
+    utils_src = read(vllm_wheel, "vllm/utils.py")
+    cls = next(n for n in ast.parse(utils_src).body if isinstance(n, ast.ClassDef) and n.name == "FlexibleArgumentParser")
+    ns = {"argparse": argparse, "sys": sys, "List": list, "Dict": dict, "Any": Any}
+    exec(compile(ast.get_source_segment(utils_src, cls), "vllm/utils.py", "exec"), ns)
+    names = ["torch", "vllm.envs", "vllm.config", "vllm.executor", "vllm.executor.executor_base", "vllm.model_executor",
+             "vllm.model_executor.layers", "vllm.model_executor.layers.quantization", "vllm.transformers_utils.utils",
+             "vllm.engine", "vllm.engine.arg_utils", "vllm.entrypoints.chat_utils", "vllm.entrypoints.openai.serving_engine",
+             "vllm.entrypoints.openai.cli_args"]
+    saved = {k: sys.modules.get(k) for k in names + ["vllm.utils", "vllm.entrypoints.openai.tool_parsers"]}
+    sys.modules.update({n: _AnyModule(n) for n in names})
+    sys.modules["vllm.utils"].FlexibleArgumentParser = ns["FlexibleArgumentParser"]
+    sys.modules["vllm.entrypoints.openai.tool_parsers"] = _stub("vllm.entrypoints.openai.tool_parsers",
+                                                                     ToolParserManager=atp.ToolParserManager)
+    try:
+        for name, path in (("vllm.engine.arg_utils", "vllm/engine/arg_utils.py"),
+                           ("vllm.entrypoints.openai.cli_args", "vllm/entrypoints/openai/cli_args.py")):
+            mod = types.ModuleType(name)
+            sys.modules[name] = mod
+            exec(compile(read(vllm_wheel, path), path, "exec"), mod.__dict__)
+        cli = sys.modules["vllm.entrypoints.openai.cli_args"]
+        yield cli, ns["FlexibleArgumentParser"], atp
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+def _baseline_argv(parser_file: Path, with_reasoning: bool) -> list[str]:
+    """The baseline's server argv as the run file execs it on an engine without `--reasoning-parser`
+    (its conditional group dropped), muh's parser file at a path that exists here."""
+    from muh.codegen.vllm.emit import resolve_deploy
+
+    spec = load_file(ROOT / "specs" / "baseline.muh").spec
+    plan, _ = resolve_deploy(spec, next(iter(spec.deploys.values())))
+    drop = set() if with_reasoning else {i for g in plan.cond_flags if g.id == "reasoning_parser" for i in g.at}
+    argv = [a for i, a in enumerate(plan.command) if i not in drop][3:]
+    return [str(parser_file) if a.endswith("/muh_qwen3_coder.py") else a for a in argv]
+
+
+@pytest.mark.vllm
+def test_the_run_files_argv_parses_with_the_wheels_parser_and_the_provider_registers(stock_arg_parser, parser_env):
+    cli, parser_cls, atp = stock_arg_parser
+    _, parser_file = parser_env
+    argv = _baseline_argv(parser_file, with_reasoning=False)
+    assert "--reasoning-parser" not in argv and "--tool-parser-plugin" in argv
+    args = cli.make_arg_parser(parser_cls(description="stock")).parse_args(argv)
+    cli.validate_parsed_serve_args(args)
+    assert (args.tool_call_parser, args.enable_auto_tool_choice, args.max_model_len) == ("qwen3_coder", True, 131072)
+    # what api_server.run_server does before it serves (vllm/entrypoints/openai/api_server.py:531-537)
+    atp.ToolParserManager.tool_parsers.pop("qwen3_coder", None)
+    if args.tool_parser_plugin and len(args.tool_parser_plugin) > 3:
+        atp.ToolParserManager.import_tool_parser(args.tool_parser_plugin)
+    assert args.tool_call_parser in atp.ToolParserManager.tool_parsers.keys()
+
+
+@pytest.mark.vllm
+def test_the_wheels_parser_rejects_reasoning_parser_which_is_why_muh_cannot_provide_it(stock_arg_parser, parser_env, capsys):
+    cli, parser_cls, _ = stock_arg_parser
+    _, parser_file = parser_env
+    argv = _baseline_argv(parser_file, with_reasoning=True)
+    assert argv[argv.index("--reasoning-parser") + 1] == "qwen3"
+    with pytest.raises(SystemExit) as err:
+        cli.make_arg_parser(parser_cls(description="stock")).parse_args(argv)
+    assert err.value.code == 2 and "unrecognized arguments: --reasoning-parser qwen3" in capsys.readouterr().err

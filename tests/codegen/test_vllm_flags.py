@@ -94,7 +94,8 @@ def test_competition_spec_builds_the_team_flags(tmp_path):
     ("    max_model_len = 131072", "    max_model_le = 131072", "max_model_le", "E-VLLM-FLAG", "abbreviation of `--max-model-len`"),
     ("    dtype = half", "    dtype = fp16", "fp16", "E-VLLM-CHOICE", "does not accept `fp16`"),
     ('    flags = ["--reasoning-parser"]\n', "", "reasoning_parser", "E-VLLM-FLAG", "`--reasoning-parser` is not a flag"),
-    ('    tool_call_parsers = ["qwen3_coder"]\n', "", '"qwen3_coder"', "E-VLLM-PARSER", "`qwen3_coder` does not exist"),
+    ('tool_call_parser = "qwen3_coder"', 'tool_call_parser = "qwen9_coder"', '"qwen9_coder"', "E-VLLM-PARSER",
+     "`qwen9_coder` does not exist"),
     ('    tool_call_parser = "qwen3_coder"\n', "", "enable_auto_tool_choice", "E-VLLM-REQUIRES", "needs `--tool-call-parser`"),
     ("    dtype = half", "    dtype = bfloat16", "bfloat16", "E-DEPLOY-DTYPE", "compute capability"),
     ("    tensor_parallel_size = 4", "    tensor_parallel_size = 8", "8\n", "E-DEPLOY-TP", "exceeds the 4 device"),
@@ -118,6 +119,29 @@ def test_dtype_fp16_hints_the_real_name(tmp_path):
 
 def test_declared_fork_flag_and_parser_pass(tmp_path):
     build(tmp_path, BASE)  # BASE declares both
+
+
+def test_an_undeclared_reasoning_parser_is_refused_with_why_muh_cannot_provide_it(tmp_path):
+    err, _ = first_error(tmp_path, spec_with('    flags = ["--reasoning-parser"]\n', ""))
+    assert err.code == "E-VLLM-FLAG"
+    assert "parses its arguments before any plugin loads" in err.message and "reasoning_content" in err.message
+
+
+def test_an_undeclared_qwen3_coder_on_stock_ships_muhs_provider(tmp_path):
+    """Stock 0.6.3 lacks `qwen3_coder`; muh's parser registers it through --tool-parser-plugin."""
+    import yaml
+
+    from muh.codegen.vllm.explain import explain
+
+    text = spec_with('    tool_call_parsers = ["qwen3_coder"]\n', "")
+    files, path = build(tmp_path, text)
+    out = {f.path: f.content for f in files}
+    cmd = yaml.safe_load(out["computility-run.yaml"])["command"]
+    joined = " ".join(cmd)
+    assert "--tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice" in joined
+    assert "vllm/parsers/muh_qwen3_coder.py" in out
+    lines = "\n".join(explain(load_file(path).spec, "deploy.run.parser_provider"))
+    assert "vllm 0.6.3.post1 lacks `qwen3_coder`: muh ships its own" in lines
 
 
 def test_extension_must_look_like_a_flag(tmp_path):
@@ -273,3 +297,18 @@ def test_an_unknown_engine_or_variant_names_the_known_ones(tmp_path):
             render(load_file(p))
         err = next(d for d in info.value.diagnostics if d.is_error)
         assert err.code == "E-DEPLOY-ENGINE" and words in (err.hint or "") and err.span is not None
+
+
+def test_enginex_may_lack_the_reasoning_parser_a_warning_at_its_line_and_an_explain_line():
+    from muh.codegen.vllm.emit import resolve_deploy
+    from muh.codegen.vllm.explain import explain
+
+    path = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"
+    spec = load_file(path).spec
+    plan, diags = resolve_deploy(spec, next(iter(spec.deploys.values())))
+    assert plan is not None
+    (w,) = [d for d in diags if d.code == "W-DEPLOY-PARSER"]
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t.strip().startswith("reasoning_parser ="))
+    assert w.span.line == line and "muh cannot provide it" in w.message and "before any plugin loads" in w.message
+    text = "\n".join(explain(spec, "deploy.run.conditional.reasoning_parser"))
+    assert "when absent: dropped at start with a log line; muh cannot provide it" in text

@@ -137,6 +137,16 @@ def _extension_argv(flag: str, s: Setting) -> tuple[list[str], Diagnostic | None
     return [flag, *texts], None
 
 
+# Flags of forks that muh cannot provide on vLLM 0.6.3, and why (a spec asking for one on an engine
+# without it is refused; on a variant that may have it, the flag is passed only where the image has it).
+NO_PROVIDER = {
+    "--reasoning-parser": (
+        "vLLM 0.6.3 has no reasoning parsers and no way to add one: the API server parses its arguments before "
+        "any plugin loads (an unknown flag stops it), and its ChatMessage / DeltaMessage forbid a "
+        "`reasoning_content` field, so the thinking text stays in `content`"),
+}
+
+
 def _unknown(flag: str, s: Setting, engine: EngineInfo) -> Diagnostic:
     prefixed = [f for f in engine.all_flags if f.startswith(flag) and f != flag]
     who = f"{engine.engine} {engine.version}"
@@ -150,6 +160,9 @@ def _unknown(flag: str, s: Setting, engine: EngineInfo) -> Diagnostic:
         near = f"did you mean `{close[0]}`?" if close else None
         hint = ((near.replace("`--", "`").replace("-", "_") + " ") if near else "") + \
             "a flag only a fork has must be declared in `engine_extensions { flags = [...] }`"
+    if flag in NO_PROVIDER:
+        msg += f": {NO_PROVIDER[flag]}"
+        hint = "remove it, or use an engine variant that has it (or declare it in `engine_extensions { flags = [...] }`)"
     return Diagnostic("E-VLLM-FLAG", msg, s.key_span or s.span, hint=hint)
 
 

@@ -12,7 +12,7 @@ from muh.codegen.engines.variant import Variant
 from muh.codegen.vllm import tuning
 from muh.codegen.vllm.edits import sites_for
 from muh.codegen.vllm.engine import EngineInfo, load_engine
-from muh.codegen.vllm.flags import Extensions, Setting, flag_of, format_value, to_argv
+from muh.codegen.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv
 from muh.codegen.vllm.plan import CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
@@ -136,18 +136,31 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         if f not in argv:
             c.warn("W-DEPLOY-FLAG", f"`{f}` is missing: {why}", c.span("serve"),
                    hint=f"add `{f.lstrip('-').replace('-', '_')} = true` to serve (or keep it out knowingly)")
-    providers = _parser_provider(argv, cond_keys, serve)
+    providers = _parser_provider(argv, cond_keys, serve, variant, ext, engine)
+    for key, g in sorted(cond_keys.items()):
+        flag = flag_of(key)
+        if key == g.id and flag in NO_PROVIDER:
+            c.warn("W-DEPLOY-PARSER", f"`{flag}` may be absent in {variant.label} and muh cannot provide it: "
+                   f"{NO_PROVIDER[flag]}; it is passed only when the image build finds it, else dropped with a log line",
+                   given[key].key_span or given[key].span,
+                   hint="keep it (the fork may have it) or remove it; `muh explain SPEC deploy.run` says what happens")
     argv, cond = _conditional(argv, cond_keys, serve)
     cond = [_with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
     for name in providers:
+        info = variant.tool_call_parsers.get(name)
         c.tuned[f"run.parser_provider.{name}"] = Resolved(
             value=parser_path(name), origin="derived",
-            rule=f"{variant.label} may lack `{name}`: muh ships its own, registered through vLLM 0.6.3's "
-                 "--tool-parser-plugin only when the engine has none of that name",
+            rule=f"{variant.label} {'may lack' if info is not None and info.present == 'unknown' else 'lacks'} `{name}`: "
+                 "muh ships its own, registered through vLLM 0.6.3's --tool-parser-plugin only when the engine has "
+                 "none of that name",
             inputs={"extension_point": "ToolParserManager.register_module"})
     for g in cond:
+        flag = flag_of(g.id)
+        absent = (f"; when absent: dropped at start with a log line; muh cannot provide it ({NO_PROVIDER[flag]})"
+                  if flag in NO_PROVIDER else "")
         c.tuned[f"run.conditional.{g.id}"] = Resolved(
-            value=" ".join(g.argv), origin="derived", rule="passed only when the image build finds it in the engine: " + g.why,
+            value=" ".join(g.argv), origin="derived",
+            rule="passed only when the image build finds it in the engine: " + g.why + absent,
             inputs={"checks": " | ".join(g.checks)})
     short = {f: o.long for o in engine.options for f in o.flags if not f.startswith("--")}
     for f, long in short.items():
@@ -470,6 +483,8 @@ def _with_variant(ext: Extensions, variant: Variant) -> Extensions:
     for p, info in variant.tool_call_parsers.items():
         if info.present is not False:
             parsers.setdefault(p, None)
+    for p in PARSER_PROVIDERS:  # muh ships these (--tool-parser-plugin), registered only where the engine has none
+        parsers.setdefault(p, None)
     return Extensions(flags, parsers)
 
 
@@ -532,14 +547,20 @@ def parser_path(name: str) -> str:
     return f"{IMAGE_ROOT}/vllm/parsers/muh_{name}.py"
 
 
-def _parser_provider(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting]) -> list[str]:
-    """Insert ``--tool-parser-plugin <muh's file>`` before the tool flags when the parser is unknown and muh has one."""
-    g = cond_keys.get("tool_call_parser")
-    if g is None:
+def _parser_provider(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting], variant: Variant,
+                     ext: Extensions, engine: EngineInfo) -> list[str]:
+    """Insert ``--tool-parser-plugin <muh's file>`` before the tool flags when muh has a provider of the
+    spec's tool-call parser and the engine may lack it: the variant leaves it unknown (the flags then
+    form a conditional group), or lacks it (the flags are passed as they are; the provider registers
+    the name). A spec that gives its own ``--tool-parser-plugin`` or declares the parser keeps that."""
+    s = next((s for s in serve if s.key == "tool_call_parser"), None)
+    name = format_value(s.value) if s is not None else None
+    if name not in PARSER_PROVIDERS or "--tool-parser-plugin" in argv or name in ext.tool_call_parsers \
+            or name in engine.tool_call_parsers or "--tool-call-parser" not in argv:
         return []
-    name = g.id[len("tool_call_parser_"):]
-    if name not in PARSER_PROVIDERS or "--tool-parser-plugin" in argv:
-        return []
+    info = variant.tool_call_parsers.get(name)
+    if "tool_call_parser" not in cond_keys and info is not None and info.present is not False:
+        return []  # the engine has it
     i = min(argv.index(f) for f in ("--enable-auto-tool-choice", "--tool-call-parser") if f in argv)
     argv[i:i] = ["--tool-parser-plugin", parser_path(name)]
     return [name]
@@ -694,7 +715,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
             add(pid, "off", f"`{op}` not in tune.ops")
         elif dead:
             add(pid, "dead", "; ".join(dead))
-        elif op not in ops_llm.OPS:
+        elif op not in ops_llm.SERVED:
             add(pid, "inactive", f"muh has no `{op}` op yet: shipped behind its guard, the plugin logs the fallback "
                 "until muh_kernels exports it")
         else:
@@ -718,12 +739,27 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     else:
         op_point("vendor.moe_topk_softmax", "topk_softmax",
                  [f"{variant.vendor_module}.{vendor.vendor} is present"] if vendor.present is True else [])
-    op_point("ops.gemma_rms_norm", "gemma_rms_norm", [] if gemma or paths is None else ["the model's norms are not GemmaRMSNorm"])
-    if paths and paths.head_norm:
+    if gemma and "gemma_rms_norm" in ops and "gemma_rms_norm" in ops_llm.SERVED:
+        add("ops.gemma_rms_norm", "reached", f"{shape.architecture}'s norms are GemmaRMSNorm ({paths.source}): the "
+            "plugin rebinds GemmaRMSNorm.forward_cuda to muh's gemma ops, signature-guarded, stock per refused input")
+    else:
+        op_point("ops.gemma_rms_norm", "gemma_rms_norm", [] if gemma or paths is None else ["the model's norms are not GemmaRMSNorm"])
+    # q/k norm: a GemmaRMSNorm over head_dim is served by the same rebind (3-D input: the op's (tokens, heads) rows)
+    if paths is not None and paths.head_norm is not None and paths.head_norm != "gemma":
         add("ops.head_rms_norm", "dead", f"{shape.architecture}'s q/k norm is {paths.head_norm} inside the fork's model code; "
             "no module-level name to rebind is known")
+    elif paths is not None and paths.head_norm == "gemma":
+        hd = f"head_dim {shape.head_dim}" if shape.head_dim else "head_dim"
+        if "gemma_rms_norm" not in ops:
+            add("ops.head_rms_norm", "off", f"{shape.architecture}'s q/k norm is a GemmaRMSNorm over {hd}: served by the "
+                "gemma_rms_norm rebind, which is not in tune.ops")
+        else:
+            add("ops.head_rms_norm", "reached" if "gemma_rms_norm" in ops_llm.SERVED else "inactive",
+                f"{shape.architecture}'s q/k norm is a GemmaRMSNorm over {hd} on [tokens, heads, "
+                f"{shape.head_dim or 'head_dim'}]: the ops.gemma_rms_norm rebind serves it (a 3-D input goes to "
+                f"muh's gemma_rms_norm as (tokens, heads) rows, strided views without a copy); {paths.head_norm_note}")
     else:
-        op_point("ops.head_rms_norm", "head_rms_norm", [])
+        op_point("ops.head_rms_norm", "gemma_rms_norm", [])
     add("sampler.top_k_top_p", "reached" if "sampler.top_k_top_p" in knobs else "off",
         "requests with top_k/top_p" if "sampler.top_k_top_p" in knobs else "no provider given")
     for p in out:
