@@ -49,9 +49,6 @@ class EngineInfo:
                 return o
         return None
 
-    def by_dest(self, dest: str) -> Option | None:
-        return next((o for o in self.options if o.dest == dest), None)
-
     @property
     def all_flags(self) -> list[str]:
         return sorted(f for o in self.options for f in o.flags)
