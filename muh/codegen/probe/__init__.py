@@ -104,6 +104,7 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
 
 def _engine_data(ctx: BuildContext) -> dict:
     from muh.codegen.vllm import tuning
+    from muh.derive import vllm as rules
     from muh.codegen.vllm.edits import sites_for
     from muh.codegen.vllm.emit import resolve_deploy
 
@@ -125,7 +126,7 @@ def _engine_data(ctx: BuildContext) -> dict:
         "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
         "vendor_functions": {k: list(v) for k, v in VENDOR_FUNCTIONS.items()},
         "markers": list(MARKERS), "absolute_markers": list(ABSOLUTE_MARKERS),
-        "moe_file_pattern": tuning.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
+        "moe_file_pattern": rules.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
     }
 
 

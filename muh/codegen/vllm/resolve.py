@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from muh.codegen.engines.variant import Variant
 from muh.codegen.vllm import tuning
+from muh.derive import vllm as rules
 from muh.codegen.vllm.edits import sites_for
 from muh.codegen.vllm.engine import EngineInfo, load_engine
 from muh.codegen.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv
@@ -310,8 +311,8 @@ def _edits(c: _Ctx, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[s
     vals: dict[str, Resolved] = {}
     # decode v1/v2 rule
     vals["paged_attention.v1_threshold"] = (c.from_spec(knobs["paged_attention.v1_threshold"], *path("paged_attention.v1_threshold"))
-                                            if "paged_attention.v1_threshold" in knobs else tuning.v1_threshold(hw))
-    limit = tuning.v1_max_seq_len_limit(hw)
+                                            if "paged_attention.v1_threshold" in knobs else rules.v1_threshold(hw))
+    limit = rules.v1_max_seq_len_limit(hw)
     if "paged_attention.v1_max_seq_len" in knobs:
         v = knobs["paged_attention.v1_max_seq_len"]
         if v > limit:
@@ -321,21 +322,21 @@ def _edits(c: _Ctx, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[s
         vals["paged_attention.v1_max_seq_len"] = c.from_spec(v, *path("paged_attention.v1_max_seq_len"))
     else:
         vals["paged_attention.v1_max_seq_len"] = Resolved(
-            value=min(tuning.STOCK_V1_MAX_SEQ_LEN, limit), origin="derived", rule="min(stock 8192, (smem_per_block − 1 KiB) / 4 B)",
-            inputs={"stock": tuning.STOCK_V1_MAX_SEQ_LEN, "smem_per_block": int(hw.smem_per_block)})
+            value=min(rules.STOCK_V1_MAX_SEQ_LEN, limit), origin="derived", rule="min(stock 8192, (smem_per_block − 1 KiB) / 4 B)",
+            inputs={"stock": rules.STOCK_V1_MAX_SEQ_LEN, "smem_per_block": int(hw.smem_per_block)})
     # prefix-prefill tile
     head_dim = knobs.get("prefix_prefill.head_dim", 128)
     vals["prefix_prefill.head_dim"] = (c.from_spec(head_dim, *path("prefix_prefill.head_dim")) if "prefix_prefill.head_dim" in knobs
                                        else Resolved(value=128, origin="default", rule="default head size (most current models)"))
     if "prefix_prefill.block" in knobs:
         b = knobs["prefix_prefill.block"]
-        if 3 * b * head_dim * 2 >= tuning.triton_smem(hw):
+        if 3 * b * head_dim * 2 >= rules.triton_smem(hw):
             c.error("E-VLLM-KNOB", f"prefix_prefill.block = {b} needs {3 * b * head_dim * 2} B of shared memory; `{hw.name}` has "
-                    f"{tuning.triton_smem(hw)}", c.span(*path("prefix_prefill.block")),
-                    hint=f"use `auto` ({tuning.prefill_block(hw, head_dim).value} here)")
+                    f"{rules.triton_smem(hw)}", c.span(*path("prefix_prefill.block")),
+                    hint=f"use `auto` ({rules.prefill_block(hw, head_dim).value} here)")
         vals["prefix_prefill.block"] = c.from_spec(b, *path("prefix_prefill.block"))
     else:
-        vals["prefix_prefill.block"] = tuning.prefill_block(hw, head_dim)
+        vals["prefix_prefill.block"] = rules.prefill_block(hw, head_dim)
     if "prefix_prefill.num_warps" in knobs:
         w = knobs["prefix_prefill.num_warps"]
         if w * hw.warp_size > hw.max_threads_per_block:
@@ -343,11 +344,11 @@ def _edits(c: _Ctx, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[s
                     c.span(*path("prefix_prefill.num_warps")))
         vals["prefix_prefill.num_warps"] = c.from_spec(w, *path("prefix_prefill.num_warps"))
     else:
-        vals["prefix_prefill.num_warps"] = tuning.prefill_num_warps(hw)
+        vals["prefix_prefill.num_warps"] = rules.prefill_num_warps(hw)
     for k, r in vals.items():
         c.tuned[f"vllm.{k}"] = r
     cc = hw.compute_capability or 0
-    stock = {"paged-attn-v1-threshold": {"v1_threshold": tuning.STOCK_V1_THRESHOLD, "v1_max_seq_len": tuning.STOCK_V1_MAX_SEQ_LEN},
+    stock = {"paged-attn-v1-threshold": {"v1_threshold": rules.STOCK_V1_THRESHOLD, "v1_max_seq_len": rules.STOCK_V1_MAX_SEQ_LEN},
              "prefix-prefill-tile": {"block": 128 if cc >= 80 else 64, "num_warps": 8}}  # what the stock code computes here
     edits = []
     for site in sites:
@@ -408,10 +409,10 @@ def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
             return None
         keys = sorted(set(batch_sizes))
     else:
-        keys = tuning.moe_batch_sizes(max_seqs, max_tokens)
+        keys = rules.moe_batch_sizes(max_seqs, max_tokens)
     n = inter // tp
-    tiles = {m: MoeTile(**tuning.moe_tile(m, experts, hw, elem)) for m in keys}
-    name = tuning.moe_config_file_name(experts, n, device, dtype)
+    tiles = {m: MoeTile(**rules.moe_tile(m, experts, hw, elem)) for m in keys}
+    name = rules.moe_config_file_name(experts, n, device, dtype)
     plan = MoePlan(
         file_name=name,
         experts=c.from_spec(experts, "moe", "experts"),
@@ -419,13 +420,13 @@ def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
         device_name=Resolved(value=device, origin="spec", rule="spec", where=c.where("moe", "device_name") or
                              stable_where(c.spec.span_of(("hardware", hw.name, "device_name")))),
         tiles=tiles,
-        rule=Resolved(value="moe_tile", origin="derived", rule=tuning.MOE_TILE_RULE,
-                      inputs={"experts": experts, "warp_size": hw.warp_size, "smem_bytes": tuning.triton_smem(hw),
+        rule=Resolved(value="moe_tile", origin="derived", rule=rules.MOE_TILE_RULE,
+                      inputs={"experts": experts, "warp_size": hw.warp_size, "smem_bytes": rules.triton_smem(hw),
                               "elem_bytes": elem, "max_num_seqs": max_seqs, "max_batch_tokens": max_tokens}),
     )
     c.tuned["moe.file"] = Resolved(value=name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
                                    inputs={"E": experts, "N": n, "device_name": device})
-    smem = tuning.triton_smem(hw)
+    smem = rules.triton_smem(hw)
     for m, t in tiles.items():
         shape = "vLLM's fallback shape for M ≤ E" if m <= experts else "vLLM's fallback shape for M > E"
         why = {"num_warps": ("Triton's default 128 threads / warp_size", {"warp_size": hw.warp_size}),
@@ -678,12 +679,12 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     if paths and "paged_attn" not in paths.decode_attention:
         why.append(f"{shape.architecture} decodes through {paths.decode_attention}")
     if heads is not None:
-        thr = tuning.v1_threshold(hw).value
+        thr = rules.v1_threshold(hw).value
         if isinstance(knobs.get("paged_attention.v1_threshold"), int):
             thr = knobs["paged_attention.v1_threshold"]
-        if seqs * heads <= min(thr, tuning.STOCK_V1_THRESHOLD):
-            why.append(f"max_num_seqs × heads per shard = {seqs} × {heads} = {seqs * heads} ≤ {min(thr, tuning.STOCK_V1_THRESHOLD)}"
-                       f": the tuned ({thr}) and stock ({tuning.STOCK_V1_THRESHOLD}) rules pick the same kernel")
+        if seqs * heads <= min(thr, rules.STOCK_V1_THRESHOLD):
+            why.append(f"max_num_seqs × heads per shard = {seqs} × {heads} = {seqs * heads} ≤ {min(thr, rules.STOCK_V1_THRESHOLD)}"
+                       f": the tuned ({thr}) and stock ({rules.STOCK_V1_THRESHOLD}) rules pick the same kernel")
     add("paged_attention.v1_v2_rule", "dead" if why else "reached", "; ".join(why) or "decode through PagedAttention")
     # prefix-prefill tile
     why = []
