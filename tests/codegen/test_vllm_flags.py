@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from muh.codegen.vllm.engine import load_engine, resolve_version
+from muh.derive.vllm.engine import load_engine, resolve_version
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
@@ -68,7 +68,7 @@ def test_fixture_is_what_the_extractor_reads_from_the_wheel(vllm_wheel):
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "extract_vllm_flags.py"), "--wheel", str(vllm_wheel), "--check"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    fx = json.loads((ROOT / "muh/codegen/vllm/data/vllm-0.6.3.post1.json").read_text())
+    fx = json.loads((ROOT / "muh/derive/vllm/data/vllm-0.6.3.post1.json").read_text())
     assert fx["source"]["wheel"] == vllm_wheel.name
 
 
@@ -276,7 +276,7 @@ def test_a_negative_count_is_refused_at_its_line(tmp_path):
 
 def test_every_stock_variant_has_a_flag_table_and_every_engine_is_registered():
     from muh.codegen import engines
-    from muh.codegen.vllm.engine import available_versions
+    from muh.derive.vllm.engine import available_versions
 
     assert engines.names() == ["enginex", "vllm"]
     for name in engines.names():

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from muh.codegen.vllm import edits as E
-from muh.codegen.vllm import tuning
+from muh.derive.vllm import edits as E
+from muh.derive.vllm import tuning
 from muh.codegen.vllm.emit import plans
 from muh.codegen.vllm.wheel import extract, read
 from muh.pipeline import load_file, render

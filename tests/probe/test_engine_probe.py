@@ -13,8 +13,8 @@ import pytest
 
 from muh.codegen.base import BuildContext
 from muh.codegen.probe import VENDOR_FUNCTIONS, emit_probe_bundle
-from muh.codegen.vllm import tuning
-from muh.codegen.vllm.edits import sites_for
+from muh.derive.vllm import tuning
+from muh.derive.vllm.edits import sites_for
 from muh.pipeline import load_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from muh.codegen.templates import render
 from muh.codegen.docker import runfile
 from muh.codegen.docker.runfile import IMAGE_ROOT
 from muh.codegen.vllm.emit import dist_info, plans
-from muh.codegen.vllm.plan import VllmPlan
+from muh.derive.vllm.plan import VllmPlan
 from muh.diagnostics import Diagnostic, MuhError, Severity
 
 PKG = "muh.codegen.docker"

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import shlex
 
-from muh.codegen.vllm.plan import CondFlag, PreStep, VllmPlan
+from muh.derive.vllm.plan import IMAGE_ROOT, CondFlag, PreStep, VllmPlan
 
-IMAGE_ROOT = "/opt/muh"
 ROOT_VAR = '"${MUH_ROOT:-%s}"' % IMAGE_ROOT  # the same default as image/steps.sh; tests point it elsewhere
 ACCEPT_DIR = f"{ROOT_VAR}/run/accept"
 PROBE_RUN = f"{ROOT_VAR}/probe/run.sh"

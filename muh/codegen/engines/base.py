@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from muh.codegen.engines.variant import Variant, load_variants
+from muh.derive.variant import Variant, load_variants
 
 
 @dataclass(frozen=True)

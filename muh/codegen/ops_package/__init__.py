@@ -25,11 +25,11 @@ from pathlib import Path
 
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
+from muh.derive.vllm.tuning import OPS_PACKAGE, PROVIDER_MODULE  # noqa: F401 - PROVIDER_MODULE: its users read it here
 from muh.diagnostics import Diagnostic, Severity
 
 PKG = "muh.codegen.ops_package"
-NAME = "muh_kernels"
-PROVIDER_MODULE = f"{NAME}.vllm_ops"
+NAME = OPS_PACKAGE
 LIBRARY = "libmuh_ops.so"
 SOURCES = ("kernels/common.cu", "kernels/ops.cu")  # relative to the generated folder of the target
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # read as text, never imported (layering)

@@ -103,9 +103,9 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
 
 
 def _engine_data(ctx: BuildContext) -> dict:
-    from muh.codegen.vllm import tuning
-    from muh.derive import vllm as rules
-    from muh.codegen.vllm.edits import sites_for
+    from muh.derive.vllm import tuning
+    from muh.derive.vllm import rules
+    from muh.derive.vllm.edits import sites_for
     from muh.codegen.vllm.emit import resolve_deploy
 
     deploy = next(iter(ctx.spec.deploys.values()), None)

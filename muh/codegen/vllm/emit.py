@@ -15,8 +15,8 @@ import json
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.codegen.vllm.edits import EditSite, unified_diff
-from muh.codegen.vllm.plan import VllmPlan
+from muh.derive.vllm.edits import EditSite, unified_diff
+from muh.derive.vllm.plan import VllmPlan
 from muh.diagnostics import Diagnostic
 
 PKG = "muh.codegen.vllm"
@@ -114,7 +114,7 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
     for name in plan.parser_providers:
         files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", render(PKG, f"parser_{name}.py.j2", **common)))
     if plan.api_features:
-        from muh.codegen.vllm.resolve import API_BEHAVIOUR
+        from muh.derive.vllm.resolve import API_BEHAVIOUR
 
         files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", render(
             PKG, "plugin_compat.py.j2", features=list(plan.api_features), max_n=plan.max_n,

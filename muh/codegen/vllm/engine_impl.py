@@ -4,8 +4,8 @@ Stock vLLM and the EngineX fork share it; everything that differs is read from t
 """
 from __future__ import annotations
 
-from muh.codegen.vllm.engine import EngineInfo, load_engine
-from muh.codegen.vllm.resolve import resolve  # noqa: F401  (the plug-in's resolve step)
+from muh.derive.vllm.engine import EngineInfo, load_engine
+from muh.derive.vllm.resolve import resolve  # noqa: F401  (the plug-in's resolve step)
 
 
 def flag_table(variant) -> EngineInfo:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from muh.codegen.vllm import edits as E
-from muh.codegen.vllm.plan import VllmPlan
+from muh.derive.vllm import edits as E
+from muh.derive.vllm.plan import VllmPlan
 
 # yamllint's defaults, except line length: the mandatory @generated header is longer than 80
 # columns, and argv items (model paths, JSON-ish flag values) are as long as they are.

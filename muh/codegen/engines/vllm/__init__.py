@@ -3,7 +3,7 @@ from pathlib import Path
 
 from muh.codegen.engines.base import EnginePlugin
 from muh.codegen.vllm import engine_impl as impl
-from muh.codegen.vllm.engine import resolve_version
+from muh.derive.vllm.engine import resolve_version
 
 ENGINE = EnginePlugin(name="vllm", folder=Path(__file__).parent, resolve=impl.resolve, emit=impl.emit,
                       image=impl.image, flag_table=impl.flag_table, check=impl.check,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.codegen.ops_package import PROVIDER_MODULE
 from muh.runtime.ops_llm import VLLM_METHODS
 
 REFUSED = {
@@ -59,7 +58,10 @@ REBIND_TARGETS: dict[str, tuple[str, str]] = {
     "moe_default_config": ("vllm.model_executor.layers.fused_moe.fused_moe", "get_default_config"),
     **{name: (module, attr) for name, (module, attr, _params, _where) in VLLM_METHODS.items()},  # GemmaRMSNorm.forward_cuda
 }
-DEFAULT_OPS_MODULE = PROVIDER_MODULE  # `muh_kernels.vllm_ops`: the ops package the image ships (codegen/ops_package)
+OPS_PACKAGE = "muh_kernels"
+"""The Python package of the LLM ops the image ships (emitted by muh.codegen.ops_package)."""
+PROVIDER_MODULE = f"{OPS_PACKAGE}.vllm_ops"
+DEFAULT_OPS_MODULE = PROVIDER_MODULE  # the plugin's provider in that package
 
 
 # -- tuning points: the code path each reaches, and whether a spec reaches it ------------------------

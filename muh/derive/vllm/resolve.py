@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from muh.codegen.engines.variant import Variant
-from muh.codegen.vllm import tuning
-from muh.derive import vllm as rules
-from muh.codegen.vllm.edits import sites_for
-from muh.codegen.vllm.engine import EngineInfo, load_engine
-from muh.codegen.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv
-from muh.codegen.vllm.plan import CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
+from muh.derive.variant import Variant
+from muh.derive.vllm import tuning
+from muh.derive.vllm import rules
+from muh.derive.vllm.edits import sites_for
+from muh.derive.vllm.engine import EngineInfo, load_engine
+from muh.derive.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv
+from muh.derive.vllm.plan import IMAGE_ROOT, CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
 from muh.schema.models import Deploy, Hardware, Spec
@@ -543,8 +543,6 @@ PROVIDER_NEEDS = (("vllm/entrypoints/openai/cli_args.py", '"--tool-parser-plugin
 
 
 def parser_path(name: str) -> str:
-    from muh.codegen.docker.runfile import IMAGE_ROOT
-
     return f"{IMAGE_ROOT}/vllm/parsers/muh_{name}.py"
 
 

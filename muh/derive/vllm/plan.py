@@ -1,6 +1,6 @@
 """The resolved deployment: what the vLLM, Docker and run-file emitters print, nothing left to decide.
 
-Built by ``muh.codegen.vllm.resolve.resolve`` from a ``Spec`` and one of its ``deploy`` blocks.
+Built by ``muh.derive.vllm.resolve.resolve`` from a ``Spec`` and one of its ``deploy`` blocks.
 Every tuned number is a ``Resolved`` (value, rule, inputs, where) so ``muh explain`` and the
 deploy plan's semantic diff can say how it came to be.
 """
@@ -10,6 +10,9 @@ from typing import Optional
 
 from muh.derive.model import Resolved
 from muh.schema.base import Model
+
+IMAGE_ROOT = "/opt/muh"
+"""Where the image keeps muh's files (the Dockerfile's COPY target; ``MUH_ROOT`` overrides it in tests)."""
 
 
 class MoeTile(Model):
