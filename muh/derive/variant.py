@@ -66,6 +66,9 @@ class ModelPaths(Model):
     activation: str = "ops.silu_and_mul"
     max_model_len_tested: Optional[int] = None
     """The largest ``--max-model-len`` reported to work for this model on this variant."""
+    confirm: dict[str, tuple[str, str]] = {}
+    """Tuning point → (file under site-packages, literal): what the image build looks for to confirm that
+    the model's code takes the point's path (a report line; nothing depends on it)."""
     source: str
 
 

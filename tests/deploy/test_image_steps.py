@@ -125,3 +125,27 @@ def test_a_base_image_file_is_never_replaced(tmp_path, vllm_wheel):
     assert "[muh] skipped MoE config E=256,N=128,device_name=Iluvatar_BI-V100.json: " in proc.stdout
     assert "exists in the image: kept" in proc.stdout
     assert vendor.read_text() == '{"1": "the vendor\'s own"}'
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("model", [False, True], ids=["no-model-file", "qwen3_5-gemma"])
+def test_the_build_reports_whether_the_models_code_takes_the_gemma_points(tmp_path, vllm_wheel, model):
+    """The EngineX baseline's reached GemmaRMSNorm points: the image build says whether the fork's
+    qwen3_5.py names the path (a report line; the build succeeds either way)."""
+    root, site, opt = image(tmp_path, SPECS["baseline"], vllm_wheel, True)
+    if model:
+        standin.add_model(site)
+    proc = run_steps(root, opt)
+    log = proc.stdout
+    assert proc.returncode == 0, log + proc.stderr
+    f = "vllm/model_executor/models/qwen3_5.py"
+    for pid, lit in (("ops.gemma_rms_norm", "GemmaRMSNorm"), ("ops.head_rms_norm", "q_norm")):
+        name = f"point {pid} ({lit} in {f})"
+        if model:
+            assert f"[muh] ok: {name}" in log, log
+        else:
+            assert f"[muh] skipped {name}: {site / f} is not in this image: the point's rebind may stay idle (exit 1)" in log, log
+    # the plugin this image installs rebinds GemmaRMSNorm.forward_cuda to muh's adapter
+    init = (site / "muh_vllm_plugin" / "__init__.py").read_text()
+    assert "('gemma_rms_norm', 'vllm.model_executor.layers.layernorm', 'GemmaRMSNorm.forward_cuda', " \
+           "'muh_kernels.vllm_ops:gemma_rms_norm')" in init

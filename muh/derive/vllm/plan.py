@@ -68,6 +68,8 @@ class Point(Model):
     """Why reached/dead/inactive, with the numbers used."""
     mechanism: str
     """edit | file | rebind | provide | none — how the point is shipped (nothing ships when not reached)."""
+    confirm: Optional[tuple[str, str]] = None
+    """(file under site-packages, literal) the image build reports on: the model's code names the path."""
 
 
 class CondFlag(Model):

@@ -661,8 +661,12 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
 
     def add(pid: str, status: str, reason: str) -> None:
         d = tuning.POINTS[pid]
+        live = status not in ("dead", "off")
+        confirm = paths.confirm.get(pid) if paths is not None and live else None
+        if confirm is not None:
+            reason += f"; the image build reports whether {confirm[0].rsplit('/', 1)[-1]} names `{confirm[1]}`"
         out.append(Point(id=pid, reaches=d.reaches, status=status, reason=reason,
-                         mechanism=d.mechanism if status != "dead" and status != "off" else "none"))
+                         mechanism=d.mechanism if live else "none", confirm=confirm))
 
     def rewritten(file: str) -> str | None:
         what = variant.rewritten_files.get(file)
