@@ -69,5 +69,12 @@ optional "flag tool_call_parser_qwen3_coder" accept_2
 # -- optional: report (nothing depends on these)
 optional "triton importable (Triton: unknown for enginex bi100-v1.2.3)" python3 -c "import triton"
 optional "plugin check" python3 -m muh_vllm_plugin --check
+names() {  # names FILE LITERAL: does the model's code name the path a reached point rebinds?
+  if [ ! -f "$1" ]; then echo "$1 is not in this image: the point's rebind may stay idle"; return 1; fi
+  if grep -qF -e "$2" "$1"; then return 0; fi
+  echo "$1 does not name $2: the point's rebind may stay idle"; return 1
+}
+optional 'point ops.gemma_rms_norm (GemmaRMSNorm in vllm/model_executor/models/qwen3_5.py)' names "${site}"/vllm/model_executor/models/qwen3_5.py GemmaRMSNorm
+optional 'point ops.head_rms_norm (q_norm in vllm/model_executor/models/qwen3_5.py)' names "${site}"/vllm/model_executor/models/qwen3_5.py q_norm
 optional "probe build (the run file runs it at start)" timeout 600 bash "${MUH_ROOT}/probe/build.sh" "${MUH_ROOT}/probe/build"
 log "image steps done"

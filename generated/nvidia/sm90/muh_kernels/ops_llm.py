@@ -34,6 +34,18 @@ VLLM_SIGNATURES = {
 }
 OPS = tuple(VLLM_SIGNATURES)
 
+# vLLM 0.6.3.post1 methods muh serves (the plugin rebinds them on their class): name -> (module,
+# "Class.method", parameters in order as (name, default or REQUIRED), where). The adapters live in
+# muh.runtime.vllm_ops and take exactly these parameters.
+REQUIRED = object()
+VLLM_METHODS = {
+    "gemma_rms_norm": ("vllm.model_executor.layers.layernorm", "GemmaRMSNorm.forward_cuda",
+                       (("self", REQUIRED), ("x", REQUIRED), ("residual", None)),
+                       "vllm/model_executor/layers/layernorm.py:173"),
+}
+SERVED = OPS + tuple(VLLM_METHODS)
+"""Every vLLM name muh's provider can stand in for."""
+
 _DTYPE_CODE = {d: CODE[d] for d in ("float32", "float16", "bfloat16")}  # enum muh_op_dtype (include/muh/ops/ops.h)
 _c = ctypes
 _LL, _I, _P, _F = _c.c_longlong, _c.c_int, _c.c_void_p, _c.c_float
@@ -82,6 +94,26 @@ def signature_problem(name: str, fn) -> str | None:
     if got != want or odd:
         return (f"vLLM's `{name}{inspect.signature(fn)}` is not the recorded 0.6.3 signature "
                 f"({', '.join(want)}) of {where}; keeping vLLM's")
+    return None
+
+
+def method_problem(name: str, fn) -> str | None:
+    """Why ``fn`` (vLLM's stock method ``name`` of ``VLLM_METHODS``) must not be replaced, or None when
+    its parameters (names, order, kinds, defaults) are the recorded 0.6.3 ones."""
+    if name not in VLLM_METHODS:
+        return f"muh has no implementation of `{name}`"
+    _module, attr, want, where = VLLM_METHODS[name]
+    fn = getattr(fn, "__muh_stock__", fn)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as e:
+        return f"signature of vLLM's `{attr}` cannot be read ({e})"
+    got = [(p.name, REQUIRED if p.default is p.empty else p.default) for p in params]
+    odd = [p.name for p in params if p.kind is not p.POSITIONAL_OR_KEYWORD]
+    if got != list(want) or odd:
+        shown = ", ".join(n if d is REQUIRED else f"{n}={d!r}" for n, d in want)
+        return (f"vLLM's `{attr}{inspect.signature(fn)}` is not the recorded 0.6.3 signature ({shown}) of "
+                f"{where}; keeping vLLM's")
     return None
 
 
