@@ -32,6 +32,14 @@ VLLM_SIGNATURES = {
 }
 OPS = tuple(VLLM_SIGNATURES)
 
+# Other recorded forms of a stock function that muh's op also serves: name -> (parameters in order,
+# the trailing ones optional with these defaults, where). The EngineX fork's fused_add_rms_norm takes a
+# 5th `residual_alpha` (default 1.0) pre-multiplying the residual (shared/facts/enginex-fork.md §3.4).
+VLLM_FORMS = {
+    "fused_add_rms_norm": (("input", "residual", "weight", "epsilon", "residual_alpha"), {"residual_alpha": 1.0},
+                           "the EngineX fork's _custom_ops.fused_add_rms_norm (enginex-fork.md §3.4)"),
+}
+
 # vLLM 0.6.3.post1 methods muh serves (the plugin rebinds them on their class): name -> (module,
 # "Class.method", parameters in order as (name, default or REQUIRED), where). The adapters live in
 # muh.runtime.vllm_ops and take exactly these parameters.
@@ -89,6 +97,12 @@ def signature_problem(name: str, fn) -> str | None:
         return f"signature of vLLM's `{name}` cannot be read ({e})"
     got = tuple(p.name for p in params)
     odd = [p.name for p in params if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty]
+    form = VLLM_FORMS.get(name)
+    if form is not None and got == form[0]:  # the fork's form: its optional parameters may carry their default
+        odd = [p.name for p in params if p.kind is not p.POSITIONAL_OR_KEYWORD
+               or p.default is not p.empty and form[1].get(p.name, p.empty) != p.default]
+        if not odd:
+            return None
     if got != want or odd:
         return (f"vLLM's `{name}{inspect.signature(fn)}` is not the recorded 0.6.3 signature "
                 f"({', '.join(want)}) of {where}; keeping vLLM's")

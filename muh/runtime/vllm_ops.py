@@ -69,11 +69,19 @@ def _rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter nam
         return _fallback("rms_norm", e)(out, input, weight, epsilon)
 
 
-def _fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
+def _fused_add_rms_norm(input, residual, weight, epsilon, *alpha):  # noqa: A002
+    """vLLM's form, or the fork's with a 5th ``residual_alpha`` (``ops_llm.VLLM_FORMS``); an α other than 1
+    runs the ``residual = T(input + T(α · residual))`` form of muh's norm op."""
     try:
-        return ops_llm.fused_add_rms_norm(input, residual, weight, epsilon)
+        if len(alpha) > 1:
+            raise TypeError(f"fused_add_rms_norm takes at most 5 arguments ({4 + len(alpha)} given)")
+        if not alpha or float(alpha[0]) == 1.0:
+            return ops_llm.fused_add_rms_norm(input, residual, weight, epsilon)
+        from muh.runtime import torch_ops_ctypes
+
+        return torch_ops_ctypes.fused_add_rms_norm(input, residual, weight, epsilon, float(alpha[0]))
     except (MuhRuntimeError, TypeError, ValueError) as e:
-        return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon)
+        return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon, *alpha)
 
 
 def _silu_and_mul(out, x):

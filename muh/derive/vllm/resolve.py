@@ -730,9 +730,11 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     op_point("ops.rms_norm", "rms_norm", norm_dead)
     sig = variant.op_signatures.get("fused_add_rms_norm")
     dead = list(norm_dead)
-    if sig and sig != list(ops_llm.VLLM_SIGNATURES["fused_add_rms_norm"][0]):
-        dead.append(f"{variant.label}'s fused_add_rms_norm takes ({', '.join(sig)}); the signature guard keeps the vendor "
-                    "op until muh's op takes residual_alpha")
+    served = [list(ops_llm.VLLM_SIGNATURES["fused_add_rms_norm"][0])]
+    served += [list(ops_llm.VLLM_FORMS["fused_add_rms_norm"][0])] if "fused_add_rms_norm" in ops_llm.VLLM_FORMS else []
+    if sig and sig not in served:
+        dead.append(f"{variant.label}'s fused_add_rms_norm takes ({', '.join(sig)}), a form muh's op does not serve; "
+                    "the signature guard keeps the vendor op")
     op_point("ops.fused_add_rms_norm", "fused_add_rms_norm", dead)
     op_point("ops.silu_and_mul", "silu_and_mul", [])
     op_point("ops.topk_softmax", "topk_softmax", [])
