@@ -19,6 +19,7 @@ and falling back to the stock method per input.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import os
 
@@ -71,19 +72,23 @@ def _rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter nam
         return _fallback("rms_norm", e)(out, input, weight, epsilon)
 
 
-def _fused_add_rms_norm(input, residual, weight, epsilon, *alpha):  # noqa: A002
-    """vLLM's form, or the fork's with a 5th ``residual_alpha`` (``ops_llm.VLLM_FORMS``); an α other than 1
-    runs the ``residual = T(input + T(α · residual))`` form of muh's norm op."""
+def _fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
     try:
-        if len(alpha) > 1:
-            raise TypeError(f"fused_add_rms_norm takes at most 5 arguments ({4 + len(alpha)} given)")
-        if not alpha or float(alpha[0]) == 1.0:
+        return ops_llm.fused_add_rms_norm(input, residual, weight, epsilon)
+    except (MuhRuntimeError, TypeError, ValueError) as e:
+        return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon)
+
+
+def _fused_add_rms_norm_alpha(input, residual, weight, epsilon, residual_alpha=1.0):  # noqa: A002
+    """The fork's form (``ops_llm.VLLM_FORMS``): ``residual = T(input + T(α · residual))``; α = 1 is vLLM's."""
+    try:
+        if float(residual_alpha) == 1.0:
             return ops_llm.fused_add_rms_norm(input, residual, weight, epsilon)
         from muh_kernels import torch_ops_ctypes
 
-        return torch_ops_ctypes.fused_add_rms_norm(input, residual, weight, epsilon, float(alpha[0]))
+        return torch_ops_ctypes.fused_add_rms_norm(input, residual, weight, epsilon, float(residual_alpha))
     except (MuhRuntimeError, TypeError, ValueError) as e:
-        return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon, *alpha)
+        return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon, residual_alpha)
 
 
 def _silu_and_mul(out, x):
@@ -180,6 +185,9 @@ def _gemma_rms_norm(self, x, residual=None):
 
 _IMPL = {"rms_norm": _rms_norm, "fused_add_rms_norm": _fused_add_rms_norm, "silu_and_mul": _silu_and_mul,
          "topk_softmax": _topk_softmax, "gemma_rms_norm": _gemma_rms_norm}
+if "fused_add_rms_norm" in _STOCK and tuple(inspect.signature(_STOCK["fused_add_rms_norm"]).parameters) \
+        == ops_llm.VLLM_FORMS["fused_add_rms_norm"][0]:
+    _IMPL["fused_add_rms_norm"] = _fused_add_rms_norm_alpha  # the provider takes exactly the parameters it stands in for
 for _name, _impl in _IMPL.items():
     _impl.__name__ = _impl.__qualname__ = _name
     if _name in _STOCK:
