@@ -110,7 +110,7 @@ def schema() -> None:
 @app.command()
 def explain(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
-    what: str = typer.Argument(..., metavar="WHAT", help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; or deploy[.<key>]."),
+    what: str = typer.Argument(..., metavar="WHAT", help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; ops[.<type>[.<value>]]; or deploy[.<key>]."),
 ) -> None:
     """Show resolved policies and how each number came to be (rule, inputs, measurement)."""
     from muh.explain import explain as run_explain

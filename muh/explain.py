@@ -42,6 +42,8 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
         from muh.codegen.vllm.explain import explain as explain_deploy
 
         return explain_deploy(spec, what)
+    if head.partition("@")[0] == "ops":
+        return explain_ops(derived, rest, what, spec)
     algs = {k: a for k, a in derived.algorithms.items() if k == head or a.family == head}
     if not algs:
         names = sorted({a.family for a in derived.algorithms.values()} | set(derived.algorithms))
@@ -60,14 +62,58 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
                 if dims_filter and dim != dims_filter:
                     continue
                 lines.append(f"    {dim} = {_fmt_value(r)}    [{_origin(r)}]")
-                lines.append(f"        rule: {r.rule}")
-                if r.inputs:
-                    lines.append("        inputs: " + ", ".join(f"{k}={v}" for k, v in r.inputs.items()))
-                    rests = rests_on(spec, alg.hardware, r.inputs)
-                    if rests:
-                        lines.append(f"        {rests}")
-                if r.where:
-                    lines.append(f"        from: {r.where}")
+                lines.extend(_value_lines(r, spec, alg.hardware))
+    return lines
+
+
+def _value_lines(r: Resolved, spec, hw) -> list[str]:
+    """The rule, inputs and source of one resolved value (indented under its `dim = value` line)."""
+    lines = [f"        rule: {r.rule}"]
+    if r.inputs:
+        lines.append("        inputs: " + ", ".join(f"{k}={v}" for k, v in r.inputs.items()))
+        rests = rests_on(spec, hw, r.inputs)
+        if rests:
+            lines.append(f"        {rests}")
+    if r.where:
+        lines.append(f"        from: {r.where}")
+    return lines
+
+
+def explain_ops(derived: Derived, rest: list[str], what: str, spec=None) -> list[str]:
+    """``muh explain SPEC ops[@<hardware>][.<type>][.<value>]``: the LLM ops' launch numbers (derive's,
+    muh/derive/ops.py), each with its rule and inputs."""
+    from muh.derive.ops import OPS_DTYPES
+
+    def fail(msg: str, hint: str) -> MuhError:
+        return MuhError([Diagnostic("E-EXPLAIN", msg, None, hint=hint)])
+
+    head = what.split(".")[0]
+    hw_name = head.partition("@")[2] or None
+    targets = {n: t for n, t in derived.ops.items() if hw_name in (None, n)}
+    if not targets:
+        raise fail(f"no hardware `{hw_name}` in this spec", did_you_mean(hw_name or "", derived.ops)
+                   or f"hardware: {', '.join(derived.ops) or '(none)'}")
+    parts = list(rest)
+    dtype = parts.pop(0) if parts and parts[0] in OPS_DTYPES else None
+    names = [n for n, _ in next(iter(targets.values())).policies[OPS_DTYPES[0]].values()]
+    value = parts.pop(0) if parts and parts[0] in names else None
+    if parts:
+        choices = (list(OPS_DTYPES) if dtype is None else []) + names
+        raise fail(f"`{what}`: `{parts[0]}` is not an ops element type or value",
+                   (did_you_mean(parts[0], choices) or "") + " write ops[@hardware][.type][.value]; choices here: "
+                   + ", ".join(choices))
+    lines: list[str] = []
+    for name, t in sorted(targets.items()):
+        hw = spec.hardware.get(name) if spec is not None else None
+        lines.append(f"ops@{name} (warp {t.warp_size}, C++{t.cxx})")
+        for d, p in t.policies.items():
+            if dtype not in (None, d):
+                continue
+            lines.append(f"  {d} ({p.ctype})")
+            for n, r in p.values():
+                if value in (None, n):
+                    lines.append(f"    {n} = {_fmt_value(r)}    [{_origin(r)}]")
+                    lines.extend(_value_lines(r, spec, hw))
     return lines
 
 

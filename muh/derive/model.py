@@ -64,11 +64,56 @@ class DerivedAlgorithm(Model):
         return self.policies[keys[-1]]
 
 
+class OpsPolicy(Model):
+    """The launch numbers of the LLM serving ops for one element type (rules: muh/derive/ops.py)."""
+
+    dtype: str
+    ctype: str
+    code: int
+    row_threads: Resolved
+    vec: Resolved
+    items_min: Resolved
+    max_items: Resolved
+    elt_threads: Resolved
+    elt_items: Resolved
+    topk_threads: Resolved
+    max_per_lane: Resolved
+
+    def values(self) -> list[tuple[str, Resolved]]:
+        return [(n, getattr(self, n)) for n in ("row_threads", "vec", "items_min", "max_items", "elt_threads",
+                                                  "elt_items", "topk_threads", "max_per_lane")]
+
+
+class OpsTarget(Model):
+    """The LLM serving ops of one hardware (or kernel preset): its warp and a policy per element type."""
+
+    name: str
+    warp_size: int
+    cxx: int
+    policies: dict[str, OpsPolicy]
+    """Keyed by element type (OPS_DTYPES)."""
+
+    def with_warp(self, name: str, warp_size: int) -> "OpsTarget":
+        """The same policies for a build with another logical warp (the emulation build)."""
+        return self.model_copy(update={"name": name, "warp_size": warp_size})
+
+    def errors(self) -> list[str]:
+        errs = []
+        for d, p in sorted(self.policies.items()):
+            for n in ("row_threads", "elt_threads", "topk_threads"):
+                v = getattr(p, n).value
+                if v % self.warp_size:
+                    errs.append(f"ops.{d}.{n} = {v} is not a multiple of the warp size {self.warp_size}")
+        return errs
+
+
 class Derived(Model):
     spec_name: str
     spec_sha256: str
     algorithms: dict[str, DerivedAlgorithm]
     """Keyed like Spec.algorithms: `<family>@<hardware>`."""
+    ops: dict[str, OpsTarget] = {}
+    """The LLM serving ops' launch policies per hardware name (muh/derive/ops.py)."""
 
     def of(self, family: str, hardware: str | None = None) -> list[DerivedAlgorithm]:
         return [a for k, a in self.algorithms.items() if a.family == family and (hardware is None or a.hardware.name == hardware)]

@@ -14,6 +14,7 @@ import json
 from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedPolicy
+from muh.derive.ops import from_spec as derive_ops
 from muh.schema import policy_key
 from muh.schema.catalog import DEFAULT_TYPES, DIMS, DTYPES, FAMILIES
 from muh.schema.models import Algorithm, Hardware, Measured, Spec
@@ -97,7 +98,9 @@ def derive(spec: Spec) -> Derived:
         algorithms[akey] = DerivedAlgorithm(family=alg.family, hardware=hw, policies=policies)
     if diags:
         raise MuhError(diags)
-    return Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
+    derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
+    ops = {name: derive_ops(derived, hw) for name, hw in sorted(spec.hardware.items())}
+    return derived.model_copy(update={"ops": ops})
 
 
 def layers_of(alg: Algorithm, key: str) -> list[str]:

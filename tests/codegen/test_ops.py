@@ -15,7 +15,7 @@ import pytest
 from muh.codegen import ops
 from muh.codegen.kernels import emitter as kernels_emitter
 from bench import presets
-from muh.codegen.ops.policy import OPS_DTYPES, OpsTarget
+from muh.derive.ops import OPS_DTYPES, OpsTarget
 
 TARGETS = {  # name: (kernel preset, nvcc std, arch or None for the lowest)
     "h200": (presets.h200, "c++17", "sm_90"),

@@ -7,14 +7,15 @@ Output (beside the kernels emitter's warp layer, compiled into the same ``libmuh
     kernels/bindings/ops_torch.cpp  the CUDA implementations of torch.ops.muh.* (muh/runtime/torch_ops.py)
 
 ``generate(target, header)`` renders the files of one ``OpsTarget`` (tests and the bench use it
-with the kernels' presets); ``emit(ctx)`` builds the target from the spec: the hardware the
-kernels emitter generates for, with its ``reduce`` / ``transform`` policies (policy.py).
+with the kernels' presets); ``emit(ctx)`` renders derive's target (``Derived.ops``, computed in
+muh/derive/ops.py from the hardware's ``reduce`` / ``transform`` policies) for the hardware the
+kernels emitter generates for. Codegen computes no number here.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from muh.codegen.ops.policy import OPS_DTYPES, OpsTarget, from_kernel_config, from_spec
+from muh.derive.ops import OPS_DTYPES, OpsTarget, from_kernel_config, from_spec
 from muh.codegen.templates import render
 
 PKG = "muh.codegen.ops"
@@ -67,9 +68,9 @@ def emit(ctx) -> list:
 
     files = []
     for prefix, hw, cfg in _targets(ctx):
-        target = from_spec(ctx.derived, hw)
+        target = ctx.derived.ops[hw.name]
         if cfg.warp_size != hw.warp_size:  # an emulation build: same policies, the logical warp of cfg
-            target = OpsTarget(name=cfg.name, warp_size=cfg.warp_size, cxx=target.cxx, policies=target.policies)
+            target = target.with_warp(cfg.name, cfg.warp_size)
         try:
             for path, text in generate(target, ctx.header):
                 files.append(GeneratedFile(f"{prefix}{path}", text))

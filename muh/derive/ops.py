@@ -1,10 +1,12 @@
-"""Launch shapes of the LLM serving ops, derived from the hardware and its reduce/transform policies.
+"""Derive: launch shapes of the LLM serving ops, from the hardware and its reduce/transform policies.
 
 Every number the ops template prints is computed here, with the rule and inputs that produced it
 (``Resolved``), so the generated file can say where each value came from. Two ways in:
 
-* ``from_spec(spec, derived, hardware)``: a real spec (``transform`` / ``reduce`` algorithms on that
-  hardware; CUB's defaults where the spec has none, marked ``origin="default"``);
+* ``from_spec(derived, hardware)``: a real spec (``transform`` / ``reduce`` algorithms on that
+  hardware; CUB's defaults where the spec has none, marked ``origin="default"``); ``derive`` runs it
+  for every hardware of the spec (``Derived.ops``), ``muh explain SPEC ops`` prints it and the ops
+  emitter (muh/codegen/ops) only renders it;
 * ``from_kernel_config(cfg)``: the kernels helper's ``KernelConfig`` presets (tests and the bench
   build the H200 and the BI-V100 profiles without a spec).
 
@@ -27,10 +29,9 @@ The rules (docs/ops.md):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
-from muh.derive.model import Derived, Resolved
+from muh.derive.model import OpsPolicy, OpsTarget, Resolved
 from muh.runtime import dtypes as DT
 from muh.families.base import MAX_LOAD_BYTES, RESIDENT_THREADS_PER_SM
 from muh.families.transform import DEFAULT_BYTES_IN_FLIGHT
@@ -44,42 +45,6 @@ REGISTER_FILE = 65536  # 32-bit registers per SM (sm_50 .. sm_90); a quarter of 
 MAX_PER_LANE = 16
 DEFAULT_THREADS = 256  # CUB's default block of reduce and transform
 DEFAULT_VEC = 4  # nominal 4-byte items per vector load (CUB reduce default)
-
-
-@dataclass(frozen=True)
-class OpsPolicy:
-    dtype: str
-    ctype: str
-    code: int
-    row_threads: Resolved
-    vec: Resolved
-    items_min: Resolved
-    max_items: Resolved
-    elt_threads: Resolved
-    elt_items: Resolved
-    topk_threads: Resolved
-    max_per_lane: Resolved
-
-    def values(self) -> list[tuple[str, Resolved]]:
-        return [(n, getattr(self, n)) for n in ("row_threads", "vec", "items_min", "max_items", "elt_threads",
-                                                  "elt_items", "topk_threads", "max_per_lane")]
-
-
-@dataclass(frozen=True)
-class OpsTarget:
-    name: str
-    warp_size: int
-    cxx: int
-    policies: dict  # dtype -> OpsPolicy
-
-    def errors(self) -> list[str]:
-        errs = []
-        for d, p in sorted(self.policies.items()):
-            for n in ("row_threads", "elt_threads", "topk_threads"):
-                v = getattr(p, n).value
-                if v % self.warp_size:
-                    errs.append(f"ops.{d}.{n} = {v} is not a multiple of the warp size {self.warp_size}")
-        return errs
 
 
 def _src(value, origin: str, where: str) -> Resolved:
@@ -134,7 +99,7 @@ def derive_policy(dtype: str, warp: int, max_block: int, reduce_threads: Resolve
     )
 
 
-def from_spec(derived: Derived, hardware) -> OpsTarget:
+def from_spec(derived, hardware) -> OpsTarget:
     """The ops of ``hardware`` (a schema ``Hardware``) from the spec's reduce/transform policies."""
     name = hardware.name
     red = {a.family: a for a in derived.of("reduce", name)}.get("reduce")
