@@ -50,6 +50,9 @@ CODES: dict[str, Code] = {
     "E-POLICYKEY": Code("a policy key that is not `default`, a type or type.op", "`float33` is not an element type"),
     "E-SUB": Code("a sub-policy the family does not have", "`reduce` has no sub-policy `onesweep`"),
     "E-DIM": Code("a dimension the family has no use for", "`bits_per_pass` is not tunable for reduce"),
+    "E-BUCKET": Code("size buckets that are malformed, out of order, overlapping, leaving sizes uncovered, "
+                     "or where buckets are not allowed",
+                     "bucket `elements in 2^20..2^26` overlaps `elements < 2^24` (sizes 2^20..2^24 in both)"),
     "E-THREADS": Code("threads beyond the hardware's block limit",
                       "threads = 2048 exceeds max_threads_per_block = 1024 on `h200`"),
     "E-WARP": Code("a block size or thread count that is no multiple of the warp",

@@ -115,6 +115,21 @@ Value = Union[Number, Str, Bool, Ident, ListV, Range, Call, Tagged]
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A size bucket's condition: ``elements < 2^24``, ``elements >= 2^24``, ``elements in 2^16..2^24``
+    (the range half-open: its stop belongs to the next bucket)."""
+
+    size: str  # the problem size it tests (``elements``)
+    op: str  # "<", ">=" or "in"
+    bound: Union[Number, Range]
+    size_span: Span
+    span: Span
+
+    def __str__(self) -> str:
+        return f"{self.size} {self.op} {self.bound}"
+
+
+@dataclass(frozen=True)
 class Assign:
     key: tuple[str, ...]
     value: Value
@@ -137,6 +152,7 @@ class Block:
     label_span: Span | None
     target_span: Span | None
     span: Span
+    condition: Condition | None = None  # `when <condition> { … }` (kind "when")
 
     def assigns(self) -> list[Assign]:
         return [m for m in self.members if isinstance(m, Assign)]

@@ -78,6 +78,8 @@ class _Printer:
                 self.block(m, indent)
 
     def _head(self, b: ast.Block) -> str:
+        if b.condition is not None:
+            return f"when {b.condition}"
         head = b.kind
         if b.label:
             head += f" {b.label}"

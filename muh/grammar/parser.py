@@ -101,7 +101,8 @@ class _ToAst(Transformer):
         tok = children[0]
         unit = str(children[1]) if len(children) > 1 else None
         try:
-            value = Decimal(str(tok))
+            base, caret, exp = str(tok).partition("^")
+            value = Decimal(int(base) ** int(exp)) if caret else Decimal(str(tok))
         except InvalidOperation:  # pragma: no cover - the lexer only admits decimals
             value = Decimal(0)
         return ast.Number(value, str(tok), unit, self._s(meta))
@@ -185,6 +186,18 @@ class _ToAst(Transformer):
             raise MuhError([Diagnostic("E-SYNTAX", f"a block kind is a single name, not `{'.'.join(kind)}`",
                                        kind_span, hint="write `name = value` to set a dotted key")])
         return ast.Block(kind[0], label, target, tuple(members), kind_span, label_span, target_span, self._s(meta))
+
+    @v_args(meta=True)
+    def condition(self, meta, children):
+        name, *rest = children
+        op, bound = ("in", rest[0]) if len(rest) == 1 else (str(rest[0]), rest[1])
+        return ast.Condition(str(name), op, bound, _span(self.file, name), self._s(meta))
+
+    @v_args(meta=True)
+    def when(self, meta, children):
+        cond, members = children[0], tuple(children[1:])
+        kind_span = Span(self.file, meta.line, meta.column, meta.line, meta.column + len("when"))
+        return ast.Block("when", None, None, members, kind_span, None, None, self._s(meta), cond)
 
     def version(self, children):
         return ("version", int(children[0]), _span(self.file, children[0]))

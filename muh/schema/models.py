@@ -118,12 +118,42 @@ class PolicyValues(Model):
 
     def given(self) -> dict[str, object]:
         """The dimensions this block sets explicitly."""
-        return {k: getattr(self, k) for k in self.model_fields_set if k != "subs"}
+        return {k: getattr(self, k) for k in self.model_fields_set if k in DIMS}
+
+
+class Bucket(PolicyValues):
+    """A size bucket of a policy (`when elements >= 2^24 { … }`): its values apply to the problem sizes
+    ``lo`` ≤ size < ``hi``; unset ones come from the policy it is written in."""
+
+    size: Literal["elements"] = "elements"
+    """What is measured: the element count of a kernel's input (an op's rows × hidden)."""
+    lo: int = Field(0, ge=0)
+    hi: Optional[int] = Field(None, ge=1)
+    """Exclusive upper bound; None: no upper bound."""
+
+    @property
+    def label(self) -> str:
+        """The condition as the language writes it, powers of two as ``2^n``."""
+        if self.hi is None:
+            return f"{self.size} >= {pow2_text(self.lo)}"
+        if self.lo == 0:
+            return f"{self.size} < {pow2_text(self.hi)}"
+        return f"{self.size} in {pow2_text(self.lo)}..{pow2_text(self.hi)}"
+
+
+def pow2_text(n: int) -> str:
+    """``2^k`` for a power of two ≥ 2^10 (as sizes are written), else the number."""
+    return f"2^{n.bit_length() - 1}" if n >= 1024 and n & (n - 1) == 0 else str(n)
 
 
 class Policy(PolicyValues):
     subs: dict[str, PolicyValues] = {}
     """Named sub-policies (e.g. radix_sort's onesweep, histogram …)."""
+    buckets: list[Bucket] = []
+    """Size buckets (`when elements … { … }`), ascending, disjoint, together covering every size."""
+
+    def bucket_sizes(self) -> list[tuple[int, Optional[int]]]:
+        return [(b.lo, b.hi) for b in self.buckets]
 
 
 assert set(PolicyValues.model_fields) == set(DIMS), "catalogue and policy model disagree"

@@ -13,7 +13,7 @@ from muh.grammar.parser import parse
 from muh.schema import policy_key
 from muh.schema.catalog import DIMS, DTYPES, FAMILIES, enum_choices
 from muh.schema.lower import Lowered, RangeValue, lower, value_of
-from muh.schema.models import MAX_TYPE_SIZE, Measured, Spec
+from muh.schema.models import MAX_TYPE_SIZE, Measured, Spec, pow2_text
 from muh.schema.units import Quantity
 
 MAX_SPACE_VALUES = 100_000
@@ -369,6 +369,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                                           hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
                 out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
             out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
+            out.extend(_buckets(pkey, pol, alg, hw, spec, ppath))
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
             if skey != "default":
@@ -387,6 +388,51 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                     if d.kind == "int" and (not isinstance(c, int) or isinstance(c, bool) or c < (d.lo or 1)):
                         out.append(Diagnostic("E-SPACE", f"`{dim}` candidates must be whole numbers ≥ {d.lo or 1}, got {c}", spec.span_of(vpath)))
                         break
+    return out
+
+
+def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnostic]:
+    """A policy's size buckets: allowed where they are, ascending, disjoint, covering every size; each
+    bucket's values checked like any policy's."""
+    if not pol.buckets:
+        return []
+    out: list[Diagnostic] = []
+    span = lambda i: spec.span_of(ppath + ("buckets", i), key=True)  # noqa: E731
+    if hw.cub_parity:
+        return [Diagnostic("E-BUCKET", f"`{hw.name}` is a CUB parity target (`cub_parity = true`): its policies "
+                           "are CUB's, one per type, without size buckets", span(0),
+                           hint="write the size-dependent policy on a hardware of your own")]
+    if pkey == "default":
+        return [Diagnostic("E-BUCKET", "`policy default` cannot hold size buckets", span(0),
+                           hint="write them in the policy of an element type, e.g. `policy float64 { when … }`")]
+    bs = pol.buckets
+    for i, b in enumerate(bs):
+        out.extend(_policy_dims(b.given(), alg.family, hw, spec, ppath + ("buckets", i)))
+        if i == 0:
+            continue
+        prev = bs[i - 1]
+        if b.lo < prev.lo:
+            out.append(Diagnostic("E-BUCKET", f"bucket `{b.label}` comes after `{prev.label}`: buckets go from small "
+                                  "sizes to large", span(i), hint=f"move it before `{prev.label}`"))
+        elif prev.hi is None or b.lo < prev.hi:
+            both = f"{pow2_text(b.lo)}..{pow2_text(prev.hi) if prev.hi is not None else '∞'}"
+            out.append(Diagnostic("E-BUCKET", f"bucket `{b.label}` overlaps `{prev.label}` (sizes {both} in both)",
+                                  span(i), hint=f"start it at {pow2_text(prev.hi)}" if prev.hi is not None else
+                                  "a bucket without an upper bound must be the last"))
+        elif b.lo > prev.hi:
+            out.append(Diagnostic("E-BUCKET", f"sizes {pow2_text(prev.hi)}..{pow2_text(b.lo)} fall in no bucket "
+                                  f"(between `{prev.label}` and `{b.label}`)", span(i),
+                                  hint=f"start `{b.label}` at {pow2_text(prev.hi)}, or add a bucket for them"))
+    if out:
+        return out
+    if bs[0].lo > 0:
+        out.append(Diagnostic("E-BUCKET", f"sizes below {pow2_text(bs[0].lo)} fall in no bucket", span(0),
+                              hint=f"add `when elements < {pow2_text(bs[0].lo)} {{ }}` (empty: the policy's own "
+                                   "values)"))
+    if bs[-1].hi is not None:
+        out.append(Diagnostic("E-BUCKET", f"sizes from {pow2_text(bs[-1].hi)} up fall in no bucket", span(len(bs) - 1),
+                              hint=f"add `when elements >= {pow2_text(bs[-1].hi)} {{ }}` (empty: the policy's own "
+                                   "values)"))
     return out
 
 
