@@ -58,24 +58,35 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
             if dims_filter and dims_filter not in pol.values:
                 raise MuhError([Diagnostic("E-EXPLAIN", f"`{dims_filter}` is not set for {key} {pkey}", None,
                                            hint=f"set: {', '.join(pol.values)}")])
-            for dim, r in pol.values.items():
-                if dims_filter and dim != dims_filter:
-                    continue
-                lines.append(f"    {dim} = {_fmt_value(r)}    [{_origin(r)}]")
-                lines.extend(_value_lines(r, spec, alg.hardware))
+            if pol.buckets:
+                lines.append("    (the policy's own values; the size buckets below are what runs)")
+            lines.extend(_dims(pol.values, dims_filter, spec, alg.hardware, "    "))
+            for b in pol.buckets:
+                tile = f", tile {b.smem_bytes} B of shared memory" if b.smem_bytes else ""
+                lines.append(f"    when {b.label}  (policy {b.layer}{tile})")
+                lines.extend(_dims(b.values, dims_filter, spec, alg.hardware, "      "))
     return lines
 
 
-def _value_lines(r: Resolved, spec, hw) -> list[str]:
+def _dims(values: dict, only: str | None, spec, hw, indent: str) -> list[str]:
+    lines = []
+    for dim, r in values.items():
+        if only is None or dim == only:
+            lines.append(f"{indent}{dim} = {_fmt_value(r)}    [{_origin(r)}]")
+            lines.extend(_value_lines(r, spec, hw, indent + "    "))
+    return lines
+
+
+def _value_lines(r: Resolved, spec, hw, indent: str = "        ") -> list[str]:
     """The rule, inputs and source of one resolved value (indented under its `dim = value` line)."""
-    lines = [f"        rule: {r.rule}"]
+    lines = [f"{indent}rule: {r.rule}"]
     if r.inputs:
-        lines.append("        inputs: " + ", ".join(f"{k}={v}" for k, v in r.inputs.items()))
+        lines.append(f"{indent}inputs: " + ", ".join(f"{k}={v}" for k, v in r.inputs.items()))
         rests = rests_on(spec, hw, r.inputs)
         if rests:
-            lines.append(f"        {rests}")
+            lines.append(f"{indent}{rests}")
     if r.where:
-        lines.append(f"        from: {r.where}")
+        lines.append(f"{indent}from: {r.where}")
     return lines
 
 

@@ -64,12 +64,16 @@ def config_from_derived(derived, hw) -> KernelConfig:
     Raises MissingValue when a policy lacks a required number."""
     cfg = hardware_config(hw)
     for rec in families.records():
-        table = {}
+        table, buckets = {}, {}
         for alg in derived.of(rec.name, hw.name):
             for d in rec.dtypes:
                 if d in alg.policies:
                     p = alg.for_type(d, rec.op)
-                    table[d] = read_policy(rec.name, p.value, f"{p.family}.{p.key} on {p.hardware}")
+                    where = f"{p.family}.{p.key} on {p.hardware}"
+                    table[d] = read_policy(rec.name, p.value, where)
+                    if p.buckets:
+                        buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, b.value, f"{where} ({b.label})"))
+                                           for b in p.buckets)
         if table:
-            cfg = cfg.with_policies(rec.name, table)
+            cfg = cfg.with_policies(rec.name, table, buckets)
     return cfg

@@ -22,6 +22,23 @@ class Resolved(Model):
     """A measured value whose hardware fingerprint no longer matches the spec."""
 
 
+class ResolvedBucket(Model):
+    """The values of one size bucket of a policy (lo ≤ size < hi), each with its provenance."""
+
+    lo: int
+    hi: Optional[int]
+    label: str
+    """The condition as written in the language, e.g. ``elements >= 2^24``."""
+    layer: str
+    """The policy the bucket is written in."""
+    values: dict[str, Resolved]
+    smem_bytes: Optional[int] = None
+
+    def value(self, dim: str, default=None):
+        r = self.values.get(dim)
+        return default if r is None else r.value
+
+
 class ResolvedPolicy(Model):
     family: str
     hardware: str
@@ -37,6 +54,8 @@ class ResolvedPolicy(Model):
     subs: dict[str, dict[str, Resolved]] = {}
     smem_bytes: Optional[int] = None
     """Shared memory the tile needs (tile-staging families)."""
+    buckets: list[ResolvedBucket] = []
+    """Size buckets, ascending and covering every size (none: one policy for every size)."""
 
     def get(self, dim: str) -> Resolved:
         return self.values[dim]

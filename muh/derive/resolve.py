@@ -13,7 +13,7 @@ import json
 
 from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
-from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedPolicy
+from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedBucket, ResolvedPolicy
 from muh.derive.ops import from_spec as derive_ops
 from muh.schema import policy_key
 from muh.schema.catalog import DEFAULT_TYPES, DIMS, DTYPES, FAMILIES
@@ -90,6 +90,7 @@ def derive(spec: Spec) -> Derived:
     algorithms = {}
     for akey, alg in sorted(spec.algorithms.items()):
         hw = spec.hardware[alg.on]
+        diags.extend(_bucket_support(spec, akey, alg))
         policies = {}
         for key in policy_keys(alg, spec.element_sizes()):
             rp, errs = _resolve(spec, akey, alg, hw, key)
@@ -101,6 +102,21 @@ def derive(spec: Spec) -> Derived:
     derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
     ops = {name: derive_ops(derived, hw) for name, hw in sorted(spec.hardware.items())}
     return derived.model_copy(update={"ops": ops})
+
+
+def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:
+    """Size buckets only where the family's generated launch code picks a bucket by size."""
+    from muh.families import registry
+
+    if alg.family in registry.NAMES and registry.get(alg.family).size_buckets:
+        return []
+    able = [n for n in registry.NAMES if registry.get(n).size_buckets]
+    why = (f"the {alg.family} kernels do not dispatch by size yet" if alg.family in registry.NAMES
+           else f"muh generates no kernels for {alg.family}")
+    return [Diagnostic("E-BUCKET", f"{why}: size buckets are not available for `{alg.family}`",
+                       spec.span_of(("algorithms", akey, "policies", k, "buckets", 0), key=True),
+                       hint=f"families with size buckets: {', '.join(able)}; write one policy for every size")
+            for k, p in alg.policies.items() if p.buckets]
 
 
 def layers_of(alg: Algorithm, key: str) -> list[str]:
@@ -122,8 +138,15 @@ def resolve_query(spec: Spec, akey: str, query: policy_key.Query) -> ResolvedPol
     return rp
 
 
-def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, key: str, sub: str | None = None):
-    """The most specific layer that sets ``dim``: (value, layer, path) or None."""
+def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, key: str, sub: str | None = None,
+          bucket: tuple[str, int] | None = None):
+    """The most specific layer that sets ``dim``: (value, layer, path) or None. A size bucket
+    (``(layer, index)``) is more specific than every layer."""
+    if bucket is not None:
+        layer, i = bucket
+        b = alg.policies[layer].buckets[i]
+        if dim in b.model_fields_set:
+            return getattr(b, dim), layer, ("algorithms", akey, "policies", layer, "buckets", i, dim)
     for layer in reversed(layers):
         pol = alg.policies[layer]
         block = pol.subs.get(sub) if sub else pol
@@ -133,12 +156,12 @@ def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, ke
     return None
 
 
-def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> dict[str, Resolved]:
+def _resolve_values(spec, akey, alg, hw, key, size, sub=None, bucket=None) -> dict[str, Resolved]:
     fam = FAMILIES[alg.family]
     layers = _layers(alg, key)
     values: dict[str, Resolved] = {}
     for dim in fam.dims:
-        got = _pick(spec, akey, alg, layers, dim, key, sub)
+        got = _pick(spec, akey, alg, layers, dim, key, sub, bucket)
         if got is None and sub and not DIMS[dim].whole_policy:
             got = _pick(spec, akey, alg, layers, dim, key)  # sub-policies inherit from their policy
         if got is None:
@@ -149,6 +172,9 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> dict[str, Resol
         measured = spec.measured.get(mkey)
         origin = "measured" if measured else ("spec" if layer == key else "inherited")
         rule = "spec" if layer == key else f"inherited from policy {layer}"
+        if "buckets" in path:
+            label = alg.policies[layer].buckets[bucket[1]].label
+            rule = f"bucket `{label}`" + ("" if layer == key else f" of policy {layer}")
         stale = bool(measured and measured.fingerprint and measured.fingerprint != hardware_fingerprint(hw))
         values[dim] = Resolved(value=value, origin=origin, rule=rule, where=span.stable() if span else None,
                                measured=measured, stale=stale)
@@ -161,7 +187,8 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None) -> dict[str, Resol
             old = values[dim]
             values[dim] = Resolved(
                 value=new, origin="measured" if (old.origin == "measured" and new == old.value) else "derived",
-                rule=f"{rule}: {scaling.FORMULAS[rule]}", inputs=inputs, where=old.where,
+                rule=f"{rule}: {scaling.FORMULAS[rule]}",
+                inputs={**inputs, f"{dim}_from": old.rule} if old.rule.startswith("bucket") else inputs, where=old.where,
                 measured=old.measured, stale=old.stale)
     return values
 
@@ -176,26 +203,49 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
     subs = {}
     for sub in sorted({s for p in alg.policies.values() for s in p.subs}):
         subs[sub] = _resolve_values(spec, akey, alg, hw, key, size, sub)
-    smem_bytes = None
-    if fam.stages_tile and "threads" in values and "items" in values:
-        t, i = values["threads"].value, values["items"].value
-        smem_bytes = t * i * size
-        if smem_bytes > hw.smem_per_block:
-            fit = hw.smem_per_block // (t * size)
-            where = spec.span_of(_path_of(spec, akey, alg, key, "items"))
-            diags.append(Diagnostic(
-                "E-SMEM",
-                f"{alg.family} {key}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} exceeds smem_per_block = "
-                f"{fmt_bytes(hw.smem_per_block)} on `{hw.name}`",
-                where,
-                hint=(f"largest items that fits at {t} threads is {fit}" if fit >= 1 else
-                      f"even one item per thread needs {fmt_bytes(t * size)}; use fewer threads"),
-            ))
+    smem_bytes = _tile_smem(spec, akey, alg, hw, key, size, values, diags)
+    buckets = []
+    owner = _bucket_layer(alg, _layers(alg, key))
+    if owner is not None:
+        for i, b in enumerate(alg.policies[owner].buckets):
+            bvalues = _resolve_values(spec, akey, alg, hw, key, size, bucket=(owner, i))
+            bsmem = _tile_smem(spec, akey, alg, hw, key, size, bvalues, diags, (owner, i))
+            buckets.append(ResolvedBucket(lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues,
+                                          smem_bytes=bsmem))
     return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None,
                           offset=parsed.offset, elem_size=size,
-                          values=values, subs=subs, smem_bytes=smem_bytes), diags
+                          values=values, subs=subs, smem_bytes=smem_bytes, buckets=buckets), diags
 
 
-def _path_of(spec, akey, alg, key, dim):
-    got = _pick(spec, akey, alg, _layers(alg, key), dim, key)
+def _bucket_layer(alg: Algorithm, layers: list[str]) -> str | None:
+    """The most specific policy of ``layers`` that holds size buckets (its buckets are the key's)."""
+    for layer in reversed(layers):
+        if alg.policies[layer].buckets:
+            return layer
+    return None
+
+
+def _tile_smem(spec, akey, alg, hw, key, size, values, diags, bucket=None) -> int | None:
+    """Shared memory of a tile-staging family's tile; E-SMEM (at the value's source) when it does not fit."""
+    if not (FAMILIES[alg.family].stages_tile and "threads" in values and "items" in values):
+        return None
+    t, i = values["threads"].value, values["items"].value
+    smem_bytes = t * i * size
+    if smem_bytes > hw.smem_per_block:
+        fit = hw.smem_per_block // (t * size)
+        where = spec.span_of(_path_of(spec, akey, alg, key, "items", bucket))
+        label = f" ({alg.policies[bucket[0]].buckets[bucket[1]].label})" if bucket else ""
+        diags.append(Diagnostic(
+            "E-SMEM",
+            f"{alg.family} {key}{label}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} exceeds smem_per_block = "
+            f"{fmt_bytes(hw.smem_per_block)} on `{hw.name}`",
+            where,
+            hint=(f"largest items that fits at {t} threads is {fit}" if fit >= 1 else
+                  f"even one item per thread needs {fmt_bytes(t * size)}; use fewer threads"),
+        ))
+    return smem_bytes
+
+
+def _path_of(spec, akey, alg, key, dim, bucket=None):
+    got = _pick(spec, akey, alg, _layers(alg, key), dim, key, bucket=bucket)
     return got[2] if got else ("algorithms", akey)

@@ -134,6 +134,9 @@ class KernelConfig:
     clock_ghz: float = 1.5  # busy-wait pacing without __nanosleep; from the spec's hardware when it says
     clock_from: str = "default: 1.5 GHz (no clock in the spec)"
     policies: dict = field(default_factory=dict)  # family -> {dtype -> Policy}
+    # family -> {dtype -> ((lo, hi, Policy), …)}: a dtype's size buckets, ascending and covering every
+    # element count (hi None: unbounded); bucket 0's policy is ``policies[family][dtype]``.
+    buckets: dict = field(default_factory=dict)
     plant_lane32_bug: bool = False  # negative control only: block reduce assumes 32 lanes
 
     def __getattr__(self, name: str):
@@ -146,9 +149,20 @@ class KernelConfig:
     def of(self, family: str) -> dict:
         return self.policies.get(family, {})
 
-    def with_policies(self, family: str, table: dict) -> "KernelConfig":
-        """The same config with ``family``'s policies replaced by ``table`` ({dtype: Policy})."""
-        return replace(self, policies={**self.policies, family: dict(table)})
+    def with_policies(self, family: str, table: dict, buckets: dict | None = None) -> "KernelConfig":
+        """The same config with ``family``'s policies replaced by ``table`` ({dtype: Policy}) and its
+        size buckets by ``buckets`` ({dtype: ((lo, hi, Policy), …)}; none: one policy for every size)."""
+        table = dict(table)
+        for d, bs in (buckets or {}).items():
+            table[d] = bs[0][2]
+        others = {f: b for f, b in self.buckets.items() if f != family}
+        return replace(self, policies={**self.policies, family: table},
+                       buckets={**others, family: dict(buckets)} if buckets else others)
+
+    def buckets_of(self, family: str, dtype: str) -> tuple:
+        """``((lo, hi, Policy), …)``: the dtype's size buckets, or its one policy for every size."""
+        got = self.buckets.get(family, {}).get(dtype)
+        return tuple(got) if got else ((0, None, self.policies[family][dtype]),)
 
     @property
     def physical(self) -> int:
@@ -163,12 +177,16 @@ class KernelConfig:
         return replace(self, warp_size=logical, physical_warp=physical, name=f"{self.name}-emu{logical}")
 
     def digest(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True, default=str)
+        data = asdict(self)
+        if not data["buckets"]:
+            del data["buckets"]  # a config without buckets hashes as it did before they existed
+        blob = json.dumps(data, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def max_threads(cfg: KernelConfig) -> int:
     ts = [p.threads for t in cfg.policies.values() for p in t.values()]
+    ts += [p.threads for t in cfg.buckets.values() for bs in t.values() for _, _, p in bs]
     return max(ts or [cfg.physical])
 
 
@@ -229,6 +247,7 @@ class Family:
     template_vars: Callable = lambda cfg: {}  # (cfg) -> extra variables of the family's .cu.j2
     python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.runtime.ops
     operators: dict = field(default_factory=dict)  # name -> code of `enum muh_<family>_op` (MUH_<NAME>)
+    size_buckets: bool = False  # its launch code picks a policy's size bucket by element count (Policy<T, B>)
 
     @property
     def source(self) -> str:
@@ -240,10 +259,14 @@ class Family:
 
     def validate(self, cfg: KernelConfig) -> list[str]:
         errs = []
-        for dtype, pol in sorted(cfg.of(self.name).items()):
-            if self.warp_bound:
-                errs += warp_checks(cfg, f"{self.name}.{dtype}", pol.threads)
-            errs += self.checks(cfg, dtype, pol)
+        for dtype in sorted(cfg.of(self.name)):
+            for i, (lo, hi, pol) in enumerate(cfg.buckets_of(self.name, dtype)):
+                where = f"{self.name}.{dtype}" + (f" (elements {lo}..{'' if hi is None else hi})" if i or hi else "")
+                if self.warp_bound:
+                    errs += warp_checks(cfg, where, pol.threads)
+                errs += [e.replace(f"{self.name}.{dtype}:", f"{where}:", 1) for e in self.checks(cfg, dtype, pol)]
+        if cfg.buckets.get(self.name) and not self.size_buckets:
+            errs.append(f"{self.name}: the kernels do not dispatch by size; its policies cannot hold size buckets")
         return errs
 
 

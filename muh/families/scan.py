@@ -148,4 +148,5 @@ int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, v
     read=read,
     params=params,
     checks=checks,
+    size_buckets=True,
 )

@@ -110,8 +110,14 @@ def template_vars(cfg: KernelConfig) -> dict:
         rows = []
         for d, p in sorted(cfg.of(rec.name).items()):
             ps = rec.params(cfg, d, p)
-            rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, **{x.cname: x.value for x in ps}})
-            params.append({"ns": f"{rec.name}_{d}", "lines": [_param_line(x) for x in ps]})
+            buckets = []
+            for i, (lo, hi, bp) in enumerate(cfg.buckets_of(rec.name, d)):
+                ns = f"{rec.name}_{d}" + (f"_b{i}" if i else "")
+                size = f"elements {lo}..{'' if hi is None else hi - 1}"
+                buckets.append({"index": i, "ns": ns, "lo": lo, "hi": hi, "size": size})
+                params.append({"ns": ns, "lines": [_param_line(x) for x in rec.params(cfg, d, bp)],
+                               "doc": f"size bucket {i}: {size}" if hi is not None or i else None})
+            rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, "buckets": buckets, **{x.cname: x.value for x in ps}})
         fams[rec.name] = rows
     hw = [param("kSmemPerBlock", cfg.smem_per_block, "hardware smem_per_block"),
           param("kSmemBanks", cfg.smem_banks, "shared-memory banks (32 on every CUDA-class GPU)")]
