@@ -24,7 +24,7 @@ from muh.derive.model import DerivedAlgorithm, Resolved, ResolvedPolicy
 from muh.derive.resolve import resolve_query
 from muh.diagnostics import Diagnostic, MuhError, Severity
 from muh.schema import catalog, policy_key
-from muh.schema.models import Delay, Hardware, Spec
+from muh.schema.models import Bucket, Delay, Hardware, Spec
 from muh.schema.policy_key import Query
 
 OUT = "include/muh/tuning"
@@ -333,8 +333,9 @@ def _equality(members: list[str]) -> str:
     return wrap_expr(" && ".join(f"a.{m} == b.{m}" for m in members) or "true", 9, 9)
 
 
-def selector_call(q: Query, hw_id: str) -> str:
-    return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}}}"
+def selector_call(q: Query, hw_id: str, elements: int | None = None) -> str:
+    size = "" if elements is None else f", {elements}LL"
+    return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}{size}}}"
             f"(hardware::{hw_id}.arch)")
 
 
@@ -345,6 +346,11 @@ def queries(spec: Spec, family: str) -> tuple[Query, ...]:
     listed = {t for a in spec.algorithms.values() if a.family == family for t in a.types}
     types = [t for t in spec.element_sizes() if t in catalog.DTYPES or t in listed]
     return tuple(Query(t, o, w) for t in types for o in catalog.OPS for w in policy_key.OFFSETS.values())
+
+
+def _bucket_condition(lo: int, hi: int | None) -> str:
+    parts = ([f"elements >= {lo}LL"] if lo else []) + ([f"elements < {hi}LL"] if hi is not None else [])
+    return " && ".join(parts) or "true"
 
 
 def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | None]]:
@@ -432,6 +438,7 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
     every = ctx.spec.element_sizes()
     sizes = {q.dtype: every[q.dtype] for q in queries(ctx.spec, family)}
     out = []
+    sized_family = False
     for alg in order:
         hw = alg.hardware
         hw_id = ident(hw.name)
@@ -441,19 +448,26 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
         for calls, q, pol in _calls(ctx.spec, akey):
             if pol is None:
                 continue
-            values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, pol.values)
             sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
                                                  pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
-            # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
-            same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values))
-            groups.setdefault(same, []).append((q, pol, values, sub_values))
-            members.setdefault(same, set()).update(calls)
-        ordered = sorted(groups, key=lambda g: len(members[g]))
+            # A size bucket is its own case: (lo, hi) joins the key; None: every size.
+            for size, resolved in ([((b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
+                values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, resolved)
+                # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
+                same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), size)
+                groups.setdefault(same, []).append((q, pol, values, sub_values))
+                members.setdefault(same, set()).update(calls)
+        # size buckets first, so that the fallback (the last case) never needs a size
+        ordered = sorted(groups, key=lambda g: (g[2] is None, len(members[g])))
         cases = []
         for i, g in enumerate(ordered):
             last = i == len(ordered) - 1
             entries = groups[g]
             labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
+            size = g[2]
+            bucket = None if size is None else Bucket(lo=size[0], hi=size[1]).label
+            if bucket is not None:
+                labels = [f"{lab}, {bucket}" for lab in labels]
             values = _finish([e[2] for e in entries], 10)
             sub_values = tuple((sp.name, _finish([e[3][k][1] for e in entries], 12)) for k, sp in enumerate(subs))
             # The case's values depend on the call only through the element size: checked once per size.
@@ -464,22 +478,26 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
             asserts = []
             for n, size in enumerate(sorted(by_size)):
                 q = by_size[size]
-                sel = selector_call(q, hw_id)
-                label = f"{family} {q.dtype} on {hw.name}"
+                sel = selector_call(q, hw_id, None if size is None else size[0])
+                label = f"{family} {q.dtype}" + ("" if bucket is None else f" ({bucket})") + f" on {hw.name}"
                 got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
                 for sp in subs:
                     got += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
                                     f"{sel}.{sp.name}", q.dtype)
                 # Threads that do not depend on the size are checked once; tiles at every size.
                 asserts += got if n == 0 or threads_scaled else [a for a in got if TILE_MESSAGE in a[1]]
-            cond = None if last else wrap_expr(_calls_condition(members[g], sizes), 10, 10)
+            cond = None if last else _calls_condition(members[g], sizes)
+            if cond is not None and size is not None:
+                cond = (f"({cond})" if " || " in cond else cond) + f" && {_bucket_condition(*size)}"
+            cond = None if cond is None else wrap_expr(cond, 10, 10)
             asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
             cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
+        sized_family = sized_family or any(g[2] is not None for g in groups)
         what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
                 if hw.compute_capability else f"{hw.vendor} {hw.arch}")
         compare = ">=" if hw.compute_capability else "=="
         out.append(Branch(hw_id, f"arch {compare} hardware::{hw_id}.arch", f"{hw.name}: {what}", tuple(cases)))
-    return out
+    return out, sized_family
 
 
 def _hardware_rows(ctx: BuildContext, ids: dict[str, int]) -> list[HardwareRow]:
@@ -511,10 +529,11 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         algs = ctx.derived.of(family)
         fields = fields_of(family, algs)
         subs = subs_of(family, algs)
-        branches = _branches(ctx, family, algs, fields, subs)
+        branches, sized = _branches(ctx, family, algs, fields, subs)
         files.append(GeneratedFile(f"{OUT}/tuning_{family}.cuh", render(
             "muh.codegen.cxx", "tuning.cuh.j2", header=ctx.header("//"), family=ident(family),
             doc=catalog.FAMILIES[family].doc, fields=fields, subs=subs, branches=branches, fallback=branches[-1],
+            sized=sized,
             eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
             sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs})))
     return files
