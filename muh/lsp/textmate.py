@@ -65,6 +65,8 @@ def render() -> str:
         {"comment": "a call: name(",
          "match": rf"({name})(?=\s*\()", "captures": {"1": {"name": "entity.name.function.muh"}}},
         {"name": "keyword.operator.range.muh", "match": re.escape(range_op)},
+        {"comment": "a size bucket's comparison: when elements < n", "name": "keyword.operator.comparison.muh",
+         "match": rx["CMP"]},
     ]
     patterns += [{"name": PUNCTUATION[n], "match": re.escape(v)} for n, v in punctuation if v != range_op]
     patterns.append({"name": SCOPES["NAME"], "match": rf"\b{name}\b"})

@@ -1,0 +1,103 @@
+"""Size buckets (`when elements … { … }` in a policy): parsed and formatted, derived per bucket with
+provenance, explained per bucket, and dispatched by element count in the generated scan."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from muh.grammar.format import format_module
+from muh.grammar.parser import parse
+from muh.pipeline import load_file
+
+ROOT = Path(__file__).resolve().parents[2]
+BUCKETED = """\
+muh 1
+hardware h200 {
+  sm_count = 132
+  warp_size = 32
+  smem_per_block = 48 KiB
+  arch = hopper
+  compute_capability = 90
+  toolchain { cuda = "13.0"  arch = "sm_90" }
+}
+algorithm scan on h200 {
+  types = [float32, float64]
+  policy default { threads = 128  items = 24  vec = 4 }
+  policy float64 {
+    threads = 256  # every size unless a bucket says otherwise
+    when elements < 2^16 { }
+    when elements in 2^16..16777216 { items = 16 }
+    when elements >= 2^24 { threads = 384 }
+  }
+}
+"""
+
+
+@pytest.fixture
+def spec(tmp_path) -> Path:
+    f = tmp_path / "buckets.muh"
+    f.write_text(BUCKETED)
+    return f
+
+
+def test_fmt_round_trips_buckets_and_powers():
+    text = format_module(parse(BUCKETED, "b.muh"))
+    assert "    when elements in 2^16..16777216 { items = 16 }\n" in text
+    assert "    when elements >= 2^24 { threads = 384 }\n" in text
+    assert "threads = 256  # every size" in text
+    assert format_module(parse(text, "b.muh")) == text
+
+
+def test_derive_resolves_each_bucket_with_its_provenance(spec):
+    pol = load_file(spec).derived.algorithms["scan@h200"].policies["float64"]
+    assert [(b.lo, b.hi) for b in pol.buckets] == [(0, 1 << 16), (1 << 16, 1 << 24), (1 << 24, None)]
+    small, mid, large = pol.buckets
+    assert small.values["threads"].value == 256 and small.values["threads"].where.endswith(":14:15")
+    assert mid.values["items"].inputs["I4"] == 16  # the bucket's nominal items, then scaled for 8 B
+    assert "bucket `elements in 2^16..2^24`" in mid.values["items"].inputs["items_from"]
+    assert large.values["threads"].inputs["T4"] == 384 and large.label == "elements >= 2^24"
+    assert large.values["threads"].where.endswith(":17:39")
+    # a type without buckets has none
+    assert load_file(spec).derived.algorithms["scan@h200"].policies["float32"].buckets == []
+
+
+def test_explain_prints_every_bucket(cli, spec):
+    code, out, err = cli("explain", spec, "scan.float64.threads")
+    assert code == 0, err
+    assert "    when elements < 2^16  (policy float64" in out
+    assert "    when elements >= 2^24  (policy float64" in out
+    assert sum(line.lstrip().startswith("threads = ") for line in out.splitlines()) == 4  # own + 3 buckets
+    assert "      threads = 384    [derived]" in out
+
+
+def test_generated_scan_picks_the_bucket_by_size(spec, tmp_path):
+    from muh.pipeline import build
+
+    out, _ = build(spec, tmp_path / "out")
+    cu = (out / "kernels" / "scan.cu").read_text()
+    assert "template <> struct Policy<double, 2> {" in cu and "params::scan_float64_b2::kThreads" in cu
+    assert "      if (n < 65536LL)  // elements 0..65535\n        return scan_impl::run<double, 0>(" in cu
+    assert "      if (n < 16777216LL)  // elements 65536..16777215\n        return scan_impl::run<double, 1>(" in cu
+    assert "      return scan_impl::run<double, 2>(" in cu
+    assert "return scan_impl::run<float, 0>(" in cu  # an unbucketed type: one instantiation
+    params = (out / "include" / "muh" / "kernels" / "params.cuh").read_text()
+    assert "// size bucket 2: elements 16777216..\nnamespace scan_float64_b2 {\nconstexpr int kThreads = 384;" in params
+    tuning = (out / "include" / "muh" / "tuning" / "tuning_scan.cuh").read_text()
+    assert "if (type == element::float64 && elements >= 16777216LL)" in tuning
+    assert '"buckets"' in (out / "policies.json").read_text()
+
+
+@pytest.mark.nvcc
+def test_bucketed_scan_and_its_tuning_header_compile(nvcc, spec, tmp_path):
+    from muh.pipeline import build
+
+    out, _ = build(spec, tmp_path / "out")
+    (tmp_path / "t.cu").write_text('#include "muh/tuning/tuning_scan.cuh"\n'
+                                   "static_assert(muh::tuning::scan::policy_selector{muh::tuning::element::float64,"
+                                   " muh::tuning::operation::plus, 32, 1LL << 24}(900).threads == 384, \"bucket\");\n")
+    for src in (out / "kernels" / "scan.cu", tmp_path / "t.cu"):
+        r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", f"-I{out / 'include'}", "-c", str(src), "-o",
+                            str(tmp_path / (src.stem + ".o"))], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-3000:]
