@@ -271,7 +271,7 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
             return _code(_explain(a, "deploy")) or f"**deploy `{path[1]}`**"
         if path[2] == "on":
             return _hardware_doc(a, _deploy_target(a, path[1]) or "")
-        rest = path[2:]
+        rest = tuple(p for p in path[2:] if isinstance(p, str))  # a list item: its key
         model: type[BaseModel] | None = Deploy
         for part in rest[:-1]:
             model = _submodel(model, part) if model else None
