@@ -6,8 +6,10 @@ import typing
 
 from pydantic import BaseModel
 
+from muh import families
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS
 from muh.schema.base import with_docs
+from muh.schema.lower import BUCKET_SIZES
 from muh.schema.models import MAX_TYPE_SIZE, Deploy, ElementType, Hardware, ParityScope, Spec, Toolchain
 from muh.schema.policy_key import OFFSETS, OP_CLASSES, RECORD
 from muh.schema.units import DIMENSION_OF_UNIT
@@ -93,6 +95,14 @@ def render_reference() -> str:
             ", ".join(f"`{k}` ({v})" for k, v in DTYPES.items()) + ". Operators: " + ", ".join(f"`{o}`" for o in OPS) +
             ". Operator classes (CUB's): " + ", ".join(f"`{c}` ({'/'.join(o)})" for c, o in OP_CLASSES.items()) +
             ". Offset widths: " + ", ".join(f"`{k}`" for k in OFFSETS) + " (default 32).", "",
+            "### Size buckets", "",
+            "Inside the policy of an element type: `when <size> < n { … }`, `when <size> in a..b { … }` "
+            "(a ≤ size < b), `when <size> >= n { … }`; sizes: " + ", ".join(f"`{z}`" for z in BUCKET_SIZES) +
+            " (an op's rows × hidden count as its elements); `n` a whole number, `2^k` allowed. The buckets of a "
+            "policy go from small to large, do not overlap and together cover every size; a bucket's values "
+            "override the policy's (which it inherits as usual), each checked like any policy's. Not in "
+            "`policy default`, not on `cub_parity` hardware; families whose launch code picks a bucket by size: "
+            + ", ".join(f"`{r.name}`" for r in families.records() if r.size_buckets) + ".", "",
             "### Units", "", "| dimension | units |", "|---|---|"]
     by_dim: dict[str, list[str]] = {}
     for unit, dim in DIMENSION_OF_UNIT.items():
