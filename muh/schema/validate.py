@@ -451,6 +451,11 @@ def _not_tunable(dim: str, family: str, span: Span | None) -> Diagnostic:
     return Diagnostic("E-DIM", f"`{dim}` is not tunable for {family}", span, hint=hint)
 
 
+def policy_problems(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:
+    """What validate says of one policy's values on ``hw`` (also `muh tune`'s check of a candidate)."""
+    return _policy_dims(given, family, hw, spec, path)
+
+
 def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:
     out = []
     fam = FAMILIES[family]

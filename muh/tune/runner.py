@@ -100,8 +100,8 @@ class Events:
     def phase(self, text: str) -> None: ...
 
 
-def kernel_id(v: Variant, hw: Hardware, cache: dict) -> str:
-    eff = effective(v, hw)
+def kernel_id(v: Variant, space: Space, hw: Hardware, cache: dict) -> str:
+    eff = effective(v, space)
     if eff.key not in cache:
         cache[eff.key] = hashlib.sha256((eff.key + source_hash(eff, hw)).encode()).hexdigest()[:16]
     return cache[eff.key]
@@ -127,8 +127,10 @@ class Runner:
             opts.work = Path(self._tmp.name)
 
     # -- plumbing ----------------------------------------------------------------------------------
-    def _key(self, akey: str, dtype: str, base_kernel: str) -> RunKey:
+    def _key(self, akey: str, dtype: str, base_kernel: str, bucket: str | None = None) -> RunKey:
         m = self.machine
+        if bucket is not None:  # each size bucket is its own run: its sizes only
+            akey = f"{akey}[{bucket}]"
         if self.opts.family == "topk":  # each problem shape is its own run: timings of two shapes never mix
             from muh.tune.unit import TOPK_COLS, TOPK_K
 
@@ -157,7 +159,7 @@ class Runner:
 
     def _job(self, binary: Path, n: int, runs: int, seed: int) -> Job:
         o = self.opts
-        return Job(binary, list(range(1, n + 1)), list(o.sizes), runs, o.warmup, seed, o.variant_timeout)
+        return Job(binary, list(range(1, n + 1)), list(self.sizes), runs, o.warmup, seed, o.variant_timeout)
 
     def close(self) -> None:
         self.db.end_session(self.session, "interrupted" if self.stop.is_set() else "finished")
@@ -174,23 +176,36 @@ class Runner:
         kill_all()
 
     # -- one element type --------------------------------------------------------------------------
-    def run_type(self, dtype: str) -> TypeReport:
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """The sizes the space being tuned is measured at (a size bucket's own; else --sizes)."""
+        return getattr(self, "_sizes", None) or tuple(self.opts.sizes)
+
+    def run_type(self, dtype: str, bucket: tuple[int, int | None] | None = None) -> TypeReport:
+        """Search ``dtype``'s space (of one size bucket: measured only at the sizes in it)."""
+        return self.run_space(build_space(self.spec, self.opts.family, dtype, bucket))
+
+    def run_space(self, space: Space) -> TypeReport:
         o = self.opts
-        space = build_space(self.spec, o.family, dtype)
+        dtype = space.dtype
+        self._sizes = tuple(space.sizes(o.sizes))
+        if not self._sizes:
+            raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes falls in the bucket `{space.bucket_label}` of "
+                                       f"{o.family} {dtype}", None, hint="add a size in it to --sizes")])
         hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
         dims = tuple(space.dims)
         keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
-        base_reasons = emitter_reasons(effective(space.base, hw), hw)
+        base_reasons = emitter_reasons(effective(space.base, space), hw)
         if base_reasons:
             raise MuhError([Diagnostic("E-TUNE", f"the current {o.family} {dtype} policy cannot be generated: {base_reasons[0]}",
                                        self.spec.span_of(("algorithms", space.akey)))])
-        base_kernel = kernel_id(space.base, hw, self._kcache)
+        base_kernel = kernel_id(space.base, space, hw, self._kcache)
         rep = TypeReport(dtype, space, len(rejected), base_kernel=base_kernel)
         gpus = 0 if o.compile_only else self._workers().count  # with Ray: the cluster's GPUs key the trials
-        key = self._key(space.akey, dtype, base_kernel)
+        key = self._key(space.akey, dtype, base_kernel, space.bucket_label)
         label = {id(v): v.label(dims) for v in keep}
         by_label = {v.label(dims): v for v in keep}
-        kernel = {lab: kernel_id(v, hw, self._kcache) for lab, v in by_label.items()}
+        kernel = {lab: kernel_id(v, space, hw, self._kcache) for lab, v in by_label.items()}
         total = min(len(keep), o.budget) if o.budget else len(keep)
         self.events.start(dtype, total, len(rejected), space.size)
         strategy = make_strategy(o.strategy, keep, o.seed)
@@ -281,11 +296,11 @@ class Runner:
         if getattr(self, "_by_space", None) is not space:
             self._by_space, self._by = space, {v.label(dims): v for v in space.variants()}
         by = self._by
-        uv = [UnitVariant(0, space.base.label(dims), effective(space.base, hw))]
-        uv += [UnitVariant(i, lab, effective(by[lab], hw)) for i, (lab, _) in enumerate(members, start=1)]
+        uv = [UnitVariant(0, space.base.label(dims), effective(space.base, space))]
+        uv += [UnitVariant(i, lab, effective(by[lab], space)) for i, (lab, _) in enumerate(members, start=1)]
         if twin:
-            uv.append(UnitVariant(len(uv), "twin:" + space.base.label(dims), effective(space.base, hw)))
-        src = render_unit(space.family, space.dtype, hw, uv, list(self.opts.sizes), self.opts.topk)
+            uv.append(UnitVariant(len(uv), "twin:" + space.base.label(dims), effective(space.base, space)))
+        src = render_unit(space.family, space.dtype, hw, uv, list(self.sizes), self.opts.topk)
         nvcc = self.machine.nvcc or "nvcc"
         units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
 
@@ -382,7 +397,7 @@ class Runner:
                     cands[lab].rounds.append(stats.score(t.base_ns, t.variant_ns, t.sizes))
                     samples += t.samples
         rep.candidates = list(cands.values())
-        rep.decision = stats.decide(rep.candidates, rep.aa, o.sizes)
+        rep.decision = stats.decide(rep.candidates, rep.aa, self.sizes)
         rep.samples = samples // max(1, len(members))
         if rep.decision.winner:
             rep.winner = by_label[rep.decision.winner]
@@ -404,9 +419,9 @@ class Runner:
             raise MuhError([Diagnostic("E-TUNE", f"the spec to compare with has no `{o.family}`", None)])
         old_vals, _ = nominal_base(olds[0], dtype)
         old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
-        uv = [UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, hw)),
-              UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, hw)),
-              UnitVariant(2, "old:" + old_v.label(dims), effective(old_v, hw))]
+        uv = [UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),
+              UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, space)),
+              UnitVariant(2, "old:" + old_v.label(dims), effective(old_v, space))]
         src = render_unit(o.family, dtype, hw, uv, list(o.sizes), o.topk)
         comp = self._pool().submit(src, nvcc_args(hw), self.machine.nvcc or "nvcc", o.compile_timeout).result()
         if not comp.ok:

@@ -1,14 +1,15 @@
 """The tuning space of one algorithm and element type, and the static filter.
 
 A *variant* is a full nominal policy (the values a user writes in the spec): the base policy of the
-type (``default`` ⊕ ``<type>`` ⊕ ``<type>.plus``) with the space's dimensions replaced. Its
-*effective* policy is what a kernel gets after the family's scaling rule for the element size on
-this hardware (muh/derive/scaling.py). Two variants with the same effective policy compile to the
-same kernel, so they share one measurement.
+type (``default`` ⊕ ``<type>`` ⊕ ``<type>.plus``, and the size bucket's values when a bucket is
+tuned) with the space's dimensions replaced. A variant is evaluated by the stages a spec goes through:
+its *candidate spec* (the spec with the variant written into the tuned policy) is checked by
+validate's policy checks and resolved by derive (``derive.resolve.resolve_query``: scaling, tile
+checks), and the family record gives the numbers its kernel is instantiated with. Nothing of derive's
+rules is repeated here. Two variants whose kernels get the same numbers share one measurement.
 
-The static filter rejects variants that cannot run on the spec's hardware (threads not a multiple
-of the warp, more threads than a block may have, a tile larger than shared memory, and every other
-reason the kernel emitter's own ``validate`` gives) before anything is compiled.
+The static filter rejects variants that cannot run on the spec's hardware (what validate, derive and
+the kernel emitter's own ``validate`` refuse) before anything is compiled.
 """
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ import itertools
 import json
 from dataclasses import dataclass, field
 
+from typing import Optional
+
 from muh import families
-from muh.derive.resolve import scale
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.runtime.dtypes import SIZE as DTYPES
-from muh.families.base import load_vec
 from muh.schema.catalog import FAMILIES
-from muh.schema.models import Algorithm, Delay, Hardware, Spec
+from muh.schema.models import Algorithm, Bucket, Delay, Hardware, Policy, Spec
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
 TOKENS = {"items": "ipt", "threads": "tpb", "vec": "ipv", "delay.ns": "ns", "delay.kind": "dcid",
@@ -84,19 +85,23 @@ def _flatten(values: dict) -> dict:
 
 @dataclass(frozen=True)
 class Effective:
-    """What the kernel is generated with: element-size-scaled threads/items and the other dims."""
+    """What the kernel is generated with: derive's resolved values of the candidate (element-size-scaled
+    threads/items and the other dims) and the family record's numbers for them (``params``)."""
 
     family: str
     dtype: str
     values: tuple[tuple[str, object], ...]
+    params: tuple[tuple[str, int], ...] = ()  # (constexpr name, value): what the kernel is instantiated with
 
     def get(self, dim: str, default=None):
         return dict(self.values).get(dim, default)
 
     @property
     def key(self) -> str:
-        """Stable identity of the compiled kernel (cache key together with the source hash)."""
-        blob = json.dumps([self.family, self.dtype, [(k, _jsonable(v)) for k, v in self.values]], sort_keys=True)
+        """Stable identity of the compiled kernel (cache key together with the source hash): its
+        instantiation numbers when known (variants that load alike share one measurement)."""
+        what = list(self.params) if self.params else [(k, _jsonable(v)) for k, v in self.values]
+        blob = json.dumps([self.family, self.dtype, what], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -112,7 +117,8 @@ class Rejected:
 
 @dataclass
 class Space:
-    """Candidates of one (algorithm, type): the base variant, the dims explored and their values."""
+    """Candidates of one (algorithm, type[, size bucket]): the base variant, the dims explored and
+    their values, and the spec the candidates are written into."""
 
     family: str
     dtype: str
@@ -120,6 +126,24 @@ class Space:
     policy_key: str  # where winners are written (`float32` or `float32.plus` if that exists)
     base: Variant
     dims: dict[str, list] = field(default_factory=dict)
+    spec: Optional[Spec] = None
+    bucket: Optional[tuple[int, Optional[int]]] = None  # (lo, hi) of the size bucket tuned; None: every size
+
+    @property
+    def bucket_label(self) -> str | None:
+        return None if self.bucket is None else Bucket(lo=self.bucket[0], hi=self.bucket[1]).label
+
+    @property
+    def name(self) -> str:
+        """``float64`` or ``float64 [elements >= 2^24]``."""
+        return self.dtype + (f" [{self.bucket_label}]" if self.bucket is not None else "")
+
+    def sizes(self, sizes) -> list[int]:
+        """The problem sizes of ``sizes`` that fall in this space's bucket (all without one)."""
+        if self.bucket is None:
+            return list(sizes)
+        lo, hi = self.bucket
+        return [n for n in sizes if n >= lo and (hi is None or n < hi)]
 
     @property
     def size(self) -> int:
@@ -141,17 +165,37 @@ class Space:
         return list(self.iter_variants())
 
 
-def nominal_base(alg: Algorithm, dtype: str) -> tuple[dict, str]:
-    """(nominal base policy values, policy key to write winners to) for ``dtype``."""
+def nominal_base(alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] | None = None) -> tuple[dict, str]:
+    """(nominal base policy values, policy key to write winners to) for ``dtype``; with ``bucket``
+    (lo, hi), the values of the spec's size bucket holding ``lo`` on top, and the policy that holds the
+    buckets as the key."""
     layers = [k for k in ("default", dtype, f"{dtype}.plus") if k in alg.policies]
     values: dict = {}
     for layer in layers:
         values.update(alg.policies[layer].given())
     target = f"{dtype}.plus" if f"{dtype}.plus" in alg.policies else dtype
+    owner = next((k for k in reversed(layers) if alg.policies[k].buckets), None)
+    if owner is not None:
+        target = owner
+        if bucket is not None:
+            lo = bucket[0]
+            got = next((b for b in alg.policies[owner].buckets if b.lo <= lo and (b.hi is None or lo < b.hi)), None)
+            if got is not None:
+                values.update(got.given())
     return values, target
 
 
-def build_space(spec: Spec, family: str, dtype: str) -> Space:
+def spec_buckets(spec: Spec, family: str, dtype: str) -> list[tuple[int, Optional[int]]]:
+    """The size buckets the spec's policy of ``dtype`` holds (empty: one policy for every size)."""
+    for _, alg in sorted(spec.algorithms.items()):
+        if alg.family == family:
+            layers = [k for k in ("default", dtype, f"{dtype}.plus") if k in alg.policies]
+            owner = next((k for k in reversed(layers) if alg.policies[k].buckets), None)
+            return alg.policies[owner].bucket_sizes() if owner else []
+    return []
+
+
+def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional[int]] | None = None) -> Space:
     """The space of ``family`` on its hardware for ``dtype``; ``MuhError`` if there is none."""
     algs = [(k, a) for k, a in sorted(spec.algorithms.items()) if a.family == family]
     if not algs:
@@ -165,7 +209,7 @@ def build_space(spec: Spec, family: str, dtype: str) -> Space:
         raise MuhError([Diagnostic("E-TUNE", f"unknown element type `{dtype}`", None,
                                    hint=did_you_mean(dtype, DTYPES) or f"types: {', '.join(DTYPES)}")])
     akey, alg = algs[0]
-    base_vals, target = nominal_base(alg, dtype)
+    base_vals, target = nominal_base(alg, dtype, bucket)
     dims: dict[str, list] = {}
     for skey in ("default", dtype, f"{dtype}.plus"):
         if skey in alg.spaces:
@@ -183,7 +227,7 @@ def build_space(spec: Spec, family: str, dtype: str) -> Space:
         raise MuhError([Diagnostic("E-TUNE", f"the base policy of {family} {dtype} does not set `{missing[0]}`", span,
                                    hint="set it in `policy default { … }`")])
     base = Variant(family, dtype, tuple(sorted(base_vals.items())))
-    space = Space(family, dtype, akey, target, base, dims)
+    space = Space(family, dtype, akey, target, base, dims, spec=spec, bucket=bucket)
     if space.size > MAX_VARIANTS:
         widest = sorted(dims, key=lambda d: -len(dims[d]))
         where = next((spec.span_of(("algorithms", akey, "spaces", k), key=True) for k in ("default", dtype, f"{dtype}.plus")
@@ -195,49 +239,75 @@ def build_space(spec: Spec, family: str, dtype: str) -> Space:
     return space
 
 
-def effective(v: Variant, hw: Hardware, family_scaling: str | None = None) -> Effective:
-    """What the kernel gets: derive's scaling of nominal threads/items for the element size on this
-    hardware (``derive.resolve.scale``), and the load width rule of the family records (``load_vec``:
-    variants that load alike share one measurement)."""
-    vals = v.as_dict()
-    rule = vals.get("scaling") or family_scaling or FAMILIES[v.family].scaling
-    size = DTYPES[v.dtype]
-    if "threads" in vals and "items" in vals and rule != "none":
-        vals["threads"], vals["items"], _ = scale(rule, vals["threads"], vals["items"], size, hw)
-    if "vec" in vals and "items" in vals:
-        vals["vec"] = load_vec(v.dtype, int(vals["items"]), int(vals["vec"]))[0]
-    vals.pop("scaling", None)
-    return Effective(v.family, v.dtype, tuple(sorted(vals.items())))
+def candidate_spec(space: Space, v: Variant) -> Spec:
+    """The spec with ``v``'s nominal values written into the tuned policy (``space.policy_key``): the
+    spec `--apply` would write, as derive reads it (the policy's size buckets aside: the variant is the
+    whole policy of the bucket it is measured for)."""
+    spec = space.spec
+    alg = spec.algorithms[space.akey]
+    old = alg.policies.get(space.policy_key)
+    values = v.as_dict()
+    pol = Policy.model_construct(_fields_set=set(values) | {"subs"}, subs=old.subs if old else {}, buckets=[], **values)
+    algo = alg.model_copy(update={"policies": {**alg.policies, space.policy_key: pol}})
+    return spec.model_copy(update={"algorithms": {**spec.algorithms, space.akey: algo}})
 
 
-def static_reasons(eff: Effective, hw: Hardware) -> list[str]:
-    """Why ``eff`` cannot run on ``hw`` (empty: it may). Pure arithmetic, no compiler."""
-    out: list[str] = []
-    t, i = eff.get("threads"), eff.get("items")
-    size = DTYPES[eff.dtype]
-    if t is not None:
-        if t % hw.warp_size:
-            out.append(f"threads={t} is not a multiple of warp_size={hw.warp_size}")
-        if t > hw.max_threads_per_block:
-            out.append(f"threads={t} exceeds max_threads_per_block={hw.max_threads_per_block}")
-    if FAMILIES[eff.family].stages_tile and t and i:
-        need = t * i * size
-        if need > hw.smem_per_block:
-            out.append(f"tile {t}x{i}x{size} B = {need} B exceeds smem_per_block={hw.smem_per_block} B")
-    return out
+def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
+    """The variant run through the spec's stages: validate's policy checks and derive's resolution of
+    its candidate spec (``resolve_query`` for the call the kernels serve), then the family record's
+    numbers. Returns (effective policy or None, reasons it cannot run)."""
+    from muh.derive.kernels import hardware_config, read_policy
+    from muh.derive.resolve import resolve_query
+    from muh.schema.policy_key import Query
+    from muh.schema.validate import policy_problems
+
+    cand = candidate_spec(space, v)
+    alg = cand.algorithms[space.akey]
+    hw = cand.hardware[alg.on]
+    path = ("algorithms", space.akey, "policies", space.policy_key)
+    reasons = [d.message for d in policy_problems(alg.policies[space.policy_key].given(), space.family, hw, cand, path)]
+    rec = families.get(space.family) if space.family in families.NAMES else None
+    try:
+        rp = resolve_query(cand, space.akey, Query(space.dtype, (rec.op if rec else None) or "plus"))
+    except MuhError as err:
+        return None, reasons + [d.message for d in err.diagnostics]
+    values = tuple(sorted((d, r.value) for d, r in rp.values.items() if d != "scaling"))
+    params: tuple = ()
+    if rec is not None and not reasons:
+        try:
+            cfg = hardware_config(hw)
+            pol = read_policy(space.family, dict(values).get, f"{space.family}.{space.dtype}")
+            params = tuple((p.cname, p.value) for p in rec.params(cfg, space.dtype, pol))
+        except (TypeError, ValueError, KeyError):
+            params = ()  # the emitter's own check (unit.emitter_reasons) says why
+    return Effective(space.family, space.dtype, values, params), reasons
 
 
-def static_filter(space: Space, hw: Hardware, extra=None) -> tuple[list[Variant], list[Rejected]]:
+def effective(v: Variant, space: Space) -> Effective:
+    """What the kernel of ``v`` is generated with (``evaluate``); MuhError if derive refuses it."""
+    eff, reasons = evaluate(space, v)
+    if eff is None:
+        raise MuhError([Diagnostic("E-TUNE", f"{space.family} {space.name} {v.label()}: {reasons[0]}", None)])
+    return eff
+
+
+def static_reasons(v: Variant, space: Space) -> list[str]:
+    """Why ``v`` cannot run on the spec's hardware (empty: it may): what validate and derive say of
+    its candidate spec. No compiler."""
+    return evaluate(space, v)[1]
+
+
+def static_filter(space: Space, hw: Hardware | None = None, extra=None) -> tuple[list[Variant], list[Rejected]]:
     """Split the space into runnable variants and rejected ones (with reasons), before compiling.
 
     ``extra(eff) -> list[str]`` adds the kernel emitter's own constraints (e.g. its shared-memory
-    layout); it is called only for variants that pass the hardware checks.
+    layout); it is called only for variants that validate and derive accept. (``hw`` is the spec's
+    hardware of the algorithm; kept for callers, the candidate spec says it.)
     """
     keep, rejected = [], []
     for v in space.iter_variants():  # streamed: the space is never held whole
-        eff = effective(v, hw)
-        reasons = static_reasons(eff, hw)
-        if not reasons and extra is not None:
+        eff, reasons = evaluate(space, v)
+        if not reasons and eff is not None and extra is not None:
             reasons = list(extra(eff))
         if reasons:
             rejected.append(Rejected(v, reasons))

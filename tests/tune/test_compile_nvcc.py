@@ -15,11 +15,11 @@ def _units(loaded, family, n_units=2, per_unit=2):
     sp = build_space(loaded.spec, family, "float32")
     keep, _ = static_filter(sp, hw)
     dims = tuple(sp.dims)
-    base = UnitVariant(0, sp.base.label(dims), effective(sp.base, hw))
+    base = UnitVariant(0, sp.base.label(dims), effective(sp.base, sp))
     out = []
     for u in range(n_units):
         chunk = keep[u * per_unit:(u + 1) * per_unit]
-        vs = [base] + [UnitVariant(i, v.label(dims), effective(v, hw)) for i, v in enumerate(chunk, start=1)]
+        vs = [base] + [UnitVariant(i, v.label(dims), effective(v, sp)) for i, v in enumerate(chunk, start=1)]
         out.append(render_unit(family, "float32", hw, vs, [1 << 16]))
     return hw, out
 

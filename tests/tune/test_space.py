@@ -30,42 +30,48 @@ def test_static_filter_rejects_warp_thread_and_smem_violations(loaded):
     sp = build_space(loaded.spec, "reduce", "float32")
     keep, rejected = static_filter(sp, hw)
     reasons = {r for x in rejected for r in x.reasons}
-    # 1056 nominal threads stay 1056 at 8 items (mem_bound caps them only for bigger tiles)
-    assert any("max_threads_per_block" in r for r in reasons)
-    assert all(effective(v, hw).get("threads") <= 1024 for v in keep)
-    assert any(v.get("threads") == 1056 for v in keep)  # …and are kept where scaling brings them under
+    # `threads = 1056` is refused by `muh build` (validate checks the value written), so tune refuses
+    # every variant with it, whatever the scaling would make of it: one rule for both
+    assert "threads = 1056 exceeds max_threads_per_block = 1024 on `lab`" in reasons
+    assert all(effective(v, sp).get("threads") <= 1024 for v in keep)
+    assert not any(v.get("threads") == 1056 for v in keep) and len(keep) == 3 * 3 * 2
     scan = build_space(loaded.spec, "scan", "float32")
     keep, rejected = static_filter(scan, hw, extra=lambda e: emitter_reasons(e, hw))
     # the scan kernel holds its tile in registers: a full 48 KiB tile (512 x 24 x 4 B), which the
     # old padded shared-memory layout could not take, is kept; none is larger
-    assert any(effective(v, hw).get("threads") * effective(v, hw).get("items") * 4 == 48 * 1024 for v in keep)
+    assert any(effective(v, scan).get("threads") * effective(v, scan).get("items") * 4 == 48 * 1024 for v in keep)
     for v in keep:
-        e = effective(v, hw)
+        e = effective(v, scan)
         assert e.get("threads") * e.get("items") * 4 <= 48 * 1024
 
 
-def test_static_reasons_warp_multiple():
-    from muh.schema.models import Hardware, Toolchain
-    from decimal import Decimal
+def test_static_reasons_are_validates_and_derives(loaded, tmp_path):
+    """A candidate is checked by the stages a spec goes through: validate's policy checks (a block of
+    96 threads on a 64-lane warp) and derive's (a tile over shared memory), with their messages."""
+    from muh.pipeline import load_file
 
-    from muh.schema.units import Quantity
-    from muh.tune.space import Effective
-
-    hw = Hardware(name="w64", arch="x", sm_count=16, warp_size=64, smem_per_block=Quantity(Decimal(48), "KiB"), toolchain=Toolchain(cuda="10.2", cxx=14))
-    e = Effective("reduce", "float32", (("items", 16), ("threads", 96), ("vec", 4)))
-    assert any("multiple of warp_size=64" in r for r in static_reasons(e, hw))
-    ok = Effective("reduce", "float32", (("items", 16), ("threads", 128), ("vec", 4)))
-    assert static_reasons(ok, hw) == []
+    w64 = tmp_path / "w64.muh"
+    w64.write_text(loaded.source.replace("warp_size = 32", "warp_size = 64"))
+    sp = build_space(load_file(w64).spec, "reduce", "float32")
+    bad = Variant("reduce", "float32", (("items", 16), ("modifier", "ldg"), ("threads", 96), ("vec", 4)))
+    assert static_reasons(bad, sp) == ["threads = 96 is not a multiple of warp_size = 64 on `lab`"]
+    ok = Variant("reduce", "float32", (("items", 16), ("modifier", "ldg"), ("threads", 128), ("vec", 4)))
+    assert static_reasons(ok, sp) == []
+    scan = build_space(loaded.spec, "scan", "float64")
+    huge = Variant("scan", "float64", tuple(sorted({**scan.base.as_dict(), "threads": 1024, "items": 48,
+                                                    "scaling": "none"}.items())))
+    assert any("E-SMEM" not in r and "exceeds smem_per_block" in r for r in static_reasons(huge, scan))
 
 
 def test_effective_scaling_dedupes_identical_kernels(loaded):
     hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, "reduce", "float64")
-    effs = {effective(v, hw).key for v in sp.variants()}
+    effs = {effective(v, sp).key for v in sp.variants()}
     assert len(effs) < sp.size  # vec 4 and 2 are both capped to 2 doubles per 16-byte load
-    a = Variant("reduce", "float64", (("items", 16), ("threads", 256), ("vec", 4)))
-    b = Variant("reduce", "float64", (("items", 16), ("threads", 256), ("vec", 2)))
-    assert effective(a, hw).key == effective(b, hw).key
+    a = Variant("reduce", "float64", (("items", 16), ("modifier", "ldg"), ("threads", 256), ("vec", 4)))
+    b = Variant("reduce", "float64", (("items", 16), ("modifier", "ldg"), ("threads", 256), ("vec", 2)))
+    assert effective(a, sp).key == effective(b, sp).key
+    assert dict(effective(a, sp).params)["kVec"] == 2
 
 
 def test_build_space_errors_are_diagnostics(loaded):
@@ -83,7 +89,7 @@ def test_a_unit_holds_the_emitters_code_renamed_per_variant(loaded):
     hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, "reduce", "float32")
     vs = sp.variants()[:2]
-    uv = [UnitVariant(0, "base", effective(sp.base, hw))] + [UnitVariant(i, v.label(), effective(v, hw)) for i, v in enumerate(vs, 1)]
+    uv = [UnitVariant(0, "base", effective(sp.base, sp))] + [UnitVariant(i, v.label(), effective(v, sp)) for i, v in enumerate(vs, 1)]
     src = render_unit("reduce", "float32", hw, uv, [1 << 16])
     for i in range(3):
         assert f"#define muh muh_v{i}\n" in src and f"#define muh_reduce muh_v{i}_reduce\n" in src
@@ -116,6 +122,7 @@ def test_build_and_tune_agree_on_items_not_a_multiple_of_vec(loaded, tmp_path):
     assert "constexpr int kItems = 15;" in block
     assert re.search(r"// items 15 is not a multiple of vec 4: scalar loads.*\nconstexpr int kVec = 1;", block)
     v = Variant("reduce", "float32", (("items", 15), ("modifier", "ldg"), ("threads", 256), ("vec", 4)))
-    e = effective(v, hw)
-    assert e.get("vec") == 1
-    assert static_reasons(e, hw) == [] and emitter_reasons(e, hw) == []
+    sp = build_space(spec.spec, "reduce", "float32")
+    e = effective(v, sp)
+    assert dict(e.params)["kVec"] == 1  # the kernel tune measures is the one build generates
+    assert static_reasons(v, sp) == [] and emitter_reasons(e, hw) == []
