@@ -51,6 +51,7 @@ def tune(
     confirm_rounds: int = typer.Option(3, "--confirm-rounds", min=2, metavar="N", help="Confirmation rounds (each with an A/A test of the base)."),
     confirm_runs: int = typer.Option(25, "--confirm-runs", min=3, metavar="N", help="Timed runs per size in each confirmation round."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="SIZES", help="Problem sizes (default CCCL's 2^16,2^20,2^24,2^28), e.g. 2^16,2^20."),
+    buckets: Optional[str] = typer.Option(None, "--buckets", metavar="BOUNDS", help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24; each bucket is measured at the --sizes in it and --apply writes `when` blocks. Default: the buckets of the spec's policy, if any."),
     top: int = typer.Option(10, "--top", min=1, metavar="N", help="Rows in the final table."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only enumerate and statically filter the space (no GPU, no compiler)."),
     compile_only: bool = typer.Option(False, "--compile-only", help="Compile the variants but do not measure (no GPU needed)."),
@@ -66,7 +67,8 @@ def tune(
 
     try:
         shape = _topk_shape(topk_shape, algo)
-        ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only)
+        ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
+                       buckets)
         ctx["topk"] = shape
     except MuhError as err:
         raise fail_input(err)
@@ -89,8 +91,8 @@ def tune(
     view.header(ctx, opts)
     try:
         with view.live():
-            for dtype in ctx["types"]:
-                rep = runner.run_type(dtype)
+            for space in ctx["spaces"].values():
+                rep = runner.run_space(space)
                 reports.append(rep)
                 if rep.interrupted:
                     interrupted = True
@@ -126,7 +128,8 @@ def tune(
     raise typer.Exit(EXIT_OK)
 
 
-def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only) -> dict:
+def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
+             buckets=None) -> dict:
     from muh.pipeline import load_file
     from muh.tune import stats
     from muh.tune.compile import ray_available
@@ -141,7 +144,8 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
                                    hint=did_you_mean(strategy, STRATEGIES) or f"strategies: {', '.join(STRATEGIES)}")])
     loaded = load_file(spec)
     type_list = [t.strip() for t in (types or "float32").split(",") if t.strip()]
-    spaces = {t: build_space(loaded.spec, algo, t) for t in type_list}
+    for t in type_list:
+        build_space(loaded.spec, algo, t)  # its own diagnostics first (unknown family, type, no space)
     from muh import families
 
     generated = families.get(algo).dtypes if algo in families.NAMES else ()
@@ -155,6 +159,15 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
             size_list = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
         except ValueError:
             raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536", None)]) from None
+    spaces = {}
+    for t in type_list:
+        for b in _buckets_of(loaded.spec, algo, t, buckets):
+            sp = build_space(loaded.spec, algo, t, b)
+            if not sp.sizes(size_list):
+                raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
+                                           f"bucket `{sp.bucket_label}` of {algo} {t}", None,
+                                           hint="add a size in it to --sizes, or choose other --buckets")])
+            spaces[sp.name] = sp
     if plot is not None:
         from muh.tune.plot import require
 
@@ -176,6 +189,32 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
                                         "`--dry-run` shows the space and `--compile-only` compiles it without a GPU")])
     ctx["machine"] = machine
     return ctx
+
+
+def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> list:
+    """The size buckets to search for ``dtype``: split at --buckets, else the spec's own, else [None]
+    (one search over every size)."""
+    from muh.tune.space import spec_buckets
+
+    have = spec_buckets(spec, algo, dtype)
+    if bounds is None:
+        return have or [None]
+    try:
+        cuts = sorted({int(eval_pow(b)) for b in bounds.split(",") if b.strip()})
+    except ValueError:
+        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: write element counts like 2^24 or 2^20,2^24",
+                                   None)]) from None
+    if not cuts or cuts[0] <= 0:
+        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: the bounds must be positive element counts", None)])
+    want = list(zip([0] + cuts, cuts + [None]))
+    if have and have != want:
+        from muh.schema.models import Bucket
+
+        raise MuhError([Diagnostic(
+            "E-FLAG", f"--buckets {bounds} differs from the buckets of the spec's {algo} {dtype} policy "
+            f"({', '.join(Bucket(lo=lo, hi=hi).label for lo, hi in have)})", None,
+            hint="leave --buckets out to search the spec's buckets, or change them in the spec first")])
+    return want
 
 
 def _topk_shape(text: str | None, algo: str) -> tuple[int, int] | None:
@@ -209,8 +248,9 @@ def _dry_run(ctx) -> None:
         hw = spec.hardware[spec.algorithms[space.akey].on]
         keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
         dims = tuple(space.dims)
+        where = f"`policy {space.policy_key}`" + (f", bucket `{space.bucket_label}`" if space.bucket else "")
         typer.echo(f"{space.akey} {t}: {space.size} variants in the space, {len(keep)} pass the static filter, "
-                   f"{len(rejected)} rejected; base {space.base.label(dims)}; winners go to `policy {space.policy_key}`")
+                   f"{len(rejected)} rejected; base {space.base.label(dims)}; winners go to {where}")
         reasons: dict[str, int] = {}
         for r in rejected:
             for why in r.reasons:
@@ -230,10 +270,15 @@ def _apply(ctx, reports) -> str:
     machine = ctx["machine"]
     text, shown = read_source(ctx["spec_path"])
     changed = []
+    from muh.tune.space import spec_buckets
+
     for rep in reports:
         if not rep.decision or rep.interrupted:
             continue
         space = rep.space
+        if space.bucket is not None and not spec_buckets(spec, space.family, space.dtype) and not any(
+                r.winner for r in reports if r.space.dtype == space.dtype and r.space.bucket is not None):
+            continue  # no bucket has a winner: the policy stays one for every size (CCCL keeps the incumbent)
         hw_name = spec.algorithms[space.akey].on
         hw = spec.hardware[hw_name]
         base = space.base.as_dict()
@@ -268,8 +313,10 @@ def _apply(ctx, reports) -> str:
             ev = Evidence(samples=rep.samples, variant=label, score=score, min=min(sp), mean=sum(sp) / len(sp),
                           max=max(sp), kept=True, **stamp)
             what = "kept " + ", ".join(f"{d} = {v}" for d, v in sorted(changes.items()))
-        text = apply_winner(text, shown, space.family, hw_name, space.policy_key, changes, ev)
-        changed.append(f"{space.policy_key}: {what}")
+        bounds = [r.space.bucket for r in reports if r.space.bucket is not None and r.space.dtype == space.dtype]
+        text = apply_winner(text, shown, space.family, hw_name, space.policy_key, changes, ev, bucket=space.bucket,
+                            buckets=bounds or None)
+        changed.append(f"{space.policy_key}" + (f" [{space.bucket_label}]" if space.bucket else "") + f": {what}")
     if not changed:
         return ""
     load(text, shown)  # the rewritten spec must still be valid before it replaces the old one

@@ -98,9 +98,56 @@ def _find_policy(alg: ast.Block, key: str) -> ast.Block | None:
     return None
 
 
+def _bucket_of(block: ast.Block) -> tuple[int, int | None] | None:
+    """(lo, hi) of a `when` block, as the schema reads its condition."""
+    from muh.schema.lower import Lowered, _bounds
+
+    low = Lowered(raw={})
+    got = _bounds(block.condition, low)
+    return None if low.diags else (got["lo"], got.get("hi"))
+
+
+def _edit_block(text: str, starts: list[int], block: ast.Block, changes: dict, note: str, edits: list) -> None:
+    """Write ``changes`` into ``block``: a value already there is replaced, a new one added at the end."""
+    assigns = {a.name: a for a in block.assigns()}
+    added = []
+    for dim, value in sorted(changes.items()):
+        a = assigns.get(dim)
+        if a is None:
+            added.append(f"{dim} = {value_text(value, dim)} {note}")
+            continue
+        start, _, end = value_span(starts, a)
+        edits.append((start, end, f"{value_text(value, dim)} {note}"))
+    _add_members(text, starts, block, added, edits)
+
+
+def _add_members(text: str, starts: list[int], block: ast.Block, added: list[str], edits: list) -> None:
+    """Members (text) added at the end of ``block``: on its line when it is one line, else one a line."""
+    if not added:
+        return
+    close = _off(starts, block.span.end_line, block.span.end_col) - 1  # the `}`
+    if block.span.line == block.span.end_line:
+        sep = " " if text[close - 1] == "{" else ""  # an empty `{}`
+        edits.append((close, close, sep + "  ".join(added) + " "))
+    else:
+        indent = _indent_of(text, starts, block.span.line) + "  "
+        line_start = starts[block.span.end_line - 1]
+        edits.append((line_start, line_start, "".join(f"{indent}{a}\n" for a in added)))
+
+
+def _when_text(lo: int, hi: int | None, changes: dict, note: str) -> str:
+    from muh.schema.models import Bucket
+
+    body = "  ".join(f"{dim} = {value_text(v, dim)} {note}" for dim, v in sorted(changes.items()))
+    return f"when {Bucket(lo=lo, hi=hi).label} " + (f"{{ {body} }}" if body else "{}")
+
+
 def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, changes: dict[str, object],
-                 evidence: Evidence) -> str:
-    """The new spec text with ``changes`` (dim → value) written into ``policy <policy_key>``."""
+                 evidence: Evidence, bucket: tuple[int, int | None] | None = None,
+                 buckets: list[tuple[int, int | None]] | None = None) -> str:
+    """The new spec text with ``changes`` (dim → value) written into ``policy <policy_key>``, or with
+    ``bucket`` (lo, hi) into that size bucket of it; a policy without buckets gets ``buckets`` (every
+    bucket tuned, ascending) as `when` blocks, the others empty until their own results are written."""
     module = parse(text, file)
     canonical = format_module(module) == text
     alg = _find_algorithm(module, family, hw)
@@ -110,29 +157,27 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
     starts = _offsets(text)
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement), non-overlapping
     pol = _find_policy(alg, policy_key)
-    if pol is not None:
-        assigns = {a.name: a for a in pol.assigns()}
-        added = []
-        for dim, value in sorted(changes.items()):
-            a = assigns.get(dim)
-            if a is None:
-                added.append(f"{dim} = {value_text(value, dim)} {note}")
-                continue
-            start, _, end = value_span(starts, a)
-            edits.append((start, end, f"{value_text(value, dim)} {note}"))
-        if added:
-            close = _off(starts, pol.span.end_line, pol.span.end_col) - 1  # the `}`
-            if pol.span.line == pol.span.end_line:
-                edits.append((close, close, "  ".join(added) + " "))
-            else:
-                indent = _indent_of(text, starts, pol.span.line) + "  "
-                line_start = starts[pol.span.end_line - 1]
-                edits.append((line_start, line_start, "".join(f"{indent}{a}\n" for a in added)))
+    whens = [b for b in pol.blocks("when")] if pol is not None else []
+    if pol is not None and bucket is not None and whens:
+        target = next((b for b in whens if _bucket_of(b) == tuple(bucket)), None)
+        if target is None:
+            raise MuhError([Diagnostic("E-TUNE", f"policy {policy_key} of {family} on {hw} has no bucket "
+                                       f"{bucket[0]}..{bucket[1] if bucket[1] is not None else ''}", pol.kind_span)])
+        _edit_block(text, starts, target, changes, note, edits)
+    elif pol is not None and bucket is not None:
+        _add_members(text, starts, pol, [_when_text(lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
+                                         for lo, hi in (buckets or [bucket])], edits)
+    elif pol is not None:
+        _edit_block(text, starts, pol, changes, note, edits)
     else:
         last = (alg.blocks("policy") or [None])[-1]
         anchor = last or alg
         indent = _indent_of(text, starts, anchor.span.line) + ("" if last else "  ")
-        body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(changes.items()))
+        if bucket is not None:
+            body = "".join(f"{indent}  {_when_text(lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)}\n"
+                           for lo, hi in (buckets or [bucket]))
+        else:
+            body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(changes.items()))
         block = f"{indent}policy {policy_key} {{\n{body}{indent}}}\n"
         if last is not None:
             pos = _off(starts, last.span.end_line, last.span.end_col)

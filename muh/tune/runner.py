@@ -207,7 +207,7 @@ class Runner:
         by_label = {v.label(dims): v for v in keep}
         kernel = {lab: kernel_id(v, space, hw, self._kcache) for lab, v in by_label.items()}
         total = min(len(keep), o.budget) if o.budget else len(keep)
-        self.events.start(dtype, total, len(rejected), space.size)
+        self.events.start(space.name, total, len(rejected), space.size)
         strategy = make_strategy(o.strategy, keep, o.seed)
         scores: dict[str, float | None] = {}
         waiting: dict[str, list[str]] = {}  # kernel -> labels waiting for it

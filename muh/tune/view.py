@@ -57,11 +57,11 @@ class Console:
 
     def summary(self, rep: TypeReport) -> None:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(rep.counts().items()))
-        self.out.print(f"\n{rep.space.akey} {rep.dtype}: {counts or 'nothing measured'}", markup=False)
+        self.out.print(f"\n{rep.space.akey} {rep.space.name}: {counts or 'nothing measured'}", markup=False)
         rows = rep.ok_rows()[: self.top]
         if rows:
             sizes = rows[0].score.speedups
-            t = Table(title=f"top {len(rows)} of {rep.dtype} (speedup = base time / variant time)")
+            t = Table(title=f"top {len(rows)} of {rep.space.name} (speedup = base time / variant time)")
             t.add_column("variant")
             for i, _ in enumerate(sizes):
                 t.add_column(f"size {i}", justify="right")
@@ -88,7 +88,8 @@ def plot_reports(plot: Path, ctx, reports: list[TypeReport]) -> list[Path]:
         dims = list(rep.space.dims)
         by = {v.label(tuple(dims)): v for v in rep.space.variants()}
         pts = [(by[lab].as_dict(), r.score.score if r.score else None) for lab, r in rep.rows.items() if lab in by]
-        path = plot if len(reports) == 1 else plot.with_name(f"{plot.stem}-{rep.dtype}{plot.suffix}")
+        tag = rep.dtype + ("" if rep.space.bucket is None else f"-b{rep.space.bucket[0]}")
+        path = plot if len(reports) == 1 else plot.with_name(f"{plot.stem}-{tag}{plot.suffix}")
         win = rep.winner.as_dict() if rep.winner else None
         title = f"{rep.space.akey} {rep.dtype}: score over {' × '.join(dims[:2])} (○ base, ★ winner)"
         out.append(draw(path, title, pts, dims, rep.space.base.as_dict(), win))
