@@ -121,10 +121,18 @@ def explain_ops(derived: Derived, rest: list[str], what: str, spec=None) -> list
             if dtype not in (None, d):
                 continue
             lines.append(f"  {d} ({p.ctype})")
-            for n, r in p.values():
-                if value in (None, n):
-                    lines.append(f"    {n} = {_fmt_value(r)}    [{_origin(r)}]")
-                    lines.extend(_value_lines(r, spec, hw))
+            for sized in (p.buckets or [p]):
+                indent = "    "
+                if p.buckets:
+                    from muh.schema.models import Bucket
+
+                    label = Bucket(lo=sized.lo, hi=sized.hi).label.replace("elements", "rows × hidden", 1)
+                    lines.append(f"    when {label}")
+                    indent = "      "
+                for n, r in sized.values():
+                    if value in (None, n):
+                        lines.append(f"{indent}{n} = {_fmt_value(r)}    [{_origin(r)}]")
+                        lines.extend(_value_lines(r, spec, hw, indent + "    "))
     return lines
 
 

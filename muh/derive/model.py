@@ -97,10 +97,19 @@ class OpsPolicy(Model):
     elt_items: Resolved
     topk_threads: Resolved
     max_per_lane: Resolved
+    lo: int = 0
+    hi: Optional[int] = None
+    """Size bucket (rows × hidden, ``lo`` ≤ n < ``hi``) these numbers are for; 0, None: every size."""
+    buckets: list["OpsPolicy"] = []
+    """Size buckets by rows × hidden, ascending and covering every size, where the reduce or transform
+    policy it is derived from has buckets (the first one's numbers are this policy's own)."""
 
     def values(self) -> list[tuple[str, Resolved]]:
         return [(n, getattr(self, n)) for n in ("row_threads", "vec", "items_min", "max_items", "elt_threads",
                                                   "elt_items", "topk_threads", "max_per_lane")]
+
+
+OpsPolicy.model_rebuild()
 
 
 class OpsTarget(Model):

@@ -106,14 +106,40 @@ def from_spec(derived, hardware) -> OpsTarget:
     tra = {a.family: a for a in derived.of("transform", name)}.get("transform")
     pols = {}
     for d in OPS_DTYPES:
-        rp = _policy(red, d, "plus")
-        tp = _policy(tra, d, None)
-        rt = _pick(rp, "threads", DEFAULT_THREADS, f"reduce@{name}")
-        vec = _pick(tp, "vec", None, f"transform@{name}") or _pick(rp, "vec", DEFAULT_VEC, f"reduce@{name}")
-        tt = _pick(tp, "threads", DEFAULT_THREADS, f"transform@{name}")
-        bif = _pick(tp, "bytes_in_flight", DEFAULT_BYTES_IN_FLIGHT, f"transform@{name}")
-        pols[d] = derive_policy(d, hardware.warp_size, hardware.max_threads_per_block, rt, vec, tt, bif)
+        rp0 = _policy(red, d, "plus")
+        tp0 = _policy(tra, d, None)
+        sized = []
+        for lo, hi in _intervals(rp0, tp0):  # an op's size is its rows × hidden: the kernels' element count
+            rp, tp = _at(rp0, lo), _at(tp0, lo)
+            rt = _pick(rp, "threads", DEFAULT_THREADS, f"reduce@{name}")
+            vec = _pick(tp, "vec", None, f"transform@{name}") or _pick(rp, "vec", DEFAULT_VEC, f"reduce@{name}")
+            tt = _pick(tp, "threads", DEFAULT_THREADS, f"transform@{name}")
+            bif = _pick(tp, "bytes_in_flight", DEFAULT_BYTES_IN_FLIGHT, f"transform@{name}")
+            pol = derive_policy(d, hardware.warp_size, hardware.max_threads_per_block, rt, vec, tt, bif)
+            sized.append(pol.model_copy(update={"lo": lo, "hi": hi}))
+        pols[d] = sized[0] if len(sized) == 1 else sized[0].model_copy(update={"buckets": sized})
     return OpsTarget(name=name, warp_size=hardware.warp_size, cxx=hardware.toolchain.cxx, policies=pols)
+
+
+def _intervals(*policies) -> list[tuple[int, Optional[int]]]:
+    """The size buckets of the ops: every boundary of the given policies' buckets (one interval when
+    none has buckets)."""
+    cuts = sorted({b.lo for p in policies if p is not None for b in p.buckets} - {0})
+    return list(zip([0] + cuts, cuts + [None]))
+
+
+class _Sized:
+    """A resolved policy's size bucket read like a policy (``values``, ``key``) by ``_pick``."""
+
+    def __init__(self, policy, bucket):
+        self.values, self.key = bucket.values, f"{policy.key} [{bucket.label}]"
+
+
+def _at(policy, lo: int):
+    """``policy``, or its size bucket holding ``lo`` when it has buckets."""
+    if policy is None or not policy.buckets:
+        return policy
+    return next(_Sized(policy, b) for b in policy.buckets if b.lo <= lo and (b.hi is None or lo < b.hi))
 
 
 def _policy(alg, dtype: str, op: Optional[str]):

@@ -101,3 +101,37 @@ def test_bucketed_scan_and_its_tuning_header_compile(nvcc, spec, tmp_path):
         r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", f"-I{out / 'include'}", "-c", str(src), "-o",
                             str(tmp_path / (src.stem + ".o"))], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkeypatch):
+    """An op's size is its rows × hidden; where the reduce policy it follows has size buckets, the op
+    gets one policy per bucket (derive), `muh explain` prints each, and the ops emitter refuses what its
+    launchers cannot dispatch yet instead of generating one policy for every size."""
+    import dataclasses
+
+    from muh.codegen import ops
+    from muh.families import registry
+
+    real = registry.get
+    sized = dataclasses.replace(real("reduce"), size_buckets=True)  # as if the reduce kernels dispatched by size
+    monkeypatch.setattr(registry, "get", lambda name: sized if name == "reduce" else real(name))
+    text = (ROOT / "specs" / "baseline.muh").read_text().replace(
+        "policy float32.plus { threads = 512  items = 24  vec = 2 }",
+        "policy float32.plus { threads = 512  items = 24  vec = 2  when elements < 2^20 { threads = 128 }"
+        "  when elements >= 2^20 { } }")
+    spec = tmp_path / "b.muh"
+    spec.write_text(text)
+    loaded = load_file(spec)
+    p = loaded.derived.ops["bi100"].policies["float32"]
+    assert [(b.lo, b.hi) for b in p.buckets] == [(0, 1 << 20), (1 << 20, None)]
+    assert [b.row_threads.value for b in p.buckets] == [128, 512]
+    assert "[elements < 2^20]" in p.buckets[0].row_threads.inputs["threads_from"]
+    assert p.row_threads.value == 128  # the first bucket's numbers are the policy's own
+    assert loaded.derived.ops["bi100"].policies["float16"].buckets == []
+    from muh.explain import explain
+
+    out = "\n".join(explain(loaded.derived, "ops.float32.row_threads", loaded.spec))
+    assert "    when rows × hidden < 2^20\n      row_threads = 128" in out
+    assert "    when rows × hidden >= 2^20\n      row_threads = 512" in out
+    with pytest.raises(ops.OpsConfigError, match="do not pick a size bucket yet; float32"):
+        ops.generate(loaded.derived.ops["bi100"], lambda prefix: prefix)

@@ -34,6 +34,10 @@ class OpsConfigError(ValueError):
 
 def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str, str]]:
     errs = target.errors()
+    sized = sorted(d for d, p in target.policies.items() if p.buckets)
+    if sized:  # the launchers pick one compiled policy per type (docs/ops.md)
+        errs.append(f"the ops launchers do not pick a size bucket yet; {', '.join(sized)} would need one "
+                    f"(size buckets of the reduce or transform policy)")
     if errs:
         raise OpsConfigError(f"ops for `{target.name}`: " + "; ".join(errs))
     variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx,
