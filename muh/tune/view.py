@@ -30,8 +30,10 @@ class Console:
         class _E(Events):
             def start(self, dtype, total, filtered, space):
                 view.out.print(f"{dtype}: {space} variants in the space, {filtered} rejected by the static filter, "
-                               f"measuring up to {total}")
-                view.task = view.progress.add_task(f"tune {dtype}", total=total)
+                               f"measuring up to {total}", markup=False)  # `float64 [elements < 2^24]`
+                from rich.markup import escape
+
+                view.task = view.progress.add_task(escape(f"tune {dtype}"), total=total)
 
             def advance(self, n=1):
                 if view.task is not None:
@@ -61,7 +63,9 @@ class Console:
         rows = rep.ok_rows()[: self.top]
         if rows:
             sizes = rows[0].score.speedups
-            t = Table(title=f"top {len(rows)} of {rep.space.name} (speedup = base time / variant time)")
+            from rich.markup import escape
+
+            t = Table(title=escape(f"top {len(rows)} of {rep.space.name} (speedup = base time / variant time)"))
             t.add_column("variant")
             for i, _ in enumerate(sizes):
                 t.add_column(f"size {i}", justify="right")
