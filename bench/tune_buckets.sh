@@ -4,7 +4,7 @@
 # per bucket by the no-regression rule and applied with `--apply`; then the applied spec is
 # formatted, explained and built, and its scan compiled. Results under $OUT
 # (bench/results/tune-h200-buckets.md).
-#   run(command="cd .dev/buckets && bash bench/tune_buckets.sh", carry=[".dev/buckets", ".whl"], timeout_s=170)
+#   run(command="cd .dev/buckets && bash bench/tune_buckets.sh", carry=[".dev/buckets", ".whl"], timeout_s=110)
 set -u
 OUT=${OUT:-/tmp/tune-buckets}
 mkdir -p "$OUT"
@@ -28,7 +28,7 @@ cp "$SPEC" /tmp/before.muh
 {
   date -u; nvidia-smi -L; nvcc --version | tail -1
   echo "== muh tune $SPEC scan --types float64 --buckets 2^24 --sizes 2^16,2^24,2^26,2^28 --apply"
-  timeout -s INT 120 python3 -m muh.cli tune "$SPEC" scan --types float64 --buckets 2^24 --sizes 2^16,2^24,2^26,2^28 \
+  timeout -s INT 90 python3 -m muh.cli tune "$SPEC" scan --types float64 --buckets 2^24 --sizes 2^16,2^24,2^26,2^28 \
     --strategy exhaustive --runs 10 --confirm-runs 20 --confirm-rounds 3 --jobs 16 --db "$OUT/tune.sqlite" --apply
   echo "exit $?"
   echo "== the applied spec"
