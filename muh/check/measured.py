@@ -14,10 +14,12 @@ def measured_values(ctx: BuildContext):
     seen = set()
     for akey, alg in sorted(ctx.derived.algorithms.items()):
         for pkey, pol in sorted(alg.policies.items()):
-            for dim, r in sorted(pol.values.items()):
-                if r.measured is not None and (akey, r.where, dim) not in seen:
-                    seen.add((akey, r.where, dim))
-                    yield akey, pkey, dim, r
+            sized = [(pkey, pol.values)] + [(f"{pkey} [{b.label}]", b.values) for b in pol.buckets]
+            for key, values in sized:  # a size bucket's values carry their own evidence
+                for dim, r in sorted(values.items()):
+                    if r.measured is not None and (akey, r.where, dim) not in seen:
+                        seen.add((akey, r.where, dim))
+                        yield akey, key, dim, r
 
 
 @register("measured")

@@ -96,6 +96,12 @@ def test_per_bucket_search_applies_a_winner_in_the_large_bucket_only(tuned):
     assert [(b.lo, b.hi) for b in pol.buckets] == [(0, LARGE), (LARGE, None)]
     assert pol.buckets[1].values["threads"].origin == "measured" and pol.buckets[1].values["threads"].measured
     assert pol.buckets[1].values["threads"].inputs["T4"] == 384
+    from muh.check.measured import measured_values
+    from muh.codegen.base import BuildContext
+
+    loaded = load_file(spec)
+    got = {(p, d) for _, p, d, _ in measured_values(BuildContext(loaded.spec, loaded.derived))}
+    assert ("float64 [elements >= 2^24]", "threads") in got  # `muh check`'s measured check sees buckets
     # the spec's buckets are searched again without --buckets; other bounds are refused
     code, out, err = run("--dry-run")
     assert code == 0 and "bucket `elements >= 2^24`" in out and "bucket `elements < 2^24`" in out
