@@ -26,7 +26,7 @@ OLD_FLOAT16 = ("  return (double)__half2float(v);\n", "  return __float2half((fl
 def _unit(loaded, dtype: str) -> str:
     hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, "reduce", dtype)
-    return render_unit("reduce", dtype, hw, [UnitVariant(0, "base", effective(sp.base, hw))], [1 << 16])
+    return render_unit("reduce", dtype, hw, [UnitVariant(0, "base", effective(sp.base, sp))], [1 << 16])
 
 
 def _self_test(nvcc: str, sources: list[str], tmp_path) -> list[subprocess.CompletedProcess]:

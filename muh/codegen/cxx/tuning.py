@@ -451,10 +451,10 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
             sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
                                                  pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
             # A size bucket is its own case: (lo, hi) joins the key; None: every size.
-            for size, resolved in ([((b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
+            for bounds, resolved in ([((b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
                 values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, resolved)
                 # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
-                same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), size)
+                same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), bounds)
                 groups.setdefault(same, []).append((q, pol, values, sub_values))
                 members.setdefault(same, set()).update(calls)
         # size buckets first, so that the fallback (the last case) never needs a size
@@ -464,8 +464,8 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
             last = i == len(ordered) - 1
             entries = groups[g]
             labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
-            size = g[2]
-            bucket = None if size is None else Bucket(lo=size[0], hi=size[1]).label
+            bounds = g[2]  # the size bucket's (lo, hi), None: every size
+            bucket = None if bounds is None else Bucket(lo=bounds[0], hi=bounds[1]).label
             if bucket is not None:
                 labels = [f"{lab}, {bucket}" for lab in labels]
             values = _finish([e[2] for e in entries], 10)
@@ -478,7 +478,7 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
             asserts = []
             for n, size in enumerate(sorted(by_size)):
                 q = by_size[size]
-                sel = selector_call(q, hw_id, None if size is None else size[0])
+                sel = selector_call(q, hw_id, None if bounds is None else bounds[0])
                 label = f"{family} {q.dtype}" + ("" if bucket is None else f" ({bucket})") + f" on {hw.name}"
                 got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
                 for sp in subs:
@@ -487,8 +487,8 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
                 # Threads that do not depend on the size are checked once; tiles at every size.
                 asserts += got if n == 0 or threads_scaled else [a for a in got if TILE_MESSAGE in a[1]]
             cond = None if last else _calls_condition(members[g], sizes)
-            if cond is not None and size is not None:
-                cond = (f"({cond})" if " || " in cond else cond) + f" && {_bucket_condition(*size)}"
+            if cond is not None and bounds is not None:
+                cond = (f"({cond})" if " || " in cond else cond) + f" && {_bucket_condition(*bounds)}"
             cond = None if cond is None else wrap_expr(cond, 10, 10)
             asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
             cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
