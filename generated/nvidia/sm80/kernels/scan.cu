@@ -13,7 +13,9 @@
 namespace muh {
 namespace scan_impl MUH_LIBRARY_LOCAL {
 
-template <typename T> struct Policy;
+// Policy<T, B>: the numbers of element type T in size bucket B (params.cuh; 0 when the type has one
+// policy for every size); each bucket is its own instantiation, picked by the element count at launch.
+template <typename T, int B = 0> struct Policy;
 template <> struct Policy<float> {
   enum {
     kThreads = params::scan_float32::kThreads,
@@ -87,40 +89,40 @@ template <> struct Policy<long long> {
   };
 };
 
-template <typename T, bool kExclusive>
-__global__ void __launch_bounds__(Policy<T>::kThreads)
+template <typename T, bool kExclusive, int B>
+__global__ void __launch_bounds__(Policy<T, B>::kThreads)
     scan_kernel(const T* __restrict__ in, T* __restrict__ out, long long n, void* ws, unsigned epoch) {
-  scan_tile::run<T, Policy<T>, kExclusive>(in, out, n, ws, epoch);
+  scan_tile::run<T, Policy<T, B>, kExclusive>(in, out, n, ws, epoch);
 }
 
-template <typename T>
+template <typename T, int B>
 long long tiles_of(long long n) {
-  const long long tile = (long long)Policy<T>::kThreads * Policy<T>::kItems;
+  const long long tile = (long long)Policy<T, B>::kThreads * Policy<T, B>::kItems;
   return (n + tile - 1) / tile;
 }
 
-template <typename T>
+template <typename T, int B>
 size_t workspace_bytes(long long n) {
-  return scan_tile::Workspace<T, Policy<T> >::bytes(tiles_of<T>(n));
+  return scan_tile::Workspace<T, Policy<T, B> >::bytes(tiles_of<T, B>(n));
 }
 
-template <typename T>
+template <typename T, int B>
 int run(int exclusive, const void* in, void* out, long long n, void* ws, size_t ws_bytes, unsigned epoch,
         cudaStream_t s) {
   if (n == 0) return MUH_OK;
-  const long long tiles = tiles_of<T>(n);
+  const long long tiles = tiles_of<T, B>(n);
   if (tiles > 2147483647LL) return host::fail(MUH_ERR_ARGUMENT, "muh_scan: %lld elements is too many", n);
-  if (ws_bytes < workspace_bytes<T>(n))
+  if (ws_bytes < workspace_bytes<T, B>(n))
     return host::fail(MUH_ERR_ARGUMENT, "muh_scan: workspace of %zu bytes is too small (needs %zu)", ws_bytes,
-                      workspace_bytes<T>(n));
+                      workspace_bytes<T, B>(n));
   if (epoch == 0 || epoch >= (1u << 30))
     return host::fail(MUH_ERR_ARGUMENT, "muh_scan: epoch %u outside 1..2^30-1", epoch);
   const T* src = static_cast<const T*>(in);
   T* dst = static_cast<T*>(out);
   if (exclusive)
-    scan_kernel<T, true><<<(unsigned)tiles, Policy<T>::kThreads, 0, s>>>(src, dst, n, ws, epoch);
+    scan_kernel<T, true, B><<<(unsigned)tiles, Policy<T, B>::kThreads, 0, s>>>(src, dst, n, ws, epoch);
   else
-    scan_kernel<T, false><<<(unsigned)tiles, Policy<T>::kThreads, 0, s>>>(src, dst, n, ws, epoch);
+    scan_kernel<T, false, B><<<(unsigned)tiles, Policy<T, B>::kThreads, 0, s>>>(src, dst, n, ws, epoch);
   return host::launch_check("scan launch");
 }
 
@@ -130,10 +132,10 @@ int run(int exclusive, const void* in, void* out, long long n, void* ws, size_t 
 extern "C" size_t muh_scan_workspace_bytes(int dtype, long long n) {
   using namespace muh::scan_impl;
   switch (dtype) {
-    case MUH_FLOAT32: return workspace_bytes<float>(n);
-    case MUH_FLOAT64: return workspace_bytes<double>(n);
-    case MUH_INT32: return workspace_bytes<int>(n);
-    case MUH_INT64: return workspace_bytes<long long>(n);
+    case MUH_FLOAT32: return workspace_bytes<float, 0>(n);
+    case MUH_FLOAT64: return workspace_bytes<double, 0>(n);
+    case MUH_INT32: return workspace_bytes<int, 0>(n);
+    case MUH_INT64: return workspace_bytes<long long, 0>(n);
     default: return 0;
   }
 }
@@ -147,13 +149,13 @@ extern "C" int muh_scan(int exclusive, int dtype, const void* in, void* out, lon
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
     case MUH_FLOAT32:
-      return scan_impl::run<float>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+      return scan_impl::run<float, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
     case MUH_FLOAT64:
-      return scan_impl::run<double>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+      return scan_impl::run<double, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
     case MUH_INT32:
-      return scan_impl::run<int>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+      return scan_impl::run<int, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
     case MUH_INT64:
-      return scan_impl::run<long long>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+      return scan_impl::run<long long, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
     default:
       return host::fail(MUH_ERR_UNSUPPORTED, "muh_scan: dtype %d is not supported by spec `%s`", dtype,
                         host::kSpecName);
