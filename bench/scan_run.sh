@@ -14,7 +14,7 @@ t0=$SECONDS
 lab_build() {  # $1: output binary
   local inc=/tmp/lab/include; rm -rf $inc
   mkdir -p $inc && cp -r generated/h200/include/muh $inc/ && cp muh/codegen/kernels/static/scan_tile.cuh $inc/muh/
-  nvcc -O3 -std=c++17 -arch=sm_90 -I$inc -c bench/scan_lab/lab.cu -o /tmp/lab/lab.o &
+  nvcc -O3 -std=c++17 -arch=sm_90 -DMUH_HAS_BULK_COPY=1 -I$inc -c bench/scan_lab/lab.cu -o /tmp/lab/lab.o &
   nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/scan.cu -o /tmp/lab/s.o &
   nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/common.cu -o /tmp/lab/c.o &
   wait
@@ -30,7 +30,7 @@ if [[ $mode == lab ]]; then
   echo "build $((SECONDS-t0)) s"
   timeout -s KILL 240 $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> "$OUT/lab.tsv"; echo "lab rc $? $((SECONDS-t0)) s"
   cat "$OUT/lab.err" | head -20
-  ncu_variants=("spec (generated, C API)" "CUB")  # names in bench/scan_lab/lab.cu
+  ncu_variants=("bulk 128x8x8 (32K)")  # names in bench/scan_lab/lab.cu
   for v in "${ncu_variants[@]}"; do
     echo "=== $v" >> "$OUT/ncu.txt"
     timeout -s KILL 60 $NCU -k "regex:DeviceScanKernel|lab_kernel|scan_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1

@@ -35,10 +35,11 @@ __device__ unsigned long long g_stats[3];  // look-backs, polls, window steps (v
 
 using namespace muh;
 
-template <int T_, int I_, int V_, int W_, int L_, int S_, int Pe_, int P16_, int L2W_, int D_, int Mode_ = 1, int St_ = 0, int MinB_ = 1>
+template <int T_, int I_, int V_, int W_, int L_, int S_, int Pe_, int P16_, int L2W_, int D_, int Mode_ = 1, int St_ = 0, int MinB_ = 1,
+          int Stage_ = 0, int Passes_ = 1, int Chunk_ = 4096>
 struct Pol {
   enum {
-    kStats = St_, kMinBlocks = MinB_,
+    kStats = St_, kMinBlocks = MinB_, kStage = Stage_, kPasses = Passes_, kBulkChunk = Chunk_,
     kThreads = T_, kItems = I_, kVec = V_, kWindow = W_, kLoad = L_, kStore = S_, kPersistent = Pe_,
     kPacked16 = P16_, kL2WriteNs = L2W_, kDelayMode = Mode_, kDelayJitter = 0, kDelayStartNs = D_,
     kDelayMinNs = 1, kDelayMaxNs = D_ > 0 ? D_ : 1, kSpinCyclesPerNsX16 = 24, kStriped = 1
@@ -81,9 +82,15 @@ typedef void (*LaunchFn)(int excl, const void* in, void* out, long long n);
 
 template <typename T, typename P>
 void run_variant(int excl, const void* in, void* out, long long n) {
-  typedef scan_tile::Tile<T, P> Tl;
-  const long long tiles = (n + Tl::kSize - 1) / Tl::kSize;
+  const long long tile_elems = scan_tile::TileElems<T, P>::value;
+  const long long tiles = (n + tile_elems - 1) / tile_elems;
   if (n == 0) return;
+  static bool attr = false;
+  if (!attr && P::kStage == 1) {  // shared-memory staged tiles: ask for the largest carve-out
+    attr = true;
+    CK(cudaFuncSetAttribute(lab_kernel<T, P, true>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    CK(cudaFuncSetAttribute(lab_kernel<T, P, false>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+  }
   ++g.epoch;
   if (excl)
     lab_kernel<T, P, true><<<(unsigned)tiles, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
@@ -125,16 +132,40 @@ void add(const char* type, const char* name) { g_vars.push_back({type, name, run
 // Variants measured on 2026-12-01 (bench/results/scan-h200.md) are in git history; this list is the
 // final call's cross-check: the generated kernel (spec, through the C interface) against the same
 // code with one policy value changed, CUB and a copy.
+// Staged (stage 1: the tile in shared memory, filled by cp.async.bulk): threads x items x passes.
+#define ST(T_, I_, PA_, W_, L2W_, D_, CH_, ST_) Pol<T_, I_, 16 / sizeof(float) , W_, 0, 1, 0, 1, L2W_, D_, 1, ST_, 1, 1, PA_, CH_>
+#define ST8(T_, I_, PA_, L2W_, D_) Pol<T_, I_, 2, 32, 0, 1, 0, 1, L2W_, D_, 1, 0, 1, 1, PA_, 4096>
 static void register_all() {
   g_vars.push_back({"f32", "spec (generated, C API)", run_spec<float>, 1});
   add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "lab = spec 128x24 w32 cs");
-  add<float, Pol<128, 24, 4, 32, 0, 0, 0, 1, 1140, 688> >("f32", "store default");
-  add<float, Pol<128, 24, 4, 16, 0, 1, 0, 1, 1140, 688> >("f32", "window 16");
-  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688, 1, 1> >("f32", "STATS spec");
+  add<float, ST(128, 8, 8, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x8x8 (32K)");
+  add<float, ST(128, 8, 4, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x8x4 (16K)");
+  add<float, ST(128, 8, 2, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x8x2 (8K)");
+  add<float, ST(128, 8, 6, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x8x6 (24K)");
+  add<float, ST(256, 8, 4, 32, 1140, 688, 4096, 0)>("f32", "bulk 256x8x4 (32K)");
+  add<float, ST(256, 8, 2, 32, 1140, 688, 4096, 0)>("f32", "bulk 256x8x2 (16K)");
+  add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x16x4 (32K)");
+  add<float, ST(512, 8, 2, 32, 1140, 688, 4096, 0)>("f32", "bulk 512x8x2 (32K)");
+  add<float, ST(128, 8, 8, 32, 1140, 688, 32768, 0)>("f32", "bulk 128x8x8 chunk 32K");
+  add<float, ST(128, 8, 8, 32, 1140, 688, 1024, 0)>("f32", "bulk 128x8x8 chunk 1K");
+  add<float, ST(128, 8, 8, 32, 450, 350, 4096, 0)>("f32", "bulk 128x8x8 d350/450");
+  add<float, ST(128, 8, 8, 32, 2000, 1000, 4096, 0)>("f32", "bulk 128x8x8 d1000/2000");
+  add<float, ST(128, 8, 8, 64, 1140, 688, 4096, 0)>("f32", "bulk 128x8x8 w64");
+  add<float, ST(128, 8, 8, 32, 1140, 688, 4096, 1)>("f32", "STATS bulk 128x8x8");
   g_vars.push_back({"f32", "CUB", run_cub<float>, 0});
   g_vars.push_back({"f32", "copy", run_copy<float>, 0});
+  g_vars.push_back({"i32", "spec (generated, C API)", run_spec<int>, 1});
+  add<int, Pol<128, 8, 4, 32, 0, 1, 0, 1, 1245, 648, 1, 0, 1, 1, 8, 4096> >("i32", "bulk 128x8x8 (32K)");
+  add<int, Pol<256, 8, 4, 32, 0, 1, 0, 1, 1245, 648, 1, 0, 1, 1, 4, 4096> >("i32", "bulk 256x8x4 (32K)");
+  add<int, Pol<128, 8, 4, 32, 0, 1, 0, 1, 1245, 648, 1, 0, 1, 1, 4, 4096> >("i32", "bulk 128x8x4 (16K)");
+  g_vars.push_back({"i32", "CUB", run_cub<int>, 0});
+  g_vars.push_back({"i32", "copy", run_copy<int>, 0});
   g_vars.push_back({"f64", "spec (generated, C API)", run_spec<double>, 1});
-  add<double, Pol<256, 12, 2, 32, 0, 1, 0, 0, 1215, 576> >("f64", "fenced status (no 16-byte words)");
+  add<double, ST8(128, 4, 8, 1215, 576)>("f64", "bulk 128x4x8 (32K)");
+  add<double, ST8(128, 4, 4, 1215, 576)>("f64", "bulk 128x4x4 (16K)");
+  add<double, ST8(256, 4, 4, 1215, 576)>("f64", "bulk 256x4x4 (32K)");
+  add<double, ST8(128, 4, 6, 1215, 576)>("f64", "bulk 128x4x6 (24K)");
+  add<double, ST8(128, 8, 4, 1215, 576)>("f64", "bulk 128x8x4 (32K)");
   g_vars.push_back({"f64", "CUB", run_cub<double>, 0});
   g_vars.push_back({"f64", "copy", run_copy<double>, 0});
 }
@@ -216,7 +247,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   FILE* tsv = fdopen(3, "w");
-  const char* types[] = {"f32", "f64"};
+  const char* types[] = {"f32", "i32", "f64"};
   int logs[] = {16, 20, 24, 28, 30};
   int failures = 0;
   for (const char* type : types) {
