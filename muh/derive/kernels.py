@@ -27,6 +27,11 @@ def has_ptx_memory_model(hw) -> bool:
     return hw.vendor == "nvidia" and (hw.compute_capability or 0) >= 70
 
 
+def has_bulk_copy(hw) -> bool:
+    """cp.async.bulk (global -> shared, completing on an mbarrier): NVIDIA compute capability 9.0+."""
+    return hw.vendor == "nvidia" and (hw.compute_capability or 0) >= 90
+
+
 def hardware_config(hw) -> KernelConfig:
     """The hardware half of the kernels' config (no policies yet)."""
     tc = hw.toolchain
@@ -36,7 +41,7 @@ def hardware_config(hw) -> KernelConfig:
         clock, why = DEFAULT_CLOCK_GHZ, f"default {DEFAULT_CLOCK_GHZ} GHz: hardware {hw.name} declares no clock"
     return KernelConfig(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
                         cxx=int(tc.cxx), cuda=str(tc.cuda), has_nanosleep=has_nanosleep(hw),
-                        has_ptx_memory_model=has_ptx_memory_model(hw),
+                        has_ptx_memory_model=has_ptx_memory_model(hw), has_bulk_copy=has_bulk_copy(hw),
                         clock_ghz=clock, clock_from=why)
 
 

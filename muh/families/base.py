@@ -131,6 +131,9 @@ class KernelConfig:
     # relies on) and .cs cache hints: NVIDIA sm_70+. Without: volatile accesses, 8-byte scan values
     # published through a flag and a fence.
     has_ptx_memory_model: bool = True
+    # The bulk copy engine (cp.async.bulk global -> shared completing on an mbarrier): NVIDIA sm_90+.
+    # Without: a scan policy with stage = ublkcp is refused (the register-staged kernel is the portable path).
+    has_bulk_copy: bool = False
     clock_ghz: float = 1.5  # busy-wait pacing without __nanosleep; from the spec's hardware when it says
     clock_from: str = "default: 1.5 GHz (no clock in the spec)"
     policies: dict = field(default_factory=dict)  # family -> {dtype -> Policy}

@@ -30,6 +30,9 @@ DEFAULT_DELAY_NS, DEFAULT_L2_WRITE_NS = 350, 450
 LOADS = ("default", "ldg", "cs")  # CUB's cache load modifiers the scan implements
 STORES = ("default", "cs")  # cache store modifiers the scan implements (cs: streaming, evict-first)
 MAX_TILE_BYTES_PER_THREAD = 256  # the tile lives in registers: items x element size per thread
+STAGES = ("registers", "ublkcp")  # where a tile waits for its look-back (catalog.SCAN_STAGES)
+BULK_CHUNK_BYTES = 4096  # bytes per cp.async.bulk instruction (one per lane of warp 0; lab: 1-32 KiB alike)
+STATIC_SMEM_BYTES = 48 * 1024  # CUDA's limit on a block's static shared memory (the staged tile is static)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Policy:
     window: int = 0  # look-back predecessors per poll; 0: one per lane of the warp
     load: str = "default"  # LOADS
     store: str = "default"  # STORES
+    stage: str = "registers"  # STAGES
+    passes: int = 1  # register passes over a shared-memory staged tile (stage ublkcp)
 
 
 def delay_kind(kind: str) -> str:
@@ -61,12 +66,18 @@ def read(get) -> Policy:
     kw["window"] = int(get("window", 0))
     kw["load"] = str(get("modifier", None) or "default")
     kw["store"] = str(get("store_modifier", None) or "default")
+    kw["stage"] = str(get("stage", None) or "registers")
+    kw["passes"] = int(get("passes", 1))
     return Policy(int(get("threads")), int(get("items")), **kw)
 
 
 def smem(cfg, dtype: str, pol: Policy) -> int:
-    """Warp totals and the block prefix (the tile stays in registers)."""
-    return DT.SIZE[dtype] * (pol.threads // cfg.warp_size + 1) + xchg_bytes(cfg)
+    """Registers: warp totals and the block prefix. ublkcp: the tile (threads x items x passes), the
+    warp totals of every pass, the block prefix and the copy's mbarrier."""
+    size, warps = DT.SIZE[dtype], pol.threads // cfg.warp_size
+    if pol.stage == "ublkcp":
+        return size * pol.threads * pol.items * pol.passes + size * (pol.passes * warps + 1) + 16 + xchg_bytes(cfg)
+    return size * (warps + 1) + xchg_bytes(cfg)
 
 
 def vec(dtype: str, pol: Policy) -> int:
@@ -99,6 +110,17 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     if pol.window < 0 or (win > w and win % w) or (win < w and w % win) or win > 8 * w:
         errs.append(f"scan.{dtype}: window={pol.window} must divide the warp ({w}) or be a multiple of it, "
                     f"at most {8 * w}")
+    if pol.stage not in STAGES:
+        errs.append(f"scan.{dtype}: stage `{pol.stage}` is not implemented (one of {', '.join(STAGES)})")
+    elif pol.stage == "ublkcp" and not cfg.has_bulk_copy:
+        errs.append(f"scan.{dtype}: stage = ublkcp needs the bulk copy engine (NVIDIA compute capability 9.0+), "
+                    f"which `{cfg.name}` lacks; use stage = registers")
+    if pol.passes < 1 or (pol.passes > 1 and pol.stage != "ublkcp"):
+        errs.append(f"scan.{dtype}: passes={pol.passes} needs stage = ublkcp (a register-staged tile is one pass)")
+    if pol.stage == "ublkcp" and (pol.threads * pol.items * pol.passes * DT.SIZE[dtype]) % BULK_CHUNK_BYTES \
+            and pol.threads * pol.items * pol.passes * DT.SIZE[dtype] > BULK_CHUNK_BYTES:
+        errs.append(f"scan.{dtype}: a staged tile of {pol.threads * pol.items * pol.passes * DT.SIZE[dtype]} B is "
+                    f"not a multiple of the bulk copy's {BULK_CHUNK_BYTES} B chunks; change threads, items or passes")
     if pol.items * DT.SIZE[dtype] > MAX_TILE_BYTES_PER_THREAD:
         errs.append(f"scan.{dtype}: items={pol.items} x {DT.SIZE[dtype]} B per thread is over the "
                     f"{MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers")
@@ -106,6 +128,9 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     if need > cfg.smem_per_block:
         errs.append(f"scan.{dtype}: tile needs {need} B of shared memory, "
                     f"the hardware has {cfg.smem_per_block} B per block")
+    elif pol.stage == "ublkcp" and need > STATIC_SMEM_BYTES:
+        errs.append(f"scan.{dtype}: the staged tile needs {need} B of static shared memory, over CUDA's "
+                    f"{STATIC_SMEM_BYTES} B per block; lower items or passes")
     return errs
 
 
@@ -124,6 +149,9 @@ def params(cfg, dtype: str, pol: Policy):
         param("kWindow", window(cfg, pol), "policy window (unset: the warp)", window=pol.window),
         param("kLoad", LOADS.index(pol.load), "load modifier " + pol.load + " (" + ", ".join(LOADS) + ")"),
         param("kStore", STORES.index(pol.store), "store modifier " + pol.store + " (" + ", ".join(STORES) + ")"),
+        param("kStage", STAGES.index(pol.stage), "stage " + pol.stage + " (" + ", ".join(STAGES) + ")"),
+        param("kPasses", pol.passes, "policy passes (stage registers: 1)"),
+        param("kBulkChunk", BULK_CHUNK_BYTES, "bytes per bulk copy instruction (muh/families/scan.py)"),
         param("kDelayMode", mode, "delay kind: 0 none, 1 constant, 2 backoff, 3 backon", kind=pol.delay),
         param("kDelayJitter", jitter, "delay kind: 0 none, 1 uniform, 2 window", kind=pol.delay),
         param("kDelayStartNs", start, "fixed/backon: ns; backoff: ns / 16", ns=ns),
@@ -140,7 +168,7 @@ RECORD = Family(
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
     dtypes=("float32", "float64", "int32", "int64"),
     policy=Policy,
-    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier"),
+    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes"),
     api=cfuncs("""
 size_t muh_scan_workspace_bytes(int dtype, long long n);
 int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);

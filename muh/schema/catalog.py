@@ -24,6 +24,9 @@ BLOCK_REDUCE = ("warp_reductions", "warp_reductions_nondeterministic", "raking",
 BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
 SCALING = ("mem_bound", "reg_bound", "nominal_4b", "nominal_8b", "none", "combined", "combined_ceil")
 TRANSFORM_ALGORITHMS = ("prefetch", "vectorized", "ublkcp", "fallback_for")
+# Where a scan tile waits for its look-back: in registers, or in shared memory filled by the bulk copy
+# engine (cp.async.bulk, sm_90: CCCL's transform calls the same engine `ublkcp`).
+SCAN_STAGES = ("registers", "ublkcp")
 HISTOGRAM_MEMORY = ("smem", "gmem", "blended")
 RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or", "match_early_counts_any", "match_early_counts_atomic_or")
 # CCCL's look-back delay constructors, in the order of the benchmark's `dcid` ids 0..7, then the
@@ -52,6 +55,10 @@ DIMS: dict[str, Dim] = {
     "modifier": Dim("enum", "cache load modifier (ldg = read-only path)", LOAD_MODIFIERS),
     "store_modifier": Dim("enum", "cache store modifier (cs = streaming, evict first)", STORE_MODIFIERS),
     "window": Dim("int", "look-back: predecessors read per poll (unset: one per lane of the warp)", lo=1, hi=1024),
+    "stage": Dim("enum", "where a scan tile waits for its look-back: registers, or shared memory filled by the "
+                 "bulk copy engine (ublkcp: sm_90+)", SCAN_STAGES),
+    "passes": Dim("int", "register passes over a tile staged in shared memory (stage = ublkcp): "
+                  "tile = threads x items x passes", lo=1, hi=64),
     "block": Dim("enum", "block-wide reduce or scan algorithm", BLOCK_REDUCE + BLOCK_SCAN[:1] + BLOCK_SCAN[2:]),
     "scaling": Dim("enum", "how nominal 4-byte values scale with the element size", SCALING),
     "delay": Dim("delay", "decoupled look-back delay: kind(ns = …, l2_write_latency = …)"),
@@ -102,7 +109,7 @@ _MERGE = ("threads", "items", "load", "store", "modifier", "scaling")
 FAMILIES: dict[str, Family] = {
     "reduce": Family("DeviceReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
     "segmented_reduce": Family("DeviceSegmentedReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
-    "scan": Family("DeviceScan (decoupled look-back)", _SCAN + ("vec", "window", "store_modifier"), stages_tile=True,
+    "scan": Family("DeviceScan (decoupled look-back)", _SCAN + ("vec", "window", "store_modifier", "stage", "passes"), stages_tile=True,
                    block_choices=BLOCK_SCAN, cub_header="tuning_scan.cuh"),
     "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh"),
     "segmented_scan": Family("DeviceSegmentedScan (newer CCCL)", _SCAN[:-2] + ("scaling",), stages_tile=True, block_choices=BLOCK_SCAN),

@@ -10,7 +10,7 @@ from muh.diagnostics import Span
 from muh.schema.base import SpecModel as Model
 from muh.schema.catalog import (
     DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, STORE_MODIFIERS, TRANSFORM_ALGORITHMS,
-    HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN,
+    HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN, SCAN_STAGES,
 )
 from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
 
@@ -93,6 +93,8 @@ class PolicyValues(Model):
     modifier: _opt(LOAD_MODIFIERS) = None
     store_modifier: _opt(STORE_MODIFIERS) = None
     window: Optional[int] = Field(None, ge=1, le=1024)
+    stage: _opt(SCAN_STAGES) = None
+    passes: Optional[int] = Field(None, ge=1, le=64)
     block: _opt(tuple(dict.fromkeys(BLOCK_REDUCE + BLOCK_SCAN))) = None
     scaling: _opt(SCALING) = None
     delay: Optional[Delay] = None

@@ -81,13 +81,31 @@ def test_modes_of_the_warp_layer():
     assert "__shfl_down_sync(members(), w, a, 16)" in sub and "((1u << kSize) - 1u) << seg" in sub
 
 
+def _without_disabled(text: str, macro: str) -> str:
+    """``text`` without the regions ``#if <macro>`` … ``#endif`` (nesting-aware): what the preprocessor
+    keeps when params.cuh defines the macro as 0."""
+    out, depth = [], 0
+    for line in text.splitlines():
+        d = line.strip()
+        if depth:
+            depth += d.startswith("#if") - (d.startswith("#endif"))
+            continue
+        if d == f"#if {macro}":
+            depth = 1
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def test_bi100_profile_is_cxx14_and_has_no_nanosleep():
     files = _files(presets.bi100())
     assert "#define MUH_HAS_NANOSLEEP 0" in files["include/muh/kernels/params.cuh"]
+    assert "#define MUH_HAS_BULK_COPY 0" in files["include/muh/kernels/params.cuh"]
     for path, text in files.items():
         if path.endswith((".cu", ".cuh", ".h")):
             assert "if constexpr" not in text and "inline constexpr" not in text, path
-            assert "cp.async" not in text and "cuda_bf16.h" not in text, path
+            compiled = _without_disabled(text, "MUH_HAS_BULK_COPY")
+            assert "cp.async" not in compiled and "mbarrier" not in compiled and "cuda_bf16.h" not in text, path
 
 
 def test_invalid_configs_are_refused_with_reasons():
@@ -118,6 +136,30 @@ def test_scan_policy_values_are_checked():
     assert errs(window=16) == [] and errs(window=128) == []
     assert any("load modifier `cg` is not implemented" in e for e in errs(load="cg"))
     assert any("store modifier `wt` is not implemented" in e for e in errs(store="wt"))
+
+
+def test_scan_stage_ublkcp_is_a_hardware_capability():
+    """stage = ublkcp (the tile staged in shared memory by cp.async.bulk) builds where derive says the
+    hardware has the bulk copy engine (the H200, cc 9.0) and is refused with a reason elsewhere (the
+    BI-V100 profile keeps the register-staged kernel); passes only exist for a staged tile."""
+    staged = scan_rec.Policy(128, 8, stage="ublkcp", passes=8)
+    h200 = presets.h200().with_policies("scan", {"float32": staged})
+    assert C.validate(h200) == []
+    params = _files(h200)["include/muh/kernels/params.cuh"]
+    assert "#define MUH_HAS_BULK_COPY 1" in params
+    assert "constexpr int kStage = 1;  // stage ublkcp" in params and "constexpr int kPasses = 8;" in params
+    bi = presets.bi100().with_policies("scan", {"float32": staged})
+    assert any("stage = ublkcp needs the bulk copy engine" in e and "bi100" in e for e in C.validate(bi))
+    assert "#define MUH_HAS_BULK_COPY 0" in _files(presets.bi100())["include/muh/kernels/params.cuh"]
+
+    def errs(threads=128, **kw):
+        return C.validate(presets.h200().with_policies("scan", {"float32": scan_rec.Policy(threads, 8, **kw)}))
+
+    assert any("passes=4 needs stage = ublkcp" in e for e in errs(passes=4))
+    assert any("stage `smem` is not implemented" in e for e in errs(stage="smem"))
+    assert any("shared memory" in e for e in errs(stage="ublkcp", passes=16))  # 64 KiB of tile
+    assert any("bulk copy's 4096 B chunks" in e for e in errs(stage="ublkcp", passes=3, threads=96))  # 9 KiB
+    assert errs(stage="ublkcp", passes=1) == [] and errs(stage="ublkcp", passes=10) == []
 
 
 def test_scan_vector_width_divides_the_items():

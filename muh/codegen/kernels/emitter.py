@@ -134,6 +134,7 @@ def template_vars(cfg: KernelConfig) -> dict:
         **fams, **extra,
         "params": params, "globals": [_param_line(x) for x in hw],
         "has_nanosleep": int(cfg.has_nanosleep), "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
+        "has_bulk_copy": int(cfg.has_bulk_copy),
         "lanes_expr": "32" if cfg.plant_lane32_bug else "warp::kSize",
         **warp_vars(cfg),
     }

@@ -23,7 +23,7 @@
 #include "muh/types.cuh"
 #include "muh/warp.cuh"
 
-#ifndef MUH_HAS_BULK_COPY  // cp.async.bulk global->shared completing on an mbarrier (NVIDIA sm_90+)
+#ifndef MUH_HAS_BULK_COPY  // the bulk copy engine, global -> shared memory (NVIDIA sm_90+; params.cuh says)
 #define MUH_HAS_BULK_COPY 0
 #endif
 
