@@ -38,11 +38,12 @@ if [[ $mode == lab ]]; then
   echo "ncu $((SECONDS-t0)) s"
   for tool in memcheck racecheck; do  # the staged (bulk copy) kernel, 2^16 and 2^20 float32
     for lg in 16 20; do
-      timeout -s KILL 60 compute-sanitizer --tool $tool --error-exitcode 9 $LAB --ncu f32 "bulk 128x8x8 (32K)" $lg > "$OUT/san-$tool-$lg.txt" 2>&1
-      echo "sanitizer $tool 2^$lg rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-$lg.txt")"
+      timeout -s KILL 60 compute-sanitizer --tool $tool --error-exitcode 9 $LAB --ncu f32 "bulk 128x8x8 (32K)" $lg > /tmp/san.txt 2>&1
+      echo "sanitizer $tool 2^$lg rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.txt)"
+      { echo "=== $tool 2^$lg"; head -c 20000 /tmp/san.txt; } >> "$OUT/sanitizer.txt"
     done
   done
-  (cuobjdump --dump-sass $LAB | grep -E "Function|LDG|STG|SHFL|BAR|NANOSLEEP|ATOM|LDS|STS|MEMBAR" | \
+  (cuobjdump --dump-sass $LAB | grep -E "Function|LDG|STG|SHFL|BAR|NANOSLEEP|ATOM|LDS|STS|MEMBAR|UBLKCP|SYNCS" | \
      awk '/Function/{f=$0} !/Function/{gsub(/\/\*[0-9a-f]*\*\//,""); split($0,a," "); k=a[1]; if (k ~ /^@/) k=a[2]; c[f" "k]++} END{for (x in c) print c[x], x}' | sort -k2 > "$OUT/sass-summary.txt") 2>&1 | tail -3
   grep -E "Duration|DRAM Throughput|Memory Throughput|L2 Hit|lts__t_sector_hit_rate.pct|op_read_hit|op_write_hit|dram__bytes|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Stall|===" "$OUT/ncu.txt" | head -120
   cat "$OUT/lab.txt"
