@@ -48,6 +48,7 @@ class Policy:
     store: str = "default"  # STORES
     stage: str = "registers"  # STAGES
     passes: int = 1  # register passes over a shared-memory staged tile (stage ublkcp)
+    stage_from: int = 0  # bytes of input from which a ublkcp policy stages (below: the register kernel)
 
 
 def delay_kind(kind: str) -> str:
@@ -57,7 +58,8 @@ def delay_kind(kind: str) -> str:
 
 def read(get) -> Policy:
     """``modifier`` is the load's cache modifier, ``store_modifier`` the store's; ``window`` unset is one
-    predecessor per lane of the warp."""
+    predecessor per lane of the warp; ``passes`` and ``stage_from`` count only with ``stage = ublkcp``
+    (a type whose policy stages in registers ignores the ones it inherits)."""
     delay = get("delay", None)
     kw = {}
     if delay is not None:
@@ -67,7 +69,9 @@ def read(get) -> Policy:
     kw["load"] = str(get("modifier", None) or "default")
     kw["store"] = str(get("store_modifier", None) or "default")
     kw["stage"] = str(get("stage", None) or "registers")
-    kw["passes"] = int(get("passes", 1))
+    if kw["stage"] == "ublkcp":  # passes and stage_from belong to a staged tile (inherited ones are moot otherwise)
+        kw["passes"] = int(get("passes", 1))
+        kw["stage_from"] = int(get("stage_from", 0))
     return Policy(int(get("threads")), int(get("items")), **kw)
 
 
@@ -117,6 +121,10 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
                     f"which `{cfg.name}` lacks; use stage = registers")
     if pol.passes < 1 or (pol.passes > 1 and pol.stage != "ublkcp"):
         errs.append(f"scan.{dtype}: passes={pol.passes} needs stage = ublkcp (a register-staged tile is one pass)")
+    if pol.stage_from and pol.stage != "ublkcp":
+        errs.append(f"scan.{dtype}: stage_from={pol.stage_from} needs stage = ublkcp")
+    if not 0 <= pol.stage_from < 1 << 31:
+        errs.append(f"scan.{dtype}: stage_from={pol.stage_from} B must be under 2 GiB")
     if pol.stage == "ublkcp" and (pol.threads * pol.items * pol.passes * DT.SIZE[dtype]) % BULK_CHUNK_BYTES \
             and pol.threads * pol.items * pol.passes * DT.SIZE[dtype] > BULK_CHUNK_BYTES:
         errs.append(f"scan.{dtype}: a staged tile of {pol.threads * pol.items * pol.passes * DT.SIZE[dtype]} B is "
@@ -152,6 +160,7 @@ def params(cfg, dtype: str, pol: Policy):
         param("kStage", STAGES.index(pol.stage), "stage " + pol.stage + " (" + ", ".join(STAGES) + ")"),
         param("kPasses", pol.passes, "policy passes (stage registers: 1)"),
         param("kBulkChunk", BULK_CHUNK_BYTES, "bytes per bulk copy instruction (muh/families/scan.py)"),
+        param("kStageFromBytes", pol.stage_from, "policy stage_from (below: the register kernel of threads x items)"),
         param("kDelayMode", mode, "delay kind: 0 none, 1 constant, 2 backoff, 3 backon", kind=pol.delay),
         param("kDelayJitter", jitter, "delay kind: 0 none, 1 uniform, 2 window", kind=pol.delay),
         param("kDelayStartNs", start, "fixed/backon: ns; backoff: ns / 16", ns=ns),
@@ -168,7 +177,7 @@ RECORD = Family(
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
     dtypes=("float32", "float64", "int32", "int64"),
     policy=Policy,
-    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes"),
+    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stage_from"),
     api=cfuncs("""
 size_t muh_scan_workspace_bytes(int dtype, long long n);
 int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);

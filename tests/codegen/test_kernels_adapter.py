@@ -49,6 +49,21 @@ def test_h200_spec_matches_the_preset_where_cub_is_the_source():
     assert cfg.reduce["float32"].threads == ref.reduce["float32"].threads
 
 
+def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
+    """The spec's default policy stages (ublkcp, 4 passes, from 64 MiB); float64 and int64 set
+    stage = registers and so drop the passes and threshold they inherit."""
+    [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
+    assert cfg.has_bulk_copy
+    for d in ("float32", "int32"):
+        p = cfg.scan[d]
+        assert (p.stage, p.passes, p.stage_from) == ("ublkcp", 4, 64 << 20), d
+    for d in ("float64", "int64"):
+        p = cfg.scan[d]
+        assert (p.stage, p.passes, p.stage_from) == ("registers", 1, 0), d
+    [(_, bi)] = adapter.configs_from_context(_ctx("baseline.muh"))
+    assert not bi.has_bulk_copy and all(p.stage == "registers" for p in bi.scan.values())
+
+
 def test_unemulatable_policy_is_a_diagnostic_not_a_crash():
     def odd_threads(text: str) -> str:  # scan float64 at 224 threads: 7 warps of 32, not a multiple of 64
         at = text.index("threads = 256", text.index("policy float64 {", text.index("algorithm scan on h200")))

@@ -122,6 +122,31 @@ def test_scan_unaligned_views(kernels, variant, dtype):
             assert not bool(bad.any()), f"{variant} {dtype} n={n} excl={exclusive}: {int(bad.sum())} wrong (seed {refs.SEED})"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
+    """The H200's 4-byte scans stage their tiles in shared memory (stage = ublkcp) from stage_from bytes
+    on: a size off the tile ends in a partial tile, and a view one element into its buffer (not 16-byte
+    aligned) fills the staged tile element by element instead of by the bulk copy."""
+    import torch
+
+    from bench import presets
+    from muh.runtime import ops
+    import gpu_helpers as refs
+
+    pol = presets.h200().scan[dtype]
+    n = (1 << 24) + 3
+    assert pol.stage == "ublkcp" and n * 4 >= pol.stage_from, "the H200 spec no longer stages 4-byte scans here"
+    for offset in (0, 1):
+        x = refs.small_ints(n + offset, dtype)[offset:]
+        out = refs.poison(torch.empty(n + offset, dtype=x.dtype, device="cuda"))[offset:]
+        for exclusive in (False, True):
+            ops.scan(x, exclusive=exclusive, out=out, kernels=kernels["h200"])
+            want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if exclusive else 0)
+            bad = out.to(torch.int64) != want
+            assert not bool(bad.any()), (f"h200 {dtype} n={n} offset={offset} excl={exclusive}: {int(bad.sum())} wrong, "
+                                         f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
+
+
 @pytest.mark.parametrize("variant", CHECKED)
 def test_scan_real_valued(kernels, variant):
     import torch

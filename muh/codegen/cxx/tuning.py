@@ -49,10 +49,12 @@ ENUMS = (
     ("transform_algorithm", "DeviceTransform strategy", catalog.TRANSFORM_ALGORITHMS),
     ("histogram_memory", "Where privatised histograms live", catalog.HISTOGRAM_MEMORY),
     ("radix_rank_algorithm", "Radix ranking algorithm", catalog.RADIX_RANK),
+    ("scan_stage", "Where a scan tile waits for its look-back (muh's, no CUB counterpart)", catalog.SCAN_STAGES),
 )
 _ENUM_OF_DIM = {"load": "block_load_algorithm", "store": "block_store_algorithm", "modifier": "cache_load_modifier",
                 "store_modifier": "cache_store_modifier",
-                "algorithm": "transform_algorithm", "memory": "histogram_memory", "rank": "radix_rank_algorithm"}
+                "algorithm": "transform_algorithm", "memory": "histogram_memory", "rank": "radix_rank_algorithm",
+                "stage": "scan_stage"}
 
 
 def ident(name: str) -> str:
