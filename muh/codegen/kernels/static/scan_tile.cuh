@@ -565,15 +565,26 @@ __device__ __forceinline__ void scan_one(const T* in, T* out, long long n, void*
 }
 
 // The kernel body for policy P.
+template <int kStaged>  // 0: register tiles; 1: staged tiles (instantiated only for a staged policy)
+struct Body {
+  template <typename T, typename P, bool kExclusive>
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
+#if MUH_HAS_BULK_COPY
+template <>
+struct Body<1> {
+  template <typename T, typename P, bool kExclusive>
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_staged<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
+#endif
+
 template <typename T, typename P, bool kExclusive>
 __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-#if MUH_HAS_BULK_COPY
-  if (P::kStage == 1) {
-    scan_staged<T, P, kExclusive>(in, out, n, ws, epoch);
-    return;
-  }
-#endif
-  scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
+  Body<(P::kStage == 1 && MUH_HAS_BULK_COPY) ? 1 : 0>::template run<T, P, kExclusive>(in, out, n, ws, epoch);
 }
 
 }  // namespace scan_tile
