@@ -30,7 +30,9 @@ DEFAULT_DELAY_NS, DEFAULT_L2_WRITE_NS = 350, 450
 LOADS = ("default", "ldg", "cs")  # CUB's cache load modifiers the scan implements
 STORES = ("default", "cs")  # cache store modifiers the scan implements (cs: streaming, evict-first)
 MAX_TILE_BYTES_PER_THREAD = 256  # the tile lives in registers: items x element size per thread
-STAGES = ("registers", "ublkcp")  # where a tile waits for its look-back (catalog.SCAN_STAGES)
+# Where a tile waits for its look-back: in registers, or in shared memory filled by the bulk copy engine
+# (cp.async.bulk, sm_90+; CCCL's DeviceTransform calls its use of the same engine `ublkcp`).
+STAGES = ("registers", "ublkcp")
 BULK_CHUNK_BYTES = 4096  # bytes per cp.async.bulk instruction (one per lane of warp 0; lab: 1-32 KiB alike)
 STATIC_SMEM_BYTES = 48 * 1024  # CUDA's limit on a block's static shared memory (the staged tile is static)
 
@@ -125,10 +127,10 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
         errs.append(f"scan.{dtype}: stage_from={pol.stage_from} needs stage = ublkcp")
     if not 0 <= pol.stage_from < 1 << 31:
         errs.append(f"scan.{dtype}: stage_from={pol.stage_from} B must be under 2 GiB")
-    if pol.stage == "ublkcp" and (pol.threads * pol.items * pol.passes * DT.SIZE[dtype]) % BULK_CHUNK_BYTES \
-            and pol.threads * pol.items * pol.passes * DT.SIZE[dtype] > BULK_CHUNK_BYTES:
-        errs.append(f"scan.{dtype}: a staged tile of {pol.threads * pol.items * pol.passes * DT.SIZE[dtype]} B is "
-                    f"not a multiple of the bulk copy's {BULK_CHUNK_BYTES} B chunks; change threads, items or passes")
+    tile_bytes = pol.threads * pol.items * pol.passes * DT.SIZE[dtype]
+    if pol.stage == "ublkcp" and tile_bytes > BULK_CHUNK_BYTES and tile_bytes % BULK_CHUNK_BYTES:
+        errs.append(f"scan.{dtype}: a staged tile of {tile_bytes} B is not a multiple of the bulk copy's "
+                    f"{BULK_CHUNK_BYTES} B chunks; change threads, items or passes")
     if pol.items * DT.SIZE[dtype] > MAX_TILE_BYTES_PER_THREAD:
         errs.append(f"scan.{dtype}: items={pol.items} x {DT.SIZE[dtype]} B per thread is over the "
                     f"{MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers")

@@ -24,9 +24,8 @@ BLOCK_REDUCE = ("warp_reductions", "warp_reductions_nondeterministic", "raking",
 BLOCK_SCAN = ("warp_scans", "raking", "raking_memoize")
 SCALING = ("mem_bound", "reg_bound", "nominal_4b", "nominal_8b", "none", "combined", "combined_ceil")
 TRANSFORM_ALGORITHMS = ("prefetch", "vectorized", "ublkcp", "fallback_for")
-# Where a scan tile waits for its look-back: in registers, or in shared memory filled by the bulk copy
-# engine (cp.async.bulk, sm_90: CCCL's transform calls the same engine `ublkcp`).
-SCAN_STAGES = ("registers", "ublkcp")
+# Where a scan tile waits for its look-back (the scan record owns the list: the kernel implements it).
+from muh.families.scan import STAGES as SCAN_STAGES  # noqa: E402
 HISTOGRAM_MEMORY = ("smem", "gmem", "blended")
 RADIX_RANK = ("basic", "memoize", "match", "match_atomic_or", "match_early_counts_any", "match_early_counts_atomic_or")
 # CCCL's look-back delay constructors, in the order of the benchmark's `dcid` ids 0..7, then the
