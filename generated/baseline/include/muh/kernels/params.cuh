@@ -5,6 +5,7 @@
 
 #define MUH_HAS_NANOSLEEP 0
 #define MUH_HAS_PTX_MEMORY_MODEL 0
+#define MUH_HAS_BULK_COPY 0
 
 namespace muh {
 namespace params {
@@ -63,6 +64,10 @@ constexpr int kVec = 2;
 constexpr int kWindow = 64;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 952;  // fixed/backon: ns; backoff: ns / 16 (ns=952)
@@ -82,6 +87,10 @@ constexpr int kVec = 1;
 constexpr int kWindow = 64;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 952;  // fixed/backon: ns; backoff: ns / 16 (ns=952)
@@ -101,6 +110,10 @@ constexpr int kVec = 2;
 constexpr int kWindow = 64;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 952;  // fixed/backon: ns; backoff: ns / 16 (ns=952)
@@ -120,6 +133,10 @@ constexpr int kVec = 1;
 constexpr int kWindow = 64;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 952;  // fixed/backon: ns; backoff: ns / 16 (ns=952)

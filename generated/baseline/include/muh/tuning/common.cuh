@@ -148,6 +148,13 @@ enum class radix_rank_algorithm : int
   match_early_counts_atomic_or = 5,
 };
 
+//! Where a scan tile waits for its look-back (muh's, no CUB counterpart)
+enum class scan_stage : int
+{
+  registers = 0,
+  ublkcp = 1,
+};
+
 //! Element types policies are resolved for.
 enum class element : int
 {

@@ -24,6 +24,10 @@
 #include "muh/types.cuh"
 #include "muh/warp.cuh"
 
+#ifndef MUH_HAS_BULK_COPY  // the bulk copy engine, global -> shared memory (NVIDIA sm_90+; params.cuh says)
+#define MUH_HAS_BULK_COPY 0
+#endif
+
 namespace muh {
 namespace scan_tile {
 
@@ -323,6 +327,11 @@ struct Tile {
     }
   }
 
+  __device__ __forceinline__ void load_shared(const T* sm) {
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) Global<T, kVec, 0>::load(sm + offset(s), v[s]);
+  }
+
   // Scan in registers: afterwards v holds each element's inclusive (or exclusive) prefix within the
   // warp's segment; returns the warp's total.
   template <bool kExclusive>
@@ -408,10 +417,136 @@ __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* 
   t.store(out, base, valid, fast, sh.block_prefix + wprefix);
 }
 
+// Elements per tile (one tile per block): a register tile, or kPasses of them staged in shared memory.
+template <typename T, typename P>
+struct TileElems {
+  enum { value = P::kThreads * P::kItems * ((P::kStage == 1 && MUH_HAS_BULK_COPY) ? P::kPasses : 1) };
+};
+
 template <typename T>
 __device__ __forceinline__ bool aligned16(const T* p) {
   return ((uintptr_t)p & 15u) == 0;
 }
+
+#if MUH_HAS_BULK_COPY
+// ---- shared-memory staged tiles, filled by the bulk copy engine (sm_90: cp.async.bulk + mbarrier) --
+// The whole tile (kPasses register tiles) is requested by one instruction per kBulkChunk bytes as the
+// block starts; it lands in shared memory without passing through registers, so the bytes a block
+// holds in flight are bounded by shared memory (227 KiB per SM on the H200), not by the register file.
+namespace bulk {
+__device__ __forceinline__ unsigned addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void init(unsigned long long* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(addr(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void expect(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void copy(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(addr(dst)),
+               "l"(src), "r"(bytes), "r"(addr(bar))
+               : "memory");
+}
+__device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(addr(bar)), "r"(parity)
+        : "memory");
+  }
+}
+}  // namespace bulk
+
+template <typename T, typename P>
+struct Staged {
+  enum {
+    kPasses = P::kPasses,
+    kWarps = Tile<T, P>::kWarps,
+    kPass = Tile<T, P>::kSize,  // elements of one register pass
+    kSize = kPass * kPasses,    // elements of one tile
+    kChunk = (int)P::kBulkChunk / (int)sizeof(T) < kSize ? (int)P::kBulkChunk / (int)sizeof(T) : kSize
+  };
+  static_assert(kSize % kChunk == 0, "bulk chunk must divide the tile");
+  __align__(128) T data[kSize];
+  T totals[kPasses][kWarps];
+  T block_prefix;
+  unsigned long long bar;
+};
+
+// One tile per block, staged in shared memory: bulk copy in, kPasses register passes (scan each
+// warp's segment, write it back), block sums, the look-back by warp 0, then each pass read back,
+// offset and stored. A partial or unaligned tile is filled element by element instead.
+template <typename T, typename P, bool kExclusive>
+__device__ __forceinline__ void scan_staged(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+  typedef Staged<T, P> S;
+  typedef typename Workspace<T, P>::State State;
+  __shared__ S sh;
+  const long long tiles = (n + S::kSize - 1) / S::kSize;
+  const State st = Workspace<T, P>::state(ws, tiles);
+  const long long tile = blockIdx.x;
+  const long long base = tile * S::kSize;
+  const int valid = (int)(n - base < S::kSize ? n - base : S::kSize);
+  const bool fast = aligned16(in) && aligned16(out) && valid == S::kSize;
+  if (fast) {
+    if (threadIdx.x == 0) {
+      bulk::init(&sh.bar);
+      bulk::expect(&sh.bar, (unsigned)(S::kSize * sizeof(T)));
+    }
+    if (warp::id() == 0) {
+      for (int c = warp::lane(); c < S::kSize / S::kChunk; c += warp::kSize)
+        bulk::copy(sh.data + c * S::kChunk, in + base + c * S::kChunk, (unsigned)(S::kChunk * sizeof(T)), &sh.bar);
+    }
+  } else {
+    for (int i = threadIdx.x; i < S::kSize; i += P::kThreads) sh.data[i] = i < valid ? in[base + i] : T(0);
+  }
+  __syncthreads();  // the barrier's initialisation (or the element-wise fill) is visible to all
+  if (fast) bulk::wait(&sh.bar, 0);
+#pragma unroll 1
+  for (int p = 0; p < S::kPasses; ++p) {
+    Tile<T, P> t;
+    t.load_shared(sh.data + p * S::kPass);
+    const T wtotal = t.template scan_warp<kExclusive>();
+#pragma unroll
+    for (int s = 0; s < Tile<T, P>::kSteps; ++s)
+      Global<T, P::kVec, 0>::store(sh.data + p * S::kPass + t.offset(s), t.v[s], 0);
+    if (warp::lane() == 0) sh.totals[p][warp::id()] = wtotal;
+  }
+  __syncthreads();
+  T aggregate = T(0);
+  for (int p = 0; p < S::kPasses; ++p)
+#pragma unroll
+    for (int w = 0; w < S::kWarps; ++w) aggregate = aggregate + sh.totals[p][w];
+  if (warp::id() == 0) {
+    T pre = T(0);
+    if (tile == 0) {
+      if (warp::lane() == 0) st.publish(0, epoch, kPrefix, aggregate);
+    } else {
+      if (warp::lane() == 0) st.publish(tile, epoch, kAggregate, aggregate);
+      pre = lookback<T, P>(st, tile, epoch);
+      if (warp::lane() == 0) st.publish(tile, epoch, kPrefix, pre + aggregate);
+    }
+    if (warp::lane() == 0) sh.block_prefix = pre;
+  }
+  __syncthreads();
+  T run = sh.block_prefix;  // block prefix + every (pass, warp) segment before this warp's in pass p
+#pragma unroll 1
+  for (int p = 0; p < S::kPasses; ++p) {
+    T off = run;
+#pragma unroll
+    for (int w = 0; w < S::kWarps; ++w) {
+      const T s = sh.totals[p][w];
+      if (w < warp::id()) off = off + s;
+      run = run + s;
+    }
+    Tile<T, P> t;
+    t.load_shared(sh.data + p * S::kPass);
+    t.store(out, base + p * S::kPass, valid - p * S::kPass, fast, off);
+  }
+}
+#endif  // MUH_HAS_BULK_COPY
 
 // One tile per block, tile = blockIdx.x (blocks start in index order, as CUB's single-pass scan assumes).
 template <typename T, typename P, bool kExclusive>
@@ -431,9 +566,26 @@ __device__ __forceinline__ void scan_one(const T* in, T* out, long long n, void*
 }
 
 // The kernel body for policy P.
+template <int kStaged>  // 0: register tiles; 1: staged tiles (instantiated only for a staged policy)
+struct Body {
+  template <typename T, typename P, bool kExclusive>
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
+#if MUH_HAS_BULK_COPY
+template <>
+struct Body<1> {
+  template <typename T, typename P, bool kExclusive>
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_staged<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
+#endif
+
 template <typename T, typename P, bool kExclusive>
 __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-  scan_one<T, P, kExclusive>(in, out, n, ws, epoch);
+  Body<(P::kStage == 1 && MUH_HAS_BULK_COPY) ? 1 : 0>::template run<T, P, kExclusive>(in, out, n, ws, epoch);
 }
 
 }  // namespace scan_tile

@@ -5,6 +5,7 @@
 
 #define MUH_HAS_NANOSLEEP 1
 #define MUH_HAS_PTX_MEMORY_MODEL 1
+#define MUH_HAS_BULK_COPY 1
 
 namespace muh {
 namespace params {
@@ -50,6 +51,10 @@ constexpr int kVec = 2;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 1904;  // fixed/backon: ns; backoff: ns / 16 (ns=1904)
@@ -69,6 +74,10 @@ constexpr int kVec = 1;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter_window)
 constexpr int kDelayMode = 3;
 constexpr int kDelayJitter = 2;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter_window)
@@ -89,6 +98,10 @@ constexpr int kVec = 2;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 1904;  // fixed/backon: ns; backoff: ns / 16 (ns=1904)
@@ -108,6 +121,10 @@ constexpr int kVec = 1;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter_window)
 constexpr int kDelayMode = 3;
 constexpr int kDelayJitter = 2;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter_window)

@@ -5,6 +5,7 @@
 
 #define MUH_HAS_NANOSLEEP 1
 #define MUH_HAS_PTX_MEMORY_MODEL 1
+#define MUH_HAS_BULK_COPY 0
 
 namespace muh {
 namespace params {
@@ -49,6 +50,10 @@ constexpr int kVec = 4;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
 constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 724;  // fixed/backon: ns; backoff: ns / 16 (ns=724)
@@ -68,6 +73,10 @@ constexpr int kVec = 2;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
 constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 388;  // fixed/backon: ns; backoff: ns / 16 (ns=388)
@@ -87,6 +96,10 @@ constexpr int kVec = 4;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
 constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 268;  // fixed/backon: ns; backoff: ns / 16 (ns=268)
@@ -106,6 +119,10 @@ constexpr int kVec = 1;
 constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
 constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
 constexpr int kStore = 0;  // store modifier default (default, cs)
+constexpr int kStage = 0;  // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;  // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
 constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 716;  // fixed/backon: ns; backoff: ns / 16 (ns=716)
