@@ -52,4 +52,5 @@ int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* 
     operators={"sum": 0, "max": 1, "min": 2},
     params=params,
     globals=globals_,
+    static=("reduce.cuh",),
 )

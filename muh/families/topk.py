@@ -83,4 +83,5 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     checks=checks,
     op=None,
     template_vars=lambda cfg: {"topk_max_k": max_k(cfg)},
+    static=("topk.cuh",),
 )

@@ -59,4 +59,5 @@ int muh_transform(int op, int dtype, const void* in, void* out, long long n, flo
     params=params,
     warp_bound=False,
     op=None,
+    static=("transform.cuh",),
 )

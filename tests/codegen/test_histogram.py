@@ -1,10 +1,10 @@
 """The histogram family without a GPU: its policy from both bundled specs, the numbers its kernel is
-instantiated with (and their rules), and its static CUDA compiling on its own for both profiles."""
+instantiated with (and their rules), and its bin arithmetic on the host. Its static CUDA compiling on its
+own for both profiles: test_kernels_nvcc.py::test_static_cuda_compiles_standalone_for_both_profiles."""
 from __future__ import annotations
 
 import re
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -80,34 +80,6 @@ def test_api_has_the_family_entry_point():
     from muh.runtime.library import signatures
 
     assert "muh_histogram_even" in signatures()
-
-
-def _lowest_arch(nvcc: str) -> str:
-    out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, check=True).stdout.split()
-    nums = sorted(int(a.split("_")[1]) for a in out if a.startswith("compute_") and a.split("_")[1].isdigit())
-    return f"sm_{nums[0]}"
-
-
-@pytest.mark.nvcc
-def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
-    """Every family's static .cuh compiles on its own (CUDA toolkit headers only): the H200 profile
-    (C++17, sm_90) and the BI-V100 profile (C++14, the lowest arch this nvcc knows). The generated
-    sources that instantiate them compile in test_kernels_nvcc (warp 32 native and warp 64)."""
-    from importlib.resources import files as res
-
-    statics = [s for r in families.records() for s in r.static]
-    assert "histogram.cuh" in statics
-    jobs = []
-    for name in statics:
-        src = tmp_path / name
-        src.write_text(res("muh.codegen.kernels").joinpath("templates", name).read_text())
-        for std, arch in (("c++17", "sm_90"), ("c++14", _lowest_arch(nvcc))):
-            jobs.append([nvcc, "-x", "cu", f"-std={std}", f"-arch={arch}", "-c", str(src), "-o",
-                         str(tmp_path / f"{name}.{std}.o")])
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
-    failed = [" ".join(c) + "\n" + r.stderr[-2000:] for c, r in zip(jobs, results) if r.returncode]
-    assert not failed, "\n".join(failed)
 
 
 CASES = [  # (C++ type, numpy type, bins, lower, upper)

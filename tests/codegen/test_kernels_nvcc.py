@@ -64,6 +64,45 @@ def test_all_builds_compile(nvcc, tmp_path):
     assert not warned, "register spills:\n" + "\n".join(warned)
 
 
+def _static_sources() -> dict[str, str]:
+    """{generated path: package source} of every static CUDA header the emitter copies as it is."""
+    from importlib.resources import files as res
+
+    pkg = res("muh.codegen.kernels")
+    return {path: str(pkg.joinpath(src if src.startswith("static/") else f"templates/{src}"))
+            for path, src, _ in emitter.files() if not src.endswith(".j2")}
+
+
+def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
+    """Every static .cuh (scan_tile.cuh and each family's reduce/transform/topk/histogram.cuh) is its own
+    translation unit: the package's file, #included alone, compiles against the generated common layer
+    (include/muh: warp.cuh, block.cuh, types.cuh, host.cuh, params.cuh) for the H200 profile (C++17,
+    sm_90) and the BI-V100 profile (warp 64, C++14, the lowest arch this nvcc knows). The generated
+    kernels/*.cu that instantiate them compile in test_all_builds_compile."""
+    from importlib.resources import files as res
+
+    statics = _static_sources()
+    pkg = res("muh.codegen.kernels")
+    on_disk = {str(p) for d in ("templates", "static") for p in pkg.joinpath(d).iterdir() if p.name.endswith(".cuh")}
+    assert on_disk == set(statics.values()), "a .cuh in the package that no build copies (or the reverse)"
+    assert {"reduce.cuh", "transform.cuh", "topk.cuh", "histogram.cuh", "scan_tile.cuh"} <= \
+        {os.path.basename(p) for p in statics.values()}
+    jobs = []
+    for name, cfg, std, arch in (("h200", presets.h200(), "c++17", "sm_90"),
+                                 ("bi100", presets.bi100(), "c++14", lowest_arch(nvcc))):
+        root = tmp_path / name
+        emitter.write(cfg, root)
+        for path, src in sorted(statics.items()):
+            tu = root / (os.path.basename(src) + ".cu")
+            tu.write_text(f'#include "{src}"\n')
+            jobs.append([nvcc, f"-std={std}", f"-arch={arch}", "-I", str(root / "include"), "-c", str(tu),
+                         "-o", str(tu) + ".o"])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
+    failed = [" ".join(c) + "\n" + r.stderr[-2000:] for c, r in zip(jobs, results) if r.returncode]
+    assert not failed, "\n".join(failed)
+
+
 def test_kernels_compile_without_torch_or_cub(tmp_path):
     """Standalone: the kernel sources include only generated headers and the CUDA toolkit's C headers."""
     emitter.write(presets.h200(), tmp_path)

@@ -96,7 +96,7 @@ def test_a_unit_holds_the_emitters_code_renamed_per_variant(loaded):
         assert f"muh_v{i}_reduce, muh_v{i}_reduce_workspace_bytes, muh_v{i}_last_error" in src
     # the kernel body is the emitter's own output for the variant's config
     reduce_cu = dict(generate(kernel_config(uv[1].eff, hw)))["kernels/reduce.cu"]
-    body = reduce_cu.split("namespace reduce_impl", 1)[1].split("}  // namespace reduce_impl")[0]
+    body = reduce_cu.split("namespace reduce_run", 1)[1].split("}  // namespace reduce_run")[0]
     assert body in src
 
 

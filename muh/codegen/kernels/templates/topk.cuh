@@ -1,0 +1,570 @@
+// Top-k per row (values and indices, sorted descending, ties to the lower index), static CUDA: no
+// numbers of its own; kernels/topk.cu instantiates it with each element type's resolved policy P
+// (params.cuh). Compiles on its own against the generated common layer (include/muh: block.cuh,
+// host.cuh, types.cuh); C++14 (the host side uses <mutex>/<thread>), CUDA 10.2 subset.
+//
+// Short rows: one block per row (topk_kernel): radix select on order-preserving key bits (kBits per
+// pass, histogram in shared memory, passes stop early once the threshold digit is exact), then one
+// ordered gather pass (block scans keep index order, so equal keys are taken lowest index first),
+// then a bitonic sort of the k survivors by (key descending, index ascending). Long rows: several
+// blocks per row (topk_slice_kernel + topk_merge_kernel, below), same result bit for bit.
+//
+// Policy P (enums): kThreads, kItems, kVec, kBits (digit bits per pass), kBinsPerThread, kMaxK,
+// kKeyBits, kPasses, and the split path's kSplit, kSplitChunk, kSplitMinCols, kSplitMaxK,
+// kSplitMaxRows.
+#pragma once
+
+#include <stdint.h>
+
+#include <mutex>
+#include <thread>
+
+#include "muh/block.cuh"
+#include "muh/host.cuh"
+#include "muh/types.cuh"
+
+namespace muh {
+namespace topk_impl MUH_LIBRARY_LOCAL {
+
+// Bitonic sort of the k survivors in shared memory (both row kernels): key descending, index
+// ascending; slots k..next power of two are padded with the smallest key and the largest index.
+template <int kThreads>
+__device__ __forceinline__ void sort_survivors(unsigned* sel_key, int* sel_idx, int k) {
+  int n2 = 1;
+  while (n2 < k) n2 <<= 1;
+  for (int i = k + (int)threadIdx.x; i < n2; i += kThreads) {
+    sel_key[i] = 0u;
+    sel_idx[i] = 2147483647;
+  }
+  __syncthreads();
+  for (int size = 2; size <= n2; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int i = threadIdx.x; i < n2 / 2; i += kThreads) {
+        const int lo = 2 * i - (i & (stride - 1));
+        const int hi = lo + stride;
+        const bool up = (lo & size) == 0;
+        const unsigned ka = sel_key[lo], kb = sel_key[hi];
+        const int ia = sel_idx[lo], ib = sel_idx[hi];
+        const bool b_first = kb > ka || (kb == ka && ib < ia);
+        if (b_first == up) {
+          sel_key[lo] = kb;
+          sel_key[hi] = ka;
+          sel_idx[lo] = ib;
+          sel_idx[hi] = ia;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Digit of the k_rem-th largest key among the counted ones (bins scanned in descending order);
+// every thread gets s_digit / s_above / s_count after the call.
+template <typename P>
+__device__ __forceinline__ void find_digit(const unsigned* hist, unsigned k_rem, unsigned* scan_tmp,
+                                           unsigned* s_digit, unsigned* s_above, unsigned* s_count) {
+  enum { kThreads = P::kThreads, kBins = 1 << P::kBits };
+  unsigned own = 0u;
+#pragma unroll
+  for (int j = 0; j < P::kBinsPerThread; ++j) {
+    const int b = kBins - 1 - ((int)threadIdx.x * P::kBinsPerThread + j);
+    if (b >= 0) own += hist[b];
+  }
+  unsigned total;
+  unsigned above = block::exclusive_scan<kThreads>(own, Sum(), 0u, scan_tmp, total);
+#pragma unroll
+  for (int j = 0; j < P::kBinsPerThread; ++j) {
+    const int b = kBins - 1 - ((int)threadIdx.x * P::kBinsPerThread + j);
+    if (b >= 0) {
+      const unsigned h = hist[b];
+      if (above < k_rem && k_rem <= above + h) {
+        *s_digit = (unsigned)b;
+        *s_above = above;
+        *s_count = h;
+      }
+      above += h;
+    }
+  }
+  __syncthreads();
+}
+
+// The k survivors of row blockIdx.x sorted (sort_survivors), written out: values read back from
+// the row (signed zeros and NaN payloads as they went in) and their indices.
+template <int kThreads, typename T>
+__device__ __forceinline__ void write_survivors(const T* row, unsigned* sel_key, int* sel_idx, int k,
+                                                T* out_vals, long long* out_idx) {
+  sort_survivors<kThreads>(sel_key, sel_idx, k);
+  T* vo = out_vals + (long long)blockIdx.x * k;
+  long long* io = out_idx + (long long)blockIdx.x * k;
+  for (int i = threadIdx.x; i < k; i += kThreads) {
+    vo[i] = row[sel_idx[i]];
+    io[i] = sel_idx[i];
+  }
+}
+
+// Order-preserving keys: a larger value gives a larger unsigned key. As in PyTorch's sort, -0.0 and +0.0
+// are equal and every NaN is above +inf (all NaNs equal); values are written back from the input,
+// so signed zeros and NaN payloads come out as they went in.
+template <typename T> struct Key;
+template <> struct Key<float> {
+  static __device__ __forceinline__ unsigned of(float v) {
+    unsigned b = __float_as_uint(v);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return ~0u;  // NaN
+    if (b == 0x80000000u) b = 0u;                      // -0.0
+    return b ^ ((b & 0x80000000u) ? ~0u : 0x80000000u);
+  }
+};
+template <> struct Key<__half> {
+  static __device__ __forceinline__ unsigned of(__half v) {
+    unsigned b = __half_as_ushort(v);
+    if ((b & 0x7fffu) > 0x7c00u) return 0xffffu;
+    if (b == 0x8000u) b = 0u;
+    return b ^ ((b & 0x8000u) ? 0xffffu : 0x8000u);
+  }
+};
+template <> struct Key<bf16> {
+  static __device__ __forceinline__ unsigned of(bf16 v) {
+    unsigned b = v.bits;
+    if ((b & 0x7fffu) > 0x7f80u) return 0xffffu;
+    if (b == 0x8000u) b = 0u;
+    return b ^ ((b & 0x8000u) ? 0xffffu : 0x8000u);
+  }
+};
+
+template <typename T, typename P, int kVec>
+__global__ void __launch_bounds__(P::kThreads)
+    topk_kernel(const T* __restrict__ in, int cols, int k, T* __restrict__ out_vals, long long* __restrict__ out_idx) {
+  enum {
+    kThreads = P::kThreads,
+    kBins = 1 << P::kBits,
+    kPerThread = P::kItems * kVec,
+    kChunk = kThreads * kPerThread,
+    kMaxK = P::kMaxK
+  };
+  __shared__ unsigned hist[kBins];
+  __shared__ unsigned sel_key[kMaxK];
+  __shared__ int sel_idx[kMaxK];
+  __shared__ unsigned scan_tmp[block::Shape<kThreads>::kWarps];
+  __shared__ unsigned s_digit, s_above, s_count, s_gt, s_eq;
+
+  const T* row = in + (long long)blockIdx.x * cols;
+  unsigned prefix = 0u, mask = 0u;
+  unsigned k_rem = (unsigned)k;
+  int shift = P::kKeyBits;
+
+  // ---- radix select: find the key prefix of the k-th largest element ----
+  for (int pass = 0; pass < P::kPasses; ++pass) {
+    const int width = shift < P::kBits ? shift : P::kBits;
+    shift -= width;
+    const unsigned dmask = (1u << width) - 1u;
+    for (int b = threadIdx.x; b < kBins; b += kThreads) hist[b] = 0u;
+    __syncthreads();
+    for (int base = 0; base < cols; base += kChunk) {
+      T v[P::kItems][kVec];
+      bool ok[P::kItems];
+#pragma unroll
+      for (int j = 0; j < P::kItems; ++j) {
+        const int i = base + (j * kThreads + (int)threadIdx.x) * kVec;
+        ok[j] = i < cols;
+        if (ok[j]) {
+          if (kVec > 1)
+            load_vec<T, kVec, true>(row + i, v[j]);
+          else
+            v[j][0] = row[i];
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < P::kItems; ++j) {
+        if (!ok[j]) continue;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const unsigned key = Key<T>::of(v[j][e]);
+          if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & dmask], 1u);
+        }
+      }
+    }
+    __syncthreads();
+    find_digit<P>(hist, k_rem, scan_tmp, &s_digit, &s_above, &s_count);
+    k_rem -= s_above;
+    prefix |= s_digit << shift;
+    mask |= dmask << shift;
+    const bool exact = s_count == k_rem;
+    __syncthreads();
+    if (exact) break;
+  }
+
+  // ---- gather in index order: all keys above the prefix, then the first k_rem equal to it ----
+  const unsigned need = k_rem;
+  const unsigned n_gt = (unsigned)k - need;
+  if (threadIdx.x == 0) {
+    s_gt = 0u;
+    s_eq = 0u;
+  }
+  __syncthreads();
+  for (int base = 0; base < cols; base += kChunk) {
+    const int first = base + (int)threadIdx.x * kPerThread;
+    unsigned key[kPerThread];
+    bool ok[kPerThread];
+    if (kVec > 1 && first + kPerThread <= cols) {
+#pragma unroll
+      for (int j = 0; j < P::kItems; ++j) {
+        T v[kVec];
+        load_vec<T, kVec, true>(row + first + j * kVec, v);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          key[j * kVec + e] = Key<T>::of(v[e]);
+          ok[j * kVec + e] = true;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) {
+        ok[j] = first + j < cols;
+        key[j] = ok[j] ? Key<T>::of(row[first + j]) : 0u;
+      }
+    }
+    unsigned counts = 0u;  // greater in the low half, equal in the high half
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const unsigned m = key[j] & mask;
+      if (ok[j] && m > prefix) counts += 1u;
+      if (ok[j] && m == prefix) counts += 1u << 16;
+    }
+    unsigned tot;
+    const unsigned ex = block::exclusive_scan<kThreads>(counts, Sum(), 0u, scan_tmp, tot);
+    unsigned g = s_gt + (ex & 0xffffu);
+    unsigned e = s_eq + (ex >> 16);
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const unsigned m = key[j] & mask;
+      if (ok[j] && m > prefix) {
+        sel_key[g] = key[j];
+        sel_idx[g] = first + j;
+        ++g;
+      } else if (ok[j] && m == prefix) {
+        if (e < need) {
+          sel_key[n_gt + e] = key[j];
+          sel_idx[n_gt + e] = first + j;
+        }
+        ++e;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      s_gt += tot & 0xffffu;
+      s_eq += tot >> 16;
+    }
+    __syncthreads();
+    if (s_gt >= n_gt && s_eq >= need) break;
+  }
+
+  write_survivors<kThreads>(row, sel_key, sel_idx, k, out_vals, out_idx);
+}
+
+// ---- long rows, split over several blocks -------------------------------------------------------
+// (1) topk_slice_kernel: block (b, row) owns columns [b*kChunk, (b+1)*kChunk) of its row. Its keys
+// are loaded once (16-byte loads, each thread a contiguous run) and canonicalised once into
+// registers; the radix passes and the ordered gather then read registers only. It writes its own
+// min(k, len) best (key, index) pairs to ws[row][b][0..); only the last slice can be shorter than
+// k (k <= kChunk / 4), so a row's valid candidates are the prefix [0, m) of its nblk*k slots.
+// (2) topk_merge_kernel: one block per row selects the k best of the row's m candidates. Within a
+// slice, the pairs above its threshold come first, then the ones equal to it, each group in index
+// order; keys that are equal in full fall in the same group, and slices are in index order, so
+// among equal keys position order is index order and the tie rule (lowest index first) carries
+// over unchanged. The global top-k under the total order (key descending, index ascending) is
+// contained in the union of the slices' top-k, so the result is identical to one block per row.
+
+template <typename P>
+struct SliceSelect {
+  enum {
+    kThreads = P::kThreads,
+    kBins = 1 << P::kBits,
+    kPerThread = P::kItems * P::kVec,
+    kChunk = kThreads * kPerThread
+  };
+};
+
+template <typename T, typename P, bool kAligned>
+__global__ void __launch_bounds__(P::kThreads)
+    topk_slice_kernel(const T* __restrict__ in, int cols, int k, unsigned* __restrict__ ws_key,
+                      int* __restrict__ ws_idx) {
+  typedef SliceSelect<P> S;
+  enum { kThreads = S::kThreads, kBins = S::kBins, kPerThread = S::kPerThread, kChunk = S::kChunk, kVec = P::kVec };
+  __shared__ unsigned hist[kBins];
+  __shared__ unsigned scan_tmp[block::Shape<kThreads>::kWarps];
+  __shared__ unsigned s_digit, s_above, s_count;
+
+  const T* row = in + (long long)blockIdx.y * cols;
+  const int start = (int)blockIdx.x * kChunk;
+  const int len = cols - start < kChunk ? cols - start : kChunk;
+  const int first = (int)threadIdx.x * kPerThread;  // this thread's run, relative to start
+  int nvalid = len - first;
+  nvalid = nvalid < 0 ? 0 : nvalid > kPerThread ? kPerThread : nvalid;
+  unsigned key[kPerThread];
+  if (kAligned && nvalid == kPerThread) {
+#pragma unroll
+    for (int j = 0; j < P::kItems; ++j) {
+      T v[kVec];
+      load_vec<T, kVec, true>(row + start + first + j * kVec, v);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) key[j * kVec + e] = Key<T>::of(v[e]);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) key[j] = j < nvalid ? Key<T>::of(row[start + first + j]) : 0u;
+  }
+  const unsigned kk = (unsigned)(k < len ? k : len);
+
+  unsigned prefix = 0u, mask = 0u;
+  unsigned k_rem = kk;
+  int shift = P::kKeyBits;
+  for (int pass = 0; pass < P::kPasses; ++pass) {
+    const int width = shift < P::kBits ? shift : P::kBits;
+    shift -= width;
+    const unsigned dmask = (1u << width) - 1u;
+    for (int b = threadIdx.x; b < kBins; b += kThreads) hist[b] = 0u;
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j)
+      if (j < nvalid && (key[j] & mask) == prefix) atomicAdd(&hist[(key[j] >> shift) & dmask], 1u);
+    __syncthreads();
+    find_digit<P>(hist, k_rem, scan_tmp, &s_digit, &s_above, &s_count);
+    k_rem -= s_above;
+    prefix |= s_digit << shift;
+    mask |= dmask << shift;
+    const bool exact = s_count == k_rem;
+    __syncthreads();
+    if (exact) break;
+  }
+
+  // ordered gather straight to the workspace: keys above the prefix, then the first k_rem equal
+  const unsigned need = k_rem;
+  const unsigned n_gt = kk - need;
+  unsigned counts = 0u;  // greater in the low half, equal in the high half (<= kChunk each)
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const unsigned m = key[j] & mask;
+    if (j < nvalid && m > prefix) counts += 1u;
+    if (j < nvalid && m == prefix) counts += 1u << 16;
+  }
+  unsigned tot;
+  const unsigned ex = block::exclusive_scan<kThreads>(counts, Sum(), 0u, scan_tmp, tot);
+  unsigned g = ex & 0xffffu;
+  unsigned e = ex >> 16;
+  const long long base = ((long long)blockIdx.y * gridDim.x + blockIdx.x) * k;
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const unsigned m = key[j] & mask;
+    if (j < nvalid && m > prefix) {
+      ws_key[base + g] = key[j];
+      ws_idx[base + g] = start + first + j;
+      ++g;
+    } else if (j < nvalid && m == prefix) {
+      if (e < need) {
+        ws_key[base + n_gt + e] = key[j];
+        ws_idx[base + n_gt + e] = start + first + j;
+      }
+      ++e;
+    }
+  }
+}
+
+template <typename T, typename P>
+__global__ void __launch_bounds__(P::kThreads)
+    topk_merge_kernel(const T* __restrict__ in, int cols, int stride, int m, int k, const unsigned* __restrict__ ws_key,
+                      const int* __restrict__ ws_idx, T* __restrict__ out_vals, long long* __restrict__ out_idx) {
+  enum {
+    kThreads = P::kThreads,
+    kBins = 1 << P::kBits,
+    kPerThread = P::kItems,  // candidates are 8-byte pairs: scalar loads, kItems per thread
+    kChunk = kThreads * kPerThread,
+    kMaxK = P::kMaxK
+  };
+  __shared__ unsigned hist[kBins];
+  __shared__ unsigned sel_key[kMaxK];
+  __shared__ int sel_idx[kMaxK];
+  __shared__ unsigned scan_tmp[block::Shape<kThreads>::kWarps];
+  __shared__ unsigned s_digit, s_above, s_count, s_gt, s_eq;
+
+  const unsigned* ck = ws_key + (long long)blockIdx.x * stride;
+  const int* ci = ws_idx + (long long)blockIdx.x * stride;
+  unsigned prefix = 0u, mask = 0u;
+  unsigned k_rem = (unsigned)k;
+  int shift = P::kKeyBits;
+  for (int pass = 0; pass < P::kPasses; ++pass) {
+    const int width = shift < P::kBits ? shift : P::kBits;
+    shift -= width;
+    const unsigned dmask = (1u << width) - 1u;
+    for (int b = threadIdx.x; b < kBins; b += kThreads) hist[b] = 0u;
+    __syncthreads();
+    for (int base = 0; base < m; base += kChunk) {
+      unsigned key[kPerThread];
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) {
+        const int i = base + j * kThreads + (int)threadIdx.x;
+        key[j] = i < m ? ck[i] : 0u;
+      }
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) {
+        const int i = base + j * kThreads + (int)threadIdx.x;
+        if (i < m && (key[j] & mask) == prefix) atomicAdd(&hist[(key[j] >> shift) & dmask], 1u);
+      }
+    }
+    __syncthreads();
+    find_digit<P>(hist, k_rem, scan_tmp, &s_digit, &s_above, &s_count);
+    k_rem -= s_above;
+    prefix |= s_digit << shift;
+    mask |= dmask << shift;
+    const bool exact = s_count == k_rem;
+    __syncthreads();
+    if (exact) break;
+  }
+
+  const unsigned need = k_rem;
+  const unsigned n_gt = (unsigned)k - need;
+  if (threadIdx.x == 0) {
+    s_gt = 0u;
+    s_eq = 0u;
+  }
+  __syncthreads();
+  for (int base = 0; base < m; base += kChunk) {
+    const int first = base + (int)threadIdx.x * kPerThread;
+    unsigned key[kPerThread];
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) key[j] = first + j < m ? ck[first + j] : 0u;
+    unsigned counts = 0u;
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const unsigned mk = key[j] & mask;
+      if (first + j < m && mk > prefix) counts += 1u;
+      if (first + j < m && mk == prefix) counts += 1u << 16;
+    }
+    unsigned tot;
+    const unsigned ex = block::exclusive_scan<kThreads>(counts, Sum(), 0u, scan_tmp, tot);
+    unsigned g = s_gt + (ex & 0xffffu);
+    unsigned e = s_eq + (ex >> 16);
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const unsigned mk = key[j] & mask;
+      if (first + j < m && mk > prefix) {
+        sel_key[g] = key[j];
+        sel_idx[g] = ci[first + j];
+        ++g;
+      } else if (first + j < m && mk == prefix) {
+        if (e < need) {
+          sel_key[n_gt + e] = key[j];
+          sel_idx[n_gt + e] = ci[first + j];
+        }
+        ++e;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      s_gt += tot & 0xffffu;
+      s_eq += tot >> 16;
+    }
+    __syncthreads();
+    if (s_gt >= n_gt && s_eq >= need) break;
+  }
+
+  write_survivors<kThreads>(in + (long long)blockIdx.x * cols, sel_key, sel_idx, k, out_vals, out_idx);
+}
+
+// Workspace of the split path: one device buffer per (device, stream) (and per host thread for
+// cudaStreamPerThread), grown on demand (never freed) and kept for the library's lifetime, so calls on one
+// stream reuse it in stream order and calls on different streams never share one. While a stream
+// is being captured into a CUDA graph no buffer is allocated (an existing one is reused); when
+// none fits, or all kSlots slots are taken, the launcher falls back to one block per row.
+struct WsSlot {
+  int dev;
+  cudaStream_t stream;
+  std::thread::id thread;
+  void* ptr;
+  size_t bytes;
+};
+
+inline void* split_workspace(size_t bytes, cudaStream_t s) {
+  enum { kSlots = 48 };  // (device, stream) pairs with a buffer
+  static std::mutex mu;
+  static WsSlot slots[kSlots];
+  static int used = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  const std::thread::id tid = s == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id();
+  WsSlot* slot = nullptr;
+  for (int i = 0; i < used; ++i)
+    if (slots[i].dev == dev && slots[i].stream == s && slots[i].thread == tid) slot = &slots[i];
+  if (slot && slot->bytes >= bytes) return slot->ptr;
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (!slot) {
+    if (used == kSlots) return nullptr;
+    slot = &slots[used++];
+    slot->dev = dev;
+    slot->stream = s;
+    slot->thread = tid;
+    slot->ptr = nullptr;
+    slot->bytes = 0;
+  }
+  size_t want = (size_t)1 << 20;
+  while (want < bytes) want <<= 1;
+  // A smaller old buffer is not freed: kernels in flight or a captured graph may still use it
+  // (sizes grow by doubling, so what is kept is at most the size of the newest buffer).
+  void* p = nullptr;
+  if (cudaMalloc(&p, want) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  slot->ptr = p;
+  slot->bytes = want;
+  return p;
+}
+
+template <typename T, typename P>
+int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, cudaStream_t s) {
+  if (k < 0 || k > cols) return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d outside 0..%d (the row length)", k, cols);
+  if (k > P::kMaxK)
+    return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d is larger than this build's maximum %d", k,
+                      (int)P::kMaxK);
+  if (rows == 0 || k == 0) return MUH_OK;
+  const T* in = static_cast<const T*>(in_);
+  enum { kVec = P::kVec };
+  const bool vec_ok = kVec > 1 && (reinterpret_cast<uintptr_t>(in) % (sizeof(T) * kVec)) == 0 && cols % kVec == 0;
+  if (P::kSplit && cols >= P::kSplitMinCols && k <= P::kSplitMaxK &&
+      rows <= P::kSplitMaxRows) {
+    enum { kChunk = SliceSelect<P>::kChunk };
+    static_assert((int)kChunk == (int)P::kSplitChunk, "topk: slice size differs from P::kSplitChunk");
+    const int nblk = (cols + kChunk - 1) / kChunk;
+    const size_t pairs = (size_t)rows * nblk * k;
+    void* ws = split_workspace(pairs * (sizeof(unsigned) + sizeof(int)), s);
+    if (ws) {
+      unsigned* wk = static_cast<unsigned*>(ws);
+      int* wi = reinterpret_cast<int*>(wk + pairs);
+      const dim3 grid(nblk, rows);
+      if (vec_ok)
+        topk_slice_kernel<T, P, true><<<grid, P::kThreads, 0, s>>>(in, cols, k, wk, wi);
+      else
+        topk_slice_kernel<T, P, false><<<grid, P::kThreads, 0, s>>>(in, cols, k, wk, wi);
+      const int last = cols - (nblk - 1) * kChunk;
+      const int m = (nblk - 1) * k + (last < k ? last : k);  // valid candidates per row
+      topk_merge_kernel<T, P><<<rows, P::kThreads, 0, s>>>(in, cols, nblk * k, m, k, wk, wi,
+                                                                  static_cast<T*>(vals), idx);
+      return host::launch_check("topk launch (split)");
+    }
+  }
+  if (vec_ok)
+    topk_kernel<T, P, kVec><<<rows, P::kThreads, 0, s>>>(in, cols, k, static_cast<T*>(vals), idx);
+  else
+    topk_kernel<T, P, 1><<<rows, P::kThreads, 0, s>>>(in, cols, k, static_cast<T*>(vals), idx);
+  return host::launch_check("topk launch");
+}
+
+}  // namespace topk_impl
+}  // namespace muh
