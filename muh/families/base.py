@@ -231,6 +231,24 @@ def load_vec(dtype: str, items: int, nominal: int | None = None) -> tuple[int, s
 
 
 @dataclass(frozen=True)
+class Harness:
+    """What `muh tune`'s measurement harness (muh/tune/templates/harness.cu.j2) needs of a family.
+
+    ``template``: the family's C++ fragment, ``muh/families/templates/<family>.harness.cu.j2``: it
+    defines ``kHasIndices``, ``workspace_bytes(api, max_n)``, ``run_variant(api, ctx, v, n)`` (one call
+    through the variant's C interface), ``out_count(n)`` and ``check_output(ctx, in, out, n, why)``
+    (the host reference). ``shape``: the family's problem shape beyond the element count (topk: row
+    length and k), the default of ``muh tune``'s shape option; ``variables(shape)`` renders the
+    fragment with it; ``check_sizes(shape)``: the two odd sizes of the correctness gate.
+    """
+
+    template: str
+    shape: tuple = ()
+    variables: Callable = lambda shape: {}
+    check_sizes: Callable = lambda shape: ((1 << 20) + 17, 1000 + 3)
+
+
+@dataclass(frozen=True)
 class Family:
     """The record of one kernel family (see the module docstring)."""
 
@@ -251,6 +269,7 @@ class Family:
     python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.runtime.ops
     operators: dict = field(default_factory=dict)  # name -> code of `enum muh_<family>_op` (MUH_<NAME>)
     size_buckets: bool = False  # its launch code picks a policy's size bucket by element count (Policy<T, B>)
+    harness: Optional[Harness] = None  # how `muh tune` measures it (required when ``tunable``)
 
     @property
     def source(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families.base import Family, cfuncs, load_vec, param
+from muh.families.base import Harness, Family, cfuncs, load_vec, param
 
 # Blocks of the first pass: enough for every SM of a large GPU several times over, few enough that
 # the second pass (one block over the partials) stays one tile: 4096 = 16 x 256-thread blocks.
@@ -53,4 +53,5 @@ int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* 
     params=params,
     globals=globals_,
     static=("reduce.cuh",),
+    harness=Harness("reduce.harness.cu.j2"),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families.base import cfuncs, Family, param, xchg_bytes
+from muh.families.base import Harness, cfuncs, Family, param, xchg_bytes
 
 # The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
 DELAY_KINDS = (
@@ -188,4 +188,5 @@ int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, v
     params=params,
     checks=checks,
     size_buckets=True,
+    harness=Harness("scan.harness.cu.j2"),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families.base import cfuncs, Family, MAX_GRID_Y, param, vec_of, xchg_bytes
+from muh.families.base import Harness, cfuncs, Family, MAX_GRID_Y, param, vec_of, xchg_bytes
 
 MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
 
@@ -64,6 +64,9 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
+TUNE_SHAPE = (65536, 64)  # `muh tune topk`: row length and k unless --topk-shape says
+
+
 def max_k(cfg) -> int:
     return min([p.max_k for p in cfg.of("topk").values()] or [0])
 
@@ -84,4 +87,7 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     op=None,
     template_vars=lambda cfg: {"topk_max_k": max_k(cfg)},
     static=("topk.cuh",),
+    harness=Harness("topk.harness.cu.j2", shape=TUNE_SHAPE,
+                    variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
+                    check_sizes=lambda shape: (3 * shape[0], shape[0])),
 )

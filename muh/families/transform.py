@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families.base import cfuncs, Family, param, vec_of
+from muh.families.base import Harness, cfuncs, Family, param, vec_of
 
 # CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
 # the default when a spec's transform policy gives none.
@@ -60,4 +60,5 @@ int muh_transform(int op, int dtype, const void* in, void* out, long long n, flo
     warp_bound=False,
     op=None,
     static=("transform.cuh",),
+    harness=Harness("transform.harness.cu.j2"),
 )

@@ -18,7 +18,7 @@ from muh import families
 from muh.schema.models import Hardware
 from muh.tune.space import Effective
 
-TOPK_COLS, TOPK_K = 65536, 64
+TOPK_COLS, TOPK_K = families.get("topk").harness.shape  # the top-k problem unless --topk-shape says
 SPIN_CYCLES = 100_000  # ~50 µs at 2 GHz: longer than the host's launch overhead
 
 
@@ -61,8 +61,9 @@ def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
 
 
 def source_hash(eff: Effective, hw: Hardware) -> str:
-    """Hash of exactly what the variant compiles from: its inlined kernel code, the harness and the
-    element type's row of the dtype table (the harness's storage type and conversions).
+    """Hash of exactly what the variant compiles from: its inlined kernel code, the harness, the family's
+    harness fragment and the element type's row of the dtype table (the harness's storage type and
+    conversions).
 
     Only the files the unit includes count, so a change to another family's template does not
     invalidate this family's measurements."""
@@ -72,6 +73,7 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
     h.update(variant_code(0, eff, hw, "").encode())
     h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
     h.update(repr(DT.TABLE[eff.dtype]).encode())  # the harness's storage type and conversions come from this row
+    h.update(res("muh.families").joinpath("templates", harness_of(eff.family).template).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -118,29 +120,38 @@ class UnitVariant:
     eff: Effective
 
 
+def harness_of(family: str):
+    """The family record's harness part (UnitError when `muh tune` has none for it)."""
+    if family not in families.NAMES or families.get(family).harness is None:
+        raise UnitError(f"`muh tune` has no measurement harness for `{family}`")
+    return families.get(family).harness
+
+
 def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int],
-                topk: tuple[int, int] | None = None) -> str:
+                shape: tuple | None = None) -> str:
     """One translation unit: the base (index 0) and the given variants, plus the harness main().
 
-    ``topk`` = (row length, k) of the top-k problem (default: TOPK_COLS, TOPK_K); sizes count elements,
-    so rows = size / row length."""
+    The family's part (its C calls, output size, host reference) is the fragment its record names
+    (``Harness.template``), rendered with ``shape`` (the family's problem shape beyond the element
+    count, e.g. topk's (row length, k); default: the record's)."""
     from muh.codegen.templates import render
 
-    cols, k = topk or (TOPK_COLS, TOPK_K)
+    rec, h = families.get(family), harness_of(family)
+    shape = tuple(shape or h.shape)
     code = "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)
+    check_n, check_small = h.check_sizes(shape)
     size = DT.SIZE[dtype]
-    if family == "topk":
-        check_n, check_small = 3 * cols, cols
-    else:
-        check_n, check_small = (1 << 20) + 17, 1000 + 3
     rel_tol = {1: 1e-2, 2: 2e-2}.get(size, 1e-5 if dtype == "float32" else 1e-12)
     if dtype in ("float16", "bfloat16"):
         rel_tol = 2e-2
+    family_code = render("muh.families", h.template, **h.variables(shape))
+    api = [{"field": f.name[len("muh_"):], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
+           for f in rec.api]
     return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=DT.TABLE[dtype].storage,
                   dtype_code=DT.CODE[dtype], is_float=DT.TABLE[dtype].is_float,
                   variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
                   variant_code=code, sizes=sizes, check_n=check_n, check_small=check_small, rel_tol=rel_tol,
-                  topk_cols=cols, topk_k=k, spin_cycles=SPIN_CYCLES)
+                  api=api, family_code=family_code, spin_cycles=SPIN_CYCLES)
 
 
 def nvcc_args(hw: Hardware) -> list[str]:

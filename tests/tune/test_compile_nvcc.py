@@ -61,3 +61,47 @@ def test_ray_local_cluster_compiles_real_units(loaded, nvcc):
     assert ray.is_initialized() is False
     assert all(r.ok for r in res), res[0].log
     assert all(r.binary[:4] == b"\x7fELF" for r in res)
+
+
+def test_the_harness_template_knows_no_family():
+    """The per-family parts come from the family records' fragments (no `family ==` ladders)."""
+    from importlib.resources import files as res
+
+    text = res("muh.tune").joinpath("templates/harness.cu.j2").read_text()
+    from muh import families
+
+    assert "family ==" not in text and "family==" not in text
+    for rec in families.records():
+        assert f'"{rec.name}"' not in text, rec.name
+
+
+@pytest.mark.nvcc
+def test_every_tunable_family_has_a_harness_unit_that_compiles(nvcc, tmp_path):
+    """Each family `muh tune` can vary has a harness fragment in its record, and the unit (the H200
+    spec's base policy of one of its types) compiles: the fragment's calls match the family's C
+    interface. Device code unoptimised (-Xptxas -O0): only whether it compiles is the question."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    from muh import families
+    from muh.pipeline import load_file
+
+    spec = load_file(Path(__file__).resolve().parents[2] / "specs" / "h200.muh").spec
+    hw = next(iter(spec.hardware.values()))
+    tunable = [r for r in families.records() if r.tunable]
+    assert {r.name for r in tunable} >= {"reduce", "scan", "transform", "topk"}
+    jobs = []
+    for rec in tunable:
+        assert rec.harness is not None, f"{rec.name} is tunable but its record has no harness"
+        dtype = rec.dtypes[-1]
+        sp = build_space(spec, rec.name, dtype)
+        src = render_unit(rec.name, dtype, hw, [UnitVariant(0, "base", effective(sp.base, hw))], [1 << 16])
+        cu = tmp_path / f"{rec.name}.cu"
+        cu.write_text(src)
+        jobs.append([nvcc, "-std=c++17", "-arch=sm_90", "-O0", "-Xptxas", "-O0", "-w", "-c", str(cu),
+                     "-o", str(cu) + ".o"])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
+    failed = [" ".join(c) + "\n" + r.stderr[-2000:] for c, r in zip(jobs, results) if r.returncode]
+    assert not failed, "\n".join(failed)
