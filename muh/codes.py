@@ -65,6 +65,8 @@ CODES: dict[str, Code] = {
     "E-OUTPUT": Code("an output folder muh may not write or replace (not muh's own, or its own files edited)",
                      "generated/x holds files muh did not write"),
     "E-EMIT": Code("two emitters would write the same file", "emitters `ops` and `kernels` both write kernels/common.cu"),
+    "E-FORMAT": Code("the pinned clang-format that formats the generated C++ is missing, another version, or failed",
+                     "clang-format is not installed; install the pinned formatter: pip install 'clang-format==23.1.5'"),
     "E-KERNELS": Code("the kernels cannot be generated for a hardware's policies (family records' checks)",
                       "kernels for `bi100`: scan.float32: tile needs 70144 B of shared memory, the hardware has 49152 B"),
     "E-CXX-LEVEL": Code("the toolchain's C++ level is below what the tuning headers need",

@@ -20,7 +20,17 @@ def generate(ctx: BuildContext, only: set[str] | None = None) -> list[GeneratedF
     diags.extend(ctx.diagnostics)
     if any(d.is_error for d in diags):
         raise MuhError(diags)
-    return [f for _, (_, f) in sorted(files.items())]
+    return _formatted([f for _, (_, f) in sorted(files.items())])
+
+
+def _formatted(files: list[GeneratedFile]) -> list[GeneratedFile]:
+    """The C++ among ``files`` formatted by the pinned clang-format in muh's one style (cxx_format)."""
+    from dataclasses import replace
+
+    from muh.codegen import cxx_format
+
+    done = cxx_format.format_many({f.path: f.content for f in files if cxx_format.is_cxx(f.path)})
+    return [replace(f, content=done[f.path]) if f.path in done else f for f in files]
 
 
 __all__ = ["BuildContext", "Emitter", "GeneratedFile", "generate"]

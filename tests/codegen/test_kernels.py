@@ -215,8 +215,8 @@ def test_runtime_tables_match_the_emitter():
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_generated_lines_fit_120_columns(name):
-    """The kernel emitter's C++ (templates and what the family records print) stays within 120 columns
-    (scan_tile.cuh, the scan rewrite's static header, is not held to it yet)."""
-    long = [f"{path}:{i}: {len(line)}" for path, text in _files(CONFIGS[name]).items() if "scan_tile" not in path
+    """The kernel emitter's C++ (templates, static headers and what the family records print) stays
+    within 120 columns before clang-format (test_cxx_format.py holds `muh build`'s formatted output to it)."""
+    long = [f"{path}:{i}: {len(line)}" for path, text in _files(CONFIGS[name]).items()
             for i, line in enumerate(text.splitlines(), 1) if len(line) > 120 and "@generated" not in line]
     assert not long, long[:10]

@@ -106,7 +106,7 @@ struct Global {
       r = __ldcs(reinterpret_cast<const R*>(p));
     } else
 #endif
-    if (kMode == 1) {
+        if (kMode == 1) {
       r = __ldg(reinterpret_cast<const R*>(p));
     } else {
       r = *reinterpret_cast<const R*>(p);
@@ -186,7 +186,9 @@ struct TileState<T, 2> {
   unsigned* flags;
   T* aggregates;
   T* inclusives;
-  static __host__ __device__ size_t flag_bytes(long long tiles) { return ((size_t)tiles * sizeof(unsigned) + 15) / 16 * 16; }
+  static __host__ __device__ size_t flag_bytes(long long tiles) {
+    return ((size_t)tiles * sizeof(unsigned) + 15) / 16 * 16;
+  }
   static __host__ __device__ size_t bytes(long long tiles) { return flag_bytes(tiles) + 2 * (size_t)tiles * sizeof(T); }
   static __host__ __device__ TileState at(void* ws, long long tiles) {
     TileState s;
@@ -239,8 +241,10 @@ struct Workspace {
 template <typename T, typename P, typename State>
 __device__ T lookback(const State& st, long long tile, unsigned epoch) {
   enum {
-    kLanes = (int)P::kWindow < (int)warp::kSize ? (int)P::kWindow : (int)warp::kSize,
-    kWords = (int)P::kWindow > (int)warp::kSize ? (int)P::kWindow / (int)warp::kSize : 1,
+    kLanes = (int)P::kWindow<(int)warp::kSize ? (int)P::kWindow : (int)warp::kSize, kWords = (int)P::kWindow>(int)
+            warp::kSize
+        ? (int)P::kWindow / (int)warp::kSize
+        : 1,
     kSpan = kLanes * kWords
   };
   Delay<P> delay((unsigned)tile);

@@ -28,9 +28,8 @@ constexpr size_t workspace_bytes() {
 }
 
 template <typename T, typename P, typename Op, int kVec>
-__global__ void __launch_bounds__(P::kThreads)
-    reduce_kernel(const T* __restrict__ in, long long n, T* __restrict__ out, typename Acc<T>::type* partials,
-                  unsigned* counter) {
+__global__ void __launch_bounds__(P::kThreads) reduce_kernel(const T* __restrict__ in, long long n, T* __restrict__ out,
+                                                             typename Acc<T>::type* partials, unsigned* counter) {
   typedef typename Acc<T>::type A;
   enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems, kVecs = kItems / kVec };
   __shared__ A warp_partials[block::Shape<kThreads>::kWarps];
@@ -114,5 +113,5 @@ int run(const void* in_, long long n, void* out_, void* ws, size_t ws_bytes, cud
   return host::launch_check("reduce launch");
 }
 
-}  // namespace reduce_impl
+}  // namespace reduce_impl MUH_LIBRARY_LOCAL
 }  // namespace muh

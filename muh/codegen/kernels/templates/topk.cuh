@@ -61,8 +61,8 @@ __device__ __forceinline__ void sort_survivors(unsigned* sel_key, int* sel_idx, 
 // Digit of the k_rem-th largest key among the counted ones (bins scanned in descending order);
 // every thread gets s_digit / s_above / s_count after the call.
 template <typename P>
-__device__ __forceinline__ void find_digit(const unsigned* hist, unsigned k_rem, unsigned* scan_tmp,
-                                           unsigned* s_digit, unsigned* s_above, unsigned* s_count) {
+__device__ __forceinline__ void find_digit(const unsigned* hist, unsigned k_rem, unsigned* scan_tmp, unsigned* s_digit,
+                                           unsigned* s_above, unsigned* s_count) {
   enum { kThreads = P::kThreads, kBins = 1 << P::kBits };
   unsigned own = 0u;
 #pragma unroll
@@ -91,8 +91,8 @@ __device__ __forceinline__ void find_digit(const unsigned* hist, unsigned k_rem,
 // The k survivors of row blockIdx.x sorted (sort_survivors), written out: values read back from
 // the row (signed zeros and NaN payloads as they went in) and their indices.
 template <int kThreads, typename T>
-__device__ __forceinline__ void write_survivors(const T* row, unsigned* sel_key, int* sel_idx, int k,
-                                                T* out_vals, long long* out_idx) {
+__device__ __forceinline__ void write_survivors(const T* row, unsigned* sel_key, int* sel_idx, int k, T* out_vals,
+                                                long long* out_idx) {
   sort_survivors<kThreads>(sel_key, sel_idx, k);
   T* vo = out_vals + (long long)blockIdx.x * k;
   long long* io = out_idx + (long long)blockIdx.x * k;
@@ -105,16 +105,19 @@ __device__ __forceinline__ void write_survivors(const T* row, unsigned* sel_key,
 // Order-preserving keys: a larger value gives a larger unsigned key. As in PyTorch's sort, -0.0 and +0.0
 // are equal and every NaN is above +inf (all NaNs equal); values are written back from the input,
 // so signed zeros and NaN payloads come out as they went in.
-template <typename T> struct Key;
-template <> struct Key<float> {
+template <typename T>
+struct Key;
+template <>
+struct Key<float> {
   static __device__ __forceinline__ unsigned of(float v) {
     unsigned b = __float_as_uint(v);
     if ((b & 0x7fffffffu) > 0x7f800000u) return ~0u;  // NaN
-    if (b == 0x80000000u) b = 0u;                      // -0.0
+    if (b == 0x80000000u) b = 0u;                     // -0.0
     return b ^ ((b & 0x80000000u) ? ~0u : 0x80000000u);
   }
 };
-template <> struct Key<__half> {
+template <>
+struct Key<__half> {
   static __device__ __forceinline__ unsigned of(__half v) {
     unsigned b = __half_as_ushort(v);
     if ((b & 0x7fffu) > 0x7c00u) return 0xffffu;
@@ -122,7 +125,8 @@ template <> struct Key<__half> {
     return b ^ ((b & 0x8000u) ? 0xffffu : 0x8000u);
   }
 };
-template <> struct Key<bf16> {
+template <>
+struct Key<bf16> {
   static __device__ __forceinline__ unsigned of(bf16 v) {
     unsigned b = v.bits;
     if ((b & 0x7fffu) > 0x7f80u) return 0xffffu;
@@ -531,14 +535,12 @@ template <typename T, typename P>
 int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, cudaStream_t s) {
   if (k < 0 || k > cols) return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d outside 0..%d (the row length)", k, cols);
   if (k > P::kMaxK)
-    return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d is larger than this build's maximum %d", k,
-                      (int)P::kMaxK);
+    return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d is larger than this build's maximum %d", k, (int)P::kMaxK);
   if (rows == 0 || k == 0) return MUH_OK;
   const T* in = static_cast<const T*>(in_);
   enum { kVec = P::kVec };
   const bool vec_ok = kVec > 1 && (reinterpret_cast<uintptr_t>(in) % (sizeof(T) * kVec)) == 0 && cols % kVec == 0;
-  if (P::kSplit && cols >= P::kSplitMinCols && k <= P::kSplitMaxK &&
-      rows <= P::kSplitMaxRows) {
+  if (P::kSplit && cols >= P::kSplitMinCols && k <= P::kSplitMaxK && rows <= P::kSplitMaxRows) {
     enum { kChunk = SliceSelect<P>::kChunk };
     static_assert((int)kChunk == (int)P::kSplitChunk, "topk: slice size differs from P::kSplitChunk");
     const int nblk = (cols + kChunk - 1) / kChunk;
@@ -554,8 +556,8 @@ int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, 
         topk_slice_kernel<T, P, false><<<grid, P::kThreads, 0, s>>>(in, cols, k, wk, wi);
       const int last = cols - (nblk - 1) * kChunk;
       const int m = (nblk - 1) * k + (last < k ? last : k);  // valid candidates per row
-      topk_merge_kernel<T, P><<<rows, P::kThreads, 0, s>>>(in, cols, nblk * k, m, k, wk, wi,
-                                                                  static_cast<T*>(vals), idx);
+      topk_merge_kernel<T, P>
+          <<<rows, P::kThreads, 0, s>>>(in, cols, nblk * k, m, k, wk, wi, static_cast<T*>(vals), idx);
       return host::launch_check("topk launch (split)");
     }
   }
@@ -566,5 +568,5 @@ int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, 
   return host::launch_check("topk launch");
 }
 
-}  // namespace topk_impl
+}  // namespace topk_impl MUH_LIBRARY_LOCAL
 }  // namespace muh

@@ -20,15 +20,24 @@ __device__ __forceinline__ double exp_of(double x) { return exp(x); }
 // The operators (muh_transform_op); alpha is the scale's factor, unused by the others.
 struct Scale {
   float alpha;
-  template <typename A> __device__ __forceinline__ A operator()(A x) const { return x * (A)alpha; }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A x) const {
+    return x * (A)alpha;
+  }
 };
 struct Relu {
   float alpha;
-  template <typename A> __device__ __forceinline__ A operator()(A x) const { return x > A(0) ? x : A(0); }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A x) const {
+    return x > A(0) ? x : A(0);
+  }
 };
 struct Silu {
   float alpha;
-  template <typename A> __device__ __forceinline__ A operator()(A x) const { return x / (A(1) + exp_of(-x)); }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A x) const {
+    return x / (A(1) + exp_of(-x));
+  }
 };
 
 template <typename T, typename P, typename Op, int kVec>
@@ -71,5 +80,5 @@ int run(const void* in_, void* out_, long long n, Op op, cudaStream_t s) {
   return host::launch_check("transform launch");
 }
 
-}  // namespace transform_impl
+}  // namespace transform_impl MUH_LIBRARY_LOCAL
 }  // namespace muh
