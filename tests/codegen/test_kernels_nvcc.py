@@ -65,33 +65,44 @@ def test_all_builds_compile(nvcc, tmp_path):
 
 
 def _static_sources() -> dict[str, str]:
-    """{generated path: package source} of every static CUDA header the emitter copies as it is."""
+    """{generated path: package source} of every static CUDA header the kernels and ops emitters copy
+    as they are."""
     from importlib.resources import files as res
 
+    from muh.codegen import ops
+
     pkg = res("muh.codegen.kernels")
-    return {path: str(pkg.joinpath(src if src.startswith("static/") else f"templates/{src}"))
-            for path, src, _ in emitter.files() if not src.endswith(".j2")}
+    out = {path: str(pkg.joinpath(src if src.startswith("static/") else f"templates/{src}"))
+           for path, src, _ in emitter.files() if not src.endswith(".j2")}
+    out.update({path: str(res(ops.PKG).joinpath("templates", src)) for path, src, _ in ops.FILES
+                if not src.endswith(".j2")})
+    return out
 
 
 def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
-    """Every static .cuh (scan_tile.cuh and each family's reduce/transform/topk/histogram.cuh) is its own
-    translation unit: the package's file, #included alone, compiles against the generated common layer
-    (include/muh: warp.cuh, block.cuh, types.cuh, host.cuh, params.cuh) for the H200 profile (C++17,
-    sm_90) and the BI-V100 profile (warp 64, C++14, the lowest arch this nvcc knows). The generated
-    kernels/*.cu that instantiate them compile in test_all_builds_compile."""
+    """Every static .cuh (scan_tile.cuh, each family's reduce/transform/topk/histogram.cuh, the LLM ops'
+    ops.cuh) is its own translation unit: the package's file, #included alone, compiles against the
+    generated common layer (include/muh: warp.cuh, block.cuh, types.cuh, host.cuh, params.cuh,
+    ops/ops.h) for the H200 profile (C++17, sm_90) and the BI-V100 profile (warp 64, C++14, the lowest
+    arch this nvcc knows). The generated kernels/*.cu that instantiate them compile in
+    test_all_builds_compile (ops.cu: test_ops.py)."""
     from importlib.resources import files as res
 
+    from muh.codegen import ops
+
     statics = _static_sources()
-    pkg = res("muh.codegen.kernels")
-    on_disk = {str(p) for d in ("templates", "static") for p in pkg.joinpath(d).iterdir() if p.name.endswith(".cuh")}
+    dirs = [res("muh.codegen.kernels").joinpath(d) for d in ("templates", "static")]
+    dirs.append(res("muh.codegen.ops").joinpath("templates"))
+    on_disk = {str(p) for d in dirs for p in d.iterdir() if p.name.endswith(".cuh")}
     assert on_disk == set(statics.values()), "a .cuh in the package that no build copies (or the reverse)"
-    assert {"reduce.cuh", "transform.cuh", "topk.cuh", "histogram.cuh", "scan_tile.cuh"} <= \
+    assert {"reduce.cuh", "transform.cuh", "topk.cuh", "histogram.cuh", "scan_tile.cuh", "ops.cuh"} <= \
         {os.path.basename(p) for p in statics.values()}
     jobs = []
     for name, cfg, std, arch in (("h200", presets.h200(), "c++17", "sm_90"),
                                  ("bi100", presets.bi100(), "c++14", lowest_arch(nvcc))):
         root = tmp_path / name
         emitter.write(cfg, root)
+        ops.write(ops.from_kernel_config(cfg), root, lambda prefix: f"{prefix} test")
         for path, src in sorted(statics.items()):
             tu = root / (os.path.basename(src) + ".cu")
             tu.write_text(f'#include "{src}"\n')

@@ -3,7 +3,8 @@
 Output (beside the kernels emitter's warp layer, compiled into the same ``libmuh_kernels.so``)::
 
     include/muh/ops/ops.h     C interface (ctypes: muh/runtime/ops_llm.py)
-    kernels/ops.cu            the kernels and their launchers, policies printed with provenance
+    include/muh/ops/ops.cuh   the kernels and their launchers (static CUDA, templates/ops.cuh)
+    kernels/ops.cu            ops.cuh instantiated with the policies, printed with provenance; the C entry points
     kernels/bindings/ops_torch.cpp  the CUDA implementations of torch.ops.muh.* (muh/runtime/torch_ops.py)
 
 ``generate(target, header)`` renders the files of one ``OpsTarget`` (tests and the bench use it
@@ -21,6 +22,7 @@ from muh.codegen.templates import render
 PKG = "muh.codegen.ops"
 FILES = (
     ("include/muh/ops/ops.h", "ops.h.j2", "//"),
+    ("include/muh/ops/ops.cuh", "ops.cuh", "//"),  # static: copied as it is
     ("kernels/ops.cu", "ops.cu.j2", "//"),
     ("kernels/bindings/ops_torch.cpp", "ops_torch.cpp.j2", "//"),
 )
@@ -42,7 +44,15 @@ def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str,
         raise OpsConfigError(f"ops for `{target.name}`: " + "; ".join(errs))
     variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx,
                      policies=[target.policies[d] for d in OPS_DTYPES])
-    return [(path, render(PKG, tmpl, header=header(prefix), **variables)) for path, tmpl, prefix in FILES]
+    return [(path, render(PKG, tmpl, header=header(prefix), **variables) if tmpl.endswith(".j2")
+             else f"{header(prefix)}\n{_static(tmpl)}") for path, tmpl, prefix in FILES]
+
+
+def _static(name: str) -> str:
+    """Static CUDA beside the templates, copied as it is."""
+    from importlib.resources import files as res
+
+    return res(PKG).joinpath("templates", name).read_text()
 
 
 def write(target: OpsTarget, root, header: Callable[[str], str]) -> list[str]:
