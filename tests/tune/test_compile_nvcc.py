@@ -96,7 +96,7 @@ def test_every_tunable_family_has_a_harness_unit_that_compiles(nvcc, tmp_path):
         assert rec.harness is not None, f"{rec.name} is tunable but its record has no harness"
         dtype = rec.dtypes[-1]
         sp = build_space(spec, rec.name, dtype)
-        src = render_unit(rec.name, dtype, hw, [UnitVariant(0, "base", effective(sp.base, hw))], [1 << 16])
+        src = render_unit(rec.name, dtype, hw, [UnitVariant(0, "base", effective(sp.base, sp))], [1 << 16])
         cu = tmp_path / f"{rec.name}.cu"
         cu.write_text(src)
         jobs.append([nvcc, "-std=c++17", "-arch=sm_90", "-O0", "-Xptxas", "-O0", "-w", "-c", str(cu),
