@@ -447,18 +447,18 @@ __device__ __forceinline__ void expect(unsigned long long* bar, unsigned bytes) 
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(addr(bar)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void copy(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(addr(dst)),
-               "l"(src), "r"(bytes), "r"(addr(bar))
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(addr(dst)),
+      "l"(src), "r"(bytes), "r"(addr(bar))
+      : "memory");
 }
 __device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
   unsigned done = 0;
   while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(addr(bar)), "r"(parity)
-        : "memory");
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(addr(bar)), "r"(parity)
+                 : "memory");
   }
 }
 }  // namespace bulk
