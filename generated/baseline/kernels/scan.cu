@@ -16,8 +16,10 @@ namespace scan_impl MUH_LIBRARY_LOCAL {
 
 // Policy<T, B>: the numbers of element type T in size bucket B (params.cuh; 0 when the type has one
 // policy for every size); each bucket is its own instantiation, picked by the element count at launch.
-template <typename T, int B = 0> struct Policy;
-template <> struct Policy<float> {
+template <typename T, int B = 0>
+struct Policy;
+template <>
+struct Policy<float> {
   enum {
     kThreads = params::scan_float32::kThreads,
     kItems = params::scan_float32::kItems,
@@ -39,7 +41,8 @@ template <> struct Policy<float> {
     kSpinCyclesPerNsX16 = params::scan_float32::kSpinCyclesPerNsX16
   };
 };
-template <> struct Policy<double> {
+template <>
+struct Policy<double> {
   enum {
     kThreads = params::scan_float64::kThreads,
     kItems = params::scan_float64::kItems,
@@ -61,7 +64,8 @@ template <> struct Policy<double> {
     kSpinCyclesPerNsX16 = params::scan_float64::kSpinCyclesPerNsX16
   };
 };
-template <> struct Policy<int> {
+template <>
+struct Policy<int> {
   enum {
     kThreads = params::scan_int32::kThreads,
     kItems = params::scan_int32::kItems,
@@ -83,7 +87,8 @@ template <> struct Policy<int> {
     kSpinCyclesPerNsX16 = params::scan_int32::kSpinCyclesPerNsX16
   };
 };
-template <> struct Policy<long long> {
+template <>
+struct Policy<long long> {
   enum {
     kThreads = params::scan_int64::kThreads,
     kItems = params::scan_int64::kItems,
@@ -112,11 +117,17 @@ template <typename T, int B>
 struct RegisterPolicy : Policy<T, B> {
   enum { kStage = 0, kPasses = 1 };
 };
-template <bool kCond, typename A, typename B> struct Pick { typedef A type; };
-template <typename A, typename B> struct Pick<false, A, B> { typedef B type; };
+template <bool kCond, typename A, typename B>
+struct Pick {
+  typedef A type;
+};
+template <typename A, typename B>
+struct Pick<false, A, B> {
+  typedef B type;
+};
 template <typename T, int B>
 struct Small {  // the policy below the threshold (the policy itself when it stages in registers)
-  typedef typename Pick<Policy<T, B>::kStage == 1, RegisterPolicy<T, B>, Policy<T, B> >::type type;
+  typedef typename Pick<Policy<T, B>::kStage == 1, RegisterPolicy<T, B>, Policy<T, B>>::type type;
 };
 
 template <typename T, typename P, bool kExclusive>
@@ -133,14 +144,14 @@ bool staged(long long n) {
 
 template <typename T, int B>
 long long tiles_of(long long n) {
-  const long long tile = staged<T, B>(n) ? (long long)scan_tile::TileElems<T, Policy<T, B> >::value
+  const long long tile = staged<T, B>(n) ? (long long)scan_tile::TileElems<T, Policy<T, B>>::value
                                          : (long long)scan_tile::TileElems<T, typename Small<T, B>::type>::value;
   return (n + tile - 1) / tile;
 }
 
 template <typename T, int B>
 size_t workspace_bytes(long long n) {
-  return scan_tile::Workspace<T, Policy<T, B> >::bytes(tiles_of<T, B>(n));
+  return scan_tile::Workspace<T, Policy<T, B>>::bytes(tiles_of<T, B>(n));
 }
 
 template <typename T, typename P>
@@ -173,14 +184,14 @@ int run(int exclusive, const void* in, void* out, long long n, void* ws, size_t 
       (void)cudaFuncSetAttribute(scan_kernel<T, Policy<T, B>, false>, a, 100);
       carveout = true;
     }
-    launch<T, Policy<T, B> >(exclusive, src, dst, n, tiles, ws, epoch, s);
+    launch<T, Policy<T, B>>(exclusive, src, dst, n, tiles, ws, epoch, s);
   } else {
     launch<T, typename Small<T, B>::type>(exclusive, src, dst, n, tiles, ws, epoch, s);
   }
   return host::launch_check("scan launch");
 }
 
-}  // namespace scan_impl
+}  // namespace scan_impl MUH_LIBRARY_LOCAL
 }  // namespace muh
 
 extern "C" size_t muh_scan_workspace_bytes(int dtype, long long n) {
@@ -202,14 +213,10 @@ extern "C" int muh_scan(int exclusive, int dtype, const void* in, void* out, lon
   if (n < 0) return host::fail(MUH_ERR_ARGUMENT, "muh_scan: negative size %lld", n);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
-    case MUH_FLOAT32:
-      return scan_impl::run<float, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
-    case MUH_FLOAT64:
-      return scan_impl::run<double, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
-    case MUH_INT32:
-      return scan_impl::run<int, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
-    case MUH_INT64:
-      return scan_impl::run<long long, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+    case MUH_FLOAT32: return scan_impl::run<float, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+    case MUH_FLOAT64: return scan_impl::run<double, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+    case MUH_INT32: return scan_impl::run<int, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
+    case MUH_INT64: return scan_impl::run<long long, 0>(exclusive, in, out, n, workspace, workspace_bytes, epoch, s);
     default:
       return host::fail(MUH_ERR_UNSUPPORTED, "muh_scan: dtype %d is not supported by spec `%s`", dtype,
                         host::kSpecName);

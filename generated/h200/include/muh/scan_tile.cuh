@@ -107,7 +107,7 @@ struct Global {
       r = __ldcs(reinterpret_cast<const R*>(p));
     } else
 #endif
-    if (kMode == 1) {
+        if (kMode == 1) {
       r = __ldg(reinterpret_cast<const R*>(p));
     } else {
       r = *reinterpret_cast<const R*>(p);
@@ -187,7 +187,9 @@ struct TileState<T, 2> {
   unsigned* flags;
   T* aggregates;
   T* inclusives;
-  static __host__ __device__ size_t flag_bytes(long long tiles) { return ((size_t)tiles * sizeof(unsigned) + 15) / 16 * 16; }
+  static __host__ __device__ size_t flag_bytes(long long tiles) {
+    return ((size_t)tiles * sizeof(unsigned) + 15) / 16 * 16;
+  }
   static __host__ __device__ size_t bytes(long long tiles) { return flag_bytes(tiles) + 2 * (size_t)tiles * sizeof(T); }
   static __host__ __device__ TileState at(void* ws, long long tiles) {
     TileState s;
@@ -240,8 +242,10 @@ struct Workspace {
 template <typename T, typename P, typename State>
 __device__ T lookback(const State& st, long long tile, unsigned epoch) {
   enum {
-    kLanes = (int)P::kWindow < (int)warp::kSize ? (int)P::kWindow : (int)warp::kSize,
-    kWords = (int)P::kWindow > (int)warp::kSize ? (int)P::kWindow / (int)warp::kSize : 1,
+    kLanes = (int)P::kWindow<(int)warp::kSize ? (int)P::kWindow : (int)warp::kSize, kWords = (int)P::kWindow>(int)
+            warp::kSize
+        ? (int)P::kWindow / (int)warp::kSize
+        : 1,
     kSpan = kLanes * kWords
   };
   Delay<P> delay((unsigned)tile);
@@ -444,18 +448,18 @@ __device__ __forceinline__ void expect(unsigned long long* bar, unsigned bytes) 
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(addr(bar)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void copy(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(addr(dst)),
-               "l"(src), "r"(bytes), "r"(addr(bar))
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(addr(dst)),
+      "l"(src), "r"(bytes), "r"(addr(bar))
+      : "memory");
 }
 __device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
   unsigned done = 0;
   while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(addr(bar)), "r"(parity)
-        : "memory");
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(addr(bar)), "r"(parity)
+                 : "memory");
   }
 }
 }  // namespace bulk

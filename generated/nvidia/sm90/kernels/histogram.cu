@@ -16,8 +16,10 @@ using histogram_impl::Even;
 using histogram_impl::histogram_kernel;
 using histogram_impl::smem_counters;
 
-template <typename T> struct Policy;
-template <> struct Policy<float> {
+template <typename T>
+struct Policy;
+template <>
+struct Policy<float> {
   enum {
     kThreads = params::histogram_float32::kThreads,
     kItems = params::histogram_float32::kItems,
@@ -26,7 +28,8 @@ template <> struct Policy<float> {
     kSmemBins = params::histogram_float32::kSmemBins
   };
 };
-template <> struct Policy<short> {
+template <>
+struct Policy<short> {
   enum {
     kThreads = params::histogram_int16::kThreads,
     kItems = params::histogram_int16::kItems,
@@ -35,7 +38,8 @@ template <> struct Policy<short> {
     kSmemBins = params::histogram_int16::kSmemBins
   };
 };
-template <> struct Policy<int> {
+template <>
+struct Policy<int> {
   enum {
     kThreads = params::histogram_int32::kThreads,
     kItems = params::histogram_int32::kItems,
@@ -44,7 +48,8 @@ template <> struct Policy<int> {
     kSmemBins = params::histogram_int32::kSmemBins
   };
 };
-template <> struct Policy<signed char> {
+template <>
+struct Policy<signed char> {
   enum {
     kThreads = params::histogram_int8::kThreads,
     kItems = params::histogram_int8::kItems,
@@ -53,7 +58,8 @@ template <> struct Policy<signed char> {
     kSmemBins = params::histogram_int8::kSmemBins
   };
 };
-template <> struct Policy<unsigned short> {
+template <>
+struct Policy<unsigned short> {
   enum {
     kThreads = params::histogram_uint16::kThreads,
     kItems = params::histogram_uint16::kItems,
@@ -62,7 +68,8 @@ template <> struct Policy<unsigned short> {
     kSmemBins = params::histogram_uint16::kSmemBins
   };
 };
-template <> struct Policy<unsigned> {
+template <>
+struct Policy<unsigned> {
   enum {
     kThreads = params::histogram_uint32::kThreads,
     kItems = params::histogram_uint32::kItems,
@@ -71,7 +78,8 @@ template <> struct Policy<unsigned> {
     kSmemBins = params::histogram_uint32::kSmemBins
   };
 };
-template <> struct Policy<unsigned char> {
+template <>
+struct Policy<unsigned char> {
   enum {
     kThreads = params::histogram_uint8::kThreads,
     kItems = params::histogram_uint8::kItems,
@@ -82,16 +90,17 @@ template <> struct Policy<unsigned char> {
 };
 
 // Resident blocks of one instantiation for its shared memory (cached per device and size).
-template <typename T, int kVec, int kCopies, bool kSmem> int grid_cap(int smem_bytes) {
+template <typename T, int kVec, int kCopies, bool kSmem>
+int grid_cap(int smem_bytes) {
   static int per_device[host::kMaxDevices][2];  // {smem bytes + 1, blocks}
   int* cached = per_device[host::current_device()];
   if (cached[0] != smem_bytes + 1) {
     int per_sm = 0;
-    int rc = host::cuda_check(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, histogram_kernel<T, Policy<T>::kThreads, Policy<T>::kItems, kVec, kCopies, kSmem>,
-            Policy<T>::kThreads, smem_bytes),
-        "occupancy(histogram)");
+    int rc =
+        host::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                             &per_sm, histogram_kernel<T, Policy<T>::kThreads, Policy<T>::kItems, kVec, kCopies, kSmem>,
+                             Policy<T>::kThreads, smem_bytes),
+                         "occupancy(histogram)");
     if (rc) return -rc;
     cached[1] = (per_sm > 0 ? per_sm : 1) * host::sm_count();
     cached[0] = smem_bytes + 1;
@@ -112,7 +121,8 @@ int launch(const T* in, long long n, const Even<T>& even, int* out, cudaStream_t
   return host::launch_check("histogram launch");
 }
 
-template <bool B> struct Tag {};
+template <bool B>
+struct Tag {};
 
 // 1-byte samples: by value, the policy's copies (their counters fit: checked when generated).
 template <typename T, int kVec>
@@ -143,7 +153,7 @@ int run(const void* in_, long long n, int bins, double lower, double upper, int*
   return pick<T, 1>(in, n, even, out, s, by_value);
 }
 
-}  // namespace histogram_run
+}  // namespace histogram_run MUH_LIBRARY_LOCAL
 }  // namespace muh
 
 extern "C" int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper,

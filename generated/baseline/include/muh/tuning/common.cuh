@@ -6,47 +6,44 @@
 #pragma once
 
 #if defined(__has_include)
-#  if __has_include(<cuda/__cccl_config>)
-#    include <cuda/__cccl_config>
-#  endif
+#if __has_include(<cuda/__cccl_config>)
+#include <cuda/__cccl_config>
+#endif
 #endif
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 //! Functions callable from host and device code (selectors run in either).
 #ifndef MUH_HOST_DEVICE
-#  if defined(_CCCL_HOST_DEVICE)
-#    define MUH_HOST_DEVICE _CCCL_HOST_DEVICE
-#  elif defined(__CUDACC__) || defined(__HIPCC__)
-#    define MUH_HOST_DEVICE __host__ __device__
-#  else
-#    define MUH_HOST_DEVICE
-#  endif
-#endif // MUH_HOST_DEVICE
+#if defined(_CCCL_HOST_DEVICE)
+#define MUH_HOST_DEVICE _CCCL_HOST_DEVICE
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define MUH_HOST_DEVICE __host__ __device__
+#else
+#define MUH_HOST_DEVICE
+#endif
+#endif  // MUH_HOST_DEVICE
 
 //! The namespace of the tuning headers, opened and closed the way CUB_NAMESPACE_BEGIN/END do.
 #ifndef MUH_TUNING_NAMESPACE_BEGIN
-#  define MUH_TUNING_NAMESPACE_BEGIN \
-    namespace muh                    \
-    {                                \
-    namespace tuning                 \
-    {
-#  define MUH_TUNING_NAMESPACE_END \
-    } /* namespace tuning */       \
-    } /* namespace muh */
-#endif // MUH_TUNING_NAMESPACE_BEGIN
+#define MUH_TUNING_NAMESPACE_BEGIN \
+  namespace muh {                  \
+  namespace tuning {
+#define MUH_TUNING_NAMESPACE_END \
+  } /* namespace tuning */       \
+  } /* namespace muh */
+#endif  // MUH_TUNING_NAMESPACE_BEGIN
 
 MUH_TUNING_NAMESPACE_BEGIN
 
 //! How a block loads its tile (CUB's BlockLoadAlgorithm)
-enum class block_load_algorithm : int
-{
+enum class block_load_algorithm : int {
   direct = 0,
   striped = 1,
   vectorize = 2,
@@ -56,8 +53,7 @@ enum class block_load_algorithm : int
 };
 
 //! How a block stores its tile (CUB's BlockStoreAlgorithm)
-enum class block_store_algorithm : int
-{
+enum class block_store_algorithm : int {
   direct = 0,
   striped = 1,
   vectorize = 2,
@@ -67,8 +63,7 @@ enum class block_store_algorithm : int
 };
 
 //! Cache operator of global loads (CUB's CacheLoadModifier)
-enum class cache_load_modifier : int
-{
+enum class cache_load_modifier : int {
   default_ = 0,
   ca = 1,
   cg = 2,
@@ -79,8 +74,7 @@ enum class cache_load_modifier : int
 };
 
 //! Cache operator of global stores (CUB's CacheStoreModifier)
-enum class cache_store_modifier : int
-{
+enum class cache_store_modifier : int {
   default_ = 0,
   wb = 1,
   cg = 2,
@@ -90,8 +84,7 @@ enum class cache_store_modifier : int
 };
 
 //! Block-wide reduction (CUB's BlockReduceAlgorithm)
-enum class block_reduce_algorithm : int
-{
+enum class block_reduce_algorithm : int {
   warp_reductions = 0,
   warp_reductions_nondeterministic = 1,
   raking = 2,
@@ -99,16 +92,14 @@ enum class block_reduce_algorithm : int
 };
 
 //! Block-wide scan (CUB's BlockScanAlgorithm)
-enum class block_scan_algorithm : int
-{
+enum class block_scan_algorithm : int {
   warp_scans = 0,
   raking = 1,
   raking_memoize = 2,
 };
 
 //! Decoupled look-back delay; values are the benchmark's dcid ids
-enum class delay_kind : int
-{
+enum class delay_kind : int {
   no_delay = 0,
   fixed = 1,
   backoff = 2,
@@ -121,8 +112,7 @@ enum class delay_kind : int
 };
 
 //! DeviceTransform strategy
-enum class transform_algorithm : int
-{
+enum class transform_algorithm : int {
   prefetch = 0,
   vectorized = 1,
   ublkcp = 2,
@@ -130,16 +120,14 @@ enum class transform_algorithm : int
 };
 
 //! Where privatised histograms live
-enum class histogram_memory : int
-{
+enum class histogram_memory : int {
   smem = 0,
   gmem = 1,
   blended = 2,
 };
 
 //! Radix ranking algorithm
-enum class radix_rank_algorithm : int
-{
+enum class radix_rank_algorithm : int {
   basic = 0,
   memoize = 1,
   match = 2,
@@ -149,15 +137,13 @@ enum class radix_rank_algorithm : int
 };
 
 //! Where a scan tile waits for its look-back (muh's, no CUB counterpart)
-enum class scan_stage : int
-{
+enum class scan_stage : int {
   registers = 0,
   ublkcp = 1,
 };
 
 //! Element types policies are resolved for.
-enum class element : int
-{
+enum class element : int {
   int8 = 0,
   uint8 = 1,
   int16 = 2,
@@ -173,27 +159,24 @@ enum class element : int
 };
 
 //! Size of an element type in bytes.
-MUH_HOST_DEVICE constexpr int element_size(element e)
-{
-  return
-    e == element::int8 ? 1 :
-    e == element::uint8 ? 1 :
-    e == element::int16 ? 2 :
-    e == element::uint16 ? 2 :
-    e == element::float16 ? 2 :
-    e == element::bfloat16 ? 2 :
-    e == element::int32 ? 4 :
-    e == element::uint32 ? 4 :
-    e == element::float32 ? 4 :
-    e == element::int64 ? 8 :
-    e == element::uint64 ? 8 :
-    e == element::float64 ? 8 :
-    0;
+MUH_HOST_DEVICE constexpr int element_size(element e) {
+  return e == element::int8       ? 1
+         : e == element::uint8    ? 1
+         : e == element::int16    ? 2
+         : e == element::uint16   ? 2
+         : e == element::float16  ? 2
+         : e == element::bfloat16 ? 2
+         : e == element::int32    ? 4
+         : e == element::uint32   ? 4
+         : e == element::float32  ? 4
+         : e == element::int64    ? 8
+         : e == element::uint64   ? 8
+         : e == element::float64  ? 8
+                                  : 0;
 }
 
 //! Reduction and scan operators a policy can be specialised for.
-enum class operation : int
-{
+enum class operation : int {
   plus = 0,
   max = 1,
   min = 2,
@@ -204,107 +187,82 @@ enum class operation : int
 };
 
 //! Operator class `primitive`: plus, min, max (CUB's classification).
-MUH_HOST_DEVICE constexpr bool is_primitive(operation op)
-{
+MUH_HOST_DEVICE constexpr bool is_primitive(operation op) {
   return op == operation::plus || op == operation::min || op == operation::max;
 }
 
 //! Operator class `min_or_max`: min, max (CUB's classification).
-MUH_HOST_DEVICE constexpr bool is_min_or_max(operation op)
-{
-  return op == operation::min || op == operation::max;
-}
+MUH_HOST_DEVICE constexpr bool is_min_or_max(operation op) { return op == operation::min || op == operation::max; }
 
 //! Decoupled look-back delay: the kind of back-off, its delay and the expected L2 write latency (ns).
-struct delay_policy
-{
-  delay_kind kind;      //!< delay algorithm
-  int ns;               //!< (initial) delay in nanoseconds
-  int l2_write_latency; //!< expected L2 write latency in nanoseconds
+struct delay_policy {
+  delay_kind kind;       //!< delay algorithm
+  int ns;                //!< (initial) delay in nanoseconds
+  int l2_write_latency;  //!< expected L2 write latency in nanoseconds
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const delay_policy& a, const delay_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const delay_policy& a, const delay_policy& b) {
   return a.kind == b.kind && a.ns == b.ns && a.l2_write_latency == b.l2_write_latency;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const delay_policy& a, const delay_policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const delay_policy& a, const delay_policy& b) { return !(a == b); }
 
 // ---- scaling of nominal 4-byte policies by the element size (CUB's rules, cub/util_arch.cuh and
 // cub/util_math.cuh of CCCL 3.0.1; muh/derive/scaling.py). `smem` and `warp` are CUB's 49152 B and 32
 // threads on CUB-parity hardware, the hardware's own values elsewhere. Integer arithmetic, as in CUB.
 
-MUH_HOST_DEVICE constexpr int clamp_items(int n, int lo, int hi)
-{
-  return n < lo ? lo : (n > hi ? hi : n);
-}
+MUH_HOST_DEVICE constexpr int clamp_items(int n, int lo, int hi) { return n < lo ? lo : (n > hi ? hi : n); }
 
 //! Threads of a tile of `items` elements of `size` bytes: at most `t4`, rounded up to warps that fill `smem`.
-MUH_HOST_DEVICE constexpr int tile_threads(int t4, int items, int size, int smem, int warp)
-{
+MUH_HOST_DEVICE constexpr int tile_threads(int t4, int items, int size, int smem, int warp) {
   return (smem / (size * items) + warp - 1) / warp * warp < t4 ? (smem / (size * items) + warp - 1) / warp * warp : t4;
 }
 
 //! Memory-bound items (CUB's MemBoundScaling): 4·I4 / size, within 1 … 2·I4.
-MUH_HOST_DEVICE constexpr int mem_bound_items(int i4, int size)
-{
-  return clamp_items(i4 * 4 / size, 1, i4 * 2);
-}
+MUH_HOST_DEVICE constexpr int mem_bound_items(int i4, int size) { return clamp_items(i4 * 4 / size, 1, i4 * 2); }
 
-MUH_HOST_DEVICE constexpr int mem_bound_threads(int t4, int i4, int size, int smem, int warp)
-{
+MUH_HOST_DEVICE constexpr int mem_bound_threads(int t4, int i4, int size, int smem, int warp) {
   return tile_threads(t4, mem_bound_items(i4, size), size, smem, warp);
 }
 
 //! Register-bound items (CUB's RegBoundScaling): 4·I4 / max(4, size), at least 1.
-MUH_HOST_DEVICE constexpr int reg_bound_items(int i4, int size)
-{
+MUH_HOST_DEVICE constexpr int reg_bound_items(int i4, int size) {
   return i4 * 4 / (size < 4 ? 4 : size) < 1 ? 1 : i4 * 4 / (size < 4 ? 4 : size);
 }
 
-MUH_HOST_DEVICE constexpr int reg_bound_threads(int t4, int i4, int size, int smem, int warp)
-{
+MUH_HOST_DEVICE constexpr int reg_bound_threads(int t4, int i4, int size, int smem, int warp) {
   return tile_threads(t4, reg_bound_items(i4, size), size, smem, warp);
 }
 
 //! CUB's Nominal4BItemsToItems: 4·I4 / size, within 1 … I4.
-MUH_HOST_DEVICE constexpr int nominal_4b_items(int i4, int size)
-{
-  return clamp_items(i4 * 4 / size, 1, i4);
-}
+MUH_HOST_DEVICE constexpr int nominal_4b_items(int i4, int size) { return clamp_items(i4 * 4 / size, 1, i4); }
 
 //! CUB's Nominal8BItemsToItems: I8 up to 8 bytes, else ceil(8·I8 / size) within 1 … I8.
-MUH_HOST_DEVICE constexpr int nominal_8b_items(int i8, int size)
-{
+MUH_HOST_DEVICE constexpr int nominal_8b_items(int i8, int size) {
   return size <= 8 ? i8 : clamp_items((8 * i8 + size - 1) / size, 1, i8);
 }
 
 //! By-key items from the key's and the value's sizes: I4 while neither passes 8 bytes, else
 //! 8·I4 / (key + value) within 1 … I4, rounded down (CUB's Nominal4BItemsToItemsCombined) or up.
-MUH_HOST_DEVICE constexpr int combined_items(int i4, int key, int value, bool round_up)
-{
-  return (key <= 8 && value <= 8) ? i4
-       : clamp_items(round_up ? (8 * i4 + key + value - 1) / (key + value) : 8 * i4 / (key + value), 1, i4);
+MUH_HOST_DEVICE constexpr int combined_items(int i4, int key, int value, bool round_up) {
+  return (key <= 8 && value <= 8)
+             ? i4
+             : clamp_items(round_up ? (8 * i4 + key + value - 1) / (key + value) : 8 * i4 / (key + value), 1, i4);
 }
 
 //! What a selector knows about a piece of hardware. `arch` is the integer the selectors compare:
 //! SM x 10 for NVIDIA (CUB's numbering, e.g. 900), 1000000 + n for other vendors (compared with ==).
-struct hardware_info
-{
-  int arch;                  //!< integer architecture id
-  int warp_size;             //!< threads per warp
-  int smem_per_block;        //!< shared memory per block without opt-in (bytes)
-  int max_threads_per_block; //!< largest block
+struct hardware_info {
+  int arch;                   //!< integer architecture id
+  int warp_size;              //!< threads per warp
+  int smem_per_block;         //!< shared memory per block without opt-in (bytes)
+  int max_threads_per_block;  //!< largest block
 };
 
 //! The hardware of this spec.
-namespace hardware
-{
+namespace hardware {
 //! iluvatar ivcore10; policies scaled with this hardware's limits
 constexpr hardware_info bi100 = {1000000, 64, 49152, 1024};
-} // namespace hardware
+}  // namespace hardware
 
 MUH_TUNING_NAMESPACE_END

@@ -7,55 +7,46 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace histogram
-{
+namespace histogram {
 
 //! One histogram policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int pixels_per_thread; //!< pixels per thread (histogram)
-  int vec; //!< items per vectorised load
+struct policy {
+  int threads;            //!< threads per block
+  int pixels_per_thread;  //!< pixels per thread (histogram)
+  int vec;                //!< items per vectorised load
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.pixels_per_thread == b.pixels_per_thread && a.vec == b.vec;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // bi100: iluvatar ivcore10
-    if (arch == hardware::bi100.arch)
-    {
+    if (arch == hardware::bi100.arch) {
       // default
       return policy{
-        384, // threads: inherited from policy default at specs/baseline.muh:67
-        16, // pixels_per_thread: inherited from policy default at specs/baseline.muh:67
-        4, // vec: inherited from policy default at specs/baseline.muh:67
+          384,  // threads: inherited from policy default at specs/baseline.muh:67
+          16,   // pixels_per_thread: inherited from policy default at specs/baseline.muh:67
+          4,    // vec: inherited from policy default at specs/baseline.muh:67
       };
     }
     // any other arch: the policies of bi100
@@ -64,12 +55,13 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "histogram int8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "histogram int8 on bi100: threads exceed max_threads_per_block (1024)");
 
-} // namespace histogram
+}  // namespace histogram
 MUH_TUNING_NAMESPACE_END

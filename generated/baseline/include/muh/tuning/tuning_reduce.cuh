@@ -7,73 +7,63 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace reduce
-{
+namespace reduce {
 
 //! One reduce policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int vec; //!< items per vectorised load
-  block_reduce_algorithm block; //!< block-wide reduce or scan algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int vec;                       //!< items per vectorised load
+  block_reduce_algorithm block;  //!< block-wide reduce or scan algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block
-         && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block &&
+         a.modifier == b.modifier;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // bi100: iluvatar ivcore10
-    if (arch == hardware::bi100.arch)
-    {
-      if (type == element::float32 && op == operation::plus)
-      {
+    if (arch == hardware::bi100.arch) {
+      if (type == element::float32 && op == operation::plus) {
         // float32.plus
         return policy{
-          // threads: mem_bound of T4=512, I4=24 (smem 49152 B, warp 64) at specs/baseline.muh:34
-          mem_bound_threads(512, 24, element_size(type), 49152, 64),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=512, I4=24 at specs/baseline.muh:34
-          2, // vec: inherited from policy float32.plus at specs/baseline.muh:34
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
+            // threads: mem_bound of T4=512, I4=24 (smem 49152 B, warp 64) at specs/baseline.muh:34
+            mem_bound_threads(512, 24, element_size(type), 49152, 64),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=512, I4=24 at specs/baseline.muh:34
+            2,  // vec: inherited from policy float32.plus at specs/baseline.muh:34
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/baseline.muh:31
+            cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/baseline.muh:30
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 64) at specs/baseline.muh:27
-        mem_bound_threads(256, 16, element_size(type), 49152, 64),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/baseline.muh:28
-        4, // vec: inherited from policy default at specs/baseline.muh:29
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/baseline.muh:31
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/baseline.muh:30
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 64) at specs/baseline.muh:27
+          mem_bound_threads(256, 16, element_size(type), 49152, 64),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/baseline.muh:28
+          4,                                        // vec: inherited from policy default at specs/baseline.muh:29
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/baseline.muh:31
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/baseline.muh:30
       };
     }
     // any other arch: the policies of bi100
@@ -82,36 +72,41 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "reduce float32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "reduce float32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "reduce int8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "reduce int8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "reduce bfloat16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "reduce bfloat16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "reduce float32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::max, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "reduce float32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "reduce float64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "reduce float64 on bi100: threads exceed max_threads_per_block (1024)");
 
-} // namespace reduce
+}  // namespace reduce
 MUH_TUNING_NAMESPACE_END

@@ -7,66 +7,57 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace scan
-{
+namespace scan {
 
 //! One scan policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  block_store_algorithm store; //!< BlockStore algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  block_store_algorithm store;   //!< BlockStore algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store
-         && a.modifier == b.modifier && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store &&
+         a.modifier == b.modifier && a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // bi100: iluvatar ivcore10
-    if (arch == hardware::bi100.arch)
-    {
+    if (arch == hardware::bi100.arch) {
       // default
       return policy{
-        // threads: reg_bound of T4=384, I4=22 (smem 49152 B, warp 64) at specs/baseline.muh:40
-        reg_bound_threads(384, 22, element_size(type), 49152, 64),
-        reg_bound_items(22, element_size(type)), // items: reg_bound of T4=384, I4=22 at specs/baseline.muh:41
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/baseline.muh:42
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/baseline.muh:43
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/baseline.muh:44
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:45
-        // delay: inherited from policy default at specs/baseline.muh:46
-        delay_policy{delay_kind::backon_jitter, 952, 415},
+          // threads: reg_bound of T4=384, I4=22 (smem 49152 B, warp 64) at specs/baseline.muh:40
+          reg_bound_threads(384, 22, element_size(type), 49152, 64),
+          reg_bound_items(22, element_size(type)),  // items: reg_bound of T4=384, I4=22 at specs/baseline.muh:41
+          block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/baseline.muh:42
+          block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/baseline.muh:43
+          cache_load_modifier::default_,            // modifier: inherited from policy default at specs/baseline.muh:44
+          block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/baseline.muh:45
+          // delay: inherited from policy default at specs/baseline.muh:46
+          delay_policy{delay_kind::backon_jitter, 952, 415},
       };
     }
     // any other arch: the policies of bi100
@@ -75,46 +66,54 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "scan int8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "scan int8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::int8) <= hardware::bi100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::bi100.smem_per_block,
               "scan int8 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "scan bfloat16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "scan bfloat16 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::bfloat16) <= hardware::bi100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::bi100.smem_per_block,
               "scan bfloat16 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "scan float32 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "scan float32 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::float32) <= hardware::bi100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::bi100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::bi100.smem_per_block,
               "scan float32 on bi100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "scan float64 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "scan float64 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).items
-                  * element_size(element::float64) <= hardware::bi100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::bi100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::bi100.smem_per_block,
               "scan float64 on bi100: the tile must fit smem_per_block (49152 B)");
 
-} // namespace scan
+}  // namespace scan
 MUH_TUNING_NAMESPACE_END

@@ -7,69 +7,59 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace topk
-{
+namespace topk {
 
 //! One topk policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  int bits_per_pass; //!< key bits resolved per pass (topk radix select)
+struct policy {
+  int threads;                 //!< threads per block
+  int items;                   //!< items per thread
+  block_scan_algorithm block;  //!< block-wide reduce or scan algorithm
+  int bits_per_pass;           //!< key bits resolved per pass (topk radix select)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.items == b.items && a.block == b.block && a.bits_per_pass == b.bits_per_pass;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // bi100: iluvatar ivcore10
-    if (arch == hardware::bi100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch == hardware::bi100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          512, // threads: inherited from policy default at specs/baseline.muh:58
-          4, // items: inherited from policy default at specs/baseline.muh:58
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:58
-          // bits_per_pass: inherited from policy int8 at specs/baseline.muh:59 | inherited from policy uint8 at
-          // specs/baseline.muh:60
-          8,
+            512,                               // threads: inherited from policy default at specs/baseline.muh:58
+            4,                                 // items: inherited from policy default at specs/baseline.muh:58
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/baseline.muh:58
+            // bits_per_pass: inherited from policy int8 at specs/baseline.muh:59 | inherited from policy uint8 at
+            // specs/baseline.muh:60
+            8,
         };
       }
       // default
       return policy{
-        512, // threads: inherited from policy default at specs/baseline.muh:58
-        4, // items: inherited from policy default at specs/baseline.muh:58
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/baseline.muh:58
-        11, // bits_per_pass: inherited from policy default at specs/baseline.muh:58
+          512,                               // threads: inherited from policy default at specs/baseline.muh:58
+          4,                                 // items: inherited from policy default at specs/baseline.muh:58
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/baseline.muh:58
+          11,                                // bits_per_pass: inherited from policy default at specs/baseline.muh:58
       };
     }
     // any other arch: the policies of bi100
@@ -78,18 +68,20 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "topk int8 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "topk int8 on bi100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  % hardware::bi100.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads %
+                      hardware::bi100.warp_size ==
+                  0,
               "topk bfloat16 on bi100: threads must be a multiple of the warp size (64)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads
-                  <= hardware::bi100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::bi100.arch).threads <=
+                  hardware::bi100.max_threads_per_block,
               "topk bfloat16 on bi100: threads exceed max_threads_per_block (1024)");
 
-} // namespace topk
+}  // namespace topk
 MUH_TUNING_NAMESPACE_END

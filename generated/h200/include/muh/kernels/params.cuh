@@ -11,69 +11,69 @@ namespace muh {
 namespace params {
 
 constexpr int kSmemPerBlock = 49152;  // hardware smem_per_block
-constexpr int kSmemBanks = 32;  // shared-memory banks (32 on every CUDA-class GPU)
+constexpr int kSmemBanks = 32;        // shared-memory banks (32 on every CUDA-class GPU)
 constexpr int kReduceMaxGrid = 4096;  // first-pass blocks: 16 x 256-thread blocks, one second-pass tile
 
 namespace reduce_bfloat16 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 32;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=32, element_size=2)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 32;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=32, element_size=2)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_bfloat16
 
 namespace reduce_float16 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 32;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=32, element_size=2)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 32;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=32, element_size=2)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float16
 
 namespace reduce_float32 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 16;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 16;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float32
 
 namespace reduce_float64 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 8;  // policy items
-constexpr int kVec = 2;  // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 8;      // policy items
+constexpr int kVec = 2;        // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float64
 
 namespace reduce_int32 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 16;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 16;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_int32
 
 namespace reduce_int64 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 8;  // policy items
-constexpr int kVec = 2;  // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 8;      // policy items
+constexpr int kVec = 2;        // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_int64
 
 namespace scan_float32 {
 constexpr int kThreads = 128;  // policy threads
-constexpr int kItems = 16;  // policy items
+constexpr int kItems = 16;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=32)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 1;  // store modifier cs (default, cs)
-constexpr int kStage = 1;  // stage ublkcp (registers, ublkcp)
-constexpr int kPasses = 4;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;                // policy window (unset: the warp) (window=32)
+constexpr int kLoad = 0;                   // load modifier default (default, ldg, cs)
+constexpr int kStore = 1;                  // store modifier cs (default, cs)
+constexpr int kStage = 1;                  // stage ublkcp (registers, ublkcp)
+constexpr int kPasses = 4;                 // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;           // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 67108864;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
-constexpr int kDelayStartNs = 688;  // fixed/backon: ns; backoff: ns / 16 (ns=688)
-constexpr int kDelayMinNs = 43;  // max(1, ns / 16) (ns=688)
-constexpr int kDelayMaxNs = 688;  // max(ns, 1) (ns=688)
-constexpr int kL2WriteNs = 1140;  // policy delay l2_write_latency
+constexpr int kDelayMode = 1;              // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;            // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayStartNs = 688;         // fixed/backon: ns; backoff: ns / 16 (ns=688)
+constexpr int kDelayMinNs = 43;            // max(1, ns / 16) (ns=688)
+constexpr int kDelayMaxNs = 688;           // max(ns, 1) (ns=688)
+constexpr int kL2WriteNs = 1140;           // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware h200
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -81,22 +81,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_float64 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 12;  // policy items
+constexpr int kItems = 12;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=4, items=12, element_size=8)
 constexpr int kVec = 2;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 1;  // store modifier cs (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 1;           // store modifier cs (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayMode = 1;       // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;     // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 576;  // fixed/backon: ns; backoff: ns / 16 (ns=576)
-constexpr int kDelayMinNs = 36;  // max(1, ns / 16) (ns=576)
-constexpr int kDelayMaxNs = 576;  // max(ns, 1) (ns=576)
-constexpr int kL2WriteNs = 1215;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 36;     // max(1, ns / 16) (ns=576)
+constexpr int kDelayMaxNs = 576;    // max(ns, 1) (ns=576)
+constexpr int kL2WriteNs = 1215;    // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware h200
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -104,22 +104,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_int32 {
 constexpr int kThreads = 128;  // policy threads
-constexpr int kItems = 16;  // policy items
+constexpr int kItems = 16;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 1;  // store modifier cs (default, cs)
-constexpr int kStage = 1;  // stage ublkcp (registers, ublkcp)
-constexpr int kPasses = 4;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;                // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;                   // load modifier default (default, ldg, cs)
+constexpr int kStore = 1;                  // store modifier cs (default, cs)
+constexpr int kStage = 1;                  // stage ublkcp (registers, ublkcp)
+constexpr int kPasses = 4;                 // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;           // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 67108864;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
-constexpr int kDelayStartNs = 648;  // fixed/backon: ns; backoff: ns / 16 (ns=648)
-constexpr int kDelayMinNs = 40;  // max(1, ns / 16) (ns=648)
-constexpr int kDelayMaxNs = 648;  // max(ns, 1) (ns=648)
-constexpr int kL2WriteNs = 1245;  // policy delay l2_write_latency
+constexpr int kDelayMode = 1;              // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;            // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayStartNs = 648;         // fixed/backon: ns; backoff: ns / 16 (ns=648)
+constexpr int kDelayMinNs = 40;            // max(1, ns / 16) (ns=648)
+constexpr int kDelayMaxNs = 648;           // max(ns, 1) (ns=648)
+constexpr int kL2WriteNs = 1245;           // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware h200
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -127,22 +127,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_int64 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 12;  // policy items
+constexpr int kItems = 12;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=4, items=12, element_size=8)
 constexpr int kVec = 2;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 1;  // store modifier cs (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 1;           // store modifier cs (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayMode = 1;       // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;     // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 632;  // fixed/backon: ns; backoff: ns / 16 (ns=632)
-constexpr int kDelayMinNs = 39;  // max(1, ns / 16) (ns=632)
-constexpr int kDelayMaxNs = 632;  // max(ns, 1) (ns=632)
-constexpr int kL2WriteNs = 1290;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 39;     // max(1, ns / 16) (ns=632)
+constexpr int kDelayMaxNs = 632;    // max(ns, 1) (ns=632)
+constexpr int kL2WriteNs = 1290;    // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware h200
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -181,122 +181,122 @@ constexpr int kVec = 2;  // 16 B / element size (element_size=8)
 }  // namespace transform_float64
 
 namespace topk_bfloat16 {
-constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 2;  // policy items
-constexpr int kVec = 8;  // 16 B / element size (element_size=2)
-constexpr int kBits = 8;  // policy bits_per_pass
-constexpr int kBinsPerThread = 1;  // ceil(2^bits / threads)
-constexpr int kMaxK = 1024;  // policy max_k
-constexpr int kKeyBits = 16;  // 8 x element size
-constexpr int kPasses = 2;  // ceil(key bits / bits per pass)
-constexpr int kSplit = 1;  // policy split: long rows in slices of kSplitChunk columns + a merge
-constexpr int kSplitChunk = 4096;  // threads x items x kVec
-constexpr int kSplitMinCols = 8192;  // 2 slices
-constexpr int kSplitMaxK = 1024;  // min(max_k, slice / 4)
+constexpr int kThreads = 256;         // policy threads
+constexpr int kItems = 2;             // policy items
+constexpr int kVec = 8;               // 16 B / element size (element_size=2)
+constexpr int kBits = 8;              // policy bits_per_pass
+constexpr int kBinsPerThread = 1;     // ceil(2^bits / threads)
+constexpr int kMaxK = 1024;           // policy max_k
+constexpr int kKeyBits = 16;          // 8 x element size
+constexpr int kPasses = 2;            // ceil(key bits / bits per pass)
+constexpr int kSplit = 1;             // policy split: long rows in slices of kSplitChunk columns + a merge
+constexpr int kSplitChunk = 4096;     // threads x items x kVec
+constexpr int kSplitMinCols = 8192;   // 2 slices
+constexpr int kSplitMaxK = 1024;      // min(max_k, slice / 4)
 constexpr int kSplitMaxRows = 65535;  // CUDA's gridDim.y limit (rows are the grid's y)
 }  // namespace topk_bfloat16
 
 namespace topk_float16 {
-constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 2;  // policy items
-constexpr int kVec = 8;  // 16 B / element size (element_size=2)
-constexpr int kBits = 8;  // policy bits_per_pass
-constexpr int kBinsPerThread = 1;  // ceil(2^bits / threads)
-constexpr int kMaxK = 1024;  // policy max_k
-constexpr int kKeyBits = 16;  // 8 x element size
-constexpr int kPasses = 2;  // ceil(key bits / bits per pass)
-constexpr int kSplit = 1;  // policy split: long rows in slices of kSplitChunk columns + a merge
-constexpr int kSplitChunk = 4096;  // threads x items x kVec
-constexpr int kSplitMinCols = 8192;  // 2 slices
-constexpr int kSplitMaxK = 1024;  // min(max_k, slice / 4)
+constexpr int kThreads = 256;         // policy threads
+constexpr int kItems = 2;             // policy items
+constexpr int kVec = 8;               // 16 B / element size (element_size=2)
+constexpr int kBits = 8;              // policy bits_per_pass
+constexpr int kBinsPerThread = 1;     // ceil(2^bits / threads)
+constexpr int kMaxK = 1024;           // policy max_k
+constexpr int kKeyBits = 16;          // 8 x element size
+constexpr int kPasses = 2;            // ceil(key bits / bits per pass)
+constexpr int kSplit = 1;             // policy split: long rows in slices of kSplitChunk columns + a merge
+constexpr int kSplitChunk = 4096;     // threads x items x kVec
+constexpr int kSplitMinCols = 8192;   // 2 slices
+constexpr int kSplitMaxK = 1024;      // min(max_k, slice / 4)
 constexpr int kSplitMaxRows = 65535;  // CUDA's gridDim.y limit (rows are the grid's y)
 }  // namespace topk_float16
 
 namespace topk_float32 {
-constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 4;  // policy items
-constexpr int kVec = 4;  // 16 B / element size (element_size=4)
-constexpr int kBits = 8;  // policy bits_per_pass
-constexpr int kBinsPerThread = 1;  // ceil(2^bits / threads)
-constexpr int kMaxK = 1024;  // policy max_k
-constexpr int kKeyBits = 32;  // 8 x element size
-constexpr int kPasses = 4;  // ceil(key bits / bits per pass)
-constexpr int kSplit = 1;  // policy split: long rows in slices of kSplitChunk columns + a merge
-constexpr int kSplitChunk = 4096;  // threads x items x kVec
-constexpr int kSplitMinCols = 8192;  // 2 slices
-constexpr int kSplitMaxK = 1024;  // min(max_k, slice / 4)
+constexpr int kThreads = 256;         // policy threads
+constexpr int kItems = 4;             // policy items
+constexpr int kVec = 4;               // 16 B / element size (element_size=4)
+constexpr int kBits = 8;              // policy bits_per_pass
+constexpr int kBinsPerThread = 1;     // ceil(2^bits / threads)
+constexpr int kMaxK = 1024;           // policy max_k
+constexpr int kKeyBits = 32;          // 8 x element size
+constexpr int kPasses = 4;            // ceil(key bits / bits per pass)
+constexpr int kSplit = 1;             // policy split: long rows in slices of kSplitChunk columns + a merge
+constexpr int kSplitChunk = 4096;     // threads x items x kVec
+constexpr int kSplitMinCols = 8192;   // 2 slices
+constexpr int kSplitMaxK = 1024;      // min(max_k, slice / 4)
 constexpr int kSplitMaxRows = 65535;  // CUDA's gridDim.y limit (rows are the grid's y)
 }  // namespace topk_float32
 
 namespace histogram_float32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_float32
 
 namespace histogram_float64 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=8)
 constexpr int kVec = 2;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=8)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=8)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_float64
 
 namespace histogram_int16 {
 constexpr int kThreads = 960;  // policy threads
-constexpr int kItems = 10;  // policy pixels_per_thread
+constexpr int kItems = 10;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=10, element_size=2)
 constexpr int kVec = 2;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int16
 
 namespace histogram_int32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int32
 
 namespace histogram_int8 {
 constexpr int kThreads = 768;  // policy threads
-constexpr int kItems = 12;  // policy pixels_per_thread
+constexpr int kItems = 12;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=12, element_size=1)
 constexpr int kVec = 4;
-constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
+constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int8
 
 namespace histogram_uint16 {
 constexpr int kThreads = 960;  // policy threads
-constexpr int kItems = 10;  // policy pixels_per_thread
+constexpr int kItems = 10;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=10, element_size=2)
 constexpr int kVec = 2;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint16
 
 namespace histogram_uint32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint32
 
 namespace histogram_uint8 {
 constexpr int kThreads = 768;  // policy threads
-constexpr int kItems = 12;  // policy pixels_per_thread
+constexpr int kItems = 12;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=12, element_size=1)
 constexpr int kVec = 4;
-constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
+constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint8
 

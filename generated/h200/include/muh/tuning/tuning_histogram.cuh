@@ -7,81 +7,70 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace histogram
-{
+namespace histogram {
 
 //! One histogram policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int pixels_per_thread; //!< pixels per thread (histogram)
-  int vec; //!< items per vectorised load
+struct policy {
+  int threads;            //!< threads per block
+  int pixels_per_thread;  //!< pixels per thread (histogram)
+  int vec;                //!< items per vectorised load
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.pixels_per_thread == b.pixels_per_thread && a.vec == b.vec;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // h200: compute capability 9.0
-    if (arch >= hardware::h200.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::h200.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/h200.muh:176 | inherited from policy uint8 at
-          // specs/h200.muh:177
-          768,
-          // pixels_per_thread: inherited from policy int8 at specs/h200.muh:176 | inherited from policy uint8 at
-          // specs/h200.muh:177
-          12,
-          4, // vec: inherited from policy default at specs/h200.muh:175
+            // threads: inherited from policy int8 at specs/h200.muh:176 | inherited from policy uint8 at
+            // specs/h200.muh:177
+            768,
+            // pixels_per_thread: inherited from policy int8 at specs/h200.muh:176 | inherited from policy uint8 at
+            // specs/h200.muh:177
+            12,
+            4,  // vec: inherited from policy default at specs/h200.muh:175
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/h200.muh:178 | inherited from policy uint16 at
-          // specs/h200.muh:179
-          960,
-          // pixels_per_thread: inherited from policy int16 at specs/h200.muh:178 | inherited from policy uint16 at
-          // specs/h200.muh:179
-          10,
-          4, // vec: inherited from policy default at specs/h200.muh:175
+            // threads: inherited from policy int16 at specs/h200.muh:178 | inherited from policy uint16 at
+            // specs/h200.muh:179
+            960,
+            // pixels_per_thread: inherited from policy int16 at specs/h200.muh:178 | inherited from policy uint16 at
+            // specs/h200.muh:179
+            10,
+            4,  // vec: inherited from policy default at specs/h200.muh:175
         };
       }
       // default
       return policy{
-        384, // threads: inherited from policy default at specs/h200.muh:175
-        16, // pixels_per_thread: inherited from policy default at specs/h200.muh:175
-        4, // vec: inherited from policy default at specs/h200.muh:175
+          384,  // threads: inherited from policy default at specs/h200.muh:175
+          16,   // pixels_per_thread: inherited from policy default at specs/h200.muh:175
+          4,    // vec: inherited from policy default at specs/h200.muh:175
       };
     }
     // any other arch: the policies of h200
@@ -90,24 +79,27 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "histogram int8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "histogram int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "histogram int16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "histogram int16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "histogram bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "histogram bfloat16 on h200: threads exceed max_threads_per_block (1024)");
 
-} // namespace histogram
+}  // namespace histogram
 MUH_TUNING_NAMESPACE_END

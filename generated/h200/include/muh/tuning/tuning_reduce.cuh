@@ -7,84 +7,75 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace reduce
-{
+namespace reduce {
 
 //! One reduce policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int vec; //!< items per vectorised load
-  block_reduce_algorithm block; //!< block-wide reduce or scan algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int vec;                       //!< items per vectorised load
+  block_reduce_algorithm block;  //!< block-wide reduce or scan algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block
-         && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block &&
+         a.modifier == b.modifier;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // h200: compute capability 9.0
-    if (arch >= hardware::h200.arch)
-    {
+    if (arch >= hardware::h200.arch) {
       // bfloat16, default, float32, float64, int32, int64
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:30 | mem_bound of T4=256,
-        // I4=16 (smem 49152 B, warp 32) at specs/h200.muh:43; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320
-        // 1.036255 1.095652 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:49;
-        // measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200 | mem_bound of T4=256,
-        // I4=16 (smem 49152 B, warp 32) at specs/h200.muh:59; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102
-        // 1.017241 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:54; measured
-        // ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem
-        // 49152 B, warp 32) at specs/h200.muh:39; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on
-        // NVIDIA H200
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        // items: mem_bound of T4=256, I4=16 at specs/h200.muh:31 | mem_bound of T4=256, I4=16 at specs/h200.muh:45;
-        // measured ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200 | mem_bound of T4=256,
-        // I4=16 at specs/h200.muh:48; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200
-        // | mem_bound of T4=256, I4=16 at specs/h200.muh:58; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102
-        // 1.017241 on NVIDIA H200 | mem_bound of T4=256, I4=16 at specs/h200.muh:53; measured ipt_8.tpb_256.ipv_8
-        // 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | mem_bound of T4=256, I4=16 at specs/h200.muh:38;
-        // measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA H200
-        mem_bound_items(16, element_size(type)),
-        // vec: inherited from policy default at specs/h200.muh:32 | inherited from policy bfloat16 at
-        // specs/h200.muh:44; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200 |
-        // inherited from policy int32 at specs/h200.muh:50; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267
-        // 1.014368 on NVIDIA H200 | inherited from policy float32 at specs/h200.muh:60; measured ipt_8.tpb_256.ipv_2
-        // 0.997444 0.982796 0.999102 1.017241 on NVIDIA H200 | inherited from policy int64 at specs/h200.muh:55;
-        // measured ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | inherited from policy
-        // float64 at specs/h200.muh:40; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA
-        // H200
-        4,
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/h200.muh:34
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/h200.muh:33
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:30 | mem_bound of T4=256,
+          // I4=16 (smem 49152 B, warp 32) at specs/h200.muh:43; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320
+          // 1.036255 1.095652 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:49;
+          // measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200 | mem_bound of T4=256,
+          // I4=16 (smem 49152 B, warp 32) at specs/h200.muh:59; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102
+          // 1.017241 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:54; measured
+          // ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | mem_bound of T4=256, I4=16 (smem
+          // 49152 B, warp 32) at specs/h200.muh:39; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on
+          // NVIDIA H200
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          // items: mem_bound of T4=256, I4=16 at specs/h200.muh:31 | mem_bound of T4=256, I4=16 at specs/h200.muh:45;
+          // measured ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200 | mem_bound of T4=256,
+          // I4=16 at specs/h200.muh:48; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267 1.014368 on NVIDIA H200
+          // | mem_bound of T4=256, I4=16 at specs/h200.muh:58; measured ipt_8.tpb_256.ipv_2 0.997444 0.982796 0.999102
+          // 1.017241 on NVIDIA H200 | mem_bound of T4=256, I4=16 at specs/h200.muh:53; measured ipt_8.tpb_256.ipv_8
+          // 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | mem_bound of T4=256, I4=16 at specs/h200.muh:38;
+          // measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA H200
+          mem_bound_items(16, element_size(type)),
+          // vec: inherited from policy default at specs/h200.muh:32 | inherited from policy bfloat16 at
+          // specs/h200.muh:44; measured ipt_16.tpb_256.ipv_8 1.029668 0.989320 1.036255 1.095652 on NVIDIA H200 |
+          // inherited from policy int32 at specs/h200.muh:50; measured ipt_8.tpb_256.ipv_2 0.999705 0.988450 1.001267
+          // 1.014368 on NVIDIA H200 | inherited from policy float32 at specs/h200.muh:60; measured ipt_8.tpb_256.ipv_2
+          // 0.997444 0.982796 0.999102 1.017241 on NVIDIA H200 | inherited from policy int64 at specs/h200.muh:55;
+          // measured ipt_8.tpb_256.ipv_8 0.997150 0.984898 0.999089 1.016129 on NVIDIA H200 | inherited from policy
+          // float64 at specs/h200.muh:40; measured ipt_8.tpb_256.ipv_8 0.997750 0.992908 0.999479 1.016304 on NVIDIA
+          // H200
+          4,
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/h200.muh:34
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/h200.muh:33
       };
     }
     // any other arch: the policies of h200
@@ -93,30 +84,34 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "reduce int8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "reduce int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "reduce bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "reduce bfloat16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "reduce float32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "reduce float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "reduce float64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "reduce float64 on h200: threads exceed max_threads_per_block (1024)");
 
-} // namespace reduce
+}  // namespace reduce
 MUH_TUNING_NAMESPACE_END

@@ -7,174 +7,165 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace scan
-{
+namespace scan {
 
 //! One scan policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  block_store_algorithm store; //!< BlockStore algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
-  int vec; //!< items per vectorised load
-  int window; //!< look-back: predecessors read per poll (unset: one per lane of the warp)
-  cache_store_modifier store_modifier; //!< cache store modifier (cs = streaming, evict first)
-  scan_stage stage; //!< where a scan tile waits for its look-back: registers, or shared memory filled by the bulk copy engine (ublkcp: sm_90+)
-  int passes; //!< register passes over a tile staged in shared memory (stage = ublkcp): tile = threads x items x passes
-  int stage_from; //!< input size from which a stage = ublkcp scan stages its tiles in shared memory (below: the register kernel of the same threads x items) (bytes)
+struct policy {
+  int threads;                          //!< threads per block
+  int items;                            //!< items per thread
+  block_load_algorithm load;            //!< BlockLoad algorithm
+  block_store_algorithm store;          //!< BlockStore algorithm
+  cache_load_modifier modifier;         //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;           //!< block-wide reduce or scan algorithm
+  delay_policy delay;                   //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+  int vec;                              //!< items per vectorised load
+  int window;                           //!< look-back: predecessors read per poll (unset: one per lane of the warp)
+  cache_store_modifier store_modifier;  //!< cache store modifier (cs = streaming, evict first)
+  scan_stage stage;  //!< where a scan tile waits for its look-back: registers, or shared memory filled by the bulk copy
+                     //!< engine (ublkcp: sm_90+)
+  int passes;        //!< register passes over a tile staged in shared memory (stage = ublkcp): tile = threads x items x
+                     //!< passes
+  int stage_from;    //!< input size from which a stage = ublkcp scan stages its tiles in shared memory (below: the
+                     //!< register kernel of the same threads x items) (bytes)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store
-         && a.modifier == b.modifier && a.block == b.block && a.delay == b.delay && a.vec == b.vec
-         && a.window == b.window && a.store_modifier == b.store_modifier && a.stage == b.stage && a.passes == b.passes
-         && a.stage_from == b.stage_from;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store &&
+         a.modifier == b.modifier && a.block == b.block && a.delay == b.delay && a.vec == b.vec &&
+         a.window == b.window && a.store_modifier == b.store_modifier && a.stage == b.stage && a.passes == b.passes &&
+         a.stage_from == b.stage_from;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // h200: compute capability 9.0
-    if (arch >= hardware::h200.arch)
-    {
-      if (type == element::int32)
-      {
+    if (arch >= hardware::h200.arch) {
+      if (type == element::int32) {
         // int32
         return policy{
-          // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:102; measured
-          // ipt_32.tpb_192.win_16.stm_cs 1.013856 0.925373 0.996986 1.051847 on NVIDIA H200
-          mem_bound_threads(128, 16, element_size(type), 49152, 32),
-          mem_bound_items(16, element_size(type)), // items: mem_bound of T4=128, I4=16 at specs/h200.muh:103
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:81
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:82
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:83
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:85
-          delay_policy{delay_kind::fixed, 648, 1245}, // delay: inherited from policy int32 at specs/h200.muh:100
-          4, // vec: inherited from policy default at specs/h200.muh:80
-          int{}, // window: not set in the spec (zero)
-          // store_modifier: inherited from policy int32 at specs/h200.muh:101; measured ipt_32.tpb_192.win_16.stm_cs
-          // 1.013856 0.925373 0.996986 1.051847 on NVIDIA H200
-          cache_store_modifier::cs,
-          scan_stage::ublkcp, // stage: inherited from policy default at specs/h200.muh:88
-          4, // passes: inherited from policy default at specs/h200.muh:89
-          67108864, // stage_from: inherited from policy default at specs/h200.muh:90
+            // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:102; measured
+            // ipt_32.tpb_192.win_16.stm_cs 1.013856 0.925373 0.996986 1.051847 on NVIDIA H200
+            mem_bound_threads(128, 16, element_size(type), 49152, 32),
+            mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16 at specs/h200.muh:103
+            block_load_algorithm::striped,               // load: inherited from policy default at specs/h200.muh:81
+            block_store_algorithm::striped,              // store: inherited from policy default at specs/h200.muh:82
+            cache_load_modifier::default_,               // modifier: inherited from policy default at specs/h200.muh:83
+            block_scan_algorithm::warp_scans,            // block: inherited from policy default at specs/h200.muh:85
+            delay_policy{delay_kind::fixed, 648, 1245},  // delay: inherited from policy int32 at specs/h200.muh:100
+            4,                                           // vec: inherited from policy default at specs/h200.muh:80
+            int{},                                       // window: not set in the spec (zero)
+            // store_modifier: inherited from policy int32 at specs/h200.muh:101; measured ipt_32.tpb_192.win_16.stm_cs
+            // 1.013856 0.925373 0.996986 1.051847 on NVIDIA H200
+            cache_store_modifier::cs,
+            scan_stage::ublkcp,  // stage: inherited from policy default at specs/h200.muh:88
+            4,                   // passes: inherited from policy default at specs/h200.muh:89
+            67108864,            // stage_from: inherited from policy default at specs/h200.muh:90
         };
       }
-      if (type == element::float32)
-      {
+      if (type == element::float32) {
         // float32
         return policy{
-          // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:78
-          mem_bound_threads(128, 16, element_size(type), 49152, 32),
-          mem_bound_items(16, element_size(type)), // items: mem_bound of T4=128, I4=16 at specs/h200.muh:79
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:81
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:82
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:83
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:85
-          delay_policy{delay_kind::fixed, 688, 1140}, // delay: inherited from policy default at specs/h200.muh:86
-          4, // vec: inherited from policy default at specs/h200.muh:80
-          // window: inherited from policy float32 at specs/h200.muh:113; measured ipt_32.tpb_128.win_32.stm_cs 1.029988
-          // 1.022887 1.028157 1.034666 on NVIDIA H200
-          32,
-          cache_store_modifier::cs, // store_modifier: inherited from policy default at specs/h200.muh:84
-          scan_stage::ublkcp, // stage: inherited from policy default at specs/h200.muh:88
-          4, // passes: inherited from policy default at specs/h200.muh:89
-          67108864, // stage_from: inherited from policy default at specs/h200.muh:90
+            // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:78
+            mem_bound_threads(128, 16, element_size(type), 49152, 32),
+            mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16 at specs/h200.muh:79
+            block_load_algorithm::striped,               // load: inherited from policy default at specs/h200.muh:81
+            block_store_algorithm::striped,              // store: inherited from policy default at specs/h200.muh:82
+            cache_load_modifier::default_,               // modifier: inherited from policy default at specs/h200.muh:83
+            block_scan_algorithm::warp_scans,            // block: inherited from policy default at specs/h200.muh:85
+            delay_policy{delay_kind::fixed, 688, 1140},  // delay: inherited from policy default at specs/h200.muh:86
+            4,                                           // vec: inherited from policy default at specs/h200.muh:80
+            // window: inherited from policy float32 at specs/h200.muh:113; measured
+            // ipt_32.tpb_128.win_32.stm_cs 1.029988
+            // 1.022887 1.028157 1.034666 on NVIDIA H200
+            32,
+            cache_store_modifier::cs,  // store_modifier: inherited from policy default at specs/h200.muh:84
+            scan_stage::ublkcp,        // stage: inherited from policy default at specs/h200.muh:88
+            4,                         // passes: inherited from policy default at specs/h200.muh:89
+            67108864,                  // stage_from: inherited from policy default at specs/h200.muh:90
         };
       }
-      if (type == element::int64)
-      {
+      if (type == element::int64) {
         // int64
         return policy{
-          // threads: mem_bound of T4=256, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:106; measured
-          // ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
-          mem_bound_threads(256, 24, element_size(type), 49152, 32),
-          // items: mem_bound of T4=256, I4=24 at specs/h200.muh:108; measured ipt_28.tpb_128.win_64.stm_default
-          // 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
-          mem_bound_items(24, element_size(type)),
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:81
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:82
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:83
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:85
-          delay_policy{delay_kind::fixed, 632, 1290}, // delay: inherited from policy int64 at specs/h200.muh:107
-          4, // vec: inherited from policy default at specs/h200.muh:80
-          int{}, // window: not set in the spec (zero)
-          // store_modifier: inherited from policy int64 at specs/h200.muh:109; measured
-          // ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
-          cache_store_modifier::cs,
-          scan_stage::registers, // stage: inherited from policy int64 at specs/h200.muh:110
-          4, // passes: inherited from policy default at specs/h200.muh:89
-          67108864, // stage_from: inherited from policy default at specs/h200.muh:90
+            // threads: mem_bound of T4=256, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:106; measured
+            // ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
+            mem_bound_threads(256, 24, element_size(type), 49152, 32),
+            // items: mem_bound of T4=256, I4=24 at specs/h200.muh:108; measured ipt_28.tpb_128.win_64.stm_default
+            // 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
+            mem_bound_items(24, element_size(type)),
+            block_load_algorithm::striped,               // load: inherited from policy default at specs/h200.muh:81
+            block_store_algorithm::striped,              // store: inherited from policy default at specs/h200.muh:82
+            cache_load_modifier::default_,               // modifier: inherited from policy default at specs/h200.muh:83
+            block_scan_algorithm::warp_scans,            // block: inherited from policy default at specs/h200.muh:85
+            delay_policy{delay_kind::fixed, 632, 1290},  // delay: inherited from policy int64 at specs/h200.muh:107
+            4,                                           // vec: inherited from policy default at specs/h200.muh:80
+            int{},                                       // window: not set in the spec (zero)
+            // store_modifier: inherited from policy int64 at specs/h200.muh:109; measured
+            // ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001 1.010178 on NVIDIA H200
+            cache_store_modifier::cs,
+            scan_stage::registers,  // stage: inherited from policy int64 at specs/h200.muh:110
+            4,                      // passes: inherited from policy default at specs/h200.muh:89
+            67108864,               // stage_from: inherited from policy default at specs/h200.muh:90
         };
       }
-      if (type == element::float64)
-      {
+      if (type == element::float64) {
         // float64
         return policy{
-          // threads: mem_bound of T4=256, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:93; measured
-          // ipt_32.tpb_128.win_32.stm_cs 0.997896 0.982404 1.003018 1.044776 on NVIDIA H200
-          mem_bound_threads(256, 24, element_size(type), 49152, 32),
-          // items: mem_bound of T4=256, I4=24 at specs/h200.muh:95; measured ipt_32.tpb_128.win_32.stm_cs 0.997896
-          // 0.982404 1.003018 1.044776 on NVIDIA H200
-          mem_bound_items(24, element_size(type)),
-          block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:81
-          block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:82
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:83
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:85
-          delay_policy{delay_kind::fixed, 576, 1215}, // delay: inherited from policy float64 at specs/h200.muh:94
-          4, // vec: inherited from policy default at specs/h200.muh:80
-          int{}, // window: not set in the spec (zero)
-          // store_modifier: inherited from policy float64 at specs/h200.muh:96; measured ipt_32.tpb_128.win_32.stm_cs
-          // 0.997896 0.982404 1.003018 1.044776 on NVIDIA H200
-          cache_store_modifier::cs,
-          scan_stage::registers, // stage: inherited from policy float64 at specs/h200.muh:97
-          4, // passes: inherited from policy default at specs/h200.muh:89
-          67108864, // stage_from: inherited from policy default at specs/h200.muh:90
+            // threads: mem_bound of T4=256, I4=24 (smem 49152 B, warp 32) at specs/h200.muh:93; measured
+            // ipt_32.tpb_128.win_32.stm_cs 0.997896 0.982404 1.003018 1.044776 on NVIDIA H200
+            mem_bound_threads(256, 24, element_size(type), 49152, 32),
+            // items: mem_bound of T4=256, I4=24 at specs/h200.muh:95; measured ipt_32.tpb_128.win_32.stm_cs 0.997896
+            // 0.982404 1.003018 1.044776 on NVIDIA H200
+            mem_bound_items(24, element_size(type)),
+            block_load_algorithm::striped,               // load: inherited from policy default at specs/h200.muh:81
+            block_store_algorithm::striped,              // store: inherited from policy default at specs/h200.muh:82
+            cache_load_modifier::default_,               // modifier: inherited from policy default at specs/h200.muh:83
+            block_scan_algorithm::warp_scans,            // block: inherited from policy default at specs/h200.muh:85
+            delay_policy{delay_kind::fixed, 576, 1215},  // delay: inherited from policy float64 at specs/h200.muh:94
+            4,                                           // vec: inherited from policy default at specs/h200.muh:80
+            int{},                                       // window: not set in the spec (zero)
+            // store_modifier: inherited from policy float64 at specs/h200.muh:96; measured ipt_32.tpb_128.win_32.stm_cs
+            // 0.997896 0.982404 1.003018 1.044776 on NVIDIA H200
+            cache_store_modifier::cs,
+            scan_stage::registers,  // stage: inherited from policy float64 at specs/h200.muh:97
+            4,                      // passes: inherited from policy default at specs/h200.muh:89
+            67108864,               // stage_from: inherited from policy default at specs/h200.muh:90
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:78
-        mem_bound_threads(128, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=128, I4=16 at specs/h200.muh:79
-        block_load_algorithm::striped, // load: inherited from policy default at specs/h200.muh:81
-        block_store_algorithm::striped, // store: inherited from policy default at specs/h200.muh:82
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/h200.muh:83
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:85
-        delay_policy{delay_kind::fixed, 688, 1140}, // delay: inherited from policy default at specs/h200.muh:86
-        4, // vec: inherited from policy default at specs/h200.muh:80
-        int{}, // window: not set in the spec (zero)
-        cache_store_modifier::cs, // store_modifier: inherited from policy default at specs/h200.muh:84
-        scan_stage::ublkcp, // stage: inherited from policy default at specs/h200.muh:88
-        4, // passes: inherited from policy default at specs/h200.muh:89
-        67108864, // stage_from: inherited from policy default at specs/h200.muh:90
+          // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32) at specs/h200.muh:78
+          mem_bound_threads(128, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16 at specs/h200.muh:79
+          block_load_algorithm::striped,               // load: inherited from policy default at specs/h200.muh:81
+          block_store_algorithm::striped,              // store: inherited from policy default at specs/h200.muh:82
+          cache_load_modifier::default_,               // modifier: inherited from policy default at specs/h200.muh:83
+          block_scan_algorithm::warp_scans,            // block: inherited from policy default at specs/h200.muh:85
+          delay_policy{delay_kind::fixed, 688, 1140},  // delay: inherited from policy default at specs/h200.muh:86
+          4,                                           // vec: inherited from policy default at specs/h200.muh:80
+          int{},                                       // window: not set in the spec (zero)
+          cache_store_modifier::cs,  // store_modifier: inherited from policy default at specs/h200.muh:84
+          scan_stage::ublkcp,        // stage: inherited from policy default at specs/h200.muh:88
+          4,                         // passes: inherited from policy default at specs/h200.muh:89
+          67108864,                  // stage_from: inherited from policy default at specs/h200.muh:90
       };
     }
     // any other arch: the policies of h200
@@ -183,86 +174,102 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan int32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan int32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::int32) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::int32) <=
+                  hardware::h200.smem_per_block,
               "scan int32 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan float32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::float32) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::float32) <=
+                  hardware::h200.smem_per_block,
               "scan float32 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan int64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan int64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::int64) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::int64, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::int64) <=
+                  hardware::h200.smem_per_block,
               "scan int64 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan float64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan float64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::float64) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::float64) <=
+                  hardware::h200.smem_per_block,
               "scan float64 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan int8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan int8 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::int8) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::int8) <=
+                  hardware::h200.smem_per_block,
               "scan int8 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan bfloat16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::bfloat16) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::h200.smem_per_block,
               "scan bfloat16 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan uint32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan uint32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::uint32) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::uint32, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::uint32) <=
+                  hardware::h200.smem_per_block,
               "scan uint32 on h200: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "scan uint64 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "scan uint64 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads
-                  * policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).items
-                  * element_size(element::uint64) <= hardware::h200.smem_per_block,
+static_assert(policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).threads *
+                      policy_selector{element::uint64, operation::plus, 32}(hardware::h200.arch).items *
+                      element_size(element::uint64) <=
+                  hardware::h200.smem_per_block,
               "scan uint64 on h200: the tile must fit smem_per_block (49152 B)");
 
-} // namespace scan
+}  // namespace scan
 MUH_TUNING_NAMESPACE_END

@@ -7,92 +7,85 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace topk
-{
+namespace topk {
 
 //! One topk policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  int bits_per_pass; //!< key bits resolved per pass (topk radix select)
+struct policy {
+  int threads;                 //!< threads per block
+  int items;                   //!< items per thread
+  block_scan_algorithm block;  //!< block-wide reduce or scan algorithm
+  int bits_per_pass;           //!< key bits resolved per pass (topk radix select)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.items == b.items && a.block == b.block && a.bits_per_pass == b.bits_per_pass;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // h200: compute capability 9.0
-    if (arch >= hardware::h200.arch)
-    {
-      if (type == element::float32)
-      {
+    if (arch >= hardware::h200.arch) {
+      if (type == element::float32) {
         // float32
         return policy{
-          // threads: inherited from policy float32 at specs/h200.muh:155; measured ipt_2.tpb_256.bpp_8 0.978898
-          // 0.947182 0.981252 1.001813 on NVIDIA H200
-          256,
-          // items: inherited from policy float32 at specs/h200.muh:156; measured ipt_2.tpb_256.bpp_8 0.978898 0.947182
-          // 0.981252 1.001813 on NVIDIA H200
-          4,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:152
-          // bits_per_pass: inherited from policy float32 at specs/h200.muh:154; measured ipt_2.tpb_256.bpp_8 0.978898
-          // 0.947182 0.981252 1.001813 on NVIDIA H200
-          8,
+            // threads: inherited from policy float32 at specs/h200.muh:155; measured ipt_2.tpb_256.bpp_8 0.978898
+            // 0.947182 0.981252 1.001813 on NVIDIA H200
+            256,
+            // items: inherited from policy float32 at specs/h200.muh:156; measured ipt_2.tpb_256.bpp_8 0.978898
+            // 0.947182
+            // 0.981252 1.001813 on NVIDIA H200
+            4,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/h200.muh:152
+            // bits_per_pass: inherited from policy float32 at specs/h200.muh:154; measured ipt_2.tpb_256.bpp_8 0.978898
+            // 0.947182 0.981252 1.001813 on NVIDIA H200
+            8,
         };
       }
-      if (type == element::float16 || type == element::bfloat16)
-      {
+      if (type == element::float16 || type == element::bfloat16) {
         // bfloat16, float16
         return policy{
-          // threads: inherited from policy float16 at specs/h200.muh:161; measured ipt_2.tpb_256.bpp_8 1.327071
-          // 1.227414 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:166; measured
-          // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
-          256,
-          // items: inherited from policy float16 at specs/h200.muh:160; measured ipt_2.tpb_256.bpp_8 1.327071 1.227414
-          // 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:165; measured
-          // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
-          2,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:152
-          // bits_per_pass: inherited from policy float16 at specs/h200.muh:159; measured ipt_2.tpb_256.bpp_8 1.327071
-          // 1.227414 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:164; measured
-          // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
-          8,
+            // threads: inherited from policy float16 at specs/h200.muh:161; measured ipt_2.tpb_256.bpp_8 1.327071
+            // 1.227414 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:166;
+            // measured
+            // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
+            256,
+            // items: inherited from policy float16 at specs/h200.muh:160; measured
+            // ipt_2.tpb_256.bpp_8 1.327071 1.227414
+            // 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:165; measured
+            // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
+            2,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/h200.muh:152
+            // bits_per_pass: inherited from policy float16 at specs/h200.muh:159; measured ipt_2.tpb_256.bpp_8 1.327071
+            // 1.227414 1.328619 1.409006 on NVIDIA H200 | inherited from policy bfloat16 at specs/h200.muh:164;
+            // measured
+            // ipt_2.tpb_256.bpp_8 1.323060 1.218989 1.326552 1.411874 on NVIDIA H200
+            8,
         };
       }
       // default
       return policy{
-        512, // threads: inherited from policy default at specs/h200.muh:152
-        4, // items: inherited from policy default at specs/h200.muh:152
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/h200.muh:152
-        11, // bits_per_pass: inherited from policy default at specs/h200.muh:152
+          512,                               // threads: inherited from policy default at specs/h200.muh:152
+          4,                                 // items: inherited from policy default at specs/h200.muh:152
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/h200.muh:152
+          11,                                // bits_per_pass: inherited from policy default at specs/h200.muh:152
       };
     }
     // any other arch: the policies of h200
@@ -101,24 +94,27 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "topk float32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "topk float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "topk bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "topk bfloat16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "topk int8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "topk int8 on h200: threads exceed max_threads_per_block (1024)");
 
-} // namespace topk
+}  // namespace topk
 MUH_TUNING_NAMESPACE_END

@@ -7,91 +7,81 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace transform
-{
+namespace transform {
 
 //! One transform policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int bytes_in_flight; //!< minimum bytes in flight per SM (transform) (bytes)
+struct policy {
+  int threads;          //!< threads per block
+  int bytes_in_flight;  //!< minimum bytes in flight per SM (transform) (bytes)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.bytes_in_flight == b.bytes_in_flight;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // h200: compute capability 9.0
-    if (arch >= hardware::h200.arch)
-    {
-      if (type == element::float16)
-      {
+    if (arch >= hardware::h200.arch) {
+      if (type == element::float16) {
         // float16
         return policy{
-          // threads: inherited from policy float16 at specs/h200.muh:139; measured tpb_128.bif_16384 1.025773 1.012579
-          // 1.024653 1.035489 on NVIDIA H200
-          128,
-          // bytes_in_flight: inherited from policy float16 at specs/h200.muh:138; measured tpb_128.bif_16384 1.025773
-          // 1.012579 1.024653 1.035489 on NVIDIA H200
-          16384,
+            // threads: inherited from policy float16 at specs/h200.muh:139; measured
+            // tpb_128.bif_16384 1.025773 1.012579
+            // 1.024653 1.035489 on NVIDIA H200
+            128,
+            // bytes_in_flight: inherited from policy float16 at specs/h200.muh:138; measured tpb_128.bif_16384 1.025773
+            // 1.012579 1.024653 1.035489 on NVIDIA H200
+            16384,
         };
       }
-      if (type == element::bfloat16)
-      {
+      if (type == element::bfloat16) {
         // bfloat16
         return policy{
-          256, // threads: inherited from policy default at specs/h200.muh:128
-          // bytes_in_flight: inherited from policy bfloat16 at specs/h200.muh:142; measured tpb_256.bif_16384 1.025811
-          // 0.995708 1.021754 1.050633 on NVIDIA H200
-          16384,
+            256,  // threads: inherited from policy default at specs/h200.muh:128
+            // bytes_in_flight: inherited from policy bfloat16 at specs/h200.muh:142; measured
+            // tpb_256.bif_16384 1.025811 0.995708 1.021754 1.050633 on NVIDIA H200
+            16384,
         };
       }
-      if (type == element::float32)
-      {
+      if (type == element::float32) {
         // float32
         return policy{
-          // threads: inherited from policy float32 at specs/h200.muh:131; measured tpb_128.bif_65536 1.019414 1.000000
-          // 1.016627 1.035968 on NVIDIA H200
-          128,
-          // bytes_in_flight: inherited from policy float32 at specs/h200.muh:130; measured tpb_128.bif_65536 1.019414
-          // 1.000000 1.016627 1.035968 on NVIDIA H200
-          65536,
+            // threads: inherited from policy float32 at specs/h200.muh:131; measured
+            // tpb_128.bif_65536 1.019414 1.000000
+            // 1.016627 1.035968 on NVIDIA H200
+            128,
+            // bytes_in_flight: inherited from policy float32 at specs/h200.muh:130; measured tpb_128.bif_65536 1.019414
+            // 1.000000 1.016627 1.035968 on NVIDIA H200
+            65536,
         };
       }
       // default, float64
       return policy{
-        // threads: inherited from policy default at specs/h200.muh:128 | inherited from policy float64 at
-        // specs/h200.muh:135; measured tpb_256.bif_16384 1.016947 0.984127 1.011268 1.038443 on NVIDIA H200
-        256,
-        // bytes_in_flight: inherited from policy default at specs/h200.muh:128 | inherited from policy float64 at
-        // specs/h200.muh:134; measured tpb_256.bif_16384 1.016947 0.984127 1.011268 1.038443 on NVIDIA H200
-        49152,
+          // threads: inherited from policy default at specs/h200.muh:128 | inherited from policy float64 at
+          // specs/h200.muh:135; measured tpb_256.bif_16384 1.016947 0.984127 1.011268 1.038443 on NVIDIA H200
+          256,
+          // bytes_in_flight: inherited from policy default at specs/h200.muh:128 | inherited from policy float64 at
+          // specs/h200.muh:134; measured tpb_256.bif_16384 1.016947 0.984127 1.011268 1.038443 on NVIDIA H200
+          49152,
       };
     }
     // any other arch: the policies of h200
@@ -100,30 +90,34 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "transform float16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "transform float16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "transform bfloat16 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "transform bfloat16 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "transform float32 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "transform float32 on h200: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  % hardware::h200.warp_size == 0,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads %
+                      hardware::h200.warp_size ==
+                  0,
               "transform int8 on h200: threads must be a multiple of the warp size (32)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads
-                  <= hardware::h200.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads <=
+                  hardware::h200.max_threads_per_block,
               "transform int8 on h200: threads exceed max_threads_per_block (1024)");
 
-} // namespace transform
+}  // namespace transform
 MUH_TUNING_NAMESPACE_END

@@ -7,156 +7,147 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace batch_memcpy
-{
+namespace batch_memcpy {
 
 //! The large sub-policy of a batch_memcpy policy.
-struct large_policy
-{
-  int threads; //!< threads per block
-  int bytes_per_thread; //!< bytes per thread for warp-/thread-level copies (batch_memcpy)
+struct large_policy {
+  int threads;           //!< threads per block
+  int bytes_per_thread;  //!< bytes per thread for warp-/thread-level copies (batch_memcpy)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const large_policy& a, const large_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const large_policy& a, const large_policy& b) {
   return a.threads == b.threads && a.bytes_per_thread == b.bytes_per_thread;
 }
 
 //! The small sub-policy of a batch_memcpy policy.
-struct small_policy
-{
-  int threads; //!< threads per block
-  int buffers_per_thread; //!< buffers per thread (batch_memcpy)
-  int bytes_per_thread; //!< bytes per thread for warp-/thread-level copies (batch_memcpy)
-  bool prefer_pow2_bits; //!< round buffer-size bit fields to powers of two (batch_memcpy)
-  int block_tile; //!< bytes per block-level tile (batch_memcpy) (bytes)
-  int warp_threshold; //!< buffers at least this large are copied by a warp (batch_memcpy) (bytes)
-  int block_threshold; //!< buffers at least this large are copied by a block (batch_memcpy) (bytes)
+struct small_policy {
+  int threads;             //!< threads per block
+  int buffers_per_thread;  //!< buffers per thread (batch_memcpy)
+  int bytes_per_thread;    //!< bytes per thread for warp-/thread-level copies (batch_memcpy)
+  bool prefer_pow2_bits;   //!< round buffer-size bit fields to powers of two (batch_memcpy)
+  int block_tile;          //!< bytes per block-level tile (batch_memcpy) (bytes)
+  int warp_threshold;      //!< buffers at least this large are copied by a warp (batch_memcpy) (bytes)
+  int block_threshold;     //!< buffers at least this large are copied by a block (batch_memcpy) (bytes)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const small_policy& a, const small_policy& b)
-{
-  return a.threads == b.threads && a.buffers_per_thread == b.buffers_per_thread
-         && a.bytes_per_thread == b.bytes_per_thread && a.prefer_pow2_bits == b.prefer_pow2_bits
-         && a.block_tile == b.block_tile && a.warp_threshold == b.warp_threshold
-         && a.block_threshold == b.block_threshold;
+MUH_HOST_DEVICE constexpr bool operator==(const small_policy& a, const small_policy& b) {
+  return a.threads == b.threads && a.buffers_per_thread == b.buffers_per_thread &&
+         a.bytes_per_thread == b.bytes_per_thread && a.prefer_pow2_bits == b.prefer_pow2_bits &&
+         a.block_tile == b.block_tile && a.warp_threshold == b.warp_threshold && a.block_threshold == b.block_threshold;
 }
 
 //! One batch_memcpy policy, scaled for one element type.
-struct policy
-{
-  large_policy large; //!< large sub-policy
-  small_policy small; //!< small sub-policy
+struct policy {
+  large_policy large;  //!< large sub-policy
+  small_policy small;  //!< small sub-policy
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.large == b.large && a.small == b.small;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
+    if (arch >= hardware::sm100.arch) {
       // default
       return policy{
-        { // large
-          256, // threads: inherited from policy default at specs/nvidia.muh:3162
-          32, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3162
-        },
-        { // small
-          128, // threads: inherited from policy default at specs/nvidia.muh:3154
-          4, // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3155
-          8, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3156
-          false, // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3157
-          8192, // block_tile: inherited from policy default at specs/nvidia.muh:3158
-          128, // warp_threshold: inherited from policy default at specs/nvidia.muh:3159
-          8192, // block_threshold: inherited from policy default at specs/nvidia.muh:3160
-        },
+          {
+              // large
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3162
+              32,   // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3162
+          },
+          {
+              // small
+              128,    // threads: inherited from policy default at specs/nvidia.muh:3154
+              4,      // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3155
+              8,      // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3156
+              false,  // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3157
+              8192,   // block_tile: inherited from policy default at specs/nvidia.muh:3158
+              128,    // warp_threshold: inherited from policy default at specs/nvidia.muh:3159
+              8192,   // block_threshold: inherited from policy default at specs/nvidia.muh:3160
+          },
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
+    if (arch >= hardware::sm90.arch) {
       // default
       return policy{
-        { // large
-          256, // threads: inherited from policy default at specs/nvidia.muh:3146
-          32, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3146
-        },
-        { // small
-          128, // threads: inherited from policy default at specs/nvidia.muh:3138
-          4, // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3139
-          8, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3140
-          false, // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3141
-          8192, // block_tile: inherited from policy default at specs/nvidia.muh:3142
-          128, // warp_threshold: inherited from policy default at specs/nvidia.muh:3143
-          8192, // block_threshold: inherited from policy default at specs/nvidia.muh:3144
-        },
+          {
+              // large
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3146
+              32,   // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3146
+          },
+          {
+              // small
+              128,    // threads: inherited from policy default at specs/nvidia.muh:3138
+              4,      // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3139
+              8,      // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3140
+              false,  // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3141
+              8192,   // block_tile: inherited from policy default at specs/nvidia.muh:3142
+              128,    // warp_threshold: inherited from policy default at specs/nvidia.muh:3143
+              8192,   // block_threshold: inherited from policy default at specs/nvidia.muh:3144
+          },
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        { // large
-          256, // threads: inherited from policy default at specs/nvidia.muh:3130
-          32, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3130
-        },
-        { // small
-          128, // threads: inherited from policy default at specs/nvidia.muh:3122
-          4, // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3123
-          8, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3124
-          false, // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3125
-          8192, // block_tile: inherited from policy default at specs/nvidia.muh:3126
-          128, // warp_threshold: inherited from policy default at specs/nvidia.muh:3127
-          8192, // block_threshold: inherited from policy default at specs/nvidia.muh:3128
-        },
+          {
+              // large
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3130
+              32,   // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3130
+          },
+          {
+              // small
+              128,    // threads: inherited from policy default at specs/nvidia.muh:3122
+              4,      // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3123
+              8,      // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3124
+              false,  // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3125
+              8192,   // block_tile: inherited from policy default at specs/nvidia.muh:3126
+              128,    // warp_threshold: inherited from policy default at specs/nvidia.muh:3127
+              8192,   // block_threshold: inherited from policy default at specs/nvidia.muh:3128
+          },
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
+    if (arch >= hardware::sm80.arch) {
       // default
       return policy{
-        { // large
-          256, // threads: inherited from policy default at specs/nvidia.muh:3114
-          32, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3114
-        },
-        { // small
-          128, // threads: inherited from policy default at specs/nvidia.muh:3106
-          4, // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3107
-          8, // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3108
-          false, // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3109
-          8192, // block_tile: inherited from policy default at specs/nvidia.muh:3110
-          128, // warp_threshold: inherited from policy default at specs/nvidia.muh:3111
-          8192, // block_threshold: inherited from policy default at specs/nvidia.muh:3112
-        },
+          {
+              // large
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3114
+              32,   // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3114
+          },
+          {
+              // small
+              128,    // threads: inherited from policy default at specs/nvidia.muh:3106
+              4,      // buffers_per_thread: inherited from policy default at specs/nvidia.muh:3107
+              8,      // bytes_per_thread: inherited from policy default at specs/nvidia.muh:3108
+              false,  // prefer_pow2_bits: inherited from policy default at specs/nvidia.muh:3109
+              8192,   // block_tile: inherited from policy default at specs/nvidia.muh:3110
+              128,    // warp_threshold: inherited from policy default at specs/nvidia.muh:3111
+              8192,   // block_threshold: inherited from policy default at specs/nvidia.muh:3112
+          },
       };
     }
     // any other arch: the policies of sm80
@@ -165,30 +156,30 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.threads <=
+                  hardware::sm100.max_threads_per_block,
               "batch_memcpy int8 on sm100, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.threads <=
+                  hardware::sm100.max_threads_per_block,
               "batch_memcpy int8 on sm100, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.threads <=
+                  hardware::sm90.max_threads_per_block,
               "batch_memcpy int8 on sm90, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.threads <=
+                  hardware::sm90.max_threads_per_block,
               "batch_memcpy int8 on sm90, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.threads <=
+                  hardware::sm86.max_threads_per_block,
               "batch_memcpy int8 on sm86, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.threads <=
+                  hardware::sm86.max_threads_per_block,
               "batch_memcpy int8 on sm86, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.threads <=
+                  hardware::sm80.max_threads_per_block,
               "batch_memcpy int8 on sm80, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.threads <=
+                  hardware::sm80.max_threads_per_block,
               "batch_memcpy int8 on sm80, small: threads exceed max_threads_per_block (1024)");
 
-} // namespace batch_memcpy
+}  // namespace batch_memcpy
 MUH_TUNING_NAMESPACE_END

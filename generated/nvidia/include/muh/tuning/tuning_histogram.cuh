@@ -7,196 +7,180 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace histogram
-{
+namespace histogram {
 
 //! One histogram policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int pixels_per_thread; //!< pixels per thread (histogram)
-  int vec; //!< items per vectorised load
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  bool rle_compress; //!< run-length compress samples before binning (histogram)
-  histogram_memory memory; //!< where privatised histograms live
-  bool work_stealing; //!< dynamic tile assignment (histogram)
+struct policy {
+  int threads;                   //!< threads per block
+  int pixels_per_thread;         //!< pixels per thread (histogram)
+  int vec;                       //!< items per vectorised load
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  bool rle_compress;             //!< run-length compress samples before binning (histogram)
+  histogram_memory memory;       //!< where privatised histograms live
+  bool work_stealing;            //!< dynamic tile assignment (histogram)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.pixels_per_thread == b.pixels_per_thread && a.vec == b.vec && a.load == b.load
-         && a.modifier == b.modifier && a.rle_compress == b.rle_compress && a.memory == b.memory
-         && a.work_stealing == b.work_stealing;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.pixels_per_thread == b.pixels_per_thread && a.vec == b.vec && a.load == b.load &&
+         a.modifier == b.modifier && a.rle_compress == b.rle_compress && a.memory == b.memory &&
+         a.work_stealing == b.work_stealing;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:564; measured
-          // ipt_12.tpb_928.rle_0.ws_0.mem_1.ld_2.laid_0.vec_2 1.033332 0.940517 1.031835 1.195876 on NVIDIA B200 |
-          // inherited from policy uint8 at specs/nvidia.muh:570; measured
-          // ipt_12.tpb_928.rle_0.ws_0.mem_1.ld_2.laid_0.vec_2 1.033332 0.940517 1.031835 1.195876 on NVIDIA B200
-          928,
-          // pixels_per_thread: inherited from policy int8 at specs/nvidia.muh:565 | inherited from policy uint8 at
-          // specs/nvidia.muh:571
-          12,
-          4, // vec: inherited from policy default at specs/nvidia.muh:556
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:557
-          // modifier: inherited from policy int8 at specs/nvidia.muh:566 | inherited from policy uint8 at
-          // specs/nvidia.muh:572
-          cache_load_modifier::ca,
-          // rle_compress: inherited from policy int8 at specs/nvidia.muh:567 | inherited from policy uint8 at
-          // specs/nvidia.muh:573
-          false,
-          histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:560
-          false, // work_stealing: inherited from policy default at specs/nvidia.muh:561
+            // threads: inherited from policy int8 at specs/nvidia.muh:564; measured
+            // ipt_12.tpb_928.rle_0.ws_0.mem_1.ld_2.laid_0.vec_2 1.033332 0.940517 1.031835 1.195876 on NVIDIA B200 |
+            // inherited from policy uint8 at specs/nvidia.muh:570; measured
+            // ipt_12.tpb_928.rle_0.ws_0.mem_1.ld_2.laid_0.vec_2 1.033332 0.940517 1.031835 1.195876 on NVIDIA B200
+            928,
+            // pixels_per_thread: inherited from policy int8 at specs/nvidia.muh:565 | inherited from policy uint8 at
+            // specs/nvidia.muh:571
+            12,
+            4,                             // vec: inherited from policy default at specs/nvidia.muh:556
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:557
+            // modifier: inherited from policy int8 at specs/nvidia.muh:566 | inherited from policy uint8 at
+            // specs/nvidia.muh:572
+            cache_load_modifier::ca,
+            // rle_compress: inherited from policy int8 at specs/nvidia.muh:567 | inherited from policy uint8 at
+            // specs/nvidia.muh:573
+            false,
+            histogram_memory::smem,  // memory: inherited from policy default at specs/nvidia.muh:560
+            false,                   // work_stealing: inherited from policy default at specs/nvidia.muh:561
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:575 | inherited from policy uint16 at
-          // specs/nvidia.muh:576
-          960,
-          // pixels_per_thread: inherited from policy int16 at specs/nvidia.muh:575 | inherited from policy uint16 at
-          // specs/nvidia.muh:576
-          10,
-          4, // vec: inherited from policy default at specs/nvidia.muh:556
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:557
-          // modifier: inherited from policy int16 at specs/nvidia.muh:575 | inherited from policy uint16 at
-          // specs/nvidia.muh:576
-          cache_load_modifier::default_,
-          true, // rle_compress: inherited from policy default at specs/nvidia.muh:559
-          histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:560
-          false, // work_stealing: inherited from policy default at specs/nvidia.muh:561
+            // threads: inherited from policy int16 at specs/nvidia.muh:575 | inherited from policy uint16 at
+            // specs/nvidia.muh:576
+            960,
+            // pixels_per_thread: inherited from policy int16 at specs/nvidia.muh:575 | inherited from policy uint16 at
+            // specs/nvidia.muh:576
+            10,
+            4,                             // vec: inherited from policy default at specs/nvidia.muh:556
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:557
+            // modifier: inherited from policy int16 at specs/nvidia.muh:575 | inherited from policy uint16 at
+            // specs/nvidia.muh:576
+            cache_load_modifier::default_,
+            true,                    // rle_compress: inherited from policy default at specs/nvidia.muh:559
+            histogram_memory::smem,  // memory: inherited from policy default at specs/nvidia.muh:560
+            false,                   // work_stealing: inherited from policy default at specs/nvidia.muh:561
         };
       }
       // default
       return policy{
-        384, // threads: inherited from policy default at specs/nvidia.muh:554
-        16, // pixels_per_thread: inherited from policy default at specs/nvidia.muh:555
-        4, // vec: inherited from policy default at specs/nvidia.muh:556
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:557
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:558
-        true, // rle_compress: inherited from policy default at specs/nvidia.muh:559
-        histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:560
-        false, // work_stealing: inherited from policy default at specs/nvidia.muh:561
+          384,                           // threads: inherited from policy default at specs/nvidia.muh:554
+          16,                            // pixels_per_thread: inherited from policy default at specs/nvidia.muh:555
+          4,                             // vec: inherited from policy default at specs/nvidia.muh:556
+          block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:557
+          cache_load_modifier::ldg,      // modifier: inherited from policy default at specs/nvidia.muh:558
+          true,                          // rle_compress: inherited from policy default at specs/nvidia.muh:559
+          histogram_memory::smem,        // memory: inherited from policy default at specs/nvidia.muh:560
+          false,                         // work_stealing: inherited from policy default at specs/nvidia.muh:561
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:545 | inherited from policy uint8 at
-          // specs/nvidia.muh:546
-          768,
-          // pixels_per_thread: inherited from policy int8 at specs/nvidia.muh:545 | inherited from policy uint8 at
-          // specs/nvidia.muh:546
-          12,
-          4, // vec: inherited from policy default at specs/nvidia.muh:538
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:539
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:540
-          // rle_compress: inherited from policy int8 at specs/nvidia.muh:545 | inherited from policy uint8 at
-          // specs/nvidia.muh:546
-          false,
-          histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:542
-          false, // work_stealing: inherited from policy default at specs/nvidia.muh:543
+            // threads: inherited from policy int8 at specs/nvidia.muh:545 | inherited from policy uint8 at
+            // specs/nvidia.muh:546
+            768,
+            // pixels_per_thread: inherited from policy int8 at specs/nvidia.muh:545 | inherited from policy uint8 at
+            // specs/nvidia.muh:546
+            12,
+            4,                             // vec: inherited from policy default at specs/nvidia.muh:538
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:539
+            cache_load_modifier::ldg,      // modifier: inherited from policy default at specs/nvidia.muh:540
+            // rle_compress: inherited from policy int8 at specs/nvidia.muh:545 | inherited from policy uint8 at
+            // specs/nvidia.muh:546
+            false,
+            histogram_memory::smem,  // memory: inherited from policy default at specs/nvidia.muh:542
+            false,                   // work_stealing: inherited from policy default at specs/nvidia.muh:543
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:547 | inherited from policy uint16 at
-          // specs/nvidia.muh:548
-          960,
-          // pixels_per_thread: inherited from policy int16 at specs/nvidia.muh:547 | inherited from policy uint16 at
-          // specs/nvidia.muh:548
-          10,
-          4, // vec: inherited from policy default at specs/nvidia.muh:538
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:539
-          // modifier: inherited from policy int16 at specs/nvidia.muh:547 | inherited from policy uint16 at
-          // specs/nvidia.muh:548
-          cache_load_modifier::default_,
-          true, // rle_compress: inherited from policy default at specs/nvidia.muh:541
-          histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:542
-          false, // work_stealing: inherited from policy default at specs/nvidia.muh:543
+            // threads: inherited from policy int16 at specs/nvidia.muh:547 | inherited from policy uint16 at
+            // specs/nvidia.muh:548
+            960,
+            // pixels_per_thread: inherited from policy int16 at specs/nvidia.muh:547 | inherited from policy uint16 at
+            // specs/nvidia.muh:548
+            10,
+            4,                             // vec: inherited from policy default at specs/nvidia.muh:538
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:539
+            // modifier: inherited from policy int16 at specs/nvidia.muh:547 | inherited from policy uint16 at
+            // specs/nvidia.muh:548
+            cache_load_modifier::default_,
+            true,                    // rle_compress: inherited from policy default at specs/nvidia.muh:541
+            histogram_memory::smem,  // memory: inherited from policy default at specs/nvidia.muh:542
+            false,                   // work_stealing: inherited from policy default at specs/nvidia.muh:543
         };
       }
       // default
       return policy{
-        384, // threads: inherited from policy default at specs/nvidia.muh:536
-        16, // pixels_per_thread: inherited from policy default at specs/nvidia.muh:537
-        4, // vec: inherited from policy default at specs/nvidia.muh:538
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:539
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:540
-        true, // rle_compress: inherited from policy default at specs/nvidia.muh:541
-        histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:542
-        false, // work_stealing: inherited from policy default at specs/nvidia.muh:543
+          384,                           // threads: inherited from policy default at specs/nvidia.muh:536
+          16,                            // pixels_per_thread: inherited from policy default at specs/nvidia.muh:537
+          4,                             // vec: inherited from policy default at specs/nvidia.muh:538
+          block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:539
+          cache_load_modifier::ldg,      // modifier: inherited from policy default at specs/nvidia.muh:540
+          true,                          // rle_compress: inherited from policy default at specs/nvidia.muh:541
+          histogram_memory::smem,        // memory: inherited from policy default at specs/nvidia.muh:542
+          false,                         // work_stealing: inherited from policy default at specs/nvidia.muh:543
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        384, // threads: inherited from policy default at specs/nvidia.muh:522
-        16, // pixels_per_thread: inherited from policy default at specs/nvidia.muh:523
-        4, // vec: inherited from policy default at specs/nvidia.muh:524
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:525
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:526
-        true, // rle_compress: inherited from policy default at specs/nvidia.muh:527
-        histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:528
-        false, // work_stealing: inherited from policy default at specs/nvidia.muh:529
+          384,                           // threads: inherited from policy default at specs/nvidia.muh:522
+          16,                            // pixels_per_thread: inherited from policy default at specs/nvidia.muh:523
+          4,                             // vec: inherited from policy default at specs/nvidia.muh:524
+          block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:525
+          cache_load_modifier::ldg,      // modifier: inherited from policy default at specs/nvidia.muh:526
+          true,                          // rle_compress: inherited from policy default at specs/nvidia.muh:527
+          histogram_memory::smem,        // memory: inherited from policy default at specs/nvidia.muh:528
+          false,                         // work_stealing: inherited from policy default at specs/nvidia.muh:529
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
+    if (arch >= hardware::sm80.arch) {
       // default
       return policy{
-        384, // threads: inherited from policy default at specs/nvidia.muh:508
-        16, // pixels_per_thread: inherited from policy default at specs/nvidia.muh:509
-        4, // vec: inherited from policy default at specs/nvidia.muh:510
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:511
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:512
-        true, // rle_compress: inherited from policy default at specs/nvidia.muh:513
-        histogram_memory::smem, // memory: inherited from policy default at specs/nvidia.muh:514
-        false, // work_stealing: inherited from policy default at specs/nvidia.muh:515
+          384,                           // threads: inherited from policy default at specs/nvidia.muh:508
+          16,                            // pixels_per_thread: inherited from policy default at specs/nvidia.muh:509
+          4,                             // vec: inherited from policy default at specs/nvidia.muh:510
+          block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:511
+          cache_load_modifier::ldg,      // modifier: inherited from policy default at specs/nvidia.muh:512
+          true,                          // rle_compress: inherited from policy default at specs/nvidia.muh:513
+          histogram_memory::smem,        // memory: inherited from policy default at specs/nvidia.muh:514
+          false,                         // work_stealing: inherited from policy default at specs/nvidia.muh:515
       };
     }
     // any other arch: the policies of sm80
@@ -205,30 +189,30 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "histogram int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "histogram int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "histogram bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "histogram int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "histogram int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "histogram bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "histogram int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "histogram int8 on sm80: threads exceed max_threads_per_block (1024)");
 
-} // namespace histogram
+}  // namespace histogram
 MUH_TUNING_NAMESPACE_END

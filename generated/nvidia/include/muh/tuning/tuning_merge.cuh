@@ -7,120 +7,108 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace merge
-{
+namespace merge {
 
 //! One merge policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  block_store_algorithm store; //!< BlockStore algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  block_store_algorithm store;   //!< BlockStore algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store
-         && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store &&
+         a.modifier == b.modifier;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
+    if (arch >= hardware::sm100.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512,
-        // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 |
-        // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:494
-        512,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:495
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:496
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:497
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:498
+          // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512,
+          // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 |
+          // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:494 | nominal_4b(T4=512, I4=15,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:494
+          512,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:495
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:496
+          block_store_algorithm::warp_transpose,     // store: inherited from policy default at specs/nvidia.muh:497
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:498
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
+    if (arch >= hardware::sm90.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512,
-        // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 |
-        // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:482
-        512,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:483
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:484
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:485
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:486
+          // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512,
+          // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 |
+          // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:482 | nominal_4b(T4=512, I4=15,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:482
+          512,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:483
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:484
+          block_store_algorithm::warp_transpose,     // store: inherited from policy default at specs/nvidia.muh:485
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:486
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512,
-        // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 |
-        // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:470
-        512,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:471
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:472
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:473
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:474
+          // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512,
+          // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 |
+          // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:470 | nominal_4b(T4=512, I4=15,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:470
+          512,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:471
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:472
+          block_store_algorithm::warp_transpose,     // store: inherited from policy default at specs/nvidia.muh:473
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:474
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
+    if (arch >= hardware::sm80.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512,
-        // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 |
-        // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:458
-        512,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:459
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:460
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:461
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:462
+          // threads: nominal_4b(T4=512, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512,
+          // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 |
+          // nominal_4b(T4=512, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:458 | nominal_4b(T4=512, I4=15,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:458
+          512,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=512, I4=15 at specs/nvidia.muh:459
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:460
+          block_store_algorithm::warp_transpose,     // store: inherited from policy default at specs/nvidia.muh:461
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:462
       };
     }
     // any other arch: the policies of sm80
@@ -129,130 +117,158 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "merge int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "merge int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "merge bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "merge float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "merge float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "merge record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "merge pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "merge record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "merge int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "merge int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "merge bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "merge float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "merge float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "merge record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "merge pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "merge record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "merge int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "merge int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "merge bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "merge float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "merge float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "merge record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "merge pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "merge record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "merge int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "merge int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "merge bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "merge float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "merge float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "merge record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "merge pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "merge record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace merge
+}  // namespace merge
 MUH_TUNING_NAMESPACE_END

@@ -7,342 +7,320 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace partition
-{
+namespace partition {
 
 //! One partition policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          224, // threads: nominal_4b(T4=224, I4=22, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1262, 1267
-          nominal_4b_items(22, element_size(type)), // items: nominal_4b of T4=224, I4=22 at specs/nvidia.muh:1263, 1268
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1255
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1256
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1257
-          // delay: inherited from policy int8 at specs/nvidia.muh:1264; measured
-          // trp_0.ld_0.ipt_22.tpb_224.ns_68.dcid_2.l2w_990 1.151989 1.064433 1.146707 1.305288 on NVIDIA B200 |
-          // inherited from policy uint8 at specs/nvidia.muh:1269; measured
-          // trp_0.ld_0.ipt_22.tpb_224.ns_68.dcid_2.l2w_990 1.151989 1.064433 1.146707 1.305288 on NVIDIA B200
-          delay_policy{delay_kind::backoff, 68, 990},
+            224,  // threads: nominal_4b(T4=224, I4=22, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1262, 1267
+            nominal_4b_items(22,
+                             element_size(type)),  // items: nominal_4b of T4=224, I4=22 at specs/nvidia.muh:1263, 1268
+            block_load_algorithm::direct,          // load: inherited from policy default at specs/nvidia.muh:1255
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:1256
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:1257
+            // delay: inherited from policy int8 at specs/nvidia.muh:1264; measured
+            // trp_0.ld_0.ipt_22.tpb_224.ns_68.dcid_2.l2w_990 1.151989 1.064433 1.146707 1.305288 on NVIDIA B200 |
+            // inherited from policy uint8 at specs/nvidia.muh:1269; measured
+            // trp_0.ld_0.ipt_22.tpb_224.ns_68.dcid_2.l2w_990 1.151989 1.064433 1.146707 1.305288 on NVIDIA B200
+            delay_policy{delay_kind::backoff, 68, 990},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          320, // threads: nominal_4b(T4=320, I4=22, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1272, 1277
-          nominal_4b_items(22, element_size(type)), // items: nominal_4b of T4=320, I4=22 at specs/nvidia.muh:1273, 1278
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1255
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1256
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1257
-          // delay: inherited from policy int16 at specs/nvidia.muh:1274; measured
-          // trp_0.ld_0.ipt_22.tpb_320.ns_560.dcid_5.l2w_640 1.205538 1.080520 1.201709 1.307692 on NVIDIA B200 |
-          // inherited from policy uint16 at specs/nvidia.muh:1279; measured
-          // trp_0.ld_0.ipt_22.tpb_320.ns_560.dcid_5.l2w_640 1.205538 1.080520 1.201709 1.307692 on NVIDIA B200
-          delay_policy{delay_kind::backon_jitter_window, 560, 640},
+            320,  // threads: nominal_4b(T4=320, I4=22, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1272, 1277
+            nominal_4b_items(22,
+                             element_size(type)),  // items: nominal_4b of T4=320, I4=22 at specs/nvidia.muh:1273, 1278
+            block_load_algorithm::direct,          // load: inherited from policy default at specs/nvidia.muh:1255
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:1256
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:1257
+            // delay: inherited from policy int16 at specs/nvidia.muh:1274; measured
+            // trp_0.ld_0.ipt_22.tpb_320.ns_560.dcid_5.l2w_640 1.205538 1.080520 1.201709 1.307692 on NVIDIA B200 |
+            // inherited from policy uint16 at specs/nvidia.muh:1279; measured
+            // trp_0.ld_0.ipt_22.tpb_320.ns_560.dcid_5.l2w_640 1.205538 1.080520 1.201709 1.307692 on NVIDIA B200
+            delay_policy{delay_kind::backon_jitter_window, 560, 640},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          608, // threads: nominal_4b(T4=608, I4=19, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1282, 1288, 1294
-          // items: nominal_4b of T4=608, I4=19 at specs/nvidia.muh:1283, 1289, 1295
-          nominal_4b_items(19, element_size(type)),
-          // load: inherited from policy int32 at specs/nvidia.muh:1284 | inherited from policy uint32 at
-          // specs/nvidia.muh:1290 | inherited from policy float32 at specs/nvidia.muh:1296
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1256
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1257
-          // delay: inherited from policy int32 at specs/nvidia.muh:1285; measured
-          // trp_1.ld_0.ipt_19.tpb_608.ns_724.dcid_5.l2w_970 1.196592 0.982227 1.177984 1.310843 on NVIDIA B200 |
-          // inherited from policy uint32 at specs/nvidia.muh:1291; measured
-          // trp_1.ld_0.ipt_19.tpb_608.ns_724.dcid_5.l2w_970 1.196592 0.982227 1.177984 1.310843 on NVIDIA B200 |
-          // inherited from policy float32 at specs/nvidia.muh:1297; measured
-          // trp_1.ld_0.ipt_19.tpb_608.ns_724.dcid_5.l2w_970 1.196592 0.982227 1.177984 1.310843 on NVIDIA B200
-          delay_policy{delay_kind::backon_jitter_window, 724, 970},
+            608,  // threads: nominal_4b(T4=608, I4=19, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1282, 1288, 1294
+            // items: nominal_4b of T4=608, I4=19 at specs/nvidia.muh:1283, 1289, 1295
+            nominal_4b_items(19, element_size(type)),
+            // load: inherited from policy int32 at specs/nvidia.muh:1284 | inherited from policy uint32 at
+            // specs/nvidia.muh:1290 | inherited from policy float32 at specs/nvidia.muh:1296
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1256
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1257
+            // delay: inherited from policy int32 at specs/nvidia.muh:1285; measured
+            // trp_1.ld_0.ipt_19.tpb_608.ns_724.dcid_5.l2w_970 1.196592 0.982227 1.177984 1.310843 on NVIDIA B200 |
+            // inherited from policy uint32 at specs/nvidia.muh:1291; measured
+            // trp_1.ld_0.ipt_19.tpb_608.ns_724.dcid_5.l2w_970 1.196592 0.982227 1.177984 1.310843 on NVIDIA B200 |
+            // inherited from policy float32 at specs/nvidia.muh:1297; measured
+            // trp_1.ld_0.ipt_19.tpb_608.ns_724.dcid_5.l2w_970 1.196592 0.982227 1.177984 1.310843 on NVIDIA B200
+            delay_policy{delay_kind::backon_jitter_window, 724, 970},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1300 | inherited from policy uint64 at
-          // specs/nvidia.muh:1307 | inherited from policy float64 at specs/nvidia.muh:1314
-          128,
-          // items: inherited from policy int64 at specs/nvidia.muh:1301 | inherited from policy uint64 at
-          // specs/nvidia.muh:1308 | inherited from policy float64 at specs/nvidia.muh:1315
-          12,
-          // load: inherited from policy int64 at specs/nvidia.muh:1303 | inherited from policy uint64 at
-          // specs/nvidia.muh:1310 | inherited from policy float64 at specs/nvidia.muh:1317
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1256
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1257
-          // delay: inherited from policy int64 at specs/nvidia.muh:1304 | inherited from policy uint64 at
-          // specs/nvidia.muh:1311 | inherited from policy float64 at specs/nvidia.muh:1318
-          delay_policy{delay_kind::fixed, 512, 1075},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1300 | inherited from policy uint64 at
+            // specs/nvidia.muh:1307 | inherited from policy float64 at specs/nvidia.muh:1314
+            128,
+            // items: inherited from policy int64 at specs/nvidia.muh:1301 | inherited from policy uint64 at
+            // specs/nvidia.muh:1308 | inherited from policy float64 at specs/nvidia.muh:1315
+            12,
+            // load: inherited from policy int64 at specs/nvidia.muh:1303 | inherited from policy uint64 at
+            // specs/nvidia.muh:1310 | inherited from policy float64 at specs/nvidia.muh:1317
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1256
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1257
+            // delay: inherited from policy int64 at specs/nvidia.muh:1304 | inherited from policy uint64 at
+            // specs/nvidia.muh:1311 | inherited from policy float64 at specs/nvidia.muh:1318
+            delay_policy{delay_kind::fixed, 512, 1075},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1253 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1253 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1253 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1253
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1254
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1255
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1256
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1257
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1258
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1253 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1253 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1253 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1253
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1254
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1255
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1256
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1257
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1258
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1186 | inherited from policy uint8 at
-          // specs/nvidia.muh:1192
-          384,
-          // items: inherited from policy int8 at specs/nvidia.muh:1187 | inherited from policy uint8 at
-          // specs/nvidia.muh:1193
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1179
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1180
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1181
-          // delay: inherited from policy int8 at specs/nvidia.muh:1189 | inherited from policy uint8 at
-          // specs/nvidia.muh:1195
-          delay_policy{delay_kind::fixed, 908, 995},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1186 | inherited from policy uint8 at
+            // specs/nvidia.muh:1192
+            384,
+            // items: inherited from policy int8 at specs/nvidia.muh:1187 | inherited from policy uint8 at
+            // specs/nvidia.muh:1193
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1179
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1180
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1181
+            // delay: inherited from policy int8 at specs/nvidia.muh:1189 | inherited from policy uint8 at
+            // specs/nvidia.muh:1195
+            delay_policy{delay_kind::fixed, 908, 995},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1198 | inherited from policy uint16 at
-          // specs/nvidia.muh:1204
-          320,
-          // items: inherited from policy int16 at specs/nvidia.muh:1199 | inherited from policy uint16 at
-          // specs/nvidia.muh:1205
-          14,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1179
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1180
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1181
-          // delay: inherited from policy int16 at specs/nvidia.muh:1201 | inherited from policy uint16 at
-          // specs/nvidia.muh:1207
-          delay_policy{delay_kind::fixed, 500, 560},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1198 | inherited from policy uint16 at
+            // specs/nvidia.muh:1204
+            320,
+            // items: inherited from policy int16 at specs/nvidia.muh:1199 | inherited from policy uint16 at
+            // specs/nvidia.muh:1205
+            14,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1179
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1180
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1181
+            // delay: inherited from policy int16 at specs/nvidia.muh:1201 | inherited from policy uint16 at
+            // specs/nvidia.muh:1207
+            delay_policy{delay_kind::fixed, 500, 560},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1210 | inherited from policy uint32 at
-          // specs/nvidia.muh:1216 | inherited from policy float32 at specs/nvidia.muh:1222
-          256,
-          // items: inherited from policy int32 at specs/nvidia.muh:1211 | inherited from policy uint32 at
-          // specs/nvidia.muh:1217 | inherited from policy float32 at specs/nvidia.muh:1223
-          14,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1179
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1180
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1181
-          // delay: inherited from policy int32 at specs/nvidia.muh:1213 | inherited from policy uint32 at
-          // specs/nvidia.muh:1219 | inherited from policy float32 at specs/nvidia.muh:1225
-          delay_policy{delay_kind::fixed, 536, 1055},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1210 | inherited from policy uint32 at
+            // specs/nvidia.muh:1216 | inherited from policy float32 at specs/nvidia.muh:1222
+            256,
+            // items: inherited from policy int32 at specs/nvidia.muh:1211 | inherited from policy uint32 at
+            // specs/nvidia.muh:1217 | inherited from policy float32 at specs/nvidia.muh:1223
+            14,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1179
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1180
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1181
+            // delay: inherited from policy int32 at specs/nvidia.muh:1213 | inherited from policy uint32 at
+            // specs/nvidia.muh:1219 | inherited from policy float32 at specs/nvidia.muh:1225
+            delay_policy{delay_kind::fixed, 536, 1055},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1228 | inherited from policy uint64 at
-          // specs/nvidia.muh:1235 | inherited from policy float64 at specs/nvidia.muh:1242
-          128,
-          // items: inherited from policy int64 at specs/nvidia.muh:1229 | inherited from policy uint64 at
-          // specs/nvidia.muh:1236 | inherited from policy float64 at specs/nvidia.muh:1243
-          12,
-          // load: inherited from policy int64 at specs/nvidia.muh:1231 | inherited from policy uint64 at
-          // specs/nvidia.muh:1238 | inherited from policy float64 at specs/nvidia.muh:1245
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1180
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1181
-          // delay: inherited from policy int64 at specs/nvidia.muh:1232 | inherited from policy uint64 at
-          // specs/nvidia.muh:1239 | inherited from policy float64 at specs/nvidia.muh:1246
-          delay_policy{delay_kind::fixed, 512, 1075},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1228 | inherited from policy uint64 at
+            // specs/nvidia.muh:1235 | inherited from policy float64 at specs/nvidia.muh:1242
+            128,
+            // items: inherited from policy int64 at specs/nvidia.muh:1229 | inherited from policy uint64 at
+            // specs/nvidia.muh:1236 | inherited from policy float64 at specs/nvidia.muh:1243
+            12,
+            // load: inherited from policy int64 at specs/nvidia.muh:1231 | inherited from policy uint64 at
+            // specs/nvidia.muh:1238 | inherited from policy float64 at specs/nvidia.muh:1245
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1180
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1181
+            // delay: inherited from policy int64 at specs/nvidia.muh:1232 | inherited from policy uint64 at
+            // specs/nvidia.muh:1239 | inherited from policy float64 at specs/nvidia.muh:1246
+            delay_policy{delay_kind::fixed, 512, 1075},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1177 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1177 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1177 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1177
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1178
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1179
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1180
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1181
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1182
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1177 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1177 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1177 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1177
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1178
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1179
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1180
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1181
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1182
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 |
-        // nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10,
-        // 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 |
-        // nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1165
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1166
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1167
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1168
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1169
+          // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 |
+          // nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10,
+          // 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:1164 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164 |
+          // nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:1164
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1165
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1166
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:1167
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1168
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1169
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1095 | inherited from policy uint8 at
-          // specs/nvidia.muh:1101
-          512,
-          // items: inherited from policy int8 at specs/nvidia.muh:1096 | inherited from policy uint8 at
-          // specs/nvidia.muh:1102
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1088
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1089
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1090
-          // delay: inherited from policy int8 at specs/nvidia.muh:1098 | inherited from policy uint8 at
-          // specs/nvidia.muh:1104
-          delay_policy{delay_kind::no_delay, 0, 510},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1095 | inherited from policy uint8 at
+            // specs/nvidia.muh:1101
+            512,
+            // items: inherited from policy int8 at specs/nvidia.muh:1096 | inherited from policy uint8 at
+            // specs/nvidia.muh:1102
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1088
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1089
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1090
+            // delay: inherited from policy int8 at specs/nvidia.muh:1098 | inherited from policy uint8 at
+            // specs/nvidia.muh:1104
+            delay_policy{delay_kind::no_delay, 0, 510},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1107 | inherited from policy uint16 at
-          // specs/nvidia.muh:1114
-          224,
-          // items: inherited from policy int16 at specs/nvidia.muh:1108 | inherited from policy uint16 at
-          // specs/nvidia.muh:1115
-          18,
-          // load: inherited from policy int16 at specs/nvidia.muh:1110 | inherited from policy uint16 at
-          // specs/nvidia.muh:1117
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1089
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1090
-          // delay: inherited from policy int16 at specs/nvidia.muh:1111 | inherited from policy uint16 at
-          // specs/nvidia.muh:1118
-          delay_policy{delay_kind::no_delay, 0, 1045},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1107 | inherited from policy uint16 at
+            // specs/nvidia.muh:1114
+            224,
+            // items: inherited from policy int16 at specs/nvidia.muh:1108 | inherited from policy uint16 at
+            // specs/nvidia.muh:1115
+            18,
+            // load: inherited from policy int16 at specs/nvidia.muh:1110 | inherited from policy uint16 at
+            // specs/nvidia.muh:1117
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1089
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1090
+            // delay: inherited from policy int16 at specs/nvidia.muh:1111 | inherited from policy uint16 at
+            // specs/nvidia.muh:1118
+            delay_policy{delay_kind::no_delay, 0, 1045},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1121 | inherited from policy uint32 at
-          // specs/nvidia.muh:1127 | inherited from policy float32 at specs/nvidia.muh:1133
-          192,
-          // items: inherited from policy int32 at specs/nvidia.muh:1122 | inherited from policy uint32 at
-          // specs/nvidia.muh:1128 | inherited from policy float32 at specs/nvidia.muh:1134
-          15,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1088
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1089
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1090
-          // delay: inherited from policy int32 at specs/nvidia.muh:1124 | inherited from policy uint32 at
-          // specs/nvidia.muh:1130 | inherited from policy float32 at specs/nvidia.muh:1136
-          delay_policy{delay_kind::no_delay, 0, 1040},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1121 | inherited from policy uint32 at
+            // specs/nvidia.muh:1127 | inherited from policy float32 at specs/nvidia.muh:1133
+            192,
+            // items: inherited from policy int32 at specs/nvidia.muh:1122 | inherited from policy uint32 at
+            // specs/nvidia.muh:1128 | inherited from policy float32 at specs/nvidia.muh:1134
+            15,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1088
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1089
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1090
+            // delay: inherited from policy int32 at specs/nvidia.muh:1124 | inherited from policy uint32 at
+            // specs/nvidia.muh:1130 | inherited from policy float32 at specs/nvidia.muh:1136
+            delay_policy{delay_kind::no_delay, 0, 1040},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1139 | inherited from policy uint64 at
-          // specs/nvidia.muh:1146 | inherited from policy float64 at specs/nvidia.muh:1153
-          192,
-          // items: inherited from policy int64 at specs/nvidia.muh:1140 | inherited from policy uint64 at
-          // specs/nvidia.muh:1147 | inherited from policy float64 at specs/nvidia.muh:1154
-          10,
-          // load: inherited from policy int64 at specs/nvidia.muh:1142 | inherited from policy uint64 at
-          // specs/nvidia.muh:1149 | inherited from policy float64 at specs/nvidia.muh:1156
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1089
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1090
-          // delay: inherited from policy int64 at specs/nvidia.muh:1143 | inherited from policy uint64 at
-          // specs/nvidia.muh:1150 | inherited from policy float64 at specs/nvidia.muh:1157
-          delay_policy{delay_kind::fixed, 68, 1160},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1139 | inherited from policy uint64 at
+            // specs/nvidia.muh:1146 | inherited from policy float64 at specs/nvidia.muh:1153
+            192,
+            // items: inherited from policy int64 at specs/nvidia.muh:1140 | inherited from policy uint64 at
+            // specs/nvidia.muh:1147 | inherited from policy float64 at specs/nvidia.muh:1154
+            10,
+            // load: inherited from policy int64 at specs/nvidia.muh:1142 | inherited from policy uint64 at
+            // specs/nvidia.muh:1149 | inherited from policy float64 at specs/nvidia.muh:1156
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1089
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1090
+            // delay: inherited from policy int64 at specs/nvidia.muh:1143 | inherited from policy uint64 at
+            // specs/nvidia.muh:1150 | inherited from policy float64 at specs/nvidia.muh:1157
+            delay_policy{delay_kind::fixed, 68, 1160},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1086 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1086 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1086 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1086
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1087
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1088
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1089
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1090
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1091
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1086 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1086 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1086 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1086
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1087
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1088
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1089
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1090
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1091
       };
     }
     // any other arch: the policies of sm80
@@ -351,178 +329,209 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "partition int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "partition int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "partition int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "partition int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "partition float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "partition float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "partition float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "partition float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "partition bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "partition bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "partition record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "partition pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "partition record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "partition int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "partition int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "partition int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "partition int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "partition float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "partition float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "partition float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "partition float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "partition bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "partition bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "partition record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "partition pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "partition record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "partition int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "partition int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "partition bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "partition float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "partition float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "partition record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "partition pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "partition record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "partition int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "partition int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "partition int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "partition int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "partition float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "partition float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "partition float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "partition float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "partition bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "partition bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "partition record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "partition pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "partition record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace partition
+}  // namespace partition
 MUH_TUNING_NAMESPACE_END

@@ -7,1052 +7,1144 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace radix_sort
-{
+namespace radix_sort {
 
 //! The downsweep sub-policy of a radix_sort policy.
-struct downsweep_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct downsweep_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const downsweep_policy& a, const downsweep_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const downsweep_policy& a, const downsweep_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier;
 }
 
 //! The exclusive_sum sub-policy of a radix_sort policy.
-struct exclusive_sum_policy
-{
-  int threads; //!< threads per block
-  int radix_bits; //!< radix bits per pass
+struct exclusive_sum_policy {
+  int threads;     //!< threads per block
+  int radix_bits;  //!< radix bits per pass
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const exclusive_sum_policy& a, const exclusive_sum_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const exclusive_sum_policy& a, const exclusive_sum_policy& b) {
   return a.threads == b.threads && a.radix_bits == b.radix_bits;
 }
 
 //! The histogram sub-policy of a radix_sort policy.
-struct histogram_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
+struct histogram_policy {
+  int threads;     //!< threads per block
+  int items;       //!< items per thread
+  int radix_bits;  //!< radix bits per pass
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const histogram_policy& a, const histogram_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const histogram_policy& a, const histogram_policy& b) {
   return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits;
 }
 
 //! The onesweep sub-policy of a radix_sort policy.
-struct onesweep_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
+struct onesweep_policy {
+  int threads;                //!< threads per block
+  int items;                  //!< items per thread
+  int radix_bits;             //!< radix bits per pass
+  radix_rank_algorithm rank;  //!< radix ranking algorithm
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const onesweep_policy& a, const onesweep_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const onesweep_policy& a, const onesweep_policy& b) {
   return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank;
 }
 
 //! The single_tile sub-policy of a radix_sort policy.
-struct single_tile_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct single_tile_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const single_tile_policy& a, const single_tile_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const single_tile_policy& a, const single_tile_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier;
 }
 
 //! The upsweep sub-policy of a radix_sort policy.
-struct upsweep_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct upsweep_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const upsweep_policy& a, const upsweep_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const upsweep_policy& a, const upsweep_policy& b) {
   return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.modifier == b.modifier;
 }
 
 //! One radix_sort policy, scaled for one element type.
-struct policy
-{
-  bool use_onesweep; //!< sort with the one-sweep passes, else upsweep / scan / downsweep (radix sort; CUB's ONESWEEP)
-  downsweep_policy downsweep; //!< downsweep sub-policy
-  exclusive_sum_policy exclusive_sum; //!< exclusive_sum sub-policy
-  histogram_policy histogram; //!< histogram sub-policy
-  onesweep_policy onesweep; //!< onesweep sub-policy
-  single_tile_policy single_tile; //!< single_tile sub-policy
-  upsweep_policy upsweep; //!< upsweep sub-policy
+struct policy {
+  bool use_onesweep;  //!< sort with the one-sweep passes, else upsweep / scan / downsweep (radix sort; CUB's ONESWEEP)
+  downsweep_policy downsweep;          //!< downsweep sub-policy
+  exclusive_sum_policy exclusive_sum;  //!< exclusive_sum sub-policy
+  histogram_policy histogram;          //!< histogram sub-policy
+  onesweep_policy onesweep;            //!< onesweep sub-policy
+  single_tile_policy single_tile;      //!< single_tile sub-policy
+  upsweep_policy upsweep;              //!< upsweep sub-policy
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.use_onesweep == b.use_onesweep && a.downsweep == b.downsweep && a.exclusive_sum == b.exclusive_sum
-         && a.histogram == b.histogram && a.onesweep == b.onesweep && a.single_tile == b.single_tile
-         && a.upsweep == b.upsweep;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.use_onesweep == b.use_onesweep && a.downsweep == b.downsweep && a.exclusive_sum == b.exclusive_sum &&
+         a.histogram == b.histogram && a.onesweep == b.onesweep && a.single_tile == b.single_tile &&
+         a.upsweep == b.upsweep;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (type == element::float32 && offset_bits == 64)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (type == element::float32 && offset_bits == 64) {
         // float32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1018
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:1019
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:1020
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1021
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:1014
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1014
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:1013
-            16, // items: inherited from policy default at specs/nvidia.muh:1013
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1013
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=18 (smem 49152 B, warp 32) at specs/nvidia.muh:1012
-            reg_bound_threads(384, 18, element_size(type), 49152, 32),
-            reg_bound_items(18, element_size(type)), // items: reg_bound of T4=384, I4=18 at specs/nvidia.muh:1076
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1012
-            // rank: inherited from policy default at specs/nvidia.muh:1012
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:1027
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:1028
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1029
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1030
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1023
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1023
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:1018
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:1019
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:1020
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:1021
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:1014
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1014
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:1013
+                16,   // items: inherited from policy default at specs/nvidia.muh:1013
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1013
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=18 (smem 49152 B, warp 32) at specs/nvidia.muh:1012
+                reg_bound_threads(384, 18, element_size(type), 49152, 32),
+                reg_bound_items(18, element_size(type)),  // items: reg_bound of T4=384, I4=18 at specs/nvidia.muh:1076
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:1012
+                    // rank: inherited from policy default at specs/nvidia.muh:1012
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1027
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:1028
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:1029
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:1030
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1023
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:1023
+            },
         };
       }
-      if ((type == element::int16 || type == element::uint16) && offset_bits == 32)
-      {
+      if ((type == element::int16 || type == element::uint16) && offset_bits == 32) {
         // int16, uint16
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1018
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:1019
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:1020
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1021
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:1014
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1014
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:1013
-            16, // items: inherited from policy default at specs/nvidia.muh:1013
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1013
-          },
-          { // onesweep
-            // threads: reg_bound of T4=512, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:1046, 1049
-            reg_bound_threads(512, 20, element_size(type), 49152, 32),
-            reg_bound_items(20, element_size(type)), // items: reg_bound of T4=512, I4=20 at specs/nvidia.muh:1046, 1049
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1012
-            // rank: inherited from policy default at specs/nvidia.muh:1012
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:1027
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:1028
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1029
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1030
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1023
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1023
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:1018
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:1019
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:1020
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:1021
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:1014
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1014
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:1013
+                16,   // items: inherited from policy default at specs/nvidia.muh:1013
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1013
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=512, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:1046, 1049
+                reg_bound_threads(512, 20, element_size(type), 49152, 32),
+                reg_bound_items(
+                    20, element_size(type)),  // items: reg_bound of T4=512, I4=20 at specs/nvidia.muh:1046, 1049
+                8,                            // radix_bits: inherited from policy default at specs/nvidia.muh:1012
+                    // rank: inherited from policy default at specs/nvidia.muh:1012
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1027
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:1028
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:1029
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:1030
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1023
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:1023
+            },
         };
       }
-      if (((type == element::int32 || type == element::uint32) && offset_bits == 64) || (type == element::float32
-          && offset_bits == 32))
-      {
+      if (((type == element::int32 || type == element::uint32) && offset_bits == 64) ||
+          (type == element::float32 && offset_bits == 32)) {
         // float32, int32.offset64, uint32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1018
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:1019
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:1020
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1021
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:1014
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1014
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:1013
-            16, // items: inherited from policy default at specs/nvidia.muh:1013
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1013
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1012
-            reg_bound_threads(384, 19, element_size(type), 49152, 32),
-            // items: reg_bound of T4=384, I4=19 at specs/nvidia.muh:1070, 1073, 1052
-            reg_bound_items(19, element_size(type)),
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1012
-            // rank: inherited from policy default at specs/nvidia.muh:1012
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:1027
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:1028
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1029
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1030
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1023
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1023
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:1018
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:1019
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:1020
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:1021
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:1014
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1014
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:1013
+                16,   // items: inherited from policy default at specs/nvidia.muh:1013
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1013
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1012
+                reg_bound_threads(384, 19, element_size(type), 49152, 32),
+                // items: reg_bound of T4=384, I4=19 at specs/nvidia.muh:1070, 1073, 1052
+                reg_bound_items(19, element_size(type)),
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:1012
+                    // rank: inherited from policy default at specs/nvidia.muh:1012
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1027
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:1028
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:1029
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:1030
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1023
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:1023
+            },
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:1035 | inherited from policy uint8 at
-            // specs/nvidia.muh:1041
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:1019
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:1020
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1021
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:1014
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1014
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:1013
-            16, // items: inherited from policy default at specs/nvidia.muh:1013
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1013
-          },
-          { // onesweep
-            // threads: reg_bound of T4=512, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1034, 1040
-            reg_bound_threads(512, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=512, I4=19 at specs/nvidia.muh:1034, 1040
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1012
-            // rank: inherited from policy default at specs/nvidia.muh:1012
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:1037 | inherited from policy uint8 at
-            // specs/nvidia.muh:1043
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:1028
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1029
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1030
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:1036 | inherited from policy uint8 at
-            // specs/nvidia.muh:1042
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1023
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:1035
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:1041
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:1019
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:1020
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:1021
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:1014
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1014
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:1013
+                16,   // items: inherited from policy default at specs/nvidia.muh:1013
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1013
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=512, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1034, 1040
+                reg_bound_threads(512, 19, element_size(type), 49152, 32),
+                reg_bound_items(
+                    19, element_size(type)),  // items: reg_bound of T4=512, I4=19 at specs/nvidia.muh:1034, 1040
+                8,                            // radix_bits: inherited from policy default at specs/nvidia.muh:1012
+                    // rank: inherited from policy default at specs/nvidia.muh:1012
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:1037
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:1043
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:1028
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:1029
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:1030
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:1036
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:1042
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:1023
+            },
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1018
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:1019
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:1020
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1021
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:1014
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1014
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:1013
-            16, // items: inherited from policy default at specs/nvidia.muh:1013
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1013
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=30 (smem 49152 B, warp 32) at specs/nvidia.muh:1012
-            reg_bound_threads(384, 30, element_size(type), 49152, 32),
-            // items: reg_bound of T4=384, I4=30 at specs/nvidia.muh:1055, 1058, 1061
-            reg_bound_items(30, element_size(type)),
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:1012
-            // rank: inherited from policy default at specs/nvidia.muh:1012
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:1027
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:1028
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1029
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1030
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:1023
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1023
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:1018
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:1019
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:1020
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:1021
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:1014
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1014
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:1013
+                16,   // items: inherited from policy default at specs/nvidia.muh:1013
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1013
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=30 (smem 49152 B, warp 32) at specs/nvidia.muh:1012
+                reg_bound_threads(384, 30, element_size(type), 49152, 32),
+                // items: reg_bound of T4=384, I4=30 at specs/nvidia.muh:1055, 1058, 1061
+                reg_bound_items(30, element_size(type)),
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:1012
+                    // rank: inherited from policy default at specs/nvidia.muh:1012
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1027
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:1028
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:1029
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:1030
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1023
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:1023
+            },
         };
       }
       // default, int16.offset64, uint16.offset64
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:1018
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:1019
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:1020
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1021
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:1014
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:1014
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:1013
-          16, // items: inherited from policy default at specs/nvidia.muh:1013
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:1013
-        },
-        { // onesweep
-          // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:1064, 1067, 1012
-          reg_bound_threads(384, 20, element_size(type), 49152, 32),
-          // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:1046, 1049, 1012
-          reg_bound_items(20, element_size(type)),
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:1012
-          // rank: inherited from policy default at specs/nvidia.muh:1012
-          radix_rank_algorithm::match_early_counts_any,
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:1027
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:1028
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1029
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1030
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:1023
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1023
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:1011
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1016
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:1017
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:1018
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:1019
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:1020
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:1021
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:1014
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1014
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:1013
+              16,   // items: inherited from policy default at specs/nvidia.muh:1013
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:1013
+          },
+          {
+              // onesweep
+              // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:1064, 1067, 1012
+              reg_bound_threads(384, 20, element_size(type), 49152, 32),
+              // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:1046, 1049, 1012
+              reg_bound_items(20, element_size(type)),
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:1012
+                  // rank: inherited from policy default at specs/nvidia.muh:1012
+              radix_rank_algorithm::match_early_counts_any,
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:1025
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:1026
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1027
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:1028
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:1029
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:1030
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:1023
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:1023
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:1023
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:1023
+          },
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (type == element::float32 && offset_bits == 64)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (type == element::float32 && offset_bits == 64) {
         // float32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:945
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:952
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:953
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:954
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:955
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:948
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:948
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:947
-            16, // items: inherited from policy default at specs/nvidia.muh:947
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:947
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=18 (smem 49152 B, warp 32) at specs/nvidia.muh:946
-            reg_bound_threads(384, 18, element_size(type), 49152, 32),
-            reg_bound_items(18, element_size(type)), // items: reg_bound of T4=384, I4=18 at specs/nvidia.muh:1004
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:946
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:946
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:961
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:962
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:963
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:964
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:957
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:957
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:945
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:952
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:953
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:954
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:955
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:948
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:948
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:947
+                16,   // items: inherited from policy default at specs/nvidia.muh:947
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:947
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=18 (smem 49152 B, warp 32) at specs/nvidia.muh:946
+                reg_bound_threads(384, 18, element_size(type), 49152, 32),
+                reg_bound_items(18, element_size(type)),  // items: reg_bound of T4=384, I4=18 at specs/nvidia.muh:1004
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:946
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:946
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:961
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:962
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:963
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:964
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:957
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:957
+            },
         };
       }
-      if (((type == element::int32 || type == element::uint32) && offset_bits == 64) || (type == element::float32
-          && offset_bits == 32))
-      {
+      if (((type == element::int32 || type == element::uint32) && offset_bits == 64) ||
+          (type == element::float32 && offset_bits == 32)) {
         // float32, int32.offset64, uint32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:945
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:952
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:953
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:954
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:955
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:948
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:948
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:947
-            16, // items: inherited from policy default at specs/nvidia.muh:947
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:947
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:946
-            reg_bound_threads(384, 19, element_size(type), 49152, 32),
-            // items: reg_bound of T4=384, I4=19 at specs/nvidia.muh:998, 1001, 986
-            reg_bound_items(19, element_size(type)),
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:946
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:946
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:961
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:962
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:963
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:964
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:957
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:957
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:945
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:952
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:953
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:954
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:955
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:948
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:948
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:947
+                16,   // items: inherited from policy default at specs/nvidia.muh:947
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:947
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:946
+                reg_bound_threads(384, 19, element_size(type), 49152, 32),
+                // items: reg_bound of T4=384, I4=19 at specs/nvidia.muh:998, 1001, 986
+                reg_bound_items(19, element_size(type)),
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:946
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:946
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:961
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:962
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:963
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:964
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:957
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:957
+            },
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:945
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:969 | inherited from policy uint8 at
-            // specs/nvidia.muh:975
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:953
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:954
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:955
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:948
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:948
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:947
-            16, // items: inherited from policy default at specs/nvidia.muh:947
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:947
-          },
-          { // onesweep
-            // threads: reg_bound of T4=512, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:968, 974
-            reg_bound_threads(512, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=512, I4=19 at specs/nvidia.muh:968, 974
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:946
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:946
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:971 | inherited from policy uint8 at
-            // specs/nvidia.muh:977
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:962
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:963
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:964
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:970 | inherited from policy uint8 at
-            // specs/nvidia.muh:976
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:957
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:945
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:969
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:975
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:953
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:954
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:955
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:948
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:948
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:947
+                16,   // items: inherited from policy default at specs/nvidia.muh:947
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:947
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=512, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:968, 974
+                reg_bound_threads(512, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=19 at specs/nvidia.muh:968, 974
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:946
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:946
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:971
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:977
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:962
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:963
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:964
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:970
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:976
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:957
+            },
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:945
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:952
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:953
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:954
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:955
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:948
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:948
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:947
-            16, // items: inherited from policy default at specs/nvidia.muh:947
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:947
-          },
-          { // onesweep
-            // threads: reg_bound of T4=512, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:980, 983
-            reg_bound_threads(512, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=512, I4=19 at specs/nvidia.muh:980, 983
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:946
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:946
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:961
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:962
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:963
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:964
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:957
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:957
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:945
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:952
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:953
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:954
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:955
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:948
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:948
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:947
+                16,   // items: inherited from policy default at specs/nvidia.muh:947
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:947
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=512, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:980, 983
+                reg_bound_threads(512, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=19 at specs/nvidia.muh:980, 983
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:946
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:946
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:961
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:962
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:963
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:964
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:957
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:957
+            },
         };
       }
-      if (type == element::float16 || type == element::bfloat16 || ((type == element::int32 || type == element::uint32)
-          && offset_bits == 32))
-      {
+      if (type == element::float16 || type == element::bfloat16 ||
+          ((type == element::int32 || type == element::uint32) && offset_bits == 32)) {
         // default
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:945
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:952
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:953
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:954
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:955
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:948
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:948
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:947
-            16, // items: inherited from policy default at specs/nvidia.muh:947
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:947
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:946
-            reg_bound_threads(384, 20, element_size(type), 49152, 32),
-            reg_bound_items(20, element_size(type)), // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:946
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:946
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:946
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:961
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:962
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:963
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:964
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:957
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:957
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:945
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:952
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:953
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:954
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:955
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:948
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:948
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:947
+                16,   // items: inherited from policy default at specs/nvidia.muh:947
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:947
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:946
+                reg_bound_threads(384, 20, element_size(type), 49152, 32),
+                reg_bound_items(20, element_size(type)),  // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:946
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:946
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:946
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:961
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:962
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:963
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:964
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:957
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:957
+            },
         };
       }
       // float64, int64, uint64
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:945
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:952
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:953
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:954
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:955
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:948
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:948
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:947
-          16, // items: inherited from policy default at specs/nvidia.muh:947
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:947
-        },
-        { // onesweep
-          // threads: reg_bound of T4=384, I4=30 (smem 49152 B, warp 32) at specs/nvidia.muh:946
-          reg_bound_threads(384, 30, element_size(type), 49152, 32),
-          // items: reg_bound of T4=384, I4=30 at specs/nvidia.muh:989, 992, 995
-          reg_bound_items(30, element_size(type)),
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:946
-          radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:946
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:961
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:962
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:963
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:964
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:957
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:957
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:945
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:950
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:951
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:952
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:953
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:954
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:955
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:948
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:948
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:947
+              16,   // items: inherited from policy default at specs/nvidia.muh:947
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:947
+          },
+          {
+              // onesweep
+              // threads: reg_bound of T4=384, I4=30 (smem 49152 B, warp 32) at specs/nvidia.muh:946
+              reg_bound_threads(384, 30, element_size(type), 49152, 32),
+              // items: reg_bound of T4=384, I4=30 at specs/nvidia.muh:989, 992, 995
+              reg_bound_items(30, element_size(type)),
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:946
+              radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                             // specs/nvidia.muh:946
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:959
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:960
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:961
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:962
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:963
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:964
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:957
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:957
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:957
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:957
+          },
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // use_onesweep: inherited from policy int8 at specs/nvidia.muh:927 | inherited from policy uint8 at
-          // specs/nvidia.muh:933
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:909
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:910
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:928 | inherited from policy uint8 at
-            // specs/nvidia.muh:934
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:912
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:913
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:914
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:907
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:907
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:906
-            16, // items: inherited from policy default at specs/nvidia.muh:906
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:906
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:905
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:905
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:905
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:905
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:918
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:919
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:930 | inherited from policy uint8 at
-            // specs/nvidia.muh:936
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:921
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:922
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:923
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:916
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:916
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:929 | inherited from policy uint8 at
-            // specs/nvidia.muh:935
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:916
-          },
+            // use_onesweep: inherited from policy int8 at specs/nvidia.muh:927 | inherited from policy uint8 at
+            // specs/nvidia.muh:933
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:909
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:910
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:928 | inherited from policy uint8 at
+                // specs/nvidia.muh:934
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:912
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:913
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:914
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:907
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:907
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:906
+                16,   // items: inherited from policy default at specs/nvidia.muh:906
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:906
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:905
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:905
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:905
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:905
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:918
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:919
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:930 | inherited from policy uint8 at
+                // specs/nvidia.muh:936
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:921
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:922
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:923
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:916
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:916
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:929 | inherited from policy uint8 at
+                // specs/nvidia.muh:935
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:916
+            },
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // use_onesweep: inherited from policy int16 at specs/nvidia.muh:938 | inherited from policy uint16 at
-          // specs/nvidia.muh:939
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:909
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:910
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:911
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:912
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:913
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:914
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:907
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:907
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:906
-            16, // items: inherited from policy default at specs/nvidia.muh:906
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:906
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:905
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:905
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:905
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:905
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:918
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:919
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:920
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:921
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:922
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:923
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:916
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:916
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:916
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:916
-          },
+            // use_onesweep: inherited from policy int16 at specs/nvidia.muh:938 | inherited from policy uint16 at
+            // specs/nvidia.muh:939
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:909
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:910
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:911
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:912
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:913
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:914
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:907
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:907
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:906
+                16,   // items: inherited from policy default at specs/nvidia.muh:906
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:906
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:905
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:905
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:905
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:905
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:918
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:919
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:920
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:921
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:922
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:923
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:916
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:916
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:916
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:916
+            },
         };
       }
       // default
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:904
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:909
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:910
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:911
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:912
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:913
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:914
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:907
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:907
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:906
-          16, // items: inherited from policy default at specs/nvidia.muh:906
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:906
-        },
-        { // onesweep
-          // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:905
-          reg_bound_threads(384, 21, element_size(type), 49152, 32),
-          reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:905
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:905
-          radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:905
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:918
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:919
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:920
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:921
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:922
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:923
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:916
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:916
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:916
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:916
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:904
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:909
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:910
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:911
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:912
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:913
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:914
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:907
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:907
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:906
+              16,   // items: inherited from policy default at specs/nvidia.muh:906
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:906
+          },
+          {
+              // onesweep
+              // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:905
+              reg_bound_threads(384, 21, element_size(type), 49152, 32),
+              reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:905
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:905
+              radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                             // specs/nvidia.muh:905
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:918
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:919
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:920
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:921
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:922
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:923
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:916
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:916
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:916
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:916
+          },
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // use_onesweep: inherited from policy int8 at specs/nvidia.muh:886 | inherited from policy uint8 at
-          // specs/nvidia.muh:892
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:868
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:869
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:887 | inherited from policy uint8 at
-            // specs/nvidia.muh:893
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:871
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:872
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:873
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:866
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:866
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:865
-            16, // items: inherited from policy default at specs/nvidia.muh:865
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:865
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:864
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:864
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:864
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:864
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:877
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:878
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:889 | inherited from policy uint8 at
-            // specs/nvidia.muh:895
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:880
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:881
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:882
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:875
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:875
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:888 | inherited from policy uint8 at
-            // specs/nvidia.muh:894
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:875
-          },
+            // use_onesweep: inherited from policy int8 at specs/nvidia.muh:886 | inherited from policy uint8 at
+            // specs/nvidia.muh:892
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:868
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:869
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:887 | inherited from policy uint8 at
+                // specs/nvidia.muh:893
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:871
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:872
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:873
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:866
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:866
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:865
+                16,   // items: inherited from policy default at specs/nvidia.muh:865
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:865
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:864
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:864
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:864
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:864
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:877
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:878
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:889 | inherited from policy uint8 at
+                // specs/nvidia.muh:895
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:880
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:881
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:882
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:875
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:875
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:888 | inherited from policy uint8 at
+                // specs/nvidia.muh:894
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:875
+            },
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // use_onesweep: inherited from policy int16 at specs/nvidia.muh:897 | inherited from policy uint16 at
-          // specs/nvidia.muh:898
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:868
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:869
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:870
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:871
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:872
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:873
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:866
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:866
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:865
-            16, // items: inherited from policy default at specs/nvidia.muh:865
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:865
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:864
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:864
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:864
-            radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:864
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:877
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:878
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:879
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:880
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:881
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:882
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:875
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:875
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:875
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:875
-          },
+            // use_onesweep: inherited from policy int16 at specs/nvidia.muh:897 | inherited from policy uint16 at
+            // specs/nvidia.muh:898
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:868
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:869
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:870
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:871
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:872
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:873
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:866
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:866
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:865
+                16,   // items: inherited from policy default at specs/nvidia.muh:865
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:865
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:864
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:864
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:864
+                radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                               // specs/nvidia.muh:864
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:877
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:878
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:879
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:880
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:881
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:882
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:875
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:875
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:875
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:875
+            },
         };
       }
       // default
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:863
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:868
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:869
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:870
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:871
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:872
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:873
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:866
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:866
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:865
-          16, // items: inherited from policy default at specs/nvidia.muh:865
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:865
-        },
-        { // onesweep
-          // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:864
-          reg_bound_threads(384, 21, element_size(type), 49152, 32),
-          reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:864
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:864
-          radix_rank_algorithm::match_early_counts_any, // rank: inherited from policy default at specs/nvidia.muh:864
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:877
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:878
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:879
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:880
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:881
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:882
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:875
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:875
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:875
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:875
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:863
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:868
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:869
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:870
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:871
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:872
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:873
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:866
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:866
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:865
+              16,   // items: inherited from policy default at specs/nvidia.muh:865
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:865
+          },
+          {
+              // onesweep
+              // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:864
+              reg_bound_threads(384, 21, element_size(type), 49152, 32),
+              reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:864
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:864
+              radix_rank_algorithm::match_early_counts_any,  // rank: inherited from policy default at
+                                                             // specs/nvidia.muh:864
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:877
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:878
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:879
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:880
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:881
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:882
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:875
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:875
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:875
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:875
+          },
       };
     }
     // any other arch: the policies of sm80
@@ -1061,918 +1153,1038 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int16 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int16 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int16 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int16 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int16 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int16 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int16 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int16 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int16 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int16 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int16 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float32 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float32 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int8 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int8 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int8 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int8 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int8 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int8 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int8 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int8 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int8 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int8 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int8 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float64 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float64 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float64 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float64 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float64 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float64 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float64 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float64 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float64 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort float64 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort float64 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort bfloat16 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort bfloat16 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort bfloat16 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort bfloat16 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort bfloat16 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort bfloat16 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort bfloat16 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort bfloat16 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort bfloat16 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort bfloat16 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort bfloat16 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int32 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int32 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int32 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int32 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int32 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int32 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int32 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int32 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int32 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort int32 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort int32 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float32 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float32 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int8 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int8 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int8 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int8 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int8 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int8 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int8 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int8 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int8 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int8 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int8 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int16 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int16 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int16 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int16 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int16 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int16 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int16 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int16 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int16 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int16 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int16 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort bfloat16 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort bfloat16 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort bfloat16 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort bfloat16 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort bfloat16 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort bfloat16 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort bfloat16 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort bfloat16 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort bfloat16 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort bfloat16 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort bfloat16 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int32 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int32 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int32 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int32 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int32 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int32 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int32 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int32 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int32 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort int32 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort int32 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float64 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float64 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float64 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float64 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float64 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float64 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float64 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float64 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float64 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort float64 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort float64 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int8 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int8 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int8 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int8 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int8 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int8 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int8 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int8 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int8 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int8 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int8 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int16 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int16 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int16 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int16 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int16 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int16 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int16 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int16 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int16 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort int16 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort int16 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort bfloat16 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort bfloat16 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort bfloat16 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort bfloat16 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort bfloat16 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort bfloat16 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort bfloat16 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort bfloat16 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort bfloat16 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort bfloat16 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort bfloat16 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float32 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float32 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float32 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float32 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float32 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float32 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float32 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float32 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float32 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float32 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float32 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float64 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float64 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float64 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float64 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float64 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float64 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float64 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float64 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float64 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort float64 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort float64 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int8 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int8 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int8 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int8 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int8 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int8 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int8 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int8 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int8 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int8 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int8 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int16 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int16 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int16 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int16 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int16 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int16 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int16 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int16 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int16 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort int16 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort int16 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort bfloat16 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort bfloat16 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort bfloat16 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort bfloat16 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort bfloat16 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort bfloat16 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort bfloat16 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort bfloat16 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort bfloat16 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort bfloat16 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort bfloat16 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float32 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float32 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float32 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float32 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float32 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float32 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float32 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float32 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float32 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float32 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float32 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float64 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float64 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float64 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float64 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float64 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float64 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float64 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float64 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float64 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort float64 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort float64 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
 
-} // namespace radix_sort
+}  // namespace radix_sort
 MUH_TUNING_NAMESPACE_END

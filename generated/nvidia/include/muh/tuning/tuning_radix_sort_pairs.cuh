@@ -7,1359 +7,1467 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace radix_sort_pairs
-{
+namespace radix_sort_pairs {
 
 //! The downsweep sub-policy of a radix_sort_pairs policy.
-struct downsweep_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct downsweep_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const downsweep_policy& a, const downsweep_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const downsweep_policy& a, const downsweep_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier;
 }
 
 //! The exclusive_sum sub-policy of a radix_sort_pairs policy.
-struct exclusive_sum_policy
-{
-  int threads; //!< threads per block
-  int radix_bits; //!< radix bits per pass
+struct exclusive_sum_policy {
+  int threads;     //!< threads per block
+  int radix_bits;  //!< radix bits per pass
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const exclusive_sum_policy& a, const exclusive_sum_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const exclusive_sum_policy& a, const exclusive_sum_policy& b) {
   return a.threads == b.threads && a.radix_bits == b.radix_bits;
 }
 
 //! The histogram sub-policy of a radix_sort_pairs policy.
-struct histogram_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
+struct histogram_policy {
+  int threads;     //!< threads per block
+  int items;       //!< items per thread
+  int radix_bits;  //!< radix bits per pass
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const histogram_policy& a, const histogram_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const histogram_policy& a, const histogram_policy& b) {
   return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits;
 }
 
 //! The onesweep sub-policy of a radix_sort_pairs policy.
-struct onesweep_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
+struct onesweep_policy {
+  int threads;                //!< threads per block
+  int items;                  //!< items per thread
+  int radix_bits;             //!< radix bits per pass
+  radix_rank_algorithm rank;  //!< radix ranking algorithm
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const onesweep_policy& a, const onesweep_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const onesweep_policy& a, const onesweep_policy& b) {
   return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank;
 }
 
 //! The single_tile sub-policy of a radix_sort_pairs policy.
-struct single_tile_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct single_tile_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const single_tile_policy& a, const single_tile_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const single_tile_policy& a, const single_tile_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier;
 }
 
 //! The upsweep sub-policy of a radix_sort_pairs policy.
-struct upsweep_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct upsweep_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const upsweep_policy& a, const upsweep_policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const upsweep_policy& a, const upsweep_policy& b) {
   return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.modifier == b.modifier;
 }
 
 //! One radix_sort_pairs policy, scaled for one element type.
-struct policy
-{
-  bool use_onesweep; //!< sort with the one-sweep passes, else upsweep / scan / downsweep (radix sort; CUB's ONESWEEP)
-  downsweep_policy downsweep; //!< downsweep sub-policy
-  exclusive_sum_policy exclusive_sum; //!< exclusive_sum sub-policy
-  histogram_policy histogram; //!< histogram sub-policy
-  onesweep_policy onesweep; //!< onesweep sub-policy
-  single_tile_policy single_tile; //!< single_tile sub-policy
-  upsweep_policy upsweep; //!< upsweep sub-policy
+struct policy {
+  bool use_onesweep;  //!< sort with the one-sweep passes, else upsweep / scan / downsweep (radix sort; CUB's ONESWEEP)
+  downsweep_policy downsweep;          //!< downsweep sub-policy
+  exclusive_sum_policy exclusive_sum;  //!< exclusive_sum sub-policy
+  histogram_policy histogram;          //!< histogram sub-policy
+  onesweep_policy onesweep;            //!< onesweep sub-policy
+  single_tile_policy single_tile;      //!< single_tile sub-policy
+  upsweep_policy upsweep;              //!< upsweep sub-policy
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.use_onesweep == b.use_onesweep && a.downsweep == b.downsweep && a.exclusive_sum == b.exclusive_sum
-         && a.histogram == b.histogram && a.onesweep == b.onesweep && a.single_tile == b.single_tile
-         && a.upsweep == b.upsweep;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.use_onesweep == b.use_onesweep && a.downsweep == b.downsweep && a.exclusive_sum == b.exclusive_sum &&
+         a.histogram == b.histogram && a.onesweep == b.onesweep && a.single_tile == b.single_tile &&
+         a.upsweep == b.upsweep;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1 && offset_bits == 32)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1 && offset_bits == 32) {
         // int8, uint8
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3572 | inherited from policy uint8 at
-            // specs/nvidia.muh:3578
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3551
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3550
-            16, // items: inherited from policy default at specs/nvidia.muh:3550
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-          },
-          { // onesweep
-            // threads: inherited from policy int8 at specs/nvidia.muh:3571 | inherited from policy uint8 at
-            // specs/nvidia.muh:3577
-            512,
-            // items: inherited from policy int8 at specs/nvidia.muh:3571 | inherited from policy uint8 at
-            // specs/nvidia.muh:3577
-            15,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-            // rank: inherited from policy default at specs/nvidia.muh:3549
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3574 | inherited from policy uint8 at
-            // specs/nvidia.muh:3580
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3573 | inherited from policy uint8 at
-            // specs/nvidia.muh:3579
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3572
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3578
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+                16,   // items: inherited from policy default at specs/nvidia.muh:3550
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int8 at specs/nvidia.muh:3571 | inherited from policy uint8 at
+                // specs/nvidia.muh:3577
+                512,
+                // items: inherited from policy int8 at specs/nvidia.muh:3571 | inherited from policy uint8 at
+                // specs/nvidia.muh:3577
+                15,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                    // rank: inherited from policy default at specs/nvidia.muh:3549
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3574
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3580
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3573
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3579
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+            },
         };
       }
-      if (element_size(type) == 1 && offset_bits == 64)
-      {
+      if (element_size(type) == 1 && offset_bits == 64) {
         // int8.offset64, uint8.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3572 | inherited from policy uint8 at
-            // specs/nvidia.muh:3578
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3551
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3550
-            16, // items: inherited from policy default at specs/nvidia.muh:3550
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-          },
-          { // onesweep
-            // threads: inherited from policy int8.offset64 at specs/nvidia.muh:3607 | inherited from policy
-            // uint8.offset64 at specs/nvidia.muh:3610
-            384,
-            // items: inherited from policy int8.offset64 at specs/nvidia.muh:3607 | inherited from policy
-            // uint8.offset64 at specs/nvidia.muh:3610
-            20,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-            // rank: inherited from policy default at specs/nvidia.muh:3549
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3574 | inherited from policy uint8 at
-            // specs/nvidia.muh:3580
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3573 | inherited from policy uint8 at
-            // specs/nvidia.muh:3579
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3572
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3578
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+                16,   // items: inherited from policy default at specs/nvidia.muh:3550
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int8.offset64 at specs/nvidia.muh:3607 | inherited from policy
+                // uint8.offset64 at specs/nvidia.muh:3610
+                384,
+                // items: inherited from policy int8.offset64 at specs/nvidia.muh:3607 | inherited from policy
+                // uint8.offset64 at specs/nvidia.muh:3610
+                20,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                    // rank: inherited from policy default at specs/nvidia.muh:3549
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3574
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3580
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3573
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3579
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+            },
         };
       }
-      if ((type == element::int16 || type == element::uint16) && offset_bits == 64)
-      {
+      if ((type == element::int16 || type == element::uint16) && offset_bits == 64) {
         // int16.offset64, uint16.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3557
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3551
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3550
-            16, // items: inherited from policy default at specs/nvidia.muh:3550
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-          },
-          { // onesweep
-            // threads: inherited from policy int16.offset64 at specs/nvidia.muh:3613 | inherited from policy
-            // uint16.offset64 at specs/nvidia.muh:3616
-            576,
-            // items: inherited from policy int16.offset64 at specs/nvidia.muh:3613 | inherited from policy
-            // uint16.offset64 at specs/nvidia.muh:3616
-            15,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-            // rank: inherited from policy default at specs/nvidia.muh:3549
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3566
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3560
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3557
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+                16,   // items: inherited from policy default at specs/nvidia.muh:3550
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int16.offset64 at specs/nvidia.muh:3613 | inherited from policy
+                // uint16.offset64 at specs/nvidia.muh:3616
+                576,
+                // items: inherited from policy int16.offset64 at specs/nvidia.muh:3613 | inherited from policy
+                // uint16.offset64 at specs/nvidia.muh:3616
+                15,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                    // rank: inherited from policy default at specs/nvidia.muh:3549
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3566
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3560
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+            },
         };
       }
-      if (element_size(type) == 4 && offset_bits == 64)
-      {
+      if (element_size(type) == 4 && offset_bits == 64) {
         // float32.offset64, int32.offset64, uint32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3557
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3551
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3550
-            16, // items: inherited from policy default at specs/nvidia.muh:3550
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-          },
-          { // onesweep
-            // threads: inherited from policy int32 at specs/nvidia.muh:3589 | inherited from policy uint32 at
-            // specs/nvidia.muh:3592 | inherited from policy float32 at specs/nvidia.muh:3601
-            384,
-            // items: inherited from policy int32.offset64 at specs/nvidia.muh:3619 | inherited from policy
-            // uint32.offset64 at specs/nvidia.muh:3622 | inherited from policy float32.offset64 at
-            // specs/nvidia.muh:3625
-            17,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-            // rank: inherited from policy default at specs/nvidia.muh:3549
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3566
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3560
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3557
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+                16,   // items: inherited from policy default at specs/nvidia.muh:3550
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int32 at specs/nvidia.muh:3589 | inherited from policy uint32 at
+                // specs/nvidia.muh:3592 | inherited from policy float32 at specs/nvidia.muh:3601
+                384,
+                // items: inherited from policy int32.offset64 at specs/nvidia.muh:3619 | inherited from policy
+                // uint32.offset64 at specs/nvidia.muh:3622 | inherited from policy float32.offset64 at
+                // specs/nvidia.muh:3625
+                17,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                    // rank: inherited from policy default at specs/nvidia.muh:3549
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3566
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3560
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+            },
         };
       }
-      if (type == element::float16 || type == element::bfloat16)
-      {
+      if (type == element::float16 || type == element::bfloat16) {
         // default
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3557
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3551
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3550
-            16, // items: inherited from policy default at specs/nvidia.muh:3550
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:3549
-            reg_bound_threads(384, 20, element_size(type), 49152, 32),
-            reg_bound_items(20, element_size(type)), // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:3549
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-            // rank: inherited from policy default at specs/nvidia.muh:3549
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3566
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3560
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3557
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+                16,   // items: inherited from policy default at specs/nvidia.muh:3550
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:3549
+                reg_bound_threads(384, 20, element_size(type), 49152, 32),
+                reg_bound_items(20, element_size(type)),  // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:3549
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                    // rank: inherited from policy default at specs/nvidia.muh:3549
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3566
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3560
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+            },
         };
       }
-      if ((type == element::int16 || type == element::uint16 || type == element::int32 || type == element::uint32
-          || type == element::float32) && offset_bits == 32)
-      {
+      if ((type == element::int16 || type == element::uint16 || type == element::int32 || type == element::uint32 ||
+           type == element::float32) &&
+          offset_bits == 32) {
         // float32, int16, int32, uint16, uint32
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3557
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3551
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3550
-            16, // items: inherited from policy default at specs/nvidia.muh:3550
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-          },
-          { // onesweep
-            // threads: inherited from policy int16 at specs/nvidia.muh:3583 | inherited from policy uint16 at
-            // specs/nvidia.muh:3586 | inherited from policy int32 at specs/nvidia.muh:3589 | inherited from policy
-            // uint32 at specs/nvidia.muh:3592 | inherited from policy float32 at specs/nvidia.muh:3601
-            384,
-            // items: inherited from policy int16 at specs/nvidia.muh:3583 | inherited from policy uint16 at
-            // specs/nvidia.muh:3586 | inherited from policy int32 at specs/nvidia.muh:3589 | inherited from policy
-            // uint32 at specs/nvidia.muh:3592 | inherited from policy float32 at specs/nvidia.muh:3601
-            23,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-            // rank: inherited from policy default at specs/nvidia.muh:3549
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3566
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3560
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3557
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+                16,   // items: inherited from policy default at specs/nvidia.muh:3550
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int16 at specs/nvidia.muh:3583 | inherited from policy uint16 at
+                // specs/nvidia.muh:3586 | inherited from policy int32 at specs/nvidia.muh:3589 | inherited from policy
+                // uint32 at specs/nvidia.muh:3592 | inherited from policy float32 at specs/nvidia.muh:3601
+                384,
+                // items: inherited from policy int16 at specs/nvidia.muh:3583 | inherited from policy uint16 at
+                // specs/nvidia.muh:3586 | inherited from policy int32 at specs/nvidia.muh:3589 | inherited from policy
+                // uint32 at specs/nvidia.muh:3592 | inherited from policy float32 at specs/nvidia.muh:3601
+                23,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                    // rank: inherited from policy default at specs/nvidia.muh:3549
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3566
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3560
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+            },
         };
       }
       // float64, int64, uint64
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3557
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3558
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3555
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3556
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:3551
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3551
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:3550
-          16, // items: inherited from policy default at specs/nvidia.muh:3550
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3550
-        },
-        { // onesweep
-          // threads: inherited from policy int64 at specs/nvidia.muh:3595 | inherited from policy uint64 at
-          // specs/nvidia.muh:3598 | inherited from policy float64 at specs/nvidia.muh:3604
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:3595 | inherited from policy uint64 at
-          // specs/nvidia.muh:3598 | inherited from policy float64 at specs/nvidia.muh:3604
-          12,
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3549
-          // rank: inherited from policy default at specs/nvidia.muh:3549
-          radix_rank_algorithm::match_early_counts_any,
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3566
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3567
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3564
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3565
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3560
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3560
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3548
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3553
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3554
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3557
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3558
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3555
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3556
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3551
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3551
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:3550
+              16,   // items: inherited from policy default at specs/nvidia.muh:3550
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3550
+          },
+          {
+              // onesweep
+              // threads: inherited from policy int64 at specs/nvidia.muh:3595 | inherited from policy uint64 at
+              // specs/nvidia.muh:3598 | inherited from policy float64 at specs/nvidia.muh:3604
+              384,
+              // items: inherited from policy int64 at specs/nvidia.muh:3595 | inherited from policy uint64 at
+              // specs/nvidia.muh:3598 | inherited from policy float64 at specs/nvidia.muh:3604
+              12,
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3549
+                  // rank: inherited from policy default at specs/nvidia.muh:3549
+              radix_rank_algorithm::match_early_counts_any,
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3562
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3563
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3566
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3567
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3564
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3565
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3560
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3560
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3560
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3560
+          },
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1 && offset_bits == 32)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1 && offset_bits == 32) {
         // int8, uint8
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3488 | inherited from policy uint8 at
-            // specs/nvidia.muh:3494
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: inherited from policy int8 at specs/nvidia.muh:3487 | inherited from policy uint8 at
-            // specs/nvidia.muh:3493
-            512,
-            // items: inherited from policy int8 at specs/nvidia.muh:3487 | inherited from policy uint8 at
-            // specs/nvidia.muh:3493
-            15,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3490 | inherited from policy uint8 at
-            // specs/nvidia.muh:3496
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3489 | inherited from policy uint8 at
-            // specs/nvidia.muh:3495
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3488
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3494
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int8 at specs/nvidia.muh:3487 | inherited from policy uint8 at
+                // specs/nvidia.muh:3493
+                512,
+                // items: inherited from policy int8 at specs/nvidia.muh:3487 | inherited from policy uint8 at
+                // specs/nvidia.muh:3493
+                15,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3490
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3496
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3489
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3495
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
-      if (element_size(type) == 1 && offset_bits == 64)
-      {
+      if (element_size(type) == 1 && offset_bits == 64) {
         // int8.offset64, uint8.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3488 | inherited from policy uint8 at
-            // specs/nvidia.muh:3494
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: inherited from policy int8.offset64 at specs/nvidia.muh:3523 | inherited from policy
-            // uint8.offset64 at specs/nvidia.muh:3526
-            448,
-            // items: inherited from policy int8.offset64 at specs/nvidia.muh:3523 | inherited from policy
-            // uint8.offset64 at specs/nvidia.muh:3526
-            16,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3490 | inherited from policy uint8 at
-            // specs/nvidia.muh:3496
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3489 | inherited from policy uint8 at
-            // specs/nvidia.muh:3495
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3488
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3494
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int8.offset64 at specs/nvidia.muh:3523 | inherited from policy
+                // uint8.offset64 at specs/nvidia.muh:3526
+                448,
+                // items: inherited from policy int8.offset64 at specs/nvidia.muh:3523 | inherited from policy
+                // uint8.offset64 at specs/nvidia.muh:3526
+                16,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3490
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3496
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3489
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3495
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
-      if ((type == element::int16 || type == element::uint16) && offset_bits == 32)
-      {
+      if ((type == element::int16 || type == element::uint16) && offset_bits == 32) {
         // int16, uint16
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3473
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: inherited from policy int16 at specs/nvidia.muh:3499 | inherited from policy uint16 at
-            // specs/nvidia.muh:3502
-            384,
-            // items: inherited from policy int16 at specs/nvidia.muh:3499 | inherited from policy uint16 at
-            // specs/nvidia.muh:3502
-            15,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3482
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3476
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3473
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int16 at specs/nvidia.muh:3499 | inherited from policy uint16 at
+                // specs/nvidia.muh:3502
+                384,
+                // items: inherited from policy int16 at specs/nvidia.muh:3499 | inherited from policy uint16 at
+                // specs/nvidia.muh:3502
+                15,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3482
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3476
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
-      if ((type == element::int16 || type == element::uint16) && offset_bits == 64)
-      {
+      if ((type == element::int16 || type == element::uint16) && offset_bits == 64) {
         // int16.offset64, uint16.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3473
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: inherited from policy int16.offset64 at specs/nvidia.muh:3529 | inherited from policy
-            // uint16.offset64 at specs/nvidia.muh:3532
-            448,
-            // items: inherited from policy int16.offset64 at specs/nvidia.muh:3529 | inherited from policy
-            // uint16.offset64 at specs/nvidia.muh:3532
-            16,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3482
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3476
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3473
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int16.offset64 at specs/nvidia.muh:3529 | inherited from policy
+                // uint16.offset64 at specs/nvidia.muh:3532
+                448,
+                // items: inherited from policy int16.offset64 at specs/nvidia.muh:3529 | inherited from policy
+                // uint16.offset64 at specs/nvidia.muh:3532
+                16,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3482
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3476
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
-      if (element_size(type) == 4 && offset_bits == 32)
-      {
+      if (element_size(type) == 4 && offset_bits == 32) {
         // float32, int32, uint32
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3473
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: inherited from policy int32 at specs/nvidia.muh:3505 | inherited from policy uint32 at
-            // specs/nvidia.muh:3508 | inherited from policy float32 at specs/nvidia.muh:3517
-            384,
-            // items: inherited from policy int32 at specs/nvidia.muh:3505 | inherited from policy uint32 at
-            // specs/nvidia.muh:3508 | inherited from policy float32 at specs/nvidia.muh:3517
-            23,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3482
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3476
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3473
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int32 at specs/nvidia.muh:3505 | inherited from policy uint32 at
+                // specs/nvidia.muh:3508 | inherited from policy float32 at specs/nvidia.muh:3517
+                384,
+                // items: inherited from policy int32 at specs/nvidia.muh:3505 | inherited from policy uint32 at
+                // specs/nvidia.muh:3508 | inherited from policy float32 at specs/nvidia.muh:3517
+                23,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3482
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3476
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
-      if (element_size(type) == 4 && offset_bits == 64)
-      {
+      if (element_size(type) == 4 && offset_bits == 64) {
         // float32.offset64, int32.offset64, uint32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3473
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: inherited from policy int32 at specs/nvidia.muh:3505 | inherited from policy uint32 at
-            // specs/nvidia.muh:3508 | inherited from policy float32 at specs/nvidia.muh:3517
-            384,
-            // items: inherited from policy int32.offset64 at specs/nvidia.muh:3535 | inherited from policy
-            // uint32.offset64 at specs/nvidia.muh:3538 | inherited from policy float32.offset64 at
-            // specs/nvidia.muh:3541
-            17,
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3482
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3476
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3473
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: inherited from policy int32 at specs/nvidia.muh:3505 | inherited from policy uint32 at
+                // specs/nvidia.muh:3508 | inherited from policy float32 at specs/nvidia.muh:3517
+                384,
+                // items: inherited from policy int32.offset64 at specs/nvidia.muh:3535 | inherited from policy
+                // uint32.offset64 at specs/nvidia.muh:3538 | inherited from policy float32.offset64 at
+                // specs/nvidia.muh:3541
+                17,
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3482
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3476
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
-      if (type == element::float16 || type == element::bfloat16)
-      {
+      if (type == element::float16 || type == element::bfloat16) {
         // default
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3473
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3467
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3466
-            16, // items: inherited from policy default at specs/nvidia.muh:3466
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:3465
-            reg_bound_threads(384, 20, element_size(type), 49152, 32),
-            reg_bound_items(20, element_size(type)), // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:3465
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-            // rank: inherited from policy default at specs/nvidia.muh:3465
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3482
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3476
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3473
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+                16,   // items: inherited from policy default at specs/nvidia.muh:3466
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=20 (smem 49152 B, warp 32) at specs/nvidia.muh:3465
+                reg_bound_threads(384, 20, element_size(type), 49152, 32),
+                reg_bound_items(20, element_size(type)),  // items: reg_bound of T4=384, I4=20 at specs/nvidia.muh:3465
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                    // rank: inherited from policy default at specs/nvidia.muh:3465
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3482
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3476
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+            },
         };
       }
       // float64, int64, uint64
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3473
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3474
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3471
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3472
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:3467
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3467
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:3466
-          16, // items: inherited from policy default at specs/nvidia.muh:3466
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3466
-        },
-        { // onesweep
-          // threads: inherited from policy int64 at specs/nvidia.muh:3511 | inherited from policy uint64 at
-          // specs/nvidia.muh:3514 | inherited from policy float64 at specs/nvidia.muh:3520
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:3511 | inherited from policy uint64 at
-          // specs/nvidia.muh:3514 | inherited from policy float64 at specs/nvidia.muh:3520
-          12,
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3465
-          // rank: inherited from policy default at specs/nvidia.muh:3465
-          radix_rank_algorithm::match_early_counts_any,
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3482
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3483
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3480
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3481
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3476
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3476
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3464
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3469
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3470
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3473
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3474
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3471
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3472
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3467
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3467
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:3466
+              16,   // items: inherited from policy default at specs/nvidia.muh:3466
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3466
+          },
+          {
+              // onesweep
+              // threads: inherited from policy int64 at specs/nvidia.muh:3511 | inherited from policy uint64 at
+              // specs/nvidia.muh:3514 | inherited from policy float64 at specs/nvidia.muh:3520
+              384,
+              // items: inherited from policy int64 at specs/nvidia.muh:3511 | inherited from policy uint64 at
+              // specs/nvidia.muh:3514 | inherited from policy float64 at specs/nvidia.muh:3520
+              12,
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3465
+                  // rank: inherited from policy default at specs/nvidia.muh:3465
+              radix_rank_algorithm::match_early_counts_any,
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3478
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3479
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3482
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3483
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3480
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3481
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3476
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3476
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3476
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3476
+          },
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 4 && offset_bits == 64)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 4 && offset_bits == 64) {
         // float32.offset64, int32.offset64, uint32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3414
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3423
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3424
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3421
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3422
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3417
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3417
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3416
-            16, // items: inherited from policy default at specs/nvidia.muh:3416
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3416
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=17 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
-            reg_bound_threads(384, 17, element_size(type), 49152, 32),
-            // items: reg_bound of T4=384, I4=17 at specs/nvidia.muh:3449, 3452, 3455
-            reg_bound_items(17, element_size(type)),
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3415
-            // rank: inherited from policy default at specs/nvidia.muh:3415
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3432
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3433
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3430
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3431
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3426
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3426
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3414
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3423
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3424
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3421
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3422
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3417
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3417
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3416
+                16,   // items: inherited from policy default at specs/nvidia.muh:3416
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3416
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=17 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
+                reg_bound_threads(384, 17, element_size(type), 49152, 32),
+                // items: reg_bound of T4=384, I4=17 at specs/nvidia.muh:3449, 3452, 3455
+                reg_bound_items(17, element_size(type)),
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3415
+                    // rank: inherited from policy default at specs/nvidia.muh:3415
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3432
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3433
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3430
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3431
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3426
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3426
+            },
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // use_onesweep: inherited from policy int8 at specs/nvidia.muh:3437 | inherited from policy uint8 at
-          // specs/nvidia.muh:3443
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3438 | inherited from policy uint8 at
-            // specs/nvidia.muh:3444
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3424
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3421
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3422
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3417
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3417
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3416
-            16, // items: inherited from policy default at specs/nvidia.muh:3416
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3416
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3415
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3415
-            // rank: inherited from policy default at specs/nvidia.muh:3415
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3440 | inherited from policy uint8 at
-            // specs/nvidia.muh:3446
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3433
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3430
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3431
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3439 | inherited from policy uint8 at
-            // specs/nvidia.muh:3445
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3426
-          },
+            // use_onesweep: inherited from policy int8 at specs/nvidia.muh:3437 | inherited from policy uint8 at
+            // specs/nvidia.muh:3443
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:3438 | inherited from policy uint8 at
+                // specs/nvidia.muh:3444
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3424
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3421
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3422
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3417
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3417
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3416
+                16,   // items: inherited from policy default at specs/nvidia.muh:3416
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3416
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3415
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3415
+                // rank: inherited from policy default at specs/nvidia.muh:3415
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:3440 | inherited from policy uint8 at
+                // specs/nvidia.muh:3446
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3433
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3430
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3431
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:3439 | inherited from policy uint8 at
+                // specs/nvidia.muh:3445
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3426
+            },
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // use_onesweep: inherited from policy int16 at specs/nvidia.muh:3457 | inherited from policy uint16 at
-          // specs/nvidia.muh:3458
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3423
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3424
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3421
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3422
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3417
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3417
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3416
-            16, // items: inherited from policy default at specs/nvidia.muh:3416
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3416
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3415
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3415
-            // rank: inherited from policy default at specs/nvidia.muh:3415
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3432
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3433
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3430
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3431
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3426
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3426
-          },
+            // use_onesweep: inherited from policy int16 at specs/nvidia.muh:3457 | inherited from policy uint16 at
+            // specs/nvidia.muh:3458
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3423
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3424
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3421
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3422
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3417
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3417
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3416
+                16,   // items: inherited from policy default at specs/nvidia.muh:3416
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3416
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3415
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3415
+                // rank: inherited from policy default at specs/nvidia.muh:3415
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3432
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3433
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3430
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3431
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3426
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3426
+            },
         };
       }
       // default
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3414
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3423
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3424
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3421
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3422
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:3417
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3417
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:3416
-          16, // items: inherited from policy default at specs/nvidia.muh:3416
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3416
-        },
-        { // onesweep
-          // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
-          reg_bound_threads(384, 21, element_size(type), 49152, 32),
-          reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3415
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3415
-          // rank: inherited from policy default at specs/nvidia.muh:3415
-          radix_rank_algorithm::match_early_counts_any,
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3432
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3433
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3430
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3431
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3426
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3426
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3414
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3419
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3420
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3423
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3424
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3421
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3422
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3417
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3417
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:3416
+              16,   // items: inherited from policy default at specs/nvidia.muh:3416
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3416
+          },
+          {
+              // onesweep
+              // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3415
+              reg_bound_threads(384, 21, element_size(type), 49152, 32),
+              reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3415
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3415
+                  // rank: inherited from policy default at specs/nvidia.muh:3415
+              radix_rank_algorithm::match_early_counts_any,
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3428
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3429
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3432
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3433
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3430
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3431
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3426
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3426
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3426
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3426
+          },
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 4 && offset_bits == 64)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 4 && offset_bits == 64) {
         // float32.offset64, int32.offset64, uint32.offset64
         return policy{
-          true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3364
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3373
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3374
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3371
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3372
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3367
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3367
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3366
-            16, // items: inherited from policy default at specs/nvidia.muh:3366
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3366
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=17 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
-            reg_bound_threads(384, 17, element_size(type), 49152, 32),
-            // items: reg_bound of T4=384, I4=17 at specs/nvidia.muh:3399, 3402, 3405
-            reg_bound_items(17, element_size(type)),
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3365
-            // rank: inherited from policy default at specs/nvidia.muh:3365
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3382
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3383
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3380
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3381
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3376
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3376
-          },
+            true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3364
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3373
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3374
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3371
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3372
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3367
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3367
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3366
+                16,   // items: inherited from policy default at specs/nvidia.muh:3366
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3366
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=17 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
+                reg_bound_threads(384, 17, element_size(type), 49152, 32),
+                // items: reg_bound of T4=384, I4=17 at specs/nvidia.muh:3399, 3402, 3405
+                reg_bound_items(17, element_size(type)),
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3365
+                    // rank: inherited from policy default at specs/nvidia.muh:3365
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3382
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3383
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3380
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3381
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3376
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3376
+            },
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // use_onesweep: inherited from policy int8 at specs/nvidia.muh:3387 | inherited from policy uint8 at
-          // specs/nvidia.muh:3393
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3388 | inherited from policy uint8 at
-            // specs/nvidia.muh:3394
-            5,
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3374
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3371
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3372
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3367
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3367
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3366
-            16, // items: inherited from policy default at specs/nvidia.muh:3366
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3366
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3365
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3365
-            // rank: inherited from policy default at specs/nvidia.muh:3365
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3390 | inherited from policy uint8 at
-            // specs/nvidia.muh:3396
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3383
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3380
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3381
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3389 | inherited from policy uint8 at
-            // specs/nvidia.muh:3395
-            5,
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3376
-          },
+            // use_onesweep: inherited from policy int8 at specs/nvidia.muh:3387 | inherited from policy uint8 at
+            // specs/nvidia.muh:3393
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:3388 | inherited from policy uint8 at
+                // specs/nvidia.muh:3394
+                5,
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3374
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3371
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3372
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3367
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3367
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3366
+                16,   // items: inherited from policy default at specs/nvidia.muh:3366
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3366
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3365
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3365
+                // rank: inherited from policy default at specs/nvidia.muh:3365
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:3390 | inherited from policy uint8 at
+                // specs/nvidia.muh:3396
+                5,
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3383
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3380
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3381
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
+                // radix_bits: inherited from policy int8 at specs/nvidia.muh:3389 | inherited from policy uint8 at
+                // specs/nvidia.muh:3395
+                5,
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3376
+            },
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // use_onesweep: inherited from policy int16 at specs/nvidia.muh:3407 | inherited from policy uint16 at
-          // specs/nvidia.muh:3408
-          false,
-          { // downsweep
-            // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
-            reg_bound_threads(512, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3373
-            radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3374
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3371
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3372
-          },
-          { // exclusive_sum
-            256, // threads: inherited from policy default at specs/nvidia.muh:3367
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3367
-          },
-          { // histogram
-            128, // threads: inherited from policy default at specs/nvidia.muh:3366
-            16, // items: inherited from policy default at specs/nvidia.muh:3366
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3366
-          },
-          { // onesweep
-            // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
-            reg_bound_threads(384, 21, element_size(type), 49152, 32),
-            reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3365
-            8, // radix_bits: inherited from policy default at specs/nvidia.muh:3365
-            // rank: inherited from policy default at specs/nvidia.muh:3365
-            radix_rank_algorithm::match_early_counts_any,
-          },
-          { // single_tile
-            // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
-            reg_bound_threads(256, 19, element_size(type), 49152, 32),
-            reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3382
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3383
-            block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3380
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3381
-          },
-          { // upsweep
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
-            7, // radix_bits: inherited from policy default at specs/nvidia.muh:3376
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3376
-          },
+            // use_onesweep: inherited from policy int16 at specs/nvidia.muh:3407 | inherited from policy uint16 at
+            // specs/nvidia.muh:3408
+            false,
+            {
+                // downsweep
+                // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
+                reg_bound_threads(512, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
+                7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3373
+                radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3374
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3371
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3372
+            },
+            {
+                // exclusive_sum
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3367
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3367
+            },
+            {
+                // histogram
+                128,  // threads: inherited from policy default at specs/nvidia.muh:3366
+                16,   // items: inherited from policy default at specs/nvidia.muh:3366
+                8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3366
+            },
+            {
+                // onesweep
+                // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
+                reg_bound_threads(384, 21, element_size(type), 49152, 32),
+                reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3365
+                8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3365
+                // rank: inherited from policy default at specs/nvidia.muh:3365
+                radix_rank_algorithm::match_early_counts_any,
+            },
+            {
+                // single_tile
+                // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
+                reg_bound_threads(256, 19, element_size(type), 49152, 32),
+                reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
+                6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3382
+                radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3383
+                block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3380
+                cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3381
+            },
+            {
+                // upsweep
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
+                7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3376
+                cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3376
+            },
         };
       }
       // default
       return policy{
-        true, // use_onesweep: inherited from policy default at specs/nvidia.muh:3364
-        { // downsweep
-          // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
-          reg_bound_threads(512, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3373
-          radix_rank_algorithm::match, // rank: inherited from policy default at specs/nvidia.muh:3374
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3371
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3372
-        },
-        { // exclusive_sum
-          256, // threads: inherited from policy default at specs/nvidia.muh:3367
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3367
-        },
-        { // histogram
-          128, // threads: inherited from policy default at specs/nvidia.muh:3366
-          16, // items: inherited from policy default at specs/nvidia.muh:3366
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3366
-        },
-        { // onesweep
-          // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
-          reg_bound_threads(384, 21, element_size(type), 49152, 32),
-          reg_bound_items(21, element_size(type)), // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3365
-          8, // radix_bits: inherited from policy default at specs/nvidia.muh:3365
-          // rank: inherited from policy default at specs/nvidia.muh:3365
-          radix_rank_algorithm::match_early_counts_any,
-        },
-        { // single_tile
-          // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
-          reg_bound_threads(256, 19, element_size(type), 49152, 32),
-          reg_bound_items(19, element_size(type)), // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3382
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3383
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:3380
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3381
-        },
-        { // upsweep
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
-          7, // radix_bits: inherited from policy default at specs/nvidia.muh:3376
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3376
-        },
+          true,  // use_onesweep: inherited from policy default at specs/nvidia.muh:3364
+          {
+              // downsweep
+              // threads: reg_bound of T4=512, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3369
+              reg_bound_threads(512, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=512, I4=23 at specs/nvidia.muh:3370
+              7,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3373
+              radix_rank_algorithm::match,      // rank: inherited from policy default at specs/nvidia.muh:3374
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3371
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3372
+          },
+          {
+              // exclusive_sum
+              256,  // threads: inherited from policy default at specs/nvidia.muh:3367
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3367
+          },
+          {
+              // histogram
+              128,  // threads: inherited from policy default at specs/nvidia.muh:3366
+              16,   // items: inherited from policy default at specs/nvidia.muh:3366
+              8,    // radix_bits: inherited from policy default at specs/nvidia.muh:3366
+          },
+          {
+              // onesweep
+              // threads: reg_bound of T4=384, I4=21 (smem 49152 B, warp 32) at specs/nvidia.muh:3365
+              reg_bound_threads(384, 21, element_size(type), 49152, 32),
+              reg_bound_items(21, element_size(type)),  // items: reg_bound of T4=384, I4=21 at specs/nvidia.muh:3365
+              8,  // radix_bits: inherited from policy default at specs/nvidia.muh:3365
+                  // rank: inherited from policy default at specs/nvidia.muh:3365
+              radix_rank_algorithm::match_early_counts_any,
+          },
+          {
+              // single_tile
+              // threads: reg_bound of T4=256, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:3378
+              reg_bound_threads(256, 19, element_size(type), 49152, 32),
+              reg_bound_items(19, element_size(type)),  // items: reg_bound of T4=256, I4=19 at specs/nvidia.muh:3379
+              6,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3382
+              radix_rank_algorithm::memoize,  // rank: inherited from policy default at specs/nvidia.muh:3383
+              block_load_algorithm::direct,   // load: inherited from policy default at specs/nvidia.muh:3380
+              cache_load_modifier::ldg,       // modifier: inherited from policy default at specs/nvidia.muh:3381
+          },
+          {
+              // upsweep
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3376
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3376
+              7,                              // radix_bits: inherited from policy default at specs/nvidia.muh:3376
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3376
+          },
       };
     }
     // any other arch: the policies of sm80
@@ -1368,1070 +1476,1210 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int8 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int8 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs bfloat16 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs bfloat16 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs bfloat16 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs bfloat16 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs bfloat16 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs int16 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs int16 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float32 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float32 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float64 on sm100, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float64 on sm100, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).exclusive_sum.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float64 on sm100, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float64 on sm100, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float64 on sm100, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float64 on sm100, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float64 on sm100, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float64 on sm100, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float64 on sm100, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads <=
+                  hardware::sm100.max_threads_per_block,
               "radix_sort_pairs float64 on sm100, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "radix_sort_pairs float64 on sm100, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int8 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 64}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int8 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs int16 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 64}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs int16 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float32 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float32 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs bfloat16 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs bfloat16 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs bfloat16 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs bfloat16 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs bfloat16 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float64 on sm90, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float64 on sm90, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).exclusive_sum.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float64 on sm90, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float64 on sm90, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float64 on sm90, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float64 on sm90, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float64 on sm90, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float64 on sm90, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float64 on sm90, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads <=
+                  hardware::sm90.max_threads_per_block,
               "radix_sort_pairs float64 on sm90, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "radix_sort_pairs float64 on sm90, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int8 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int8 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int8 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int8 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int8 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int8 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int8 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int8 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int8 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int8 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int8 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int16 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int16 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int16 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int16 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int16 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int16 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int16 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int16 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int16 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs int16 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs int16 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs bfloat16 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs bfloat16 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs bfloat16 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs bfloat16 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs bfloat16 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float32 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float32 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float64 on sm86, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float64 on sm86, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).exclusive_sum.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float64 on sm86, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float64 on sm86, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float64 on sm86, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float64 on sm86, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float64 on sm86, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float64 on sm86, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float64 on sm86, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads <=
+                  hardware::sm86.max_threads_per_block,
               "radix_sort_pairs float64 on sm86, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "radix_sort_pairs float64 on sm86, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int8 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int8 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int8 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int8 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int8 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int8 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int8 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int8 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int8 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int8 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int8 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int16 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int16 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int16 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int16 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int16 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int16 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int16 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int16 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int16 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs int16 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs int16 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs bfloat16 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs bfloat16 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs bfloat16 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs bfloat16 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs bfloat16 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs bfloat16 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float32 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float32 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float64 on sm80, downsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).downsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float64 on sm80, downsweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).exclusive_sum.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float64 on sm80, exclusive_sum: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float64 on sm80, histogram: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).histogram.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float64 on sm80, histogram: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float64 on sm80, onesweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).onesweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float64 on sm80, onesweep: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float64 on sm80, single_tile: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).single_tile.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float64 on sm80, single_tile: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads <=
+                  hardware::sm80.max_threads_per_block,
               "radix_sort_pairs float64 on sm80, upsweep: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).upsweep.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "radix_sort_pairs float64 on sm80, upsweep: the tile must fit smem_per_block (49152 B)");
 
-} // namespace radix_sort_pairs
+}  // namespace radix_sort_pairs
 MUH_TUNING_NAMESPACE_END

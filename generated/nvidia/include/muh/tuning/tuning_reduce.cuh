@@ -7,154 +7,138 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace reduce
-{
+namespace reduce {
 
 //! One reduce policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int vec; //!< items per vectorised load
-  block_reduce_algorithm block; //!< block-wide reduce or scan algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int vec;                       //!< items per vectorised load
+  block_reduce_algorithm block;  //!< block-wide reduce or scan algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block
-         && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block &&
+         a.modifier == b.modifier;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (type == element::float32 && op == operation::plus && offset_bits == 32)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (type == element::float32 && op == operation::plus && offset_bits == 32) {
         // float32.plus.offset32
         return policy{
-          // threads: mem_bound of T4=512, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:139; measured
-          // ipt_16.tpb_512.ipv_2 1.061295 1.000000 1.065478 1.167139 on NVIDIA B200
-          mem_bound_threads(512, 16, element_size(type), 49152, 32),
-          mem_bound_items(16, element_size(type)), // items: mem_bound of T4=512, I4=16 at specs/nvidia.muh:140
-          2, // vec: spec at specs/nvidia.muh:141
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:134
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:135
+            // threads: mem_bound of T4=512, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:139; measured
+            // ipt_16.tpb_512.ipv_2 1.061295 1.000000 1.065478 1.167139 on NVIDIA B200
+            mem_bound_threads(512, 16, element_size(type), 49152, 32),
+            mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=512, I4=16 at specs/nvidia.muh:140
+            2,                                        // vec: spec at specs/nvidia.muh:141
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:134
+            cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:135
         };
       }
-      if (type == element::float64 && op == operation::plus && offset_bits == 32)
-      {
+      if (type == element::float64 && op == operation::plus && offset_bits == 32) {
         // float64.plus.offset32
         return policy{
-          // threads: mem_bound of T4=640, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:144; measured
-          // ipt_16.tpb_640.ipv_1 1.017834 1.000000 1.015835 1.057092 on NVIDIA B200
-          mem_bound_threads(640, 16, element_size(type), 49152, 32),
-          mem_bound_items(16, element_size(type)), // items: mem_bound of T4=640, I4=16 at specs/nvidia.muh:145
-          1, // vec: spec at specs/nvidia.muh:146
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:134
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:135
+            // threads: mem_bound of T4=640, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:144; measured
+            // ipt_16.tpb_640.ipv_1 1.017834 1.000000 1.015835 1.057092 on NVIDIA B200
+            mem_bound_threads(640, 16, element_size(type), 49152, 32),
+            mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=640, I4=16 at specs/nvidia.muh:145
+            1,                                        // vec: spec at specs/nvidia.muh:146
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:134
+            cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:135
         };
       }
-      if ((type == element::int64 || type == element::uint64) && op == operation::plus && offset_bits == 32)
-      {
+      if ((type == element::int64 || type == element::uint64) && op == operation::plus && offset_bits == 32) {
         // int64.plus.offset32, uint64.plus.offset32
         return policy{
-          // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:149, 154; measured
-          // ipt_15.tpb_512.ipv_2 1.019887 1.000000 1.017636 1.058036 on NVIDIA B200
-          mem_bound_threads(512, 15, element_size(type), 49152, 32),
-          mem_bound_items(15, element_size(type)), // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:150, 155
-          2, // vec: spec at specs/nvidia.muh:151, 156
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:134
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:135
+            // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:149, 154; measured
+            // ipt_15.tpb_512.ipv_2 1.019887 1.000000 1.017636 1.058036 on NVIDIA B200
+            mem_bound_threads(512, 15, element_size(type), 49152, 32),
+            mem_bound_items(15, element_size(type)),  // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:150, 155
+            2,                                        // vec: spec at specs/nvidia.muh:151, 156
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:134
+            cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:135
         };
       }
-      if (element_size(type) == 8 && op == operation::plus && offset_bits == 64)
-      {
+      if (element_size(type) == 8 && op == operation::plus && offset_bits == 64) {
         // float64.plus.offset64, int64.plus.offset64, uint64.plus.offset64
         return policy{
-          // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:163, 164 | mem_bound of
-          // T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:159; measured ipt_15.tpb_512.ipv_1 1.019414
-          // 1.000000 1.017218 1.057143 on NVIDIA B200
-          mem_bound_threads(512, 15, element_size(type), 49152, 32),
-          // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:163, 164, 160
-          mem_bound_items(15, element_size(type)),
-          1, // vec: spec at specs/nvidia.muh:163, 164, 161
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:134
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:135
+            // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:163, 164 | mem_bound of
+            // T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:159; measured ipt_15.tpb_512.ipv_1 1.019414
+            // 1.000000 1.017218 1.057143 on NVIDIA B200
+            mem_bound_threads(512, 15, element_size(type), 49152, 32),
+            // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:163, 164, 160
+            mem_bound_items(15, element_size(type)),
+            1,                                        // vec: spec at specs/nvidia.muh:163, 164, 161
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:134
+            cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:135
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:131
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:132
-        4, // vec: inherited from policy default at specs/nvidia.muh:133
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:134
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:135
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:131
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:132
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:133
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:134
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:135
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
+    if (arch >= hardware::sm90.arch) {
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:118
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:119
-        4, // vec: inherited from policy default at specs/nvidia.muh:120
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:121
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:122
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:118
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:119
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:120
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:121
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:122
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:106
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:107
-        4, // vec: inherited from policy default at specs/nvidia.muh:108
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:109
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:110
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:106
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:107
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:108
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:109
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:110
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
+    if (arch >= hardware::sm80.arch) {
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:94
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:95
-        4, // vec: inherited from policy default at specs/nvidia.muh:96
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:97
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:98
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:94
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:95
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:96
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:97
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:98
       };
     }
     // any other arch: the policies of sm80
@@ -163,102 +147,102 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce int64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::max, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::max, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce record12 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce pair16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce record64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce record12 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce pair16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce record64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce bfloat16 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce float32 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce float64 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce record12 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce pair16 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce record64 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce record12 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce pair16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce record64 on sm80: threads exceed max_threads_per_block (1024)");
 
-} // namespace reduce
+}  // namespace reduce
 MUH_TUNING_NAMESPACE_END

@@ -7,335 +7,321 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace reduce_by_key
-{
+namespace reduce_by_key {
 
 //! One reduce_by_key policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 16 && is_primitive(op))
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 16 && is_primitive(op)) {
         // pair16.primitive
         return policy{
-          128, // threads: inherited from policy pair16.primitive at specs/nvidia.muh:1944
-          11, // items: inherited from policy pair16.primitive at specs/nvidia.muh:1945
-          block_load_algorithm::warp_transpose, // load: inherited from policy pair16.primitive at specs/nvidia.muh:1946
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1935
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1936
-          // delay: inherited from policy pair16.primitive at specs/nvidia.muh:1947
-          delay_policy{delay_kind::no_delay, 0, 1150},
+            128,  // threads: inherited from policy pair16.primitive at specs/nvidia.muh:1944
+            11,   // items: inherited from policy pair16.primitive at specs/nvidia.muh:1945
+            block_load_algorithm::warp_transpose,  // load: inherited from policy pair16.primitive at
+                                                   // specs/nvidia.muh:1946
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:1935
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:1936
+            // delay: inherited from policy pair16.primitive at specs/nvidia.muh:1947
+            delay_policy{delay_kind::no_delay, 0, 1150},
         };
       }
-      if (element_size(type) == 4 && is_primitive(op))
-      {
+      if (element_size(type) == 4 && is_primitive(op)) {
         // float32.primitive, int32.primitive, uint32.primitive
         return policy{
-          224, // threads: combined_ceil(T4=224, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:1951, 1957, 1975
-          // items: combined_ceil of T4=224, I4=14 at specs/nvidia.muh:1952, 1958, 1976
-          combined_items(14, element_size(type), element_size(type), true),
-          // load: inherited from policy int32.primitive at specs/nvidia.muh:1953 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:1959 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:1977
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1935
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1936
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:1954 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:1960 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:1978
-          delay_policy{delay_kind::backon_jitter_window, 476, 1005},
+            224,  // threads: combined_ceil(T4=224, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:1951, 1957, 1975
+            // items: combined_ceil of T4=224, I4=14 at specs/nvidia.muh:1952, 1958, 1976
+            combined_items(14, element_size(type), element_size(type), true),
+            // load: inherited from policy int32.primitive at specs/nvidia.muh:1953 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:1959 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:1977
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1935
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1936
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:1954 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:1960 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:1978
+            delay_policy{delay_kind::backon_jitter_window, 476, 1005},
         };
       }
-      if (element_size(type) == 8 && is_primitive(op))
-      {
+      if (element_size(type) == 8 && is_primitive(op)) {
         // float64.primitive, int64.primitive, uint64.primitive
         return policy{
-          224, // threads: combined_ceil(T4=224, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:1963, 1969, 1981
-          // items: combined_ceil of T4=224, I4=9 at specs/nvidia.muh:1964, 1970, 1982
-          combined_items(9, element_size(type), element_size(type), true),
-          // load: inherited from policy int64.primitive at specs/nvidia.muh:1965 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:1971 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:1983
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1935
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1936
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:1966 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:1972 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:1984
-          delay_policy{delay_kind::backoff, 196, 340},
+            224,  // threads: combined_ceil(T4=224, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:1963, 1969, 1981
+            // items: combined_ceil of T4=224, I4=9 at specs/nvidia.muh:1964, 1970, 1982
+            combined_items(9, element_size(type), element_size(type), true),
+            // load: inherited from policy int64.primitive at specs/nvidia.muh:1965 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:1971 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:1983
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1935
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1936
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:1966 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:1972 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:1984
+            delay_policy{delay_kind::backoff, 196, 340},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 64 || (element_size(type) == 16 && !is_primitive(op)))
-      {
+      if (element_size(type) == 12 || element_size(type) == 64 || (element_size(type) == 16 && !is_primitive(op))) {
         // record
         return policy{
-          // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128,
-          // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B) at
-          // specs/nvidia.muh:1932
+            // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1932 |
+            // combined_ceil(T4=128,
+            // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B)
+            // at
+            // specs/nvidia.muh:1932
+            128,
+            // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1933
+            combined_items(6, element_size(type), element_size(type), true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1934
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1935
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1936
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:1941
+        };
+      }
+      // default
+      return policy{
+          // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128,
+          // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
+          // specs/nvidia.muh:1932 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1932
           128,
           // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1933
           combined_items(6, element_size(type), element_size(type), true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1934
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1935
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1936
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:1941
-        };
-      }
-      // default
-      return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128,
-        // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1932 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
-        // specs/nvidia.muh:1932 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1932
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1933
-        combined_items(6, element_size(type), element_size(type), true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1934
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1935
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1936
-        // delay: inherited from policy default at specs/nvidia.muh:1937
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1934
+          cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1935
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1936
+          // delay: inherited from policy default at specs/nvidia.muh:1937
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 16 && is_primitive(op))
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 16 && is_primitive(op)) {
         // pair16.primitive
         return policy{
-          128, // threads: inherited from policy pair16.primitive at specs/nvidia.muh:1888
-          11, // items: inherited from policy pair16.primitive at specs/nvidia.muh:1889
-          block_load_algorithm::warp_transpose, // load: inherited from policy pair16.primitive at specs/nvidia.muh:1890
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1879
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1880
-          // delay: inherited from policy pair16.primitive at specs/nvidia.muh:1891
-          delay_policy{delay_kind::no_delay, 0, 1150},
+            128,  // threads: inherited from policy pair16.primitive at specs/nvidia.muh:1888
+            11,   // items: inherited from policy pair16.primitive at specs/nvidia.muh:1889
+            block_load_algorithm::warp_transpose,  // load: inherited from policy pair16.primitive at
+                                                   // specs/nvidia.muh:1890
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:1879
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:1880
+            // delay: inherited from policy pair16.primitive at specs/nvidia.muh:1891
+            delay_policy{delay_kind::no_delay, 0, 1150},
         };
       }
-      if (element_size(type) == 4 && is_primitive(op))
-      {
+      if (element_size(type) == 4 && is_primitive(op)) {
         // float32.primitive, int32.primitive, uint32.primitive
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=18; key 4 B, value 4 B) at specs/nvidia.muh:1895, 1901, 1917
-          // items: combined_ceil of T4=256, I4=18 at specs/nvidia.muh:1896, 1902, 1918
-          combined_items(18, element_size(type), element_size(type), true),
-          // load: inherited from policy int32.primitive at specs/nvidia.muh:1897 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:1903 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:1919
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1879
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1880
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:1898 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:1904 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:1920
-          delay_policy{delay_kind::no_delay, 0, 1170},
+            256,  // threads: combined_ceil(T4=256, I4=18; key 4 B, value 4 B) at specs/nvidia.muh:1895, 1901, 1917
+            // items: combined_ceil of T4=256, I4=18 at specs/nvidia.muh:1896, 1902, 1918
+            combined_items(18, element_size(type), element_size(type), true),
+            // load: inherited from policy int32.primitive at specs/nvidia.muh:1897 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:1903 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:1919
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1879
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1880
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:1898 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:1904 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:1920
+            delay_policy{delay_kind::no_delay, 0, 1170},
         };
       }
-      if (element_size(type) == 8 && is_primitive(op))
-      {
+      if (element_size(type) == 8 && is_primitive(op)) {
         // float64.primitive, int64.primitive, uint64.primitive
         return policy{
-          128, // threads: combined_ceil(T4=128, I4=23; key 8 B, value 8 B) at specs/nvidia.muh:1876
-          // items: combined_ceil of T4=128, I4=23 at specs/nvidia.muh:1907, 1912, 1923
-          combined_items(23, element_size(type), element_size(type), true),
-          // load: inherited from policy int64.primitive at specs/nvidia.muh:1908 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:1913 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:1924
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1879
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1880
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:1909 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:1914 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:1925
-          delay_policy{delay_kind::no_delay, 0, 1030},
+            128,  // threads: combined_ceil(T4=128, I4=23; key 8 B, value 8 B) at specs/nvidia.muh:1876
+            // items: combined_ceil of T4=128, I4=23 at specs/nvidia.muh:1907, 1912, 1923
+            combined_items(23, element_size(type), element_size(type), true),
+            // load: inherited from policy int64.primitive at specs/nvidia.muh:1908 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:1913 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:1924
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1879
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1880
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:1909 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:1914 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:1925
+            delay_policy{delay_kind::no_delay, 0, 1030},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 64 || (element_size(type) == 16 && !is_primitive(op)))
-      {
+      if (element_size(type) == 12 || element_size(type) == 64 || (element_size(type) == 16 && !is_primitive(op))) {
         // record
         return policy{
-          // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128,
-          // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B) at
-          // specs/nvidia.muh:1876
+            // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1876 |
+            // combined_ceil(T4=128,
+            // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B)
+            // at
+            // specs/nvidia.muh:1876
+            128,
+            // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1877
+            combined_items(6, element_size(type), element_size(type), true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1878
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1879
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1880
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:1885
+        };
+      }
+      // default
+      return policy{
+          // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128,
+          // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
+          // specs/nvidia.muh:1876 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1876
           128,
           // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1877
           combined_items(6, element_size(type), element_size(type), true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1878
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1879
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1880
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:1885
-        };
-      }
-      // default
-      return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128,
-        // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1876 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
-        // specs/nvidia.muh:1876 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1876
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1877
-        combined_items(6, element_size(type), element_size(type), true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1878
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1879
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1880
-        // delay: inherited from policy default at specs/nvidia.muh:1881
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1878
+          cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1879
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1880
+          // delay: inherited from policy default at specs/nvidia.muh:1881
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128,
-          // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B) at
-          // specs/nvidia.muh:1861
+            // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1861 |
+            // combined_ceil(T4=128,
+            // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B)
+            // at
+            // specs/nvidia.muh:1861
+            128,
+            // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1862
+            combined_items(6, element_size(type), element_size(type), true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1863
+            cache_load_modifier::ldg,          // modifier: inherited from policy default at specs/nvidia.muh:1864
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1865
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:1870
+        };
+      }
+      // default
+      return policy{
+          // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128,
+          // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
+          // specs/nvidia.muh:1861 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1861
           128,
           // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1862
           combined_items(6, element_size(type), element_size(type), true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1863
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1864
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1865
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:1870
-        };
-      }
-      // default
-      return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128,
-        // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1861 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
-        // specs/nvidia.muh:1861 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1861
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1862
-        combined_items(6, element_size(type), element_size(type), true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1863
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1864
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1865
-        // delay: inherited from policy default at specs/nvidia.muh:1866
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1863
+          cache_load_modifier::ldg,          // modifier: inherited from policy default at specs/nvidia.muh:1864
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1865
+          // delay: inherited from policy default at specs/nvidia.muh:1866
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 16 && is_primitive(op))
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 16 && is_primitive(op)) {
         // pair16.primitive
         return policy{
-          128, // threads: inherited from policy pair16.primitive at specs/nvidia.muh:1824
-          11, // items: inherited from policy pair16.primitive at specs/nvidia.muh:1825
-          block_load_algorithm::warp_transpose, // load: inherited from policy pair16.primitive at specs/nvidia.muh:1826
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1815
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1816
-          // delay: inherited from policy pair16.primitive at specs/nvidia.muh:1827
-          delay_policy{delay_kind::no_delay, 0, 1090},
+            128,  // threads: inherited from policy pair16.primitive at specs/nvidia.muh:1824
+            11,   // items: inherited from policy pair16.primitive at specs/nvidia.muh:1825
+            block_load_algorithm::warp_transpose,  // load: inherited from policy pair16.primitive at
+                                                   // specs/nvidia.muh:1826
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:1815
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:1816
+            // delay: inherited from policy pair16.primitive at specs/nvidia.muh:1827
+            delay_policy{delay_kind::no_delay, 0, 1090},
         };
       }
-      if (element_size(type) == 4 && is_primitive(op))
-      {
+      if (element_size(type) == 4 && is_primitive(op)) {
         // float32.primitive, int32.primitive, uint32.primitive
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=15; key 4 B, value 4 B) at specs/nvidia.muh:1830, 1832, 1847
-          // items: combined_ceil of T4=256, I4=15 at specs/nvidia.muh:1830, 1833, 1848
-          combined_items(15, element_size(type), element_size(type), true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1814
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1815
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1816
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:1830 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:1834 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:1849
-          delay_policy{delay_kind::no_delay, 0, 1110},
+            256,  // threads: combined_ceil(T4=256, I4=15; key 4 B, value 4 B) at specs/nvidia.muh:1830, 1832, 1847
+            // items: combined_ceil of T4=256, I4=15 at specs/nvidia.muh:1830, 1833, 1848
+            combined_items(15, element_size(type), element_size(type), true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1814
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1815
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1816
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:1830 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:1834 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:1849
+            delay_policy{delay_kind::no_delay, 0, 1110},
         };
       }
-      if (element_size(type) == 8 && is_primitive(op))
-      {
+      if (element_size(type) == 8 && is_primitive(op)) {
         // float64.primitive, int64.primitive, uint64.primitive
         return policy{
-          128, // threads: combined_ceil(T4=128, I4=14; key 8 B, value 8 B) at specs/nvidia.muh:1812
-          // items: combined_ceil of T4=128, I4=14 at specs/nvidia.muh:1837, 1842, 1852
-          combined_items(14, element_size(type), element_size(type), true),
-          // load: inherited from policy int64.primitive at specs/nvidia.muh:1838 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:1843 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:1853
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1815
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1816
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:1839 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:1844 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:1854
-          delay_policy{delay_kind::no_delay, 0, 1080},
+            128,  // threads: combined_ceil(T4=128, I4=14; key 8 B, value 8 B) at specs/nvidia.muh:1812
+            // items: combined_ceil of T4=128, I4=14 at specs/nvidia.muh:1837, 1842, 1852
+            combined_items(14, element_size(type), element_size(type), true),
+            // load: inherited from policy int64.primitive at specs/nvidia.muh:1838 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:1843 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:1853
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1815
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1816
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:1839 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:1844 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:1854
+            delay_policy{delay_kind::no_delay, 0, 1080},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 64 || (element_size(type) == 16 && !is_primitive(op)))
-      {
+      if (element_size(type) == 12 || element_size(type) == 64 || (element_size(type) == 16 && !is_primitive(op))) {
         // record
         return policy{
-          // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128,
-          // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B) at
-          // specs/nvidia.muh:1812
-          128,
-          // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1813
-          combined_items(6, element_size(type), element_size(type), true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1814
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1815
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1816
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:1821
+            // threads: combined_ceil(T4=128, I4=6; key 12 B, value 12 B) at specs/nvidia.muh:1812 |
+            // combined_ceil(T4=128,
+            // I4=6; key 16 B, value 16 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128, I4=6; key 64 B, value 64 B)
+            // at
+            // specs/nvidia.muh:1812
+            128,
+            // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1813
+            combined_items(6, element_size(type), element_size(type), true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1814
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1815
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1816
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:1821
         };
       }
       // default
       return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128,
-        // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
-        // specs/nvidia.muh:1812 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1812
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1813
-        combined_items(6, element_size(type), element_size(type), true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1814
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1815
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1816
-        // delay: inherited from policy default at specs/nvidia.muh:1817
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          // threads: combined_ceil(T4=128, I4=6; key 1 B, value 1 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128,
+          // I4=6; key 2 B, value 2 B) at specs/nvidia.muh:1812 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
+          // specs/nvidia.muh:1812 | combined_ceil(T4=128, I4=6; key 8 B, value 8 B) at specs/nvidia.muh:1812
+          128,
+          // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1813
+          combined_items(6, element_size(type), element_size(type), true),
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1814
+          cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1815
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1816
+          // delay: inherited from policy default at specs/nvidia.muh:1817
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // any other arch: the policies of sm80
@@ -344,205 +330,242 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce_by_key pair16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce_by_key float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce_by_key float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce_by_key record12 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "reduce_by_key int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "reduce_by_key float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce_by_key pair16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce_by_key float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce_by_key float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce_by_key record12 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "reduce_by_key int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "reduce_by_key float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce_by_key record12 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "reduce_by_key int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "reduce_by_key float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce_by_key pair16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce_by_key float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce_by_key float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce_by_key record12 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key record64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "reduce_by_key int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "reduce_by_key float64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace reduce_by_key
+}  // namespace reduce_by_key
 MUH_TUNING_NAMESPACE_END

@@ -7,316 +7,292 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace rle_encode
-{
+namespace rle_encode {
 
 //! One rle_encode policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=14; key 1 B, value 4 B) at specs/nvidia.muh:2091, 2097
-          // items: combined_ceil of T4=256, I4=14 at specs/nvidia.muh:2092, 2098
-          combined_items(14, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2084
-          // modifier: inherited from policy int8 at specs/nvidia.muh:2093 | inherited from policy uint8 at
-          // specs/nvidia.muh:2099
-          cache_load_modifier::ca,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2086
-          // delay: inherited from policy int8 at specs/nvidia.muh:2094 | inherited from policy uint8 at
-          // specs/nvidia.muh:2100
-          delay_policy{delay_kind::backon, 468, 300},
+            256,  // threads: combined_ceil(T4=256, I4=14; key 1 B, value 4 B) at specs/nvidia.muh:2091, 2097
+            // items: combined_ceil of T4=256, I4=14 at specs/nvidia.muh:2092, 2098
+            combined_items(14, element_size(type), 4, true),
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:2084
+            // modifier: inherited from policy int8 at specs/nvidia.muh:2093 | inherited from policy uint8 at
+            // specs/nvidia.muh:2099
+            cache_load_modifier::ca,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2086
+            // delay: inherited from policy int8 at specs/nvidia.muh:2094 | inherited from policy uint8 at
+            // specs/nvidia.muh:2100
+            delay_policy{delay_kind::backon, 468, 300},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          224, // threads: combined_ceil(T4=224, I4=14; key 2 B, value 4 B) at specs/nvidia.muh:2102, 2104
-          // items: combined_ceil of T4=224, I4=14 at specs/nvidia.muh:2102, 2105
-          combined_items(14, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2084
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2085
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2086
-          // delay: inherited from policy int16 at specs/nvidia.muh:2102 | inherited from policy uint16 at
-          // specs/nvidia.muh:2106
-          delay_policy{delay_kind::backon, 376, 420},
+            224,  // threads: combined_ceil(T4=224, I4=14; key 2 B, value 4 B) at specs/nvidia.muh:2102, 2104
+            // items: combined_ceil of T4=224, I4=14 at specs/nvidia.muh:2102, 2105
+            combined_items(14, element_size(type), 4, true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2084
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2085
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2086
+            // delay: inherited from policy int16 at specs/nvidia.muh:2102 | inherited from policy uint16 at
+            // specs/nvidia.muh:2106
+            delay_policy{delay_kind::backon, 376, 420},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:2109, 2115, 2133
-          // items: combined_ceil of T4=256, I4=14 at specs/nvidia.muh:2110, 2116, 2134
-          combined_items(14, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2084
-          // modifier: inherited from policy int32 at specs/nvidia.muh:2111 | inherited from policy uint32 at
-          // specs/nvidia.muh:2117 | inherited from policy float32 at specs/nvidia.muh:2135
-          cache_load_modifier::ca,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2086
-          // delay: inherited from policy int32 at specs/nvidia.muh:2112 | inherited from policy uint32 at
-          // specs/nvidia.muh:2118 | inherited from policy float32 at specs/nvidia.muh:2136
-          delay_policy{delay_kind::backon, 956, 70},
+            256,  // threads: combined_ceil(T4=256, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:2109, 2115, 2133
+            // items: combined_ceil of T4=256, I4=14 at specs/nvidia.muh:2110, 2116, 2134
+            combined_items(14, element_size(type), 4, true),
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:2084
+            // modifier: inherited from policy int32 at specs/nvidia.muh:2111 | inherited from policy uint32 at
+            // specs/nvidia.muh:2117 | inherited from policy float32 at specs/nvidia.muh:2135
+            cache_load_modifier::ca,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2086
+            // delay: inherited from policy int32 at specs/nvidia.muh:2112 | inherited from policy uint32 at
+            // specs/nvidia.muh:2118 | inherited from policy float32 at specs/nvidia.muh:2136
+            delay_policy{delay_kind::backon, 956, 70},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          224, // threads: combined_ceil(T4=224, I4=9; key 8 B, value 4 B) at specs/nvidia.muh:2121, 2127, 2139
-          // items: combined_ceil of T4=224, I4=9 at specs/nvidia.muh:2122, 2128, 2140
-          combined_items(9, element_size(type), 4, true),
-          // load: inherited from policy int64 at specs/nvidia.muh:2123 | inherited from policy uint64 at
-          // specs/nvidia.muh:2129 | inherited from policy float64 at specs/nvidia.muh:2141
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2085
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2086
-          // delay: inherited from policy int64 at specs/nvidia.muh:2124 | inherited from policy uint64 at
-          // specs/nvidia.muh:2130 | inherited from policy float64 at specs/nvidia.muh:2142
-          delay_policy{delay_kind::backoff, 188, 765},
+            224,  // threads: combined_ceil(T4=224, I4=9; key 8 B, value 4 B) at specs/nvidia.muh:2121, 2127, 2139
+            // items: combined_ceil of T4=224, I4=9 at specs/nvidia.muh:2122, 2128, 2140
+            combined_items(9, element_size(type), 4, true),
+            // load: inherited from policy int64 at specs/nvidia.muh:2123 | inherited from policy uint64 at
+            // specs/nvidia.muh:2129 | inherited from policy float64 at specs/nvidia.muh:2141
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2085
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2086
+            // delay: inherited from policy int64 at specs/nvidia.muh:2124 | inherited from policy uint64 at
+            // specs/nvidia.muh:2130 | inherited from policy float64 at specs/nvidia.muh:2142
+            delay_policy{delay_kind::backoff, 188, 765},
         };
       }
       // default
       return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 2 B, value 4 B) at specs/nvidia.muh:2082 | combined_ceil(T4=128,
-        // I4=6; key 12 B, value 4 B) at specs/nvidia.muh:2082 | combined_ceil(T4=128, I4=6; key 16 B, value 4 B) at
-        // specs/nvidia.muh:2082 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at specs/nvidia.muh:2082
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:2083
-        combined_items(6, element_size(type), 4, true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2084
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2085
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2086
-        // delay: inherited from policy default at specs/nvidia.muh:2087
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          // threads: combined_ceil(T4=128, I4=6; key 2 B, value 4 B) at specs/nvidia.muh:2082 | combined_ceil(T4=128,
+          // I4=6; key 12 B, value 4 B) at specs/nvidia.muh:2082 | combined_ceil(T4=128, I4=6; key 16 B, value 4 B) at
+          // specs/nvidia.muh:2082 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at specs/nvidia.muh:2082
+          128,
+          // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:2083
+          combined_items(6, element_size(type), 4, true),
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2084
+          cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2085
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2086
+          // delay: inherited from policy default at specs/nvidia.muh:2087
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=13; key 1 B, value 4 B) at specs/nvidia.muh:2052, 2053
-          // items: combined_ceil of T4=256, I4=13 at specs/nvidia.muh:2052, 2053
-          combined_items(13, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2046
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2047
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2048
-          // delay: inherited from policy int8 at specs/nvidia.muh:2052 | inherited from policy uint8 at
-          // specs/nvidia.muh:2053
-          delay_policy{delay_kind::no_delay, 0, 620},
+            256,  // threads: combined_ceil(T4=256, I4=13; key 1 B, value 4 B) at specs/nvidia.muh:2052, 2053
+            // items: combined_ceil of T4=256, I4=13 at specs/nvidia.muh:2052, 2053
+            combined_items(13, element_size(type), 4, true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2046
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2047
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2048
+            // delay: inherited from policy int8 at specs/nvidia.muh:2052 | inherited from policy uint8 at
+            // specs/nvidia.muh:2053
+            delay_policy{delay_kind::no_delay, 0, 620},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          128, // threads: combined_ceil(T4=128, I4=22; key 2 B, value 4 B) at specs/nvidia.muh:2044
-          // items: combined_ceil of T4=128, I4=22 at specs/nvidia.muh:2054, 2055
-          combined_items(22, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2046
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2047
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2048
-          // delay: inherited from policy int16 at specs/nvidia.muh:2054 | inherited from policy uint16 at
-          // specs/nvidia.muh:2055
-          delay_policy{delay_kind::no_delay, 0, 775},
+            128,  // threads: combined_ceil(T4=128, I4=22; key 2 B, value 4 B) at specs/nvidia.muh:2044
+            // items: combined_ceil of T4=128, I4=22 at specs/nvidia.muh:2054, 2055
+            combined_items(22, element_size(type), 4, true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2046
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2047
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2048
+            // delay: inherited from policy int16 at specs/nvidia.muh:2054 | inherited from policy uint16 at
+            // specs/nvidia.muh:2055
+            delay_policy{delay_kind::no_delay, 0, 775},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          192, // threads: combined_ceil(T4=192, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:2057, 2063, 2071
-          // items: combined_ceil of T4=192, I4=14 at specs/nvidia.muh:2058, 2064, 2072
-          combined_items(14, element_size(type), 4, true),
-          // load: inherited from policy int32 at specs/nvidia.muh:2059 | inherited from policy uint32 at
-          // specs/nvidia.muh:2065 | inherited from policy float32 at specs/nvidia.muh:2073
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2047
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2048
-          // delay: inherited from policy int32 at specs/nvidia.muh:2060 | inherited from policy uint32 at
-          // specs/nvidia.muh:2066 | inherited from policy float32 at specs/nvidia.muh:2074
-          delay_policy{delay_kind::fixed, 284, 480},
+            192,  // threads: combined_ceil(T4=192, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:2057, 2063, 2071
+            // items: combined_ceil of T4=192, I4=14 at specs/nvidia.muh:2058, 2064, 2072
+            combined_items(14, element_size(type), 4, true),
+            // load: inherited from policy int32 at specs/nvidia.muh:2059 | inherited from policy uint32 at
+            // specs/nvidia.muh:2065 | inherited from policy float32 at specs/nvidia.muh:2073
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2047
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2048
+            // delay: inherited from policy int32 at specs/nvidia.muh:2060 | inherited from policy uint32 at
+            // specs/nvidia.muh:2066 | inherited from policy float32 at specs/nvidia.muh:2074
+            delay_policy{delay_kind::fixed, 284, 480},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          128, // threads: combined_ceil(T4=128, I4=19; key 8 B, value 4 B) at specs/nvidia.muh:2044
-          // items: combined_ceil of T4=128, I4=19 at specs/nvidia.muh:2068, 2069, 2076
-          combined_items(19, element_size(type), 4, true),
-          // load: inherited from policy int64 at specs/nvidia.muh:2068 | inherited from policy uint64 at
-          // specs/nvidia.muh:2069 | inherited from policy float64 at specs/nvidia.muh:2076
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2047
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2048
-          // delay: inherited from policy int64 at specs/nvidia.muh:2068 | inherited from policy uint64 at
-          // specs/nvidia.muh:2069 | inherited from policy float64 at specs/nvidia.muh:2076
-          delay_policy{delay_kind::no_delay, 0, 515},
+            128,  // threads: combined_ceil(T4=128, I4=19; key 8 B, value 4 B) at specs/nvidia.muh:2044
+            // items: combined_ceil of T4=128, I4=19 at specs/nvidia.muh:2068, 2069, 2076
+            combined_items(19, element_size(type), 4, true),
+            // load: inherited from policy int64 at specs/nvidia.muh:2068 | inherited from policy uint64 at
+            // specs/nvidia.muh:2069 | inherited from policy float64 at specs/nvidia.muh:2076
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2047
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2048
+            // delay: inherited from policy int64 at specs/nvidia.muh:2068 | inherited from policy uint64 at
+            // specs/nvidia.muh:2069 | inherited from policy float64 at specs/nvidia.muh:2076
+            delay_policy{delay_kind::no_delay, 0, 515},
         };
       }
       // default
       return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 2 B, value 4 B) at specs/nvidia.muh:2044 | combined_ceil(T4=128,
-        // I4=6; key 12 B, value 4 B) at specs/nvidia.muh:2044 | combined_ceil(T4=128, I4=6; key 16 B, value 4 B) at
-        // specs/nvidia.muh:2044 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at specs/nvidia.muh:2044
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:2045
-        combined_items(6, element_size(type), 4, true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2046
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2047
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2048
-        // delay: inherited from policy default at specs/nvidia.muh:2049
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          // threads: combined_ceil(T4=128, I4=6; key 2 B, value 4 B) at specs/nvidia.muh:2044 | combined_ceil(T4=128,
+          // I4=6; key 12 B, value 4 B) at specs/nvidia.muh:2044 | combined_ceil(T4=128, I4=6; key 16 B, value 4 B) at
+          // specs/nvidia.muh:2044 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at specs/nvidia.muh:2044
+          128,
+          // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:2045
+          combined_items(6, element_size(type), 4, true),
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2046
+          cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2047
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2048
+          // delay: inherited from policy default at specs/nvidia.muh:2049
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 1 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128,
-        // I4=6; key 2 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
-        // specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key 8 B, value 4 B) at specs/nvidia.muh:2031 |
-        // combined_ceil(T4=128, I4=6; key 12 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key
-        // 16 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at
-        // specs/nvidia.muh:2031
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:2032
-        combined_items(6, element_size(type), 4, true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2033
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:2034
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2035
-        // delay: inherited from policy default at specs/nvidia.muh:2036
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          // threads: combined_ceil(T4=128, I4=6; key 1 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128,
+          // I4=6; key 2 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key 4 B, value 4 B) at
+          // specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key 8 B, value 4 B) at specs/nvidia.muh:2031 |
+          // combined_ceil(T4=128, I4=6; key 12 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key
+          // 16 B, value 4 B) at specs/nvidia.muh:2031 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at
+          // specs/nvidia.muh:2031
+          128,
+          // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:2032
+          combined_items(6, element_size(type), 4, true),
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2033
+          cache_load_modifier::ldg,          // modifier: inherited from policy default at specs/nvidia.muh:2034
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2035
+          // delay: inherited from policy default at specs/nvidia.muh:2036
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=14; key 1 B, value 4 B) at specs/nvidia.muh:2001, 2002
-          // items: combined_ceil of T4=256, I4=14 at specs/nvidia.muh:2001, 2002
-          combined_items(14, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1995
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1996
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1997
-          // delay: inherited from policy int8 at specs/nvidia.muh:2001 | inherited from policy uint8 at
-          // specs/nvidia.muh:2002
-          delay_policy{delay_kind::no_delay, 0, 640},
+            256,  // threads: combined_ceil(T4=256, I4=14; key 1 B, value 4 B) at specs/nvidia.muh:2001, 2002
+            // items: combined_ceil of T4=256, I4=14 at specs/nvidia.muh:2001, 2002
+            combined_items(14, element_size(type), 4, true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1995
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1996
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1997
+            // delay: inherited from policy int8 at specs/nvidia.muh:2001 | inherited from policy uint8 at
+            // specs/nvidia.muh:2002
+            delay_policy{delay_kind::no_delay, 0, 640},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=13; key 2 B, value 4 B) at specs/nvidia.muh:2003, 2004
-          // items: combined_ceil of T4=256, I4=13 at specs/nvidia.muh:2003, 2004
-          combined_items(13, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1995
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1996
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1997
-          // delay: inherited from policy int16 at specs/nvidia.muh:2003 | inherited from policy uint16 at
-          // specs/nvidia.muh:2004
-          delay_policy{delay_kind::no_delay, 0, 900},
+            256,  // threads: combined_ceil(T4=256, I4=13; key 2 B, value 4 B) at specs/nvidia.muh:2003, 2004
+            // items: combined_ceil of T4=256, I4=13 at specs/nvidia.muh:2003, 2004
+            combined_items(13, element_size(type), 4, true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1995
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1996
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1997
+            // delay: inherited from policy int16 at specs/nvidia.muh:2003 | inherited from policy uint16 at
+            // specs/nvidia.muh:2004
+            delay_policy{delay_kind::no_delay, 0, 900},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          256, // threads: combined_ceil(T4=256, I4=13; key 4 B, value 4 B) at specs/nvidia.muh:2005, 2006, 2019
-          // items: combined_ceil of T4=256, I4=13 at specs/nvidia.muh:2005, 2006, 2019
-          combined_items(13, element_size(type), 4, true),
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1995
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1996
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1997
-          // delay: inherited from policy int32 at specs/nvidia.muh:2005 | inherited from policy uint32 at
-          // specs/nvidia.muh:2006 | inherited from policy float32 at specs/nvidia.muh:2019
-          delay_policy{delay_kind::no_delay, 0, 1080},
+            256,  // threads: combined_ceil(T4=256, I4=13; key 4 B, value 4 B) at specs/nvidia.muh:2005, 2006, 2019
+            // items: combined_ceil of T4=256, I4=13 at specs/nvidia.muh:2005, 2006, 2019
+            combined_items(13, element_size(type), 4, true),
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1995
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1996
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1997
+            // delay: inherited from policy int32 at specs/nvidia.muh:2005 | inherited from policy uint32 at
+            // specs/nvidia.muh:2006 | inherited from policy float32 at specs/nvidia.muh:2019
+            delay_policy{delay_kind::no_delay, 0, 1080},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          224, // threads: combined_ceil(T4=224, I4=9; key 8 B, value 4 B) at specs/nvidia.muh:2008, 2014, 2021
-          // items: combined_ceil of T4=224, I4=9 at specs/nvidia.muh:2009, 2015, 2022
-          combined_items(9, element_size(type), 4, true),
-          // load: inherited from policy int64 at specs/nvidia.muh:2010 | inherited from policy uint64 at
-          // specs/nvidia.muh:2016 | inherited from policy float64 at specs/nvidia.muh:2023
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1996
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1997
-          // delay: inherited from policy int64 at specs/nvidia.muh:2011 | inherited from policy uint64 at
-          // specs/nvidia.muh:2017 | inherited from policy float64 at specs/nvidia.muh:2024
-          delay_policy{delay_kind::no_delay, 0, 1075},
+            224,  // threads: combined_ceil(T4=224, I4=9; key 8 B, value 4 B) at specs/nvidia.muh:2008, 2014, 2021
+            // items: combined_ceil of T4=224, I4=9 at specs/nvidia.muh:2009, 2015, 2022
+            combined_items(9, element_size(type), 4, true),
+            // load: inherited from policy int64 at specs/nvidia.muh:2010 | inherited from policy uint64 at
+            // specs/nvidia.muh:2016 | inherited from policy float64 at specs/nvidia.muh:2023
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1996
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1997
+            // delay: inherited from policy int64 at specs/nvidia.muh:2011 | inherited from policy uint64 at
+            // specs/nvidia.muh:2017 | inherited from policy float64 at specs/nvidia.muh:2024
+            delay_policy{delay_kind::no_delay, 0, 1075},
         };
       }
       // default
       return policy{
-        // threads: combined_ceil(T4=128, I4=6; key 2 B, value 4 B) at specs/nvidia.muh:1993 | combined_ceil(T4=128,
-        // I4=6; key 12 B, value 4 B) at specs/nvidia.muh:1993 | combined_ceil(T4=128, I4=6; key 16 B, value 4 B) at
-        // specs/nvidia.muh:1993 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at specs/nvidia.muh:1993
-        128,
-        // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1994
-        combined_items(6, element_size(type), 4, true),
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1995
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1996
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1997
-        // delay: inherited from policy default at specs/nvidia.muh:1998
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          // threads: combined_ceil(T4=128, I4=6; key 2 B, value 4 B) at specs/nvidia.muh:1993 | combined_ceil(T4=128,
+          // I4=6; key 12 B, value 4 B) at specs/nvidia.muh:1993 | combined_ceil(T4=128, I4=6; key 16 B, value 4 B) at
+          // specs/nvidia.muh:1993 | combined_ceil(T4=128, I4=6; key 64 B, value 4 B) at specs/nvidia.muh:1993
+          128,
+          // items: combined_ceil of T4=128, I4=6 at specs/nvidia.muh:1994
+          combined_items(6, element_size(type), 4, true),
+          block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1995
+          cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1996
+          block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1997
+          // delay: inherited from policy default at specs/nvidia.muh:1998
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // any other arch: the policies of sm80
@@ -325,178 +301,209 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_encode int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_encode int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_encode float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_encode float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_encode bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "rle_encode record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_encode int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_encode int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_encode float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_encode float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_encode bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "rle_encode record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "rle_encode int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "rle_encode record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_encode int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_encode int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_encode float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_encode float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_encode bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "rle_encode record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace rle_encode
+}  // namespace rle_encode
 MUH_TUNING_NAMESPACE_END

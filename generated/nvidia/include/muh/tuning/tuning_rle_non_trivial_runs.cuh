@@ -7,401 +7,385 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace rle_non_trivial_runs
-{
+namespace rle_non_trivial_runs {
 
 //! One rle_non_trivial_runs policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
-  bool store_time_slicing; //!< time-slice warp stores (rle non-trivial runs)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+  bool store_time_slicing;       //!< time-slice warp stores (rle non-trivial runs)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay && a.store_time_slicing == b.store_time_slicing;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay && a.store_time_slicing == b.store_time_slicing;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (type == element::float64)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (type == element::float64) {
         // float64
         return policy{
-          224, // threads: inherited from policy float64 at specs/nvidia.muh:2546
-          14, // items: inherited from policy float64 at specs/nvidia.muh:2547
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2470
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2471
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2472
-          delay_policy{delay_kind::no_delay, 0, 840}, // delay: inherited from policy float64 at specs/nvidia.muh:2548
-          false, // store_time_slicing: inherited from policy float64 at specs/nvidia.muh:2550
+            224,                                   // threads: inherited from policy float64 at specs/nvidia.muh:2546
+            14,                                    // items: inherited from policy float64 at specs/nvidia.muh:2547
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2470
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2471
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2472
+            delay_policy{delay_kind::no_delay, 0,
+                         840},  // delay: inherited from policy float64 at specs/nvidia.muh:2548
+            false,              // store_time_slicing: inherited from policy float64 at specs/nvidia.muh:2550
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:2478 | inherited from policy uint8 at
-          // specs/nvidia.muh:2486
-          224,
-          // items: inherited from policy int8 at specs/nvidia.muh:2479 | inherited from policy uint8 at
-          // specs/nvidia.muh:2487
-          20,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2470
-          // modifier: inherited from policy int8 at specs/nvidia.muh:2480 | inherited from policy uint8 at
-          // specs/nvidia.muh:2488
-          cache_load_modifier::ca,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2472
-          // delay: inherited from policy int8 at specs/nvidia.muh:2481 | inherited from policy uint8 at
-          // specs/nvidia.muh:2489
-          delay_policy{delay_kind::backoff, 64, 315},
-          // store_time_slicing: inherited from policy int8 at specs/nvidia.muh:2483 | inherited from policy uint8 at
-          // specs/nvidia.muh:2491
-          false,
+            // threads: inherited from policy int8 at specs/nvidia.muh:2478 | inherited from policy uint8 at
+            // specs/nvidia.muh:2486
+            224,
+            // items: inherited from policy int8 at specs/nvidia.muh:2479 | inherited from policy uint8 at
+            // specs/nvidia.muh:2487
+            20,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2470
+            // modifier: inherited from policy int8 at specs/nvidia.muh:2480 | inherited from policy uint8 at
+            // specs/nvidia.muh:2488
+            cache_load_modifier::ca,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2472
+            // delay: inherited from policy int8 at specs/nvidia.muh:2481 | inherited from policy uint8 at
+            // specs/nvidia.muh:2489
+            delay_policy{delay_kind::backoff, 64, 315},
+            // store_time_slicing: inherited from policy int8 at specs/nvidia.muh:2483 | inherited from policy uint8 at
+            // specs/nvidia.muh:2491
+            false,
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:2494 | inherited from policy uint16 at
-          // specs/nvidia.muh:2501
-          224,
-          // items: inherited from policy int16 at specs/nvidia.muh:2495 | inherited from policy uint16 at
-          // specs/nvidia.muh:2502
-          20,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2470
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2471
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2472
-          // delay: inherited from policy int16 at specs/nvidia.muh:2496 | inherited from policy uint16 at
-          // specs/nvidia.muh:2503
-          delay_policy{delay_kind::backon, 116, 340},
-          // store_time_slicing: inherited from policy int16 at specs/nvidia.muh:2498 | inherited from policy uint16 at
-          // specs/nvidia.muh:2505
-          false,
+            // threads: inherited from policy int16 at specs/nvidia.muh:2494 | inherited from policy uint16 at
+            // specs/nvidia.muh:2501
+            224,
+            // items: inherited from policy int16 at specs/nvidia.muh:2495 | inherited from policy uint16 at
+            // specs/nvidia.muh:2502
+            20,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2470
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2471
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2472
+            // delay: inherited from policy int16 at specs/nvidia.muh:2496 | inherited from policy uint16 at
+            // specs/nvidia.muh:2503
+            delay_policy{delay_kind::backon, 116, 340},
+            // store_time_slicing: inherited from policy int16 at specs/nvidia.muh:2498 | inherited from policy uint16
+            // at
+            // specs/nvidia.muh:2505
+            false,
         };
       }
-      if (type == element::int64 || type == element::uint64)
-      {
+      if (type == element::int64 || type == element::uint64) {
         // int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2524 | inherited from policy uint64 at
-          // specs/nvidia.muh:2531
-          256,
-          // items: inherited from policy int64 at specs/nvidia.muh:2525 | inherited from policy uint64 at
-          // specs/nvidia.muh:2532
-          15,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2470
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2471
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2472
-          // delay: inherited from policy int64 at specs/nvidia.muh:2526 | inherited from policy uint64 at
-          // specs/nvidia.muh:2533
-          delay_policy{delay_kind::backoff, 28, 520},
-          // store_time_slicing: inherited from policy int64 at specs/nvidia.muh:2528 | inherited from policy uint64 at
-          // specs/nvidia.muh:2535
-          false,
+            // threads: inherited from policy int64 at specs/nvidia.muh:2524 | inherited from policy uint64 at
+            // specs/nvidia.muh:2531
+            256,
+            // items: inherited from policy int64 at specs/nvidia.muh:2525 | inherited from policy uint64 at
+            // specs/nvidia.muh:2532
+            15,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2470
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2471
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2472
+            // delay: inherited from policy int64 at specs/nvidia.muh:2526 | inherited from policy uint64 at
+            // specs/nvidia.muh:2533
+            delay_policy{delay_kind::backoff, 28, 520},
+            // store_time_slicing: inherited from policy int64 at specs/nvidia.muh:2528 | inherited from policy uint64
+            // at
+            // specs/nvidia.muh:2535
+            false,
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:2508 | inherited from policy uint32 at
-          // specs/nvidia.muh:2516 | inherited from policy float32 at specs/nvidia.muh:2538
-          224,
-          // items: inherited from policy int32 at specs/nvidia.muh:2509 | inherited from policy uint32 at
-          // specs/nvidia.muh:2517 | inherited from policy float32 at specs/nvidia.muh:2539
-          13,
-          // load: inherited from policy int32 at specs/nvidia.muh:2510 | inherited from policy uint32 at
-          // specs/nvidia.muh:2518 | inherited from policy float32 at specs/nvidia.muh:2540
-          block_load_algorithm::direct,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2471
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2472
-          // delay: inherited from policy int32 at specs/nvidia.muh:2511 | inherited from policy uint32 at
-          // specs/nvidia.muh:2519 | inherited from policy float32 at specs/nvidia.muh:2541
-          delay_policy{delay_kind::backoff, 252, 470},
-          // store_time_slicing: inherited from policy int32 at specs/nvidia.muh:2513 | inherited from policy uint32 at
-          // specs/nvidia.muh:2521 | inherited from policy float32 at specs/nvidia.muh:2543
-          false,
+            // threads: inherited from policy int32 at specs/nvidia.muh:2508 | inherited from policy uint32 at
+            // specs/nvidia.muh:2516 | inherited from policy float32 at specs/nvidia.muh:2538
+            224,
+            // items: inherited from policy int32 at specs/nvidia.muh:2509 | inherited from policy uint32 at
+            // specs/nvidia.muh:2517 | inherited from policy float32 at specs/nvidia.muh:2539
+            13,
+            // load: inherited from policy int32 at specs/nvidia.muh:2510 | inherited from policy uint32 at
+            // specs/nvidia.muh:2518 | inherited from policy float32 at specs/nvidia.muh:2540
+            block_load_algorithm::direct,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2471
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2472
+            // delay: inherited from policy int32 at specs/nvidia.muh:2511 | inherited from policy uint32 at
+            // specs/nvidia.muh:2519 | inherited from policy float32 at specs/nvidia.muh:2541
+            delay_policy{delay_kind::backoff, 252, 470},
+            // store_time_slicing: inherited from policy int32 at specs/nvidia.muh:2513 | inherited from policy uint32
+            // at
+            // specs/nvidia.muh:2521 | inherited from policy float32 at specs/nvidia.muh:2543
+            false,
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=96, I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2468 | nominal_4b(T4=96,
-        // I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2468 | nominal_4b(T4=96, I4=15, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2468 | nominal_4b(T4=96, I4=15, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2468
-        96,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2469
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2470
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2471
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2472
-        // delay: inherited from policy default at specs/nvidia.muh:2473
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
-        true, // store_time_slicing: inherited from policy default at specs/nvidia.muh:2475
+          // threads: nominal_4b(T4=96, I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2468 | nominal_4b(T4=96,
+          // I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2468 | nominal_4b(T4=96, I4=15, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2468 | nominal_4b(T4=96, I4=15, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2468
+          96,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2469
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2470
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:2471
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2472
+          // delay: inherited from policy default at specs/nvidia.muh:2473
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
+          true,  // store_time_slicing: inherited from policy default at specs/nvidia.muh:2475
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:2387 | inherited from policy uint8 at
-          // specs/nvidia.muh:2395
-          256,
-          // items: inherited from policy int8 at specs/nvidia.muh:2388 | inherited from policy uint8 at
-          // specs/nvidia.muh:2396
-          18,
-          // load: inherited from policy int8 at specs/nvidia.muh:2389 | inherited from policy uint8 at
-          // specs/nvidia.muh:2397
-          block_load_algorithm::direct,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2380
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2381
-          // delay: inherited from policy int8 at specs/nvidia.muh:2390 | inherited from policy uint8 at
-          // specs/nvidia.muh:2398
-          delay_policy{delay_kind::no_delay, 0, 385},
-          // store_time_slicing: inherited from policy int8 at specs/nvidia.muh:2392 | inherited from policy uint8 at
-          // specs/nvidia.muh:2400
-          false,
+            // threads: inherited from policy int8 at specs/nvidia.muh:2387 | inherited from policy uint8 at
+            // specs/nvidia.muh:2395
+            256,
+            // items: inherited from policy int8 at specs/nvidia.muh:2388 | inherited from policy uint8 at
+            // specs/nvidia.muh:2396
+            18,
+            // load: inherited from policy int8 at specs/nvidia.muh:2389 | inherited from policy uint8 at
+            // specs/nvidia.muh:2397
+            block_load_algorithm::direct,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2380
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2381
+            // delay: inherited from policy int8 at specs/nvidia.muh:2390 | inherited from policy uint8 at
+            // specs/nvidia.muh:2398
+            delay_policy{delay_kind::no_delay, 0, 385},
+            // store_time_slicing: inherited from policy int8 at specs/nvidia.muh:2392 | inherited from policy uint8 at
+            // specs/nvidia.muh:2400
+            false,
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:2403 | inherited from policy uint16 at
-          // specs/nvidia.muh:2411
-          224,
-          // items: inherited from policy int16 at specs/nvidia.muh:2404 | inherited from policy uint16 at
-          // specs/nvidia.muh:2412
-          20,
-          // load: inherited from policy int16 at specs/nvidia.muh:2405 | inherited from policy uint16 at
-          // specs/nvidia.muh:2413
-          block_load_algorithm::direct,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2380
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2381
-          // delay: inherited from policy int16 at specs/nvidia.muh:2406 | inherited from policy uint16 at
-          // specs/nvidia.muh:2414
-          delay_policy{delay_kind::no_delay, 0, 675},
-          // store_time_slicing: inherited from policy int16 at specs/nvidia.muh:2408 | inherited from policy uint16 at
-          // specs/nvidia.muh:2416
-          false,
+            // threads: inherited from policy int16 at specs/nvidia.muh:2403 | inherited from policy uint16 at
+            // specs/nvidia.muh:2411
+            224,
+            // items: inherited from policy int16 at specs/nvidia.muh:2404 | inherited from policy uint16 at
+            // specs/nvidia.muh:2412
+            20,
+            // load: inherited from policy int16 at specs/nvidia.muh:2405 | inherited from policy uint16 at
+            // specs/nvidia.muh:2413
+            block_load_algorithm::direct,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2380
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2381
+            // delay: inherited from policy int16 at specs/nvidia.muh:2406 | inherited from policy uint16 at
+            // specs/nvidia.muh:2414
+            delay_policy{delay_kind::no_delay, 0, 675},
+            // store_time_slicing: inherited from policy int16 at specs/nvidia.muh:2408 | inherited from policy uint16
+            // at
+            // specs/nvidia.muh:2416
+            false,
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:2419 | inherited from policy uint32 at
-          // specs/nvidia.muh:2427 | inherited from policy float32 at specs/nvidia.muh:2449
-          256,
-          // items: inherited from policy int32 at specs/nvidia.muh:2420 | inherited from policy uint32 at
-          // specs/nvidia.muh:2428 | inherited from policy float32 at specs/nvidia.muh:2450
-          18,
-          // load: inherited from policy int32 at specs/nvidia.muh:2421 | inherited from policy uint32 at
-          // specs/nvidia.muh:2429 | inherited from policy float32 at specs/nvidia.muh:2451
-          block_load_algorithm::direct,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2380
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2381
-          // delay: inherited from policy int32 at specs/nvidia.muh:2422 | inherited from policy uint32 at
-          // specs/nvidia.muh:2430 | inherited from policy float32 at specs/nvidia.muh:2452
-          delay_policy{delay_kind::no_delay, 0, 695},
-          // store_time_slicing: inherited from policy int32 at specs/nvidia.muh:2424 | inherited from policy uint32 at
-          // specs/nvidia.muh:2432 | inherited from policy float32 at specs/nvidia.muh:2454
-          false,
+            // threads: inherited from policy int32 at specs/nvidia.muh:2419 | inherited from policy uint32 at
+            // specs/nvidia.muh:2427 | inherited from policy float32 at specs/nvidia.muh:2449
+            256,
+            // items: inherited from policy int32 at specs/nvidia.muh:2420 | inherited from policy uint32 at
+            // specs/nvidia.muh:2428 | inherited from policy float32 at specs/nvidia.muh:2450
+            18,
+            // load: inherited from policy int32 at specs/nvidia.muh:2421 | inherited from policy uint32 at
+            // specs/nvidia.muh:2429 | inherited from policy float32 at specs/nvidia.muh:2451
+            block_load_algorithm::direct,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2380
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2381
+            // delay: inherited from policy int32 at specs/nvidia.muh:2422 | inherited from policy uint32 at
+            // specs/nvidia.muh:2430 | inherited from policy float32 at specs/nvidia.muh:2452
+            delay_policy{delay_kind::no_delay, 0, 695},
+            // store_time_slicing: inherited from policy int32 at specs/nvidia.muh:2424 | inherited from policy uint32
+            // at
+            // specs/nvidia.muh:2432 | inherited from policy float32 at specs/nvidia.muh:2454
+            false,
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2435 | inherited from policy uint64 at
-          // specs/nvidia.muh:2442 | inherited from policy float64 at specs/nvidia.muh:2457
-          224,
-          // items: inherited from policy int64 at specs/nvidia.muh:2436 | inherited from policy uint64 at
-          // specs/nvidia.muh:2443 | inherited from policy float64 at specs/nvidia.muh:2458
-          14,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2379
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2380
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2381
-          // delay: inherited from policy int64 at specs/nvidia.muh:2437 | inherited from policy uint64 at
-          // specs/nvidia.muh:2444 | inherited from policy float64 at specs/nvidia.muh:2459
-          delay_policy{delay_kind::no_delay, 0, 840},
-          // store_time_slicing: inherited from policy int64 at specs/nvidia.muh:2439 | inherited from policy uint64 at
-          // specs/nvidia.muh:2446 | inherited from policy float64 at specs/nvidia.muh:2461
-          false,
+            // threads: inherited from policy int64 at specs/nvidia.muh:2435 | inherited from policy uint64 at
+            // specs/nvidia.muh:2442 | inherited from policy float64 at specs/nvidia.muh:2457
+            224,
+            // items: inherited from policy int64 at specs/nvidia.muh:2436 | inherited from policy uint64 at
+            // specs/nvidia.muh:2443 | inherited from policy float64 at specs/nvidia.muh:2458
+            14,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2379
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2380
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2381
+            // delay: inherited from policy int64 at specs/nvidia.muh:2437 | inherited from policy uint64 at
+            // specs/nvidia.muh:2444 | inherited from policy float64 at specs/nvidia.muh:2459
+            delay_policy{delay_kind::no_delay, 0, 840},
+            // store_time_slicing: inherited from policy int64 at specs/nvidia.muh:2439 | inherited from policy uint64
+            // at
+            // specs/nvidia.muh:2446 | inherited from policy float64 at specs/nvidia.muh:2461
+            false,
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=96, I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2377 | nominal_4b(T4=96,
-        // I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2377 | nominal_4b(T4=96, I4=15, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2377 | nominal_4b(T4=96, I4=15, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2377
-        96,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2378
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2379
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2380
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2381
-        // delay: inherited from policy default at specs/nvidia.muh:2382
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
-        true, // store_time_slicing: inherited from policy default at specs/nvidia.muh:2384
+          // threads: nominal_4b(T4=96, I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2377 | nominal_4b(T4=96,
+          // I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2377 | nominal_4b(T4=96, I4=15, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2377 | nominal_4b(T4=96, I4=15, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2377
+          96,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2378
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2379
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:2380
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2381
+          // delay: inherited from policy default at specs/nvidia.muh:2382
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
+          true,  // store_time_slicing: inherited from policy default at specs/nvidia.muh:2384
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=96, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96,
-        // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 |
-        // nominal_4b(T4=96, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363
-        96,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2364
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2365
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:2366
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2367
-        // delay: inherited from policy default at specs/nvidia.muh:2368
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
-        true, // store_time_slicing: inherited from policy default at specs/nvidia.muh:2370
+          // threads: nominal_4b(T4=96, I4=15, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96,
+          // I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 |
+          // nominal_4b(T4=96, I4=15, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363 | nominal_4b(T4=96, I4=15,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:2363
+          96,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2364
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:2365
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:2366
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2367
+          // delay: inherited from policy default at specs/nvidia.muh:2368
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
+          true,  // store_time_slicing: inherited from policy default at specs/nvidia.muh:2370
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:2293 | inherited from policy uint8 at
-          // specs/nvidia.muh:2301
-          192,
-          // items: inherited from policy int8 at specs/nvidia.muh:2294 | inherited from policy uint8 at
-          // specs/nvidia.muh:2302
-          20,
-          // load: inherited from policy int8 at specs/nvidia.muh:2295 | inherited from policy uint8 at
-          // specs/nvidia.muh:2303
-          block_load_algorithm::direct,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2286
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2287
-          // delay: inherited from policy int8 at specs/nvidia.muh:2296 | inherited from policy uint8 at
-          // specs/nvidia.muh:2304
-          delay_policy{delay_kind::no_delay, 0, 630},
-          // store_time_slicing: inherited from policy int8 at specs/nvidia.muh:2298 | inherited from policy uint8 at
-          // specs/nvidia.muh:2306
-          false,
+            // threads: inherited from policy int8 at specs/nvidia.muh:2293 | inherited from policy uint8 at
+            // specs/nvidia.muh:2301
+            192,
+            // items: inherited from policy int8 at specs/nvidia.muh:2294 | inherited from policy uint8 at
+            // specs/nvidia.muh:2302
+            20,
+            // load: inherited from policy int8 at specs/nvidia.muh:2295 | inherited from policy uint8 at
+            // specs/nvidia.muh:2303
+            block_load_algorithm::direct,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2286
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2287
+            // delay: inherited from policy int8 at specs/nvidia.muh:2296 | inherited from policy uint8 at
+            // specs/nvidia.muh:2304
+            delay_policy{delay_kind::no_delay, 0, 630},
+            // store_time_slicing: inherited from policy int8 at specs/nvidia.muh:2298 | inherited from policy uint8 at
+            // specs/nvidia.muh:2306
+            false,
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:2309 | inherited from policy uint16 at
-          // specs/nvidia.muh:2316
-          192,
-          // items: inherited from policy int16 at specs/nvidia.muh:2310 | inherited from policy uint16 at
-          // specs/nvidia.muh:2317
-          20,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2285
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2286
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2287
-          // delay: inherited from policy int16 at specs/nvidia.muh:2311 | inherited from policy uint16 at
-          // specs/nvidia.muh:2318
-          delay_policy{delay_kind::no_delay, 0, 1015},
-          // store_time_slicing: inherited from policy int16 at specs/nvidia.muh:2313 | inherited from policy uint16 at
-          // specs/nvidia.muh:2320
-          false,
+            // threads: inherited from policy int16 at specs/nvidia.muh:2309 | inherited from policy uint16 at
+            // specs/nvidia.muh:2316
+            192,
+            // items: inherited from policy int16 at specs/nvidia.muh:2310 | inherited from policy uint16 at
+            // specs/nvidia.muh:2317
+            20,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2285
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2286
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2287
+            // delay: inherited from policy int16 at specs/nvidia.muh:2311 | inherited from policy uint16 at
+            // specs/nvidia.muh:2318
+            delay_policy{delay_kind::no_delay, 0, 1015},
+            // store_time_slicing: inherited from policy int16 at specs/nvidia.muh:2313 | inherited from policy uint16
+            // at
+            // specs/nvidia.muh:2320
+            false,
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          224, // threads: nominal_4b(T4=224, I4=15, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:2323, 2328, 2347
-          nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=224, I4=15 at specs/nvidia.muh:2284
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2285
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2286
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2287
-          // delay: inherited from policy int32 at specs/nvidia.muh:2324 | inherited from policy uint32 at
-          // specs/nvidia.muh:2329 | inherited from policy float32 at specs/nvidia.muh:2348
-          delay_policy{delay_kind::no_delay, 0, 915},
-          // store_time_slicing: inherited from policy int32 at specs/nvidia.muh:2325 | inherited from policy uint32 at
-          // specs/nvidia.muh:2330 | inherited from policy float32 at specs/nvidia.muh:2349
-          false,
+            224,  // threads: nominal_4b(T4=224, I4=15, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:2323, 2328, 2347
+            nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=224, I4=15 at specs/nvidia.muh:2284
+            block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2285
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2286
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2287
+            // delay: inherited from policy int32 at specs/nvidia.muh:2324 | inherited from policy uint32 at
+            // specs/nvidia.muh:2329 | inherited from policy float32 at specs/nvidia.muh:2348
+            delay_policy{delay_kind::no_delay, 0, 915},
+            // store_time_slicing: inherited from policy int32 at specs/nvidia.muh:2325 | inherited from policy uint32
+            // at specs/nvidia.muh:2330 | inherited from policy float32 at specs/nvidia.muh:2349
+            false,
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2333 | inherited from policy uint64 at
-          // specs/nvidia.muh:2340 | inherited from policy float64 at specs/nvidia.muh:2352
-          256,
-          // items: inherited from policy int64 at specs/nvidia.muh:2334 | inherited from policy uint64 at
-          // specs/nvidia.muh:2341 | inherited from policy float64 at specs/nvidia.muh:2353
-          13,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2285
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2286
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2287
-          // delay: inherited from policy int64 at specs/nvidia.muh:2335 | inherited from policy uint64 at
-          // specs/nvidia.muh:2342 | inherited from policy float64 at specs/nvidia.muh:2354
-          delay_policy{delay_kind::no_delay, 0, 1065},
-          // store_time_slicing: inherited from policy int64 at specs/nvidia.muh:2337 | inherited from policy uint64 at
-          // specs/nvidia.muh:2344 | inherited from policy float64 at specs/nvidia.muh:2356
-          false,
+            // threads: inherited from policy int64 at specs/nvidia.muh:2333 | inherited from policy uint64 at
+            // specs/nvidia.muh:2340 | inherited from policy float64 at specs/nvidia.muh:2352
+            256,
+            // items: inherited from policy int64 at specs/nvidia.muh:2334 | inherited from policy uint64 at
+            // specs/nvidia.muh:2341 | inherited from policy float64 at specs/nvidia.muh:2353
+            13,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2285
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2286
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2287
+            // delay: inherited from policy int64 at specs/nvidia.muh:2335 | inherited from policy uint64 at
+            // specs/nvidia.muh:2342 | inherited from policy float64 at specs/nvidia.muh:2354
+            delay_policy{delay_kind::no_delay, 0, 1065},
+            // store_time_slicing: inherited from policy int64 at specs/nvidia.muh:2337 | inherited from policy uint64
+            // at
+            // specs/nvidia.muh:2344 | inherited from policy float64 at specs/nvidia.muh:2356
+            false,
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=96, I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2283 | nominal_4b(T4=96,
-        // I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2283 | nominal_4b(T4=96, I4=15, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2283 | nominal_4b(T4=96, I4=15, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2283
-        96,
-        nominal_4b_items(15, element_size(type)), // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2284
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2285
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2286
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2287
-        // delay: inherited from policy default at specs/nvidia.muh:2288
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
-        true, // store_time_slicing: inherited from policy default at specs/nvidia.muh:2290
+          // threads: nominal_4b(T4=96, I4=15, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2283 | nominal_4b(T4=96,
+          // I4=15, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2283 | nominal_4b(T4=96, I4=15, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2283 | nominal_4b(T4=96, I4=15, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2283
+          96,
+          nominal_4b_items(15, element_size(type)),  // items: nominal_4b of T4=96, I4=15 at specs/nvidia.muh:2284
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2285
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:2286
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2287
+          // delay: inherited from policy default at specs/nvidia.muh:2288
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
+          true,  // store_time_slicing: inherited from policy default at specs/nvidia.muh:2290
       };
     }
     // any other arch: the policies of sm80
@@ -410,185 +394,217 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_non_trivial_runs float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_non_trivial_runs int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_non_trivial_runs int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_non_trivial_runs int64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int64) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs int64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_non_trivial_runs float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "rle_non_trivial_runs bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "rle_non_trivial_runs record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_non_trivial_runs int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_non_trivial_runs int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_non_trivial_runs float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_non_trivial_runs float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "rle_non_trivial_runs bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "rle_non_trivial_runs record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "rle_non_trivial_runs int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "rle_non_trivial_runs record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_non_trivial_runs int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_non_trivial_runs int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_non_trivial_runs float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_non_trivial_runs float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "rle_non_trivial_runs bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "rle_non_trivial_runs record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace rle_non_trivial_runs
+}  // namespace rle_non_trivial_runs
 MUH_TUNING_NAMESPACE_END

@@ -7,420 +7,389 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace scan
-{
+namespace scan {
 
 //! One scan policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  block_store_algorithm store; //!< BlockStore algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  block_store_algorithm store;   //!< BlockStore algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store
-         && a.modifier == b.modifier && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store &&
+         a.modifier == b.modifier && a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if ((type == element::int64 || type == element::uint64) && op == operation::plus && offset_bits == 64)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if ((type == element::int64 || type == element::uint64) && op == operation::plus && offset_bits == 64) {
         // int64.plus.offset64, uint64.plus.offset64
         return policy{
-          // threads: mem_bound of T4=320, I4=22 (smem 49152 B, warp 32) at specs/nvidia.muh:368, 378
-          mem_bound_threads(320, 22, element_size(type), 49152, 32),
-          mem_bound_items(22, element_size(type)), // items: mem_bound of T4=320, I4=22 at specs/nvidia.muh:369, 379
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: spec at specs/nvidia.muh:370, 380; measured ipt_22.tpb_320.ns_328.dcid_2.l2w_965.trp_1.ld_0 1.080133
-          // 1.000000 1.075577 1.248963 on NVIDIA B200
-          delay_policy{delay_kind::backoff, 328, 965},
+            // threads: mem_bound of T4=320, I4=22 (smem 49152 B, warp 32) at specs/nvidia.muh:368, 378
+            mem_bound_threads(320, 22, element_size(type), 49152, 32),
+            mem_bound_items(22, element_size(type)),  // items: mem_bound of T4=320, I4=22 at specs/nvidia.muh:369, 379
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: spec at specs/nvidia.muh:370, 380; measured
+            // ipt_22.tpb_320.ns_328.dcid_2.l2w_965.trp_1.ld_0 1.080133
+            // 1.000000 1.075577 1.248963 on NVIDIA B200
+            delay_policy{delay_kind::backoff, 328, 965},
         };
       }
-      if (element_size(type) == 4 && op == operation::plus && offset_bits == 32)
-      {
+      if (element_size(type) == 4 && op == operation::plus && offset_bits == 32) {
         // float32.plus.offset32, int32.plus.offset32, uint32.plus.offset32
         return policy{
-          // threads: mem_bound of T4=384, I4=22 (smem 49152 B, warp 32) at specs/nvidia.muh:341, 352, 325
-          mem_bound_threads(384, 22, element_size(type), 49152, 32),
-          // items: mem_bound of T4=384, I4=22 at specs/nvidia.muh:342, 353, 326
-          mem_bound_items(22, element_size(type)),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: spec at specs/nvidia.muh:343, 354, 327; measured ipt_22.tpb_384.ns_1904.dcid_6.l2w_830.trp_1.ld_0
-          // 1.148442 0.997167 1.139902 1.462651 on NVIDIA B200
-          delay_policy{delay_kind::backon_jitter, 1904, 830},
+            // threads: mem_bound of T4=384, I4=22 (smem 49152 B, warp 32) at specs/nvidia.muh:341, 352, 325
+            mem_bound_threads(384, 22, element_size(type), 49152, 32),
+            // items: mem_bound of T4=384, I4=22 at specs/nvidia.muh:342, 353, 326
+            mem_bound_items(22, element_size(type)),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: spec at specs/nvidia.muh:343, 354, 327; measured ipt_22.tpb_384.ns_1904.dcid_6.l2w_830.trp_1.ld_0
+            // 1.148442 0.997167 1.139902 1.462651 on NVIDIA B200
+            delay_policy{delay_kind::backon_jitter, 1904, 830},
         };
       }
-      if (element_size(type) == 4 && op == operation::plus && offset_bits == 64)
-      {
+      if (element_size(type) == 4 && op == operation::plus && offset_bits == 64) {
         // float32.plus.offset64, int32.plus.offset64, uint32.plus.offset64
         return policy{
-          // threads: mem_bound of T4=416, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:346, 357, 330
-          mem_bound_threads(416, 19, element_size(type), 49152, 32),
-          // items: mem_bound of T4=416, I4=19 at specs/nvidia.muh:347, 358, 331
-          mem_bound_items(19, element_size(type)),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::ca, // modifier: spec at specs/nvidia.muh:348, 359, 332
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: spec at specs/nvidia.muh:349, 360, 333; measured ipt_19.tpb_416.ns_956.dcid_7.l2w_550.trp_1.ld_1
-          // 1.146142 0.994350 1.137459 1.455636 on NVIDIA B200
-          delay_policy{delay_kind::backon, 956, 550},
+            // threads: mem_bound of T4=416, I4=19 (smem 49152 B, warp 32) at specs/nvidia.muh:346, 357, 330
+            mem_bound_threads(416, 19, element_size(type), 49152, 32),
+            // items: mem_bound of T4=416, I4=19 at specs/nvidia.muh:347, 358, 331
+            mem_bound_items(19, element_size(type)),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::ca,                // modifier: spec at specs/nvidia.muh:348, 359, 332
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: spec at specs/nvidia.muh:349, 360, 333; measured ipt_19.tpb_416.ns_956.dcid_7.l2w_550.trp_1.ld_1
+            // 1.146142 0.994350 1.137459 1.455636 on NVIDIA B200
+            delay_policy{delay_kind::backon, 956, 550},
         };
       }
-      if (element_size(type) == 8 && op == operation::plus && offset_bits == 32)
-      {
+      if (element_size(type) == 8 && op == operation::plus && offset_bits == 32) {
         // float64.plus.offset32, int64.plus.offset32, uint64.plus.offset32
         return policy{
-          // threads: mem_bound of T4=416, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:363, 373, 336
-          mem_bound_threads(416, 23, element_size(type), 49152, 32),
-          // items: mem_bound of T4=416, I4=23 at specs/nvidia.muh:364, 374, 337
-          mem_bound_items(23, element_size(type)),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: spec at specs/nvidia.muh:365, 375, 338; measured ipt_23.tpb_416.ns_772.dcid_5.l2w_710.trp_1.ld_0
-          // 1.089468 1.015581 1.085630 1.264583 on NVIDIA B200
-          delay_policy{delay_kind::backon_jitter_window, 772, 710},
+            // threads: mem_bound of T4=416, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:363, 373, 336
+            mem_bound_threads(416, 23, element_size(type), 49152, 32),
+            // items: mem_bound of T4=416, I4=23 at specs/nvidia.muh:364, 374, 337
+            mem_bound_items(23, element_size(type)),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: spec at specs/nvidia.muh:365, 375, 338; measured ipt_23.tpb_416.ns_772.dcid_5.l2w_710.trp_1.ld_0
+            // 1.089468 1.015581 1.085630 1.264583 on NVIDIA B200
+            delay_policy{delay_kind::backon_jitter_window, 772, 710},
         };
       }
-      if (type == element::float32 && is_min_or_max(op))
-      {
+      if (type == element::float32 && is_min_or_max(op)) {
         // float32.primitive
         return policy{
-          // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:295
-          mem_bound_threads(128, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:296
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: inherited from policy float32.primitive at specs/nvidia.muh:297
-          delay_policy{delay_kind::fixed, 688, 1140},
+            // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:295
+            mem_bound_threads(128, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:296
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: inherited from policy float32.primitive at specs/nvidia.muh:297
+            delay_policy{delay_kind::fixed, 688, 1140},
         };
       }
-      if (type == element::float64 && ((offset_bits == 32 && (is_min_or_max(op))) || (offset_bits == 64
-          && (is_primitive(op)))))
-      {
+      if (type == element::float64 &&
+          ((offset_bits == 32 && (is_min_or_max(op))) || (offset_bits == 64 && (is_primitive(op))))) {
         // float64.primitive
         return policy{
-          // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:300
-          mem_bound_threads(224, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:301
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: inherited from policy float64.primitive at specs/nvidia.muh:302
-          delay_policy{delay_kind::fixed, 576, 1215},
+            // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:300
+            mem_bound_threads(224, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:301
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: inherited from policy float64.primitive at specs/nvidia.muh:302
+            delay_policy{delay_kind::fixed, 576, 1215},
         };
       }
-      if ((type == element::int32 || type == element::uint32) && is_min_or_max(op))
-      {
+      if ((type == element::int32 || type == element::uint32) && is_min_or_max(op)) {
         // int32.primitive, uint32.primitive
         return policy{
-          // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:305, 310
-          mem_bound_threads(128, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:306, 311
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:307 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:312
-          delay_policy{delay_kind::fixed, 648, 1245},
+            // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:305, 310
+            mem_bound_threads(128, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:306, 311
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:307 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:312
+            delay_policy{delay_kind::fixed, 648, 1245},
         };
       }
-      if ((type == element::int64 || type == element::uint64) && is_min_or_max(op))
-      {
+      if ((type == element::int64 || type == element::uint64) && is_min_or_max(op)) {
         // int64.primitive, uint64.primitive
         return policy{
-          // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:315, 320
-          mem_bound_threads(224, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:316, 321
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:317 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:322
-          delay_policy{delay_kind::fixed, 632, 1290},
+            // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:315, 320
+            mem_bound_threads(224, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:316, 321
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:288
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:317 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:322
+            delay_policy{delay_kind::fixed, 632, 1290},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:283
-          mem_bound_threads(128, 15, element_size(type), 49152, 32),
-          mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:284
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:293
+            // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:283
+            mem_bound_threads(128, 15, element_size(type), 49152, 32),
+            mem_bound_items(15, element_size(type)),  // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:284
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:285
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:286
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:287
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:288
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:293
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:283
-        mem_bound_threads(128, 15, element_size(type), 49152, 32),
-        mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:284
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:285
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:286
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:287
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:288
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:289
+          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:283
+          mem_bound_threads(128, 15, element_size(type), 49152, 32),
+          mem_bound_items(15, element_size(type)),    // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:284
+          block_load_algorithm::warp_transpose,       // load: inherited from policy default at specs/nvidia.muh:285
+          block_store_algorithm::warp_transpose,      // store: inherited from policy default at specs/nvidia.muh:286
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:287
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:288
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:289
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (type == element::float32 && is_primitive(op))
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (type == element::float32 && is_primitive(op)) {
         // float32.primitive
         return policy{
-          // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:247
-          mem_bound_threads(128, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:248
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:237
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:238
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:239
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:240
-          // delay: inherited from policy float32.primitive at specs/nvidia.muh:249
-          delay_policy{delay_kind::fixed, 688, 1140},
+            // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:247
+            mem_bound_threads(128, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:248
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:237
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:238
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:239
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:240
+            // delay: inherited from policy float32.primitive at specs/nvidia.muh:249
+            delay_policy{delay_kind::fixed, 688, 1140},
         };
       }
-      if (type == element::float64 && is_primitive(op))
-      {
+      if (type == element::float64 && is_primitive(op)) {
         // float64.primitive
         return policy{
-          // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:252
-          mem_bound_threads(224, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:253
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:237
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:238
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:239
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:240
-          // delay: inherited from policy float64.primitive at specs/nvidia.muh:254
-          delay_policy{delay_kind::fixed, 576, 1215},
+            // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:252
+            mem_bound_threads(224, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:253
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:237
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:238
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:239
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:240
+            // delay: inherited from policy float64.primitive at specs/nvidia.muh:254
+            delay_policy{delay_kind::fixed, 576, 1215},
         };
       }
-      if ((type == element::int32 || type == element::uint32) && is_primitive(op))
-      {
+      if ((type == element::int32 || type == element::uint32) && is_primitive(op)) {
         // int32.primitive, uint32.primitive
         return policy{
-          // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:257, 262
-          mem_bound_threads(128, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:258, 263
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:237
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:238
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:239
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:240
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:259 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:264
-          delay_policy{delay_kind::fixed, 648, 1245},
+            // threads: mem_bound of T4=128, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:257, 262
+            mem_bound_threads(128, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=128, I4=24 at specs/nvidia.muh:258, 263
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:237
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:238
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:239
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:240
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:259 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:264
+            delay_policy{delay_kind::fixed, 648, 1245},
         };
       }
-      if ((type == element::int64 || type == element::uint64) && is_primitive(op))
-      {
+      if ((type == element::int64 || type == element::uint64) && is_primitive(op)) {
         // int64.primitive, uint64.primitive
         return policy{
-          // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:267, 272
-          mem_bound_threads(224, 24, element_size(type), 49152, 32),
-          mem_bound_items(24, element_size(type)), // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:268, 273
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:237
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:238
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:239
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:240
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:269 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:274
-          delay_policy{delay_kind::fixed, 632, 1290},
+            // threads: mem_bound of T4=224, I4=24 (smem 49152 B, warp 32) at specs/nvidia.muh:267, 272
+            mem_bound_threads(224, 24, element_size(type), 49152, 32),
+            mem_bound_items(24, element_size(type)),  // items: mem_bound of T4=224, I4=24 at specs/nvidia.muh:268, 273
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:237
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:238
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:239
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:240
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:269 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:274
+            delay_policy{delay_kind::fixed, 632, 1290},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:235
-          mem_bound_threads(128, 15, element_size(type), 49152, 32),
-          mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:236
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:237
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:238
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:239
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:240
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:245
+            // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:235
+            mem_bound_threads(128, 15, element_size(type), 49152, 32),
+            mem_bound_items(15, element_size(type)),  // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:236
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:237
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:238
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:239
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:240
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:245
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:235
-        mem_bound_threads(128, 15, element_size(type), 49152, 32),
-        mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:236
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:237
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:238
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:239
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:240
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:241
+          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:235
+          mem_bound_threads(128, 15, element_size(type), 49152, 32),
+          mem_bound_items(15, element_size(type)),    // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:236
+          block_load_algorithm::warp_transpose,       // load: inherited from policy default at specs/nvidia.muh:237
+          block_store_algorithm::warp_transpose,      // store: inherited from policy default at specs/nvidia.muh:238
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:239
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:240
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:241
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:219
-          mem_bound_threads(128, 15, element_size(type), 49152, 32),
-          mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:220
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:221
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:222
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:223
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:224
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:229
+            // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:219
+            mem_bound_threads(128, 15, element_size(type), 49152, 32),
+            mem_bound_items(15, element_size(type)),  // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:220
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:221
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:222
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:223
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:224
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:229
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:219
-        mem_bound_threads(128, 15, element_size(type), 49152, 32),
-        mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:220
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:221
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:222
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:223
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:224
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:225
+          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:219
+          mem_bound_threads(128, 15, element_size(type), 49152, 32),
+          mem_bound_items(15, element_size(type)),    // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:220
+          block_load_algorithm::warp_transpose,       // load: inherited from policy default at specs/nvidia.muh:221
+          block_store_algorithm::warp_transpose,      // store: inherited from policy default at specs/nvidia.muh:222
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:223
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:224
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:225
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (type == element::float32 && is_primitive(op))
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (type == element::float32 && is_primitive(op)) {
         // float32.primitive
         return policy{
-          // threads: mem_bound of T4=288, I4=8 (smem 49152 B, warp 32) at specs/nvidia.muh:185
-          mem_bound_threads(288, 8, element_size(type), 49152, 32),
-          mem_bound_items(8, element_size(type)), // items: mem_bound of T4=288, I4=8 at specs/nvidia.muh:186
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:175
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:176
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:177
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:178
-          // delay: inherited from policy float32.primitive at specs/nvidia.muh:187
-          delay_policy{delay_kind::fixed, 724, 1050},
+            // threads: mem_bound of T4=288, I4=8 (smem 49152 B, warp 32) at specs/nvidia.muh:185
+            mem_bound_threads(288, 8, element_size(type), 49152, 32),
+            mem_bound_items(8, element_size(type)),  // items: mem_bound of T4=288, I4=8 at specs/nvidia.muh:186
+            block_load_algorithm::warp_transpose,    // load: inherited from policy default at specs/nvidia.muh:175
+            block_store_algorithm::warp_transpose,   // store: inherited from policy default at specs/nvidia.muh:176
+            cache_load_modifier::default_,           // modifier: inherited from policy default at specs/nvidia.muh:177
+            block_scan_algorithm::warp_scans,        // block: inherited from policy default at specs/nvidia.muh:178
+            // delay: inherited from policy float32.primitive at specs/nvidia.muh:187
+            delay_policy{delay_kind::fixed, 724, 1050},
         };
       }
-      if (type == element::float64 && is_primitive(op))
-      {
+      if (type == element::float64 && is_primitive(op)) {
         // float64.primitive
         return policy{
-          // threads: mem_bound of T4=384, I4=12 (smem 49152 B, warp 32) at specs/nvidia.muh:190
-          mem_bound_threads(384, 12, element_size(type), 49152, 32),
-          mem_bound_items(12, element_size(type)), // items: mem_bound of T4=384, I4=12 at specs/nvidia.muh:191
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:175
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:176
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:177
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:178
-          // delay: inherited from policy float64.primitive at specs/nvidia.muh:192
-          delay_policy{delay_kind::fixed, 388, 1100},
+            // threads: mem_bound of T4=384, I4=12 (smem 49152 B, warp 32) at specs/nvidia.muh:190
+            mem_bound_threads(384, 12, element_size(type), 49152, 32),
+            mem_bound_items(12, element_size(type)),  // items: mem_bound of T4=384, I4=12 at specs/nvidia.muh:191
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:175
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:176
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:177
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:178
+            // delay: inherited from policy float64.primitive at specs/nvidia.muh:192
+            delay_policy{delay_kind::fixed, 388, 1100},
         };
       }
-      if ((type == element::int32 || type == element::uint32) && is_primitive(op))
-      {
+      if ((type == element::int32 || type == element::uint32) && is_primitive(op)) {
         // int32.primitive, uint32.primitive
         return policy{
-          // threads: mem_bound of T4=320, I4=12 (smem 49152 B, warp 32) at specs/nvidia.muh:195, 200
-          mem_bound_threads(320, 12, element_size(type), 49152, 32),
-          mem_bound_items(12, element_size(type)), // items: mem_bound of T4=320, I4=12 at specs/nvidia.muh:196, 201
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:175
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:176
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:177
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:178
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:197 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:202
-          delay_policy{delay_kind::fixed, 268, 1180},
+            // threads: mem_bound of T4=320, I4=12 (smem 49152 B, warp 32) at specs/nvidia.muh:195, 200
+            mem_bound_threads(320, 12, element_size(type), 49152, 32),
+            mem_bound_items(12, element_size(type)),  // items: mem_bound of T4=320, I4=12 at specs/nvidia.muh:196, 201
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:175
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:176
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:177
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:178
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:197 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:202
+            delay_policy{delay_kind::fixed, 268, 1180},
         };
       }
-      if ((type == element::int64 || type == element::uint64) && is_primitive(op))
-      {
+      if ((type == element::int64 || type == element::uint64) && is_primitive(op)) {
         // int64.primitive, uint64.primitive
         return policy{
-          // threads: mem_bound of T4=288, I4=22 (smem 49152 B, warp 32) at specs/nvidia.muh:205, 210
-          mem_bound_threads(288, 22, element_size(type), 49152, 32),
-          mem_bound_items(22, element_size(type)), // items: mem_bound of T4=288, I4=22 at specs/nvidia.muh:206, 211
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:175
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:176
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:177
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:178
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:207 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:212
-          delay_policy{delay_kind::fixed, 716, 785},
+            // threads: mem_bound of T4=288, I4=22 (smem 49152 B, warp 32) at specs/nvidia.muh:205, 210
+            mem_bound_threads(288, 22, element_size(type), 49152, 32),
+            mem_bound_items(22, element_size(type)),  // items: mem_bound of T4=288, I4=22 at specs/nvidia.muh:206, 211
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:175
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:176
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:177
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:178
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:207 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:212
+            delay_policy{delay_kind::fixed, 716, 785},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:173
-          mem_bound_threads(128, 15, element_size(type), 49152, 32),
-          mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:174
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:175
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:176
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:177
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:178
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:183
+            // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:173
+            mem_bound_threads(128, 15, element_size(type), 49152, 32),
+            mem_bound_items(15, element_size(type)),  // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:174
+            block_load_algorithm::warp_transpose,     // load: inherited from policy default at specs/nvidia.muh:175
+            block_store_algorithm::warp_transpose,    // store: inherited from policy default at specs/nvidia.muh:176
+            cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:177
+            block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:178
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:183
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:173
-        mem_bound_threads(128, 15, element_size(type), 49152, 32),
-        mem_bound_items(15, element_size(type)), // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:174
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:175
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:176
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:177
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:178
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:179
+          // threads: mem_bound of T4=128, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:173
+          mem_bound_threads(128, 15, element_size(type), 49152, 32),
+          mem_bound_items(15, element_size(type)),    // items: mem_bound of T4=128, I4=15 at specs/nvidia.muh:174
+          block_load_algorithm::warp_transpose,       // load: inherited from policy default at specs/nvidia.muh:175
+          block_store_algorithm::warp_transpose,      // store: inherited from policy default at specs/nvidia.muh:176
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:177
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:178
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:179
       };
     }
     // any other arch: the policies of sm80
@@ -429,314 +398,358 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int64, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan int64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 64}(hardware::sm100.arch).threads
-                  * policy_selector{element::int64, operation::plus, 64}(hardware::sm100.arch).items
-                  * element_size(element::int64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 64}(hardware::sm100.arch).threads *
+                      policy_selector{element::int64, operation::plus, 64}(hardware::sm100.arch).items *
+                      element_size(element::int64) <=
+                  hardware::sm100.smem_per_block,
               "scan int64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "scan float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "scan float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "scan float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::max, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::max, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::max, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::max, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::max, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::max, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "scan float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "scan float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::max, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::max, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan int32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::max, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int32, operation::max, 32}(hardware::sm100.arch).items
-                  * element_size(element::int32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int32, operation::max, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int32, operation::max, 32}(hardware::sm100.arch).items *
+                      element_size(element::int32) <=
+                  hardware::sm100.smem_per_block,
               "scan int32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int64, operation::max, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::max, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan int64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::max, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int64, operation::max, 32}(hardware::sm100.arch).items
-                  * element_size(element::int64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int64, operation::max, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int64, operation::max, 32}(hardware::sm100.arch).items *
+                      element_size(element::int64) <=
+                  hardware::sm100.smem_per_block,
               "scan int64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan record12 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "scan record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan pair16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "scan pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan record64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "scan record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "scan int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "scan bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "scan float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "scan float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "scan float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "scan float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan int32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int32) <=
+                  hardware::sm90.smem_per_block,
               "scan int32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan int64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int64) <=
+                  hardware::sm90.smem_per_block,
               "scan int64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan record12 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "scan record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan pair16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "scan pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan record64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "scan record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "scan int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "scan bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "scan float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "scan float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan record12 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "scan record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan pair16 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "scan pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan record64 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "scan record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "scan int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan bfloat16 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "scan bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan float32 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "scan float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan float64 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "scan float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "scan float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "scan float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan int32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int32) <=
+                  hardware::sm80.smem_per_block,
               "scan int32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan int64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int64) <=
+                  hardware::sm80.smem_per_block,
               "scan int64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan record12 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "scan record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan pair16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "scan pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan record64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "scan record64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "scan int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "scan bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "scan float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "scan float64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace scan
+}  // namespace scan
 MUH_TUNING_NAMESPACE_END

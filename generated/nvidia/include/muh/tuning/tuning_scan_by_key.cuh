@@ -7,299 +7,281 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace scan_by_key
-{
+namespace scan_by_key {
 
 //! One scan_by_key policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  block_store_algorithm store; //!< BlockStore algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  block_store_algorithm store;   //!< BlockStore algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store
-         && a.modifier == b.modifier && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.store == b.store &&
+         a.modifier == b.modifier && a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 4 && is_primitive(op))
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 4 && is_primitive(op)) {
         // float32.primitive, int32.primitive, uint32.primitive
         return policy{
-          224, // threads: combined(T4=224, I4=20; key 4 B, value 4 B) at specs/nvidia.muh:2255, 2261, 2269
-          // items: combined of T4=224, I4=20 at specs/nvidia.muh:2256, 2262, 2270
-          combined_items(20, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2245
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2246
-          // modifier: inherited from policy int32.primitive at specs/nvidia.muh:2257 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:2263 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:2271
-          cache_load_modifier::ca,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2248
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:2258 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:2264 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:2272
-          delay_policy{delay_kind::backon_jitter_window, 1856, 280},
+            224,  // threads: combined(T4=224, I4=20; key 4 B, value 4 B) at specs/nvidia.muh:2255, 2261, 2269
+            // items: combined of T4=224, I4=20 at specs/nvidia.muh:2256, 2262, 2270
+            combined_items(20, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2245
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2246
+            // modifier: inherited from policy int32.primitive at specs/nvidia.muh:2257 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:2263 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:2271
+            cache_load_modifier::ca,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2248
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:2258 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:2264 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:2272
+            delay_policy{delay_kind::backon_jitter_window, 1856, 280},
         };
       }
-      if (element_size(type) == 8 && is_primitive(op))
-      {
+      if (element_size(type) == 8 && is_primitive(op)) {
         // float64.primitive, int64.primitive, uint64.primitive
         return policy{
-          256, // threads: combined(T4=256, I4=23; key 8 B, value 8 B) at specs/nvidia.muh:2243
-          // items: combined of T4=256, I4=23 at specs/nvidia.muh:2266, 2267, 2274
-          combined_items(23, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2245
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2246
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2247
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2248
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:2266 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:2267 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:2274
-          delay_policy{delay_kind::no_delay, 0, 1232},
+            256,  // threads: combined(T4=256, I4=23; key 8 B, value 8 B) at specs/nvidia.muh:2243
+            // items: combined of T4=256, I4=23 at specs/nvidia.muh:2266, 2267, 2274
+            combined_items(23, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2245
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2246
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2247
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2248
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:2266 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:2267 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:2274
+            delay_policy{delay_kind::no_delay, 0, 1232},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key
-          // 16 B, value 16 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 64 B, value 64 B) at
-          // specs/nvidia.muh:2243
+            // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9;
+            // key
+            // 16 B, value 16 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 64 B, value 64 B) at
+            // specs/nvidia.muh:2243
+            256,
+            // items: combined of T4=256, I4=9 at specs/nvidia.muh:2244
+            combined_items(9, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2245
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2246
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2247
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2248
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:2253
+        };
+      }
+      // default
+      return policy{
+          // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 2
+          // B, value 2 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 4 B, value 4 B) at
+          // specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2243
           256,
           // items: combined of T4=256, I4=9 at specs/nvidia.muh:2244
           combined_items(9, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2245
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2246
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2247
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2248
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:2253
-        };
-      }
-      // default
-      return policy{
-        // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 2
-        // B, value 2 B) at specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 4 B, value 4 B) at
-        // specs/nvidia.muh:2243 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2243
-        256,
-        // items: combined of T4=256, I4=9 at specs/nvidia.muh:2244
-        combined_items(9, element_size(type), element_size(type), false),
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2245
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2246
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2247
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2248
-        // delay: inherited from policy default at specs/nvidia.muh:2249
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2245
+          block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2246
+          cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2247
+          block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2248
+          // delay: inherited from policy default at specs/nvidia.muh:2249
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 4 && is_primitive(op))
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 4 && is_primitive(op)) {
         // float32.primitive, int32.primitive, uint32.primitive
         return policy{
-          288, // threads: combined(T4=288, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:2209, 2214, 2229
-          // items: combined of T4=288, I4=14 at specs/nvidia.muh:2210, 2215, 2230
-          combined_items(14, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2199
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2200
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2201
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2202
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:2211 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:2216 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:2231
-          delay_policy{delay_kind::fixed, 700, 1005},
+            288,  // threads: combined(T4=288, I4=14; key 4 B, value 4 B) at specs/nvidia.muh:2209, 2214, 2229
+            // items: combined of T4=288, I4=14 at specs/nvidia.muh:2210, 2215, 2230
+            combined_items(14, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2199
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2200
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2201
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2202
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:2211 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:2216 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:2231
+            delay_policy{delay_kind::fixed, 700, 1005},
         };
       }
-      if (element_size(type) == 8 && is_primitive(op))
-      {
+      if (element_size(type) == 8 && is_primitive(op)) {
         // float64.primitive, int64.primitive, uint64.primitive
         return policy{
-          224, // threads: combined(T4=224, I4=11; key 8 B, value 8 B) at specs/nvidia.muh:2219, 2224, 2234
-          // items: combined of T4=224, I4=11 at specs/nvidia.muh:2220, 2225, 2235
-          combined_items(11, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2199
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2200
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2201
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2202
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:2221 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:2226 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:2236
-          delay_policy{delay_kind::fixed, 600, 930},
+            224,  // threads: combined(T4=224, I4=11; key 8 B, value 8 B) at specs/nvidia.muh:2219, 2224, 2234
+            // items: combined of T4=224, I4=11 at specs/nvidia.muh:2220, 2225, 2235
+            combined_items(11, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2199
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2200
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2201
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2202
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:2221 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:2226 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:2236
+            delay_policy{delay_kind::fixed, 600, 930},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key
-          // 16 B, value 16 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 64 B, value 64 B) at
-          // specs/nvidia.muh:2197
+            // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9;
+            // key
+            // 16 B, value 16 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 64 B, value 64 B) at
+            // specs/nvidia.muh:2197
+            256,
+            // items: combined of T4=256, I4=9 at specs/nvidia.muh:2198
+            combined_items(9, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2199
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2200
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2201
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2202
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:2207
+        };
+      }
+      // default
+      return policy{
+          // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 2
+          // B, value 2 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 4 B, value 4 B) at
+          // specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2197
           256,
           // items: combined of T4=256, I4=9 at specs/nvidia.muh:2198
           combined_items(9, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2199
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2200
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2201
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2202
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:2207
-        };
-      }
-      // default
-      return policy{
-        // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 2
-        // B, value 2 B) at specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 4 B, value 4 B) at
-        // specs/nvidia.muh:2197 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2197
-        256,
-        // items: combined of T4=256, I4=9 at specs/nvidia.muh:2198
-        combined_items(9, element_size(type), element_size(type), false),
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2199
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2200
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2201
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2202
-        // delay: inherited from policy default at specs/nvidia.muh:2203
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2199
+          block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2200
+          cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2201
+          block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2202
+          // delay: inherited from policy default at specs/nvidia.muh:2203
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key
-          // 16 B, value 16 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 64 B, value 64 B) at
-          // specs/nvidia.muh:2181
+            // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9;
+            // key
+            // 16 B, value 16 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 64 B, value 64 B) at
+            // specs/nvidia.muh:2181
+            256,
+            // items: combined of T4=256, I4=9 at specs/nvidia.muh:2182
+            combined_items(9, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2183
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2184
+            cache_load_modifier::ca,                // modifier: inherited from policy default at specs/nvidia.muh:2185
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2186
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:2191
+        };
+      }
+      // default
+      return policy{
+          // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 2
+          // B, value 2 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 4 B, value 4 B) at
+          // specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2181
           256,
           // items: combined of T4=256, I4=9 at specs/nvidia.muh:2182
           combined_items(9, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2183
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2184
-          cache_load_modifier::ca, // modifier: inherited from policy default at specs/nvidia.muh:2185
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2186
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:2191
-        };
-      }
-      // default
-      return policy{
-        // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 2
-        // B, value 2 B) at specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 4 B, value 4 B) at
-        // specs/nvidia.muh:2181 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2181
-        256,
-        // items: combined of T4=256, I4=9 at specs/nvidia.muh:2182
-        combined_items(9, element_size(type), element_size(type), false),
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2183
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2184
-        cache_load_modifier::ca, // modifier: inherited from policy default at specs/nvidia.muh:2185
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2186
-        // delay: inherited from policy default at specs/nvidia.muh:2187
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2183
+          block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2184
+          cache_load_modifier::ca,                // modifier: inherited from policy default at specs/nvidia.muh:2185
+          block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2186
+          // delay: inherited from policy default at specs/nvidia.muh:2187
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 4 && is_primitive(op))
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 4 && is_primitive(op)) {
         // float32.primitive, int32.primitive, uint32.primitive
         return policy{
-          256, // threads: combined(T4=256, I4=15; key 4 B, value 4 B) at specs/nvidia.muh:2151
-          // items: combined of T4=256, I4=15 at specs/nvidia.muh:2162, 2163, 2170
-          combined_items(15, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2153
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2154
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2155
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2156
-          // delay: inherited from policy int32.primitive at specs/nvidia.muh:2162 | inherited from policy
-          // uint32.primitive at specs/nvidia.muh:2163 | inherited from policy float32.primitive at
-          // specs/nvidia.muh:2170
-          delay_policy{delay_kind::no_delay, 0, 1140},
+            256,  // threads: combined(T4=256, I4=15; key 4 B, value 4 B) at specs/nvidia.muh:2151
+            // items: combined of T4=256, I4=15 at specs/nvidia.muh:2162, 2163, 2170
+            combined_items(15, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2153
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2154
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2155
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2156
+            // delay: inherited from policy int32.primitive at specs/nvidia.muh:2162 | inherited from policy
+            // uint32.primitive at specs/nvidia.muh:2163 | inherited from policy float32.primitive at
+            // specs/nvidia.muh:2170
+            delay_policy{delay_kind::no_delay, 0, 1140},
         };
       }
-      if (element_size(type) == 8 && is_primitive(op))
-      {
+      if (element_size(type) == 8 && is_primitive(op)) {
         // float64.primitive, int64.primitive, uint64.primitive
         return policy{
-          224, // threads: combined(T4=224, I4=10; key 8 B, value 8 B) at specs/nvidia.muh:2164, 2166, 2172
-          // items: combined of T4=224, I4=10 at specs/nvidia.muh:2164, 2167, 2173
-          combined_items(10, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2153
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2154
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2155
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2156
-          // delay: inherited from policy int64.primitive at specs/nvidia.muh:2164 | inherited from policy
-          // uint64.primitive at specs/nvidia.muh:2168 | inherited from policy float64.primitive at
-          // specs/nvidia.muh:2174
-          delay_policy{delay_kind::no_delay, 0, 1160},
+            224,  // threads: combined(T4=224, I4=10; key 8 B, value 8 B) at specs/nvidia.muh:2164, 2166, 2172
+            // items: combined of T4=224, I4=10 at specs/nvidia.muh:2164, 2167, 2173
+            combined_items(10, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2153
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2154
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2155
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2156
+            // delay: inherited from policy int64.primitive at specs/nvidia.muh:2164 | inherited from policy
+            // uint64.primitive at specs/nvidia.muh:2168 | inherited from policy float64.primitive at
+            // specs/nvidia.muh:2174
+            delay_policy{delay_kind::no_delay, 0, 1160},
         };
       }
-      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64)
-      {
+      if (element_size(type) == 12 || element_size(type) == 16 || element_size(type) == 64) {
         // record
         return policy{
-          // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key
-          // 16 B, value 16 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 64 B, value 64 B) at
-          // specs/nvidia.muh:2151
-          256,
-          // items: combined of T4=256, I4=9 at specs/nvidia.muh:2152
-          combined_items(9, element_size(type), element_size(type), false),
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2153
-          block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2154
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2155
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2156
-          delay_policy{delay_kind::no_delay, 0, 450}, // delay: inherited from policy record at specs/nvidia.muh:2161
+            // threads: combined(T4=256, I4=9; key 12 B, value 12 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9;
+            // key
+            // 16 B, value 16 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 64 B, value 64 B) at
+            // specs/nvidia.muh:2151
+            256,
+            // items: combined of T4=256, I4=9 at specs/nvidia.muh:2152
+            combined_items(9, element_size(type), element_size(type), false),
+            block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2153
+            block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2154
+            cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2155
+            block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2156
+            delay_policy{delay_kind::no_delay, 0, 450},  // delay: inherited from policy record at specs/nvidia.muh:2161
         };
       }
       // default
       return policy{
-        // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 2
-        // B, value 2 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 4 B, value 4 B) at
-        // specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2151
-        256,
-        // items: combined of T4=256, I4=9 at specs/nvidia.muh:2152
-        combined_items(9, element_size(type), element_size(type), false),
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2153
-        block_store_algorithm::warp_transpose, // store: inherited from policy default at specs/nvidia.muh:2154
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2155
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2156
-        // delay: inherited from policy default at specs/nvidia.muh:2157
-        delay_policy{delay_kind::reduce_by_key, 350, 450},
+          // threads: combined(T4=256, I4=9; key 1 B, value 1 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 2
+          // B, value 2 B) at specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 4 B, value 4 B) at
+          // specs/nvidia.muh:2151 | combined(T4=256, I4=9; key 8 B, value 8 B) at specs/nvidia.muh:2151
+          256,
+          // items: combined of T4=256, I4=9 at specs/nvidia.muh:2152
+          combined_items(9, element_size(type), element_size(type), false),
+          block_load_algorithm::warp_transpose,   // load: inherited from policy default at specs/nvidia.muh:2153
+          block_store_algorithm::warp_transpose,  // store: inherited from policy default at specs/nvidia.muh:2154
+          cache_load_modifier::default_,          // modifier: inherited from policy default at specs/nvidia.muh:2155
+          block_scan_algorithm::warp_scans,       // block: inherited from policy default at specs/nvidia.muh:2156
+          // delay: inherited from policy default at specs/nvidia.muh:2157
+          delay_policy{delay_kind::reduce_by_key, 350, 450},
       };
     }
     // any other arch: the policies of sm80
@@ -308,184 +290,218 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan_by_key float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan_by_key float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan_by_key record12 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "scan_by_key int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "scan_by_key float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan_by_key float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan_by_key float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan_by_key record12 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "scan_by_key int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "scan_by_key float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan_by_key record12 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "scan_by_key int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "scan_by_key float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan_by_key float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan_by_key float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan_by_key record12 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key record64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "scan_by_key int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::mul, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "scan_by_key float64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace scan_by_key
+}  // namespace scan_by_key
 MUH_TUNING_NAMESPACE_END

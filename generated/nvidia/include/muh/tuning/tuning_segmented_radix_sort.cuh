@@ -7,290 +7,294 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace segmented_radix_sort
-{
+namespace segmented_radix_sort {
 
 //! The alt_segmented sub-policy of a segmented_radix_sort policy.
-struct alt_segmented_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct alt_segmented_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const alt_segmented_policy& a, const alt_segmented_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const alt_segmented_policy& a, const alt_segmented_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier;
 }
 
 //! The segmented sub-policy of a segmented_radix_sort policy.
-struct segmented_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct segmented_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const segmented_policy& a, const segmented_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const segmented_policy& a, const segmented_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier;
 }
 
 //! One segmented_radix_sort policy, scaled for one element type.
-struct policy
-{
-  alt_segmented_policy alt_segmented; //!< alt_segmented sub-policy
-  segmented_policy segmented; //!< segmented sub-policy
+struct policy {
+  alt_segmented_policy alt_segmented;  //!< alt_segmented sub-policy
+  segmented_policy segmented;          //!< segmented sub-policy
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.alt_segmented == b.alt_segmented && a.segmented == b.segmented;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // alt_segmented
-            // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3799
-            reg_bound_threads(384, 11, element_size(type), 49152, 32),
-            reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3800
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3810 | inherited from policy uint8 at
-            // specs/nvidia.muh:3814
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3802
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3803
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3804
-          },
-          { // segmented
-            // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3790
-            reg_bound_threads(192, 39, element_size(type), 49152, 32),
-            reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3791
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3809 | inherited from policy uint8 at
-            // specs/nvidia.muh:3813
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3793
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3794
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3795
-          },
+            {
+                // alt_segmented
+                // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3799
+                reg_bound_threads(384, 11, element_size(type), 49152, 32),
+                reg_bound_items(11,
+                                element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3800
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3810
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3814
+                4,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3802
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3803
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3804
+            },
+            {
+                // segmented
+                // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3790
+                reg_bound_threads(192, 39, element_size(type), 49152, 32),
+                reg_bound_items(39,
+                                element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3791
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3809
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3813
+                5,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3793
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3794
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3795
+            },
         };
       }
       // default
       return policy{
-        { // alt_segmented
-          // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3799
-          reg_bound_threads(384, 11, element_size(type), 49152, 32),
-          reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3800
-          5, // radix_bits: inherited from policy default at specs/nvidia.muh:3801
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3802
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3803
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3804
-        },
-        { // segmented
-          // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3790
-          reg_bound_threads(192, 39, element_size(type), 49152, 32),
-          reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3791
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3792
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3793
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3794
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3795
-        },
+          {
+              // alt_segmented
+              // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3799
+              reg_bound_threads(384, 11, element_size(type), 49152, 32),
+              reg_bound_items(11, element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3800
+              5,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3801
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3802
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3803
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3804
+          },
+          {
+              // segmented
+              // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3790
+              reg_bound_threads(192, 39, element_size(type), 49152, 32),
+              reg_bound_items(39, element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3791
+              6,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3792
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3793
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3794
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3795
+          },
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // alt_segmented
-            // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3767
-            reg_bound_threads(384, 11, element_size(type), 49152, 32),
-            reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3768
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3778 | inherited from policy uint8 at
-            // specs/nvidia.muh:3782
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3770
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3771
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3772
-          },
-          { // segmented
-            // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3758
-            reg_bound_threads(192, 39, element_size(type), 49152, 32),
-            reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3759
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3777 | inherited from policy uint8 at
-            // specs/nvidia.muh:3781
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3761
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3762
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3763
-          },
+            {
+                // alt_segmented
+                // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3767
+                reg_bound_threads(384, 11, element_size(type), 49152, 32),
+                reg_bound_items(11,
+                                element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3768
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3778
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3782
+                4,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3770
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3771
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3772
+            },
+            {
+                // segmented
+                // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3758
+                reg_bound_threads(192, 39, element_size(type), 49152, 32),
+                reg_bound_items(39,
+                                element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3759
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3777
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3781
+                5,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3761
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3762
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3763
+            },
         };
       }
       // default
       return policy{
-        { // alt_segmented
-          // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3767
-          reg_bound_threads(384, 11, element_size(type), 49152, 32),
-          reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3768
-          5, // radix_bits: inherited from policy default at specs/nvidia.muh:3769
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3770
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3771
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3772
-        },
-        { // segmented
-          // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3758
-          reg_bound_threads(192, 39, element_size(type), 49152, 32),
-          reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3759
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3760
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3761
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3762
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3763
-        },
+          {
+              // alt_segmented
+              // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3767
+              reg_bound_threads(384, 11, element_size(type), 49152, 32),
+              reg_bound_items(11, element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3768
+              5,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3769
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3770
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3771
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3772
+          },
+          {
+              // segmented
+              // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3758
+              reg_bound_threads(192, 39, element_size(type), 49152, 32),
+              reg_bound_items(39, element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3759
+              6,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3760
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3761
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3762
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3763
+          },
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // alt_segmented
-            // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3735
-            reg_bound_threads(384, 11, element_size(type), 49152, 32),
-            reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3736
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3746 | inherited from policy uint8 at
-            // specs/nvidia.muh:3750
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3738
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3739
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3740
-          },
-          { // segmented
-            // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3726
-            reg_bound_threads(192, 39, element_size(type), 49152, 32),
-            reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3727
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3745 | inherited from policy uint8 at
-            // specs/nvidia.muh:3749
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3729
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3730
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3731
-          },
+            {
+                // alt_segmented
+                // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3735
+                reg_bound_threads(384, 11, element_size(type), 49152, 32),
+                reg_bound_items(11,
+                                element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3736
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3746
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3750
+                4,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3738
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3739
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3740
+            },
+            {
+                // segmented
+                // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3726
+                reg_bound_threads(192, 39, element_size(type), 49152, 32),
+                reg_bound_items(39,
+                                element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3727
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3745
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3749
+                5,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3729
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3730
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3731
+            },
         };
       }
       // default
       return policy{
-        { // alt_segmented
-          // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3735
-          reg_bound_threads(384, 11, element_size(type), 49152, 32),
-          reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3736
-          5, // radix_bits: inherited from policy default at specs/nvidia.muh:3737
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3738
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3739
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3740
-        },
-        { // segmented
-          // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3726
-          reg_bound_threads(192, 39, element_size(type), 49152, 32),
-          reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3727
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3728
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3729
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3730
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3731
-        },
+          {
+              // alt_segmented
+              // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3735
+              reg_bound_threads(384, 11, element_size(type), 49152, 32),
+              reg_bound_items(11, element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3736
+              5,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3737
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3738
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3739
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3740
+          },
+          {
+              // segmented
+              // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3726
+              reg_bound_threads(192, 39, element_size(type), 49152, 32),
+              reg_bound_items(39, element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3727
+              6,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3728
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3729
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3730
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3731
+          },
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // alt_segmented
-            // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3703
-            reg_bound_threads(384, 11, element_size(type), 49152, 32),
-            reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3704
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3714 | inherited from policy uint8 at
-            // specs/nvidia.muh:3718
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3706
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3707
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3708
-          },
-          { // segmented
-            // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3694
-            reg_bound_threads(192, 39, element_size(type), 49152, 32),
-            reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3695
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3713 | inherited from policy uint8 at
-            // specs/nvidia.muh:3717
-            5,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3697
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3698
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3699
-          },
+            {
+                // alt_segmented
+                // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3703
+                reg_bound_threads(384, 11, element_size(type), 49152, 32),
+                reg_bound_items(11,
+                                element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3704
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3714
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3718
+                4,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3706
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3707
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3708
+            },
+            {
+                // segmented
+                // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3694
+                reg_bound_threads(192, 39, element_size(type), 49152, 32),
+                reg_bound_items(39,
+                                element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3695
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3713
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3717
+                5,
+                radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3697
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3698
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3699
+            },
         };
       }
       // default
       return policy{
-        { // alt_segmented
-          // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3703
-          reg_bound_threads(384, 11, element_size(type), 49152, 32),
-          reg_bound_items(11, element_size(type)), // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3704
-          5, // radix_bits: inherited from policy default at specs/nvidia.muh:3705
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3706
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3707
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3708
-        },
-        { // segmented
-          // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3694
-          reg_bound_threads(192, 39, element_size(type), 49152, 32),
-          reg_bound_items(39, element_size(type)), // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3695
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3696
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3697
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3698
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3699
-        },
+          {
+              // alt_segmented
+              // threads: reg_bound of T4=384, I4=11 (smem 49152 B, warp 32) at specs/nvidia.muh:3703
+              reg_bound_threads(384, 11, element_size(type), 49152, 32),
+              reg_bound_items(11, element_size(type)),  // items: reg_bound of T4=384, I4=11 at specs/nvidia.muh:3704
+              5,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3705
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3706
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3707
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3708
+          },
+          {
+              // segmented
+              // threads: reg_bound of T4=192, I4=39 (smem 49152 B, warp 32) at specs/nvidia.muh:3694
+              reg_bound_threads(192, 39, element_size(type), 49152, 32),
+              reg_bound_items(39, element_size(type)),  // items: reg_bound of T4=192, I4=39 at specs/nvidia.muh:3695
+              6,                                // radix_bits: inherited from policy default at specs/nvidia.muh:3696
+              radix_rank_algorithm::memoize,    // rank: inherited from policy default at specs/nvidia.muh:3697
+              block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3698
+              cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3699
+          },
       };
     }
     // any other arch: the policies of sm80
@@ -299,230 +303,263 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort int8 on sm100, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort int8 on sm100, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort int8 on sm100, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).segmented.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort int8 on sm100, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm100, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
-              "segmented_radix_sort bfloat16 on sm100, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(
+    policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads *
+            policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items *
+            element_size(element::bfloat16) <=
+        hardware::sm100.smem_per_block,
+    "segmented_radix_sort bfloat16 on sm100, alt_segmented: the tile must fit smem_per_block (49152 B)");
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm100, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort bfloat16 on sm100, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort float32 on sm100, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort float32 on sm100, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort float32 on sm100, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).segmented.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort float32 on sm100, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort float64 on sm100, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).alt_segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).alt_segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort float64 on sm100, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).segmented.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_radix_sort float64 on sm100, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).segmented.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "segmented_radix_sort float64 on sm100, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort int8 on sm90, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort int8 on sm90, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort int8 on sm90, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).segmented.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort int8 on sm90, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm90, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort bfloat16 on sm90, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm90, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort bfloat16 on sm90, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort float32 on sm90, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort float32 on sm90, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort float32 on sm90, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).segmented.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort float32 on sm90, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort float64 on sm90, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).alt_segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).alt_segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort float64 on sm90, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).segmented.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_radix_sort float64 on sm90, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).segmented.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "segmented_radix_sort float64 on sm90, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort int8 on sm86, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort int8 on sm86, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort int8 on sm86, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).segmented.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort int8 on sm86, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm86, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort bfloat16 on sm86, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm86, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort bfloat16 on sm86, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort float32 on sm86, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort float32 on sm86, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort float32 on sm86, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).segmented.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort float32 on sm86, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort float64 on sm86, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).alt_segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).alt_segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort float64 on sm86, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).segmented.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_radix_sort float64 on sm86, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).segmented.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "segmented_radix_sort float64 on sm86, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort int8 on sm80, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort int8 on sm80, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort int8 on sm80, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).segmented.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).segmented.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).segmented.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort int8 on sm80, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm80, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort bfloat16 on sm80, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort bfloat16 on sm80, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).segmented.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).segmented.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).segmented.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort bfloat16 on sm80, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort float32 on sm80, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort float32 on sm80, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort float32 on sm80, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).segmented.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).segmented.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).segmented.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort float32 on sm80, segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort float64 on sm80, alt_segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).alt_segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).alt_segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort float64 on sm80, alt_segmented: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).segmented.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_radix_sort float64 on sm80, segmented: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).segmented.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).segmented.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).segmented.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).segmented.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "segmented_radix_sort float64 on sm80, segmented: the tile must fit smem_per_block (49152 B)");
 
-} // namespace segmented_radix_sort
+}  // namespace segmented_radix_sort
 MUH_TUNING_NAMESPACE_END

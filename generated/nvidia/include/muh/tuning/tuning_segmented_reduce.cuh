@@ -7,149 +7,134 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace segmented_reduce
-{
+namespace segmented_reduce {
 
 //! One segmented_reduce policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int vec; //!< items per vectorised load
-  block_reduce_algorithm block; //!< block-wide reduce or scan algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int vec;                       //!< items per vectorised load
+  block_reduce_algorithm block;  //!< block-wide reduce or scan algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block
-         && a.modifier == b.modifier;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block &&
+         a.modifier == b.modifier;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (type == element::float32 && op == operation::plus && offset_bits == 32)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (type == element::float32 && op == operation::plus && offset_bits == 32) {
         // float32.plus.offset32
         return policy{
-          // threads: mem_bound of T4=512, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3678
-          mem_bound_threads(512, 16, element_size(type), 49152, 32),
-          mem_bound_items(16, element_size(type)), // items: mem_bound of T4=512, I4=16 at specs/nvidia.muh:3678
-          2, // vec: spec at specs/nvidia.muh:3678
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3674
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3675
+            // threads: mem_bound of T4=512, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3678
+            mem_bound_threads(512, 16, element_size(type), 49152, 32),
+            mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=512, I4=16 at specs/nvidia.muh:3678
+            2,                                        // vec: spec at specs/nvidia.muh:3678
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3674
+            cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3675
         };
       }
-      if (type == element::float64 && op == operation::plus && offset_bits == 32)
-      {
+      if (type == element::float64 && op == operation::plus && offset_bits == 32) {
         // float64.plus.offset32
         return policy{
-          // threads: mem_bound of T4=640, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3679
-          mem_bound_threads(640, 16, element_size(type), 49152, 32),
-          mem_bound_items(16, element_size(type)), // items: mem_bound of T4=640, I4=16 at specs/nvidia.muh:3679
-          1, // vec: spec at specs/nvidia.muh:3679
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3674
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3675
+            // threads: mem_bound of T4=640, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3679
+            mem_bound_threads(640, 16, element_size(type), 49152, 32),
+            mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=640, I4=16 at specs/nvidia.muh:3679
+            1,                                        // vec: spec at specs/nvidia.muh:3679
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3674
+            cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3675
         };
       }
-      if ((type == element::int64 || type == element::uint64) && op == operation::plus && offset_bits == 32)
-      {
+      if ((type == element::int64 || type == element::uint64) && op == operation::plus && offset_bits == 32) {
         // int64.plus.offset32, uint64.plus.offset32
         return policy{
-          // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:3680, 3681
-          mem_bound_threads(512, 15, element_size(type), 49152, 32),
-          mem_bound_items(15, element_size(type)), // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:3680, 3681
-          2, // vec: spec at specs/nvidia.muh:3680, 3681
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3674
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3675
+            // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:3680, 3681
+            mem_bound_threads(512, 15, element_size(type), 49152, 32),
+            mem_bound_items(15,
+                            element_size(type)),  // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:3680, 3681
+            2,                                    // vec: spec at specs/nvidia.muh:3680, 3681
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3674
+            cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3675
         };
       }
-      if (element_size(type) == 8 && op == operation::plus && offset_bits == 64)
-      {
+      if (element_size(type) == 8 && op == operation::plus && offset_bits == 64) {
         // float64.plus.offset64, int64.plus.offset64, uint64.plus.offset64
         return policy{
-          // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:3683, 3684, 3682
-          mem_bound_threads(512, 15, element_size(type), 49152, 32),
-          // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:3683, 3684, 3682
-          mem_bound_items(15, element_size(type)),
-          1, // vec: spec at specs/nvidia.muh:3683, 3684, 3682
-          block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3674
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3675
+            // threads: mem_bound of T4=512, I4=15 (smem 49152 B, warp 32) at specs/nvidia.muh:3683, 3684, 3682
+            mem_bound_threads(512, 15, element_size(type), 49152, 32),
+            // items: mem_bound of T4=512, I4=15 at specs/nvidia.muh:3683, 3684, 3682
+            mem_bound_items(15, element_size(type)),
+            1,                                        // vec: spec at specs/nvidia.muh:3683, 3684, 3682
+            block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3674
+            cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3675
         };
       }
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3671
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3672
-        4, // vec: inherited from policy default at specs/nvidia.muh:3673
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3674
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3675
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3671
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3672
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:3673
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3674
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:3675
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
+    if (arch >= hardware::sm90.arch) {
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3659
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3660
-        4, // vec: inherited from policy default at specs/nvidia.muh:3661
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3662
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3663
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3659
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3660
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:3661
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3662
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:3663
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3647
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3648
-        4, // vec: inherited from policy default at specs/nvidia.muh:3649
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3650
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3651
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3647
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3648
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:3649
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3650
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:3651
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
+    if (arch >= hardware::sm80.arch) {
       // default
       return policy{
-        // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3635
-        mem_bound_threads(256, 16, element_size(type), 49152, 32),
-        mem_bound_items(16, element_size(type)), // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3636
-        4, // vec: inherited from policy default at specs/nvidia.muh:3637
-        block_reduce_algorithm::warp_reductions, // block: inherited from policy default at specs/nvidia.muh:3638
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3639
+          // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32) at specs/nvidia.muh:3635
+          mem_bound_threads(256, 16, element_size(type), 49152, 32),
+          mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16 at specs/nvidia.muh:3636
+          4,                                        // vec: inherited from policy default at specs/nvidia.muh:3637
+          block_reduce_algorithm::warp_reductions,  // block: inherited from policy default at specs/nvidia.muh:3638
+          cache_load_modifier::ldg,                 // modifier: inherited from policy default at specs/nvidia.muh:3639
       };
     }
     // any other arch: the policies of sm80
@@ -158,102 +143,102 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce int64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 64}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::max, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::max, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce record12 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce pair16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_reduce record64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce record12 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce pair16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_reduce record64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce bfloat16 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce float32 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce float64 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce record12 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce pair16 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_reduce record64 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce record12 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce pair16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_reduce record64 on sm80: threads exceed max_threads_per_block (1024)");
 
-} // namespace segmented_reduce
+}  // namespace segmented_reduce
 MUH_TUNING_NAMESPACE_END

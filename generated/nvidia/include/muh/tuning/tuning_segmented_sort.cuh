@@ -7,473 +7,488 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace segmented_sort
-{
+namespace segmented_sort {
 
 //! The large sub-policy of a segmented_sort policy.
-struct large_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  int radix_bits; //!< radix bits per pass
-  radix_rank_algorithm rank; //!< radix ranking algorithm
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
+struct large_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int radix_bits;                //!< radix bits per pass
+  radix_rank_algorithm rank;     //!< radix ranking algorithm
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const large_policy& a, const large_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank
-         && a.load == b.load && a.modifier == b.modifier && a.block == b.block;
+MUH_HOST_DEVICE constexpr bool operator==(const large_policy& a, const large_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.radix_bits == b.radix_bits && a.rank == b.rank &&
+         a.load == b.load && a.modifier == b.modifier && a.block == b.block;
 }
 
 //! The medium sub-policy of a segmented_sort policy.
-struct medium_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  int threads_per_segment; //!< threads that sort one small or medium segment (segmented sort)
+struct medium_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  int threads_per_segment;       //!< threads that sort one small or medium segment (segmented sort)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const medium_policy& a, const medium_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.threads_per_segment == b.threads_per_segment;
+MUH_HOST_DEVICE constexpr bool operator==(const medium_policy& a, const medium_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.threads_per_segment == b.threads_per_segment;
 }
 
 //! The small sub-policy of a segmented_sort policy.
-struct small_policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  int threads_per_segment; //!< threads that sort one small or medium segment (segmented sort)
+struct small_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  int threads_per_segment;       //!< threads that sort one small or medium segment (segmented sort)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const small_policy& a, const small_policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.threads_per_segment == b.threads_per_segment;
+MUH_HOST_DEVICE constexpr bool operator==(const small_policy& a, const small_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.threads_per_segment == b.threads_per_segment;
 }
 
 //! One segmented_sort policy, scaled for one element type.
-struct policy
-{
-  large_policy large; //!< large sub-policy
-  medium_policy medium; //!< medium sub-policy
-  small_policy small; //!< small sub-policy
+struct policy {
+  large_policy large;    //!< large sub-policy
+  medium_policy medium;  //!< medium sub-policy
+  small_policy small;    //!< small sub-policy
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.large == b.large && a.medium == b.medium && a.small == b.small;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3312
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3313
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3339 | inherited from policy uint8 at
-            // specs/nvidia.muh:3342
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3315
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3316
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3317
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3318
-          },
-          { // medium
-            256, // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3330
-            nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3332
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3333
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3334
-            16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3331
-          },
-          { // small
-            256, // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3322
-            nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3324
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3325
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3326
-            2, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3323
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3312
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3313
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3339
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3342
+                4,
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3315
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3316
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3317
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3318
+            },
+            {
+                // medium
+                256,  // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3330
+                nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3332
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3333
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3334
+                16,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3331
+            },
+            {
+                // small
+                256,  // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3322
+                nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3324
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3325
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3326
+                2,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3323
+            },
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3312
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3313
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3314
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3315
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3316
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3317
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3318
-          },
-          { // medium
-            256, // threads: inherited from policy default at specs/nvidia.muh:3330
-            // items: inherited from policy int64 at specs/nvidia.muh:3346 | inherited from policy uint64 at
-            // specs/nvidia.muh:3350 | inherited from policy float64 at specs/nvidia.muh:3354
-            4,
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3333
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3334
-            16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3331
-          },
-          { // small
-            256, // threads: inherited from policy default at specs/nvidia.muh:3322
-            // items: inherited from policy int64 at specs/nvidia.muh:3345 | inherited from policy uint64 at
-            // specs/nvidia.muh:3349 | inherited from policy float64 at specs/nvidia.muh:3353
-            3,
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3325
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3326
-            // threads_per_segment: inherited from policy int64 at specs/nvidia.muh:3345 | inherited from policy uint64
-            // at specs/nvidia.muh:3349 | inherited from policy float64 at specs/nvidia.muh:3353
-            8,
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3312
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3313
+                6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3314
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3315
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3316
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3317
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3318
+            },
+            {
+                // medium
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3330
+                      // items: inherited from policy int64 at specs/nvidia.muh:3346 | inherited from policy uint64 at
+                      // specs/nvidia.muh:3350 | inherited from policy float64 at specs/nvidia.muh:3354
+                4,
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3333
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3334
+                16,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3331
+            },
+            {
+                // small
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3322
+                      // items: inherited from policy int64 at specs/nvidia.muh:3345 | inherited from policy uint64 at
+                      // specs/nvidia.muh:3349 | inherited from policy float64 at specs/nvidia.muh:3353
+                3,
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3325
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3326
+                                           // threads_per_segment: inherited from policy int64 at specs/nvidia.muh:3345
+                                           // | inherited from policy uint64 at specs/nvidia.muh:3349 | inherited from
+                                           // policy float64 at specs/nvidia.muh:3353
+                8,
+            },
         };
       }
       // default
       return policy{
-        { // large
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3312
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3313
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3314
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3315
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3316
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3317
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3318
-        },
-        { // medium
-          // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3330 |
-          // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3330
-          256,
-          nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3332
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3333
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3334
-          16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3331
-        },
-        { // small
-          // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3322 |
-          // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3322
-          256,
-          nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3324
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3325
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3326
-          2, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3323
-        },
+          {
+              // large
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3312
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3313
+              6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3314
+              radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3315
+              block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3316
+              cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3317
+              block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3318
+          },
+          {
+              // medium
+              // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3330 |
+              // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3330
+              256,
+              nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3332
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3333
+              cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3334
+              16,                        // threads_per_segment: inherited from policy default at specs/nvidia.muh:3331
+          },
+          {
+              // small
+              // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3322 |
+              // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3322
+              256,
+              nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3324
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3325
+              cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3326
+              2,                         // threads_per_segment: inherited from policy default at specs/nvidia.muh:3323
+          },
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3262
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3263
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3289 | inherited from policy uint8 at
-            // specs/nvidia.muh:3292
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3265
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3266
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3267
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3268
-          },
-          { // medium
-            256, // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3280
-            nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3282
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3283
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3284
-            16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3281
-          },
-          { // small
-            256, // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3272
-            nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3274
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3275
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3276
-            2, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3273
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3262
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3263
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3289
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3292
+                4,
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3265
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3266
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3267
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3268
+            },
+            {
+                // medium
+                256,  // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3280
+                nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3282
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3283
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3284
+                16,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3281
+            },
+            {
+                // small
+                256,  // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3272
+                nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3274
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3275
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3276
+                2,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3273
+            },
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3262
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3263
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3264
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3265
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3266
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3267
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3268
-          },
-          { // medium
-            256, // threads: inherited from policy default at specs/nvidia.muh:3280
-            // items: inherited from policy int64 at specs/nvidia.muh:3296 | inherited from policy uint64 at
-            // specs/nvidia.muh:3300 | inherited from policy float64 at specs/nvidia.muh:3304
-            4,
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3283
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3284
-            16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3281
-          },
-          { // small
-            256, // threads: inherited from policy default at specs/nvidia.muh:3272
-            // items: inherited from policy int64 at specs/nvidia.muh:3295 | inherited from policy uint64 at
-            // specs/nvidia.muh:3299 | inherited from policy float64 at specs/nvidia.muh:3303
-            3,
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3275
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3276
-            // threads_per_segment: inherited from policy int64 at specs/nvidia.muh:3295 | inherited from policy uint64
-            // at specs/nvidia.muh:3299 | inherited from policy float64 at specs/nvidia.muh:3303
-            8,
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3262
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3263
+                6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3264
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3265
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3266
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3267
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3268
+            },
+            {
+                // medium
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3280
+                      // items: inherited from policy int64 at specs/nvidia.muh:3296 | inherited from policy uint64 at
+                      // specs/nvidia.muh:3300 | inherited from policy float64 at specs/nvidia.muh:3304
+                4,
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3283
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3284
+                16,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3281
+            },
+            {
+                // small
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3272
+                      // items: inherited from policy int64 at specs/nvidia.muh:3295 | inherited from policy uint64 at
+                      // specs/nvidia.muh:3299 | inherited from policy float64 at specs/nvidia.muh:3303
+                3,
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3275
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3276
+                                           // threads_per_segment: inherited from policy int64 at specs/nvidia.muh:3295
+                                           // | inherited from policy uint64 at specs/nvidia.muh:3299 | inherited from
+                                           // policy float64 at specs/nvidia.muh:3303
+                8,
+            },
         };
       }
       // default
       return policy{
-        { // large
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3262
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3263
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3264
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3265
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3266
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3267
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3268
-        },
-        { // medium
-          // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3280 |
-          // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3280
-          256,
-          nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3282
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3283
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3284
-          16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3281
-        },
-        { // small
-          // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3272 |
-          // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3272
-          256,
-          nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3274
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3275
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3276
-          2, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3273
-        },
+          {
+              // large
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3262
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3263
+              6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3264
+              radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3265
+              block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3266
+              cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3267
+              block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3268
+          },
+          {
+              // medium
+              // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3280 |
+              // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3280
+              256,
+              nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3282
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3283
+              cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3284
+              16,                        // threads_per_segment: inherited from policy default at specs/nvidia.muh:3281
+          },
+          {
+              // small
+              // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3272 |
+              // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3272
+              256,
+              nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3274
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3275
+              cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3276
+              2,                         // threads_per_segment: inherited from policy default at specs/nvidia.muh:3273
+          },
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm86.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3212
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3213
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3239 | inherited from policy uint8 at
-            // specs/nvidia.muh:3242
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3215
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3216
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3217
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3218
-          },
-          { // medium
-            256, // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3230
-            nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3232
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3233
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3234
-            16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3231
-          },
-          { // small
-            256, // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3222
-            nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3224
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3225
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3226
-            2, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3223
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3212
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3213
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3239
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3242
+                4,
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3215
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3216
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3217
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3218
+            },
+            {
+                // medium
+                256,  // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3230
+                nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3232
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3233
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3234
+                16,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3231
+            },
+            {
+                // small
+                256,  // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3222
+                nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3224
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3225
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3226
+                2,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3223
+            },
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3212
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3213
-            6, // radix_bits: inherited from policy default at specs/nvidia.muh:3214
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3215
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3216
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3217
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3218
-          },
-          { // medium
-            256, // threads: inherited from policy default at specs/nvidia.muh:3230
-            // items: inherited from policy int64 at specs/nvidia.muh:3246 | inherited from policy uint64 at
-            // specs/nvidia.muh:3250 | inherited from policy float64 at specs/nvidia.muh:3254
-            4,
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3233
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3234
-            16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3231
-          },
-          { // small
-            256, // threads: inherited from policy default at specs/nvidia.muh:3222
-            // items: inherited from policy int64 at specs/nvidia.muh:3245 | inherited from policy uint64 at
-            // specs/nvidia.muh:3249 | inherited from policy float64 at specs/nvidia.muh:3253
-            3,
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3225
-            cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3226
-            // threads_per_segment: inherited from policy int64 at specs/nvidia.muh:3245 | inherited from policy uint64
-            // at specs/nvidia.muh:3249 | inherited from policy float64 at specs/nvidia.muh:3253
-            8,
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3212
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3213
+                6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3214
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3215
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3216
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3217
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3218
+            },
+            {
+                // medium
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3230
+                      // items: inherited from policy int64 at specs/nvidia.muh:3246 | inherited from policy uint64 at
+                      // specs/nvidia.muh:3250 | inherited from policy float64 at specs/nvidia.muh:3254
+                4,
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3233
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3234
+                16,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3231
+            },
+            {
+                // small
+                256,  // threads: inherited from policy default at specs/nvidia.muh:3222
+                      // items: inherited from policy int64 at specs/nvidia.muh:3245 | inherited from policy uint64 at
+                      // specs/nvidia.muh:3249 | inherited from policy float64 at specs/nvidia.muh:3253
+                3,
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3225
+                cache_load_modifier::ldg,         // modifier: inherited from policy default at specs/nvidia.muh:3226
+                                           // threads_per_segment: inherited from policy int64 at specs/nvidia.muh:3245
+                                           // | inherited from policy uint64 at specs/nvidia.muh:3249 | inherited from
+                                           // policy float64 at specs/nvidia.muh:3253
+                8,
+            },
         };
       }
       // default
       return policy{
-        { // large
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3212
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3213
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3214
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3215
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3216
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3217
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3218
-        },
-        { // medium
-          // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3230 |
-          // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3230
-          256,
-          nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3232
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3233
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3234
-          16, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3231
-        },
-        { // small
-          // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3222 |
-          // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3222
-          256,
-          nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3224
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3225
-          cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:3226
-          2, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3223
-        },
+          {
+              // large
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3212
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3213
+              6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3214
+              radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3215
+              block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3216
+              cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3217
+              block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3218
+          },
+          {
+              // medium
+              // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3230 |
+              // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3230
+              256,
+              nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3232
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3233
+              cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3234
+              16,                        // threads_per_segment: inherited from policy default at specs/nvidia.muh:3231
+          },
+          {
+              // small
+              // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3222 |
+              // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3222
+              256,
+              nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3224
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3225
+              cache_load_modifier::ldg,  // modifier: inherited from policy default at specs/nvidia.muh:3226
+              2,                         // threads_per_segment: inherited from policy default at specs/nvidia.muh:3223
+          },
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          { // large
-            // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3174
-            reg_bound_threads(256, 23, element_size(type), 49152, 32),
-            reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3175
-            // radix_bits: inherited from policy int8 at specs/nvidia.muh:3201 | inherited from policy uint8 at
-            // specs/nvidia.muh:3204
-            4,
-            radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3177
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3178
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3179
-            block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3180
-          },
-          { // medium
-            256, // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192
-            nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3194
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3195
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3196
-            32, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3193
-          },
-          { // small
-            256, // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184
-            nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3186
-            block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3187
-            cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3188
-            4, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3185
-          },
+            {
+                // large
+                // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3174
+                reg_bound_threads(256, 23, element_size(type), 49152, 32),
+                reg_bound_items(23,
+                                element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3175
+                                                      // radix_bits: inherited from policy int8 at specs/nvidia.muh:3201
+                                                      // | inherited from policy uint8 at specs/nvidia.muh:3204
+                4,
+                radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3177
+                block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3178
+                cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3179
+                block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3180
+            },
+            {
+                // medium
+                256,  // threads: nominal_4b(T4=256, I4=7, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192
+                nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3194
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3195
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3196
+                32,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3193
+            },
+            {
+                // small
+                256,  // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184
+                nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3186
+                block_load_algorithm::transpose,  // load: inherited from policy default at specs/nvidia.muh:3187
+                cache_load_modifier::default_,    // modifier: inherited from policy default at specs/nvidia.muh:3188
+                4,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3185
+            },
         };
       }
       // default
       return policy{
-        { // large
-          // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3174
-          reg_bound_threads(256, 23, element_size(type), 49152, 32),
-          reg_bound_items(23, element_size(type)), // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3175
-          6, // radix_bits: inherited from policy default at specs/nvidia.muh:3176
-          radix_rank_algorithm::memoize, // rank: inherited from policy default at specs/nvidia.muh:3177
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3178
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3179
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:3180
-        },
-        { // medium
-          // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192 |
-          // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192 | nominal_4b(T4=256, I4=7,
-          // 8 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192
-          256,
-          nominal_4b_items(7, element_size(type)), // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3194
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3195
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3196
-          32, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3193
-        },
-        { // small
-          // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184 |
-          // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184 | nominal_4b(T4=256, I4=9,
-          // 8 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184
-          256,
-          nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3186
-          block_load_algorithm::transpose, // load: inherited from policy default at specs/nvidia.muh:3187
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:3188
-          4, // threads_per_segment: inherited from policy default at specs/nvidia.muh:3185
-        },
+          {
+              // large
+              // threads: reg_bound of T4=256, I4=23 (smem 49152 B, warp 32) at specs/nvidia.muh:3174
+              reg_bound_threads(256, 23, element_size(type), 49152, 32),
+              reg_bound_items(23, element_size(type)),  // items: reg_bound of T4=256, I4=23 at specs/nvidia.muh:3175
+              6,                                 // radix_bits: inherited from policy default at specs/nvidia.muh:3176
+              radix_rank_algorithm::memoize,     // rank: inherited from policy default at specs/nvidia.muh:3177
+              block_load_algorithm::transpose,   // load: inherited from policy default at specs/nvidia.muh:3178
+              cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:3179
+              block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:3180
+          },
+          {
+              // medium
+              // threads: nominal_4b(T4=256, I4=7, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192 |
+              // nominal_4b(T4=256, I4=7, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192 | nominal_4b(T4=256,
+              // I4=7, 8 B; smem 49152 B, warp 32) at specs/nvidia.muh:3192
+              256,
+              nominal_4b_items(7, element_size(type)),  // items: nominal_4b of T4=256, I4=7 at specs/nvidia.muh:3194
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3195
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3196
+              32,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3193
+          },
+          {
+              // small
+              // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184 |
+              // nominal_4b(T4=256, I4=9, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184 | nominal_4b(T4=256,
+              // I4=9, 8 B; smem 49152 B, warp 32) at specs/nvidia.muh:3184
+              256,
+              nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:3186
+              block_load_algorithm::transpose,          // load: inherited from policy default at specs/nvidia.muh:3187
+              cache_load_modifier::default_,  // modifier: inherited from policy default at specs/nvidia.muh:3188
+              4,  // threads_per_segment: inherited from policy default at specs/nvidia.muh:3185
+          },
       };
     }
     // any other arch: the policies of sm80
@@ -482,342 +497,390 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort int8 on sm100, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).large.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort int8 on sm100, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).medium.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort int8 on sm100, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).medium.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).medium.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).medium.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort int8 on sm100, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort int8 on sm100, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).small.items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort int8 on sm100, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).large.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort float64 on sm100, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).large.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).large.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).large.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort float64 on sm100, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).medium.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort float64 on sm100, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).medium.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).medium.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).medium.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort float64 on sm100, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).small.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort float64 on sm100, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).small.items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).small.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).small.items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort float64 on sm100, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).large.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort bfloat16 on sm100, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).large.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).large.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).large.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort bfloat16 on sm100, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).medium.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort bfloat16 on sm100, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).medium.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).medium.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).medium.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort bfloat16 on sm100, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).small.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort bfloat16 on sm100, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).small.items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).small.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).small.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort bfloat16 on sm100, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).large.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort float32 on sm100, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).large.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).large.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).large.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).large.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort float32 on sm100, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).medium.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort float32 on sm100, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).medium.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).medium.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).medium.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).medium.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort float32 on sm100, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).small.threads <=
+                  hardware::sm100.max_threads_per_block,
               "segmented_sort float32 on sm100, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).small.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).small.items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).small.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).small.items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "segmented_sort float32 on sm100, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort int8 on sm90, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).large.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort int8 on sm90, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).medium.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort int8 on sm90, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).medium.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).medium.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).medium.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort int8 on sm90, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort int8 on sm90, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).small.items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort int8 on sm90, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).large.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort float64 on sm90, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).large.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).large.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).large.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort float64 on sm90, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).medium.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort float64 on sm90, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).medium.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).medium.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).medium.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort float64 on sm90, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).small.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort float64 on sm90, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).small.items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).small.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).small.items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort float64 on sm90, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).large.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort bfloat16 on sm90, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).large.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).large.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).large.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort bfloat16 on sm90, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).medium.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort bfloat16 on sm90, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).medium.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).medium.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).medium.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort bfloat16 on sm90, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).small.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort bfloat16 on sm90, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).small.items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).small.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).small.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort bfloat16 on sm90, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).large.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort float32 on sm90, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).large.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).large.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).large.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).large.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort float32 on sm90, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).medium.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort float32 on sm90, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).medium.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).medium.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).medium.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).medium.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort float32 on sm90, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).small.threads <=
+                  hardware::sm90.max_threads_per_block,
               "segmented_sort float32 on sm90, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).small.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).small.items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).small.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).small.items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "segmented_sort float32 on sm90, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort int8 on sm86, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).large.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort int8 on sm86, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).medium.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort int8 on sm86, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).medium.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).medium.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).medium.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort int8 on sm86, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort int8 on sm86, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).small.items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort int8 on sm86, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).large.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort float64 on sm86, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).large.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).large.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).large.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort float64 on sm86, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).medium.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort float64 on sm86, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).medium.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).medium.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).medium.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort float64 on sm86, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).small.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort float64 on sm86, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).small.items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).small.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).small.items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort float64 on sm86, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).large.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort bfloat16 on sm86, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).large.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).large.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).large.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort bfloat16 on sm86, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).medium.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort bfloat16 on sm86, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).medium.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).medium.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).medium.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort bfloat16 on sm86, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).small.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort bfloat16 on sm86, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).small.items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).small.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).small.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort bfloat16 on sm86, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).large.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort float32 on sm86, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).large.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).large.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).large.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).large.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort float32 on sm86, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).medium.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort float32 on sm86, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).medium.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).medium.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).medium.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).medium.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort float32 on sm86, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).small.threads <=
+                  hardware::sm86.max_threads_per_block,
               "segmented_sort float32 on sm86, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).small.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).small.items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).small.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).small.items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "segmented_sort float32 on sm86, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort int8 on sm80, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).large.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort int8 on sm80, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).medium.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort int8 on sm80, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).medium.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).medium.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).medium.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort int8 on sm80, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort int8 on sm80, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).small.items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort int8 on sm80, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).large.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort bfloat16 on sm80, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).large.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).large.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).large.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort bfloat16 on sm80, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).medium.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort bfloat16 on sm80, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).medium.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).medium.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).medium.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort bfloat16 on sm80, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).small.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort bfloat16 on sm80, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).small.items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).small.threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).small.items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort bfloat16 on sm80, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).large.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort float32 on sm80, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).large.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).large.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).large.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort float32 on sm80, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).medium.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort float32 on sm80, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).medium.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).medium.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).medium.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort float32 on sm80, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).small.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort float32 on sm80, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).small.items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).small.threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).small.items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort float32 on sm80, small: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).large.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort float64 on sm80, large: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).large.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).large.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).large.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).large.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort float64 on sm80, large: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).medium.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort float64 on sm80, medium: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).medium.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).medium.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).medium.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).medium.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort float64 on sm80, medium: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).small.threads <=
+                  hardware::sm80.max_threads_per_block,
               "segmented_sort float64 on sm80, small: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).small.threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).small.items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).small.threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).small.items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "segmented_sort float64 on sm80, small: the tile must fit smem_per_block (49152 B)");
 
-} // namespace segmented_sort
+}  // namespace segmented_sort
 MUH_TUNING_NAMESPACE_END

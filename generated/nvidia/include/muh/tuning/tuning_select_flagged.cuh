@@ -7,335 +7,311 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace select_flagged
-{
+namespace select_flagged {
 
 //! One select_flagged policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1484 | inherited from policy uint8 at
-          // specs/nvidia.muh:1490
-          896,
-          // items: inherited from policy int8 at specs/nvidia.muh:1485 | inherited from policy uint8 at
-          // specs/nvidia.muh:1491
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1477
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1478
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1479
-          // delay: inherited from policy int8 at specs/nvidia.muh:1486 | inherited from policy uint8 at
-          // specs/nvidia.muh:1492
-          delay_policy{delay_kind::backon, 84, 480},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1484 | inherited from policy uint8 at
+            // specs/nvidia.muh:1490
+            896,
+            // items: inherited from policy int8 at specs/nvidia.muh:1485 | inherited from policy uint8 at
+            // specs/nvidia.muh:1491
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1477
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1478
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1479
+            // delay: inherited from policy int8 at specs/nvidia.muh:1486 | inherited from policy uint8 at
+            // specs/nvidia.muh:1492
+            delay_policy{delay_kind::backon, 84, 480},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1496 | inherited from policy uint16 at
-          // specs/nvidia.muh:1502
-          256,
-          // items: inherited from policy int16 at specs/nvidia.muh:1497 | inherited from policy uint16 at
-          // specs/nvidia.muh:1503
-          22,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1477
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1478
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1479
-          // delay: inherited from policy int16 at specs/nvidia.muh:1498 | inherited from policy uint16 at
-          // specs/nvidia.muh:1504
-          delay_policy{delay_kind::backon_jitter_window, 1292, 750},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1496 | inherited from policy uint16 at
+            // specs/nvidia.muh:1502
+            256,
+            // items: inherited from policy int16 at specs/nvidia.muh:1497 | inherited from policy uint16 at
+            // specs/nvidia.muh:1503
+            22,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1477
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1478
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1479
+            // delay: inherited from policy int16 at specs/nvidia.muh:1498 | inherited from policy uint16 at
+            // specs/nvidia.muh:1504
+            delay_policy{delay_kind::backon_jitter_window, 1292, 750},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1508 | inherited from policy uint32 at
-          // specs/nvidia.muh:1514 | inherited from policy float32 at specs/nvidia.muh:1534
-          512,
-          // items: inherited from policy int32 at specs/nvidia.muh:1509 | inherited from policy uint32 at
-          // specs/nvidia.muh:1515 | inherited from policy float32 at specs/nvidia.muh:1535
-          14,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1477
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1478
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1479
-          // delay: inherited from policy int32 at specs/nvidia.muh:1510 | inherited from policy uint32 at
-          // specs/nvidia.muh:1516 | inherited from policy float32 at specs/nvidia.muh:1536
-          delay_policy{delay_kind::backon_jitter, 844, 675},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1508 | inherited from policy uint32 at
+            // specs/nvidia.muh:1514 | inherited from policy float32 at specs/nvidia.muh:1534
+            512,
+            // items: inherited from policy int32 at specs/nvidia.muh:1509 | inherited from policy uint32 at
+            // specs/nvidia.muh:1515 | inherited from policy float32 at specs/nvidia.muh:1535
+            14,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1477
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1478
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1479
+            // delay: inherited from policy int32 at specs/nvidia.muh:1510 | inherited from policy uint32 at
+            // specs/nvidia.muh:1516 | inherited from policy float32 at specs/nvidia.muh:1536
+            delay_policy{delay_kind::backon_jitter, 844, 675},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1520 | inherited from policy uint64 at
-          // specs/nvidia.muh:1527 | inherited from policy float64 at specs/nvidia.muh:1540
-          320,
-          // items: inherited from policy int64 at specs/nvidia.muh:1521 | inherited from policy uint64 at
-          // specs/nvidia.muh:1528 | inherited from policy float64 at specs/nvidia.muh:1541
-          11,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1477
-          // modifier: inherited from policy int64 at specs/nvidia.muh:1522 | inherited from policy uint64 at
-          // specs/nvidia.muh:1529 | inherited from policy float64 at specs/nvidia.muh:1542
-          cache_load_modifier::ca,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1479
-          // delay: inherited from policy int64 at specs/nvidia.muh:1523 | inherited from policy uint64 at
-          // specs/nvidia.muh:1530 | inherited from policy float64 at specs/nvidia.muh:1543
-          delay_policy{delay_kind::backon, 660, 1030},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1520 | inherited from policy uint64 at
+            // specs/nvidia.muh:1527 | inherited from policy float64 at specs/nvidia.muh:1540
+            320,
+            // items: inherited from policy int64 at specs/nvidia.muh:1521 | inherited from policy uint64 at
+            // specs/nvidia.muh:1528 | inherited from policy float64 at specs/nvidia.muh:1541
+            11,
+            block_load_algorithm::direct,  // load: inherited from policy default at specs/nvidia.muh:1477
+            // modifier: inherited from policy int64 at specs/nvidia.muh:1522 | inherited from policy uint64 at
+            // specs/nvidia.muh:1529 | inherited from policy float64 at specs/nvidia.muh:1542
+            cache_load_modifier::ca,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1479
+            // delay: inherited from policy int64 at specs/nvidia.muh:1523 | inherited from policy uint64 at
+            // specs/nvidia.muh:1530 | inherited from policy float64 at specs/nvidia.muh:1543
+            delay_policy{delay_kind::backon, 660, 1030},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1475 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1475 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1475 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1475
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1476
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1477
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1478
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1479
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1480
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1475 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1475 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1475 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1475
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1476
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1477
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1478
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1479
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1480
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1411 | inherited from policy uint8 at
-          // specs/nvidia.muh:1417
-          448,
-          // items: inherited from policy int8 at specs/nvidia.muh:1412 | inherited from policy uint8 at
-          // specs/nvidia.muh:1418
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1404
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1405
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1406
-          // delay: inherited from policy int8 at specs/nvidia.muh:1413 | inherited from policy uint8 at
-          // specs/nvidia.muh:1419
-          delay_policy{delay_kind::no_delay, 0, 715},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1411 | inherited from policy uint8 at
+            // specs/nvidia.muh:1417
+            448,
+            // items: inherited from policy int8 at specs/nvidia.muh:1412 | inherited from policy uint8 at
+            // specs/nvidia.muh:1418
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1404
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1405
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1406
+            // delay: inherited from policy int8 at specs/nvidia.muh:1413 | inherited from policy uint8 at
+            // specs/nvidia.muh:1419
+            delay_policy{delay_kind::no_delay, 0, 715},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1423 | inherited from policy uint16 at
-          // specs/nvidia.muh:1429
-          448,
-          // items: inherited from policy int16 at specs/nvidia.muh:1424 | inherited from policy uint16 at
-          // specs/nvidia.muh:1430
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1404
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1405
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1406
-          // delay: inherited from policy int16 at specs/nvidia.muh:1425 | inherited from policy uint16 at
-          // specs/nvidia.muh:1431
-          delay_policy{delay_kind::fixed, 504, 765},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1423 | inherited from policy uint16 at
+            // specs/nvidia.muh:1429
+            448,
+            // items: inherited from policy int16 at specs/nvidia.muh:1424 | inherited from policy uint16 at
+            // specs/nvidia.muh:1430
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1404
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1405
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1406
+            // delay: inherited from policy int16 at specs/nvidia.muh:1425 | inherited from policy uint16 at
+            // specs/nvidia.muh:1431
+            delay_policy{delay_kind::fixed, 504, 765},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1435 | inherited from policy uint32 at
-          // specs/nvidia.muh:1441 | inherited from policy float32 at specs/nvidia.muh:1459
-          384,
-          // items: inherited from policy int32 at specs/nvidia.muh:1436 | inherited from policy uint32 at
-          // specs/nvidia.muh:1442 | inherited from policy float32 at specs/nvidia.muh:1460
-          15,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1404
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1405
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1406
-          // delay: inherited from policy int32 at specs/nvidia.muh:1437 | inherited from policy uint32 at
-          // specs/nvidia.muh:1443 | inherited from policy float32 at specs/nvidia.muh:1461
-          delay_policy{delay_kind::fixed, 415, 1125},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1435 | inherited from policy uint32 at
+            // specs/nvidia.muh:1441 | inherited from policy float32 at specs/nvidia.muh:1459
+            384,
+            // items: inherited from policy int32 at specs/nvidia.muh:1436 | inherited from policy uint32 at
+            // specs/nvidia.muh:1442 | inherited from policy float32 at specs/nvidia.muh:1460
+            15,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1404
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1405
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1406
+            // delay: inherited from policy int32 at specs/nvidia.muh:1437 | inherited from policy uint32 at
+            // specs/nvidia.muh:1443 | inherited from policy float32 at specs/nvidia.muh:1461
+            delay_policy{delay_kind::fixed, 415, 1125},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1447 | inherited from policy uint64 at
-          // specs/nvidia.muh:1453 | inherited from policy float64 at specs/nvidia.muh:1465
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:1448 | inherited from policy uint64 at
-          // specs/nvidia.muh:1454 | inherited from policy float64 at specs/nvidia.muh:1466
-          11,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1404
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1405
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1406
-          // delay: inherited from policy int64 at specs/nvidia.muh:1449 | inherited from policy uint64 at
-          // specs/nvidia.muh:1455 | inherited from policy float64 at specs/nvidia.muh:1467
-          delay_policy{delay_kind::fixed, 360, 1170},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1447 | inherited from policy uint64 at
+            // specs/nvidia.muh:1453 | inherited from policy float64 at specs/nvidia.muh:1465
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:1448 | inherited from policy uint64 at
+            // specs/nvidia.muh:1454 | inherited from policy float64 at specs/nvidia.muh:1466
+            11,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1404
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1405
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1406
+            // delay: inherited from policy int64 at specs/nvidia.muh:1449 | inherited from policy uint64 at
+            // specs/nvidia.muh:1455 | inherited from policy float64 at specs/nvidia.muh:1467
+            delay_policy{delay_kind::fixed, 360, 1170},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1402 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1402 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1402 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1402
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1403
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1404
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1405
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1406
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1407
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1402 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1402 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1402 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1402
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1403
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1404
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1405
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1406
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1407
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 |
-        // nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10,
-        // 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 |
-        // nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1390
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1391
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1392
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1393
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1394
+          // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 |
+          // nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10,
+          // 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:1389 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389 |
+          // nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:1389
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1390
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1391
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:1392
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1393
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1394
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1338 | inherited from policy uint8 at
-          // specs/nvidia.muh:1344
-          224,
-          // items: inherited from policy int8 at specs/nvidia.muh:1339 | inherited from policy uint8 at
-          // specs/nvidia.muh:1345
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1331
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1332
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1333
-          // delay: inherited from policy int8 at specs/nvidia.muh:1340 | inherited from policy uint8 at
-          // specs/nvidia.muh:1346
-          delay_policy{delay_kind::no_delay, 0, 735},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1338 | inherited from policy uint8 at
+            // specs/nvidia.muh:1344
+            224,
+            // items: inherited from policy int8 at specs/nvidia.muh:1339 | inherited from policy uint8 at
+            // specs/nvidia.muh:1345
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1331
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1332
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1333
+            // delay: inherited from policy int8 at specs/nvidia.muh:1340 | inherited from policy uint8 at
+            // specs/nvidia.muh:1346
+            delay_policy{delay_kind::no_delay, 0, 735},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1350 | inherited from policy uint16 at
-          // specs/nvidia.muh:1357
-          256,
-          // items: inherited from policy int16 at specs/nvidia.muh:1351 | inherited from policy uint16 at
-          // specs/nvidia.muh:1358
-          20,
-          // load: inherited from policy int16 at specs/nvidia.muh:1352 | inherited from policy uint16 at
-          // specs/nvidia.muh:1359
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1332
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1333
-          // delay: inherited from policy int16 at specs/nvidia.muh:1353 | inherited from policy uint16 at
-          // specs/nvidia.muh:1360
-          delay_policy{delay_kind::no_delay, 0, 1155},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1350 | inherited from policy uint16 at
+            // specs/nvidia.muh:1357
+            256,
+            // items: inherited from policy int16 at specs/nvidia.muh:1351 | inherited from policy uint16 at
+            // specs/nvidia.muh:1358
+            20,
+            // load: inherited from policy int16 at specs/nvidia.muh:1352 | inherited from policy uint16 at
+            // specs/nvidia.muh:1359
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1332
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1333
+            // delay: inherited from policy int16 at specs/nvidia.muh:1353 | inherited from policy uint16 at
+            // specs/nvidia.muh:1360
+            delay_policy{delay_kind::no_delay, 0, 1155},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          320, // threads: nominal_4b(T4=320, I4=10, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1363, 1364, 1377
-          nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=320, I4=10 at specs/nvidia.muh:1330
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1331
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1332
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1333
-          // delay: inherited from policy int32 at specs/nvidia.muh:1363 | inherited from policy uint32 at
-          // specs/nvidia.muh:1364 | inherited from policy float32 at specs/nvidia.muh:1377
-          delay_policy{delay_kind::fixed, 124, 1115},
+            320,  // threads: nominal_4b(T4=320, I4=10, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1363, 1364, 1377
+            nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=320, I4=10 at specs/nvidia.muh:1330
+            block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1331
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1332
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1333
+            // delay: inherited from policy int32 at specs/nvidia.muh:1363 | inherited from policy uint32 at
+            // specs/nvidia.muh:1364 | inherited from policy float32 at specs/nvidia.muh:1377
+            delay_policy{delay_kind::fixed, 124, 1115},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1366 | inherited from policy uint64 at
-          // specs/nvidia.muh:1372 | inherited from policy float64 at specs/nvidia.muh:1379
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:1367 | inherited from policy uint64 at
-          // specs/nvidia.muh:1373 | inherited from policy float64 at specs/nvidia.muh:1380
-          6,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1331
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1332
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1333
-          // delay: inherited from policy int64 at specs/nvidia.muh:1368 | inherited from policy uint64 at
-          // specs/nvidia.muh:1374 | inherited from policy float64 at specs/nvidia.muh:1381
-          delay_policy{delay_kind::no_delay, 0, 1130},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1366 | inherited from policy uint64 at
+            // specs/nvidia.muh:1372 | inherited from policy float64 at specs/nvidia.muh:1379
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:1367 | inherited from policy uint64 at
+            // specs/nvidia.muh:1373 | inherited from policy float64 at specs/nvidia.muh:1380
+            6,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1331
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1332
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1333
+            // delay: inherited from policy int64 at specs/nvidia.muh:1368 | inherited from policy uint64 at
+            // specs/nvidia.muh:1374 | inherited from policy float64 at specs/nvidia.muh:1381
+            delay_policy{delay_kind::no_delay, 0, 1130},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1329 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1329 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1329 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1329
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1330
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1331
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1332
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1333
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1334
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1329 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1329 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1329 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1329
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1330
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1331
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1332
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1333
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1334
       };
     }
     // any other arch: the policies of sm80
@@ -344,178 +320,209 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_flagged int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_flagged int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_flagged float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_flagged float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_flagged bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "select_flagged record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_flagged int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_flagged int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_flagged float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_flagged float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_flagged bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "select_flagged record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "select_flagged int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "select_flagged record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_flagged int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_flagged int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_flagged float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_flagged float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_flagged bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "select_flagged record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace select_flagged
+}  // namespace select_flagged
 MUH_TUNING_NAMESPACE_END

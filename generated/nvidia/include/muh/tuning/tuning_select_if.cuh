@@ -7,350 +7,327 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace select_if
-{
+namespace select_if {
 
 //! One select_if policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          384, // threads: nominal_4b(T4=384, I4=22, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:769, 774
-          nominal_4b_items(22, element_size(type)), // items: nominal_4b of T4=384, I4=22 at specs/nvidia.muh:770, 775
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:762
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:763
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:764
-          // delay: inherited from policy int8 at specs/nvidia.muh:771; measured
-          // trp_0.ld_0.ipt_22.tpb_384.ns_0.dcid_2.l2w_915 1.099232 0.980183 1.096778 1.545455 on NVIDIA B200 |
-          // inherited from policy uint8 at specs/nvidia.muh:776; measured trp_0.ld_0.ipt_22.tpb_384.ns_0.dcid_2.l2w_915
-          // 1.099232 0.980183 1.096778 1.545455 on NVIDIA B200
-          delay_policy{delay_kind::backoff, 0, 915},
+            384,  // threads: nominal_4b(T4=384, I4=22, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:769, 774
+            nominal_4b_items(22,
+                             element_size(type)),  // items: nominal_4b of T4=384, I4=22 at specs/nvidia.muh:770, 775
+            block_load_algorithm::direct,          // load: inherited from policy default at specs/nvidia.muh:762
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:763
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:764
+            // delay: inherited from policy int8 at specs/nvidia.muh:771; measured
+            // trp_0.ld_0.ipt_22.tpb_384.ns_0.dcid_2.l2w_915 1.099232 0.980183 1.096778 1.545455 on NVIDIA B200 |
+            // inherited from policy uint8 at specs/nvidia.muh:776; measured
+            // trp_0.ld_0.ipt_22.tpb_384.ns_0.dcid_2.l2w_915 1.099232 0.980183 1.096778 1.545455 on NVIDIA B200
+            delay_policy{delay_kind::backoff, 0, 915},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:779 | inherited from policy uint16 at
-          // specs/nvidia.muh:786
-          256,
-          // items: inherited from policy int16 at specs/nvidia.muh:780 | inherited from policy uint16 at
-          // specs/nvidia.muh:787
-          22,
-          // load: inherited from policy int16 at specs/nvidia.muh:782 | inherited from policy uint16 at
-          // specs/nvidia.muh:789
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:763
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:764
-          // delay: inherited from policy int16 at specs/nvidia.muh:783 | inherited from policy uint16 at
-          // specs/nvidia.muh:790
-          delay_policy{delay_kind::fixed, 320, 605},
+            // threads: inherited from policy int16 at specs/nvidia.muh:779 | inherited from policy uint16 at
+            // specs/nvidia.muh:786
+            256,
+            // items: inherited from policy int16 at specs/nvidia.muh:780 | inherited from policy uint16 at
+            // specs/nvidia.muh:787
+            22,
+            // load: inherited from policy int16 at specs/nvidia.muh:782 | inherited from policy uint16 at
+            // specs/nvidia.muh:789
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:763
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:764
+            // delay: inherited from policy int16 at specs/nvidia.muh:783 | inherited from policy uint16 at
+            // specs/nvidia.muh:790
+            delay_policy{delay_kind::fixed, 320, 605},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          384, // threads: nominal_4b(T4=384, I4=15, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:793, 799, 805
-          // items: nominal_4b of T4=384, I4=15 at specs/nvidia.muh:794, 800, 806
-          nominal_4b_items(15, element_size(type)),
-          // load: inherited from policy int32 at specs/nvidia.muh:795 | inherited from policy uint32 at
-          // specs/nvidia.muh:801 | inherited from policy float32 at specs/nvidia.muh:807
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:763
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:764
-          // delay: inherited from policy int32 at specs/nvidia.muh:796; measured
-          // trp_1.ld_0.ipt_15.tpb_384.ns_1508.dcid_5.l2w_585 1.201993 0.920103 1.185134 1.441805 on NVIDIA B200 |
-          // inherited from policy uint32 at specs/nvidia.muh:802; measured
-          // trp_1.ld_0.ipt_15.tpb_384.ns_1508.dcid_5.l2w_585 1.201993 0.920103 1.185134 1.441805 on NVIDIA B200 |
-          // inherited from policy float32 at specs/nvidia.muh:808; measured
-          // trp_1.ld_0.ipt_15.tpb_384.ns_1508.dcid_5.l2w_585 1.201993 0.920103 1.185134 1.441805 on NVIDIA B200
-          delay_policy{delay_kind::backon_jitter_window, 1508, 585},
+            384,  // threads: nominal_4b(T4=384, I4=15, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:793, 799, 805
+            // items: nominal_4b of T4=384, I4=15 at specs/nvidia.muh:794, 800, 806
+            nominal_4b_items(15, element_size(type)),
+            // load: inherited from policy int32 at specs/nvidia.muh:795 | inherited from policy uint32 at
+            // specs/nvidia.muh:801 | inherited from policy float32 at specs/nvidia.muh:807
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:763
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:764
+            // delay: inherited from policy int32 at specs/nvidia.muh:796; measured
+            // trp_1.ld_0.ipt_15.tpb_384.ns_1508.dcid_5.l2w_585 1.201993 0.920103 1.185134 1.441805 on NVIDIA B200 |
+            // inherited from policy uint32 at specs/nvidia.muh:802; measured
+            // trp_1.ld_0.ipt_15.tpb_384.ns_1508.dcid_5.l2w_585 1.201993 0.920103 1.185134 1.441805 on NVIDIA B200 |
+            // inherited from policy float32 at specs/nvidia.muh:808; measured
+            // trp_1.ld_0.ipt_15.tpb_384.ns_1508.dcid_5.l2w_585 1.201993 0.920103 1.185134 1.441805 on NVIDIA B200
+            delay_policy{delay_kind::backon_jitter_window, 1508, 585},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:811 | inherited from policy uint64 at
-          // specs/nvidia.muh:818 | inherited from policy float64 at specs/nvidia.muh:825
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:812 | inherited from policy uint64 at
-          // specs/nvidia.muh:819 | inherited from policy float64 at specs/nvidia.muh:826
-          11,
-          // load: inherited from policy int64 at specs/nvidia.muh:814 | inherited from policy uint64 at
-          // specs/nvidia.muh:821 | inherited from policy float64 at specs/nvidia.muh:828
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:763
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:764
-          // delay: inherited from policy int64 at specs/nvidia.muh:815 | inherited from policy uint64 at
-          // specs/nvidia.muh:822 | inherited from policy float64 at specs/nvidia.muh:829
-          delay_policy{delay_kind::fixed, 380, 1140},
+            // threads: inherited from policy int64 at specs/nvidia.muh:811 | inherited from policy uint64 at
+            // specs/nvidia.muh:818 | inherited from policy float64 at specs/nvidia.muh:825
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:812 | inherited from policy uint64 at
+            // specs/nvidia.muh:819 | inherited from policy float64 at specs/nvidia.muh:826
+            11,
+            // load: inherited from policy int64 at specs/nvidia.muh:814 | inherited from policy uint64 at
+            // specs/nvidia.muh:821 | inherited from policy float64 at specs/nvidia.muh:828
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:763
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:764
+            // delay: inherited from policy int64 at specs/nvidia.muh:815 | inherited from policy uint64 at
+            // specs/nvidia.muh:822 | inherited from policy float64 at specs/nvidia.muh:829
+            delay_policy{delay_kind::fixed, 380, 1140},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:760 | nominal_4b(T4=128,
-        // I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:760 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:760 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:760
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:761
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:762
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:763
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:764
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:765
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:760 | nominal_4b(T4=128,
+          // I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:760 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:760 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:760
+          128,
+          nominal_4b_items(10, element_size(type)),   // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:761
+          block_load_algorithm::direct,               // load: inherited from policy default at specs/nvidia.muh:762
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:763
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:764
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:765
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:687 | inherited from policy uint8 at
-          // specs/nvidia.muh:693
-          256,
-          // items: inherited from policy int8 at specs/nvidia.muh:688 | inherited from policy uint8 at
-          // specs/nvidia.muh:694
-          22,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:680
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:681
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:682
-          // delay: inherited from policy int8 at specs/nvidia.muh:690 | inherited from policy uint8 at
-          // specs/nvidia.muh:696
-          delay_policy{delay_kind::no_delay, 0, 580},
+            // threads: inherited from policy int8 at specs/nvidia.muh:687 | inherited from policy uint8 at
+            // specs/nvidia.muh:693
+            256,
+            // items: inherited from policy int8 at specs/nvidia.muh:688 | inherited from policy uint8 at
+            // specs/nvidia.muh:694
+            22,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:680
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:681
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:682
+            // delay: inherited from policy int8 at specs/nvidia.muh:690 | inherited from policy uint8 at
+            // specs/nvidia.muh:696
+            delay_policy{delay_kind::no_delay, 0, 580},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:699 | inherited from policy uint16 at
-          // specs/nvidia.muh:706
-          256,
-          // items: inherited from policy int16 at specs/nvidia.muh:700 | inherited from policy uint16 at
-          // specs/nvidia.muh:707
-          22,
-          // load: inherited from policy int16 at specs/nvidia.muh:702 | inherited from policy uint16 at
-          // specs/nvidia.muh:709
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:681
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:682
-          // delay: inherited from policy int16 at specs/nvidia.muh:703 | inherited from policy uint16 at
-          // specs/nvidia.muh:710
-          delay_policy{delay_kind::fixed, 320, 605},
+            // threads: inherited from policy int16 at specs/nvidia.muh:699 | inherited from policy uint16 at
+            // specs/nvidia.muh:706
+            256,
+            // items: inherited from policy int16 at specs/nvidia.muh:700 | inherited from policy uint16 at
+            // specs/nvidia.muh:707
+            22,
+            // load: inherited from policy int16 at specs/nvidia.muh:702 | inherited from policy uint16 at
+            // specs/nvidia.muh:709
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:681
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:682
+            // delay: inherited from policy int16 at specs/nvidia.muh:703 | inherited from policy uint16 at
+            // specs/nvidia.muh:710
+            delay_policy{delay_kind::fixed, 320, 605},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:713 | inherited from policy uint32 at
-          // specs/nvidia.muh:720 | inherited from policy float32 at specs/nvidia.muh:727
-          384,
-          // items: inherited from policy int32 at specs/nvidia.muh:714 | inherited from policy uint32 at
-          // specs/nvidia.muh:721 | inherited from policy float32 at specs/nvidia.muh:728
-          17,
-          // load: inherited from policy int32 at specs/nvidia.muh:716 | inherited from policy uint32 at
-          // specs/nvidia.muh:723 | inherited from policy float32 at specs/nvidia.muh:730
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:681
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:682
-          // delay: inherited from policy int32 at specs/nvidia.muh:717 | inherited from policy uint32 at
-          // specs/nvidia.muh:724 | inherited from policy float32 at specs/nvidia.muh:731
-          delay_policy{delay_kind::fixed, 76, 1150},
+            // threads: inherited from policy int32 at specs/nvidia.muh:713 | inherited from policy uint32 at
+            // specs/nvidia.muh:720 | inherited from policy float32 at specs/nvidia.muh:727
+            384,
+            // items: inherited from policy int32 at specs/nvidia.muh:714 | inherited from policy uint32 at
+            // specs/nvidia.muh:721 | inherited from policy float32 at specs/nvidia.muh:728
+            17,
+            // load: inherited from policy int32 at specs/nvidia.muh:716 | inherited from policy uint32 at
+            // specs/nvidia.muh:723 | inherited from policy float32 at specs/nvidia.muh:730
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:681
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:682
+            // delay: inherited from policy int32 at specs/nvidia.muh:717 | inherited from policy uint32 at
+            // specs/nvidia.muh:724 | inherited from policy float32 at specs/nvidia.muh:731
+            delay_policy{delay_kind::fixed, 76, 1150},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:734 | inherited from policy uint64 at
-          // specs/nvidia.muh:741 | inherited from policy float64 at specs/nvidia.muh:748
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:735 | inherited from policy uint64 at
-          // specs/nvidia.muh:742 | inherited from policy float64 at specs/nvidia.muh:749
-          11,
-          // load: inherited from policy int64 at specs/nvidia.muh:737 | inherited from policy uint64 at
-          // specs/nvidia.muh:744 | inherited from policy float64 at specs/nvidia.muh:751
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:681
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:682
-          // delay: inherited from policy int64 at specs/nvidia.muh:738 | inherited from policy uint64 at
-          // specs/nvidia.muh:745 | inherited from policy float64 at specs/nvidia.muh:752
-          delay_policy{delay_kind::fixed, 380, 1140},
+            // threads: inherited from policy int64 at specs/nvidia.muh:734 | inherited from policy uint64 at
+            // specs/nvidia.muh:741 | inherited from policy float64 at specs/nvidia.muh:748
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:735 | inherited from policy uint64 at
+            // specs/nvidia.muh:742 | inherited from policy float64 at specs/nvidia.muh:749
+            11,
+            // load: inherited from policy int64 at specs/nvidia.muh:737 | inherited from policy uint64 at
+            // specs/nvidia.muh:744 | inherited from policy float64 at specs/nvidia.muh:751
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:681
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:682
+            // delay: inherited from policy int64 at specs/nvidia.muh:738 | inherited from policy uint64 at
+            // specs/nvidia.muh:745 | inherited from policy float64 at specs/nvidia.muh:752
+            delay_policy{delay_kind::fixed, 380, 1140},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:678 | nominal_4b(T4=128,
-        // I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:678 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:678 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:678
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:679
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:680
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:681
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:682
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:683
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:678 | nominal_4b(T4=128,
+          // I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:678 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:678 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:678
+          128,
+          nominal_4b_items(10, element_size(type)),   // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:679
+          block_load_algorithm::direct,               // load: inherited from policy default at specs/nvidia.muh:680
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:681
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:682
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:683
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128,
-        // I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 |
-        // nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:665
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:666
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:667
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:668
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:669
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:670
+          // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128,
+          // I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 |
+          // nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:665 | nominal_4b(T4=128, I4=10,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:665
+          128,
+          nominal_4b_items(10, element_size(type)),   // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:666
+          block_load_algorithm::direct,               // load: inherited from policy default at specs/nvidia.muh:667
+          cache_load_modifier::ldg,                   // modifier: inherited from policy default at specs/nvidia.muh:668
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:669
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:670
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:595 | inherited from policy uint8 at
-          // specs/nvidia.muh:601
-          992,
-          // items: inherited from policy int8 at specs/nvidia.muh:596 | inherited from policy uint8 at
-          // specs/nvidia.muh:602
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:588
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:589
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:590
-          // delay: inherited from policy int8 at specs/nvidia.muh:598 | inherited from policy uint8 at
-          // specs/nvidia.muh:604
-          delay_policy{delay_kind::no_delay, 0, 395},
+            // threads: inherited from policy int8 at specs/nvidia.muh:595 | inherited from policy uint8 at
+            // specs/nvidia.muh:601
+            992,
+            // items: inherited from policy int8 at specs/nvidia.muh:596 | inherited from policy uint8 at
+            // specs/nvidia.muh:602
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:588
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:589
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:590
+            // delay: inherited from policy int8 at specs/nvidia.muh:598 | inherited from policy uint8 at
+            // specs/nvidia.muh:604
+            delay_policy{delay_kind::no_delay, 0, 395},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:607 | inherited from policy uint16 at
-          // specs/nvidia.muh:613
-          576,
-          // items: inherited from policy int16 at specs/nvidia.muh:608 | inherited from policy uint16 at
-          // specs/nvidia.muh:614
-          14,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:588
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:589
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:590
-          // delay: inherited from policy int16 at specs/nvidia.muh:610 | inherited from policy uint16 at
-          // specs/nvidia.muh:616
-          delay_policy{delay_kind::no_delay, 0, 870},
+            // threads: inherited from policy int16 at specs/nvidia.muh:607 | inherited from policy uint16 at
+            // specs/nvidia.muh:613
+            576,
+            // items: inherited from policy int16 at specs/nvidia.muh:608 | inherited from policy uint16 at
+            // specs/nvidia.muh:614
+            14,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:588
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:589
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:590
+            // delay: inherited from policy int16 at specs/nvidia.muh:610 | inherited from policy uint16 at
+            // specs/nvidia.muh:616
+            delay_policy{delay_kind::no_delay, 0, 870},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:619 | inherited from policy uint32 at
-          // specs/nvidia.muh:626 | inherited from policy float32 at specs/nvidia.muh:633
-          256,
-          // items: inherited from policy int32 at specs/nvidia.muh:620 | inherited from policy uint32 at
-          // specs/nvidia.muh:627 | inherited from policy float32 at specs/nvidia.muh:634
-          18,
-          // load: inherited from policy int32 at specs/nvidia.muh:622 | inherited from policy uint32 at
-          // specs/nvidia.muh:629 | inherited from policy float32 at specs/nvidia.muh:636
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:589
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:590
-          // delay: inherited from policy int32 at specs/nvidia.muh:623 | inherited from policy uint32 at
-          // specs/nvidia.muh:630 | inherited from policy float32 at specs/nvidia.muh:637
-          delay_policy{delay_kind::no_delay, 0, 1130},
+            // threads: inherited from policy int32 at specs/nvidia.muh:619 | inherited from policy uint32 at
+            // specs/nvidia.muh:626 | inherited from policy float32 at specs/nvidia.muh:633
+            256,
+            // items: inherited from policy int32 at specs/nvidia.muh:620 | inherited from policy uint32 at
+            // specs/nvidia.muh:627 | inherited from policy float32 at specs/nvidia.muh:634
+            18,
+            // load: inherited from policy int32 at specs/nvidia.muh:622 | inherited from policy uint32 at
+            // specs/nvidia.muh:629 | inherited from policy float32 at specs/nvidia.muh:636
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:589
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:590
+            // delay: inherited from policy int32 at specs/nvidia.muh:623 | inherited from policy uint32 at
+            // specs/nvidia.muh:630 | inherited from policy float32 at specs/nvidia.muh:637
+            delay_policy{delay_kind::no_delay, 0, 1130},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:640 | inherited from policy uint64 at
-          // specs/nvidia.muh:647 | inherited from policy float64 at specs/nvidia.muh:654
-          192,
-          // items: inherited from policy int64 at specs/nvidia.muh:641 | inherited from policy uint64 at
-          // specs/nvidia.muh:648 | inherited from policy float64 at specs/nvidia.muh:655
-          10,
-          // load: inherited from policy int64 at specs/nvidia.muh:643 | inherited from policy uint64 at
-          // specs/nvidia.muh:650 | inherited from policy float64 at specs/nvidia.muh:657
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:589
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:590
-          // delay: inherited from policy int64 at specs/nvidia.muh:644 | inherited from policy uint64 at
-          // specs/nvidia.muh:651 | inherited from policy float64 at specs/nvidia.muh:658
-          delay_policy{delay_kind::fixed, 832, 1165},
+            // threads: inherited from policy int64 at specs/nvidia.muh:640 | inherited from policy uint64 at
+            // specs/nvidia.muh:647 | inherited from policy float64 at specs/nvidia.muh:654
+            192,
+            // items: inherited from policy int64 at specs/nvidia.muh:641 | inherited from policy uint64 at
+            // specs/nvidia.muh:648 | inherited from policy float64 at specs/nvidia.muh:655
+            10,
+            // load: inherited from policy int64 at specs/nvidia.muh:643 | inherited from policy uint64 at
+            // specs/nvidia.muh:650 | inherited from policy float64 at specs/nvidia.muh:657
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:589
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:590
+            // delay: inherited from policy int64 at specs/nvidia.muh:644 | inherited from policy uint64 at
+            // specs/nvidia.muh:651 | inherited from policy float64 at specs/nvidia.muh:658
+            delay_policy{delay_kind::fixed, 832, 1165},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:586 | nominal_4b(T4=128,
-        // I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:586 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:586 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:586
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:587
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:588
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:589
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:590
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:591
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:586 | nominal_4b(T4=128,
+          // I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:586 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:586 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:586
+          128,
+          nominal_4b_items(10, element_size(type)),   // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:587
+          block_load_algorithm::direct,               // load: inherited from policy default at specs/nvidia.muh:588
+          cache_load_modifier::default_,              // modifier: inherited from policy default at specs/nvidia.muh:589
+          block_scan_algorithm::warp_scans,           // block: inherited from policy default at specs/nvidia.muh:590
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:591
       };
     }
     // any other arch: the policies of sm80
@@ -359,178 +336,209 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_if int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "select_if int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_if int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "select_if int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_if float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "select_if float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_if float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "select_if float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "select_if bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "select_if bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "select_if record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "select_if pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "select_if record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_if int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "select_if int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_if int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "select_if int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_if float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "select_if float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_if float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "select_if float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "select_if bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "select_if bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "select_if record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "select_if pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "select_if record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "select_if int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "select_if int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "select_if bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "select_if float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "select_if float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "select_if record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "select_if pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "select_if record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_if int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "select_if int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_if int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "select_if int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_if float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "select_if float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_if float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "select_if float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "select_if bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "select_if bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "select_if record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "select_if pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "select_if record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace select_if
+}  // namespace select_if
 MUH_TUNING_NAMESPACE_END

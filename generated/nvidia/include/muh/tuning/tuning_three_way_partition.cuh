@@ -7,347 +7,323 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace three_way_partition
-{
+namespace three_way_partition {
 
 //! One three_way_partition policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 16)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 16) {
         // pair16
         return policy{
-          128, // threads: inherited from policy pair16 at specs/nvidia.muh:2722
-          7, // items: inherited from policy pair16 at specs/nvidia.muh:2723
-          block_load_algorithm::warp_transpose, // load: inherited from policy pair16 at specs/nvidia.muh:2724
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2715
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2716
-          delay_policy{delay_kind::no_delay, 0, 1040}, // delay: inherited from policy pair16 at specs/nvidia.muh:2725
+            128,                                   // threads: inherited from policy pair16 at specs/nvidia.muh:2722
+            7,                                     // items: inherited from policy pair16 at specs/nvidia.muh:2723
+            block_load_algorithm::warp_transpose,  // load: inherited from policy pair16 at specs/nvidia.muh:2724
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2715
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2716
+            delay_policy{delay_kind::no_delay, 0,
+                         1040},  // delay: inherited from policy pair16 at specs/nvidia.muh:2725
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2712
-          // items: inherited from policy int8 at specs/nvidia.muh:2728 | inherited from policy uint8 at
-          // specs/nvidia.muh:2729
-          12,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2714
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2715
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2716
-          // delay: inherited from policy int8 at specs/nvidia.muh:2728 | inherited from policy uint8 at
-          // specs/nvidia.muh:2729
-          delay_policy{delay_kind::no_delay, 0, 445},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2712
+            // items: inherited from policy int8 at specs/nvidia.muh:2728 | inherited from policy uint8 at
+            // specs/nvidia.muh:2729
+            12,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2714
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2715
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2716
+            // delay: inherited from policy int8 at specs/nvidia.muh:2728 | inherited from policy uint8 at
+            // specs/nvidia.muh:2729
+            delay_policy{delay_kind::no_delay, 0, 445},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2712
-          // items: inherited from policy int16 at specs/nvidia.muh:2730 | inherited from policy uint16 at
-          // specs/nvidia.muh:2732
-          12,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2714
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2715
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2716
-          // delay: inherited from policy int16 at specs/nvidia.muh:2730 | inherited from policy uint16 at
-          // specs/nvidia.muh:2733
-          delay_policy{delay_kind::fixed, 104, 512},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2712
+            // items: inherited from policy int16 at specs/nvidia.muh:2730 | inherited from policy uint16 at
+            // specs/nvidia.muh:2732
+            12,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2714
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2715
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2716
+            // delay: inherited from policy int16 at specs/nvidia.muh:2730 | inherited from policy uint16 at
+            // specs/nvidia.muh:2733
+            delay_policy{delay_kind::fixed, 104, 512},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:2737 | inherited from policy uint32 at
-          // specs/nvidia.muh:2743 | inherited from policy float32 at specs/nvidia.muh:2761
-          512,
-          // items: inherited from policy int32 at specs/nvidia.muh:2738 | inherited from policy uint32 at
-          // specs/nvidia.muh:2744 | inherited from policy float32 at specs/nvidia.muh:2762
-          11,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2714
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2715
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2716
-          // delay: inherited from policy int32 at specs/nvidia.muh:2739 | inherited from policy uint32 at
-          // specs/nvidia.muh:2745 | inherited from policy float32 at specs/nvidia.muh:2763
-          delay_policy{delay_kind::backon_jitter, 72, 840},
+            // threads: inherited from policy int32 at specs/nvidia.muh:2737 | inherited from policy uint32 at
+            // specs/nvidia.muh:2743 | inherited from policy float32 at specs/nvidia.muh:2761
+            512,
+            // items: inherited from policy int32 at specs/nvidia.muh:2738 | inherited from policy uint32 at
+            // specs/nvidia.muh:2744 | inherited from policy float32 at specs/nvidia.muh:2762
+            11,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2714
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2715
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2716
+            // delay: inherited from policy int32 at specs/nvidia.muh:2739 | inherited from policy uint32 at
+            // specs/nvidia.muh:2745 | inherited from policy float32 at specs/nvidia.muh:2763
+            delay_policy{delay_kind::backon_jitter, 72, 840},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2712
-          // items: inherited from policy int64 at specs/nvidia.muh:2749 | inherited from policy uint64 at
-          // specs/nvidia.muh:2755 | inherited from policy float64 at specs/nvidia.muh:2767
-          10,
-          // load: inherited from policy int64 at specs/nvidia.muh:2750 | inherited from policy uint64 at
-          // specs/nvidia.muh:2756 | inherited from policy float64 at specs/nvidia.muh:2768
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2715
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2716
-          // delay: inherited from policy int64 at specs/nvidia.muh:2751 | inherited from policy uint64 at
-          // specs/nvidia.muh:2757 | inherited from policy float64 at specs/nvidia.muh:2769
-          delay_policy{delay_kind::backon_jitter, 8, 845},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2712
+            // items: inherited from policy int64 at specs/nvidia.muh:2749 | inherited from policy uint64 at
+            // specs/nvidia.muh:2755 | inherited from policy float64 at specs/nvidia.muh:2767
+            10,
+            // load: inherited from policy int64 at specs/nvidia.muh:2750 | inherited from policy uint64 at
+            // specs/nvidia.muh:2756 | inherited from policy float64 at specs/nvidia.muh:2768
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2715
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2716
+            // delay: inherited from policy int64 at specs/nvidia.muh:2751 | inherited from policy uint64 at
+            // specs/nvidia.muh:2757 | inherited from policy float64 at specs/nvidia.muh:2769
+            delay_policy{delay_kind::backon_jitter, 8, 845},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2712 | nominal_4b(T4=256,
-        // I4=9, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2712 | nominal_4b(T4=256, I4=9, 64 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2712
-        256,
-        nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2713
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2714
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2715
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2716
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2717
+          // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2712 | nominal_4b(T4=256,
+          // I4=9, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2712 | nominal_4b(T4=256, I4=9, 64 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2712
+          256,
+          nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2713
+          block_load_algorithm::direct,             // load: inherited from policy default at specs/nvidia.muh:2714
+          cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:2715
+          block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:2716
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2717
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 16)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 16) {
         // pair16
         return policy{
-          128, // threads: inherited from policy pair16 at specs/nvidia.muh:2654
-          7, // items: inherited from policy pair16 at specs/nvidia.muh:2655
-          block_load_algorithm::warp_transpose, // load: inherited from policy pair16 at specs/nvidia.muh:2656
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2647
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2648
-          delay_policy{delay_kind::no_delay, 0, 1040}, // delay: inherited from policy pair16 at specs/nvidia.muh:2657
+            128,                                   // threads: inherited from policy pair16 at specs/nvidia.muh:2654
+            7,                                     // items: inherited from policy pair16 at specs/nvidia.muh:2655
+            block_load_algorithm::warp_transpose,  // load: inherited from policy pair16 at specs/nvidia.muh:2656
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2647
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2648
+            delay_policy{delay_kind::no_delay, 0,
+                         1040},  // delay: inherited from policy pair16 at specs/nvidia.muh:2657
         };
       }
-      if (element_size(type) == 1)
-      {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2644
-          // items: inherited from policy int8 at specs/nvidia.muh:2660 | inherited from policy uint8 at
-          // specs/nvidia.muh:2661
-          12,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2646
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2647
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2648
-          // delay: inherited from policy int8 at specs/nvidia.muh:2660 | inherited from policy uint8 at
-          // specs/nvidia.muh:2661
-          delay_policy{delay_kind::no_delay, 0, 445},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2644
+            // items: inherited from policy int8 at specs/nvidia.muh:2660 | inherited from policy uint8 at
+            // specs/nvidia.muh:2661
+            12,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2646
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2647
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2648
+            // delay: inherited from policy int8 at specs/nvidia.muh:2660 | inherited from policy uint8 at
+            // specs/nvidia.muh:2661
+            delay_policy{delay_kind::no_delay, 0, 445},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2644
-          // items: inherited from policy int16 at specs/nvidia.muh:2662 | inherited from policy uint16 at
-          // specs/nvidia.muh:2664
-          12,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2646
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2647
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2648
-          // delay: inherited from policy int16 at specs/nvidia.muh:2662 | inherited from policy uint16 at
-          // specs/nvidia.muh:2665
-          delay_policy{delay_kind::fixed, 104, 512},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2644
+            // items: inherited from policy int16 at specs/nvidia.muh:2662 | inherited from policy uint16 at
+            // specs/nvidia.muh:2664
+            12,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2646
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2647
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2648
+            // delay: inherited from policy int16 at specs/nvidia.muh:2662 | inherited from policy uint16 at
+            // specs/nvidia.muh:2665
+            delay_policy{delay_kind::fixed, 104, 512},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:2669 | inherited from policy uint32 at
-          // specs/nvidia.muh:2675 | inherited from policy float32 at specs/nvidia.muh:2695
-          320,
-          // items: inherited from policy int32 at specs/nvidia.muh:2670 | inherited from policy uint32 at
-          // specs/nvidia.muh:2676 | inherited from policy float32 at specs/nvidia.muh:2696
-          12,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2646
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2647
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2648
-          // delay: inherited from policy int32 at specs/nvidia.muh:2671 | inherited from policy uint32 at
-          // specs/nvidia.muh:2677 | inherited from policy float32 at specs/nvidia.muh:2697
-          delay_policy{delay_kind::no_delay, 0, 1105},
+            // threads: inherited from policy int32 at specs/nvidia.muh:2669 | inherited from policy uint32 at
+            // specs/nvidia.muh:2675 | inherited from policy float32 at specs/nvidia.muh:2695
+            320,
+            // items: inherited from policy int32 at specs/nvidia.muh:2670 | inherited from policy uint32 at
+            // specs/nvidia.muh:2676 | inherited from policy float32 at specs/nvidia.muh:2696
+            12,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:2646
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2647
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2648
+            // delay: inherited from policy int32 at specs/nvidia.muh:2671 | inherited from policy uint32 at
+            // specs/nvidia.muh:2677 | inherited from policy float32 at specs/nvidia.muh:2697
+            delay_policy{delay_kind::no_delay, 0, 1105},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2681 | inherited from policy uint64 at
-          // specs/nvidia.muh:2688 | inherited from policy float64 at specs/nvidia.muh:2701
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:2682 | inherited from policy uint64 at
-          // specs/nvidia.muh:2689 | inherited from policy float64 at specs/nvidia.muh:2702
-          7,
-          // load: inherited from policy int64 at specs/nvidia.muh:2683 | inherited from policy uint64 at
-          // specs/nvidia.muh:2690 | inherited from policy float64 at specs/nvidia.muh:2703
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2647
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2648
-          // delay: inherited from policy int64 at specs/nvidia.muh:2684 | inherited from policy uint64 at
-          // specs/nvidia.muh:2691 | inherited from policy float64 at specs/nvidia.muh:2704
-          delay_policy{delay_kind::fixed, 464, 1165},
+            // threads: inherited from policy int64 at specs/nvidia.muh:2681 | inherited from policy uint64 at
+            // specs/nvidia.muh:2688 | inherited from policy float64 at specs/nvidia.muh:2701
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:2682 | inherited from policy uint64 at
+            // specs/nvidia.muh:2689 | inherited from policy float64 at specs/nvidia.muh:2702
+            7,
+            // load: inherited from policy int64 at specs/nvidia.muh:2683 | inherited from policy uint64 at
+            // specs/nvidia.muh:2690 | inherited from policy float64 at specs/nvidia.muh:2703
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2647
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2648
+            // delay: inherited from policy int64 at specs/nvidia.muh:2684 | inherited from policy uint64 at
+            // specs/nvidia.muh:2691 | inherited from policy float64 at specs/nvidia.muh:2704
+            delay_policy{delay_kind::fixed, 464, 1165},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2644 | nominal_4b(T4=256,
-        // I4=9, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2644 | nominal_4b(T4=256, I4=9, 64 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2644
-        256,
-        nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2645
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2646
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2647
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2648
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2649
+          // threads: nominal_4b(T4=256, I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2644 | nominal_4b(T4=256,
+          // I4=9, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2644 | nominal_4b(T4=256, I4=9, 64 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2644
+          256,
+          nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2645
+          block_load_algorithm::direct,             // load: inherited from policy default at specs/nvidia.muh:2646
+          cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:2647
+          block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:2648
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2649
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256,
-        // I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 |
-        // nominal_4b(T4=256, I4=9, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631
-        256,
-        nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2632
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2633
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2634
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2635
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2636
+          // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256,
+          // I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 |
+          // nominal_4b(T4=256, I4=9, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631 | nominal_4b(T4=256, I4=9,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:2631
+          256,
+          nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2632
+          block_load_algorithm::direct,             // load: inherited from policy default at specs/nvidia.muh:2633
+          cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:2634
+          block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:2635
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2636
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 16)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 16) {
         // pair16
         return policy{
-          128, // threads: inherited from policy pair16 at specs/nvidia.muh:2569
-          10, // items: inherited from policy pair16 at specs/nvidia.muh:2570
-          block_load_algorithm::warp_transpose, // load: inherited from policy pair16 at specs/nvidia.muh:2571
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2562
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2563
-          delay_policy{delay_kind::fixed, 672, 1120}, // delay: inherited from policy pair16 at specs/nvidia.muh:2572
+            128,                                   // threads: inherited from policy pair16 at specs/nvidia.muh:2569
+            10,                                    // items: inherited from policy pair16 at specs/nvidia.muh:2570
+            block_load_algorithm::warp_transpose,  // load: inherited from policy pair16 at specs/nvidia.muh:2571
+            cache_load_modifier::default_,         // modifier: inherited from policy default at specs/nvidia.muh:2562
+            block_scan_algorithm::warp_scans,      // block: inherited from policy default at specs/nvidia.muh:2563
+            delay_policy{delay_kind::fixed, 672, 1120},  // delay: inherited from policy pair16 at specs/nvidia.muh:2572
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2559
-          // items: inherited from policy int16 at specs/nvidia.muh:2576 | inherited from policy uint16 at
-          // specs/nvidia.muh:2582
-          12,
-          // load: inherited from policy int16 at specs/nvidia.muh:2577 | inherited from policy uint16 at
-          // specs/nvidia.muh:2583
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2562
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2563
-          // delay: inherited from policy int16 at specs/nvidia.muh:2578 | inherited from policy uint16 at
-          // specs/nvidia.muh:2584
-          delay_policy{delay_kind::no_delay, 0, 910},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2559
+            // items: inherited from policy int16 at specs/nvidia.muh:2576 | inherited from policy uint16 at
+            // specs/nvidia.muh:2582
+            12,
+            // load: inherited from policy int16 at specs/nvidia.muh:2577 | inherited from policy uint16 at
+            // specs/nvidia.muh:2583
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2562
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2563
+            // delay: inherited from policy int16 at specs/nvidia.muh:2578 | inherited from policy uint16 at
+            // specs/nvidia.muh:2584
+            delay_policy{delay_kind::no_delay, 0, 910},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          256, // threads: inherited from policy default at specs/nvidia.muh:2559
-          // items: inherited from policy int32 at specs/nvidia.muh:2588 | inherited from policy uint32 at
-          // specs/nvidia.muh:2594 | inherited from policy float32 at specs/nvidia.muh:2614
-          11,
-          // load: inherited from policy int32 at specs/nvidia.muh:2589 | inherited from policy uint32 at
-          // specs/nvidia.muh:2595 | inherited from policy float32 at specs/nvidia.muh:2615
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2562
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2563
-          // delay: inherited from policy int32 at specs/nvidia.muh:2590 | inherited from policy uint32 at
-          // specs/nvidia.muh:2596 | inherited from policy float32 at specs/nvidia.muh:2616
-          delay_policy{delay_kind::no_delay, 0, 1120},
+            256,  // threads: inherited from policy default at specs/nvidia.muh:2559
+            // items: inherited from policy int32 at specs/nvidia.muh:2588 | inherited from policy uint32 at
+            // specs/nvidia.muh:2594 | inherited from policy float32 at specs/nvidia.muh:2614
+            11,
+            // load: inherited from policy int32 at specs/nvidia.muh:2589 | inherited from policy uint32 at
+            // specs/nvidia.muh:2595 | inherited from policy float32 at specs/nvidia.muh:2615
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2562
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2563
+            // delay: inherited from policy int32 at specs/nvidia.muh:2590 | inherited from policy uint32 at
+            // specs/nvidia.muh:2596 | inherited from policy float32 at specs/nvidia.muh:2616
+            delay_policy{delay_kind::no_delay, 0, 1120},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2600 | inherited from policy uint64 at
-          // specs/nvidia.muh:2607 | inherited from policy float64 at specs/nvidia.muh:2620
-          224,
-          // items: inherited from policy int64 at specs/nvidia.muh:2601 | inherited from policy uint64 at
-          // specs/nvidia.muh:2608 | inherited from policy float64 at specs/nvidia.muh:2621
-          11,
-          // load: inherited from policy int64 at specs/nvidia.muh:2602 | inherited from policy uint64 at
-          // specs/nvidia.muh:2609 | inherited from policy float64 at specs/nvidia.muh:2622
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2562
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2563
-          // delay: inherited from policy int64 at specs/nvidia.muh:2603 | inherited from policy uint64 at
-          // specs/nvidia.muh:2610 | inherited from policy float64 at specs/nvidia.muh:2623
-          delay_policy{delay_kind::fixed, 264, 1080},
+            // threads: inherited from policy int64 at specs/nvidia.muh:2600 | inherited from policy uint64 at
+            // specs/nvidia.muh:2607 | inherited from policy float64 at specs/nvidia.muh:2620
+            224,
+            // items: inherited from policy int64 at specs/nvidia.muh:2601 | inherited from policy uint64 at
+            // specs/nvidia.muh:2608 | inherited from policy float64 at specs/nvidia.muh:2621
+            11,
+            // load: inherited from policy int64 at specs/nvidia.muh:2602 | inherited from policy uint64 at
+            // specs/nvidia.muh:2609 | inherited from policy float64 at specs/nvidia.muh:2622
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:2562
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2563
+            // delay: inherited from policy int64 at specs/nvidia.muh:2603 | inherited from policy uint64 at
+            // specs/nvidia.muh:2610 | inherited from policy float64 at specs/nvidia.muh:2623
+            delay_policy{delay_kind::fixed, 264, 1080},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2559 | nominal_4b(T4=256,
-        // I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2559 | nominal_4b(T4=256, I4=9, 12 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2559 | nominal_4b(T4=256, I4=9, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2559
-        256,
-        nominal_4b_items(9, element_size(type)), // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2560
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:2561
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:2562
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2563
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2564
+          // threads: nominal_4b(T4=256, I4=9, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2559 | nominal_4b(T4=256,
+          // I4=9, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2559 | nominal_4b(T4=256, I4=9, 12 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2559 | nominal_4b(T4=256, I4=9, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2559
+          256,
+          nominal_4b_items(9, element_size(type)),  // items: nominal_4b of T4=256, I4=9 at specs/nvidia.muh:2560
+          block_load_algorithm::direct,             // load: inherited from policy default at specs/nvidia.muh:2561
+          cache_load_modifier::default_,            // modifier: inherited from policy default at specs/nvidia.muh:2562
+          block_scan_algorithm::warp_scans,         // block: inherited from policy default at specs/nvidia.muh:2563
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2564
       };
     }
     // any other arch: the policies of sm80
@@ -356,184 +332,215 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "three_way_partition pair16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "three_way_partition int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "three_way_partition int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "three_way_partition float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "three_way_partition float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "three_way_partition bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "three_way_partition record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "three_way_partition pair16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "three_way_partition int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "three_way_partition int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "three_way_partition float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "three_way_partition float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "three_way_partition bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "three_way_partition record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "three_way_partition int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "three_way_partition record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "three_way_partition pair16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "three_way_partition int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "three_way_partition float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "three_way_partition float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "three_way_partition int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "three_way_partition record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace three_way_partition
+}  // namespace three_way_partition
 MUH_TUNING_NAMESPACE_END

@@ -7,85 +7,73 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace transform
-{
+namespace transform {
 
 //! One transform policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int bytes_in_flight; //!< minimum bytes in flight per SM (transform) (bytes)
-  transform_algorithm algorithm; //!< transform algorithm
+struct policy {
+  int threads;                    //!< threads per block
+  int bytes_in_flight;            //!< minimum bytes in flight per SM (transform) (bytes)
+  transform_algorithm algorithm;  //!< transform algorithm
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.bytes_in_flight == b.bytes_in_flight && a.algorithm == b.algorithm;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
+    if (arch >= hardware::sm100.arch) {
       // default
       return policy{
-        128, // threads: inherited from policy default at specs/nvidia.muh:853
-        49152, // bytes_in_flight: inherited from policy default at specs/nvidia.muh:853
-        transform_algorithm::ublkcp, // algorithm: inherited from policy default at specs/nvidia.muh:853
+          128,                          // threads: inherited from policy default at specs/nvidia.muh:853
+          49152,                        // bytes_in_flight: inherited from policy default at specs/nvidia.muh:853
+          transform_algorithm::ublkcp,  // algorithm: inherited from policy default at specs/nvidia.muh:853
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
+    if (arch >= hardware::sm90.arch) {
       // default
       return policy{
-        256, // threads: inherited from policy default at specs/nvidia.muh:848
-        49152, // bytes_in_flight: inherited from policy default at specs/nvidia.muh:848
-        transform_algorithm::ublkcp, // algorithm: inherited from policy default at specs/nvidia.muh:848
+          256,                          // threads: inherited from policy default at specs/nvidia.muh:848
+          49152,                        // bytes_in_flight: inherited from policy default at specs/nvidia.muh:848
+          transform_algorithm::ublkcp,  // algorithm: inherited from policy default at specs/nvidia.muh:848
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        256, // threads: inherited from policy default at specs/nvidia.muh:843
-        12288, // bytes_in_flight: inherited from policy default at specs/nvidia.muh:843
-        transform_algorithm::prefetch, // algorithm: inherited from policy default at specs/nvidia.muh:843
+          256,                            // threads: inherited from policy default at specs/nvidia.muh:843
+          12288,                          // bytes_in_flight: inherited from policy default at specs/nvidia.muh:843
+          transform_algorithm::prefetch,  // algorithm: inherited from policy default at specs/nvidia.muh:843
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
+    if (arch >= hardware::sm80.arch) {
       // default
       return policy{
-        256, // threads: inherited from policy default at specs/nvidia.muh:838
-        12288, // bytes_in_flight: inherited from policy default at specs/nvidia.muh:838
-        transform_algorithm::prefetch, // algorithm: inherited from policy default at specs/nvidia.muh:838
+          256,                            // threads: inherited from policy default at specs/nvidia.muh:838
+          12288,                          // bytes_in_flight: inherited from policy default at specs/nvidia.muh:838
+          transform_algorithm::prefetch,  // algorithm: inherited from policy default at specs/nvidia.muh:838
       };
     }
     // any other arch: the policies of sm80
@@ -94,18 +82,18 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "transform int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "transform int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "transform int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "transform int8 on sm80: threads exceed max_threads_per_block (1024)");
 
-} // namespace transform
+}  // namespace transform
 MUH_TUNING_NAMESPACE_END

@@ -7,351 +7,327 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace unique
-{
+namespace unique {
 
 //! One unique policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1736 | inherited from policy uint8 at
-          // specs/nvidia.muh:1742
-          384,
-          // items: inherited from policy int8 at specs/nvidia.muh:1737 | inherited from policy uint8 at
-          // specs/nvidia.muh:1743
-          22,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1729
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1730
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1731
-          // delay: inherited from policy int8 at specs/nvidia.muh:1738 | inherited from policy uint8 at
-          // specs/nvidia.muh:1744
-          delay_policy{delay_kind::backoff, 0, 915},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1736 | inherited from policy uint8 at
+            // specs/nvidia.muh:1742
+            384,
+            // items: inherited from policy int8 at specs/nvidia.muh:1737 | inherited from policy uint8 at
+            // specs/nvidia.muh:1743
+            22,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1729
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1730
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1731
+            // delay: inherited from policy int8 at specs/nvidia.muh:1738 | inherited from policy uint8 at
+            // specs/nvidia.muh:1744
+            delay_policy{delay_kind::backoff, 0, 915},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1748 | inherited from policy uint16 at
-          // specs/nvidia.muh:1755
-          256,
-          // items: inherited from policy int16 at specs/nvidia.muh:1749 | inherited from policy uint16 at
-          // specs/nvidia.muh:1756
-          22,
-          // load: inherited from policy int16 at specs/nvidia.muh:1750 | inherited from policy uint16 at
-          // specs/nvidia.muh:1757
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1730
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1731
-          // delay: inherited from policy int16 at specs/nvidia.muh:1751 | inherited from policy uint16 at
-          // specs/nvidia.muh:1758
-          delay_policy{delay_kind::fixed, 320, 605},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1748 | inherited from policy uint16 at
+            // specs/nvidia.muh:1755
+            256,
+            // items: inherited from policy int16 at specs/nvidia.muh:1749 | inherited from policy uint16 at
+            // specs/nvidia.muh:1756
+            22,
+            // load: inherited from policy int16 at specs/nvidia.muh:1750 | inherited from policy uint16 at
+            // specs/nvidia.muh:1757
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1730
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1731
+            // delay: inherited from policy int16 at specs/nvidia.muh:1751 | inherited from policy uint16 at
+            // specs/nvidia.muh:1758
+            delay_policy{delay_kind::fixed, 320, 605},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1762 | inherited from policy uint32 at
-          // specs/nvidia.muh:1769 | inherited from policy float32 at specs/nvidia.muh:1790
-          384,
-          // items: inherited from policy int32 at specs/nvidia.muh:1763 | inherited from policy uint32 at
-          // specs/nvidia.muh:1770 | inherited from policy float32 at specs/nvidia.muh:1791
-          15,
-          // load: inherited from policy int32 at specs/nvidia.muh:1764 | inherited from policy uint32 at
-          // specs/nvidia.muh:1771 | inherited from policy float32 at specs/nvidia.muh:1792
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1730
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1731
-          // delay: inherited from policy int32 at specs/nvidia.muh:1765 | inherited from policy uint32 at
-          // specs/nvidia.muh:1772 | inherited from policy float32 at specs/nvidia.muh:1793
-          delay_policy{delay_kind::backon_jitter_window, 1508, 585},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1762 | inherited from policy uint32 at
+            // specs/nvidia.muh:1769 | inherited from policy float32 at specs/nvidia.muh:1790
+            384,
+            // items: inherited from policy int32 at specs/nvidia.muh:1763 | inherited from policy uint32 at
+            // specs/nvidia.muh:1770 | inherited from policy float32 at specs/nvidia.muh:1791
+            15,
+            // load: inherited from policy int32 at specs/nvidia.muh:1764 | inherited from policy uint32 at
+            // specs/nvidia.muh:1771 | inherited from policy float32 at specs/nvidia.muh:1792
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1730
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1731
+            // delay: inherited from policy int32 at specs/nvidia.muh:1765 | inherited from policy uint32 at
+            // specs/nvidia.muh:1772 | inherited from policy float32 at specs/nvidia.muh:1793
+            delay_policy{delay_kind::backon_jitter_window, 1508, 585},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1776 | inherited from policy uint64 at
-          // specs/nvidia.muh:1783 | inherited from policy float64 at specs/nvidia.muh:1797
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:1777 | inherited from policy uint64 at
-          // specs/nvidia.muh:1784 | inherited from policy float64 at specs/nvidia.muh:1798
-          11,
-          // load: inherited from policy int64 at specs/nvidia.muh:1778 | inherited from policy uint64 at
-          // specs/nvidia.muh:1785 | inherited from policy float64 at specs/nvidia.muh:1799
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1730
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1731
-          // delay: inherited from policy int64 at specs/nvidia.muh:1779 | inherited from policy uint64 at
-          // specs/nvidia.muh:1786 | inherited from policy float64 at specs/nvidia.muh:1800
-          delay_policy{delay_kind::fixed, 380, 1140},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1776 | inherited from policy uint64 at
+            // specs/nvidia.muh:1783 | inherited from policy float64 at specs/nvidia.muh:1797
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:1777 | inherited from policy uint64 at
+            // specs/nvidia.muh:1784 | inherited from policy float64 at specs/nvidia.muh:1798
+            11,
+            // load: inherited from policy int64 at specs/nvidia.muh:1778 | inherited from policy uint64 at
+            // specs/nvidia.muh:1785 | inherited from policy float64 at specs/nvidia.muh:1799
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1730
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1731
+            // delay: inherited from policy int64 at specs/nvidia.muh:1779 | inherited from policy uint64 at
+            // specs/nvidia.muh:1786 | inherited from policy float64 at specs/nvidia.muh:1800
+            delay_policy{delay_kind::fixed, 380, 1140},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1727 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1727 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1727 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1727
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1728
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1729
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1730
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1731
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1732
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1727 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1727 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1727 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1727
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1728
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1729
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1730
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1731
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1732
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1655 | inherited from policy uint8 at
-          // specs/nvidia.muh:1661
-          256,
-          // items: inherited from policy int8 at specs/nvidia.muh:1656 | inherited from policy uint8 at
-          // specs/nvidia.muh:1662
-          22,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1648
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1649
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1650
-          // delay: inherited from policy int8 at specs/nvidia.muh:1657 | inherited from policy uint8 at
-          // specs/nvidia.muh:1663
-          delay_policy{delay_kind::no_delay, 0, 580},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1655 | inherited from policy uint8 at
+            // specs/nvidia.muh:1661
+            256,
+            // items: inherited from policy int8 at specs/nvidia.muh:1656 | inherited from policy uint8 at
+            // specs/nvidia.muh:1662
+            22,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1648
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1649
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1650
+            // delay: inherited from policy int8 at specs/nvidia.muh:1657 | inherited from policy uint8 at
+            // specs/nvidia.muh:1663
+            delay_policy{delay_kind::no_delay, 0, 580},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1667 | inherited from policy uint16 at
-          // specs/nvidia.muh:1674
-          256,
-          // items: inherited from policy int16 at specs/nvidia.muh:1668 | inherited from policy uint16 at
-          // specs/nvidia.muh:1675
-          22,
-          // load: inherited from policy int16 at specs/nvidia.muh:1669 | inherited from policy uint16 at
-          // specs/nvidia.muh:1676
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1649
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1650
-          // delay: inherited from policy int16 at specs/nvidia.muh:1670 | inherited from policy uint16 at
-          // specs/nvidia.muh:1677
-          delay_policy{delay_kind::fixed, 320, 605},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1667 | inherited from policy uint16 at
+            // specs/nvidia.muh:1674
+            256,
+            // items: inherited from policy int16 at specs/nvidia.muh:1668 | inherited from policy uint16 at
+            // specs/nvidia.muh:1675
+            22,
+            // load: inherited from policy int16 at specs/nvidia.muh:1669 | inherited from policy uint16 at
+            // specs/nvidia.muh:1676
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1649
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1650
+            // delay: inherited from policy int16 at specs/nvidia.muh:1670 | inherited from policy uint16 at
+            // specs/nvidia.muh:1677
+            delay_policy{delay_kind::fixed, 320, 605},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1681 | inherited from policy uint32 at
-          // specs/nvidia.muh:1688 | inherited from policy float32 at specs/nvidia.muh:1709
-          384,
-          // items: inherited from policy int32 at specs/nvidia.muh:1682 | inherited from policy uint32 at
-          // specs/nvidia.muh:1689 | inherited from policy float32 at specs/nvidia.muh:1710
-          17,
-          // load: inherited from policy int32 at specs/nvidia.muh:1683 | inherited from policy uint32 at
-          // specs/nvidia.muh:1690 | inherited from policy float32 at specs/nvidia.muh:1711
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1649
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1650
-          // delay: inherited from policy int32 at specs/nvidia.muh:1684 | inherited from policy uint32 at
-          // specs/nvidia.muh:1691 | inherited from policy float32 at specs/nvidia.muh:1712
-          delay_policy{delay_kind::fixed, 76, 1150},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1681 | inherited from policy uint32 at
+            // specs/nvidia.muh:1688 | inherited from policy float32 at specs/nvidia.muh:1709
+            384,
+            // items: inherited from policy int32 at specs/nvidia.muh:1682 | inherited from policy uint32 at
+            // specs/nvidia.muh:1689 | inherited from policy float32 at specs/nvidia.muh:1710
+            17,
+            // load: inherited from policy int32 at specs/nvidia.muh:1683 | inherited from policy uint32 at
+            // specs/nvidia.muh:1690 | inherited from policy float32 at specs/nvidia.muh:1711
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1649
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1650
+            // delay: inherited from policy int32 at specs/nvidia.muh:1684 | inherited from policy uint32 at
+            // specs/nvidia.muh:1691 | inherited from policy float32 at specs/nvidia.muh:1712
+            delay_policy{delay_kind::fixed, 76, 1150},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1695 | inherited from policy uint64 at
-          // specs/nvidia.muh:1702 | inherited from policy float64 at specs/nvidia.muh:1716
-          384,
-          // items: inherited from policy int64 at specs/nvidia.muh:1696 | inherited from policy uint64 at
-          // specs/nvidia.muh:1703 | inherited from policy float64 at specs/nvidia.muh:1717
-          11,
-          // load: inherited from policy int64 at specs/nvidia.muh:1697 | inherited from policy uint64 at
-          // specs/nvidia.muh:1704 | inherited from policy float64 at specs/nvidia.muh:1718
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1649
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1650
-          // delay: inherited from policy int64 at specs/nvidia.muh:1698 | inherited from policy uint64 at
-          // specs/nvidia.muh:1705 | inherited from policy float64 at specs/nvidia.muh:1719
-          delay_policy{delay_kind::fixed, 380, 1140},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1695 | inherited from policy uint64 at
+            // specs/nvidia.muh:1702 | inherited from policy float64 at specs/nvidia.muh:1716
+            384,
+            // items: inherited from policy int64 at specs/nvidia.muh:1696 | inherited from policy uint64 at
+            // specs/nvidia.muh:1703 | inherited from policy float64 at specs/nvidia.muh:1717
+            11,
+            // load: inherited from policy int64 at specs/nvidia.muh:1697 | inherited from policy uint64 at
+            // specs/nvidia.muh:1704 | inherited from policy float64 at specs/nvidia.muh:1718
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1649
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1650
+            // delay: inherited from policy int64 at specs/nvidia.muh:1698 | inherited from policy uint64 at
+            // specs/nvidia.muh:1705 | inherited from policy float64 at specs/nvidia.muh:1719
+            delay_policy{delay_kind::fixed, 380, 1140},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1646 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1646 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1646 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1646
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1647
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1648
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1649
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1650
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1651
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1646 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1646 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1646 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1646
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1647
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1648
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1649
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1650
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1651
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 |
-        // nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10,
-        // 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 |
-        // nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1634
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1635
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:1636
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1637
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1638
+          // threads: nominal_4b(T4=128, I4=10, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 |
+          // nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10,
+          // 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10, 8 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:1633 | nominal_4b(T4=128, I4=10, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633 |
+          // nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:1633
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1634
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1635
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:1636
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1637
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1638
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:1563 | inherited from policy uint8 at
-          // specs/nvidia.muh:1569
-          992,
-          // items: inherited from policy int8 at specs/nvidia.muh:1564 | inherited from policy uint8 at
-          // specs/nvidia.muh:1570
-          20,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1556
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1557
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1558
-          // delay: inherited from policy int8 at specs/nvidia.muh:1565 | inherited from policy uint8 at
-          // specs/nvidia.muh:1571
-          delay_policy{delay_kind::no_delay, 0, 395},
+            // threads: inherited from policy int8 at specs/nvidia.muh:1563 | inherited from policy uint8 at
+            // specs/nvidia.muh:1569
+            992,
+            // items: inherited from policy int8 at specs/nvidia.muh:1564 | inherited from policy uint8 at
+            // specs/nvidia.muh:1570
+            20,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1556
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1557
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1558
+            // delay: inherited from policy int8 at specs/nvidia.muh:1565 | inherited from policy uint8 at
+            // specs/nvidia.muh:1571
+            delay_policy{delay_kind::no_delay, 0, 395},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:1575 | inherited from policy uint16 at
-          // specs/nvidia.muh:1581
-          576,
-          // items: inherited from policy int16 at specs/nvidia.muh:1576 | inherited from policy uint16 at
-          // specs/nvidia.muh:1582
-          14,
-          block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1556
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1557
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1558
-          // delay: inherited from policy int16 at specs/nvidia.muh:1577 | inherited from policy uint16 at
-          // specs/nvidia.muh:1583
-          delay_policy{delay_kind::no_delay, 0, 870},
+            // threads: inherited from policy int16 at specs/nvidia.muh:1575 | inherited from policy uint16 at
+            // specs/nvidia.muh:1581
+            576,
+            // items: inherited from policy int16 at specs/nvidia.muh:1576 | inherited from policy uint16 at
+            // specs/nvidia.muh:1582
+            14,
+            block_load_algorithm::direct,      // load: inherited from policy default at specs/nvidia.muh:1556
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1557
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1558
+            // delay: inherited from policy int16 at specs/nvidia.muh:1577 | inherited from policy uint16 at
+            // specs/nvidia.muh:1583
+            delay_policy{delay_kind::no_delay, 0, 870},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:1587 | inherited from policy uint32 at
-          // specs/nvidia.muh:1594 | inherited from policy float32 at specs/nvidia.muh:1615
-          256,
-          // items: inherited from policy int32 at specs/nvidia.muh:1588 | inherited from policy uint32 at
-          // specs/nvidia.muh:1595 | inherited from policy float32 at specs/nvidia.muh:1616
-          18,
-          // load: inherited from policy int32 at specs/nvidia.muh:1589 | inherited from policy uint32 at
-          // specs/nvidia.muh:1596 | inherited from policy float32 at specs/nvidia.muh:1617
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1557
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1558
-          // delay: inherited from policy int32 at specs/nvidia.muh:1590 | inherited from policy uint32 at
-          // specs/nvidia.muh:1597 | inherited from policy float32 at specs/nvidia.muh:1618
-          delay_policy{delay_kind::no_delay, 0, 1130},
+            // threads: inherited from policy int32 at specs/nvidia.muh:1587 | inherited from policy uint32 at
+            // specs/nvidia.muh:1594 | inherited from policy float32 at specs/nvidia.muh:1615
+            256,
+            // items: inherited from policy int32 at specs/nvidia.muh:1588 | inherited from policy uint32 at
+            // specs/nvidia.muh:1595 | inherited from policy float32 at specs/nvidia.muh:1616
+            18,
+            // load: inherited from policy int32 at specs/nvidia.muh:1589 | inherited from policy uint32 at
+            // specs/nvidia.muh:1596 | inherited from policy float32 at specs/nvidia.muh:1617
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1557
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1558
+            // delay: inherited from policy int32 at specs/nvidia.muh:1590 | inherited from policy uint32 at
+            // specs/nvidia.muh:1597 | inherited from policy float32 at specs/nvidia.muh:1618
+            delay_policy{delay_kind::no_delay, 0, 1130},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:1601 | inherited from policy uint64 at
-          // specs/nvidia.muh:1608 | inherited from policy float64 at specs/nvidia.muh:1622
-          192,
-          // items: inherited from policy int64 at specs/nvidia.muh:1602 | inherited from policy uint64 at
-          // specs/nvidia.muh:1609 | inherited from policy float64 at specs/nvidia.muh:1623
-          10,
-          // load: inherited from policy int64 at specs/nvidia.muh:1603 | inherited from policy uint64 at
-          // specs/nvidia.muh:1610 | inherited from policy float64 at specs/nvidia.muh:1624
-          block_load_algorithm::warp_transpose,
-          cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1557
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1558
-          // delay: inherited from policy int64 at specs/nvidia.muh:1604 | inherited from policy uint64 at
-          // specs/nvidia.muh:1611 | inherited from policy float64 at specs/nvidia.muh:1625
-          delay_policy{delay_kind::fixed, 832, 1165},
+            // threads: inherited from policy int64 at specs/nvidia.muh:1601 | inherited from policy uint64 at
+            // specs/nvidia.muh:1608 | inherited from policy float64 at specs/nvidia.muh:1622
+            192,
+            // items: inherited from policy int64 at specs/nvidia.muh:1602 | inherited from policy uint64 at
+            // specs/nvidia.muh:1609 | inherited from policy float64 at specs/nvidia.muh:1623
+            10,
+            // load: inherited from policy int64 at specs/nvidia.muh:1603 | inherited from policy uint64 at
+            // specs/nvidia.muh:1610 | inherited from policy float64 at specs/nvidia.muh:1624
+            block_load_algorithm::warp_transpose,
+            cache_load_modifier::default_,     // modifier: inherited from policy default at specs/nvidia.muh:1557
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:1558
+            // delay: inherited from policy int64 at specs/nvidia.muh:1604 | inherited from policy uint64 at
+            // specs/nvidia.muh:1611 | inherited from policy float64 at specs/nvidia.muh:1625
+            delay_policy{delay_kind::fixed, 832, 1165},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1554 |
-        // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1554 | nominal_4b(T4=128, I4=10,
-        // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1554 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
-        // 32) at specs/nvidia.muh:1554
-        128,
-        nominal_4b_items(10, element_size(type)), // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1555
-        block_load_algorithm::direct, // load: inherited from policy default at specs/nvidia.muh:1556
-        cache_load_modifier::default_, // modifier: inherited from policy default at specs/nvidia.muh:1557
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:1558
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:1559
+          // threads: nominal_4b(T4=128, I4=10, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:1554 |
+          // nominal_4b(T4=128, I4=10, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:1554 | nominal_4b(T4=128, I4=10,
+          // 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:1554 | nominal_4b(T4=128, I4=10, 64 B; smem 49152 B, warp
+          // 32) at specs/nvidia.muh:1554
+          128,
+          nominal_4b_items(10, element_size(type)),  // items: nominal_4b of T4=128, I4=10 at specs/nvidia.muh:1555
+          block_load_algorithm::direct,              // load: inherited from policy default at specs/nvidia.muh:1556
+          cache_load_modifier::default_,             // modifier: inherited from policy default at specs/nvidia.muh:1557
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:1558
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:1559
       };
     }
     // any other arch: the policies of sm80
@@ -360,178 +336,209 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "unique int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "unique int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "unique float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "unique float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "unique bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "unique record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "unique pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "unique record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "unique int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "unique int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "unique float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "unique float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "unique bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "unique record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "unique pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "unique record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "unique int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "unique int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "unique bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "unique float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "unique float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "unique record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "unique pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "unique record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "unique int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "unique int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "unique float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "unique float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "unique bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "unique record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "unique pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "unique record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace unique
+}  // namespace unique
 MUH_TUNING_NAMESPACE_END

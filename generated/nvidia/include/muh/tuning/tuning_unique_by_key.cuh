@@ -7,369 +7,345 @@
 #include "common.cuh"
 
 #if defined(_CCCL_IMPLICIT_SYSTEM_HEADER_GCC)
-#  pragma GCC system_header
+#pragma GCC system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_CLANG)
-#  pragma clang system_header
+#pragma clang system_header
 #elif defined(_CCCL_IMPLICIT_SYSTEM_HEADER_MSVC)
-#  pragma system_header
-#endif // no system header
+#pragma system_header
+#endif  // no system header
 
 MUH_TUNING_NAMESPACE_BEGIN
-namespace unique_by_key
-{
+namespace unique_by_key {
 
 //! One unique_by_key policy, scaled for one element type.
-struct policy
-{
-  int threads; //!< threads per block
-  int items; //!< items per thread
-  block_load_algorithm load; //!< BlockLoad algorithm
-  cache_load_modifier modifier; //!< cache load modifier (ldg = read-only path)
-  block_scan_algorithm block; //!< block-wide reduce or scan algorithm
-  delay_policy delay; //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
+struct policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  block_load_algorithm load;     //!< BlockLoad algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  block_scan_algorithm block;    //!< block-wide reduce or scan algorithm
+  delay_policy delay;            //!< decoupled look-back delay: kind(ns = …, l2_write_latency = …)
 };
 
-MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b)
-{
-  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier
-         && a.block == b.block && a.delay == b.delay;
+MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.load == b.load && a.modifier == b.modifier &&
+         a.block == b.block && a.delay == b.delay;
 }
 
-MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b)
-{
-  return !(a == b);
-}
+MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
 
 //! Picks the policy for a call — element type, operator and offset width (bits of the offset type
 //! of `num_items`, 32 or 64) — on the hardware whose id is `arch` (see common.cuh): an if-ladder,
 //! vendor hardware by equality, NVIDIA newest first, the oldest hardware's policies for any other.
 //! Every element type gets a policy: one the spec does not list gets its `default`, scaled for its size.
-struct policy_selector
-{
+struct policy_selector {
   element type;
   operation op;
   int offset_bits;
 
-  MUH_HOST_DEVICE constexpr policy operator()(int arch) const
-  {
+  MUH_HOST_DEVICE constexpr policy operator()(int arch) const {
     // sm100: compute capability 10.0
-    if (arch >= hardware::sm100.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm100.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:2973 | inherited from policy uint8 at
-          // specs/nvidia.muh:2981
-          512,
-          // items: inherited from policy int8 at specs/nvidia.muh:2974 | inherited from policy uint8 at
-          // specs/nvidia.muh:2982
-          12,
-          // load: inherited from policy int8 at specs/nvidia.muh:2975 | inherited from policy uint8 at
-          // specs/nvidia.muh:2983
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int8 at specs/nvidia.muh:2976 | inherited from policy uint8 at
-          // specs/nvidia.muh:2984
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2968
-          // delay: inherited from policy int8 at specs/nvidia.muh:2977 | inherited from policy uint8 at
-          // specs/nvidia.muh:2985
-          delay_policy{delay_kind::backon_jitter_window, 948, 955},
+            // threads: inherited from policy int8 at specs/nvidia.muh:2973 | inherited from policy uint8 at
+            // specs/nvidia.muh:2981
+            512,
+            // items: inherited from policy int8 at specs/nvidia.muh:2974 | inherited from policy uint8 at
+            // specs/nvidia.muh:2982
+            12,
+            // load: inherited from policy int8 at specs/nvidia.muh:2975 | inherited from policy uint8 at
+            // specs/nvidia.muh:2983
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int8 at specs/nvidia.muh:2976 | inherited from policy uint8 at
+            // specs/nvidia.muh:2984
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2968
+            // delay: inherited from policy int8 at specs/nvidia.muh:2977 | inherited from policy uint8 at
+            // specs/nvidia.muh:2985
+            delay_policy{delay_kind::backon_jitter_window, 948, 955},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:2989 | inherited from policy uint16 at
-          // specs/nvidia.muh:2997
-          384,
-          // items: inherited from policy int16 at specs/nvidia.muh:2990 | inherited from policy uint16 at
-          // specs/nvidia.muh:2998
-          12,
-          // load: inherited from policy int16 at specs/nvidia.muh:2991 | inherited from policy uint16 at
-          // specs/nvidia.muh:2999
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int16 at specs/nvidia.muh:2992 | inherited from policy uint16 at
-          // specs/nvidia.muh:3000
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2968
-          // delay: inherited from policy int16 at specs/nvidia.muh:2993 | inherited from policy uint16 at
-          // specs/nvidia.muh:3001
-          delay_policy{delay_kind::backon, 928, 605},
+            // threads: inherited from policy int16 at specs/nvidia.muh:2989 | inherited from policy uint16 at
+            // specs/nvidia.muh:2997
+            384,
+            // items: inherited from policy int16 at specs/nvidia.muh:2990 | inherited from policy uint16 at
+            // specs/nvidia.muh:2998
+            12,
+            // load: inherited from policy int16 at specs/nvidia.muh:2991 | inherited from policy uint16 at
+            // specs/nvidia.muh:2999
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int16 at specs/nvidia.muh:2992 | inherited from policy uint16 at
+            // specs/nvidia.muh:3000
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2968
+            // delay: inherited from policy int16 at specs/nvidia.muh:2993 | inherited from policy uint16 at
+            // specs/nvidia.muh:3001
+            delay_policy{delay_kind::backon, 928, 605},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:3005 | inherited from policy uint32 at
-          // specs/nvidia.muh:3012 | inherited from policy float32 at specs/nvidia.muh:3033
-          512,
-          // items: inherited from policy int32 at specs/nvidia.muh:3006 | inherited from policy uint32 at
-          // specs/nvidia.muh:3013 | inherited from policy float32 at specs/nvidia.muh:3034
-          14,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2966
-          // modifier: inherited from policy int32 at specs/nvidia.muh:3007 | inherited from policy uint32 at
-          // specs/nvidia.muh:3014 | inherited from policy float32 at specs/nvidia.muh:3035
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2968
-          // delay: inherited from policy int32 at specs/nvidia.muh:3008 | inherited from policy uint32 at
-          // specs/nvidia.muh:3015 | inherited from policy float32 at specs/nvidia.muh:3036
-          delay_policy{delay_kind::no_delay, 0, 1045},
+            // threads: inherited from policy int32 at specs/nvidia.muh:3005 | inherited from policy uint32 at
+            // specs/nvidia.muh:3012 | inherited from policy float32 at specs/nvidia.muh:3033
+            512,
+            // items: inherited from policy int32 at specs/nvidia.muh:3006 | inherited from policy uint32 at
+            // specs/nvidia.muh:3013 | inherited from policy float32 at specs/nvidia.muh:3034
+            14,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2966
+            // modifier: inherited from policy int32 at specs/nvidia.muh:3007 | inherited from policy uint32 at
+            // specs/nvidia.muh:3014 | inherited from policy float32 at specs/nvidia.muh:3035
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2968
+            // delay: inherited from policy int32 at specs/nvidia.muh:3008 | inherited from policy uint32 at
+            // specs/nvidia.muh:3015 | inherited from policy float32 at specs/nvidia.muh:3036
+            delay_policy{delay_kind::no_delay, 0, 1045},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:3019 | inherited from policy uint64 at
-          // specs/nvidia.muh:3026 | inherited from policy float64 at specs/nvidia.muh:3040
-          448,
-          // items: inherited from policy int64 at specs/nvidia.muh:3020 | inherited from policy uint64 at
-          // specs/nvidia.muh:3027 | inherited from policy float64 at specs/nvidia.muh:3041
-          11,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2966
-          // modifier: inherited from policy int64 at specs/nvidia.muh:3021 | inherited from policy uint64 at
-          // specs/nvidia.muh:3028 | inherited from policy float64 at specs/nvidia.muh:3042
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2968
-          // delay: inherited from policy int64 at specs/nvidia.muh:3022 | inherited from policy uint64 at
-          // specs/nvidia.muh:3029 | inherited from policy float64 at specs/nvidia.muh:3043
-          delay_policy{delay_kind::no_delay, 0, 1190},
+            // threads: inherited from policy int64 at specs/nvidia.muh:3019 | inherited from policy uint64 at
+            // specs/nvidia.muh:3026 | inherited from policy float64 at specs/nvidia.muh:3040
+            448,
+            // items: inherited from policy int64 at specs/nvidia.muh:3020 | inherited from policy uint64 at
+            // specs/nvidia.muh:3027 | inherited from policy float64 at specs/nvidia.muh:3041
+            11,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2966
+            // modifier: inherited from policy int64 at specs/nvidia.muh:3021 | inherited from policy uint64 at
+            // specs/nvidia.muh:3028 | inherited from policy float64 at specs/nvidia.muh:3042
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2968
+            // delay: inherited from policy int64 at specs/nvidia.muh:3022 | inherited from policy uint64 at
+            // specs/nvidia.muh:3029 | inherited from policy float64 at specs/nvidia.muh:3043
+            delay_policy{delay_kind::no_delay, 0, 1190},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=64, I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2964 | nominal_4b(T4=64,
-        // I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2964 | nominal_4b(T4=64, I4=11, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2964 | nominal_4b(T4=64, I4=11, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2964
-        64,
-        nominal_4b_items(11, element_size(type)), // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2965
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2966
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:2967
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2968
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2969
+          // threads: nominal_4b(T4=64, I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2964 | nominal_4b(T4=64,
+          // I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2964 | nominal_4b(T4=64, I4=11, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2964 | nominal_4b(T4=64, I4=11, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2964
+          64,
+          nominal_4b_items(11, element_size(type)),  // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2965
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2966
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:2967
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2968
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2969
       };
     }
     // sm90: compute capability 9.0
-    if (arch >= hardware::sm90.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm90.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:2886 | inherited from policy uint8 at
-          // specs/nvidia.muh:2894
-          256,
-          // items: inherited from policy int8 at specs/nvidia.muh:2887 | inherited from policy uint8 at
-          // specs/nvidia.muh:2895
-          12,
-          // load: inherited from policy int8 at specs/nvidia.muh:2888 | inherited from policy uint8 at
-          // specs/nvidia.muh:2896
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int8 at specs/nvidia.muh:2889 | inherited from policy uint8 at
-          // specs/nvidia.muh:2897
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2881
-          // delay: inherited from policy int8 at specs/nvidia.muh:2890 | inherited from policy uint8 at
-          // specs/nvidia.muh:2898
-          delay_policy{delay_kind::no_delay, 0, 550},
+            // threads: inherited from policy int8 at specs/nvidia.muh:2886 | inherited from policy uint8 at
+            // specs/nvidia.muh:2894
+            256,
+            // items: inherited from policy int8 at specs/nvidia.muh:2887 | inherited from policy uint8 at
+            // specs/nvidia.muh:2895
+            12,
+            // load: inherited from policy int8 at specs/nvidia.muh:2888 | inherited from policy uint8 at
+            // specs/nvidia.muh:2896
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int8 at specs/nvidia.muh:2889 | inherited from policy uint8 at
+            // specs/nvidia.muh:2897
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2881
+            // delay: inherited from policy int8 at specs/nvidia.muh:2890 | inherited from policy uint8 at
+            // specs/nvidia.muh:2898
+            delay_policy{delay_kind::no_delay, 0, 550},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:2902 | inherited from policy uint16 at
-          // specs/nvidia.muh:2910
-          288,
-          // items: inherited from policy int16 at specs/nvidia.muh:2903 | inherited from policy uint16 at
-          // specs/nvidia.muh:2911
-          14,
-          // load: inherited from policy int16 at specs/nvidia.muh:2904 | inherited from policy uint16 at
-          // specs/nvidia.muh:2912
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int16 at specs/nvidia.muh:2905 | inherited from policy uint16 at
-          // specs/nvidia.muh:2913
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2881
-          // delay: inherited from policy int16 at specs/nvidia.muh:2906 | inherited from policy uint16 at
-          // specs/nvidia.muh:2914
-          delay_policy{delay_kind::fixed, 404, 710},
+            // threads: inherited from policy int16 at specs/nvidia.muh:2902 | inherited from policy uint16 at
+            // specs/nvidia.muh:2910
+            288,
+            // items: inherited from policy int16 at specs/nvidia.muh:2903 | inherited from policy uint16 at
+            // specs/nvidia.muh:2911
+            14,
+            // load: inherited from policy int16 at specs/nvidia.muh:2904 | inherited from policy uint16 at
+            // specs/nvidia.muh:2912
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int16 at specs/nvidia.muh:2905 | inherited from policy uint16 at
+            // specs/nvidia.muh:2913
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2881
+            // delay: inherited from policy int16 at specs/nvidia.muh:2906 | inherited from policy uint16 at
+            // specs/nvidia.muh:2914
+            delay_policy{delay_kind::fixed, 404, 710},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          // threads: inherited from policy int32 at specs/nvidia.muh:2918 | inherited from policy uint32 at
-          // specs/nvidia.muh:2925 | inherited from policy float32 at specs/nvidia.muh:2946
-          512,
-          // items: inherited from policy int32 at specs/nvidia.muh:2919 | inherited from policy uint32 at
-          // specs/nvidia.muh:2926 | inherited from policy float32 at specs/nvidia.muh:2947
-          14,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2879
-          // modifier: inherited from policy int32 at specs/nvidia.muh:2920 | inherited from policy uint32 at
-          // specs/nvidia.muh:2927 | inherited from policy float32 at specs/nvidia.muh:2948
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2881
-          // delay: inherited from policy int32 at specs/nvidia.muh:2921 | inherited from policy uint32 at
-          // specs/nvidia.muh:2928 | inherited from policy float32 at specs/nvidia.muh:2949
-          delay_policy{delay_kind::no_delay, 0, 1045},
+            // threads: inherited from policy int32 at specs/nvidia.muh:2918 | inherited from policy uint32 at
+            // specs/nvidia.muh:2925 | inherited from policy float32 at specs/nvidia.muh:2946
+            512,
+            // items: inherited from policy int32 at specs/nvidia.muh:2919 | inherited from policy uint32 at
+            // specs/nvidia.muh:2926 | inherited from policy float32 at specs/nvidia.muh:2947
+            14,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2879
+            // modifier: inherited from policy int32 at specs/nvidia.muh:2920 | inherited from policy uint32 at
+            // specs/nvidia.muh:2927 | inherited from policy float32 at specs/nvidia.muh:2948
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2881
+            // delay: inherited from policy int32 at specs/nvidia.muh:2921 | inherited from policy uint32 at
+            // specs/nvidia.muh:2928 | inherited from policy float32 at specs/nvidia.muh:2949
+            delay_policy{delay_kind::no_delay, 0, 1045},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2932 | inherited from policy uint64 at
-          // specs/nvidia.muh:2939 | inherited from policy float64 at specs/nvidia.muh:2953
-          448,
-          // items: inherited from policy int64 at specs/nvidia.muh:2933 | inherited from policy uint64 at
-          // specs/nvidia.muh:2940 | inherited from policy float64 at specs/nvidia.muh:2954
-          11,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2879
-          // modifier: inherited from policy int64 at specs/nvidia.muh:2934 | inherited from policy uint64 at
-          // specs/nvidia.muh:2941 | inherited from policy float64 at specs/nvidia.muh:2955
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2881
-          // delay: inherited from policy int64 at specs/nvidia.muh:2935 | inherited from policy uint64 at
-          // specs/nvidia.muh:2942 | inherited from policy float64 at specs/nvidia.muh:2956
-          delay_policy{delay_kind::no_delay, 0, 1190},
+            // threads: inherited from policy int64 at specs/nvidia.muh:2932 | inherited from policy uint64 at
+            // specs/nvidia.muh:2939 | inherited from policy float64 at specs/nvidia.muh:2953
+            448,
+            // items: inherited from policy int64 at specs/nvidia.muh:2933 | inherited from policy uint64 at
+            // specs/nvidia.muh:2940 | inherited from policy float64 at specs/nvidia.muh:2954
+            11,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2879
+            // modifier: inherited from policy int64 at specs/nvidia.muh:2934 | inherited from policy uint64 at
+            // specs/nvidia.muh:2941 | inherited from policy float64 at specs/nvidia.muh:2955
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2881
+            // delay: inherited from policy int64 at specs/nvidia.muh:2935 | inherited from policy uint64 at
+            // specs/nvidia.muh:2942 | inherited from policy float64 at specs/nvidia.muh:2956
+            delay_policy{delay_kind::no_delay, 0, 1190},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=64, I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2877 | nominal_4b(T4=64,
-        // I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2877 | nominal_4b(T4=64, I4=11, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2877 | nominal_4b(T4=64, I4=11, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2877
-        64,
-        nominal_4b_items(11, element_size(type)), // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2878
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2879
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:2880
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2881
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2882
+          // threads: nominal_4b(T4=64, I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2877 | nominal_4b(T4=64,
+          // I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2877 | nominal_4b(T4=64, I4=11, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2877 | nominal_4b(T4=64, I4=11, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2877
+          64,
+          nominal_4b_items(11, element_size(type)),  // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2878
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2879
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:2880
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2881
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2882
       };
     }
     // sm86: compute capability 8.6
-    if (arch >= hardware::sm86.arch)
-    {
+    if (arch >= hardware::sm86.arch) {
       // default
       return policy{
-        // threads: nominal_4b(T4=64, I4=11, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64,
-        // I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11, 4 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11, 8 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 |
-        // nominal_4b(T4=64, I4=11, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11,
-        // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864
-        64,
-        nominal_4b_items(11, element_size(type)), // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2865
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2866
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:2867
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2868
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2869
+          // threads: nominal_4b(T4=64, I4=11, 1 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64,
+          // I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11, 4 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11, 8 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 |
+          // nominal_4b(T4=64, I4=11, 16 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864 | nominal_4b(T4=64, I4=11,
+          // 64 B; smem 49152 B, warp 32) at specs/nvidia.muh:2864
+          64,
+          nominal_4b_items(11, element_size(type)),  // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2865
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2866
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:2867
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2868
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2869
       };
     }
     // sm80: compute capability 8.0
-    if (arch >= hardware::sm80.arch)
-    {
-      if (element_size(type) == 1)
-      {
+    if (arch >= hardware::sm80.arch) {
+      if (element_size(type) == 1) {
         // int8, uint8
         return policy{
-          // threads: inherited from policy int8 at specs/nvidia.muh:2788 | inherited from policy uint8 at
-          // specs/nvidia.muh:2796
-          256,
-          // items: inherited from policy int8 at specs/nvidia.muh:2789 | inherited from policy uint8 at
-          // specs/nvidia.muh:2797
-          12,
-          // load: inherited from policy int8 at specs/nvidia.muh:2790 | inherited from policy uint8 at
-          // specs/nvidia.muh:2798
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int8 at specs/nvidia.muh:2791 | inherited from policy uint8 at
-          // specs/nvidia.muh:2799
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2783
-          // delay: inherited from policy int8 at specs/nvidia.muh:2792 | inherited from policy uint8 at
-          // specs/nvidia.muh:2800
-          delay_policy{delay_kind::no_delay, 0, 835},
+            // threads: inherited from policy int8 at specs/nvidia.muh:2788 | inherited from policy uint8 at
+            // specs/nvidia.muh:2796
+            256,
+            // items: inherited from policy int8 at specs/nvidia.muh:2789 | inherited from policy uint8 at
+            // specs/nvidia.muh:2797
+            12,
+            // load: inherited from policy int8 at specs/nvidia.muh:2790 | inherited from policy uint8 at
+            // specs/nvidia.muh:2798
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int8 at specs/nvidia.muh:2791 | inherited from policy uint8 at
+            // specs/nvidia.muh:2799
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2783
+            // delay: inherited from policy int8 at specs/nvidia.muh:2792 | inherited from policy uint8 at
+            // specs/nvidia.muh:2800
+            delay_policy{delay_kind::no_delay, 0, 835},
         };
       }
-      if (type == element::int16 || type == element::uint16)
-      {
+      if (type == element::int16 || type == element::uint16) {
         // int16, uint16
         return policy{
-          // threads: inherited from policy int16 at specs/nvidia.muh:2804 | inherited from policy uint16 at
-          // specs/nvidia.muh:2811
-          192,
-          // items: inherited from policy int16 at specs/nvidia.muh:2805 | inherited from policy uint16 at
-          // specs/nvidia.muh:2812
-          22,
-          block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2781
-          // modifier: inherited from policy int16 at specs/nvidia.muh:2806 | inherited from policy uint16 at
-          // specs/nvidia.muh:2813
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2783
-          // delay: inherited from policy int16 at specs/nvidia.muh:2807 | inherited from policy uint16 at
-          // specs/nvidia.muh:2814
-          delay_policy{delay_kind::fixed, 328, 1080},
+            // threads: inherited from policy int16 at specs/nvidia.muh:2804 | inherited from policy uint16 at
+            // specs/nvidia.muh:2811
+            192,
+            // items: inherited from policy int16 at specs/nvidia.muh:2805 | inherited from policy uint16 at
+            // specs/nvidia.muh:2812
+            22,
+            block_load_algorithm::warp_transpose,  // load: inherited from policy default at specs/nvidia.muh:2781
+            // modifier: inherited from policy int16 at specs/nvidia.muh:2806 | inherited from policy uint16 at
+            // specs/nvidia.muh:2813
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2783
+            // delay: inherited from policy int16 at specs/nvidia.muh:2807 | inherited from policy uint16 at
+            // specs/nvidia.muh:2814
+            delay_policy{delay_kind::fixed, 328, 1080},
         };
       }
-      if (element_size(type) == 4)
-      {
+      if (element_size(type) == 4) {
         // float32, int32, uint32
         return policy{
-          256, // threads: nominal_4b(T4=256, I4=11, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:2818, 2824, 2846
-          nominal_4b_items(11, element_size(type)), // items: nominal_4b of T4=256, I4=11 at specs/nvidia.muh:2780
-          // load: inherited from policy int32 at specs/nvidia.muh:2819 | inherited from policy uint32 at
-          // specs/nvidia.muh:2825 | inherited from policy float32 at specs/nvidia.muh:2847
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int32 at specs/nvidia.muh:2820 | inherited from policy uint32 at
-          // specs/nvidia.muh:2826 | inherited from policy float32 at specs/nvidia.muh:2848
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2783
-          // delay: inherited from policy int32 at specs/nvidia.muh:2821 | inherited from policy uint32 at
-          // specs/nvidia.muh:2827 | inherited from policy float32 at specs/nvidia.muh:2849
-          delay_policy{delay_kind::no_delay, 0, 1115},
+            256,  // threads: nominal_4b(T4=256, I4=11, 4 B; smem 49152 B, warp 32) at specs/nvidia.muh:2818, 2824, 2846
+            nominal_4b_items(11, element_size(type)),  // items: nominal_4b of T4=256, I4=11 at specs/nvidia.muh:2780
+            // load: inherited from policy int32 at specs/nvidia.muh:2819 | inherited from policy uint32 at
+            // specs/nvidia.muh:2825 | inherited from policy float32 at specs/nvidia.muh:2847
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int32 at specs/nvidia.muh:2820 | inherited from policy uint32 at
+            // specs/nvidia.muh:2826 | inherited from policy float32 at specs/nvidia.muh:2848
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2783
+            // delay: inherited from policy int32 at specs/nvidia.muh:2821 | inherited from policy uint32 at
+            // specs/nvidia.muh:2827 | inherited from policy float32 at specs/nvidia.muh:2849
+            delay_policy{delay_kind::no_delay, 0, 1115},
         };
       }
-      if (element_size(type) == 8)
-      {
+      if (element_size(type) == 8) {
         // float64, int64, uint64
         return policy{
-          // threads: inherited from policy int64 at specs/nvidia.muh:2830 | inherited from policy uint64 at
-          // specs/nvidia.muh:2838 | inherited from policy float64 at specs/nvidia.muh:2852
-          192,
-          // items: inherited from policy int64 at specs/nvidia.muh:2831 | inherited from policy uint64 at
-          // specs/nvidia.muh:2839 | inherited from policy float64 at specs/nvidia.muh:2853
-          7,
-          // load: inherited from policy int64 at specs/nvidia.muh:2832 | inherited from policy uint64 at
-          // specs/nvidia.muh:2840 | inherited from policy float64 at specs/nvidia.muh:2854
-          block_load_algorithm::direct,
-          // modifier: inherited from policy int64 at specs/nvidia.muh:2833 | inherited from policy uint64 at
-          // specs/nvidia.muh:2841 | inherited from policy float64 at specs/nvidia.muh:2855
-          cache_load_modifier::default_,
-          block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2783
-          // delay: inherited from policy int64 at specs/nvidia.muh:2834 | inherited from policy uint64 at
-          // specs/nvidia.muh:2842 | inherited from policy float64 at specs/nvidia.muh:2856
-          delay_policy{delay_kind::fixed, 764, 1155},
+            // threads: inherited from policy int64 at specs/nvidia.muh:2830 | inherited from policy uint64 at
+            // specs/nvidia.muh:2838 | inherited from policy float64 at specs/nvidia.muh:2852
+            192,
+            // items: inherited from policy int64 at specs/nvidia.muh:2831 | inherited from policy uint64 at
+            // specs/nvidia.muh:2839 | inherited from policy float64 at specs/nvidia.muh:2853
+            7,
+            // load: inherited from policy int64 at specs/nvidia.muh:2832 | inherited from policy uint64 at
+            // specs/nvidia.muh:2840 | inherited from policy float64 at specs/nvidia.muh:2854
+            block_load_algorithm::direct,
+            // modifier: inherited from policy int64 at specs/nvidia.muh:2833 | inherited from policy uint64 at
+            // specs/nvidia.muh:2841 | inherited from policy float64 at specs/nvidia.muh:2855
+            cache_load_modifier::default_,
+            block_scan_algorithm::warp_scans,  // block: inherited from policy default at specs/nvidia.muh:2783
+            // delay: inherited from policy int64 at specs/nvidia.muh:2834 | inherited from policy uint64 at
+            // specs/nvidia.muh:2842 | inherited from policy float64 at specs/nvidia.muh:2856
+            delay_policy{delay_kind::fixed, 764, 1155},
         };
       }
       // default
       return policy{
-        // threads: nominal_4b(T4=64, I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2779 | nominal_4b(T4=64,
-        // I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2779 | nominal_4b(T4=64, I4=11, 16 B; smem 49152 B,
-        // warp 32) at specs/nvidia.muh:2779 | nominal_4b(T4=64, I4=11, 64 B; smem 49152 B, warp 32) at
-        // specs/nvidia.muh:2779
-        64,
-        nominal_4b_items(11, element_size(type)), // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2780
-        block_load_algorithm::warp_transpose, // load: inherited from policy default at specs/nvidia.muh:2781
-        cache_load_modifier::ldg, // modifier: inherited from policy default at specs/nvidia.muh:2782
-        block_scan_algorithm::warp_scans, // block: inherited from policy default at specs/nvidia.muh:2783
-        delay_policy{delay_kind::fixed, 350, 450}, // delay: inherited from policy default at specs/nvidia.muh:2784
+          // threads: nominal_4b(T4=64, I4=11, 2 B; smem 49152 B, warp 32) at specs/nvidia.muh:2779 | nominal_4b(T4=64,
+          // I4=11, 12 B; smem 49152 B, warp 32) at specs/nvidia.muh:2779 | nominal_4b(T4=64, I4=11, 16 B; smem 49152 B,
+          // warp 32) at specs/nvidia.muh:2779 | nominal_4b(T4=64, I4=11, 64 B; smem 49152 B, warp 32) at
+          // specs/nvidia.muh:2779
+          64,
+          nominal_4b_items(11, element_size(type)),  // items: nominal_4b of T4=64, I4=11 at specs/nvidia.muh:2780
+          block_load_algorithm::warp_transpose,      // load: inherited from policy default at specs/nvidia.muh:2781
+          cache_load_modifier::ldg,                  // modifier: inherited from policy default at specs/nvidia.muh:2782
+          block_scan_algorithm::warp_scans,          // block: inherited from policy default at specs/nvidia.muh:2783
+          delay_policy{delay_kind::fixed, 350, 450},  // delay: inherited from policy default at specs/nvidia.muh:2784
       };
     }
     // any other arch: the policies of sm80
@@ -378,178 +354,209 @@ struct policy_selector
 };
 
 // Each policy holds on its hardware.
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique_by_key int8 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int8) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key int8 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique_by_key int16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::int16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key int16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique_by_key float32 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float32) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key float32 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique_by_key float64 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::float64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key float64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  <= hardware::sm100.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads <=
+                  hardware::sm100.max_threads_per_block,
               "unique_by_key bfloat16 on sm100: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key bfloat16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record12) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key record12 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::pair16) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key pair16 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items
-                  * element_size(element::record64) <= hardware::sm100.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm100.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm100.smem_per_block,
               "unique_by_key record64 on sm100: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique_by_key int8 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int8) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key int8 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique_by_key int16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::int16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key int16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique_by_key float32 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float32) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key float32 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique_by_key float64 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::float64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key float64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  <= hardware::sm90.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads <=
+                  hardware::sm90.max_threads_per_block,
               "unique_by_key bfloat16 on sm90: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key bfloat16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record12) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key record12 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::pair16) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key pair16 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items
-                  * element_size(element::record64) <= hardware::sm90.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm90.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm90.smem_per_block,
               "unique_by_key record64 on sm90: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  <= hardware::sm86.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads <=
+                  hardware::sm86.max_threads_per_block,
               "unique_by_key int8 on sm86: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::int8) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key int8 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key bfloat16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float32) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key float32 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::float64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key float64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record12) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key record12 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::pair16) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key pair16 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items
-                  * element_size(element::record64) <= hardware::sm86.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm86.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm86.smem_per_block,
               "unique_by_key record64 on sm86: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique_by_key int8 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int8) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int8, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int8) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key int8 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique_by_key int16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::int16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::int16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::int16) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key int16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique_by_key float32 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float32) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float32, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float32) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key float32 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique_by_key float64 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::float64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::float64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::float64) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key float64 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  <= hardware::sm80.max_threads_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads <=
+                  hardware::sm80.max_threads_per_block,
               "unique_by_key bfloat16 on sm80: threads exceed max_threads_per_block (1024)");
-static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::bfloat16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::bfloat16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::bfloat16) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key bfloat16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record12) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record12, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record12) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key record12 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::pair16) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::pair16, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::pair16) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key pair16 on sm80: the tile must fit smem_per_block (49152 B)");
-static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads
-                  * policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items
-                  * element_size(element::record64) <= hardware::sm80.smem_per_block,
+static_assert(policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).threads *
+                      policy_selector{element::record64, operation::plus, 32}(hardware::sm80.arch).items *
+                      element_size(element::record64) <=
+                  hardware::sm80.smem_per_block,
               "unique_by_key record64 on sm80: the tile must fit smem_per_block (49152 B)");
 
-} // namespace unique_by_key
+}  // namespace unique_by_key
 MUH_TUNING_NAMESPACE_END

@@ -25,9 +25,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     return muh_reduce(op, dtype, ptr(in), n, ptr(out), ptr(workspace), static_cast<size_t>(workspace_bytes),
                       ptr(stream));
   });
-  m.def("muh_scan_workspace_bytes", [](int dtype, int64_t n) {
-    return static_cast<int64_t>(muh_scan_workspace_bytes(dtype, n));
-  });
+  m.def("muh_scan_workspace_bytes",
+        [](int dtype, int64_t n) { return static_cast<int64_t>(muh_scan_workspace_bytes(dtype, n)); });
   m.def("muh_scan", [](int exclusive, int dtype, int64_t in, int64_t out, int64_t n, int64_t workspace,
                        int64_t workspace_bytes, int64_t epoch, int64_t stream) {
     return muh_scan(exclusive, dtype, ptr(in), ptr(out), n, ptr(workspace), static_cast<size_t>(workspace_bytes),

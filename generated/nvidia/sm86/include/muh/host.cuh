@@ -92,5 +92,5 @@ inline int sm_count() {
 
 inline int launch_check(const char* what) { return cuda_check(cudaGetLastError(), what); }
 
-}  // namespace host
+}  // namespace host MUH_LIBRARY_LOCAL
 }  // namespace muh

@@ -10,12 +10,12 @@
 namespace muh {
 namespace warp {
 
-constexpr int kSize = 32;          // logical lanes per warp
+constexpr int kSize = 32;  // logical lanes per warp
 constexpr int kLog2Size = 5;
 constexpr int kPhysicalSize = 32;  // lanes per hardware warp (checked at launch)
 constexpr bool kEmulated = false;
-constexpr unsigned kFullMask = 0xffffffffu;    // all lanes of a hardware warp (maps to 64 lanes on warp-64 hardware)
-typedef unsigned mask_t;                 // one bit per logical lane
+constexpr unsigned kFullMask = 0xffffffffu;  // all lanes of a hardware warp (maps to 64 lanes on warp-64 hardware)
+typedef unsigned mask_t;                     // one bit per logical lane
 
 __device__ __forceinline__ int lane() { return (int)(threadIdx.x & (unsigned)(kSize - 1)); }
 __device__ __forceinline__ int id() { return (int)(threadIdx.x >> kLog2Size); }
@@ -54,10 +54,22 @@ struct ShflXor {
   __device__ unsigned operator()(unsigned w) const { return __shfl_xor_sync(members(), w, a); }
 };
 
-template <typename T> __device__ __forceinline__ T shfl_idx(T v, int src) { return by_words(v, ShflIdx{src}); }
-template <typename T> __device__ __forceinline__ T shfl_down(T v, int d) { return by_words(v, ShflDown{d}); }
-template <typename T> __device__ __forceinline__ T shfl_up(T v, int d) { return by_words(v, ShflUp{d}); }
-template <typename T> __device__ __forceinline__ T shfl_xor(T v, int m) { return by_words(v, ShflXor{m}); }
+template <typename T>
+__device__ __forceinline__ T shfl_idx(T v, int src) {
+  return by_words(v, ShflIdx{src});
+}
+template <typename T>
+__device__ __forceinline__ T shfl_down(T v, int d) {
+  return by_words(v, ShflDown{d});
+}
+template <typename T>
+__device__ __forceinline__ T shfl_up(T v, int d) {
+  return by_words(v, ShflUp{d});
+}
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int m) {
+  return by_words(v, ShflXor{m});
+}
 
 __device__ __forceinline__ mask_t ballot(bool p) { return __ballot_sync(members(), p); }
 __device__ __forceinline__ bool any(bool p) { return ballot(p) != 0; }

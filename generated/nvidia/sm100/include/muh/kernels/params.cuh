@@ -11,33 +11,33 @@ namespace muh {
 namespace params {
 
 constexpr int kSmemPerBlock = 49152;  // hardware smem_per_block
-constexpr int kSmemBanks = 32;  // shared-memory banks (32 on every CUDA-class GPU)
+constexpr int kSmemBanks = 32;        // shared-memory banks (32 on every CUDA-class GPU)
 constexpr int kReduceMaxGrid = 4096;  // first-pass blocks: 16 x 256-thread blocks, one second-pass tile
 
 namespace reduce_float32 {
 constexpr int kThreads = 512;  // policy threads
-constexpr int kItems = 16;  // policy items
-constexpr int kVec = 2;  // min(vec, 16 B / element size) (vec=2, items=16, element_size=4)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 16;     // policy items
+constexpr int kVec = 2;        // min(vec, 16 B / element size) (vec=2, items=16, element_size=4)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float32
 
 namespace reduce_float64 {
 constexpr int kThreads = 640;  // policy threads
-constexpr int kItems = 8;  // policy items
-constexpr int kVec = 1;  // min(vec, 16 B / element size) (vec=1, items=8, element_size=8)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 8;      // policy items
+constexpr int kVec = 1;        // min(vec, 16 B / element size) (vec=1, items=8, element_size=8)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float64
 
 namespace reduce_int32 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 16;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 16;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_int32
 
 namespace reduce_int64 {
 constexpr int kThreads = 512;  // policy threads
-constexpr int kItems = 7;  // policy items
+constexpr int kItems = 7;      // policy items
 // items 7 is not a multiple of vec 2: scalar loads (CUB's ATTEMPT_VECTORIZATION) (vec=2, items=7, element_size=8)
 constexpr int kVec = 1;
 constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
@@ -45,22 +45,22 @@ constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
 
 namespace scan_float32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 22;  // policy items
+constexpr int kItems = 22;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=22, element_size=4)
 constexpr int kVec = 2;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
+constexpr int kDelayMode = 3;    // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 1904;  // fixed/backon: ns; backoff: ns / 16 (ns=1904)
-constexpr int kDelayMinNs = 119;  // max(1, ns / 16) (ns=1904)
-constexpr int kDelayMaxNs = 1904;  // max(ns, 1) (ns=1904)
-constexpr int kL2WriteNs = 830;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 119;     // max(1, ns / 16) (ns=1904)
+constexpr int kDelayMaxNs = 1904;    // max(ns, 1) (ns=1904)
+constexpr int kL2WriteNs = 830;      // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm100
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -68,23 +68,23 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_float64 {
 constexpr int kThreads = 416;  // policy threads
-constexpr int kItems = 11;  // policy items
+constexpr int kItems = 11;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=11, element_size=8)
 constexpr int kVec = 1;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter_window)
 constexpr int kDelayMode = 3;
-constexpr int kDelayJitter = 2;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter_window)
+constexpr int kDelayJitter = 2;     // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter_window)
 constexpr int kDelayStartNs = 772;  // fixed/backon: ns; backoff: ns / 16 (ns=772)
-constexpr int kDelayMinNs = 48;  // max(1, ns / 16) (ns=772)
-constexpr int kDelayMaxNs = 772;  // max(ns, 1) (ns=772)
-constexpr int kL2WriteNs = 710;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 48;     // max(1, ns / 16) (ns=772)
+constexpr int kDelayMaxNs = 772;    // max(ns, 1) (ns=772)
+constexpr int kL2WriteNs = 710;     // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm100
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -92,22 +92,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_int32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 22;  // policy items
+constexpr int kItems = 22;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=22, element_size=4)
 constexpr int kVec = 2;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 3;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
+constexpr int kDelayMode = 3;    // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter)
 constexpr int kDelayJitter = 1;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter)
 constexpr int kDelayStartNs = 1904;  // fixed/backon: ns; backoff: ns / 16 (ns=1904)
-constexpr int kDelayMinNs = 119;  // max(1, ns / 16) (ns=1904)
-constexpr int kDelayMaxNs = 1904;  // max(ns, 1) (ns=1904)
-constexpr int kL2WriteNs = 830;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 119;     // max(1, ns / 16) (ns=1904)
+constexpr int kDelayMaxNs = 1904;    // max(ns, 1) (ns=1904)
+constexpr int kL2WriteNs = 830;      // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm100
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -115,23 +115,23 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_int64 {
 constexpr int kThreads = 416;  // policy threads
-constexpr int kItems = 11;  // policy items
+constexpr int kItems = 11;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=11, element_size=8)
 constexpr int kVec = 1;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
 // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=exponential_backon_jitter_window)
 constexpr int kDelayMode = 3;
-constexpr int kDelayJitter = 2;  // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter_window)
+constexpr int kDelayJitter = 2;     // delay kind: 0 none, 1 uniform, 2 window (kind=exponential_backon_jitter_window)
 constexpr int kDelayStartNs = 772;  // fixed/backon: ns; backoff: ns / 16 (ns=772)
-constexpr int kDelayMinNs = 48;  // max(1, ns / 16) (ns=772)
-constexpr int kDelayMaxNs = 772;  // max(ns, 1) (ns=772)
-constexpr int kL2WriteNs = 710;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 48;     // max(1, ns / 16) (ns=772)
+constexpr int kDelayMaxNs = 772;    // max(ns, 1) (ns=772)
+constexpr int kL2WriteNs = 710;     // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm100
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -155,64 +155,64 @@ constexpr int kVec = 2;  // 16 B / element size (element_size=8)
 
 namespace histogram_float32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_float32
 
 namespace histogram_int16 {
 constexpr int kThreads = 960;  // policy threads
-constexpr int kItems = 10;  // policy pixels_per_thread
+constexpr int kItems = 10;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=10, element_size=2)
 constexpr int kVec = 2;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int16
 
 namespace histogram_int32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int32
 
 namespace histogram_int8 {
 constexpr int kThreads = 928;  // policy threads
-constexpr int kItems = 12;  // policy pixels_per_thread
+constexpr int kItems = 12;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=12, element_size=1)
 constexpr int kVec = 4;
-constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
+constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int8
 
 namespace histogram_uint16 {
 constexpr int kThreads = 960;  // policy threads
-constexpr int kItems = 10;  // policy pixels_per_thread
+constexpr int kItems = 10;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=10, element_size=2)
 constexpr int kVec = 2;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint16
 
 namespace histogram_uint32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint32
 
 namespace histogram_uint8 {
 constexpr int kThreads = 928;  // policy threads
-constexpr int kItems = 12;  // policy pixels_per_thread
+constexpr int kItems = 12;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=12, element_size=1)
 constexpr int kVec = 4;
-constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
+constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint8
 

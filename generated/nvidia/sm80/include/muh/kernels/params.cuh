@@ -11,55 +11,55 @@ namespace muh {
 namespace params {
 
 constexpr int kSmemPerBlock = 49152;  // hardware smem_per_block
-constexpr int kSmemBanks = 32;  // shared-memory banks (32 on every CUDA-class GPU)
+constexpr int kSmemBanks = 32;        // shared-memory banks (32 on every CUDA-class GPU)
 constexpr int kReduceMaxGrid = 4096;  // first-pass blocks: 16 x 256-thread blocks, one second-pass tile
 
 namespace reduce_float32 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 16;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 16;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float32
 
 namespace reduce_float64 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 8;  // policy items
-constexpr int kVec = 2;  // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 8;      // policy items
+constexpr int kVec = 2;        // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_float64
 
 namespace reduce_int32 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 16;  // policy items
-constexpr int kVec = 4;  // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 16;     // policy items
+constexpr int kVec = 4;        // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_int32
 
 namespace reduce_int64 {
 constexpr int kThreads = 256;  // policy threads
-constexpr int kItems = 8;  // policy items
-constexpr int kVec = 2;  // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
-constexpr int kLdg = 1;  // modifier == ldg (modifier=ldg)
+constexpr int kItems = 8;      // policy items
+constexpr int kVec = 2;        // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
+constexpr int kLdg = 1;        // modifier == ldg (modifier=ldg)
 }  // namespace reduce_int64
 
 namespace scan_float32 {
 constexpr int kThreads = 288;  // policy threads
-constexpr int kItems = 8;  // policy items
+constexpr int kItems = 8;      // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=8, element_size=4)
 constexpr int kVec = 4;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayMode = 1;       // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;     // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 724;  // fixed/backon: ns; backoff: ns / 16 (ns=724)
-constexpr int kDelayMinNs = 45;  // max(1, ns / 16) (ns=724)
-constexpr int kDelayMaxNs = 724;  // max(ns, 1) (ns=724)
-constexpr int kL2WriteNs = 1050;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 45;     // max(1, ns / 16) (ns=724)
+constexpr int kDelayMaxNs = 724;    // max(ns, 1) (ns=724)
+constexpr int kL2WriteNs = 1050;    // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm80
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -67,22 +67,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_float64 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 6;  // policy items
+constexpr int kItems = 6;      // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=6, element_size=8)
 constexpr int kVec = 2;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayMode = 1;       // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;     // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 388;  // fixed/backon: ns; backoff: ns / 16 (ns=388)
-constexpr int kDelayMinNs = 24;  // max(1, ns / 16) (ns=388)
-constexpr int kDelayMaxNs = 388;  // max(ns, 1) (ns=388)
-constexpr int kL2WriteNs = 1100;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 24;     // max(1, ns / 16) (ns=388)
+constexpr int kDelayMaxNs = 388;    // max(ns, 1) (ns=388)
+constexpr int kL2WriteNs = 1100;    // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm80
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -90,22 +90,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_int32 {
 constexpr int kThreads = 320;  // policy threads
-constexpr int kItems = 12;  // policy items
+constexpr int kItems = 12;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=12, element_size=4)
 constexpr int kVec = 4;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayMode = 1;       // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;     // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 268;  // fixed/backon: ns; backoff: ns / 16 (ns=268)
-constexpr int kDelayMinNs = 16;  // max(1, ns / 16) (ns=268)
-constexpr int kDelayMaxNs = 268;  // max(ns, 1) (ns=268)
-constexpr int kL2WriteNs = 1180;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 16;     // max(1, ns / 16) (ns=268)
+constexpr int kDelayMaxNs = 268;    // max(ns, 1) (ns=268)
+constexpr int kL2WriteNs = 1180;    // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm80
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -113,22 +113,22 @@ constexpr int kSpinCyclesPerNsX16 = 24;
 
 namespace scan_int64 {
 constexpr int kThreads = 288;  // policy threads
-constexpr int kItems = 11;  // policy items
+constexpr int kItems = 11;     // policy items
 // min(vec, 16 B / element size), a power of two dividing items (vec=16, items=11, element_size=8)
 constexpr int kVec = 1;
-constexpr int kWindow = 32;  // policy window (unset: the warp) (window=0)
-constexpr int kLoad = 0;  // load modifier default (default, ldg, cs)
-constexpr int kStore = 0;  // store modifier default (default, cs)
-constexpr int kStage = 0;  // stage registers (registers, ublkcp)
-constexpr int kPasses = 1;  // policy passes (stage registers: 1)
-constexpr int kBulkChunk = 4096;  // bytes per bulk copy instruction (muh/families/scan.py)
+constexpr int kWindow = 32;         // policy window (unset: the warp) (window=0)
+constexpr int kLoad = 0;            // load modifier default (default, ldg, cs)
+constexpr int kStore = 0;           // store modifier default (default, cs)
+constexpr int kStage = 0;           // stage registers (registers, ublkcp)
+constexpr int kPasses = 1;          // policy passes (stage registers: 1)
+constexpr int kBulkChunk = 4096;    // bytes per bulk copy instruction (muh/families/scan.py)
 constexpr int kStageFromBytes = 0;  // policy stage_from (below: the register kernel of threads x items)
-constexpr int kDelayMode = 1;  // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
-constexpr int kDelayJitter = 0;  // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
+constexpr int kDelayMode = 1;       // delay kind: 0 none, 1 constant, 2 backoff, 3 backon (kind=fixed)
+constexpr int kDelayJitter = 0;     // delay kind: 0 none, 1 uniform, 2 window (kind=fixed)
 constexpr int kDelayStartNs = 716;  // fixed/backon: ns; backoff: ns / 16 (ns=716)
-constexpr int kDelayMinNs = 44;  // max(1, ns / 16) (ns=716)
-constexpr int kDelayMaxNs = 716;  // max(ns, 1) (ns=716)
-constexpr int kL2WriteNs = 785;  // policy delay l2_write_latency
+constexpr int kDelayMinNs = 44;     // max(1, ns / 16) (ns=716)
+constexpr int kDelayMaxNs = 716;    // max(ns, 1) (ns=716)
+constexpr int kL2WriteNs = 785;     // policy delay l2_write_latency
 // round(clock GHz x 16): busy-wait without __nanosleep (clock_ghz=1.5, clock_from=default 1.5 GHz: hardware sm80
 //   declares no clock)
 constexpr int kSpinCyclesPerNsX16 = 24;
@@ -152,64 +152,64 @@ constexpr int kVec = 2;  // 16 B / element size (element_size=8)
 
 namespace histogram_float32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_float32
 
 namespace histogram_int16 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=2)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int16
 
 namespace histogram_int32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int32
 
 namespace histogram_int8 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=1)
 constexpr int kVec = 4;
-constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
+constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_int8
 
 namespace histogram_uint16 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=2)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=2)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint16
 
 namespace histogram_uint32 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=4)
 constexpr int kVec = 4;
-constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=4)
+constexpr int kCopies = 1;        // one histogram per block (CUB) (element_size=4)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint32
 
 namespace histogram_uint8 {
 constexpr int kThreads = 384;  // policy threads
-constexpr int kItems = 16;  // policy pixels_per_thread
+constexpr int kItems = 16;     // policy pixels_per_thread
 // largest power of two <= min(vec, 16 B / sample size) dividing items (vec=4, items=16, element_size=1)
 constexpr int kVec = 4;
-constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
+constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint8
 

@@ -32,15 +32,26 @@
 namespace muh {
 namespace histogram_impl MUH_LIBRARY_LOCAL {
 
-template <typename T> struct IsFloat { enum { value = 0 }; };
-template <> struct IsFloat<float> { enum { value = 1 }; };
-template <> struct IsFloat<double> { enum { value = 1 }; };
+template <typename T>
+struct IsFloat {
+  enum { value = 0 };
+};
+template <>
+struct IsFloat<float> {
+  enum { value = 1 };
+};
+template <>
+struct IsFloat<double> {
+  enum { value = 1 };
+};
 
-template <typename T, bool kFloat = IsFloat<T>::value != 0> struct Even;
+template <typename T, bool kFloat = IsFloat<T>::value != 0>
+struct Even;
 
 // Floating point samples: levels of the sample type, one multiply per sample by a reciprocal
 // computed once (on the host). make() says why the levels cannot be used (0: fine).
-template <typename T> struct Even<T, true> {
+template <typename T>
+struct Even<T, true> {
   T lower, upper, scale;
   int bins;
   __host__ static const char* make(double lo, double hi, int bins, Even* e) {
@@ -86,7 +97,8 @@ struct Div32 {
 
 // Integer samples (up to 4 bytes): integer levels of a wider type (CUB's LevelT int: [0, 256) for
 // bytes), exact arithmetic: 4-byte unsigned when range x bins fits in it, else 8-byte.
-template <typename T> struct Even<T, false> {
+template <typename T>
+struct Even<T, false> {
   long long lower, upper;
   unsigned long long range;
   int bins;
@@ -120,30 +132,38 @@ template <typename T> struct Even<T, false> {
 };
 
 // Vector loads of kVec samples (up to 16 bytes) where the pointer allows it.
-template <typename T, int kVec> struct alignas(sizeof(T) * kVec) Vec {
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec) Vec {
   T v[kVec];
 };
 
 // 1-byte samples are counted by value (see the top of this file).
-template <typename T> struct ByValue { enum { value = sizeof(T) == 1 }; };
+template <typename T>
+struct ByValue {
+  enum { value = sizeof(T) == 1 };
+};
 
 // The counter a sample goes to in a block's privatized histogram (copy 0; -1: not counted).
-template <typename T, bool kByValue = ByValue<T>::value != 0> struct Slot;
-template <typename T> struct Slot<T, true> {
+template <typename T, bool kByValue = ByValue<T>::value != 0>
+struct Slot;
+template <typename T>
+struct Slot<T, true> {
   __device__ __forceinline__ static int of(T x, const Even<T>&) { return static_cast<unsigned char>(x); }
   __device__ __forceinline__ static int bin(int slot, const Even<T>& e) {
     return e.bin(static_cast<T>(static_cast<unsigned char>(slot)));
   }
   __device__ __forceinline__ static int slots(const Even<T>&) { return 256; }
 };
-template <typename T> struct Slot<T, false> {
+template <typename T>
+struct Slot<T, false> {
   __device__ __forceinline__ static int of(T x, const Even<T>& e) { return e.bin(x); }
   __device__ __forceinline__ static int bin(int slot, const Even<T>&) { return slot; }
   __device__ __forceinline__ static int slots(const Even<T>& e) { return e.bins; }
 };
 
 // Counters a block needs in shared memory (its dynamic shared memory is 4 bytes each).
-template <typename T> __host__ __device__ inline long long smem_counters(int bins, int copies) {
+template <typename T>
+__host__ __device__ inline long long smem_counters(int bins, int copies) {
   return static_cast<long long>(ByValue<T>::value ? 256 : bins) * copies;
 }
 
@@ -199,5 +219,5 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-}  // namespace histogram_impl
+}  // namespace histogram_impl MUH_LIBRARY_LOCAL
 }  // namespace muh
