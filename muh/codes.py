@@ -48,6 +48,8 @@ CODES: dict[str, Code] = {
     "E-TYPEDEF": Code("a `type` block no C++ type can have (alignment not a power of two, size not a multiple "
                       "of it, over 1 KiB, a built-in name)", "`type rec`: size = 12 B is not a multiple of align = 8 B"),
     "E-POLICYKEY": Code("a policy key that is not `default`, a type or type.op", "`float33` is not an element type"),
+    "E-VALUES": Code("`values = […]` on a family without values of their own (not a by-key family)",
+                     "`reduce` has no values of their own: `values` is for by-key families"),
     "E-SUB": Code("a sub-policy the family does not have", "`reduce` has no sub-policy `onesweep`"),
     "E-DIM": Code("a dimension the family has no use for", "`bits_per_pass` is not tunable for reduce"),
     "E-BUCKET": Code("size buckets that are malformed, out of order, overlapping, leaving sizes uncovered, "

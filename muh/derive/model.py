@@ -49,6 +49,8 @@ class ResolvedPolicy(Model):
     """An operator or an operator class (muh/schema/policy_key.py), if the key names one."""
     offset: Optional[int] = None
     """Offset width in bits, if the key names one."""
+    value_type: Optional[str] = None
+    """By-key families: the values' type, if the key names one (else the values are of ``dtype``)."""
     elem_size: int
     values: dict[str, Resolved]
     subs: dict[str, dict[str, Resolved]] = {}

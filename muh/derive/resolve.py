@@ -78,7 +78,8 @@ def policy_keys(alg: Algorithm, order=DTYPES) -> list[str]:
     (types in ``order``: the catalogue's, then the spec's own)."""
     keys = list(alg.types or DEFAULT_TYPES)
     for k in alg.policies:  # a `record` key is a class of types: it applies through the types it covers
-        if k != "default" and k not in keys and k.split(".")[0] != policy_key.RECORD:
+        parsed = policy_key.key_of(k)
+        if k != "default" and k not in keys and policy_key.RECORD not in (parsed.dtype, parsed.value):
             keys.append(k)
     rank = {t: i for i, t in enumerate(order)}
     return sorted(set(keys), key=lambda k: (rank.get(k.split(".")[0], len(rank)), k))
@@ -156,7 +157,7 @@ def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, ke
     return None
 
 
-def _resolve_values(spec, akey, alg, hw, key, size, sub=None, bucket=None) -> dict[str, Resolved]:
+def _resolve_values(spec, akey, alg, hw, key, size, sub=None, bucket=None, value_size=None) -> dict[str, Resolved]:
     fam = FAMILIES[alg.family]
     layers = _layers(alg, key)
     values: dict[str, Resolved] = {}
@@ -182,7 +183,8 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None, bucket=None) -> di
         values["scaling"] = Resolved(value=fam.scaling, origin="default", rule=f"family default for {alg.family}")
     rule = values["scaling"].value
     if "threads" in values and "items" in values and rule != "none":
-        threads, items, inputs = scale(rule, values["threads"].value, values["items"].value, size, hw, fam.value_bytes)
+        threads, items, inputs = scale(rule, values["threads"].value, values["items"].value, size, hw,
+                                       fam.value_bytes if value_size is None else value_size)
         for dim, new in (("threads", threads), ("items", items)):
             old = values[dim]
             values[dim] = Resolved(
@@ -197,23 +199,24 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
     parsed = policy_key.key_of(key)
     dtype, op = parsed.dtype, parsed.op or ""
     size = spec.element_sizes()[dtype]
+    value = spec.element_sizes()[parsed.value] if parsed.value else None  # by-key: the values' size
     fam = FAMILIES[alg.family]
-    values = _resolve_values(spec, akey, alg, hw, key, size)
+    values = _resolve_values(spec, akey, alg, hw, key, size, value_size=value)
     diags: list[Diagnostic] = []
     subs = {}
     for sub in sorted({s for p in alg.policies.values() for s in p.subs}):
-        subs[sub] = _resolve_values(spec, akey, alg, hw, key, size, sub)
+        subs[sub] = _resolve_values(spec, akey, alg, hw, key, size, sub, value_size=value)
     smem_bytes = _tile_smem(spec, akey, alg, hw, key, size, values, diags)
     buckets = []
     owner = _bucket_layer(alg, _layers(alg, key))
     if owner is not None:
         for i, b in enumerate(alg.policies[owner].buckets):
-            bvalues = _resolve_values(spec, akey, alg, hw, key, size, bucket=(owner, i))
+            bvalues = _resolve_values(spec, akey, alg, hw, key, size, bucket=(owner, i), value_size=value)
             bsmem = _tile_smem(spec, akey, alg, hw, key, size, bvalues, diags, (owner, i))
             buckets.append(ResolvedBucket(lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues,
                                           smem_bytes=bsmem))
     return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None,
-                          offset=parsed.offset, elem_size=size,
+                          offset=parsed.offset, value_type=parsed.value, elem_size=size,
                           values=values, subs=subs, smem_bytes=smem_bytes, buckets=buckets), diags
 
 

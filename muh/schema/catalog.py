@@ -98,6 +98,7 @@ class Family:
     cub_header: str | None = None  # the CCCL 3.0 tuning header, where one exists
     uses_warp_shuffles: bool = True
     value_bytes: int | None = None  # by-key scaling: the second input's fixed size (None: the element's)
+    key_value: bool = False  # keys and values of (possibly) different types: `values = […]`, `policy <key>.<value>`
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -112,9 +113,9 @@ FAMILIES: dict[str, Family] = {
     "segmented_reduce": Family("DeviceSegmentedReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
     "scan": Family("DeviceScan (decoupled look-back)", _SCAN + ("vec", "window", "store_modifier", "stage", "passes", "stage_from"), stages_tile=True,
                    block_choices=BLOCK_SCAN, cub_header="tuning_scan.cuh"),
-    "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh"),
+    "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh", key_value=True),
     "segmented_scan": Family("DeviceSegmentedScan (newer CCCL)", _SCAN[:-2] + ("scaling",), stages_tile=True, block_choices=BLOCK_SCAN),
-    "reduce_by_key": Family("DeviceReduce::ReduceByKey", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_reduce_by_key.cuh"),
+    "reduce_by_key": Family("DeviceReduce::ReduceByKey", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_reduce_by_key.cuh", key_value=True),
     "rle_encode": Family("DeviceRunLengthEncode::Encode", _LOOKBACK, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh",
                          value_bytes=4),  # int run lengths
     "rle_non_trivial_runs": Family("DeviceRunLengthEncode::NonTrivialRuns", _LOOKBACK + ("store_time_slicing",), stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_run_length_encode.cuh"),
@@ -123,11 +124,11 @@ FAMILIES: dict[str, Family] = {
     "partition": Family("DevicePartition::If / Flagged", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
     "three_way_partition": Family("DevicePartition::If (three-way)", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_three_way_partition.cuh"),
     "unique": Family("DeviceSelect::Unique", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_select_if.cuh"),
-    "unique_by_key": Family("DeviceSelect::UniqueByKey", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_unique_by_key.cuh"),
+    "unique_by_key": Family("DeviceSelect::UniqueByKey", _LOOKBACK, stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN, cub_header="tuning_unique_by_key.cuh", key_value=True),
     "radix_sort": Family("DeviceRadixSort", _SORT + ("use_onesweep",), scaling="reg_bound", stages_tile=True,
                          subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
     "radix_sort_pairs": Family("DeviceRadixSort::SortPairs (values of the key's type)", _SORT + ("use_onesweep",), scaling="reg_bound", stages_tile=True,
-                               subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh"),
+                               subs=("onesweep", "histogram", "exclusive_sum", "downsweep", "upsweep", "single_tile"), cub_header="tuning_radix_sort.cuh", key_value=True),
     "segmented_radix_sort": Family("DeviceSegmentedRadixSort", _SORT, scaling="reg_bound", stages_tile=True,
                                    subs=("segmented", "alt_segmented"), cub_header="tuning_radix_sort.cuh"),
     "segmented_sort": Family("DeviceSegmentedSort", _SORT + ("block", "threads_per_segment"), scaling="reg_bound", stages_tile=True,

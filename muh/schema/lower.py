@@ -193,13 +193,14 @@ def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
     low.value_spans[path + ("on",)] = b.target_span
     for m in b.members:
         if isinstance(m, ast.Assign):
-            if m.key == ("types",):
-                body["types"] = value_of(m.value, low, refs, path + ("types",))
-                low.value_spans[path + ("types",)] = m.value.span
-                low.key_spans[path + ("types",)] = m.key_span
+            if m.key in (("types",), ("values",)):
+                body[m.key[0]] = value_of(m.value, low, refs, path + m.key)
+                low.value_spans[path + m.key] = m.value.span
+                low.key_spans[path + m.key] = m.key_span
             else:
                 low.error("E-KEY", f"unknown key `{m.name}` in an algorithm block", m.key_span,
-                          hint=did_you_mean(m.name, ["types"]) or "an algorithm holds `policy <key> { … }`, `space { … }` and `types = […]`")
+                          hint=did_you_mean(m.name, ["types", "values"]) or "an algorithm holds `policy <key> { … }`, "
+                          "`space { … }`, `types = […]` and (by-key families) `values = […]`")
             continue
         if m.kind not in ("policy", "space"):
             low.error("E-BLOCK", f"unknown block `{m.kind}` in an algorithm", m.kind_span,

@@ -175,6 +175,8 @@ class Algorithm(Model):
     spaces: dict[str, Space] = {}
     types: list[str] = []
     """Element types generated and checked (default: the family's standard set)."""
+    values: list[str] = []
+    """By-key families: the value types paired with every key type besides the key's own."""
 
     @property
     def key(self) -> str:

@@ -1,19 +1,24 @@
 """Policy keys: which calls a `policy <key> { … }` block applies to.
 
-A key is `default` or `<type>[.<operator or operator class>][.<offset width>]`:
+A key is `default` or `<type>[.<value type>][.<operator or operator class>][.<offset width>]`:
 
 * the type is an element type of the catalogue (``float32``), a user-defined `type` of the spec, or
   the type class ``record``: every user-defined type (CUB's ``!is_primitive<T>``: what CUB gives a
   struct it cannot classify, e.g. the look-back delay of its untuned default);
+* the value type (by-key families only: reduce_by_key, scan_by_key, unique_by_key, radix_sort_pairs)
+  names the values' type where it differs from the keys' (``int32.int64``: int32 keys, int64 values;
+  ``int32.record``: int32 keys, any user-defined value). A key without one covers calls whose values
+  are of the key's type (CUB's hubs key on both types: a tuning for int32 keys and values is not one
+  for int32 keys and int64 values); only ``default`` covers every pair;
 * the operator is one of ``OPS`` (``float32.plus``) or an operator class, the way CUB classifies
   operators when it picks a tuning (CCCL 3.0.1 ``basic_binary_op_t`` / ``is_min_or_max``):
   ``primitive`` = plus, min, max; ``min_or_max`` = min, max;
 * the offset width is ``offset32`` or ``offset64`` (the width of ``num_items``' offset type, which
   CUB's reduce, scan and radix sort hubs key on).
 
-A call is a ``Query``: (type, operator, offset width). Every key that *covers* the query applies,
-the more specific over the less specific (``rank``): the type part first (none < ``record`` < a type),
-then the operator part (none < class < operator; ``min_or_max`` is inside ``primitive``), then the
+A call is a ``Query``: (type, operator, offset width, value type). Every key that *covers* the query
+applies, the more specific over the less specific (``rank``): the type part first (none < ``record`` <
+a type), then the value part (none < ``record`` < a type), then the operator part (none < class < operator; ``min_or_max`` is inside ``primitive``), then the
 offset part. For one query the covering
 keys are totally ordered, so the layering is unambiguous.
 """
@@ -39,10 +44,17 @@ _CLASSES = ", ".join(f"{c} ({'/'.join(o)})" for c, o in OP_CLASSES.items())
 
 @dataclass(frozen=True, order=True)
 class Query:
-    """One call: element type, operator and offset width (bits)."""
+    """One call: element (key) type, operator, offset width (bits) and, for by-key families, the
+    values' type where it differs from the key's (None: the key's)."""
     dtype: str
     op: str = "plus"
     offset: int = DEFAULT_OFFSET
+    value: str | None = None
+
+    @property
+    def pair(self) -> str | None:
+        """The values' type when it is not the key's."""
+        return self.value if self.value not in (None, self.dtype) else None
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,7 @@ class PolicyKey:
     dtype: str | None            # None: `default`
     op: str | None = None        # an operator or an operator class
     offset: int | None = None    # 32 | 64
+    value: str | None = None     # the values' type (or `record`) where it differs from the key's
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -62,19 +75,36 @@ class PolicyKey:
     def rank(self) -> tuple[int, int, int]:
         op_rank = 0 if self.op is None else (3 if self.op in OPS else 1 + list(OP_CLASSES).index(self.op))
         type_rank = 0 if self.dtype is None else (1 if self.dtype == RECORD else 2)
-        return (type_rank, op_rank, self.offset is not None)
+        value_rank = 0 if self.value is None else (1 if self.value == RECORD else 2)
+        return (type_rank, value_rank, op_rank, self.offset is not None)
 
-    def _types(self, dtype: str | None) -> bool:
-        return (self.dtype is None or self.dtype == dtype
-                or (self.dtype == RECORD and dtype is not None and dtype not in DTYPES))
+    @staticmethod
+    def _match(part: str | None, dtype: str | None) -> bool:
+        return part is None or part == dtype or (part == RECORD and dtype is not None and dtype not in DTYPES)
+
+    def _types(self, dtype: str | None, value: str | None) -> bool:
+        """Key type ``dtype`` with values of ``value`` (None: the key's type)."""
+        if self.dtype is None:
+            return True  # `default`: every call
+        if not self._match(self.dtype, dtype):
+            return False
+        if self.value is None:
+            return value is None
+        return value is not None and self._match(self.value, value)
 
     def covers(self, q: Query) -> bool:
-        return self._types(q.dtype) and q.op in self.ops and (self.offset is None or self.offset == q.offset)
+        return (self._types(q.dtype, q.pair) and q.op in self.ops
+                and (self.offset is None or self.offset == q.offset))
 
     def generalises(self, other: PolicyKey) -> bool:
         """Every query ``other`` covers, this key covers too."""
-        return (self._types(other.dtype) and set(other.ops) <= set(self.ops)
-                and (self.offset is None or self.offset == other.offset))
+        if other.dtype is None:
+            return self.dtype is None and set(other.ops) <= set(self.ops) and (
+                self.offset is None or self.offset == other.offset)
+        types = (self.dtype is None or (self._match(self.dtype, other.dtype) and (
+            (self.value is None and other.value is None)
+            or (self.value is not None and other.value is not None and self._match(self.value, other.value)))))
+        return types and set(other.ops) <= set(self.ops) and (self.offset is None or self.offset == other.offset)
 
 
 def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
@@ -88,18 +118,25 @@ def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
         problems.append((f"`{dtype}` is not an element type",
                          f"policy keys are `default`, a type ({', '.join(dtypes)}), `{RECORD}` (every user-defined "
                          "type), `type.op`, `type.offset64` …"))
-    op = offset = None
-    for part in rest:
+    op = offset = value = None
+    for i, part in enumerate(rest):
         if part in OFFSETS and offset is None:
             offset = OFFSETS[part]
         elif (part in OPS or part in OP_CLASSES) and op is None and offset is None:
             op = part
+        elif i == 0 and (part in dtypes or part == RECORD) and not problems:
+            if part == dtype and dtype != RECORD:
+                problems.append((f"policy key `{key}` names `{dtype}` as both key and value type",
+                                 f"write `{'.'.join([dtype] + rest[1:])}`: a key without a value type covers "
+                                 "values of the key's type"))
+                break
+            value = part
         else:
-            problems.append((f"`{part}` cannot follow `{'.'.join(parts[:parts.index(part)])}` in policy key `{key}`",
-                             f"write `type[.op][.offset32|.offset64]`; operators: {', '.join(OPS)}; "
+            problems.append((f"`{part}` cannot follow `{'.'.join(parts[:i + 1])}` in policy key `{key}`",
+                             f"write `type[.value type][.op][.offset32|.offset64]`; operators: {', '.join(OPS)}; "
                              "operator classes: " + _CLASSES))
             break
-    return (None if problems else PolicyKey(dtype, op, offset)), problems
+    return (None if problems else PolicyKey(dtype, op, offset, value)), problems
 
 
 @lru_cache(maxsize=None)
@@ -120,7 +157,7 @@ class _AnyType:
 
 
 def query_key(q: Query) -> str:
-    return f"{q.dtype}.{q.op}.offset{q.offset}"
+    return ".".join([q.dtype] + ([q.pair] if q.pair else []) + [q.op, f"offset{q.offset}"])
 
 
 def covering(keys, q: Query) -> list[str]:

@@ -357,12 +357,22 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                 out.append(Diagnostic("E-TYPE", f"unknown element type `{t}`", spec.span_of(base + ("types", i)),
                                       hint=did_you_mean(t, known) or f"types: {', '.join(known)}; or declare it: "
                                                                      f"`type {t} {{ size = 16 B  align = 8 B }}`"))
+        if alg.values and not fam.key_value:
+            out.append(Diagnostic("E-VALUES", f"`{alg.family}` has no values of their own: `values` is for by-key families",
+                                  spec.span_of(base + ("values",), key=True),
+                                  hint="remove `values = […]`; by-key families: "
+                                       + ", ".join(f for f, v in FAMILIES.items() if v.key_value)))
+        for i, t in enumerate(alg.values):
+            if t not in known:
+                out.append(Diagnostic("E-TYPE", f"unknown value type `{t}`", spec.span_of(base + ("values", i)),
+                                      hint=did_you_mean(t, known) or f"types: {', '.join(known)}; or declare it: "
+                                                                     f"`type {t} {{ size = 16 B  align = 8 B }}`"))
         if "default" not in alg.policies:
             out.append(Diagnostic("E-DEFAULT", f"`algorithm {alg.family} on {alg.on}` has no `policy default`", spec.span_of(base),
                                   hint="add `policy default { … }`; typed policies inherit from it"))
         for pkey, pol in alg.policies.items():
             ppath = base + ("policies", pkey)
-            out.extend(_policy_key(pkey, spec.span_of(ppath, key=True), known))
+            out.extend(_policy_key(pkey, spec.span_of(ppath, key=True), known, fam.key_value, alg.family))
             for sub, sv in pol.subs.items():
                 if sub not in fam.subs:
                     out.append(Diagnostic("E-SUB", f"`{alg.family}` has no sub-policy `{sub}`", spec.span_of(ppath + ("subs", sub), key=True),
@@ -373,7 +383,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
             if skey != "default":
-                out.extend(_policy_key(skey, spec.span_of(spath, key=True), known))
+                out.extend(_policy_key(skey, spec.span_of(spath, key=True), known, fam.key_value, alg.family))
             for dim, cands in space.values.items():
                 vpath = spath + ("values", dim)
                 if dim not in fam.dims:
@@ -436,8 +446,13 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
     return out
 
 
-def _policy_key(key: str, span: Span | None, known=DTYPES) -> list[Diagnostic]:
-    _, problems = policy_key.parse(key, known)
+def _policy_key(key: str, span: Span | None, known=DTYPES, key_value: bool = True, family: str = "") -> list[Diagnostic]:
+    parsed, problems = policy_key.parse(key, known)
+    if parsed is not None and parsed.value is not None and not key_value:
+        return [Diagnostic("E-POLICYKEY", f"`{family}` has no values: policy key `{key}` names a value type "
+                                          f"(`{parsed.value}`)", span,
+                           hint=f"write `{'.'.join(p for p in key.split('.') if p != parsed.value)}`; value types "
+                                "are for by-key families: " + ", ".join(f for f, v in FAMILIES.items() if v.key_value))]
     return [Diagnostic("E-POLICYKEY", msg, span, hint=did_you_mean(key.split(".")[0], known) or hint)
             if i == 0 and msg.endswith("is not an element type") else Diagnostic("E-POLICYKEY", msg, span, hint=hint)
             for i, (msg, hint) in enumerate(problems)]
