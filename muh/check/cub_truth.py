@@ -150,9 +150,14 @@ class PolicyProbe:
     def fn(self) -> str:
         return f"{self.algorithm}_row"
 
+    @staticmethod
+    def _cxx(name: str) -> str:
+        return TYPES[name] if name in TYPES else f"muh_probe::{name}"
+
     @property
     def cxx_type(self) -> str:
-        return TYPES[self.type] if self.type in TYPES else f"muh_probe::{self.type}"
+        """The probe's element type: the key type, or ``kv<Key, Value>`` where the values differ."""
+        return f"muh_probe::kv<{self._cxx(self.type)}, {self._cxx(self.value)}>" if self.value else self._cxx(self.type)
 
     @property
     def cxx_op(self) -> str:
@@ -163,13 +168,13 @@ class PolicyProbe:
         return OFFSET_TYPES[self.offset]
 
     @property
-    def key(self) -> tuple[str, int, str, str, int]:
-        return (self.algorithm, self.cc, self.type, self.op, self.offset)
+    def key(self) -> tuple[str, int, str, str, int, str]:
+        return (self.algorithm, self.cc, self.type, self.op, self.offset, self.value)
 
     @property
     def json_key(self) -> str:
         """The case's key as a C string holding a JSON fragment (the probe prints it verbatim)."""
-        frag = json.dumps({"type": self.type, "op": self.op, "offset": self.offset})[1:-1]
+        frag = json.dumps({"type": self.type, "op": self.op, "offset": self.offset, "value": self.value})[1:-1]
         return '"' + frag.replace('"', '\\"') + '"'
 
 
@@ -177,7 +182,7 @@ class PolicyProbe:
 class Truth:
     cub_version: int
     scaling: dict[ScalingCase, tuple[int, int]]   # case -> (threads, items); threads 0 for nominal_*_items
-    policies: dict[tuple[str, int, str, str, int], dict]  # PolicyProbe.key -> CUB's selected values
+    policies: dict[tuple[str, int, str, str, int, str], dict]  # PolicyProbe.key -> CUB's selected values
 
 
 def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[ScalingCase]:
@@ -231,13 +236,11 @@ def policy_probes(arches=ARCHES, extra: dict[str, tuple[tuple[int, int], ...]] |
 
 def struct_shapes(probes) -> list[tuple[str, int, int]]:
     """(C++ name, size, alignment) of every user-defined type among ``probes`` (their definitions)."""
-    shapes = {p.type: shape_of(p.type) for p in probes if shape_of(p.type)}
+    shapes = {t: shape_of(t) for p in probes for t in (p.type, p.value) if t and shape_of(t)}
     return [(n, *shapes[n]) for n in sorted(shapes, key=shapes.get)]
 
 
 def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
-    if any(p.value for p in probes):  # the probes instantiate hubs with keys and values of one type
-        raise ValueError("CUB probes of distinct key and value types are not implemented")
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
@@ -382,7 +385,7 @@ def _parse(raw: dict) -> Truth:
         ScalingCase(r["rule"], r["threads4"], r["items4"], r["size"]): (r["threads"], r["items"])
         for r in raw["scaling"]
     }
-    policies = {(p["family"], p["cc"], p["type"], p["op"], p["offset"]): p for p in raw["policies"]}
+    policies = {(p["family"], p["cc"], p["type"], p["op"], p["offset"], p.get("value", "")): p for p in raw["policies"]}
     return Truth(raw["cub_version"], scaling, policies)
 
 
@@ -390,7 +393,7 @@ def load_truth(cases: list[ScalingCase] | None = None, probes: list[PolicyProbe]
                *, use_cache: bool = True) -> Truth:
     """CUB's answers for ``cases`` and ``probes`` (defaults: the standard suite), cached on disk."""
     cases = scaling_cases() if cases is None else sorted(set(cases))
-    probes = [p for p in policy_probes() if not p.value] if probes is None else sorted(set(probes))
+    probes = policy_probes() if probes is None else sorted(set(probes))
     source = render_program(cases, probes)
     nvcc = find_nvcc()
     version = cub_version(nvcc)

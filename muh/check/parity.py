@@ -173,6 +173,14 @@ def spec_type(spec: Spec, alg, probe_type: str) -> str | None:
     return next((t for t in listed if t in spec.types and (spec.types[t].size, spec.types[t].align) == shape), None)
 
 
+def spec_value(spec: Spec, alg, probe_value: str) -> str | None:
+    """The spec's name for a probed value type, from the algorithm's `values` (as ``spec_type``)."""
+    shape = cub_truth.shape_of(probe_value)
+    if shape is None:
+        return probe_value if probe_value in alg.values else None
+    return next((t for t in alg.values if t in spec.types and (spec.types[t].size, spec.types[t].align) == shape), None)
+
+
 def expected_probes(spec: Spec) -> list[cub_truth.PolicyProbe]:
     """CUB's case list: every family CUB 3.0.1 tunes, on CUB's arches and the spec's parity arches,
     for every type, operator and offset width its hub distinguishes (cub_truth.policy_probes), user-defined
@@ -195,9 +203,11 @@ def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[
         hw = _hardware_at(spec, probe.cc)
         akey = f"{probe.algorithm}@{hw}" if hw else None
         alg = spec.algorithms.get(akey) if akey else None
-        if probe.value:
-            why = ("keys and values of different types: muh's policy keys name one type (CUB keys this "
-                   "family on both)")
+        if hw is not None and alg is not None and probe.value and spec_value(spec, alg, probe.value) is None:
+            shape = cub_truth.shape_of(probe.value)
+            why = (f"`{probe.value}` is not in the `values` of `algorithm {probe.algorithm} on {hw}`" if shape is None
+                   else f"no type of {shape[0]} B aligned to {shape[1]} B in the `values` of `algorithm "
+                        f"{probe.algorithm} on {hw}`")
         elif hw is None:
             why = f"no hardware with compute_capability = {probe.cc // 10} and cub_parity = true"
         elif alg is None:
@@ -251,8 +261,10 @@ def policy_parity(spec: Spec, derived: Derived, truth: cub_truth.Truth) -> list[
             out.append(ParityCase("policy", name, False, "CUB truth has no entry", (("*", "-", "missing", "truth"),)))
             continue
         try:
-            dtype = spec_type(spec, spec.algorithms[akey], probe.type)
-            policy = resolve_query(spec, akey, Query(dtype, probe.op, probe.offset))
+            alg = spec.algorithms[akey]
+            dtype = spec_type(spec, alg, probe.type)
+            value = spec_value(spec, alg, probe.value) if probe.value else None
+            policy = resolve_query(spec, akey, Query(dtype, probe.op, probe.offset, value))
         except MuhError as err:
             out.append(ParityCase("policy", name, False, "muh resolved no policy: " + err.diagnostics[0].message,
                                   (("*", "missing", "-", "derive"),)))
@@ -351,9 +363,8 @@ def run_parity(spec: Spec, derived: Derived | None = None, *, use_cache: bool = 
             policy_derived = derive(policy_spec)
         else:
             policy_spec = policy_derived = None
-    # CUB's whole case list, whatever the spec covers (one program, one cache entry), less the cases of
-    # distinct key and value types, which nothing compares yet.
-    probes = [p for p in expected_probes(policy_spec if policy_spec is not None else spec) if not p.value]
+    # CUB's whole case list, whatever the spec covers (one program, one cache entry).
+    probes = expected_probes(policy_spec if policy_spec is not None else spec)
     truth = cub_truth.load_truth(probes=sorted(probes), use_cache=use_cache)
     cases = scaling_parity(truth)
     families: tuple = ()
