@@ -79,7 +79,7 @@ def policy_keys(alg: Algorithm, order=DTYPES) -> list[str]:
     keys = list(alg.types or DEFAULT_TYPES)
     for k in alg.policies:  # a `record` key is a class of types: it applies through the types it covers
         parsed = policy_key.key_of(k)
-        if k != "default" and k not in keys and policy_key.RECORD not in (parsed.dtype, parsed.value):
+        if k != "default" and k not in keys and not {parsed.dtype, parsed.value} & set(policy_key.CLASSES):
             keys.append(k)
     rank = {t: i for i, t in enumerate(order)}
     return sorted(set(keys), key=lambda k: (rank.get(k.split(".")[0], len(rank)), k))

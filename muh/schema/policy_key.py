@@ -10,6 +10,9 @@ A key is `default` or `<type>[.<value type>][.<operator or operator class>][.<of
   ``int32.record``: int32 keys, any user-defined value). A key without one covers calls whose values
   are of the key's type (CUB's hubs key on both types: a tuning for int32 keys and values is not one
   for int32 keys and int64 values); only ``default`` covers every pair;
+* a type or value part may also be a size class ``prim<N>`` (``prim1``, ``prim2``, ``prim4``, ``prim8``):
+  every catalogue type of N bytes — CUB's by-key hubs classify keys and values by size and whether
+  they are primitives (``prim4.prim8.primitive``: 4-byte keys, 8-byte values, a basic operator);
 * the operator is one of ``OPS`` (``float32.plus``) or an operator class, the way CUB classifies
   operators when it picks a tuning (CCCL 3.0.1 ``basic_binary_op_t`` / ``is_min_or_max``):
   ``primitive`` = plus, min, max; ``min_or_max`` = min, max;
@@ -18,7 +21,8 @@ A key is `default` or `<type>[.<value type>][.<operator or operator class>][.<of
 
 A call is a ``Query``: (type, operator, offset width, value type). Every key that *covers* the query
 applies, the more specific over the less specific (``rank``): the type part first (none < ``record`` <
-a type), then the value part (none < ``record`` < a type), then the operator part (none < class < operator; ``min_or_max`` is inside ``primitive``), then the
+a type; ``prim<N>`` ranks with ``record``: a type is in at most one class), then the value part
+(likewise), then the operator part (none < class < operator; ``min_or_max`` is inside ``primitive``), then the
 offset part. For one query the covering
 keys are totally ordered, so the layering is unambiguous.
 """
@@ -39,6 +43,9 @@ OFFSETS: dict[str, int] = {"offset32": 32, "offset64": 64}
 DEFAULT_OFFSET = 32  # `int num_items`
 #: The type class of every user-defined type (a type name outside the catalogue).
 RECORD = "record"
+#: Size classes: every catalogue type of N bytes (CUB's primitives, classified by size).
+SIZE_CLASSES: dict[str, int] = {f"prim{n}": n for n in sorted(set(DTYPES.values()))}
+CLASSES = (RECORD, *SIZE_CLASSES)
 _CLASSES = ", ".join(f"{c} ({'/'.join(o)})" for c, o in OP_CLASSES.items())
 
 
@@ -74,13 +81,19 @@ class PolicyKey:
     @property
     def rank(self) -> tuple[int, int, int]:
         op_rank = 0 if self.op is None else (3 if self.op in OPS else 1 + list(OP_CLASSES).index(self.op))
-        type_rank = 0 if self.dtype is None else (1 if self.dtype == RECORD else 2)
-        value_rank = 0 if self.value is None else (1 if self.value == RECORD else 2)
+        type_rank = 0 if self.dtype is None else (1 if self.dtype in CLASSES else 2)
+        value_rank = 0 if self.value is None else (1 if self.value in CLASSES else 2)
         return (type_rank, value_rank, op_rank, self.offset is not None)
 
     @staticmethod
     def _match(part: str | None, dtype: str | None) -> bool:
-        return part is None or part == dtype or (part == RECORD and dtype is not None and dtype not in DTYPES)
+        if part is None or part == dtype:
+            return True
+        if dtype is None:
+            return False
+        if part == RECORD:
+            return dtype not in DTYPES
+        return part in SIZE_CLASSES and DTYPES.get(dtype) == SIZE_CLASSES[part]
 
     def _types(self, dtype: str | None, value: str | None) -> bool:
         """Key type ``dtype`` with values of ``value`` (None: the key's type)."""
@@ -114,18 +127,18 @@ def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
     parts = key.split(".")
     dtype, rest = parts[0], parts[1:]
     problems = []
-    if dtype not in dtypes and dtype != RECORD:
+    if dtype not in dtypes and dtype not in CLASSES:
         problems.append((f"`{dtype}` is not an element type",
                          f"policy keys are `default`, a type ({', '.join(dtypes)}), `{RECORD}` (every user-defined "
-                         "type), `type.op`, `type.offset64` …"))
+                         f"type), a size class ({', '.join(SIZE_CLASSES)}), `type.op`, `type.offset64` …"))
     op = offset = value = None
     for i, part in enumerate(rest):
         if part in OFFSETS and offset is None:
             offset = OFFSETS[part]
         elif (part in OPS or part in OP_CLASSES) and op is None and offset is None:
             op = part
-        elif i == 0 and (part in dtypes or part == RECORD) and not problems:
-            if part == dtype and dtype != RECORD:
+        elif i == 0 and (part in dtypes or part in CLASSES) and not problems:
+            if part == dtype and dtype not in CLASSES:
                 problems.append((f"policy key `{key}` names `{dtype}` as both key and value type",
                                  f"write `{'.'.join([dtype] + rest[1:])}`: a key without a value type covers "
                                  "values of the key's type"))

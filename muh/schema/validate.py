@@ -314,9 +314,10 @@ def _element_types(spec: Spec) -> list[Diagnostic]:
     out = []
     for name, t in spec.types.items():
         base = ("types", name)
-        if name in DTYPES or name == policy_key.RECORD:
+        if name in DTYPES or name in policy_key.CLASSES:
             what = (f"a built-in element type ({DTYPES[name]} B)" if name in DTYPES
-                    else "the policy key of every user-defined type")
+                    else "the policy key of every user-defined type" if name == policy_key.RECORD
+                    else "the policy key of every built-in type of its size")
             out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: `{name}` is {what}",
                                   spec.span_of(base, key=True), hint="give the type another name"))
         if t.size > MAX_TYPE_SIZE:
