@@ -168,8 +168,6 @@ class Equality:
     source: str | None
     asserts: int                  # static_asserts comparing whole policies (one per CUB case)
     gaps: tuple[str, ...]         # CUB cases the unit cannot compare, with why
-    pairs: int = 0                # by-key cases of distinct key and value types: compared by the parity
-                                  # check only (the generated selectors take no value type yet)
 
 
 def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
@@ -179,10 +177,7 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
     compared, gaps, _ = parity.coverage(ctx.spec)
     missing = [f"{parity.case_name(p)}: {why}" for p, why in gaps]
     cases, families, shapes = [], {}, {}
-    pairs = [p for p, _ in compared if p.value]
     for probe, akey in compared:
-        if probe.value:
-            continue
         family = probe.algorithm
         if family not in shapes:
             shapes[family] = _init(family, ctx.derived.of(family)) if family in CUB_FIELDS else None
@@ -196,10 +191,13 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
         cases.append(dict(family=family, cc=probe.cc, cxx_type=probe.cxx_type, cxx_op=probe.cxx_op,
                           cxx_offset=probe.cxx_offset,
                           element=tuning.ident(parity.spec_type(ctx.spec, ctx.spec.algorithms[akey], probe.type)),
+                          value=tuning.ident(parity.spec_value(ctx.spec, ctx.spec.algorithms[akey], probe.value))
+                          if probe.value else None,
                           op=tuning.ident(probe.op), offset=probe.offset, hardware=tuning.ident(hw), fields=fields,
+                          sized=tuning.sized(ctx.derived.of(family)),
                           label=parity.case_name(probe)))
     if not cases:
-        return Equality(None, 0, tuple(missing), len(pairs))
+        return Equality(None, 0, tuple(missing))
     enums = [dict(muh=m, cub=t, pairs=[(c, tuning.ident(v)) for v, c in pairs]) for m, t, pairs in CUB_ENUMS]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
@@ -207,7 +205,7 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
         headers=_tuning_names(files), enums=enums,
         families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases,
         structs=cub_truth.struct_shapes(p for p, _ in compared))
-    return Equality(source, len(cases), tuple(missing), len(pairs))
+    return Equality(source, len(cases), tuple(missing))
 
 
 def equality_source(ctx: BuildContext, files: list[GeneratedFile]) -> str | None:
@@ -310,8 +308,7 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
     lines += [f"GAP {g}" for g in eq.gaps[:40]] + ([f"GAP … {len(eq.gaps) - 40} more"] if len(eq.gaps) > 40 else [])
     failed = [u.name for u in units if not results[u.name][0]]
     counted = (f"; {eq.asserts} static_assert(generated == cub)" if eq.source is not None else "") + \
-              (f"; {eq.pairs} key/value cases compared by parity only (selectors take no value type)"
-               if eq.pairs else "") + (f"; {len(eq.gaps)} CUB cases MISSING" if eq.gaps else "")
+              (f"; {len(eq.gaps)} CUB cases MISSING" if eq.gaps else "")
     detail = (f"{len(failed)} of {len(units)} units failed: {', '.join(failed)}{counted}" if failed else
               f"{len(_tuning_names(files))} headers compile ({', '.join(u.name for u in units)}){counted}")
     return CheckResult("tuning_headers", "fail" if failed or eq.gaps else "pass", detail, lines)

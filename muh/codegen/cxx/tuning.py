@@ -227,6 +227,7 @@ def _values(ctx: BuildContext, family: str, what: str, hw: Hardware, fields, res
 
 
 SIZE = "element_size(type)"
+VALUE_SIZE = "element_size(value_type())"  # by-key families: the values' size
 
 
 def scaled_expr(family: str, dim: str, r: Resolved) -> str | None:
@@ -245,7 +246,8 @@ def scaled_expr(family: str, dim: str, r: Resolved) -> str | None:
     if rule in ("nominal_4b", "nominal_8b"):
         return f"{rule}_items({i4}, {SIZE})"
     if rule in ("combined", "combined_ceil"):
-        value = SIZE if catalog.FAMILIES[family].value_bytes is None else str(i["value"])
+        fam = catalog.FAMILIES[family]
+        value = (VALUE_SIZE if fam.key_value else SIZE) if fam.value_bytes is None else str(i["value"])
         return f"combined_items({i4}, {SIZE}, {value}, {'true' if rule == 'combined_ceil' else 'false'})"
     return None
 
@@ -336,9 +338,17 @@ def _equality(members: list[str]) -> str:
 
 
 def selector_call(q: Query, hw_id: str, elements: int | None = None) -> str:
+    """A selector's call in C++; its members in the one order: type, op, offset bits, then the problem size
+    (families with size buckets) or the values' type (by-key families)."""
     size = "" if elements is None else f", {elements}LL"
-    return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}{size}}}"
+    value = f", element::{ident(q.pair)}" if q.pair else ""
+    return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}{size}{value}}}"
             f"(hardware::{hw_id}.arch)")
+
+
+def sized(algorithms: list[DerivedAlgorithm]) -> bool:
+    """Whether a family's selector takes the problem size (`elements`): some policy of it has size buckets."""
+    return any(p.buckets for a in algorithms for p in a.policies.values())
 
 
 def queries(spec: Spec, family: str) -> tuple[Query, ...]:
@@ -355,7 +365,15 @@ def _bucket_condition(lo: int, hi: int | None) -> str:
     return " && ".join(parts) or "true"
 
 
-def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | None]]:
+def pair_queries(spec: Spec, family: str) -> tuple[Query, ...]:
+    """By-key families: every call whose values are of another type — each key type x each type an
+    algorithm of the family lists in `values` x operator x offset width."""
+    values = [v for v in spec.element_sizes()
+              if any(v in a.values for a in spec.algorithms.values() if a.family == family)]
+    return tuple(Query(q.dtype, q.op, q.offset, v) for v in values for q in queries(spec, family) if q.dtype != v)
+
+
+def _calls(spec: Spec, akey: str, calls=None) -> list[tuple[set, Query, ResolvedPolicy | None]]:
     """Distinct resolutions of every call: (the calls, a representative call, its policy).
 
     A call resolves through the policy keys that cover it; calls covered by the same keys get the
@@ -363,15 +381,15 @@ def _calls(spec: Spec, akey: str) -> list[tuple[set, Query, ResolvedPolicy | Non
     `default` policy scaled for its size (CUB's behaviour for an untuned type), never zeros."""
     alg = spec.algorithms[akey]
     seen: dict[tuple[str, ...], list[Query]] = {}
-    for q in queries(spec, alg.family):
-        seen.setdefault((q.dtype,) + tuple(policy_key.covering(alg.policies, q)), []).append(q)
+    for q in (queries(spec, alg.family) if calls is None else calls):
+        seen.setdefault((q.dtype, q.pair) + tuple(policy_key.covering(alg.policies, q)), []).append(q)
     out = []
     for calls in seen.values():
         try:
             pol = resolve_query(spec, akey, calls[0])
         except MuhError:
             pol = None  # this type cannot run here (its tile overflows): left to the fallback
-        out.append(({(q.dtype, q.op, q.offset) for q in calls}, calls[0], pol))
+        out.append(({(q.dtype, q.op, q.offset, q.pair) for q in calls}, calls[0], pol))
     return out
 
 
@@ -445,61 +463,83 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
         hw = alg.hardware
         hw_id = ident(hw.name)
         akey = f"{family}@{hw.name}"
-        groups: dict[tuple, list] = {}
-        members: dict[tuple, set] = {}
-        for calls, q, pol in _calls(ctx.spec, akey):
-            if pol is None:
-                continue
-            sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
-                                                 pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
-            # A size bucket is its own case: (lo, hi) joins the key; None: every size.
-            for bounds, resolved in ([((b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
-                values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, resolved)
-                # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
-                same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), bounds)
-                groups.setdefault(same, []).append((q, pol, values, sub_values))
-                members.setdefault(same, set()).update(calls)
-        # size buckets first, so that the fallback (the last case) never needs a size
-        ordered = sorted(groups, key=lambda g: (g[2] is None, len(members[g])))
         cases = []
-        for i, g in enumerate(ordered):
-            last = i == len(ordered) - 1
-            entries = groups[g]
-            labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
-            bounds = g[2]  # the size bucket's (lo, hi), None: every size
-            bucket = None if bounds is None else Bucket(lo=bounds[0], hi=bounds[1]).label
-            if bucket is not None:
-                labels = [f"{lab}, {bucket}" for lab in labels]
-            values = _finish([e[2] for e in entries], 10)
-            sub_values = tuple((sp.name, _finish([e[3][k][1] for e in entries], 12)) for k, sp in enumerate(subs))
-            # The case's values depend on the call only through the element size: checked once per size.
-            by_size: dict[int, Query] = {}
-            for q in sorted(e[0] for e in entries):
-                by_size.setdefault(every[q.dtype], q)
-            threads_scaled = "threads(" in repr(g)  # a threads value is an expression of the element size
-            asserts = []
-            for n, size in enumerate(sorted(by_size)):
-                q = by_size[size]
-                sel = selector_call(q, hw_id, None if bounds is None else bounds[0])
-                label = f"{family} {q.dtype}" + ("" if bucket is None else f" ({bucket})") + f" on {hw.name}"
-                got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
-                for sp in subs:
-                    got += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
-                                    f"{sel}.{sp.name}", q.dtype)
-                # Threads that do not depend on the size are checked once; tiles at every size.
-                asserts += got if n == 0 or threads_scaled else [a for a in got if TILE_MESSAGE in a[1]]
-            cond = None if last else _calls_condition(members[g], sizes)
-            if cond is not None and bounds is not None:
-                cond = (f"({cond})" if " || " in cond else cond) + f" && {_bucket_condition(*bounds)}"
-            cond = None if cond is None else wrap_expr(cond, 10, 10)
-            asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
-            cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
-        sized_family = sized_family or any(g[2] is not None for g in groups)
+        for value in dict.fromkeys(q.pair for q in pair_queries(ctx.spec, family)):
+            calls = [q for q in pair_queries(ctx.spec, family) if q.pair == value]
+            got, sized = _cases(ctx, family, akey, hw, fields, subs, every, sizes, _calls(ctx.spec, akey, calls),
+                                f"value != type && value == element::{ident(value)}")
+            cases += got
+            sized_family = sized_family or sized
+        got, sized = _cases(ctx, family, akey, hw, fields, subs, every, sizes, _calls(ctx.spec, akey), None)
+        cases += got
+        sized_family = sized_family or sized
         what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
                 if hw.compute_capability else f"{hw.vendor} {hw.arch}")
         compare = ">=" if hw.compute_capability else "=="
         out.append(Branch(hw_id, f"arch {compare} hardware::{hw_id}.arch", f"{hw.name}: {what}", tuple(cases)))
     return out, sized_family
+
+
+def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs, every, sizes, resolved,
+           guard: str | None) -> tuple[list[Case], bool]:
+    """The cases of one hardware branch for ``resolved`` calls, and whether any is a size bucket's;
+    ``guard``: a condition every case adds (the values' type of key/value calls; then no case is
+    unconditional)."""
+    hw_id = ident(hw.name)
+    groups: dict[tuple, list] = {}
+    members: dict[tuple, set] = {}
+    for calls, q, pol in resolved:
+        if pol is None:
+            continue
+        sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
+                                             pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
+        # A size bucket is its own case: (lo, hi) joins the key; None: every size.
+        for bounds, resolved_values in ([((b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
+            values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, resolved_values)
+            # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
+            same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), bounds)
+            groups.setdefault(same, []).append((q, pol, values, sub_values))
+            members.setdefault(same, set()).update(calls)
+    # size buckets first, so that the fallback (the last case) never needs a size
+    ordered = sorted(groups, key=lambda g: (g[2] is None, len(members[g])))
+    cases = []
+    for i, g in enumerate(ordered):
+        last = i == len(ordered) - 1 and guard is None
+        entries = groups[g]
+        labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
+        bounds = g[2]  # the size bucket's (lo, hi), None: every size
+        bucket = None if bounds is None else Bucket(lo=bounds[0], hi=bounds[1]).label
+        if bucket is not None:
+            labels = [f"{lab}, {bucket}" for lab in labels]
+        values = _finish([e[2] for e in entries], 10)
+        sub_values = tuple((sp.name, _finish([e[3][k][1] for e in entries], 12)) for k, sp in enumerate(subs))
+        # The case's values depend on the call only through the element size: checked once per size.
+        by_size: dict[int, Query] = {}
+        for q in sorted(e[0] for e in entries):
+            by_size.setdefault(every[q.dtype], q)
+        threads_scaled = "threads(" in repr(g)  # a threads value is an expression of the element size
+        asserts = []
+        for n, size in enumerate(sorted(by_size)):
+            q = by_size[size]
+            sel = selector_call(q, hw_id, None if bounds is None else bounds[0])
+            label = (f"{family} {q.dtype}" + (f":{q.pair}" if q.pair else "")
+                     + ("" if bucket is None else f" ({bucket})") + f" on {hw.name}")
+            got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
+            for sp in subs:
+                got += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
+                                f"{sel}.{sp.name}", q.dtype)
+            # Threads that do not depend on the size are checked once; tiles at every size.
+            asserts += got if n == 0 or threads_scaled else [a for a in got if TILE_MESSAGE in a[1]]
+        cond = None
+        if not last:
+            cond = _calls_condition({c[:3] for c in members[g]}, sizes)
+            if bounds is not None:
+                cond = (f"({cond})" if " || " in cond else cond) + f" && {_bucket_condition(*bounds)}"
+            cond = f"{guard} && ({cond})" if guard else cond
+            cond = wrap_expr(cond, 10, 10)
+        asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
+        cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
+    return cases, any(g[2] is not None for g in groups)
 
 
 def _hardware_rows(ctx: BuildContext, ids: dict[str, int]) -> list[HardwareRow]:
@@ -536,6 +576,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
             "muh.codegen.cxx", "tuning.cuh.j2", header=ctx.header("//"), family=ident(family),
             doc=catalog.FAMILIES[family].doc, fields=fields, subs=subs, branches=branches, fallback=branches[-1],
             sized=sized,
+            key_value=catalog.FAMILIES[family].key_value,
             eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
             sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs})))
     return files
