@@ -6,7 +6,7 @@ import pytest
 from muh.check import cub_truth
 from muh.diagnostics import MuhError
 
-#: CUB's cases with keys and values of one type (those the probe program instantiates).
+#: CUB's cases with keys and values of one type.
 SAME = [p for p in cub_truth.policy_probes() if not p.value]
 
 
@@ -15,8 +15,10 @@ def test_case_list_is_deterministic_and_large():
     assert a == b and len(a) >= 500
     assert cub_truth.render_program(a, SAME) == cub_truth.render_program(b, SAME)
     assert cub_truth.scaling_cases(seed=1) != a
-    with pytest.raises(ValueError, match="distinct key and value types"):  # not silently probed as one type
-        cub_truth.render_program(a, cub_truth.policy_probes())
+    # keys and values of different types instantiate the hubs with both (never silently one type)
+    pair = cub_truth.PolicyProbe("reduce_by_key", 900, "int32", "plus", 32, "struct16a8")
+    program = cub_truth.render_program([], [pair])
+    assert "muh_probe::kv<std::int32_t, muh_probe::struct16a8>" in program and "struct alignas(8) struct16a8" in program
 
 
 def test_missing_nvcc_is_a_diagnostic(monkeypatch):
@@ -75,24 +77,27 @@ def test_cub_version_is_pinned(truth):
 def test_fallback_policies(truth):
     # reduce on sm_90 (and sm_80/86) runs CUB's sm_60 policy; scan on sm_86 its untuned default.
     for cc in (800, 860, 900):
-        assert truth.policies[("reduce", cc, "float32", "plus", 32)]["policy"] == 600
-    sm86 = truth.policies[("scan", 860, "float32", "plus", 32)]
+        assert truth.policies[("reduce", cc, "float32", "plus", 32, "")]["policy"] == 600
+    sm86 = truth.policies[("scan", 860, "float32", "plus", 32, "")]
     assert (sm86["threads"], sm86["items"], sm86["delay"]) == (128, 15, "fixed")
-    assert truth.policies[("scan", 1000, "float32", "plus", 32)]["delay"] == "backon_jitter"
+    assert truth.policies[("scan", 1000, "float32", "plus", 32, "")]["delay"] == "backon_jitter"
 
 
 @pytest.mark.nvcc
 def test_fallback_policies_of_the_other_families(truth):
     # DeviceSegmentedSort's newest policy is sm_86's (sm_90 and sm_100 run it: CCCL issue #6173).
     for cc in (900, 1000):
-        assert truth.policies[("segmented_sort", cc, "int32", "plus", 32)]["policy"] == 860
+        assert truth.policies[("segmented_sort", cc, "int32", "plus", 32, "")]["policy"] == 860
     # One policy since sm_50 (adjacent difference) and sm_70 (batched memcpy).
-    assert {truth.policies[("adjacent_difference", cc, "float64", "plus", 32)]["policy"]
+    assert {truth.policies[("adjacent_difference", cc, "float64", "plus", 32, "")]["policy"]
             for cc in cub_truth.ARCHES} == {500}
-    assert {truth.policies[("batch_memcpy", cc, "uint8", "plus", 32)]["policy"] for cc in cub_truth.ARCHES} == {700}
+    assert {truth.policies[("batch_memcpy", cc, "uint8", "plus", 32, "")]["policy"] for cc in cub_truth.ARCHES} == {700}
     # Untuned by-key sums on sm_86 use CUB's reduce-by-key delay constructor.
     for t in ("int32", "int64", "float64"):
-        assert truth.policies[("reduce_by_key", 860, t, "plus", 32)]["delay"] == "reduce_by_key"
+        assert truth.policies[("reduce_by_key", 860, t, "plus", 32, "")]["delay"] == "reduce_by_key"
+    # … and a user-defined value none (CUB: only primitive values of up to 8 bytes wait that way)
+    assert truth.policies[("reduce_by_key", 860, "int32", "plus", 32, "struct16a8")]["delay"] == "no_delay"
+    assert truth.policies[("reduce_by_key", 860, "struct16a8", "plus", 32, "int32")]["delay"] == "reduce_by_key"
     # DeviceSelect::Unique shares DeviceSelect::If's hub.
     for key, value in truth.policies.items():
         if key[0] == "unique":
@@ -101,5 +106,5 @@ def test_fallback_policies_of_the_other_families(truth):
 
 @pytest.mark.nvcc
 def test_every_probe_answered(truth):
-    assert set(truth.policies) == {p.key for p in SAME}
+    assert set(truth.policies) == {p.key for p in cub_truth.policy_probes()}
     assert len(truth.policies) >= 2 * 4 * 4
