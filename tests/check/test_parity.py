@@ -56,7 +56,7 @@ def test_every_cccl_30_family_is_compared(report):
     assert all(expected == compared + excused and compared > 0 for expected, compared, excused in counts.values())
     # excused: the by-key cases whose keys and values differ in type of the families the spec writes no
     # key/value tunings for (its `parity` block), and only those
-    left = {"unique_by_key", "radix_sort_pairs"}
+    left = {"radix_sort_pairs"}
     assert {f for f, c in counts.items() if c[2]} == left, counts
     assert sum(c[2] for c in counts.values()) == sum(1 for p in parity.expected_probes(
         load(NVIDIA.read_text(), "specs/nvidia.muh")) if p.value and p.algorithm in left)
