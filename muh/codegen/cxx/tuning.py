@@ -536,7 +536,7 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
             if bounds is not None:
                 cond = (f"({cond})" if " || " in cond else cond) + f" && {_bucket_condition(*bounds)}"
             cond = f"{guard} && ({cond})" if guard else cond
-            cond = wrap_expr(cond, 10, 10)
+            cond = wrap_expr(cond + ")", 10, 10)[:-1]  # the template closes `if (`: one column reserved
         asserts = tuple((wrap_expr(c, 14, 18, _ARITHMETIC), _message(m)) for c, m in dict.fromkeys(asserts))
         cases.append(Case(", ".join(labels), cond, values, sub_values, asserts))
     return cases, any(g[2] is not None for g in groups)
