@@ -60,7 +60,7 @@ def render_reference() -> str:
            "| block | form |", "|---|---|",
            "| `hardware` | `hardware <name> { … }` |",
            "| `type` | `type <name> { size = 16 B  align = 8 B }`: a user-defined element type |",
-           "| `algorithm` | `algorithm <family> on <hardware> { policy <key> { … }  space [<key>] { … }  types = […] }` |",
+           "| `algorithm` | `algorithm <family> on <hardware> { policy <key> { … }  space [<key>] { … }  types = […]  values = […] }` (`values`: by-key families) |",
            "| `deploy` | `deploy <name> on <hardware> { … }` |",
            "| `parity` | `parity { out_of_scope = [\"<family> <arch> <type> <op> <offset>\", …] }` (docs/parity.md) |", "",
            "### `hardware` keys", ""]
