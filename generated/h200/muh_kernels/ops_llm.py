@@ -87,6 +87,12 @@ _ARGTYPES = {
 }
 
 
+def forms(name: str) -> list[tuple[str, ...]]:
+    """The parameter lists muh's op serves for vLLM's ``name``: 0.6.3's, then any recorded fork form."""
+    out = [VLLM_SIGNATURES[name][0]] if name in VLLM_SIGNATURES else []
+    return out + ([VLLM_FORMS[name][0]] if name in VLLM_FORMS else [])
+
+
 def signature_problem(name: str, fn) -> str | None:
     """Why ``fn`` (vLLM's stock ``name``) must not be replaced, or None when its signature is the 0.6.3 one."""
     if name not in VLLM_SIGNATURES:

@@ -730,9 +730,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     op_point("ops.rms_norm", "rms_norm", norm_dead)
     sig = variant.op_signatures.get("fused_add_rms_norm")
     dead = list(norm_dead)
-    served = [list(ops_llm.VLLM_SIGNATURES["fused_add_rms_norm"][0])]
-    served += [list(ops_llm.VLLM_FORMS["fused_add_rms_norm"][0])] if "fused_add_rms_norm" in ops_llm.VLLM_FORMS else []
-    if sig and sig not in served:
+    if sig and tuple(sig) not in ops_llm.forms("fused_add_rms_norm"):
         dead.append(f"{variant.label}'s fused_add_rms_norm takes ({', '.join(sig)}), a form muh's op does not serve; "
                     "the signature guard keeps the vendor op")
     op_point("ops.fused_add_rms_norm", "fused_add_rms_norm", dead)

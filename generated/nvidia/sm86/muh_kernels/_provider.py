@@ -25,7 +25,7 @@ import os
 
 import vllm._custom_ops as _vllm_ops
 
-from muh_kernels import ops_llm
+from muh_kernels import ops_llm, torch_ops_ctypes
 from muh_kernels.errors import MuhBuildError, MuhRuntimeError
 
 logger = logging.getLogger("vllm.muh_plugin.ops")
@@ -84,8 +84,6 @@ def _fused_add_rms_norm_alpha(input, residual, weight, epsilon, residual_alpha=1
     try:
         if float(residual_alpha) == 1.0:
             return ops_llm.fused_add_rms_norm(input, residual, weight, epsilon)
-        from muh_kernels import torch_ops_ctypes
-
         return torch_ops_ctypes.fused_add_rms_norm(input, residual, weight, epsilon, float(residual_alpha))
     except (MuhRuntimeError, TypeError, ValueError) as e:
         return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon, residual_alpha)
