@@ -19,7 +19,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                         **({"subs": {s: {d: r.model_dump(mode="json", exclude_none=True) for d, r in sorted(v.items())}
                                      for s, v in sorted(p.subs.items())}} if p.subs else {}),
                         **({"smem_bytes": p.smem_bytes} if p.smem_bytes is not None else {}),
-                        **({"buckets": [{"when": b.label, "lo": b.lo, **({"hi": b.hi} if b.hi is not None else {}),
+                        **({"buckets": [{"when": b.label, **({"size": b.size} if b.size != "elements" else {}), "lo": b.lo, **({"hi": b.hi} if b.hi is not None else {}),
                                          "values": {d: r.model_dump(mode="json", exclude_none=True)
                                                     for d, r in sorted(b.values.items())}} for b in p.buckets]}
                            if p.buckets else {}),

@@ -69,7 +69,7 @@ def config_from_derived(derived, hw) -> KernelConfig:
     Raises MissingValue when a policy lacks a required number."""
     cfg = hardware_config(hw)
     for rec in families.records():
-        table, buckets = {}, {}
+        table, buckets, keys = {}, {}, {}
         for alg in derived.of(rec.name, hw.name):
             for d in rec.dtypes:
                 if d in alg.policies:
@@ -79,6 +79,7 @@ def config_from_derived(derived, hw) -> KernelConfig:
                     if p.buckets:
                         buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, b.value, f"{where} ({b.label})"))
                                            for b in p.buckets)
+                        keys[d] = p.buckets[0].size
         if table:
-            cfg = cfg.with_policies(rec.name, table, buckets)
+            cfg = cfg.with_policies(rec.name, table, buckets, keys)
     return cfg

@@ -25,6 +25,8 @@ class Resolved(Model):
 class ResolvedBucket(Model):
     """The values of one size bucket of a policy (lo ≤ size < hi), each with its provenance."""
 
+    size: str = "elements"
+    """What the bucket tests (``elements``, ``k``: muh/families/base.py ``BUCKET_SIZES``)."""
     lo: int
     hi: Optional[int]
     label: str

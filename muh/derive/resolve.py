@@ -109,9 +109,9 @@ def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:
     """Size buckets only where the family's generated launch code picks a bucket by size."""
     from muh.families import registry
 
-    if alg.family in registry.NAMES and registry.get(alg.family).size_buckets:
+    if alg.family in registry.NAMES and registry.get(alg.family).buckets_by:
         return []
-    able = [n for n in registry.NAMES if registry.get(n).size_buckets]
+    able = [n for n in registry.NAMES if registry.get(n).buckets_by]
     why = (f"the {alg.family} kernels do not dispatch by size yet" if alg.family in registry.NAMES
            else f"muh generates no kernels for {alg.family}")
     return [Diagnostic("E-BUCKET", f"{why}: size buckets are not available for `{alg.family}`",
@@ -213,7 +213,7 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
         for i, b in enumerate(alg.policies[owner].buckets):
             bvalues = _resolve_values(spec, akey, alg, hw, key, size, bucket=(owner, i), value_size=value)
             bsmem = _tile_smem(spec, akey, alg, hw, key, size, bvalues, diags, (owner, i))
-            buckets.append(ResolvedBucket(lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues,
+            buckets.append(ResolvedBucket(size=b.size, lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues,
                                           smem_bytes=bsmem))
     return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None,
                           offset=parsed.offset, value_type=parsed.value, elem_size=size,

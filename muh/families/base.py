@@ -21,6 +21,12 @@ MAX_NAMED_BARRIERS = 16  # PTX: barrier ids 0..15; id 0 is __syncthreads
 RESIDENT_THREADS_PER_SM = 2048  # every CUDA-class SM since sm_30 (CUDA C++ Programming Guide, table 21)
 MAX_LOAD_BYTES = 16  # the widest vector load instruction (ld.global.v4.b32)
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y (rows of a 2-D launch)
+# The problem sizes a size bucket (`when <size> … { … }`) may test; a family record names the ones its
+# launch code picks a bucket by (``Family.buckets_by``).
+BUCKET_SIZES = {
+    "elements": "the input's element count (an op's rows × hidden count as its elements)",
+    "k": "the number of values kept per row (top-k)",
+}
 
 
 class KernelConfigError(ValueError):
@@ -140,6 +146,8 @@ class KernelConfig:
     # family -> {dtype -> ((lo, hi, Policy), …)}: a dtype's size buckets, ascending and covering every
     # element count (hi None: unbounded); bucket 0's policy is ``policies[family][dtype]``.
     buckets: dict = field(default_factory=dict)
+    # family -> {dtype -> size}: what a dtype's buckets test where it is not `elements` (topk: `k`)
+    bucket_keys: dict = field(default_factory=dict)
     plant_lane32_bug: bool = False  # negative control only: block reduce assumes 32 lanes
 
     def __getattr__(self, name: str):
@@ -152,20 +160,29 @@ class KernelConfig:
     def of(self, family: str) -> dict:
         return self.policies.get(family, {})
 
-    def with_policies(self, family: str, table: dict, buckets: dict | None = None) -> "KernelConfig":
+    def with_policies(self, family: str, table: dict, buckets: dict | None = None,
+                      keys: dict | None = None) -> "KernelConfig":
         """The same config with ``family``'s policies replaced by ``table`` ({dtype: Policy}) and its
-        size buckets by ``buckets`` ({dtype: ((lo, hi, Policy), …)}; none: one policy for every size)."""
+        size buckets by ``buckets`` ({dtype: ((lo, hi, Policy), …)}; none: one policy for every size),
+        bucketed by ``keys`` ({dtype: size}; a dtype not named: `elements`)."""
         table = dict(table)
         for d, bs in (buckets or {}).items():
             table[d] = bs[0][2]
         others = {f: b for f, b in self.buckets.items() if f != family}
+        keyed = {f: k for f, k in self.bucket_keys.items() if f != family}
+        keys = {d: k for d, k in (keys or {}).items() if k != "elements" and d in (buckets or {})}
         return replace(self, policies={**self.policies, family: table},
-                       buckets={**others, family: dict(buckets)} if buckets else others)
+                       buckets={**others, family: dict(buckets)} if buckets else others,
+                       bucket_keys={**keyed, family: keys} if keys else keyed)
 
     def buckets_of(self, family: str, dtype: str) -> tuple:
         """``((lo, hi, Policy), …)``: the dtype's size buckets, or its one policy for every size."""
         got = self.buckets.get(family, {}).get(dtype)
         return tuple(got) if got else ((0, None, self.policies[family][dtype]),)
+
+    def bucket_key(self, family: str, dtype: str) -> str:
+        """The problem size the dtype's buckets test (`elements` unless the family's record allows another)."""
+        return self.bucket_keys.get(family, {}).get(dtype, "elements")
 
     @property
     def physical(self) -> int:
@@ -181,8 +198,9 @@ class KernelConfig:
 
     def digest(self) -> str:
         data = asdict(self)
-        if not data["buckets"]:
-            del data["buckets"]  # a config without buckets hashes as it did before they existed
+        for name in ("buckets", "bucket_keys"):
+            if not data[name]:
+                del data[name]  # a config without buckets hashes as it did before they existed
         blob = json.dumps(data, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -269,7 +287,15 @@ class Family:
     python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.runtime.ops
     operators: dict = field(default_factory=dict)  # name -> code of `enum muh_<family>_op` (MUH_<NAME>)
     size_buckets: bool = False  # its launch code picks a policy's size bucket by element count (Policy<T, B>)
+    # The problem sizes its buckets may test, when more than `elements` (topk: also `k`); the launch
+    # code picks the bucket by the one a policy's buckets test.
+    bucket_keys: tuple[str, ...] = ()
     harness: Optional[Harness] = None  # how `muh tune` measures it (required when ``tunable``)
+
+    @property
+    def buckets_by(self) -> tuple[str, ...]:
+        """What a `when` of this family's policies may test (empty: its policies hold no buckets)."""
+        return self.bucket_keys or (("elements",) if self.size_buckets else ())
 
     @property
     def source(self) -> str:
@@ -282,13 +308,18 @@ class Family:
     def validate(self, cfg: KernelConfig) -> list[str]:
         errs = []
         for dtype in sorted(cfg.of(self.name)):
+            key = cfg.bucket_key(self.name, dtype)
             for i, (lo, hi, pol) in enumerate(cfg.buckets_of(self.name, dtype)):
-                where = f"{self.name}.{dtype}" + (f" (elements {lo}..{'' if hi is None else hi})" if i or hi else "")
+                where = f"{self.name}.{dtype}" + (f" ({key} {lo}..{'' if hi is None else hi})" if i or hi else "")
                 if self.warp_bound:
                     errs += warp_checks(cfg, where, pol.threads)
                 errs += [e.replace(f"{self.name}.{dtype}:", f"{where}:", 1) for e in self.checks(cfg, dtype, pol)]
-        if cfg.buckets.get(self.name) and not self.size_buckets:
+        if cfg.buckets.get(self.name) and not self.buckets_by:
             errs.append(f"{self.name}: the kernels do not dispatch by size; its policies cannot hold size buckets")
+        for dtype, key in sorted(cfg.bucket_keys.get(self.name, {}).items()):
+            if key not in self.buckets_by:
+                errs.append(f"{self.name}.{dtype}: the kernels do not pick a bucket by `{key}` "
+                            f"(they do by: {', '.join(self.buckets_by) or 'nothing'})")
         return errs
 
 

@@ -87,6 +87,10 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     op=None,
     template_vars=lambda cfg: {"topk_max_k": max_k(cfg)},
     static=("topk.cuh",),
+    # The best policy depends on k as much as on the row (H200: 1.9x between k = 50 and k = 1024):
+    # a policy's buckets may test `k` (values kept per row) or `elements` (rows x row length).
+    size_buckets=True,
+    bucket_keys=("elements", "k"),
     harness=Harness("topk.harness.cu.j2", shape=TUNE_SHAPE,
                     variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
                     check_sizes=lambda shape: (3 * shape[0], shape[0])),

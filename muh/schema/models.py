@@ -125,11 +125,13 @@ class PolicyValues(Model):
 
 
 class Bucket(PolicyValues):
-    """A size bucket of a policy (`when elements >= 2^24 { … }`): its values apply to the problem sizes
-    ``lo`` ≤ size < ``hi``; unset ones come from the policy it is written in."""
+    """A size bucket of a policy (`when elements >= 2^24 { … }`, `when k >= 256 { … }`): its values apply
+    to the problem sizes ``lo`` ≤ size < ``hi``; unset ones come from the policy it is written in."""
 
-    size: Literal["elements"] = "elements"
-    """What is measured: the element count of a kernel's input (an op's rows × hidden)."""
+    size: str = "elements"
+    """What is measured (muh/families/base.py ``BUCKET_SIZES``; the family's record says which it
+    picks a bucket by): ``elements``, the element count of a kernel's input (an op's rows × hidden);
+    ``k``, the values kept per row (topk)."""
     lo: int = Field(0, ge=0)
     hi: Optional[int] = Field(None, ge=1)
     """Exclusive upper bound; None: no upper bound."""
@@ -157,6 +159,11 @@ class Policy(PolicyValues):
 
     def bucket_sizes(self) -> list[tuple[int, Optional[int]]]:
         return [(b.lo, b.hi) for b in self.buckets]
+
+    @property
+    def bucket_key(self) -> str | None:
+        """The size the buckets test (``elements``, ``k`` …); None without buckets."""
+        return self.buckets[0].size if self.buckets else None
 
 
 assert set(PolicyValues.model_fields) == set(DIMS), "catalogue and policy model disagree"

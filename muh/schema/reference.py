@@ -7,9 +7,9 @@ import typing
 from pydantic import BaseModel
 
 from muh import families
+from muh.families.base import BUCKET_SIZES
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS
 from muh.schema.base import with_docs
-from muh.schema.lower import BUCKET_SIZES
 from muh.schema.models import MAX_TYPE_SIZE, Deploy, ElementType, Hardware, ParityScope, Spec, Toolchain
 from muh.schema.policy_key import OFFSETS, OP_CLASSES, RECORD, SIZE_CLASSES
 from muh.schema.units import DIMENSION_OF_UNIT
@@ -101,12 +101,13 @@ def render_reference() -> str:
             ". Offset widths: " + ", ".join(f"`{k}`" for k in OFFSETS) + " (default 32).", "",
             "### Size buckets", "",
             "Inside the policy of an element type: `when <size> < n { … }`, `when <size> in a..b { … }` "
-            "(a ≤ size < b), `when <size> >= n { … }`; sizes: " + ", ".join(f"`{z}`" for z in BUCKET_SIZES) +
-            " (an op's rows × hidden count as its elements); `n` a whole number, `2^k` allowed. The buckets of a "
-            "policy go from small to large, do not overlap and together cover every size; a bucket's values "
-            "override the policy's (which it inherits as usual), each checked like any policy's. Not in "
-            "`policy default`, not on `cub_parity` hardware; families whose launch code picks a bucket by size: "
-            + ", ".join(f"`{r.name}`" for r in families.records() if r.size_buckets) + ".", "",
+            "(a ≤ size < b), `when <size> >= n { … }`; `<size>` is what the family's launch code picks a "
+            "bucket by: " + "; ".join(f"`{z}`, {why}" for z, why in BUCKET_SIZES.items()) + "; `n` a whole number, `2^k` allowed. The buckets of a "
+            "policy test one size, go from small to large, do not overlap and together cover every size; a "
+            "bucket's values override the policy's (which it inherits as usual), each checked like any policy's. "
+            "Not in `policy default`, not on `cub_parity` hardware. Families with buckets, and the sizes they "
+            "test: " + ", ".join(f"`{r.name}` ({', '.join(r.buckets_by)})" for r in families.records()
+                                 if r.buckets_by) + ".", "",
             "### Units", "", "| dimension | units |", "|---|---|"]
     by_dim: dict[str, list[str]] = {}
     for unit, dim in DIMENSION_OF_UNIT.items():

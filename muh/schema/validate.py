@@ -417,6 +417,24 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
         return [Diagnostic("E-BUCKET", "`policy default` cannot hold size buckets", span(0),
                            hint="write them in the policy of an element type, e.g. `policy float64 { when … }`")]
     bs = pol.buckets
+    from muh.families import registry
+
+    accepted = registry.get(alg.family).buckets_by if alg.family in registry.NAMES else ()
+    first = next((b for b in bs if not accepted or b.size in accepted), bs[0])
+    for i, b in enumerate(bs):
+        at = spec.span_of(ppath + ("buckets", i, "size"), key=True)
+        if accepted and b.size not in accepted:
+            out.append(Diagnostic("E-BUCKET", f"a bucket of `{alg.family}` cannot test `{b.size}`", at,
+                                  hint=did_you_mean(b.size, accepted) or f"{alg.family}'s buckets test: "
+                                  + ", ".join(accepted)))
+        elif b.size != first.size:
+            out.append(Diagnostic("E-BUCKET", f"bucket `{b.label}` tests `{b.size}`, bucket `{first.label}` of the "
+                                  f"same policy tests `{first.size}`: a policy's buckets test one size", at,
+                                  hint=f"write every bucket of `policy {pkey}` with `{first.size}` (or every one "
+                                       f"with `{b.size}`)"))
+    if out:
+        return out
+    size = bs[0].size
     for i, b in enumerate(bs):
         out.extend(_policy_dims(b.given(), alg.family, hw, spec, ppath + ("buckets", i)))
         if i == 0:
@@ -438,11 +456,11 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
         return out
     if bs[0].lo > 0:
         out.append(Diagnostic("E-BUCKET", f"sizes below {pow2_text(bs[0].lo)} fall in no bucket", span(0),
-                              hint=f"add `when elements < {pow2_text(bs[0].lo)} {{ }}` (empty: the policy's own "
+                              hint=f"add `when {size} < {pow2_text(bs[0].lo)} {{ }}` (empty: the policy's own "
                                    "values)"))
     if bs[-1].hi is not None:
         out.append(Diagnostic("E-BUCKET", f"sizes from {pow2_text(bs[-1].hi)} up fall in no bucket", span(len(bs) - 1),
-                              hint=f"add `when elements >= {pow2_text(bs[-1].hi)} {{ }}` (empty: the policy's own "
+                              hint=f"add `when {size} >= {pow2_text(bs[-1].hi)} {{ }}` (empty: the policy's own "
                                    "values)"))
     return out
 

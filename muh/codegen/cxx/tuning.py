@@ -24,6 +24,7 @@ from muh.derive.model import DerivedAlgorithm, Resolved, ResolvedPolicy
 from muh.derive.resolve import resolve_query
 from muh.diagnostics import Diagnostic, MuhError, Severity
 from muh.schema import catalog, policy_key
+from muh.families.base import BUCKET_SIZES
 from muh.schema.models import Bucket, Delay, Hardware, Spec
 from muh.schema.policy_key import Query
 
@@ -337,18 +338,21 @@ def _equality(members: list[str]) -> str:
     return wrap_expr(" && ".join(f"a.{m} == b.{m}" for m in members) or "true", 9, 9)
 
 
-def selector_call(q: Query, hw_id: str, elements: int | None = None) -> str:
-    """A selector's call in C++; its members in the one order: type, op, offset bits, then the problem size
-    (families with size buckets) or the values' type (by-key families)."""
-    size = "" if elements is None else f", {elements}LL"
+def selector_call(q: Query, hw_id: str, at: dict[str, int] | None = None, keys: tuple[str, ...] = ()) -> str:
+    """A selector's call in C++; its members in the one order: type, op, offset bits, then the problem sizes
+    ``keys`` its buckets test, each from ``at`` (0 where it names none; families with size buckets), or the
+    values' type (by-key families)."""
+    size = "" if at is None else "".join(f", {at.get(z, 0)}LL" for z in keys)
     value = f", element::{ident(q.pair)}" if q.pair else ""
     return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}{size}{value}}}"
             f"(hardware::{hw_id}.arch)")
 
 
-def sized(algorithms: list[DerivedAlgorithm]) -> bool:
-    """Whether a family's selector takes the problem size (`elements`): some policy of it has size buckets."""
-    return any(p.buckets for a in algorithms for p in a.policies.values())
+def sized(algorithms: list[DerivedAlgorithm]) -> list[str]:
+    """The problem sizes a family's selector takes (`elements`, `k` …, muh/families/base.py's order): those
+    the buckets of its policies test; empty when no policy has buckets."""
+    used = {b.size for a in algorithms for p in a.policies.values() for b in p.buckets}
+    return [z for z in BUCKET_SIZES if z in used] + sorted(used - set(BUCKET_SIZES))
 
 
 def queries(spec: Spec, family: str) -> tuple[Query, ...]:
@@ -360,8 +364,8 @@ def queries(spec: Spec, family: str) -> tuple[Query, ...]:
     return tuple(Query(t, o, w) for t in types for o in catalog.OPS for w in policy_key.OFFSETS.values())
 
 
-def _bucket_condition(lo: int, hi: int | None) -> str:
-    parts = ([f"elements >= {lo}LL"] if lo else []) + ([f"elements < {hi}LL"] if hi is not None else [])
+def _bucket_condition(size: str, lo: int, hi: int | None) -> str:
+    parts = ([f"{size} >= {lo}LL"] if lo else []) + ([f"{size} < {hi}LL"] if hi is not None else [])
     return " && ".join(parts) or "true"
 
 
@@ -486,6 +490,7 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
     ``guard``: a condition every case adds (the values' type of key/value calls; then no case is
     unconditional)."""
     hw_id = ident(hw.name)
+    keys = tuple(sized(ctx.derived.of(family)))
     groups: dict[tuple, list] = {}
     members: dict[tuple, set] = {}
     for calls, q, pol in resolved:
@@ -493,8 +498,8 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
             continue
         sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
                                              pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
-        # A size bucket is its own case: (lo, hi) joins the key; None: every size.
-        for bounds, resolved_values in ([((b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
+        # A size bucket is its own case: (size, lo, hi) joins the key; None: every size.
+        for bounds, resolved_values in ([((b.size, b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
             values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, resolved_values)
             # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
             same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), bounds)
@@ -507,8 +512,8 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
         last = i == len(ordered) - 1 and guard is None
         entries = groups[g]
         labels = sorted({_label(ctx.spec, akey, q) for q, *_ in entries})
-        bounds = g[2]  # the size bucket's (lo, hi), None: every size
-        bucket = None if bounds is None else Bucket(lo=bounds[0], hi=bounds[1]).label
+        bounds = g[2]  # the size bucket's (size, lo, hi), None: every size
+        bucket = None if bounds is None else Bucket(size=bounds[0], lo=bounds[1], hi=bounds[2]).label
         if bucket is not None:
             labels = [f"{lab}, {bucket}" for lab in labels]
         values = _finish([e[2] for e in entries], 10)
@@ -521,7 +526,7 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
         asserts = []
         for n, size in enumerate(sorted(by_size)):
             q = by_size[size]
-            sel = selector_call(q, hw_id, None if bounds is None else bounds[0])
+            sel = selector_call(q, hw_id, None if bounds is None else {bounds[0]: bounds[1]}, keys)
             label = (f"{family} {q.dtype}" + (f":{q.pair}" if q.pair else "")
                      + ("" if bucket is None else f" ({bucket})") + f" on {hw.name}")
             got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
@@ -571,11 +576,11 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         algs = ctx.derived.of(family)
         fields = fields_of(family, algs)
         subs = subs_of(family, algs)
-        branches, sized = _branches(ctx, family, algs, fields, subs)
+        branches, _ = _branches(ctx, family, algs, fields, subs)
         files.append(GeneratedFile(f"{OUT}/tuning_{family}.cuh", render(
             "muh.codegen.cxx", "tuning.cuh.j2", header=ctx.header("//"), family=ident(family),
             doc=catalog.FAMILIES[family].doc, fields=fields, subs=subs, branches=branches, fallback=branches[-1],
-            sized=sized,
+            sized=sized(algs), size_docs=BUCKET_SIZES,
             key_value=catalog.FAMILIES[family].key_value,
             eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
             sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs})))

@@ -111,10 +111,11 @@ def template_vars(cfg: KernelConfig) -> dict:
         for d, p in sorted(cfg.of(rec.name).items()):
             ps = rec.params(cfg, d, p)
             buckets = []
+            key = cfg.bucket_key(rec.name, d)
             for i, (lo, hi, bp) in enumerate(cfg.buckets_of(rec.name, d)):
                 ns = f"{rec.name}_{d}" + (f"_b{i}" if i else "")
-                size = f"elements {lo}..{'' if hi is None else hi - 1}"
-                buckets.append({"index": i, "ns": ns, "lo": lo, "hi": hi, "size": size})
+                size = f"{key} {lo}..{'' if hi is None else hi - 1}"
+                buckets.append({"index": i, "ns": ns, "lo": lo, "hi": hi, "size": size, "key": key})
                 params.append({"ns": ns, "lines": [_param_line(x) for x in rec.params(cfg, d, bp)],
                                "doc": f"size bucket {i}: {size}" if hi is not None or i else None})
             rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, "buckets": buckets, **{x.cname: x.value for x in ps}})
