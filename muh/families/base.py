@@ -256,12 +256,14 @@ class Harness:
     defines ``kHasIndices``, ``workspace_bytes(api, max_n)``, ``run_variant(api, ctx, v, n)`` (one call
     through the variant's C interface), ``out_count(n)`` and ``check_output(ctx, in, out, n, why)``
     (the host reference). ``shape``: the family's problem shape beyond the element count (topk: row
-    length and k), the default of ``muh tune``'s shape option; ``variables(shape)`` renders the
+    length and k), the default of ``muh tune``'s shape option, its parts named by ``shape_keys`` (a
+    bucket that tests one, e.g. `k`, is measured at that part's values); ``variables(shape)`` renders the
     fragment with it; ``check_sizes(shape)``: the two odd sizes of the correctness gate.
     """
 
     template: str
     shape: tuple = ()
+    shape_keys: tuple[str, ...] = ()  # the name of each part of ``shape``; a bucket testing one is measured at it
     variables: Callable = lambda shape: {}
     check_sizes: Callable = lambda shape: ((1 << 20) + 17, 1000 + 3)
 

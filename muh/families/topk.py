@@ -91,7 +91,7 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     # a policy's buckets may test `k` (values kept per row) or `elements` (rows x row length).
     size_buckets=True,
     bucket_keys=("elements", "k"),
-    harness=Harness("topk.harness.cu.j2", shape=TUNE_SHAPE,
+    harness=Harness("topk.harness.cu.j2", shape=TUNE_SHAPE, shape_keys=("cols", "k"),
                     variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
                     check_sizes=lambda shape: (3 * shape[0], shape[0])),
 )

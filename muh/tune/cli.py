@@ -40,7 +40,7 @@ def tune(
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE.png", help="Draw a heat map of the scores into FILE.png (needs matplotlib)."),
     ray: bool = typer.Option(False, "--ray", help="Compile on Ray and measure with one Ray actor per GPU (a local cluster unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="Use the existing Ray cluster at this address (its GPUs measure)."),
-    topk_shape: Optional[str] = typer.Option(None, "--topk-shape", metavar="ROWLENxK", help="topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, rows = size / row length."),
+    topk_shape: Optional[str] = typer.Option(None, "--topk-shape", metavar="ROWLENxK", help="topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, rows = size / row length. With --buckets k:…, one k per bucket: 152064x50,1024."),
     gpus: Optional[int] = typer.Option(None, "--gpus", min=1, metavar="N", help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
     db: Path = typer.Option(Path(".muh-cache/tune.sqlite"), "--db", metavar="FILE", help="Results database (SQLite)."),
     seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the random and model strategies (same seed = same order)."),
@@ -51,7 +51,7 @@ def tune(
     confirm_rounds: int = typer.Option(3, "--confirm-rounds", min=2, metavar="N", help="Confirmation rounds (each with an A/A test of the base)."),
     confirm_runs: int = typer.Option(25, "--confirm-runs", min=3, metavar="N", help="Timed runs per size in each confirmation round."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="SIZES", help="Problem sizes (default CCCL's 2^16,2^20,2^24,2^28), e.g. 2^16,2^20."),
-    buckets: Optional[str] = typer.Option(None, "--buckets", metavar="BOUNDS", help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24; each bucket is measured at the --sizes in it and --apply writes `when` blocks. Default: the buckets of the spec's policy, if any."),
+    buckets: Optional[str] = typer.Option(None, "--buckets", metavar="BOUNDS", help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24, or at values of another size the family's buckets test, e.g. k:256 (topk); each bucket is measured at the --sizes (or the --topk-shape k) in it and --apply writes `when` blocks. Default: the buckets of the spec's policy, if any."),
     top: int = typer.Option(10, "--top", min=1, metavar="N", help="Rows in the final table."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only enumerate and statically filter the space (no GPU, no compiler)."),
     compile_only: bool = typer.Option(False, "--compile-only", help="Compile the variants but do not measure (no GPU needed)."),
@@ -68,8 +68,8 @@ def tune(
     try:
         shape = _topk_shape(topk_shape, algo)
         ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
-                       buckets)
-        ctx["topk"] = shape
+                       buckets, shape)
+        ctx["topk"] = None if shape is None else tuple(part[0] for part in shape)
     except MuhError as err:
         raise fail_input(err)
     if dry_run:
@@ -129,7 +129,7 @@ def tune(
 
 
 def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
-             buckets=None) -> dict:
+             buckets=None, shape=None) -> dict:
     from muh.pipeline import load_file
     from muh.tune import stats
     from muh.tune.compile import ray_available
@@ -161,13 +161,19 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
             raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536", None)]) from None
     spaces = {}
     for t in type_list:
-        for b in _buckets_of(loaded.spec, algo, t, buckets):
-            sp = build_space(loaded.spec, algo, t, b)
-            if not sp.sizes(size_list):
+        key, bounds = _buckets_of(loaded.spec, algo, t, buckets)
+        for b in bounds:
+            sp = build_space(loaded.spec, algo, t, b, key, _bucket_shape(algo, key, b, shape))
+            if key == "elements" and not sp.sizes(size_list):
                 raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
                                            f"bucket `{sp.bucket_label}` of {algo} {t}", None,
                                            hint="add a size in it to --sizes, or choose other --buckets")])
             spaces[sp.name] = sp
+    several = [f"{name} ({', '.join(map(str, vals))})" for name, vals in zip(_shape_keys(algo), shape or ()) if len(vals) > 1]
+    if several and not all(sp.shape for sp in spaces.values()):
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape lists several values of {', '.join(several)}, measured one per "
+                                   "bucket", None, hint=f"search per bucket, e.g. --buckets {several[0].split()[0]}:256, "
+                                   "or give one value")])
     if plot is not None:
         from muh.tune.plot import require
 
@@ -191,44 +197,85 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     return ctx
 
 
-def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> list:
-    """The size buckets to search for ``dtype``: split at --buckets, else the spec's own, else [None]
-    (one search over every size)."""
-    from muh.tune.space import spec_buckets
+def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, list]:
+    """(the size the buckets test, the buckets to search for ``dtype``): split at --buckets (``2^24``,
+    ``2^20,2^24``: element counts; ``k:256``: values of another size the family's buckets test), else
+    the spec's own, else [None] (one search over every size)."""
+    from muh import families
+    from muh.schema.models import Bucket
+    from muh.tune.space import spec_bucket_key, spec_buckets
 
-    have = spec_buckets(spec, algo, dtype)
+    have, have_key = spec_buckets(spec, algo, dtype), spec_bucket_key(spec, algo, dtype)
     if bounds is None:
-        return have or [None]
-    try:
-        cuts = sorted({int(eval_pow(b)) for b in bounds.split(",") if b.strip()})
-    except ValueError:
-        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: write element counts like 2^24 or 2^20,2^24",
-                                   None)]) from None
-    if not cuts or cuts[0] <= 0:
-        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: the bounds must be positive element counts", None)])
-    want = list(zip([0] + cuts, cuts + [None]))
-    if have and have != want:
-        from muh.schema.models import Bucket
+        return have_key or "elements", have or [None]
+    key, _, cuts_text = bounds.rpartition(":")
+    key = key.strip() or "elements"
+    accepted = families.get(algo).buckets_by if algo in families.NAMES else ()
+    if key not in accepted:
+        from muh.diagnostics import did_you_mean
 
+        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: {algo}'s buckets cannot test `{key}`", None,
+                                   hint=did_you_mean(key, accepted) or (f"{algo}'s buckets test: {', '.join(accepted)}"
+                                                                        if accepted else f"{algo} has no buckets"))])
+    try:
+        cuts = sorted({int(eval_pow(b)) for b in cuts_text.split(",") if b.strip()})
+    except ValueError:
+        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: write element counts like 2^24 or 2^20,2^24 "
+                                   "(or KEY:bounds, e.g. k:256)", None)]) from None
+    if not cuts or cuts[0] <= 0:
+        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: the bounds must be positive counts", None)])
+    want = list(zip([0] + cuts, cuts + [None]))
+    if have and (have != want or have_key != key):
         raise MuhError([Diagnostic(
             "E-FLAG", f"--buckets {bounds} differs from the buckets of the spec's {algo} {dtype} policy "
-            f"({', '.join(Bucket(lo=lo, hi=hi).label for lo, hi in have)})", None,
+            f"({', '.join(Bucket(size=have_key, lo=lo, hi=hi).label for lo, hi in have)})", None,
             hint="leave --buckets out to search the spec's buckets, or change them in the spec first")])
-    return want
+    return key, want
 
 
-def _topk_shape(text: str | None, algo: str) -> tuple[int, int] | None:
+def _shape_keys(algo: str) -> tuple[str, ...]:
+    from muh import families
+
+    h = families.get(algo).harness if algo in families.NAMES else None
+    return h.shape_keys if h else ()
+
+
+def _bucket_shape(algo: str, key: str, bucket, shape) -> tuple | None:
+    """The problem shape a bucket that tests a part of the family's shape (topk: `k`) is measured at:
+    the one value of that part (--topk-shape's list) in the bucket; None for other buckets."""
+    from muh import families
+    from muh.schema.models import Bucket
+
+    names = _shape_keys(algo)
+    if bucket is None or key not in names:
+        return None
+    parts = shape or tuple((x,) for x in families.get(algo).harness.shape)
+    i = names.index(key)
+    lo, hi = bucket
+    inside = [x for x in parts[i] if x >= lo and (hi is None or x < hi)]
+    label = Bucket(size=key, lo=lo, hi=hi).label
+    if len(inside) != 1:
+        raise MuhError([Diagnostic("E-FLAG", f"{'no' if not inside else 'more than one'} {key} of --topk-shape "
+                                   f"({', '.join(map(str, parts[i]))}) falls in the bucket `{label}`", None,
+                                   hint=f"give one {key} per bucket, e.g. --topk-shape 152064x50,1024 for --buckets {key}:256")])
+    return tuple(inside[0] if j == i else part[0] for j, part in enumerate(parts))
+
+
+def _topk_shape(text: str | None, algo: str) -> tuple[tuple[int, ...], ...] | None:
+    """--topk-shape ROWLENxK[,K…]: each part's values (several k: one per k bucket)."""
     if text is None:
         return None
     if algo != "topk":
         raise MuhError([Diagnostic("E-FLAG", f"--topk-shape applies to topk, not {algo}", None)])
     try:
-        cols, k = (int(eval_pow(t)) for t in text.lower().split("x"))
+        cols, ks = (tuple(int(eval_pow(x)) for x in t.split(",") if x.strip()) for t in text.lower().split("x"))
     except ValueError:
-        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape {text!r}: write ROWLENxK, e.g. 152064x50", None)]) from None
-    if not (1 <= k <= cols):
-        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape {text!r}: k must be between 1 and the row length", None)])
-    return cols, k
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape {text!r}: write ROWLENxK, e.g. 152064x50 "
+                                   "(one k per k bucket: 152064x50,1024)", None)]) from None
+    if len(cols) != 1 or not ks or not all(1 <= k <= cols[0] for k in ks):
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape {text!r}: one row length, and each k between 1 and it",
+                                   None)])
+    return cols, ks
 
 
 def eval_pow(s: str) -> int:
@@ -249,8 +296,10 @@ def _dry_run(ctx) -> None:
         keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
         dims = tuple(space.dims)
         where = f"`policy {space.policy_key}`" + (f", bucket `{space.bucket_label}`" if space.bucket else "")
+        at = "" if space.shape is None else "; measured at " + ", ".join(
+            f"{n} = {v}" for n, v in zip(_shape_keys(space.family), space.shape))
         typer.echo(f"{space.akey} {t}: {space.size} variants in the space, {len(keep)} pass the static filter, "
-                   f"{len(rejected)} rejected; base {space.base.label(dims)}; winners go to {where}")
+                   f"{len(rejected)} rejected; base {space.base.label(dims)}; winners go to {where}{at}")
         reasons: dict[str, int] = {}
         for r in rejected:
             for why in r.reasons:
@@ -315,7 +364,7 @@ def _apply(ctx, reports) -> str:
             what = "kept " + ", ".join(f"{d} = {v}" for d, v in sorted(changes.items()))
         bounds = [r.space.bucket for r in reports if r.space.bucket is not None and r.space.dtype == space.dtype]
         text = apply_winner(text, shown, space.family, hw_name, space.policy_key, changes, ev, bucket=space.bucket,
-                            buckets=bounds or None)
+                            buckets=bounds or None, size=space.bucket_key)
         changed.append(f"{space.policy_key}" + (f" [{space.bucket_label}]" if space.bucket else "") + f": {what}")
     if not changed:
         return ""

@@ -98,13 +98,13 @@ def _find_policy(alg: ast.Block, key: str) -> ast.Block | None:
     return None
 
 
-def _bucket_of(block: ast.Block) -> tuple[int, int | None] | None:
-    """(lo, hi) of a `when` block, as the schema reads its condition."""
+def _bucket_of(block: ast.Block) -> tuple[str, int, int | None] | None:
+    """(size, lo, hi) of a `when` block, as the schema reads its condition."""
     from muh.schema.lower import Lowered, _bounds
 
     low = Lowered(raw={})
-    got = _bounds(block.condition, low)
-    return None if low.diags else (got["lo"], got.get("hi"))
+    got = _bounds(block.condition, low, ())
+    return None if low.diags else (got["size"], got["lo"], got.get("hi"))
 
 
 def _edit_block(text: str, starts: list[int], block: ast.Block, changes: dict, note: str, edits: list) -> None:
@@ -135,19 +135,20 @@ def _add_members(text: str, starts: list[int], block: ast.Block, added: list[str
         edits.append((line_start, line_start, "".join(f"{indent}{a}\n" for a in added)))
 
 
-def _when_text(lo: int, hi: int | None, changes: dict, note: str) -> str:
+def _when_text(size: str, lo: int, hi: int | None, changes: dict, note: str) -> str:
     from muh.schema.models import Bucket
 
     body = "  ".join(f"{dim} = {value_text(v, dim)} {note}" for dim, v in sorted(changes.items()))
-    return f"when {Bucket(lo=lo, hi=hi).label} " + (f"{{ {body} }}" if body else "{}")
+    return f"when {Bucket(size=size, lo=lo, hi=hi).label} " + (f"{{ {body} }}" if body else "{}")
 
 
 def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, changes: dict[str, object],
                  evidence: Evidence, bucket: tuple[int, int | None] | None = None,
-                 buckets: list[tuple[int, int | None]] | None = None) -> str:
+                 buckets: list[tuple[int, int | None]] | None = None, size: str = "elements") -> str:
     """The new spec text with ``changes`` (dim → value) written into ``policy <policy_key>``, or with
-    ``bucket`` (lo, hi) into that size bucket of it; a policy without buckets gets ``buckets`` (every
-    bucket tuned, ascending) as `when` blocks, the others empty until their own results are written."""
+    ``bucket`` (lo, hi) into that bucket of it (testing ``size``: `elements`, `k` …); a policy without
+    buckets gets ``buckets`` (every bucket tuned, ascending) as `when` blocks, the others empty until
+    their own results are written."""
     module = parse(text, file)
     canonical = format_module(module) == text
     alg = _find_algorithm(module, family, hw)
@@ -159,13 +160,14 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
     pol = _find_policy(alg, policy_key)
     whens = [b for b in pol.blocks("when")] if pol is not None else []
     if pol is not None and bucket is not None and whens:
-        target = next((b for b in whens if _bucket_of(b) == tuple(bucket)), None)
+        target = next((b for b in whens if _bucket_of(b) == (size, *bucket)), None)
         if target is None:
             raise MuhError([Diagnostic("E-TUNE", f"policy {policy_key} of {family} on {hw} has no bucket "
-                                       f"{bucket[0]}..{bucket[1] if bucket[1] is not None else ''}", pol.kind_span)])
+                                       f"{size} {bucket[0]}..{bucket[1] if bucket[1] is not None else ''}",
+                                       pol.kind_span)])
         _edit_block(text, starts, target, changes, note, edits)
     elif pol is not None and bucket is not None:
-        _add_members(text, starts, pol, [_when_text(lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
+        _add_members(text, starts, pol, [_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
                                          for lo, hi in (buckets or [bucket])], edits)
     elif pol is not None:
         _edit_block(text, starts, pol, changes, note, edits)
@@ -174,7 +176,7 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
         anchor = last or alg
         indent = _indent_of(text, starts, anchor.span.line) + ("" if last else "  ")
         if bucket is not None:
-            body = "".join(f"{indent}  {_when_text(lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)}\n"
+            body = "".join(f"{indent}  {_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)}\n"
                            for lo, hi in (buckets or [bucket]))
         else:
             body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(changes.items()))

@@ -127,14 +127,15 @@ class Runner:
             opts.work = Path(self._tmp.name)
 
     # -- plumbing ----------------------------------------------------------------------------------
-    def _key(self, akey: str, dtype: str, base_kernel: str, bucket: str | None = None) -> RunKey:
+    def _key(self, akey: str, dtype: str, base_kernel: str, bucket: str | None = None,
+             shape: tuple | None = None) -> RunKey:
         m = self.machine
         if bucket is not None:  # each size bucket is its own run: its sizes only
             akey = f"{akey}[{bucket}]"
         if self.opts.family == "topk":  # each problem shape is its own run: timings of two shapes never mix
             from muh.tune.unit import TOPK_COLS, TOPK_K
 
-            cols, k = self.opts.topk or (TOPK_COLS, TOPK_K)
+            cols, k = shape or self.opts.topk or (TOPK_COLS, TOPK_K)
             akey = f"{akey}[cols={cols},k={k}]"
         return RunKey(self.spec.name, akey, dtype, base_kernel, m.fingerprint, m.gpu_name, m.driver, m.toolkit, muh.__version__)
 
@@ -202,7 +203,7 @@ class Runner:
         base_kernel = kernel_id(space.base, space, hw, self._kcache)
         rep = TypeReport(dtype, space, len(rejected), base_kernel=base_kernel)
         gpus = 0 if o.compile_only else self._workers().count  # with Ray: the cluster's GPUs key the trials
-        key = self._key(space.akey, dtype, base_kernel, space.bucket_label)
+        key = self._key(space.akey, dtype, base_kernel, space.bucket_label, space.shape)
         label = {id(v): v.label(dims) for v in keep}
         by_label = {v.label(dims): v for v in keep}
         kernel = {lab: kernel_id(v, space, hw, self._kcache) for lab, v in by_label.items()}
@@ -300,7 +301,7 @@ class Runner:
         uv += [UnitVariant(i, lab, effective(by[lab], space)) for i, (lab, _) in enumerate(members, start=1)]
         if twin:
             uv.append(UnitVariant(len(uv), "twin:" + space.base.label(dims), effective(space.base, space)))
-        src = render_unit(space.family, space.dtype, hw, uv, list(self.sizes), self.opts.topk)
+        src = render_unit(space.family, space.dtype, hw, uv, list(self.sizes), space.shape or self.opts.topk)
         nvcc = self.machine.nvcc or "nvcc"
         units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
 

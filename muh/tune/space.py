@@ -128,10 +128,12 @@ class Space:
     dims: dict[str, list] = field(default_factory=dict)
     spec: Optional[Spec] = None
     bucket: Optional[tuple[int, Optional[int]]] = None  # (lo, hi) of the size bucket tuned; None: every size
+    bucket_key: str = "elements"  # what the bucket tests (the family record's ``buckets_by``)
+    shape: Optional[tuple] = None  # the family's problem shape this space is measured at (topk: row length, k)
 
     @property
     def bucket_label(self) -> str | None:
-        return None if self.bucket is None else Bucket(lo=self.bucket[0], hi=self.bucket[1]).label
+        return None if self.bucket is None else Bucket(size=self.bucket_key, lo=self.bucket[0], hi=self.bucket[1]).label
 
     @property
     def name(self) -> str:
@@ -139,8 +141,9 @@ class Space:
         return self.dtype + (f" [{self.bucket_label}]" if self.bucket is not None else "")
 
     def sizes(self, sizes) -> list[int]:
-        """The problem sizes of ``sizes`` that fall in this space's bucket (all without one)."""
-        if self.bucket is None:
+        """The problem sizes of ``sizes`` that fall in this space's bucket (all without one, or when the
+        bucket tests another size than `elements`: its shape says where it is measured)."""
+        if self.bucket is None or self.bucket_key != "elements":
             return list(sizes)
         lo, hi = self.bucket
         return [n for n in sizes if n >= lo and (hi is None or n < hi)]
@@ -187,16 +190,29 @@ def nominal_base(alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] |
 
 def spec_buckets(spec: Spec, family: str, dtype: str) -> list[tuple[int, Optional[int]]]:
     """The size buckets the spec's policy of ``dtype`` holds (empty: one policy for every size)."""
+    owner = _bucket_owner(spec, family, dtype)
+    return owner.bucket_sizes() if owner else []
+
+
+def spec_bucket_key(spec: Spec, family: str, dtype: str) -> str | None:
+    """What the buckets of the spec's policy of ``dtype`` test (None: it has none)."""
+    owner = _bucket_owner(spec, family, dtype)
+    return owner.bucket_key if owner else None
+
+
+def _bucket_owner(spec: Spec, family: str, dtype: str) -> Policy | None:
     for _, alg in sorted(spec.algorithms.items()):
         if alg.family == family:
             layers = [k for k in ("default", dtype, f"{dtype}.plus") if k in alg.policies]
             owner = next((k for k in reversed(layers) if alg.policies[k].buckets), None)
-            return alg.policies[owner].bucket_sizes() if owner else []
-    return []
+            return alg.policies[owner] if owner else None
+    return None
 
 
-def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional[int]] | None = None) -> Space:
-    """The space of ``family`` on its hardware for ``dtype``; ``MuhError`` if there is none."""
+def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional[int]] | None = None,
+                bucket_key: str = "elements", shape: tuple | None = None) -> Space:
+    """The space of ``family`` on its hardware for ``dtype`` (of one bucket: ``bucket`` (lo, hi) of
+    ``bucket_key``, measured at ``shape`` where the family has one); ``MuhError`` if there is none."""
     algs = [(k, a) for k, a in sorted(spec.algorithms.items()) if a.family == family]
     if not algs:
         fams = sorted({a.family for a in spec.algorithms.values()})
@@ -227,7 +243,8 @@ def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional
         raise MuhError([Diagnostic("E-TUNE", f"the base policy of {family} {dtype} does not set `{missing[0]}`", span,
                                    hint="set it in `policy default { … }`")])
     base = Variant(family, dtype, tuple(sorted(base_vals.items())))
-    space = Space(family, dtype, akey, target, base, dims, spec=spec, bucket=bucket)
+    space = Space(family, dtype, akey, target, base, dims, spec=spec, bucket=bucket, bucket_key=bucket_key,
+                  shape=shape)
     if space.size > MAX_VARIANTS:
         widest = sorted(dims, key=lambda d: -len(dims[d]))
         where = next((spec.span_of(("algorithms", akey, "spaces", k), key=True) for k in ("default", dtype, f"{dtype}.plus")

@@ -114,3 +114,107 @@ def test_a_bucket_without_a_size_is_refused(tuned):
     code, out, err = run("--buckets", "2^17,2^18", "--dry-run")
     assert code == 2 and "no size of --sizes" in err and "elements in 2^17..2^18" in err
     assert "Traceback" not in err
+
+
+TOPK_SPEC = """muh 1
+
+hardware lab {
+  vendor = nvidia
+  arch = hopper
+  compute_capability = 90
+  sm_count = 132
+  warp_size = 32
+  smem_per_block = 48 KiB
+  max_threads_per_block = 1024
+  toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }
+}
+
+algorithm topk on lab {
+  types = [float32]
+  policy default { threads = 512  items = 4  bits_per_pass = 11 }
+  policy float32 { threads = 256  bits_per_pass = 8 }
+  space { threads = [256, 1024]  bits_per_pass = [8, 11] }
+}
+"""
+
+
+class KGpu:
+    """topk: 1024 threads x 11 bits twice as fast at k = 1024, 20 % slower at k = 50 (the H200's shape)."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.ks: list[int] = []
+
+    def __call__(self, binary, indices, gpu, *, sizes, runs, warmup, seed, timeout, stop=None):
+        src = self.pool.units[int(open(binary, "rb").read().split(b" ")[1]) - 1]
+        k = int(re.search(r"const int kK = (\d+);", src).group(1))
+        self.ks.append(k)
+        labels = dict((int(i), lab) for i, lab in re.findall(r"// ---- variant (\d+): (\S+) ----", src))
+        base = [1000.0 * (j + 1) for j in range(len(sizes))]
+        out = {}
+        for i in indices:
+            lab = labels[i]
+            wide = "tpb_1024" in lab and "bpp_11" in lab and not lab.startswith("twin:")
+            var = [b * ((0.5 if k >= 256 else 1.2) if wide else 1.0) for b in base]
+            out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
+        return out
+
+
+@pytest.fixture
+def tuned_k(tmp_path, machine, fake_pool, monkeypatch, cli):
+    import muh.tune.machine as M
+
+    spec = tmp_path / "lab.muh"
+    spec.write_text(TOPK_SPEC)
+    gpu = KGpu(fake_pool)
+    monkeypatch.setattr(R, "run_unit", gpu)
+    monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
+    monkeypatch.setattr(M, "detect", lambda: machine)
+
+    def run(*args):
+        return cli("tune", spec, "topk", "--types", "float32", "--sizes", "152064,1216512", "--strategy",
+                   "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", *args)
+
+    return spec, gpu, run
+
+
+def test_topk_searched_per_k_bucket_applies_when_k_blocks(tuned_k):
+    """`--buckets k:256` with one k per bucket: each bucket measured at its own k only, the no-regression
+    rule per bucket, `--apply` writes `when k < 256` (kept, with evidence) and `when k >= 256` (the winner);
+    the spec then derives to k buckets and its topk launch picks them by k."""
+    from muh.pipeline import load_file
+
+    spec, gpu, run = tuned_k
+    code, out, err = run("--buckets", "k:256", "--topk-shape", "152064x50,1024", "--apply")
+    assert code == 0, err
+    assert set(gpu.ks) == {50, 1024}
+    text = spec.read_text()
+    small = re.search(r"when k < 256 \{(.*?)\}", text, re.S).group(1)
+    large = re.search(r"when k >= 256 \{(.*?)\}", text, re.S).group(1)
+    assert "kept = true" in small and "threads = 256 @measured(" in small
+    assert "threads = 1024 @measured(" in large and "bits_per_pass = 11 @measured(" in large
+    assert "kept = true" not in large and 'variant = "tpb_1024.bpp_11"' in large
+    loaded = load_file(spec)
+    pol = loaded.derived.algorithms["topk@lab"].policies["float32"]
+    assert [(b.size, b.lo, b.hi) for b in pol.buckets] == [("k", 0, 256), ("k", 256, None)]
+    assert pol.buckets[1].values["threads"].origin == "measured"
+    # searched again from the spec's own buckets (same k per bucket); other bounds or keys are refused
+    code, out, err = run("--topk-shape", "152064x50,1024", "--dry-run")
+    assert code == 0 and "bucket `k >= 256`" in out and "k = 1024" in out and "k = 50" in out
+    code, out, err = run("--buckets", "k:512", "--topk-shape", "152064x50,1024", "--dry-run")
+    assert code == 2 and "differs from the buckets of the spec's topk float32 policy (k < 256, k >= 256)" in err
+    code, out, err = run("--buckets", "2^20", "--dry-run")
+    assert code == 2 and "differs from the buckets" in err
+
+
+def test_topk_k_bucket_flag_errors(tuned_k):
+    spec, gpu, run = tuned_k
+    code, out, err = run("--buckets", "k:256", "--topk-shape", "152064x50", "--dry-run")
+    assert code == 2 and "no k of --topk-shape (50) falls in the bucket `k >= 256`" in err
+    code, out, err = run("--buckets", "k:256", "--topk-shape", "152064x50,100,1024", "--dry-run")
+    assert code == 2 and "more than one k" in err
+    code, out, err = run("--buckets", "rows:256", "--dry-run")
+    assert code == 2 and "topk's buckets cannot test `rows`" in err and "elements, k" in err
+    code, out, err = run("--topk-shape", "152064x50,1024", "--dry-run")
+    assert code == 2 and "several values of k" in err
+    assert "Traceback" not in err
