@@ -89,6 +89,8 @@ def tune(
     reports = []
     interrupted = False
     view.header(ctx, opts)
+    for name in ctx.get("unsearched", ()):
+        view.note(f"{name}: not searched (no value of --topk-shape in it): it keeps its values")
     try:
         with view.live():
             for space in ctx["spaces"].values():
@@ -134,6 +136,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     from muh.tune import stats
     from muh.tune.compile import ray_available
     from muh.tune.machine import detect
+    from muh.schema.models import Bucket
     from muh.tune.space import build_space
     from muh.tune.strategy import STRATEGIES
 
@@ -159,11 +162,16 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
             size_list = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
         except ValueError:
             raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536", None)]) from None
-    spaces = {}
+    spaces, unsearched, all_buckets = {}, [], {}
     for t in type_list:
         key, bounds = _buckets_of(loaded.spec, algo, t, buckets)
+        all_buckets[t] = [b for b in bounds if b is not None]
         for b in bounds:
-            sp = build_space(loaded.spec, algo, t, b, key, _bucket_shape(algo, key, b, shape))
+            at = _bucket_shape(algo, key, b, shape)
+            if at is _UNMEASURED:  # no value of the shape part it tests: it keeps its values
+                unsearched.append(f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]")
+                continue
+            sp = build_space(loaded.spec, algo, t, b, key, at)
             if key == "elements" and not sp.sizes(size_list):
                 raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
                                            f"bucket `{sp.bucket_label}` of {algo} {t}", None,
@@ -181,7 +189,11 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     if (ray or ray_address) and not ray_available():
         raise MuhError([Diagnostic("E-RAY", "--ray/--ray-address need Ray, which is not installed", None,
                                    hint="pip install 'muh[tune]' (or pip install ray), or compile locally without --ray")])
+    if not spaces:
+        raise MuhError([Diagnostic("E-FLAG", "no bucket to search: " + ", ".join(unsearched) + " hold no value of "
+                                   "--topk-shape", None, hint="give one k per bucket, e.g. --topk-shape 152064x50,1024")])
     ctx = {"loaded": loaded, "types": type_list, "spaces": spaces, "sizes": tuple(size_list), "algo": algo,
+           "unsearched": unsearched, "buckets": all_buckets,
            "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec}
     if dry_run:
         return ctx
@@ -240,9 +252,13 @@ def _shape_keys(algo: str) -> tuple[str, ...]:
     return h.shape_keys if h else ()
 
 
+_UNMEASURED = object()  # a bucket that holds no value of the shape part it tests: not searched
+
+
 def _bucket_shape(algo: str, key: str, bucket, shape) -> tuple | None:
     """The problem shape a bucket that tests a part of the family's shape (topk: `k`) is measured at:
-    the one value of that part (--topk-shape's list) in the bucket; None for other buckets."""
+    the one value of that part (--topk-shape's list) in the bucket; None for other buckets;
+    ``_UNMEASURED`` when --topk-shape gives none in it (the bucket is not searched and keeps its values)."""
     from muh import families
     from muh.schema.models import Bucket
 
@@ -254,6 +270,8 @@ def _bucket_shape(algo: str, key: str, bucket, shape) -> tuple | None:
     lo, hi = bucket
     inside = [x for x in parts[i] if x >= lo and (hi is None or x < hi)]
     label = Bucket(size=key, lo=lo, hi=hi).label
+    if not inside and shape is not None:
+        return _UNMEASURED
     if len(inside) != 1:
         raise MuhError([Diagnostic("E-FLAG", f"{'no' if not inside else 'more than one'} {key} of --topk-shape "
                                    f"({', '.join(map(str, parts[i]))}) falls in the bucket `{label}`", None,
@@ -289,6 +307,9 @@ def eval_pow(s: str) -> int:
 def _dry_run(ctx) -> None:
     from muh.tune.space import static_filter
     from muh.tune.unit import emitter_reasons
+
+    for name in ctx.get("unsearched", ()):
+        typer.echo(f"{name}: not searched (no value of --topk-shape in it): it keeps its values")
 
     spec = ctx["loaded"].spec
     for t, space in ctx["spaces"].items():
@@ -362,7 +383,9 @@ def _apply(ctx, reports) -> str:
             ev = Evidence(samples=rep.samples, variant=label, score=score, min=min(sp), mean=sum(sp) / len(sp),
                           max=max(sp), kept=True, **stamp)
             what = "kept " + ", ".join(f"{d} = {v}" for d, v in sorted(changes.items()))
-        bounds = [r.space.bucket for r in reports if r.space.bucket is not None and r.space.dtype == space.dtype]
+        # every bucket of the type (one not searched gets an empty `when` block: it keeps the policy's values)
+        bounds = ctx.get("buckets", {}).get(space.dtype) or [
+            r.space.bucket for r in reports if r.space.bucket is not None and r.space.dtype == space.dtype]
         text = apply_winner(text, shown, space.family, hw_name, space.policy_key, changes, ev, bucket=space.bucket,
                             buckets=bounds or None, size=space.bucket_key)
         changed.append(f"{space.policy_key}" + (f" [{space.bucket_label}]" if space.bucket else "") + f": {what}")

@@ -404,6 +404,21 @@ class Runner:
             rep.winner = by_label[rep.decision.winner]
 
     # -- tuned against untuned ---------------------------------------------------------------------
+    def _bucket_at(self, spec: Spec, dtype: str) -> tuple | None:
+        """((lo, hi), size) of the bucket of ``spec``'s ``dtype`` policy that the measured problem falls in,
+        where its buckets test a part of the family's shape (topk: the --topk-shape k); else None (the
+        policy's own values, as without buckets)."""
+        from muh import families
+        from muh.tune.space import spec_bucket_key, spec_buckets
+
+        key = spec_bucket_key(spec, self.opts.family, dtype)
+        h = families.get(self.opts.family).harness
+        if key is None or key not in h.shape_keys:
+            return None
+        value = (self.opts.topk or h.shape)[h.shape_keys.index(key)]
+        return next(((b, key) for b in spec_buckets(spec, self.opts.family, dtype)
+                     if b[0] <= value and (b[1] is None or value < b[1])), None)
+
     def compare(self, old: Spec, dtype: str) -> tuple[list[stats.Score], list[stats.Score], str, str]:
         """Time ``old``'s policy (base, index 0) against this spec's (index 1), correctness-gated.
 
@@ -412,13 +427,15 @@ class Runner:
         from muh.tune.space import nominal_base
 
         o = self.opts
-        space = build_space(self.spec, o.family, dtype)
+        at = self._bucket_at(self.spec, dtype)
+        space = build_space(self.spec, o.family, dtype, *(at or ()))
         dims = tuple(space.dims)
         hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
         olds = [a for a in old.algorithms.values() if a.family == o.family]
         if not olds:
             raise MuhError([Diagnostic("E-TUNE", f"the spec to compare with has no `{o.family}`", None)])
-        old_vals, _ = nominal_base(olds[0], dtype)
+        old_at = self._bucket_at(old, dtype)
+        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None)
         old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
         uv = [UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),
               UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, space)),

@@ -210,7 +210,7 @@ def test_topk_searched_per_k_bucket_applies_when_k_blocks(tuned_k):
 def test_topk_k_bucket_flag_errors(tuned_k):
     spec, gpu, run = tuned_k
     code, out, err = run("--buckets", "k:256", "--topk-shape", "152064x50", "--dry-run")
-    assert code == 2 and "no k of --topk-shape (50) falls in the bucket `k >= 256`" in err
+    assert code == 0 and "topk float32 [k >= 256]: not searched" in out and "bucket `k < 256`" in out
     code, out, err = run("--buckets", "k:256", "--topk-shape", "152064x50,100,1024", "--dry-run")
     assert code == 2 and "more than one k" in err
     code, out, err = run("--buckets", "rows:256", "--dry-run")
@@ -218,3 +218,25 @@ def test_topk_k_bucket_flag_errors(tuned_k):
     code, out, err = run("--topk-shape", "152064x50,1024", "--dry-run")
     assert code == 2 and "several values of k" in err
     assert "Traceback" not in err
+
+
+def test_a_k_bucket_without_a_k_keeps_the_policy_values(tuned_k):
+    """Only k = 1024 measured: `k < 256` is not searched and becomes an empty `when` block (the policy's
+    own values, as they were); `k >= 256` gets the winner."""
+    from muh.pipeline import load_file
+
+    spec, gpu, run = tuned_k
+    code, out, err = run("--buckets", "k:256", "--topk-shape", "152064x1024", "--apply")
+    assert code == 0, err
+    assert set(gpu.ks) == {1024} and "not searched" in out
+    text = spec.read_text()
+    assert re.search(r"when k < 256 \{\}", text)
+    assert "threads = 1024 @measured(" in re.search(r"when k >= 256 \{(.*?)\}", text, re.S).group(1)
+    pol = load_file(spec).derived.algorithms["topk@lab"].policies["float32"]
+    assert pol.buckets[0].values["threads"].value == 256 and pol.buckets[1].values["threads"].value == 1024
+    # `--against` the untuned spec at k = 1024 times the bucket that k falls in (old time / new time = 2)
+    old = spec.parent / "old.muh"
+    old.write_text(TOPK_SPEC)
+    code, out, err = run("--topk-shape", "152064x1024", "--against", str(old))
+    assert code == 0, err
+    assert "tpb_1024.bpp_11 (this spec) against tpb_256.bpp_8" in out and "2.0000, 2.0000" in out
