@@ -4,7 +4,7 @@
 #   muh tune specs/h200.muh topk --types T --buckets k:256 --topk-shape 152064x1024 --apply
 # (bucket `k < 256` keeps the k = 50 sampling policy measured by the campaign; bucket `k >= 256` is
 # searched over the spec's whole topk space at k = 1024, rows of 152064 = the vocabulary, 1/8/64 rows),
-# each followed, when time is left, by `--against` the spec as it was (fresh process, at k = 1024).
+# then, while time is left, each type `--against` the spec as it was (fresh process, at k = 1024).
 # Every command is cut to the call's deadline (SIGINT: the trials so far stay in the DB; the same
 # command resumes with it). Results under $OUT (bench/results/tune-h200-campaign.md, "topk by k").
 #   run(command="cd .dev/topk && DEADLINE_S=200 bash bench/tune_topk_k.sh", carry=[".dev/topk", ".whl"], timeout_s=225)
@@ -45,16 +45,18 @@ save() {
       --topk-shape 152064x1024 $COMMON --apply --plot "$OUT/plots/tune-topk-k1024-$t.png"
     echo "exit $? ($((SECONDS - t0)) s)"
     save
+  done
+  for t in $TYPES; do  # the --against gates after every search (the searches come first)
     cap=$((END - SECONDS - 5))
     if [ "$cap" -lt 15 ]; then echo "== SKIPPED (deadline): --against for $t"; continue; fi
-    if ! diff -q "$OUT/h200.before.muh" specs/h200.muh >/dev/null; then
-      echo "== muh tune specs/h200.muh topk --types $t --topk-shape 152064x1024 --against h200.before.muh (cap ${cap}s)"
-      t0=$SECONDS
-      timeout -k 5 -s INT "$cap" python3 -m muh.cli tune specs/h200.muh topk --types "$t" --topk-shape 152064x1024 \
-        --sizes 152064,1216512,9732096 --confirm-runs 20 --confirm-rounds 3 --jobs 16 --db "$DB" \
-        --against "$OUT/h200.before.muh"
-      echo "exit $? ($((SECONDS - t0)) s)"
-    fi
+    python3 -c "import sys; from muh.pipeline import load_file; sys.exit(0 if load_file('specs/h200.muh').derived.algorithms['topk@h200'].policies[sys.argv[1]].buckets else 1)" "$t" \
+      || { echo "== $t: no k buckets written (incumbent kept): no --against"; continue; }
+    echo "== muh tune specs/h200.muh topk --types $t --topk-shape 152064x1024 --against h200.before.muh (cap ${cap}s)"
+    t0=$SECONDS
+    timeout -k 5 -s INT "$cap" python3 -m muh.cli tune specs/h200.muh topk --types "$t" --topk-shape 152064x1024 \
+      --sizes 152064,1216512,9732096 --confirm-runs 20 --confirm-rounds 3 --jobs 16 --db "$DB" \
+      --against "$OUT/h200.before.muh"
+    echo "exit $? ($((SECONDS - t0)) s)"
   done
   echo "== the applied spec"
   diff "$OUT/h200.before.muh" specs/h200.muh
