@@ -1,5 +1,6 @@
-"""Size buckets (`when elements … { … }` in a policy): parsed and formatted, derived per bucket with
-provenance, explained per bucket, and dispatched by element count in the generated scan."""
+"""Size buckets (`when elements … { … }`, topk's `when k … { … }` in a policy): parsed and formatted,
+derived per bucket with provenance, explained per bucket, and dispatched by element count in the
+generated scan (by k or element count in the generated topk)."""
 from __future__ import annotations
 
 import re
@@ -138,3 +139,80 @@ def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkey
     assert "    when rows × hidden >= 2^20\n      row_threads = 512" in out
     with pytest.raises(ops.OpsConfigError, match="do not pick a size bucket yet; float32"):
         ops.generate(loaded.derived.ops["bi100"], lambda prefix: prefix)
+
+
+TOPK_BY_K = """\
+muh 1
+hardware h200 {
+  sm_count = 132
+  warp_size = 32
+  smem_per_block = 48 KiB
+  arch = hopper
+  compute_capability = 90
+  toolchain { cuda = "13.0"  arch = "sm_90" }
+}
+algorithm topk on h200 {
+  types = [float32, float16]
+  policy default { threads = 512  items = 4  bits_per_pass = 11 }
+  policy float32 {
+    threads = 256  bits_per_pass = 8
+    when k < 256 {}
+    when k >= 256 { threads = 1024  bits_per_pass = 11 }
+  }
+  policy float16 { when elements < 2^20 { items = 2 }  when elements >= 2^20 {} }
+}
+"""
+
+
+@pytest.fixture
+def topk_spec(tmp_path) -> Path:
+    f = tmp_path / "topk.muh"
+    f.write_text(TOPK_BY_K)
+    return f
+
+
+def test_topk_buckets_by_k_derive_explain_and_dispatch(cli, topk_spec, tmp_path):
+    """topk's record accepts `k` beside `elements`: each policy's buckets test one of them, derive keeps
+    which, explain prints `when k >= 256`, the launch picks by k (or rows x cols), the tuning header's
+    selector takes both sizes."""
+    from muh.pipeline import build
+
+    pols = load_file(topk_spec).derived.algorithms["topk@h200"].policies
+    assert [(b.size, b.lo, b.hi) for b in pols["float32"].buckets] == [("k", 0, 256), ("k", 256, None)]
+    assert pols["float32"].buckets[1].values["threads"].value == 1024
+    assert pols["float32"].buckets[1].values["threads"].rule == "bucket `k >= 256`"
+    assert pols["float32"].buckets[0].values["threads"].value == 256  # an empty bucket: the policy's own
+    assert [b.size for b in pols["float16"].buckets] == ["elements", "elements"]
+    code, out, err = cli("explain", topk_spec, "topk.float32.threads")
+    assert code == 0, err
+    assert "    when k < 256  (policy float32" in out and "      threads = 1024    [spec]" in out
+    out_dir, _ = build(topk_spec, tmp_path / "out")
+    one = re.sub(r"\s+", " ", (out_dir / "kernels" / "topk.cu").read_text())
+    assert "if (k < 256) // k 0..255 return topk_run::run<float, 0>(" in one
+    assert "// k 256.. return topk_run::run<float, 1>(" in one
+    assert "if ((long long)rows * cols < 1048576) // elements 0..1048575 return topk_run::run<__half, 0>(" in one
+    params = (out_dir / "include" / "muh" / "kernels" / "params.cuh").read_text()
+    assert re.search(r"// size bucket 1: k 256..\nnamespace topk_float32_b1 \{\nconstexpr int kThreads = 1024;", params)
+    tuning = re.sub(r"\s+", " ", (out_dir / "include" / "muh" / "tuning" / "tuning_topk.cuh").read_text())
+    assert "long long elements;" in tuning and "long long k;" in tuning
+    assert "if (type == element::float32 && k >= 256LL)" in tuning
+    assert '"size": "k"' in (out_dir / "policies.json").read_text()
+
+
+@pytest.mark.nvcc
+def test_topk_tuning_header_selects_by_k_at_compile_time(nvcc, topk_spec, tmp_path):
+    from muh.pipeline import build
+
+    out, _ = build(topk_spec, tmp_path / "out")
+    (tmp_path / "t.cu").write_text(
+        '#include "muh/tuning/tuning_topk.cuh"\n'
+        "using namespace muh::tuning;\n"
+        "static_assert(topk::policy_selector{element::float32, operation::plus, 32, 0LL, 1024LL}(900).threads"
+        " == 1024, \"k >= 256\");\n"
+        "static_assert(topk::policy_selector{element::float32, operation::plus, 32, 0LL, 50LL}(900).threads"
+        " == 256, \"k < 256\");\n"
+        "static_assert(topk::policy_selector{element::float16, operation::plus, 32, 1LL << 10, 1024LL}(900).items"
+        " == 2, \"elements < 2^20\");\n")
+    r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", f"-I{out / 'include'}", "-c", str(tmp_path / "t.cu"), "-o",
+                        str(tmp_path / "t.o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
