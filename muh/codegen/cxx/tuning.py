@@ -499,7 +499,8 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
         sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
                                              pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
         # A size bucket is its own case: (size, lo, hi) joins the key; None: every size.
-        for bounds, resolved_values in ([((b.size, b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]):
+        sized_values = [((b.size, b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]
+        for bounds, resolved_values in sized_values:
             values = _values(ctx, family, f"{family} {q.dtype}", hw, fields, resolved_values)
             # Calls whose policies hold the same values share one `return`, whatever spec lines they came from.
             same = (tuple(v for v, _ in values), tuple((n, tuple(v for v, _ in vs)) for n, vs in sub_values), bounds)
