@@ -223,12 +223,15 @@ def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, l
     key, _, cuts_text = bounds.rpartition(":")
     key = key.strip() or "elements"
     accepted = families.get(algo).buckets_by if algo in families.NAMES else ()
+    if not accepted:  # `--apply` would write `when` blocks its build refuses
+        raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds}: the {algo} kernels do not dispatch by size, so "
+                                   f"its policies cannot hold size buckets", None,
+                                   hint="leave --buckets out: one search over every size")])
     if key not in accepted:
         from muh.diagnostics import did_you_mean
 
         raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds!r}: {algo}'s buckets cannot test `{key}`", None,
-                                   hint=did_you_mean(key, accepted) or (f"{algo}'s buckets test: {', '.join(accepted)}"
-                                                                        if accepted else f"{algo} has no buckets"))])
+                                   hint=did_you_mean(key, accepted) or f"{algo}'s buckets test: {', '.join(accepted)}")])
     try:
         cuts = sorted({int(eval_pow(b)) for b in cuts_text.split(",") if b.strip()})
     except ValueError:
