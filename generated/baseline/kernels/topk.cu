@@ -9,7 +9,10 @@
 namespace muh {
 namespace topk_run MUH_LIBRARY_LOCAL {
 
-template <typename T>
+// Policy<T, B>: the numbers of element type T in bucket B (params.cuh; 0 when the type has one policy
+// for every call); each bucket is its own instantiation, picked at launch by what the type's buckets
+// test: k (values kept per row) or elements (rows x cols).
+template <typename T, int B = 0>
 struct Policy;
 template <>
 struct Policy<muh::bf16> {
@@ -66,9 +69,9 @@ struct Policy<float> {
   };
 };
 
-template <typename T>
+template <typename T, int B>
 int run(const void* in, int rows, int cols, int k, void* vals, long long* idx, cudaStream_t s) {
-  return topk_impl::run<T, Policy<T> >(in, rows, cols, k, vals, idx, s);
+  return topk_impl::run<T, Policy<T, B> >(in, rows, cols, k, vals, idx, s);
 }
 
 }  // namespace topk_run MUH_LIBRARY_LOCAL
@@ -84,9 +87,9 @@ extern "C" int muh_topk(int dtype, const void* in, int rows, int cols, int k, vo
   if (rows < 0 || cols < 0) return host::fail(MUH_ERR_ARGUMENT, "muh_topk: negative shape %d x %d", rows, cols);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
-    case MUH_BFLOAT16: return topk_run::run<muh::bf16>(in, rows, cols, k, values, indices, s);
-    case MUH_FLOAT16: return topk_run::run<__half>(in, rows, cols, k, values, indices, s);
-    case MUH_FLOAT32: return topk_run::run<float>(in, rows, cols, k, values, indices, s);
+    case MUH_BFLOAT16: return topk_run::run<muh::bf16, 0>(in, rows, cols, k, values, indices, s);
+    case MUH_FLOAT16: return topk_run::run<__half, 0>(in, rows, cols, k, values, indices, s);
+    case MUH_FLOAT32: return topk_run::run<float, 0>(in, rows, cols, k, values, indices, s);
     default:
       return host::fail(MUH_ERR_UNSUPPORTED, "muh_topk: dtype %d is not supported by spec `%s`", dtype,
                         host::kSpecName);

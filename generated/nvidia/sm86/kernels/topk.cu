@@ -9,12 +9,15 @@
 namespace muh {
 namespace topk_run MUH_LIBRARY_LOCAL {
 
-template <typename T>
+// Policy<T, B>: the numbers of element type T in bucket B (params.cuh; 0 when the type has one policy
+// for every call); each bucket is its own instantiation, picked at launch by what the type's buckets
+// test: k (values kept per row) or elements (rows x cols).
+template <typename T, int B = 0>
 struct Policy;
 
-template <typename T>
+template <typename T, int B>
 int run(const void* in, int rows, int cols, int k, void* vals, long long* idx, cudaStream_t s) {
-  return topk_impl::run<T, Policy<T> >(in, rows, cols, k, vals, idx, s);
+  return topk_impl::run<T, Policy<T, B> >(in, rows, cols, k, vals, idx, s);
 }
 
 }  // namespace topk_run MUH_LIBRARY_LOCAL
