@@ -112,8 +112,9 @@ int muh_histogram_even(int dtype, const void* samples, long long n, int bins, do
 """),
     read=read,
     params=params,
+    size_buckets=True,
     checks=checks,
     op=None,
-    static=("histogram.cuh",),
+    static=("histogram.cuh", "histogram_host.cuh"),
     python_ops={"histogram_even": histogram_even},
 )

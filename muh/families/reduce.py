@@ -51,6 +51,7 @@ int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* 
     read=read,
     operators={"sum": 0, "max": 1, "min": 2},
     params=params,
+    size_buckets=True,
     globals=globals_,
     static=("reduce.cuh",),
     harness=Harness("reduce.harness.cu.j2"),

@@ -57,6 +57,7 @@ int muh_transform(int op, int dtype, const void* in, void* out, long long n, flo
     read=read,
     operators={"scale": 0, "relu": 1, "silu": 2},
     params=params,
+    size_buckets=True,
     warp_bound=False,
     op=None,
     static=("transform.cuh",),

@@ -115,8 +115,11 @@ def template_vars(cfg: KernelConfig) -> dict:
             for i, (lo, hi, bp) in enumerate(cfg.buckets_of(rec.name, d)):
                 ns = f"{rec.name}_{d}" + (f"_b{i}" if i else "")
                 size = f"{key} {lo}..{'' if hi is None else hi - 1}"
-                buckets.append({"index": i, "ns": ns, "lo": lo, "hi": hi, "size": size, "key": key})
-                params.append({"ns": ns, "lines": [_param_line(x) for x in rec.params(cfg, d, bp)],
+                bps = rec.params(cfg, d, bp)
+                # members: the bucket's numbers by name, what templates/buckets.j2 makes its Policy<T, B> of
+                buckets.append({"index": i, "ns": ns, "lo": lo, "hi": hi, "size": size, "key": key,
+                                "members": [x.cname for x in bps]})
+                params.append({"ns": ns, "lines": [_param_line(x) for x in bps],
                                "doc": f"size bucket {i}: {size}" if hi is not None or i else None})
             rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, "buckets": buckets, **{x.cname: x.value for x in ps}})
         fams[rec.name] = rows

@@ -1,6 +1,7 @@
 // Histogram with evenly spaced bins (CUB DeviceHistogram::HistogramEven semantics), static CUDA:
-// compiles on its own (C++14, CUDA 10.2 subset) and is instantiated by kernels/histogram.cu with the
-// resolved policy of each sample type. A sample x counts in bin b when lower <= x < upper, with
+// compiles on its own (C++14, CUDA 10.2 subset) and is launched by histogram_host.cuh, which
+// kernels/histogram.cu instantiates with the resolved policy of each sample type. A sample x counts
+// in bin b when lower <= x < upper, with
 //   floating point: b = int((x - lower) * r), r = T(bins / (upper - lower)) computed in T once;
 //   integers:       b = (x - lower) * bins / (upper - lower) in exact unsigned arithmetic, integer
 //                   levels of a wider type (uint8 samples over [0, 256), as CUB's int levels), the
