@@ -36,6 +36,8 @@ LARGE = 1 << 24
 class SizeGpu:
     """384 threads: 20 % faster from 2^24 elements on, 30 % slower below (the issue's scan float64 shape)."""
 
+    fast_label = "tpb_384"
+
     def __init__(self, pool):
         self.pool = pool
         self.sizes_seen: list[tuple[int, ...]] = []
@@ -48,7 +50,7 @@ class SizeGpu:
         out = {}
         for i in indices:
             lab = labels[i]
-            fast = "tpb_384" in lab and not lab.startswith("twin:")
+            fast = self.fast_label in lab and not lab.startswith("twin:")
             var = [b * ((0.8 if n >= LARGE else 1.3) if fast else 1.0) for b, n in zip(base, sizes)]
             out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
         return out
@@ -240,3 +242,82 @@ def test_a_k_bucket_without_a_k_keeps_the_policy_values(tuned_k):
     code, out, err = run("--topk-shape", "152064x1024", "--against", str(old))
     assert code == 0, err
     assert "tpb_1024.bpp_11 (this spec) against tpb_256.bpp_8" in out and "2.0000, 2.0000" in out
+
+
+HARDWARE = SPEC[:SPEC.index("algorithm scan")]
+FAMILY = """algorithm {family} on lab {{
+  types = [float64]
+  policy default {{ {base} }}
+  space {{ threads = [256, 512] }}
+}}
+"""
+BASES = {"reduce": "threads = 256  items = 16  vec = 2", "transform": "threads = 256  bytes_in_flight = 48 KiB"}
+
+
+class FamilyGpu(SizeGpu):
+    """512 threads: 20 % faster from 2^24 elements on, 30 % slower below; remembers each variant's
+    kernel source (the inlined params.cuh of the library the harness launches) by label and sizes."""
+
+    fast_label = "tpb_512"
+
+    def __init__(self, pool, family):
+        super().__init__(pool)
+        self.family, self.launched = family, {}
+
+    def __call__(self, binary, indices, gpu, *, sizes, runs, warmup, seed, timeout, stop=None):
+        src = self.pool.units[int(open(binary, "rb").read().split(b" ")[1]) - 1]
+        parts = re.split(r"// ---- variant (\d+): (\S+) ----", src)
+        for i, lab, body in zip(parts[1::3], parts[2::3], parts[3::3]):
+            got = re.search(rf"namespace {self.family}_float64 \{{\nconstexpr int kThreads = (\d+);", body)
+            self.launched.setdefault((lab, tuple(sizes)), (int(got.group(1)), f"{self.family}_float64_b1" in body))
+        return super().__call__(binary, indices, gpu, sizes=sizes, runs=runs, warmup=warmup, seed=seed,
+                                timeout=timeout, stop=stop)
+
+
+@pytest.mark.parametrize("family", sorted(BASES))
+def test_reduce_and_transform_tune_per_bucket_and_the_result_builds(family, tmp_path, machine, fake_pool,
+                                                                   monkeypatch, cli):
+    """`muh tune <family> --buckets 2^24 --apply`: each bucket's variants are measured in a library whose
+    one policy for every size is the variant's (the harness launches the bucket's policy), the winner
+    is written into the large bucket only, and the spec then builds with a dispatch by element count."""
+    import muh.tune.machine as M
+    from muh.pipeline import build
+
+    spec = tmp_path / "lab.muh"
+    spec.write_text(HARDWARE + FAMILY.format(family=family, base=BASES[family]))
+    gpu = FamilyGpu(fake_pool, family)
+    monkeypatch.setattr(R, "run_unit", gpu)
+    monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
+    monkeypatch.setattr(M, "detect", lambda: machine)
+    code, out, err = cli("tune", spec, family, "--types", "float64", "--sizes", "2^16,2^24,2^26", "--strategy",
+                         "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", "--buckets", "2^24",
+                         "--apply")
+    assert code == 0, err
+    assert gpu.launched[("tpb_512", (1 << 24, 1 << 26))] == (512, False)  # the variant's policy, no buckets
+    assert gpu.launched[("tpb_512", (1 << 16,))] == (512, False)
+    text = spec.read_text()
+    large = re.search(r"when elements >= 2\^24 \{(.*?)\}", text, re.S).group(1)
+    small = re.search(r"when elements < 2\^24 \{(.*?)\}", text, re.S).group(1)
+    assert "threads = 512 @measured(" in large and "threads = 256 @measured(" in small
+    built, _ = build(spec, tmp_path / "out")
+    cu = re.sub(r"\s+", " ", (built / "kernels" / f"{family}.cu").read_text())
+    assert f"if (n < 16777216LL) // elements 0..16777215 return {family}_run::run<double, 0>(" in cu
+    assert f"return {family}_run::run<double, 1>(" in cu
+    assert re.search(rf"namespace {family}_float64_b1 {{\nconstexpr int kThreads = 512;",
+                     (built / "include" / "muh" / "kernels" / "params.cuh").read_text())
+
+
+def test_buckets_are_refused_where_the_kernels_do_not_dispatch_by_size(tuned, monkeypatch):
+    """--buckets for a family whose launch picks no bucket (as if scan's did not) is a flag error:
+    `--apply` would write `when` blocks its build refuses."""
+    import dataclasses
+
+    from muh import families
+
+    real = families.get
+    unsized = dataclasses.replace(real("scan"), size_buckets=False)
+    monkeypatch.setattr(families, "get", lambda name: unsized if name == "scan" else real(name))
+    spec, gpu, run = tuned
+    code, out, err = run("--buckets", "2^24", "--dry-run")
+    assert code == 2 and "--buckets 2^24: the scan kernels do not dispatch by size" in err, err
+    assert "Traceback" not in err
