@@ -172,3 +172,22 @@ def test_the_compiled_chain_calls_the_bucket_of_the_count(nvcc, built, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
     assert [int(g) for g in got] == [t for *_, t in PICKS], list(zip(PICKS, got))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_parity_target_stays_bucket_free(family, tmp_path):
+    """`cub_parity = true`: the policies are CUB's, one per type; a bucket in any family is refused."""
+    from muh.diagnostics import MuhError
+    from muh.pipeline import load_file
+
+    algo = SPEC[SPEC.index(f"algorithm {family}"):]
+    algo = algo[:algo.index("\n}\n") + 3]
+    spec = tmp_path / "p.muh"
+    spec.write_text(SPEC[:SPEC.index("algorithm")].replace("  arch = hopper\n", "  arch = hopper\n  cub_parity = true\n")
+                    + algo)
+    with pytest.raises(MuhError) as err:
+        load_file(spec)
+    assert [d.code for d in err.value.diagnostics] == ["E-BUCKET"]
+    assert "CUB parity target" in err.value.diagnostics[0].message
+    spec.write_text(re.sub(r"when elements[^{]*\{[^}]*\}", "", spec.read_text()))
+    assert load_file(spec).derived.algorithms[f"{family}@h200"]  # the same spec without its buckets loads
