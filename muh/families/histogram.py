@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.runtime import dtypes as DT
-from muh.families.base import cfuncs, Family, param, vec_of
+from muh.families.base import Harness, cfuncs, Family, param, vec_of
 
 COUNTER_BYTES = 4  # int32 counters
 BYTE_VALUES = 256  # 1-byte samples are counted by value: one counter per bit pattern
@@ -106,7 +106,7 @@ RECORD = Family(
     doc="counts in evenly spaced bins over [lower, upper) (DeviceHistogram::HistogramEven)",
     dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32", "float64"),
     policy=Policy,
-    tunable=(),  # `muh tune` has no harness for it yet
+    tunable=("threads", "pixels_per_thread", "vec", "sub_histograms"),
     api=cfuncs("""
 int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper, int* histogram, void* stream);
 """),
@@ -117,4 +117,5 @@ int muh_histogram_even(int dtype, const void* samples, long long n, int bins, do
     op=None,
     static=("histogram.cuh", "histogram_host.cuh"),
     python_ops={"histogram_even": histogram_even},
+    harness=Harness("histogram.harness.cu.j2"),
 )

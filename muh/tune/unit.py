@@ -149,6 +149,7 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
            for f in rec.api]
     return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=DT.TABLE[dtype].storage,
                   dtype_code=DT.CODE[dtype], is_float=DT.TABLE[dtype].is_float,
+                  is_unsigned=DT.TABLE[dtype].kind == "uint",
                   variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
                   variant_code=code, sizes=sizes, check_n=check_n, check_small=check_small, rel_tol=rel_tol,
                   api=api, family_code=family_code, spin_cycles=SPIN_CYCLES)

@@ -82,7 +82,7 @@ def test_each_bucket_is_a_policy_and_the_launch_picks_it_by_count(built):
     assert "return transform_run::run<double, 2>(" in transform
     histogram = _tokens(built / "kernels" / "histogram.cu")
     assert "template <> struct Policy<unsigned char, 1> {" in histogram
-    assert "return run<unsigned char, 1>(samples, n," in histogram
+    assert "return histogram_run::run<unsigned char, 1>(samples, n," in histogram
     params = (built / "include" / "muh" / "kernels" / "params.cuh").read_text()
     for ns, threads in (("reduce_float64_b1", 512), ("transform_float64", 128), ("transform_float64_b2", 512),
                         ("histogram_uint8_b1", 512)):

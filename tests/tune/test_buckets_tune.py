@@ -251,7 +251,8 @@ FAMILY = """algorithm {family} on lab {{
   space {{ threads = [256, 512] }}
 }}
 """
-BASES = {"reduce": "threads = 256  items = 16  vec = 2", "transform": "threads = 256  bytes_in_flight = 48 KiB"}
+BASES = {"reduce": "threads = 256  items = 16  vec = 2", "transform": "threads = 256  bytes_in_flight = 48 KiB",
+         "histogram": "threads = 256  pixels_per_thread = 8  vec = 4"}
 
 
 class FamilyGpu(SizeGpu):
@@ -275,7 +276,7 @@ class FamilyGpu(SizeGpu):
 
 
 @pytest.mark.parametrize("family", sorted(BASES))
-def test_reduce_and_transform_tune_per_bucket_and_the_result_builds(family, tmp_path, machine, fake_pool,
+def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family, tmp_path, machine, fake_pool,
                                                                    monkeypatch, cli):
     """`muh tune <family> --buckets 2^24 --apply`: each bucket's variants are measured in a library whose
     one policy for every size is the variant's (the harness launches the bucket's policy), the winner

@@ -60,3 +60,18 @@ def test_the_harness_stores_every_type_as_cuda_does_and_catches_a_value_conversi
         assert r.returncode == 0 and '"self_test": "ok"' in r.stdout, r.stdout + r.stderr
     assert bad16.returncode == 2, bad16.stdout + bad16.stderr
     assert "float16" in bad16.stdout and "differ from CUDA" in bad16.stdout
+
+
+def test_the_histogram_harness_self_test_passes_for_unsigned_samples(nvcc, tmp_path):
+    """uint8 samples: the self-test's numbers are ones an unsigned type holds (a negative one would read
+    back wrapped and stop every histogram campaign before it measured anything)."""
+    from pathlib import Path
+
+    from muh.pipeline import load_file
+
+    spec = load_file(Path(__file__).resolve().parents[2] / "specs" / "h200.muh").spec
+    hw = next(iter(spec.hardware.values()))
+    sp = build_space(spec, "histogram", "uint8")
+    unit = render_unit("histogram", "uint8", hw, [UnitVariant(0, "base", effective(sp.base, sp))], [1 << 16])
+    (r,) = _self_test(nvcc, [unit], tmp_path)
+    assert r.returncode == 0 and '"self_test": "ok"' in r.stdout, r.stdout + r.stderr
