@@ -108,12 +108,18 @@ def test_bucketed_scan_and_its_tuning_header_compile(nvcc, spec, tmp_path):
         assert r.returncode == 0, r.stderr[-3000:]
 
 
-def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path):
+def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkeypatch):
     """An op's size is its rows × hidden; where the reduce policy it follows has size buckets, the op
     gets one policy per bucket (derive), `muh explain` prints each, and the ops emitter refuses what its
     launchers cannot dispatch yet instead of generating one policy for every size."""
-    from muh.codegen import ops
+    import dataclasses
 
+    from muh.codegen import ops
+    from muh.families import registry
+
+    real = registry.get
+    sized = dataclasses.replace(real("reduce"), size_buckets=True)  # as if the reduce kernels dispatched by size
+    monkeypatch.setattr(registry, "get", lambda name: sized if name == "reduce" else real(name))
     text = (ROOT / "specs" / "baseline.muh").read_text().replace(
         "policy float32.plus { threads = 512  items = 24  vec = 2 }",
         "policy float32.plus { threads = 512  items = 24  vec = 2  when elements < 2^20 { threads = 128 }"
