@@ -31,14 +31,14 @@ struct Policy<float> {
     kPasses = params::scan_float32::kPasses,
     kBulkChunk = params::scan_float32::kBulkChunk,
     kStageFromBytes = params::scan_float32::kStageFromBytes,
-    kPacked16 = 1,
     kDelayMode = params::scan_float32::kDelayMode,
     kDelayJitter = params::scan_float32::kDelayJitter,
     kDelayStartNs = params::scan_float32::kDelayStartNs,
     kDelayMinNs = params::scan_float32::kDelayMinNs,
     kDelayMaxNs = params::scan_float32::kDelayMaxNs,
     kL2WriteNs = params::scan_float32::kL2WriteNs,
-    kSpinCyclesPerNsX16 = params::scan_float32::kSpinCyclesPerNsX16
+    kSpinCyclesPerNsX16 = params::scan_float32::kSpinCyclesPerNsX16,
+    kPacked16 = 1
   };
 };
 template <>
@@ -54,14 +54,14 @@ struct Policy<double> {
     kPasses = params::scan_float64::kPasses,
     kBulkChunk = params::scan_float64::kBulkChunk,
     kStageFromBytes = params::scan_float64::kStageFromBytes,
-    kPacked16 = 1,
     kDelayMode = params::scan_float64::kDelayMode,
     kDelayJitter = params::scan_float64::kDelayJitter,
     kDelayStartNs = params::scan_float64::kDelayStartNs,
     kDelayMinNs = params::scan_float64::kDelayMinNs,
     kDelayMaxNs = params::scan_float64::kDelayMaxNs,
     kL2WriteNs = params::scan_float64::kL2WriteNs,
-    kSpinCyclesPerNsX16 = params::scan_float64::kSpinCyclesPerNsX16
+    kSpinCyclesPerNsX16 = params::scan_float64::kSpinCyclesPerNsX16,
+    kPacked16 = 1
   };
 };
 template <>
@@ -77,14 +77,14 @@ struct Policy<int> {
     kPasses = params::scan_int32::kPasses,
     kBulkChunk = params::scan_int32::kBulkChunk,
     kStageFromBytes = params::scan_int32::kStageFromBytes,
-    kPacked16 = 1,
     kDelayMode = params::scan_int32::kDelayMode,
     kDelayJitter = params::scan_int32::kDelayJitter,
     kDelayStartNs = params::scan_int32::kDelayStartNs,
     kDelayMinNs = params::scan_int32::kDelayMinNs,
     kDelayMaxNs = params::scan_int32::kDelayMaxNs,
     kL2WriteNs = params::scan_int32::kL2WriteNs,
-    kSpinCyclesPerNsX16 = params::scan_int32::kSpinCyclesPerNsX16
+    kSpinCyclesPerNsX16 = params::scan_int32::kSpinCyclesPerNsX16,
+    kPacked16 = 1
   };
 };
 template <>
@@ -100,14 +100,14 @@ struct Policy<long long> {
     kPasses = params::scan_int64::kPasses,
     kBulkChunk = params::scan_int64::kBulkChunk,
     kStageFromBytes = params::scan_int64::kStageFromBytes,
-    kPacked16 = 1,
     kDelayMode = params::scan_int64::kDelayMode,
     kDelayJitter = params::scan_int64::kDelayJitter,
     kDelayStartNs = params::scan_int64::kDelayStartNs,
     kDelayMinNs = params::scan_int64::kDelayMinNs,
     kDelayMaxNs = params::scan_int64::kDelayMaxNs,
     kL2WriteNs = params::scan_int64::kL2WriteNs,
-    kSpinCyclesPerNsX16 = params::scan_int64::kSpinCyclesPerNsX16
+    kSpinCyclesPerNsX16 = params::scan_int64::kSpinCyclesPerNsX16,
+    kPacked16 = 1
   };
 };
 
