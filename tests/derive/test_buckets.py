@@ -189,9 +189,9 @@ def test_topk_buckets_by_k_derive_explain_and_dispatch(cli, topk_spec, tmp_path)
     assert "    when k < 256  (policy float32" in out and "      threads = 1024    [spec]" in out
     out_dir, _ = build(topk_spec, tmp_path / "out")
     one = re.sub(r"\s+", " ", (out_dir / "kernels" / "topk.cu").read_text())
-    assert "if (k < 256) // k 0..255 return topk_run::run<float, 0>(" in one
+    assert "if (k < 256LL) // k 0..255 return topk_run::run<float, 0>(" in one
     assert "// k 256.. return topk_run::run<float, 1>(" in one
-    assert "if ((long long)rows * cols < 1048576) // elements 0..1048575 return topk_run::run<__half, 0>(" in one
+    assert "if ((long long)rows * cols < 1048576LL) // elements 0..1048575 return topk_run::run<__half, 0>(" in one
     params = (out_dir / "include" / "muh" / "kernels" / "params.cuh").read_text()
     assert re.search(r"// size bucket 1: k 256..\nnamespace topk_float32_b1 \{\nconstexpr int kThreads = 1024;", params)
     tuning = re.sub(r"\s+", " ", (out_dir / "include" / "muh" / "tuning" / "tuning_topk.cuh").read_text())

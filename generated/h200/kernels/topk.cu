@@ -10,8 +10,8 @@ namespace muh {
 namespace topk_run MUH_LIBRARY_LOCAL {
 
 // Policy<T, B>: the numbers of element type T in bucket B (params.cuh; 0 when the type has one policy
-// for every call); each bucket is its own instantiation, picked at launch by what the type's buckets
-// test: k (values kept per row) or elements (rows x cols).
+// for every call); each bucket is its own instantiation, picked at launch by the size its buckets test
+// (the element count; topk: k or rows x cols).
 template <typename T, int B = 0>
 struct Policy;
 template <>
@@ -125,12 +125,12 @@ extern "C" int muh_topk(int dtype, const void* in, int rows, int cols, int k, vo
   switch (dtype) {
     case MUH_BFLOAT16: return topk_run::run<muh::bf16, 0>(in, rows, cols, k, values, indices, s);
     case MUH_FLOAT16:
-      if (k < 256)  // k 0..255
+      if (k < 256LL)  // k 0..255
         return topk_run::run<__half, 0>(in, rows, cols, k, values, indices, s);
       // k 256..
       return topk_run::run<__half, 1>(in, rows, cols, k, values, indices, s);
     case MUH_FLOAT32:
-      if (k < 256)  // k 0..255
+      if (k < 256LL)  // k 0..255
         return topk_run::run<float, 0>(in, rows, cols, k, values, indices, s);
       // k 256..
       return topk_run::run<float, 1>(in, rows, cols, k, values, indices, s);

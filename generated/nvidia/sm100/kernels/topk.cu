@@ -10,8 +10,8 @@ namespace muh {
 namespace topk_run MUH_LIBRARY_LOCAL {
 
 // Policy<T, B>: the numbers of element type T in bucket B (params.cuh; 0 when the type has one policy
-// for every call); each bucket is its own instantiation, picked at launch by what the type's buckets
-// test: k (values kept per row) or elements (rows x cols).
+// for every call); each bucket is its own instantiation, picked at launch by the size its buckets test
+// (the element count; topk: k or rows x cols).
 template <typename T, int B = 0>
 struct Policy;
 

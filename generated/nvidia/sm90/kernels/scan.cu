@@ -14,8 +14,9 @@
 namespace muh {
 namespace scan_impl MUH_LIBRARY_LOCAL {
 
-// Policy<T, B>: the numbers of element type T in size bucket B (params.cuh; 0 when the type has one
-// policy for every size); each bucket is its own instantiation, picked by the element count at launch.
+// Policy<T, B>: the numbers of element type T in bucket B (params.cuh; 0 when the type has one policy
+// for every call); each bucket is its own instantiation, picked at launch by the size its buckets test
+// (the element count; topk: k or rows x cols).
 template <typename T, int B = 0>
 struct Policy;
 template <>
