@@ -99,18 +99,25 @@ class OpsPolicy(Model):
     max_items: Resolved
     elt_threads: Resolved
     elt_items: Resolved
+    elt_vec: Resolved
     topk_threads: Resolved
     max_per_lane: Resolved
     lo: int = 0
     hi: Optional[int] = None
     """Size bucket (rows × hidden, ``lo`` ≤ n < ``hi``) these numbers are for; 0, None: every size."""
     buckets: list["OpsPolicy"] = []
-    """Size buckets by rows × hidden, ascending and covering every size, where the reduce or transform
-    policy it is derived from has buckets (the first one's numbers are this policy's own)."""
+    """Size buckets by rows × hidden, ascending and covering every size, where a policy it is read from
+    (the ops' own rms_norm / silu_and_mul, or reduce / transform) has buckets (the first one's numbers
+    are this policy's own)."""
+
+    @property
+    def sized(self) -> list["OpsPolicy"]:
+        """The size buckets, or this policy alone (one bucket covering every size)."""
+        return self.buckets or [self]
 
     def values(self) -> list[tuple[str, Resolved]]:
         return [(n, getattr(self, n)) for n in ("row_threads", "vec", "items_min", "max_items", "elt_threads",
-                                                  "elt_items", "topk_threads", "max_per_lane")]
+                                                  "elt_items", "elt_vec", "topk_threads", "max_per_lane")]
 
 
 OpsPolicy.model_rebuild()
@@ -131,11 +138,13 @@ class OpsTarget(Model):
 
     def errors(self) -> list[str]:
         errs = []
-        for d, p in sorted(self.policies.items()):
-            for n in ("row_threads", "elt_threads", "topk_threads"):
-                v = getattr(p, n).value
-                if v % self.warp_size:
-                    errs.append(f"ops.{d}.{n} = {v} is not a multiple of the warp size {self.warp_size}")
+        for d, p0 in sorted(self.policies.items()):
+            for p in p0.sized:
+                at = f" (rows × hidden {p.lo}..{'' if p.hi is None else p.hi - 1})" if p0.buckets else ""
+                for n in ("row_threads", "elt_threads", "topk_threads"):
+                    v = getattr(p, n).value
+                    if v % self.warp_size:
+                        errs.append(f"ops.{d}.{n} = {v}{at} is not a multiple of the warp size {self.warp_size}")
         return errs
 
 

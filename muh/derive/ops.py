@@ -26,6 +26,13 @@ The rules (docs/ops.md):
 * ``elt_threads`` / ``elt_items`` (silu_and_mul): the transform policy's threads and ``items_min``.
 * ``topk_threads`` (topk_softmax: one warp per token): the reduce policy's threads; ``max_per_lane``
   = 16 experts per lane (1024 experts on a 64-lane warp, 512 on a 32-lane one).
+
+The ops' own policies override the derivation where the spec has them: ``algorithm rms_norm`` sets
+the row numbers (``row_threads`` = threads, ``items_min`` = items, ``vec`` = its vec, ``max_items``
+by the same register rule), ``algorithm silu_and_mul`` the element-wise ones (``elt_threads``,
+``elt_items``, ``elt_vec``); their records (muh/families/rms_norm.py, silu_and_mul.py) own those
+numbers. Either may hold size buckets by rows × hidden (an op's element count): the ops' buckets are
+every boundary of the policies they read, each with its full set of numbers (``OpsPolicy.buckets``).
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ from typing import Optional
 
 from muh.derive.model import OpsPolicy, OpsTarget, Resolved
 from muh.runtime import dtypes as DT
+from muh.families import rms_norm as ROW, silu_and_mul as ELT
 from muh.families.base import MAX_LOAD_BYTES, RESIDENT_THREADS_PER_SM
 from muh.families.transform import DEFAULT_BYTES_IN_FLIGHT
 
@@ -40,8 +48,6 @@ OPS_DTYPES = ("float32", "float16", "bfloat16")
 CTYPE = {d: DT.TABLE[d].cxx for d in OPS_DTYPES}
 ELEM = {d: DT.SIZE[d] for d in OPS_DTYPES}
 DTYPE_CODE = {d: DT.CODE[d] for d in OPS_DTYPES}  # muh_op_dtype in include/muh/ops/ops.h = muh_dtype's codes
-REGISTER_FLOATS = 32  # cached row values per thread before the streaming fallback (64 spilled for bf16)
-REGISTER_FILE = 65536  # 32-bit registers per SM (sm_50 .. sm_90); a quarter of a thread's share caches the row
 MAX_PER_LANE = 16
 DEFAULT_THREADS = 256  # CUB's default block of reduce and transform
 DEFAULT_VEC = 4  # nominal 4-byte items per vector load (CUB reduce default)
@@ -82,17 +88,16 @@ def derive_policy(dtype: str, warp: int, max_block: int, reduce_threads: Resolve
                                 "max_threads_per_block": max_block})
 
     row_threads = threads(reduce_threads, "reduce")
-    cache = min(REGISTER_FLOATS, REGISTER_FILE // (4 * int(row_threads.value)))
-    max_items = _pow2_floor(max(1, cache // vec))
+    max_items, mrule = ROW.max_items(int(row_threads.value), vec)
     return OpsPolicy(
         dtype=dtype, ctype=CTYPE[dtype], code=DTYPE_CODE[dtype],
         row_threads=row_threads,
         vec=vec_r, items_min=items_r,
-        max_items=Resolved(value=max_items, origin="derived",
-                           rule="pow2_floor(min(32, register_file / (4 × row_threads)) / vec)",
-                           inputs={"register_file": REGISTER_FILE, "row_threads": int(row_threads.value), "vec": vec}),
+        max_items=Resolved(value=max_items, origin="derived", rule=mrule,
+                           inputs={"register_file": ROW.REGISTER_FILE, "row_threads": int(row_threads.value), "vec": vec}),
         elt_threads=threads(transform_threads, "transform"),
         elt_items=Resolved(value=items_min, origin="derived", rule="items_min", inputs={"items_min": items_min}),
+        elt_vec=Resolved(value=vec, origin="derived", rule="vec (the row ops')", inputs={"vec": vec}),
         topk_threads=threads(reduce_threads, "reduce"),
         max_per_lane=Resolved(value=MAX_PER_LANE, origin="default", rule="experts per lane held in registers",
                               inputs={"max_experts": MAX_PER_LANE * warp}),
@@ -104,21 +109,51 @@ def from_spec(derived, hardware) -> OpsTarget:
     name = hardware.name
     red = {a.family: a for a in derived.of("reduce", name)}.get("reduce")
     tra = {a.family: a for a in derived.of("transform", name)}.get("transform")
+    row = {a.family: a for a in derived.of("rms_norm", name)}.get("rms_norm")
+    elt = {a.family: a for a in derived.of("silu_and_mul", name)}.get("silu_and_mul")
     pols = {}
     for d in OPS_DTYPES:
         rp0 = _policy(red, d, "plus")
         tp0 = _policy(tra, d, None)
+        np0 = _policy(row, d, None)
+        ep0 = _policy(elt, d, None)
         sized = []
-        for lo, hi in _intervals(rp0, tp0):  # an op's size is its rows × hidden: the kernels' element count
-            rp, tp = _at(rp0, lo), _at(tp0, lo)
+        for lo, hi in _intervals(rp0, tp0, np0, ep0):  # an op's size is its rows × hidden: its element count
+            rp, tp, np_, ep = _at(rp0, lo), _at(tp0, lo), _at(np0, lo), _at(ep0, lo)
             rt = _pick(rp, "threads", DEFAULT_THREADS, f"reduce@{name}")
             vec = _pick(tp, "vec", None, f"transform@{name}") or _pick(rp, "vec", DEFAULT_VEC, f"reduce@{name}")
             tt = _pick(tp, "threads", DEFAULT_THREADS, f"transform@{name}")
             bif = _pick(tp, "bytes_in_flight", DEFAULT_BYTES_IN_FLIGHT, f"transform@{name}")
             pol = derive_policy(d, hardware.warp_size, hardware.max_threads_per_block, rt, vec, tt, bif)
+            pol = own_policy(pol, d, np_, ep, name)
             sized.append(pol.model_copy(update={"lo": lo, "hi": hi}))
         pols[d] = sized[0] if len(sized) == 1 else sized[0].model_copy(update={"buckets": sized})
     return OpsTarget(name=name, warp_size=hardware.warp_size, cxx=hardware.toolchain.cxx, policies=pols)
+
+
+def own_policy(pol: OpsPolicy, dtype: str, row, elt, hw_name: str) -> OpsPolicy:
+    """``pol`` with the numbers of the ops' own policies (``algorithm rms_norm`` / ``silu_and_mul``,
+    resolved, or one size bucket of them) in place of the derived ones; their records compute them."""
+    update = {}
+    for rec, src, names in ((ROW.RECORD, row, ("row_threads", "vec", "items_min", "max_items")),
+                            (ELT.RECORD, elt, ("elt_threads", "elt_vec", "elt_items"))):
+        if src is None:
+            continue
+        where = f"{rec.name}@{hw_name}.{src.key}"
+        given = {dim: r for dim, r in src.values.items()}
+        p = rec.read(lambda dim, default=None: given[dim].value if dim in given else default)
+        for field, prm in zip(names, rec.params(None, dtype, p)):
+            dim = {"kRowThreads": "threads", "kEltThreads": "threads", "kItemsMin": "items",
+                   "kEltItems": "items"}.get(prm.cname)
+            r = given.get(dim) if dim else None
+            if r is not None:  # the policy's own value: its origin (spec, inherited, measured) and rule
+                update[field] = Resolved(value=prm.value, origin=r.origin, rule=f"{where}.{dim} ({r.rule})",
+                                         where=r.where, measured=r.measured, stale=r.stale)
+            else:
+                update[field] = Resolved(value=prm.value, origin="derived", rule=f"{rec.name}: {prm.rule}",
+                                         inputs={k: (v if isinstance(v, (int, float, str)) else str(v))
+                                                 for k, v in prm.inputs} | {"policy": where})
+    return pol.model_copy(update=update)
 
 
 def _intervals(*policies) -> list[tuple[int, Optional[int]]]:

@@ -109,10 +109,11 @@ def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:
     """Size buckets only where the family's generated launch code picks a bucket by size."""
     from muh.families import registry
 
-    if alg.family in registry.NAMES and registry.get(alg.family).buckets_by:
+    names = registry.NAMES + registry.OPS
+    if alg.family in names and registry.get(alg.family).buckets_by:
         return []
-    able = [n for n in registry.NAMES if registry.get(n).buckets_by]
-    why = (f"the {alg.family} kernels do not dispatch by size yet" if alg.family in registry.NAMES
+    able = [n for n in names if registry.get(n).buckets_by]
+    why = (f"the {alg.family} kernels do not dispatch by size yet" if alg.family in names
            else f"muh generates no kernels for {alg.family}")
     return [Diagnostic("E-BUCKET", f"{why}: size buckets are not available for `{alg.family}`",
                        spec.span_of(("algorithms", akey, "policies", k, "buckets", 0), key=True),

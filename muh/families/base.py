@@ -104,6 +104,22 @@ def cfuncs(text: str) -> tuple[CFunc, ...]:
     return tuple(out)
 
 
+def ops_api(*names: str) -> tuple[CFunc, ...]:
+    """The LLM ops' C functions ``names`` as their one declaration (include/muh/ops/ops.h, rendered from
+    muh/codegen/ops/templates/ops.h.j2) says; read from the template's text (no codegen import here)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "codegen" / "ops" / "templates" / "ops.h.j2").read_text()
+    found = {}
+    for ret, name, args in re.findall(r"^(int|size_t|const char\*)\s+(muh_op_\w+)\(([^)]*)\);", text, re.M):
+        found[name] = cfuncs(f"{ret} {name}({' '.join(args.split())});")[0]
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise KeyError(f"ops.h.j2 declares no {', '.join(missing)}")
+    return tuple(found[n] for n in names)
+
+
 # The entry points every build has (kernels/common.cu).
 COMMON_API = cfuncs("""
 const char* muh_last_error(void);  // what the last failing call said
@@ -293,6 +309,10 @@ class Family:
     # code picks the bucket by the one a policy's buckets test.
     bucket_keys: tuple[str, ...] = ()
     harness: Optional[Harness] = None  # how `muh tune` measures it (required when ``tunable``)
+    # An LLM ops family (registry.OPS): its numbers go into the ops' Policy<T, B> (muh/derive/ops.py,
+    # muh/codegen/ops), not into a kernels/<name>.cu of its own; ``api`` names the ops' entry points
+    # its tune harness calls (declared once, in muh/codegen/ops/templates/ops.h.j2).
+    ops: bool = False
 
     @property
     def buckets_by(self) -> tuple[str, ...]:

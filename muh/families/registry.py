@@ -12,15 +12,32 @@ NAMES = (
     "topk",
     "histogram",
 )
+# The LLM ops' tunable policies (Family.ops): read into the ops' Policy<T, B> (muh/derive/ops.py), measured
+# by `muh tune` like the kernel families; not kernels of their own (``records()`` leaves them out).
+OPS = (
+    "rms_norm",
+    "silu_and_mul",
+)
 
 
 @lru_cache(maxsize=None)
 def get(name: str):
     """The record of family ``name`` (KeyError when muh generates no kernels for it)."""
-    if name not in NAMES:
+    if name not in NAMES and name not in OPS:
         raise KeyError(name)
     return importlib.import_module(f"muh.families.{name}").RECORD
 
 
 def records() -> list:
+    """The kernel families (each generates kernels/<name>.cu)."""
     return [get(n) for n in NAMES]
+
+
+def ops_records() -> list:
+    """The LLM ops' policy families (registry.OPS)."""
+    return [get(n) for n in OPS]
+
+
+def tunable() -> list:
+    """Every family `muh tune` can measure: kernel and ops families with a harness."""
+    return [r for r in records() + ops_records() if r.tunable and r.harness is not None]

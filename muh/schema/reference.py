@@ -106,8 +106,9 @@ def render_reference() -> str:
             "policy test one size, go from small to large, do not overlap and together cover every size; a "
             "bucket's values override the policy's (which it inherits as usual), each checked like any policy's. "
             "Not in `policy default`, not on `cub_parity` hardware. Families with buckets, and the sizes they "
-            "test: " + ", ".join(f"`{r.name}` ({', '.join(r.buckets_by)})" for r in families.records()
-                                 if r.buckets_by) + ".", "",
+            "test: " + ", ".join(f"`{r.name}` ({', '.join(r.buckets_by)})"
+                                 for r in families.records() + families.ops_records() if r.buckets_by)
+            + " (the LLM ops' `rms_norm` and `silu_and_mul`: `elements` is their rows × hidden).", "",
             "### Units", "", "| dimension | units |", "|---|---|"]
     by_dim: dict[str, list[str]] = {}
     for unit, dim in DIMENSION_OF_UNIT.items():

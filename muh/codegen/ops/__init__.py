@@ -36,14 +36,15 @@ class OpsConfigError(ValueError):
 
 def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str, str]]:
     errs = target.errors()
-    sized = sorted(d for d, p in target.policies.items() if p.buckets)
-    if sized:  # the launchers pick one compiled policy per type (docs/ops.md)
-        errs.append(f"the ops launchers do not pick a size bucket yet; {', '.join(sized)} would need one "
-                    f"(size buckets of the reduce or transform policy)")
+    if not target.policies:
+        errs.append("no element type has a policy")
     if errs:
         raise OpsConfigError(f"ops for `{target.name}`: " + "; ".join(errs))
-    variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx,
-                     policies=[target.policies[d] for d in OPS_DTYPES])
+    # The element types in the one order of OPS_DTYPES (a tune unit builds one type's); each with its
+    # size buckets by rows × hidden, which the C entry points pick (Policy<T, B>, docs/ops.md).
+    policies = [target.policies[d] for d in OPS_DTYPES if d in target.policies]
+    variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx, policies=policies,
+                     sized=any(p.buckets for p in policies))
     return [(path, render(PKG, tmpl, header=header(prefix), **variables) if tmpl.endswith(".j2")
              else f"{header(prefix)}\n{_static(tmpl)}") for path, tmpl, prefix in FILES]
 

@@ -1,15 +1,18 @@
 // LLM serving ops (rms_norm and its fused forms, silu_and_mul, gate_add, softmax, topk_softmax /
 // moe_route) with vLLM 0.6.3's semantics (docs/ops.md), static CUDA: kernels and launchers with no
-// numbers of their own. Every number comes from muh::ops::Policy<T>, which kernels/ops.cu specialises
-// for each element type with the values resolved from the spec (printed there with their rules).
+// numbers of their own. Every number comes from muh::ops::Policy<T, B>, which kernels/ops.cu specialises
+// for each element type T and size bucket B (0 when the type has one policy for every size) with the
+// values resolved from the spec (printed there with their rules); its C entry points pick B by the
+// call's rows × hidden (docs/ops.md), so every launch template here takes (T, B).
 // Compiles on its own against the generated common layer (include/muh: host.cuh, types.cuh,
 // warp.cuh, and muh/ops/ops.h); C++14, CUDA 10.2 subset. Warp-size generic: every warp operation
 // goes through muh/warp.cuh.
 //
-// Policy<T> (enums): kRowThreads (block of the row ops, an upper bound), kVec (elements per vector
-// load), kItemsMin (vectors in flight per thread before adding threads), kMaxItems (vectors cached
-// in registers per thread), kEltThreads / kEltItems (block and vectors per thread of the element-wise
-// ops), kTopkThreads (block of topk_softmax, one warp per token), kMaxPerLane (experts per lane).
+// Policy<T, B> (enums): kRowThreads (block of the row ops, an upper bound), kVec (elements per vector
+// load of the row ops), kItemsMin (vectors in flight per thread before adding threads), kMaxItems
+// (vectors cached in registers per thread), kEltThreads / kEltItems / kEltVec (block, vectors per
+// thread and elements per vector load of the element-wise ops), kTopkThreads (block of topk_softmax,
+// one warp per token), kMaxPerLane (experts per lane).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,8 +26,8 @@
 namespace muh {
 namespace ops MUH_LIBRARY_LOCAL {  // host.cuh: library-private linkage
 
-// Specialised per element type by kernels/ops.cu (the resolved policy); declared here only.
-template <typename T>
+// Specialised per element type and size bucket by kernels/ops.cu (the resolved policy); declared here only.
+template <typename T, int B>
 struct Policy;
 
 __device__ __forceinline__ float to_f(float v) { return v; }
@@ -156,9 +159,9 @@ __device__ __forceinline__ void row_out(const RowArgs& a, T* out, const T* gate,
 // memory round trip per block instead of two (lab H200, 4096 x 8192 float16: 75 % -> 96 % of copy).
 // fused_add_rms_norm keeps float rows and the weight read after the reduction: the same change made
 // it 0.5-1 % slower there (bench/results/lab-2026-11-30/followup.md).
-template <typename T, int kVec, int kItems, bool kFused, int kKind>
-__global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArgs a) {
-  __shared__ float red[Policy<T>::kRowThreads / warp::kSize];
+template <typename T, int B, int kVec, int kItems, bool kFused, int kKind>
+__global__ void __launch_bounds__(Policy<T, B>::kRowThreads) rms_norm_kernel(RowArgs a) {
+  __shared__ float red[Policy<T, B>::kRowThreads / warp::kSize];
   const long long row = blockIdx.x;
   const T* in = static_cast<const T*>(a.in) + row_offset(a, row, a.in_stride, a.in_hstride);
   T* out = static_cast<T*>(a.out) + row_offset(a, row, a.out_stride, a.out_hstride);
@@ -246,10 +249,10 @@ __global__ void __launch_bounds__(Policy<T>::kRowThreads) rms_norm_kernel(RowArg
 }
 
 // Row softmax, float accumulation; same register/streaming split as rms_norm.
-template <typename T, int kVec, int kItems>
-__global__ void __launch_bounds__(Policy<T>::kRowThreads) softmax_kernel(RowArgs a) {
-  __shared__ float red_max[Policy<T>::kRowThreads / warp::kSize];
-  __shared__ float red_sum[Policy<T>::kRowThreads / warp::kSize];
+template <typename T, int B, int kVec, int kItems>
+__global__ void __launch_bounds__(Policy<T, B>::kRowThreads) softmax_kernel(RowArgs a) {
+  __shared__ float red_max[Policy<T, B>::kRowThreads / warp::kSize];
+  __shared__ float red_sum[Policy<T, B>::kRowThreads / warp::kSize];
   const long long row = blockIdx.x;
   const T* in = static_cast<const T*>(a.in) + row * a.in_stride;
   T* out = static_cast<T*>(a.out) + row * a.out_stride;
@@ -341,8 +344,8 @@ __device__ __forceinline__ void load_once_f(const T* p, float (&v)[kVec]) {
 __device__ __forceinline__ float silu_fast(float g) { return __fdividef(g, 1.f + __expf(-g)); }
 
 // silu_and_mul: grid (rows, chunks of blockDim.x × kItems vectors); loads first, then math and stores.
-template <typename T, int kVec, int kItems>
-__global__ void __launch_bounds__(Policy<T>::kEltThreads)
+template <typename T, int B, int kVec, int kItems>
+__global__ void __launch_bounds__(Policy<T, B>::kEltThreads)
     silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ in, int d, long long in_stride,
                         long long out_stride) {
   const long long row = blockIdx.x;
@@ -373,8 +376,8 @@ __global__ void __launch_bounds__(Policy<T>::kEltThreads)
 }
 
 // Shared-expert combine: out = T(routed + T(T(sigmoid(gate[row])) * shared)); same grid as silu_and_mul.
-template <typename T, int kVec, int kItems>
-__global__ void __launch_bounds__(Policy<T>::kEltThreads)
+template <typename T, int B, int kVec, int kItems>
+__global__ void __launch_bounds__(Policy<T, B>::kEltThreads)
     gate_add_kernel(T* out, const T* routed, const T* __restrict__ shared, const T* __restrict__ gate, int d,
                     long long out_stride, long long routed_stride, long long shared_stride, long long gate_stride) {
   const long long row = blockIdx.x;
@@ -407,8 +410,8 @@ __global__ void __launch_bounds__(Policy<T>::kEltThreads)
 
 // MoE routing: one logical warp per token; lane l holds experts l, l + kSize, ...; softmax over all
 // experts, then k rounds of a warp arg-max (ties: lower expert), the winner's owner removes it.
-template <typename T, int kPer>
-__global__ void __launch_bounds__(Policy<T>::kTopkThreads)
+template <typename T, int B, int kPer>
+__global__ void __launch_bounds__(Policy<T, B>::kTopkThreads)
     topk_softmax_kernel(float* __restrict__ weights, void* __restrict__ ids, int ids64, int* __restrict__ src,
                         const T* __restrict__ gating, long long gating_stride, long long rows, int experts, int k,
                         int renormalize) {
@@ -492,10 +495,10 @@ inline int ceil_div(long long a, long long b) { return (int)((a + b - 1) / b); }
 
 // Threads and cached vectors per thread for a row of `nvec` vectors: at least kItemsMin vectors per
 // thread before a warp is added, at most kRowThreads threads.
-template <typename T>
+template <typename T, int B>
 inline void row_shape(int nvec, int& threads, int& items) {
-  threads = round_warp(ceil_div(nvec, Policy<T>::kItemsMin));
-  if (threads > Policy<T>::kRowThreads) threads = Policy<T>::kRowThreads;
+  threads = round_warp(ceil_div(nvec, Policy<T, B>::kItemsMin));
+  if (threads > Policy<T, B>::kRowThreads) threads = Policy<T, B>::kRowThreads;
   items = ceil_div(nvec, threads);
 }
 
@@ -519,7 +522,7 @@ struct Ladder<kItems, kMax, true> {
   }
 };
 
-template <typename T, int kVec, bool kFused, int kKind>
+template <typename T, int B, int kVec, bool kFused, int kKind>
 struct RmsLaunch {
   const RowArgs& a;
   long long rows;
@@ -527,11 +530,11 @@ struct RmsLaunch {
   cudaStream_t s;
   template <int kItems>
   void go() {
-    rms_norm_kernel<T, kVec, kItems, kFused, kKind><<<(unsigned)rows, threads, 0, s>>>(a);
+    rms_norm_kernel<T, B, kVec, kItems, kFused, kKind><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
 
-template <typename T, int kVec>
+template <typename T, int B, int kVec>
 struct SoftmaxLaunch {
   const RowArgs& a;
   long long rows;
@@ -539,14 +542,14 @@ struct SoftmaxLaunch {
   cudaStream_t s;
   template <int kItems>
   void go() {
-    softmax_kernel<T, kVec, kItems><<<(unsigned)rows, threads, 0, s>>>(a);
+    softmax_kernel<T, B, kVec, kItems><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
 
 // Whether the row ops may use kVec-wide loads: every row start and the weight 16-byte aligned.
-template <typename T>
+template <typename T, int B>
 inline bool row_vectorizable(const RowArgs& a, bool fused, bool weight) {
-  const int v = Policy<T>::kVec;
+  const int v = Policy<T, B>::kVec;
   const int bytes = v * (int)sizeof(T);
   if (v == 1) return false;
   if (a.hidden % v || a.in_stride % v || a.out_stride % v) return false;
@@ -558,94 +561,94 @@ inline bool row_vectorizable(const RowArgs& a, bool fused, bool weight) {
   return true;
 }
 
-template <typename T, bool kFused, int kKind>
+template <typename T, int B, bool kFused, int kKind>
 int rms_norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
-  const bool vec = row_vectorizable<T>(a, kFused, true);
-  const int v = vec ? (int)Policy<T>::kVec : 1;
+  const bool vec = row_vectorizable<T, B>(a, kFused, true);
+  const int v = vec ? (int)Policy<T, B>::kVec : 1;
   int threads, items;
-  row_shape<T>(a.hidden / v, threads, items);
+  row_shape<T, B>(a.hidden / v, threads, items);
   if (vec) {
-    RmsLaunch<T, Policy<T>::kVec, kFused, kKind> f = {a, rows, threads, s};
-    Ladder<1, Policy<T>::kMaxItems>::run(items, f);
+    RmsLaunch<T, B, Policy<T, B>::kVec, kFused, kKind> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
   } else {
-    RmsLaunch<T, 1, kFused, kKind> f = {a, rows, threads, s};
-    Ladder<1, Policy<T>::kMaxItems>::run(items, f);
+    RmsLaunch<T, B, 1, kFused, kKind> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
   }
   return host::launch_check(kFused ? "fused_add_rms_norm" : "rms_norm");
 }
 
-template <typename T>
+template <typename T, int B>
 int norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
   if (a.residual) {
-    return a.single_round ? rms_norm_t<T, true, kSingleRound>(a, rows, s) : rms_norm_t<T, true, kRoundMid>(a, rows, s);
+    return a.single_round ? rms_norm_t<T, B, true, kSingleRound>(a, rows, s) : rms_norm_t<T, B, true, kRoundMid>(a, rows, s);
   }
-  if (a.gate) return rms_norm_t<T, false, kGated>(a, rows, s);
-  return a.single_round ? rms_norm_t<T, false, kSingleRound>(a, rows, s) : rms_norm_t<T, false, kRoundMid>(a, rows, s);
+  if (a.gate) return rms_norm_t<T, B, false, kGated>(a, rows, s);
+  return a.single_round ? rms_norm_t<T, B, false, kSingleRound>(a, rows, s) : rms_norm_t<T, B, false, kRoundMid>(a, rows, s);
 }
 
-template <typename T>
+template <typename T, int B>
 int softmax_t(const RowArgs& a, long long rows, cudaStream_t s) {
-  const bool vec = row_vectorizable<T>(a, false, false);
-  const int v = vec ? (int)Policy<T>::kVec : 1;
+  const bool vec = row_vectorizable<T, B>(a, false, false);
+  const int v = vec ? (int)Policy<T, B>::kVec : 1;
   int threads, items;
-  row_shape<T>(a.hidden / v, threads, items);
+  row_shape<T, B>(a.hidden / v, threads, items);
   if (vec) {
-    SoftmaxLaunch<T, Policy<T>::kVec> f = {a, rows, threads, s};
-    Ladder<1, Policy<T>::kMaxItems>::run(items, f);
+    SoftmaxLaunch<T, B, Policy<T, B>::kVec> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
   } else {
-    SoftmaxLaunch<T, 1> f = {a, rows, threads, s};
-    Ladder<1, Policy<T>::kMaxItems>::run(items, f);
+    SoftmaxLaunch<T, B, 1> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
   }
   return host::launch_check("softmax");
 }
 
-template <typename T, int kVec>
+template <typename T, int B, int kVec>
 void silu_launch(T* out, const T* in, long long rows, int d, long long is, long long os, cudaStream_t s) {
   const int nvec = d / kVec;
-  int threads = round_warp(ceil_div(nvec, Policy<T>::kEltItems));
-  if (threads > Policy<T>::kEltThreads) threads = Policy<T>::kEltThreads;
-  dim3 grid((unsigned)rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T>::kEltItems));
-  silu_and_mul_kernel<T, kVec, Policy<T>::kEltItems><<<grid, threads, 0, s>>>(out, in, d, is, os);
+  int threads = round_warp(ceil_div(nvec, Policy<T, B>::kEltItems));
+  if (threads > Policy<T, B>::kEltThreads) threads = Policy<T, B>::kEltThreads;
+  dim3 grid((unsigned)rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T, B>::kEltItems));
+  silu_and_mul_kernel<T, B, kVec, Policy<T, B>::kEltItems><<<grid, threads, 0, s>>>(out, in, d, is, os);
 }
 
-template <typename T>
+template <typename T, int B>
 int silu_and_mul_t(void* out, const void* in, long long rows, int d, long long is, long long os, cudaStream_t s) {
-  const int v = Policy<T>::kVec;
+  const int v = Policy<T, B>::kEltVec;
   const int bytes = v * (int)sizeof(T);
   const bool vec = v > 1 && d % v == 0 && is % v == 0 && os % v == 0 && aligned(in, bytes) && aligned(out, bytes);
   if (vec)
-    silu_launch<T, Policy<T>::kVec>(static_cast<T*>(out), static_cast<const T*>(in), rows, d, is, os, s);
+    silu_launch<T, B, Policy<T, B>::kEltVec>(static_cast<T*>(out), static_cast<const T*>(in), rows, d, is, os, s);
   else
-    silu_launch<T, 1>(static_cast<T*>(out), static_cast<const T*>(in), rows, d, is, os, s);
+    silu_launch<T, B, 1>(static_cast<T*>(out), static_cast<const T*>(in), rows, d, is, os, s);
   return host::launch_check("silu_and_mul");
 }
 
-template <typename T, int kVec>
+template <typename T, int B, int kVec>
 void gate_add_launch(const muh_op_gate_add_args& g, cudaStream_t s) {
   const int nvec = g.d / kVec;
-  int threads = round_warp(ceil_div(nvec, Policy<T>::kEltItems));
-  if (threads > Policy<T>::kEltThreads) threads = Policy<T>::kEltThreads;
-  dim3 grid((unsigned)g.rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T>::kEltItems));
-  gate_add_kernel<T, kVec, Policy<T>::kEltItems><<<grid, threads, 0, s>>>(
+  int threads = round_warp(ceil_div(nvec, Policy<T, B>::kEltItems));
+  if (threads > Policy<T, B>::kEltThreads) threads = Policy<T, B>::kEltThreads;
+  dim3 grid((unsigned)g.rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T, B>::kEltItems));
+  gate_add_kernel<T, B, kVec, Policy<T, B>::kEltItems><<<grid, threads, 0, s>>>(
       static_cast<T*>(g.out), static_cast<const T*>(g.routed), static_cast<const T*>(g.shared),
       static_cast<const T*>(g.gate), g.d, g.out_stride, g.routed_stride, g.shared_stride, g.gate_stride);
 }
 
-template <typename T>
+template <typename T, int B>
 int gate_add_t(const muh_op_gate_add_args& g, cudaStream_t s) {
-  const int v = Policy<T>::kVec;
+  const int v = Policy<T, B>::kEltVec;
   const int bytes = v * (int)sizeof(T);
   const bool vec = v > 1 && g.d % v == 0 && g.out_stride % v == 0 && g.routed_stride % v == 0 &&
                    g.shared_stride % v == 0 && aligned(g.out, bytes) && aligned(g.routed, bytes) &&
                    aligned(g.shared, bytes);
   if (vec)
-    gate_add_launch<T, Policy<T>::kVec>(g, s);
+    gate_add_launch<T, B, Policy<T, B>::kEltVec>(g, s);
   else
-    gate_add_launch<T, 1>(g, s);
+    gate_add_launch<T, B, 1>(g, s);
   return host::launch_check("gate_add");
 }
 
-template <typename T>
+template <typename T, int B>
 struct TopkLaunch {
   float* w;
   void* ids;
@@ -663,22 +666,22 @@ struct TopkLaunch {
   template <int kPer>
   void launch() {
     long long threads = rows * warp::kSize;
-    if (threads > Policy<T>::kTopkThreads) threads = Policy<T>::kTopkThreads;
+    if (threads > Policy<T, B>::kTopkThreads) threads = Policy<T, B>::kTopkThreads;
     const long long per_block = threads / warp::kSize;
-    topk_softmax_kernel<T, kPer><<<(unsigned)((rows + per_block - 1) / per_block), (unsigned)threads, 0, s>>>(
+    topk_softmax_kernel<T, B, kPer><<<(unsigned)((rows + per_block - 1) / per_block), (unsigned)threads, 0, s>>>(
         w, ids, ids64, src, g, gs, rows, experts, k, renorm);
   }
 };
 
-template <typename T>
+template <typename T, int B>
 int topk_softmax_t(float* w, void* ids, int ids64, int* src, const void* g, long long gs, long long rows, int experts,
                    int k, int renorm, cudaStream_t s) {
   const int per = ceil_div(experts, warp::kSize);
-  if (per > Policy<T>::kMaxPerLane)
+  if (per > Policy<T, B>::kMaxPerLane)
     return host::fail(MUH_ERR_UNSUPPORTED, "muh: topk_softmax: %d experts exceed %d (%d per lane x %d lanes)", experts,
-                      Policy<T>::kMaxPerLane * warp::kSize, (int)Policy<T>::kMaxPerLane, warp::kSize);
-  TopkLaunch<T> f = {w, ids, ids64, src, static_cast<const T*>(g), gs, rows, experts, k, renorm, s};
-  Ladder<1, Policy<T>::kMaxPerLane>::run(per, f);
+                      Policy<T, B>::kMaxPerLane * warp::kSize, (int)Policy<T, B>::kMaxPerLane, warp::kSize);
+  TopkLaunch<T, B> f = {w, ids, ids64, src, static_cast<const T*>(g), gs, rows, experts, k, renorm, s};
+  Ladder<1, Policy<T, B>::kMaxPerLane>::run(per, f);
   return host::launch_check("topk_softmax");
 }
 
