@@ -156,6 +156,30 @@ def own_policy(pol: OpsPolicy, dtype: str, row, elt, hw_name: str) -> OpsPolicy:
     return pol.model_copy(update=update)
 
 
+def tune_target(hardware, family: str, dtype: str, values: dict) -> OpsTarget:
+    """The ops of one element type for `muh tune`: ``family``'s (rms_norm or silu_and_mul) numbers from
+    ``values`` (a candidate's resolved values, {dim: value}), the rest derived from CUB's defaults
+    (they are not what the candidate measures)."""
+    d = lambda v, what: _src(v, "default", what)  # noqa: E731
+    pol = derive_policy(dtype, hardware.warp_size, hardware.max_threads_per_block,
+                        d(DEFAULT_THREADS, "default reduce threads"), d(DEFAULT_VEC, "default vec"),
+                        d(DEFAULT_THREADS, "default transform threads"),
+                        d(DEFAULT_BYTES_IN_FLIGHT, "default bytes_in_flight"))
+    given = _Given({k: Resolved(value=v, origin="spec", rule="tune candidate") for k, v in values.items()},
+                   f"{dtype} (candidate)")
+    pol = own_policy(pol, dtype, given if family == "rms_norm" else None, given if family == "silu_and_mul" else None,
+                     hardware.name)
+    return OpsTarget(name=hardware.name, warp_size=hardware.warp_size, cxx=hardware.toolchain.cxx,
+                     policies={dtype: pol})
+
+
+class _Given:
+    """Values read like a resolved policy (``values``, ``key``) by ``own_policy``."""
+
+    def __init__(self, values: dict, key: str):
+        self.values, self.key = values, key
+
+
 def _intervals(*policies) -> list[tuple[int, Optional[int]]]:
     """The size buckets of the ops: every boundary of the given policies' buckets (one interval when
     none has buckets)."""

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
 def tune(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
-    algo: str = typer.Argument(..., metavar="ALGO", help="Algorithm family to tune: reduce, scan, transform or topk."),
+    algo: str = typer.Argument(..., metavar="ALGO", help="Algorithm family to tune: reduce, scan, transform, topk, or the LLM ops' rms_norm and silu_and_mul."),
     types: Optional[str] = typer.Option(None, "--types", metavar="TYPES", help="Element types, comma-separated (default: float32)."),
     budget: Optional[int] = typer.Option(None, "--budget", min=1, metavar="N", help="Measure at most N variants per type (cached ones count)."),
     time_limit: Optional[str] = typer.Option(None, "--time", metavar="DURATION", help="Stop proposing variants after this long, e.g. 10m."),
@@ -151,7 +151,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
         build_space(loaded.spec, algo, t)  # its own diagnostics first (unknown family, type, no space)
     from muh import families
 
-    generated = families.get(algo).dtypes if algo in families.NAMES else ()
+    generated = families.get(algo).dtypes if algo in families.NAMES + families.OPS else ()
     for t in type_list:
         if t not in generated:
             raise MuhError([Diagnostic("E-TUNE", f"muh's {algo} kernels are not generated for {t}", None,

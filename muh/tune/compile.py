@@ -47,17 +47,57 @@ def compile_job(source: str, args: list[str], nvcc: str = "nvcc", timeout: float
         return Compiled(True, exe.read_bytes(), log, time.monotonic() - t0)
 
 
+def unit_key(source: str, args: list[str], nvcc: str) -> str:
+    """Content address of a compile job: the source, the flags and the compiler's own version line."""
+    h = hashlib.sha256()
+    for part in (source, "\0".join(args), _nvcc_version(nvcc)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def _nvcc_version(nvcc: str) -> str:
+    if nvcc not in _VERSIONS:
+        try:
+            out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        _VERSIONS[nvcc] = out.strip().splitlines()[-1] if out.strip() else nvcc
+    return _VERSIONS[nvcc]
+
+
 class LocalPool:
-    """Threads running nvcc processes on this machine."""
+    """Threads running nvcc processes on this machine. With ``cache`` (a folder), a compiled unit is
+    kept under its content address (``unit_key``) and the same source compiles only once: a size
+    bucket's units, which differ from another bucket's only in the sizes they are run at, or a
+    resumed run."""
 
     kind = "local"
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, cache: Path | None = None):
         self.workers = max(1, workers or (os.cpu_count() or 2))
         self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="muh-nvcc")
+        self.cache = cache
 
     def submit(self, source: str, args: list[str], nvcc: str, timeout: float) -> Future:
-        return self.pool.submit(compile_job, source, args, nvcc, timeout)
+        if self.cache is None:
+            return self.pool.submit(compile_job, source, args, nvcc, timeout)
+        return self.pool.submit(self._cached, source, args, nvcc, timeout)
+
+    def _cached(self, source: str, args: list[str], nvcc: str, timeout: float) -> Compiled:
+        path = self.cache / f"unit-{unit_key(source, args, nvcc)}"
+        if path.exists():
+            return Compiled(True, path.read_bytes(), "cached", 0.0)
+        comp = compile_job(source, args, nvcc, timeout)
+        if comp.ok:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_bytes(comp.binary)
+            tmp.replace(path)
+        return comp
 
     def shutdown(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -88,10 +128,10 @@ class RayPool:
         self.ray.shutdown()
 
 
-def make_pool(use_ray: bool, address: str | None, workers: int | None):
+def make_pool(use_ray: bool, address: str | None, workers: int | None, cache: Path | None = None):
     if use_ray or address:
         return RayPool(address, workers)
-    return LocalPool(workers)
+    return LocalPool(workers, cache)
 
 
 def ray_available() -> bool:

@@ -58,9 +58,43 @@ def _reader(stream, q: queue.Queue) -> None:
     q.put(None)
 
 
+class gpu_lock:
+    """Exclusive use of GPU ``gpu`` by one measuring process of this machine at a time (an advisory
+    ``flock`` on ``<tmp>/muh-tune-gpu<gpu>.lock``): several `muh tune` runs may compile side by side,
+    but their timings never overlap on one GPU."""
+
+    def __init__(self, gpu: str):
+        import tempfile
+
+        self.path = Path(tempfile.gettempdir()) / f"muh-tune-gpu{gpu}.lock"
+        self.fd = None
+
+    def __enter__(self):
+        import fcntl
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        return False
+
+
 def run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], runs: int, warmup: int, seed: int,
              timeout: float, stop: threading.Event | None = None) -> dict[int, Result]:
-    """Measure ``indices`` of ``binary`` on GPU ``gpu``; every index gets a Result."""
+    """Measure ``indices`` of ``binary`` on GPU ``gpu``, holding the GPU's lock (``gpu_lock``); every
+    index gets a Result."""
+    with gpu_lock(gpu):
+        return _run_unit(binary, indices, gpu, sizes=sizes, runs=runs, warmup=warmup, seed=seed, timeout=timeout,
+                         stop=stop)
+
+
+def _run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], runs: int, warmup: int, seed: int,
+              timeout: float, stop: threading.Event | None = None) -> dict[int, Result]:
     results: dict[int, Result] = {}
     todo = [i for i in indices]
     attempts = 0

@@ -141,7 +141,9 @@ class Runner:
 
     def _pool(self):
         if self.pool is None:
-            self.pool = make_pool(self.opts.ray, self.opts.ray_address, self.opts.jobs)
+            # compiled units are kept beside the results database (content-addressed: compile once)
+            self.pool = make_pool(self.opts.ray, self.opts.ray_address, self.opts.jobs,
+                                  Path(self.opts.db).parent / "tune-units")
         return self.pool
 
     def _workers(self):
@@ -301,7 +303,9 @@ class Runner:
         uv += [UnitVariant(i, lab, effective(by[lab], space)) for i, (lab, _) in enumerate(members, start=1)]
         if twin:
             uv.append(UnitVariant(len(uv), "twin:" + space.base.label(dims), effective(space.base, space)))
-        src = render_unit(space.family, space.dtype, hw, uv, list(self.sizes), space.shape or self.opts.topk)
+        # the unit is run with --sizes (this bucket's); its default sizes are the run's, so the units of
+        # two size buckets are the same source and compile once (LocalPool's cache)
+        src = render_unit(space.family, space.dtype, hw, uv, list(self.opts.sizes), space.shape or self.opts.topk)
         nvcc = self.machine.nvcc or "nvcc"
         units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
 

@@ -37,7 +37,7 @@ MAX_VARIANTS = 100_000
 """The most variants one (algorithm, type) space may have (docs/tune.md). The space is counted before
 anything is built; a larger one is refused with its size and how to narrow it."""
 
-TUNABLE = {r.name: r.tunable for r in families.records() if r.tunable}  # what the harness can vary
+TUNABLE = {r.name: r.tunable for r in families.tunable()}  # what the harness can vary
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,7 @@ def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
     hw = cand.hardware[alg.on]
     path = ("algorithms", space.akey, "policies", space.policy_key)
     reasons = [d.message for d in policy_problems(alg.policies[space.policy_key].given(), space.family, hw, cand, path)]
-    rec = families.get(space.family) if space.family in families.NAMES else None
+    rec = families.get(space.family) if space.family in families.NAMES + families.OPS else None
     try:
         rp = resolve_query(cand, space.akey, Query(space.dtype, (rec.op if rec else None) or "plus"))
     except MuhError as err:

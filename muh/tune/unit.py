@@ -31,10 +31,24 @@ def kernel_config(eff: Effective, hw: Hardware):
     family record's policy read from the candidate's values (what `muh build` does for a spec)."""
     from muh.derive.kernels import hardware_config, read_policy
 
+    if _is_ops(eff.family):  # the ops' numbers live in their own files (ops_target); the common layer only
+        return hardware_config(hw)
     if eff.family not in families.NAMES:
         raise UnitError(f"no kernels for `{eff.family}`")
     pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}")
     return hardware_config(hw).with_policies(eff.family, {eff.dtype: pol})
+
+
+def _is_ops(family: str) -> bool:
+    return family in families.OPS
+
+
+def ops_target(eff: Effective, hw: Hardware):
+    """The LLM ops of ``eff``'s element type with the candidate's numbers (muh/derive/ops.py): what
+    `muh build` renders into kernels/ops.cu for a spec holding this policy."""
+    from muh.derive.ops import tune_target
+
+    return tune_target(hw, eff.family, eff.dtype, dict(eff.values))
 
 
 def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
@@ -44,6 +58,12 @@ def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
     if eff.dtype not in families.get(eff.family).dtypes:
         return [f"the {eff.family} kernels are not generated for {eff.dtype}"]
     try:
+        if _is_ops(eff.family):
+            from muh.derive.kernels import hardware_config, read_policy
+
+            rec = families.get(eff.family)
+            pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}")
+            return rec.checks(hardware_config(hw), eff.dtype, pol) + ops_target(eff, hw).errors()
         return validate(kernel_config(eff, hw))
     except (TypeError, ValueError, KeyError) as err:
         return [str(err)]
@@ -53,8 +73,13 @@ def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
     from muh.codegen.kernels import generate
 
     cfg = kernel_config(eff, hw)
+    header = lambda prefix: f"{prefix} muh tune: {eff.family} {eff.dtype} {tag}".rstrip()  # noqa: E731
     try:
-        files = generate(cfg, lambda prefix: f"{prefix} muh tune: {eff.family} {eff.dtype} {tag}".rstrip())
+        files = generate(cfg, header)
+        if _is_ops(eff.family):  # the ops files of this one element type, over the common layer
+            from muh.codegen import ops
+
+            files = files + ops.generate(ops_target(eff, hw), header)
     except ValueError as err:
         raise UnitError(str(err)) from None
     return dict(files)
@@ -102,13 +127,14 @@ def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
 
 def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
     files = render_files(eff, hw, f"v{index} {label}")
-    api = files.get("include/muh/kernels/api.h", "")
+    api = files.get("include/muh/kernels/api.h", "") + files.get("include/muh/ops/ops.h", "")
     names = sorted(set(_API_FN.findall(api)))
     sym = f"muh_v{index}"
     head = [f"// ---- variant {index}: {label} ----", f"#define muh {sym}"]
     head += [f"#define {n} {sym}_{n[4:]}" for n in names]
     done: set[str] = set()
-    body = [_inline("kernels/common.cu", files, done), _inline(families.get(eff.family).source, files, done)]
+    source = "kernels/ops.cu" if _is_ops(eff.family) else families.get(eff.family).source
+    body = [_inline("kernels/common.cu", files, done), _inline(source, files, done)]
     tail = ["#undef muh"] + [f"#undef {n}" for n in names]
     return "\n".join(head + body + tail) + "\n"
 
@@ -122,7 +148,7 @@ class UnitVariant:
 
 def harness_of(family: str):
     """The family record's harness part (UnitError when `muh tune` has none for it)."""
-    if family not in families.NAMES or families.get(family).harness is None:
+    if family not in families.NAMES + families.OPS or families.get(family).harness is None:
         raise UnitError(f"`muh tune` has no measurement harness for `{family}`")
     return families.get(family).harness
 

@@ -110,8 +110,8 @@ def test_bucketed_scan_and_its_tuning_header_compile(nvcc, spec, tmp_path):
 
 def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkeypatch):
     """An op's size is its rows × hidden; where the reduce policy it follows has size buckets, the op
-    gets one policy per bucket (derive), `muh explain` prints each, and the ops emitter refuses what its
-    launchers cannot dispatch yet instead of generating one policy for every size."""
+    gets one policy per bucket (derive), `muh explain` prints each, and the ops emitter generates one
+    Policy<T, B> per bucket with the host's dispatch by rows × hidden."""
     import dataclasses
 
     from muh.codegen import ops
@@ -138,8 +138,12 @@ def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkey
     out = "\n".join(explain(loaded.derived, "ops.float32.row_threads", loaded.spec))
     assert "    when rows × hidden < 2^20\n      row_threads = 128" in out
     assert "    when rows × hidden >= 2^20\n      row_threads = 512" in out
-    with pytest.raises(ops.OpsConfigError, match="do not pick a size bucket yet; float32"):
-        ops.generate(loaded.derived.ops["bi100"], lambda prefix: prefix)
+    files = dict(ops.generate(loaded.derived.ops["bi100"], lambda prefix: prefix))
+    cu = files["kernels/ops.cu"]
+    # one Policy<T, B> per bucket, the host picking B by the call's rows × hidden
+    assert "struct Policy<float, 0>" in cu and "struct Policy<float, 1>" in cu and "struct Policy<__half, 1>" not in cu
+    f32 = cu[cu.index("case MUH_OP_FLOAT32"):cu.index("case MUH_OP_FLOAT16")]
+    assert "if ((n) < 1048576LL)" in f32 and "enum { B = 1 };" in f32
 
 
 TOPK_BY_K = """\

@@ -580,10 +580,12 @@ int rms_norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
 template <typename T, int B>
 int norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
   if (a.residual) {
-    return a.single_round ? rms_norm_t<T, B, true, kSingleRound>(a, rows, s) : rms_norm_t<T, B, true, kRoundMid>(a, rows, s);
+    return a.single_round ? rms_norm_t<T, B, true, kSingleRound>(a, rows, s)
+                          : rms_norm_t<T, B, true, kRoundMid>(a, rows, s);
   }
   if (a.gate) return rms_norm_t<T, B, false, kGated>(a, rows, s);
-  return a.single_round ? rms_norm_t<T, B, false, kSingleRound>(a, rows, s) : rms_norm_t<T, B, false, kRoundMid>(a, rows, s);
+  return a.single_round ? rms_norm_t<T, B, false, kSingleRound>(a, rows, s)
+                        : rms_norm_t<T, B, false, kRoundMid>(a, rows, s);
 }
 
 template <typename T, int B>
