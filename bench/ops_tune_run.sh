@@ -18,11 +18,11 @@ chmod +x /tmp/muh
 { nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -1; nproc; } > "$W/env.txt" 2>&1
 cp specs/h200.muh "$W/h200.muh"
 SIZES=2^13,2^16,2^20,2^23,2^26
-ARGS="--buckets 2^22 --sizes $SIZES --strategy exhaustive --batch 6"
+ARGS="--buckets 2^22 --sizes $SIZES --strategy exhaustive --batch 6 --confirm-top 2"
 t0=$SECONDS
 for fam in rms_norm silu_and_mul; do
   for t in bfloat16 float16; do
-    ( timeout -s INT ${TUNE_S:-200} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 4 \
+    ( timeout -s INT ${TUNE_S:-170} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 4 \
         --db "$W/$fam-$t.sqlite" > "$W/$fam-$t.log" 2>&1; echo "$fam $t rc=$? $((SECONDS-t0)) s" >> "$W/times.txt" ) &
   done
 done
@@ -30,7 +30,7 @@ wait
 echo "tune $((SECONDS-t0)) s" | tee -a "$W/times.txt"
 for fam in rms_norm silu_and_mul; do
   for t in bfloat16 float16; do
-    timeout -s INT ${APPLY_S:-60} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 16 \
+    timeout -s INT ${APPLY_S:-40} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 16 \
       --db "$W/$fam-$t.sqlite" --apply > "$W/$fam-$t.apply.log" 2>&1
     echo "apply $fam $t rc=$? $((SECONDS-t0)) s" | tee -a "$W/times.txt"
     tail -4 "$W/$fam-$t.apply.log"
@@ -38,10 +38,10 @@ for fam in rms_norm silu_and_mul; do
 done
 /tmp/muh explain "$W/h200.muh" ops > "$W/explain-ops.txt" 2>&1
 /tmp/muh check "$W/h200.muh" --only measured > "$W/check-measured.txt" 2>&1
-timeout -s KILL ${AB_S:-120} python3 bench/ops_tune_ab.py --before specs/h200.muh --after "$W/h200.muh" \
+timeout -s KILL ${AB_S:-100} python3 bench/ops_tune_ab.py --before specs/h200.muh --after "$W/h200.muh" \
   --out-md "$W/ab.md" --out-json "$W/ab.json" > "$W/ab.log" 2>&1
 echo "ab rc=$? $((SECONDS-t0)) s" | tee -a "$W/times.txt"
-timeout -s KILL ${TEST_S:-60} python3 -m pytest tests/gpu/test_ops_buckets_gpu.py -q -rfE -p no:cacheprovider \
+timeout -s KILL ${TEST_S:-50} python3 -m pytest tests/gpu/test_ops_buckets_gpu.py -q -rfE -p no:cacheprovider \
   > "$W/gpu_tests.log" 2>&1
 echo "gpu tests rc=$? $((SECONDS-t0)) s" | tee -a "$W/times.txt"; tail -3 "$W/gpu_tests.log"
 cp "$W/h200.muh" "$OUT/h200.tuned.muh"; cp "$W/ab.md" "$W/times.txt" "$OUT/" 2>/dev/null
