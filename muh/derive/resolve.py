@@ -98,6 +98,7 @@ def derive(spec: Spec) -> Derived:
             policies[key] = rp
             diags.extend(errs)
         algorithms[akey] = DerivedAlgorithm(family=alg.family, hardware=hw, policies=policies)
+        diags.extend(_ops_checks(spec, akey, alg, policies))
     if diags:
         raise MuhError(diags)
     derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
@@ -119,6 +120,31 @@ def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:
                        spec.span_of(("algorithms", akey, "policies", k, "buckets", 0), key=True),
                        hint=f"families with size buckets: {', '.join(able)}; write one policy for every size")
             for k, p in alg.policies.items() if p.buckets]
+
+
+def _ops_checks(spec: Spec, akey: str, alg: Algorithm, policies: dict) -> list[Diagnostic]:
+    """The LLM ops' own policies (rms_norm, silu_and_mul): their records' checks on every resolved
+    policy and size bucket, and only the element types the ops are generated for."""
+    from muh.families import registry
+
+    if alg.family not in registry.OPS:
+        return []
+    rec = registry.get(alg.family)
+    out = []
+    for key, rp in policies.items():
+        if rp.dtype not in rec.dtypes:
+            out.append(Diagnostic("E-TYPE", f"the LLM ops are not generated for {rp.dtype}",
+                                  spec.span_of(("algorithms", akey)),
+                                  hint=f"{alg.family} types: {', '.join(rec.dtypes)}"))
+            continue
+        for label, values in [(None, rp.values)] + [(b.label, b.values) for b in rp.buckets]:
+            pol = rec.read(lambda dim, default=None, v=values: v[dim].value if dim in v else default)
+            for msg in rec.checks(None, rp.dtype, pol):
+                where = f" (bucket `{label}`)" if label else ""
+                layer = key if key in alg.policies else "default"
+                out.append(Diagnostic("E-VALUE", msg + where, spec.span_of(("algorithms", akey, "policies", layer)),
+                                      hint="threads 1..1024, items ≥ 1, vec a power of two (elements per load)"))
+    return out
 
 
 def layers_of(alg: Algorithm, key: str) -> list[str]:
