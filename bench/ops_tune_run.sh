@@ -22,7 +22,7 @@ ARGS="--buckets 2^22 --sizes $SIZES --strategy exhaustive --batch 6 --confirm-to
 t0=$SECONDS
 for fam in rms_norm silu_and_mul; do
   for t in bfloat16 float16; do
-    ( timeout -s INT ${TUNE_S:-170} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 4 \
+    ( timeout -s INT ${TUNE_S:-150} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 4 \
         --db "$W/$fam-$t.sqlite" > "$W/$fam-$t.log" 2>&1; echo "$fam $t rc=$? $((SECONDS-t0)) s" >> "$W/times.txt" ) &
   done
 done
@@ -30,7 +30,7 @@ wait
 echo "tune $((SECONDS-t0)) s" | tee -a "$W/times.txt"
 for fam in rms_norm silu_and_mul; do
   for t in bfloat16 float16; do
-    timeout -s INT ${APPLY_S:-40} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 16 \
+    timeout -s INT ${APPLY_S:-30} /tmp/muh tune "$W/h200.muh" $fam --types $t $ARGS --jobs 16 \
       --db "$W/$fam-$t.sqlite" --apply > "$W/$fam-$t.apply.log" 2>&1
     echo "apply $fam $t rc=$? $((SECONDS-t0)) s" | tee -a "$W/times.txt"
     tail -4 "$W/$fam-$t.apply.log"
@@ -38,12 +38,14 @@ for fam in rms_norm silu_and_mul; do
 done
 /tmp/muh explain "$W/h200.muh" ops > "$W/explain-ops.txt" 2>&1
 /tmp/muh check "$W/h200.muh" --only measured > "$W/check-measured.txt" 2>&1
-timeout -s KILL ${AB_S:-100} python3 bench/ops_tune_ab.py --before specs/h200.muh --after "$W/h200.muh" \
+save() { cp "$W/h200.muh" "$OUT/h200.tuned.muh"; cp "$W/times.txt" "$OUT/"; [[ -f $W/ab.md ]] && cp "$W/ab.md" "$OUT/"
+         tar -C "$W" --exclude tune-units -czf "$OUT/ops-tune.tar.gz" .; }
+save  # what a time limit cuts off later still leaves the tune's results
+timeout -s KILL ${AB_S:-80} python3 bench/ops_tune_ab.py --before specs/h200.muh --after "$W/h200.muh" \
   --out-md "$W/ab.md" --out-json "$W/ab.json" > "$W/ab.log" 2>&1
 echo "ab rc=$? $((SECONDS-t0)) s" | tee -a "$W/times.txt"
-timeout -s KILL ${TEST_S:-50} python3 -m pytest tests/gpu/test_ops_buckets_gpu.py -q -rfE -p no:cacheprovider \
+timeout -s KILL ${TEST_S:-40} python3 -m pytest tests/gpu/test_ops_buckets_gpu.py -q -rfE -p no:cacheprovider \
   > "$W/gpu_tests.log" 2>&1
 echo "gpu tests rc=$? $((SECONDS-t0)) s" | tee -a "$W/times.txt"; tail -3 "$W/gpu_tests.log"
-cp "$W/h200.muh" "$OUT/h200.tuned.muh"; cp "$W/ab.md" "$W/times.txt" "$OUT/" 2>/dev/null
-tar -C "$W" --exclude tune-units -czf "$OUT/ops-tune.tar.gz" .
+save
 cat "$W/ab.md" 2>/dev/null | head -80 || tail -30 "$W/ab.log"
