@@ -29,8 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from muh.families.rms_norm import HIDDENS as HIDDEN  # noqa: E402 - the served hidden sizes (muh tune's too)
+
 TOKENS = (1, 16, 256, 4096, 16384)
-HIDDEN = (2048, 4096, 8192)
 L2_ROTATE = 120 << 20
 EPS = 1e-6
 

@@ -216,8 +216,11 @@ def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional
     algs = [(k, a) for k, a in sorted(spec.algorithms.items()) if a.family == family]
     if not algs:
         fams = sorted({a.family for a in spec.algorithms.values()})
-        raise MuhError([Diagnostic("E-TUNE", f"no algorithm `{family}` in {spec.file}", None,
-                                   hint=did_you_mean(family, fams) or f"algorithms: {', '.join(fams) or '(none)'}")])
+        hint = did_you_mean(family, fams) or f"algorithms: {', '.join(fams) or '(none)'}"
+        if family in families.OPS:  # the ops derive from reduce/transform until the spec has their own policy
+            hint = (f"add `algorithm {family} on <hardware> {{ policy default {{ threads = 256  items = 1 }}  "
+                    f"space {{ threads = [128, 256, 512, 1024]  items = [1, 2, 4] }} }}` (docs/ops.md)")
+        raise MuhError([Diagnostic("E-TUNE", f"no algorithm `{family}` in {spec.file}", None, hint=hint)])
     if family not in TUNABLE:
         raise MuhError([Diagnostic("E-TUNE", f"`muh tune` cannot measure `{family}` yet", None,
                                    hint=f"tunable: {', '.join(TUNABLE)}")])
