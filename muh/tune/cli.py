@@ -222,7 +222,7 @@ def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, l
         return have_key or "elements", have or [None]
     key, _, cuts_text = bounds.rpartition(":")
     key = key.strip() or "elements"
-    accepted = families.get(algo).buckets_by if algo in families.NAMES else ()
+    accepted = families.get(algo).buckets_by if algo in families.NAMES + families.OPS else ()
     if not accepted:  # `--apply` would write `when` blocks its build refuses
         raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds}: the {algo} kernels do not dispatch by size, so "
                                    f"its policies cannot hold size buckets", None,
@@ -251,7 +251,7 @@ def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, l
 def _shape_keys(algo: str) -> tuple[str, ...]:
     from muh import families
 
-    h = families.get(algo).harness if algo in families.NAMES else None
+    h = families.get(algo).harness if algo in families.NAMES + families.OPS else None
     return h.shape_keys if h else ()
 
 

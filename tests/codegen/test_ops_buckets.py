@@ -54,6 +54,8 @@ BAD = [
      "the LLM ops are not generated for int32"),
     ("when elements < 2^16 { threads = 128  items = 4  vec = 4 }", "when elements < 2^16 { threads = 128  vec = 3 }",
      "E-VALUE", "vec=3 is not a power of two (bucket `elements < 2^16`)"),
+    ("when elements >= 2^16 { threads = 1024 }", "when k >= 16 { threads = 1024 }", "E-BUCKET",
+     "a bucket of `rms_norm` cannot test `k`"),
     ("policy default { threads = 256  items = 1 }", "policy default { threads = 256  items = 1  when elements < 2^16 {}"
      "  when elements >= 2^16 {} }", "E-BUCKET", "`policy default` cannot hold size buckets"),
 ]
