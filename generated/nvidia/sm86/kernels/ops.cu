@@ -17,10 +17,11 @@
 //     row_threads)) / vec) (register_file=65536, row_threads=256, vec=4) elt_threads = 256 <- transform threads rounded
 //     up to the warp, ≤ max_threads_per_block (max_threads_per_block=1024, threads=256,
 //     threads_from=transform@sm86.float32.threads (inherited from policy default), warp_size=32) elt_items = 1 <-
-//     items_min (items_min=1) topk_threads = 256 <- reduce threads rounded up to the warp, ≤ max_threads_per_block
-//     (max_threads_per_block=1024, threads=256, threads_from=reduce@sm86.float32.threads (mem_bound: items = max(1,
-//     min(4*I4/size, 2*I4)); threads = min(T4, ceil(smem/(size*items)/warp)*warp)), warp_size=32) max_per_lane = 16 <-
-//     experts per lane held in registers (max_experts=512)
+//     items_min (items_min=1) elt_vec = 4 <- vec (the row ops') (vec=4) topk_threads = 256 <- reduce threads rounded up
+//     to the warp, ≤ max_threads_per_block (max_threads_per_block=1024, threads=256,
+//     threads_from=reduce@sm86.float32.threads (mem_bound: items = max(1, min(4*I4/size, 2*I4)); threads = min(T4,
+//     ceil(smem/(size*items)/warp)*warp)), warp_size=32) max_per_lane = 16 <- experts per lane held in registers
+//     (max_experts=512)
 //   float16:
 //     row_threads = 256 <- reduce threads rounded up to the warp, ≤ max_threads_per_block (max_threads_per_block=1024,
 //     threads=256, threads_from=default threads (no reduce@sm86 policy), warp_size=32) vec = 8 <- pow2_floor(min(16 B,
@@ -31,6 +32,7 @@
 //     row_threads=256, vec=8) elt_threads = 256 <- transform threads rounded up to the warp, ≤ max_threads_per_block
 //     (max_threads_per_block=1024, threads=256, threads_from=default threads (no transform@sm86 policy), warp_size=32)
 //     elt_items = 2 <- items_min (items_min=2)
+//     elt_vec = 8 <- vec (the row ops') (vec=8)
 //     topk_threads = 256 <- reduce threads rounded up to the warp, ≤ max_threads_per_block (max_threads_per_block=1024,
 //     threads=256, threads_from=default threads (no reduce@sm86 policy), warp_size=32) max_per_lane = 16 <- experts per
 //     lane held in registers (max_experts=512)
@@ -44,6 +46,7 @@
 //     row_threads=256, vec=8) elt_threads = 256 <- transform threads rounded up to the warp, ≤ max_threads_per_block
 //     (max_threads_per_block=1024, threads=256, threads_from=default threads (no transform@sm86 policy), warp_size=32)
 //     elt_items = 2 <- items_min (items_min=2)
+//     elt_vec = 8 <- vec (the row ops') (vec=8)
 //     topk_threads = 256 <- reduce threads rounded up to the warp, ≤ max_threads_per_block (max_threads_per_block=1024,
 //     threads=256, threads_from=default threads (no reduce@sm86 policy), warp_size=32) max_per_lane = 16 <- experts per
 //     lane held in registers (max_experts=512)
@@ -53,14 +56,15 @@ namespace muh {
 namespace ops MUH_LIBRARY_LOCAL {  // host.cuh: library-private linkage
 
 template <>
-struct Policy<float> {
+struct Policy<float, 0> {
   enum {
     kRowThreads = 256,   // block of rms_norm / fused_add_rms_norm / softmax (upper bound)
-    kVec = 4,            // elements per vector load
+    kVec = 4,            // elements per vector load of the row ops
     kItemsMin = 1,       // vectors in flight per thread before adding threads
     kMaxItems = 8,       // vectors cached in registers per thread
-    kEltThreads = 256,   // block of silu_and_mul
-    kEltItems = 1,       // vectors per thread of silu_and_mul
+    kEltThreads = 256,   // block of silu_and_mul / gate_add
+    kEltItems = 1,       // vectors per thread of silu_and_mul / gate_add
+    kEltVec = 4,         // elements per vector load of silu_and_mul / gate_add
     kTopkThreads = 256,  // block of topk_softmax (one warp per token)
     kMaxPerLane = 16     // experts per lane held in registers
   };
@@ -68,14 +72,15 @@ struct Policy<float> {
   static_assert(kTopkThreads % warp::kSize == 0, "topk block must be whole warps");
 };
 template <>
-struct Policy<__half> {
+struct Policy<__half, 0> {
   enum {
     kRowThreads = 256,   // block of rms_norm / fused_add_rms_norm / softmax (upper bound)
-    kVec = 8,            // elements per vector load
+    kVec = 8,            // elements per vector load of the row ops
     kItemsMin = 2,       // vectors in flight per thread before adding threads
     kMaxItems = 4,       // vectors cached in registers per thread
-    kEltThreads = 256,   // block of silu_and_mul
-    kEltItems = 2,       // vectors per thread of silu_and_mul
+    kEltThreads = 256,   // block of silu_and_mul / gate_add
+    kEltItems = 2,       // vectors per thread of silu_and_mul / gate_add
+    kEltVec = 8,         // elements per vector load of silu_and_mul / gate_add
     kTopkThreads = 256,  // block of topk_softmax (one warp per token)
     kMaxPerLane = 16     // experts per lane held in registers
   };
@@ -83,14 +88,15 @@ struct Policy<__half> {
   static_assert(kTopkThreads % warp::kSize == 0, "topk block must be whole warps");
 };
 template <>
-struct Policy<muh::bf16> {
+struct Policy<muh::bf16, 0> {
   enum {
     kRowThreads = 256,   // block of rms_norm / fused_add_rms_norm / softmax (upper bound)
-    kVec = 8,            // elements per vector load
+    kVec = 8,            // elements per vector load of the row ops
     kItemsMin = 2,       // vectors in flight per thread before adding threads
     kMaxItems = 4,       // vectors cached in registers per thread
-    kEltThreads = 256,   // block of silu_and_mul
-    kEltItems = 2,       // vectors per thread of silu_and_mul
+    kEltThreads = 256,   // block of silu_and_mul / gate_add
+    kEltItems = 2,       // vectors per thread of silu_and_mul / gate_add
+    kEltVec = 8,         // elements per vector load of silu_and_mul / gate_add
     kTopkThreads = 256,  // block of topk_softmax (one warp per token)
     kMaxPerLane = 16     // experts per lane held in registers
   };
@@ -101,28 +107,41 @@ struct Policy<muh::bf16> {
 }  // namespace ops MUH_LIBRARY_LOCAL
 }  // namespace muh
 
-using muh::bf16;
+// The C entry points: C linkage (unmangled names) inside a namespace of their own, so that several
+// builds can share one translation unit (`muh tune` renames `muh` per variant).
+namespace muh {
+namespace ops_c {
 using namespace muh::ops;
 
-#define MUH_OPS_DISPATCH(dtype, CALL)                                                       \
+// T: the element type of `dtype`; B: its size bucket holding `n` (the call's rows × hidden).
+#define MUH_OPS_DISPATCH(dtype, n, CALL)                                                    \
   switch (dtype) {                                                                          \
     case MUH_OP_FLOAT32: {                                                                  \
       typedef float T;                                                                      \
-      return CALL;                                                                          \
+      {                                                                                     \
+        enum { B = 0 };                                                                     \
+        return CALL;                                                                        \
+      }                                                                                     \
     }                                                                                       \
     case MUH_OP_FLOAT16: {                                                                  \
       typedef __half T;                                                                     \
-      return CALL;                                                                          \
+      {                                                                                     \
+        enum { B = 0 };                                                                     \
+        return CALL;                                                                        \
+      }                                                                                     \
     }                                                                                       \
     case MUH_OP_BFLOAT16: {                                                                 \
-      typedef bf16 T;                                                                       \
-      return CALL;                                                                          \
+      typedef muh::bf16 T;                                                                  \
+      {                                                                                     \
+        enum { B = 0 };                                                                     \
+        return CALL;                                                                        \
+      }                                                                                     \
     }                                                                                       \
     default: return muh::host::fail(MUH_ERR_ARGUMENT, "muh: unknown dtype code %d", dtype); \
   }
 
 extern "C" int muh_op_warp_size(void) { return muh::warp::kSize; }
-extern "C" int muh_op_max_experts(void) { return (int)Policy<float>::kMaxPerLane * muh::warp::kSize; }
+extern "C" int muh_op_max_experts(void) { return (int)Policy<float, 0>::kMaxPerLane * muh::warp::kSize; }
 
 extern "C" int muh_op_norm(int dtype, const struct muh_op_norm_args* p, void* stream) {
   int rc = muh::host::check_device();
@@ -152,7 +171,7 @@ extern "C" int muh_op_norm(int dtype, const struct muh_op_norm_args* p, void* st
                p->single_rounding};
   const long long rows = p->tokens * p->heads;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (norm_t<T>(a, rows, s)))
+  MUH_OPS_DISPATCH(dtype, rows * p->hidden, (norm_t<T, B>(a, rows, s)))
 }
 
 static muh_op_norm_args norm_args(void* out, const void* in, void* residual, const void* weight, long long rows,
@@ -183,7 +202,7 @@ extern "C" int muh_op_gate_add(int dtype, const struct muh_op_gate_add_args* p, 
   if (p->d <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: gate_add: d = %d", p->d);
   if (p->rows == 0) return MUH_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (gate_add_t<T>(*p, s)))
+  MUH_OPS_DISPATCH(dtype, p->rows * p->d, (gate_add_t<T, B>(*p, s)))
 }
 
 extern "C" int muh_op_silu_and_mul(int dtype, void* out, const void* in, long long rows, int d, long long in_stride,
@@ -193,7 +212,7 @@ extern "C" int muh_op_silu_and_mul(int dtype, void* out, const void* in, long lo
   if (d <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: silu_and_mul: d = %d", d);
   if (rows == 0) return MUH_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (silu_and_mul_t<T>(out, in, rows, d, in_stride, out_stride, s)))
+  MUH_OPS_DISPATCH(dtype, rows * d, (silu_and_mul_t<T, B>(out, in, rows, d, in_stride, out_stride, s)))
 }
 
 extern "C" int muh_op_softmax(int dtype, void* out, const void* in, long long rows, int cols, long long in_stride,
@@ -205,7 +224,7 @@ extern "C" int muh_op_softmax(int dtype, void* out, const void* in, long long ro
   RowArgs a = {out, in,  (void*)0, (const void*)0, (const void*)0, cols, 1, in_stride, out_stride, 0, 0, 0, 0, 0, 0.f,
                0.f, 1.f, 0};
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (softmax_t<T>(a, rows, s)))
+  MUH_OPS_DISPATCH(dtype, rows * cols, (softmax_t<T, B>(a, rows, s)))
 }
 
 extern "C" int muh_op_moe_route(int dtype, float* weights, void* ids, int ids_int64, int* token_expert_indices,
@@ -218,8 +237,9 @@ extern "C" int muh_op_moe_route(int dtype, float* weights, void* ids, int ids_in
                            experts, muh::warp::kSize);
   if (rows == 0) return MUH_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, (topk_softmax_t<T>(weights, ids, ids_int64, token_expert_indices, gating, gating_stride, rows,
-                                             experts, k, renormalize, s)))
+  MUH_OPS_DISPATCH(dtype, rows * experts,
+                   (topk_softmax_t<T, B>(weights, ids, ids_int64, token_expert_indices, gating, gating_stride, rows,
+                                         experts, k, renormalize, s)))
 }
 
 extern "C" int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* token_expert_indices, const void* gating,
@@ -227,3 +247,6 @@ extern "C" int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* tok
   return muh_op_moe_route(dtype, weights, ids, 0, token_expert_indices, gating, rows, experts, experts, k, renormalize,
                           stream);
 }
+
+}  // namespace ops_c
+}  // namespace muh

@@ -6,10 +6,6 @@
 #ifndef MUH_OPS_H
 #define MUH_OPS_H
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 enum muh_op_dtype {
   MUH_OP_FLOAT32 = 0,
   MUH_OP_FLOAT16 = 2,
@@ -46,6 +42,14 @@ struct muh_op_gate_add_args {
   long long out_stride, routed_stride, shared_stride, gate_stride;
 };
 
+#endif /* MUH_OPS_H */
+
+/* The functions stand outside the guard: declaring them again is harmless, and a `muh tune` unit that
+   renames them per variant gets each variant's declarations. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 int muh_op_warp_size(void);
 int muh_op_max_experts(void);
 /* out[r, :] = T(T(x * rsqrt(mean(x^2) + eps)) * weight), x = in[r, :] in float */
@@ -72,6 +76,4 @@ int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* token_expert_i
 
 #ifdef __cplusplus
 }
-#endif
-
 #endif
