@@ -110,7 +110,7 @@ def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:
     """Size buckets only where the family's generated launch code picks a bucket by size."""
     from muh.families import registry
 
-    names = registry.NAMES + registry.OPS
+    names = registry.ALL
     if alg.family in names and registry.get(alg.family).buckets_by:
         return []
     able = [n for n in names if registry.get(n).buckets_by]

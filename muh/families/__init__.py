@@ -7,6 +7,6 @@ its record's ``harness`` names its fragment of the tuning harness (``templates/<
 from __future__ import annotations
 
 from muh.families.base import api
-from muh.families.registry import NAMES, OPS, get, ops_records, records, tunable
+from muh.families.registry import ALL, NAMES, OPS, find, get, ops_records, records, tunable
 
-__all__ = ["NAMES", "OPS", "api", "get", "ops_records", "records", "tunable"]
+__all__ = ["ALL", "NAMES", "OPS", "api", "find", "get", "ops_records", "records", "tunable"]

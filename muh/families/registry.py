@@ -23,9 +23,17 @@ OPS = (
 @lru_cache(maxsize=None)
 def get(name: str):
     """The record of family ``name`` (KeyError when muh generates no kernels for it)."""
-    if name not in NAMES and name not in OPS:
+    if name not in ALL:
         raise KeyError(name)
     return importlib.import_module(f"muh.families.{name}").RECORD
+
+
+ALL = NAMES + OPS  # every family with a record
+
+
+def find(name: str):
+    """The record of family ``name``, or None where muh has none (a catalogue family it only describes)."""
+    return get(name) if name in ALL else None
 
 
 def records() -> list:

@@ -419,7 +419,8 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
     bs = pol.buckets
     from muh.families import registry
 
-    accepted = registry.get(alg.family).buckets_by if alg.family in registry.NAMES + registry.OPS else ()
+    rec = registry.find(alg.family)
+    accepted = rec.buckets_by if rec else ()
     first = next((b for b in bs if not accepted or b.size in accepted), bs[0])
     for i, b in enumerate(bs):
         at = spec.span_of(ppath + ("buckets", i, "size"), key=True)

@@ -286,7 +286,7 @@ def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
     hw = cand.hardware[alg.on]
     path = ("algorithms", space.akey, "policies", space.policy_key)
     reasons = [d.message for d in policy_problems(alg.policies[space.policy_key].given(), space.family, hw, cand, path)]
-    rec = families.get(space.family) if space.family in families.NAMES + families.OPS else None
+    rec = families.find(space.family)
     try:
         rp = resolve_query(cand, space.akey, Query(space.dtype, (rec.op if rec else None) or "plus"))
     except MuhError as err:

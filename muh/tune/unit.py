@@ -148,7 +148,7 @@ class UnitVariant:
 
 def harness_of(family: str):
     """The family record's harness part (UnitError when `muh tune` has none for it)."""
-    if family not in families.NAMES + families.OPS or families.get(family).harness is None:
+    if families.find(family) is None or families.find(family).harness is None:
         raise UnitError(f"`muh tune` has no measurement harness for `{family}`")
     return families.get(family).harness
 

@@ -318,6 +318,7 @@ def test_buckets_are_refused_where_the_kernels_do_not_dispatch_by_size(tuned, mo
     real = families.get
     unsized = dataclasses.replace(real("scan"), size_buckets=False)
     monkeypatch.setattr(families, "get", lambda name: unsized if name == "scan" else real(name))
+    monkeypatch.setattr(families, "find", lambda name: unsized if name == "scan" else families.registry.find(name))
     spec, gpu, run = tuned
     code, out, err = run("--buckets", "2^24", "--dry-run")
     assert code == 2 and "--buckets 2^24: the scan kernels do not dispatch by size" in err, err
