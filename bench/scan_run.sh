@@ -5,8 +5,32 @@
 #          ncu on CUB / spec / candidates at 2^28 float32
 #   final: GPU tests (native, emulated 16/64/128), compute-sanitizer, bench/kernels.py table, ncu
 # Run from the repository root (or a copy of it): bash bench/scan_run.sh lab|final  (results under $OUT)
+#   prebuild (on the CPU machine, before a call): the lab binary and .devcache.tgz (the C-interface
+#          libraries of every GPU-test variant and the CUB harness, content-hashed) for final2 / ring
+#   ring:  (issue 17, calls 6-7) the lab, then final2's table, tests, sanitizer and ncu in one call
 set -o pipefail
 mode=${1:-lab}
+if [[ $mode == prebuild ]]; then  # CPU only: nvcc, no GPU, no torch needed
+  PY=${PY:-.venv/bin/python}; mkdir -p /tmp/lab bench/scan_lab/bin
+  (lab_inc=/tmp/lab/include; rm -rf $lab_inc; mkdir -p $lab_inc && cp -r generated/h200/include/muh $lab_inc/ \
+     && cp muh/codegen/kernels/static/scan_tile.cuh $lab_inc/muh/ \
+     && nvcc -O3 -std=c++17 -arch=sm_90 -I$lab_inc -c bench/scan_lab/lab.cu -o /tmp/lab/lab.o \
+     && nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/scan.cu -o /tmp/lab/s.o \
+     && nvcc -O3 -std=c++17 -arch=sm_90 -Igenerated/h200/include -c generated/h200/kernels/common.cu -o /tmp/lab/c.o \
+     && nvcc -arch=sm_90 -o bench/scan_lab/bin/lab /tmp/lab/lab.o /tmp/lab/s.o /tmp/lab/c.o) || exit 4
+  MUH_CACHE_DIR=$PWD/.devcache PYTHONPATH=$PWD:$PWD/tests/gpu:$PWD/bench $PY -c "
+from pathlib import Path
+from gpu_helpers import variant_configs
+from muh.codegen.kernels import emitter
+from muh.runtime import build
+import kernels as kb
+for name, cfg in variant_configs().items():
+    emitter.write(cfg, Path('/tmp/gen') / name)
+    print(name, build.build_capi(Path('/tmp/gen') / name, arch='sm_90', jobs=2), flush=True)
+kb.build_cub(Path('.devcache/bench'))" || exit 5
+  tar czf .devcache.tgz .devcache && ls -la .devcache.tgz
+  exit 0
+fi
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/env.txt"
@@ -125,6 +149,52 @@ if [[ $mode == final2 ]]; then
   timeout -s KILL 40 $NCU -k "regex:scan_kernel" -c 1 $LAB --ncu f32 "spec (generated, C API)" 28 > "$OUT/ncu.txt" 2>&1
   echo "ncu $((SECONDS-t0)) s"
   grep -E "Duration|DRAM Throughput|L2 Cache Throughput|lts__t_sector_op_read_hit|dram__bytes|Achieved Occupancy|Registers Per|Block Limit Shared|spends" "$OUT/ncu.txt"
+  cat "$OUT/lab.txt"; cat "$OUT/scan-h200.md"
+  exit 0
+fi
+if [[ $mode == ring ]]; then
+  # issue 17 calls 6-7: pipelined rings. Libraries and the lab binary prebuilt off the device
+  # (bash bench/scan_run.sh prebuild: .devcache.tgz, bench/scan_lab/bin/lab)
+  W=.whl; [[ -d $W ]] || W=../../.whl
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $W/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu || exit 3
+  [[ -f .devcache.tgz ]] && tar xzf .devcache.tgz && mkdir -p .muh-cache && cp -r .devcache/bench .muh-cache/
+  export MUH_CACHE_DIR=$PWD/.devcache MAX_JOBS=16
+  python3 -c "import torch; print('torch', torch.__version__)" >> "$OUT/env.txt"
+  LAB=bench/scan_lab/bin/lab
+  echo "setup $((SECONDS-t0)) s"
+  # 1. the lab: every variant checked bit for bit against CUB (6 sizes, partial tiles, incl/excl, twice), then timed
+  timeout -s KILL ${LAB_S:-90} $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> /dev/null; echo "lab rc $? $((SECONDS-t0)) s"
+  grep -E "FAIL|ring" "$OUT/lab.err" "$OUT/lab.txt" | head -40
+  # 2. the table: muh vs CUB 3.0.1 vs torch.cumsum vs a copy of the same bytes
+  timeout -s KILL ${BENCH_S:-120} python3 bench/kernels.py --only scan --scan-dtypes float32,int32,float64 \
+    --scan-sizes 16,20,24,28,30 --scan-exclusive --out-json "$OUT/scan-h200.json" --out-md "$OUT/scan-h200.md" \
+    > "$OUT/bench.log" 2>&1
+  echo "bench rc $? $((SECONDS-t0)) s"; tail -2 "$OUT/bench.log"
+  # 3. GPU tests of the scan: native (ring, staged and register paths) and emulated 16/64/128 lanes
+  timeout -s KILL ${TESTS_S:-120} python3 -m pytest tests/gpu/test_kernels_gpu.py -m gpu -k "scan or large_native" -rfE \
+    -n 4 -p no:cacheprovider -o console_output_style=classic -v > "$OUT/pytest.log" 2>&1
+  echo "tests rc $? $((SECONDS-t0)) s: $(grep -cE ' PASSED' "$OUT/pytest.log") passed"; grep -E "FAILED|ERROR" "$OUT/pytest.log" | head -20; tail -2 "$OUT/pytest.log"
+  # 4. compute-sanitizer on the ring (lab variants, 2^16 and 2^20: 16 and 256 tiles)
+  IFS=';' read -ra sv <<< "${SAN_VARIANTS:-pipe 128x16x2 s4 lag1}"
+  for v in "${sv[@]}"; do
+    for tool in memcheck racecheck; do
+      for lg in 16 20; do
+        timeout -s KILL 60 compute-sanitizer --tool $tool --error-exitcode 9 $LAB --ncu f32 "$v" $lg > /tmp/san.txt 2>&1
+        echo "sanitizer $tool [$v] 2^$lg rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.txt)"
+        { echo "=== $tool $v 2^$lg"; head -c 20000 /tmp/san.txt; } >> "$OUT/sanitizer.txt"
+      done
+    done
+  done
+  echo "sanitizer $((SECONDS-t0)) s"
+  # 5. ncu at 2^28 float32: the generated kernel (C API) and other lab variants
+  IFS=';' read -ra nv <<< "${NCU_VARIANTS:-spec (generated, C API)}"
+  for v in "${nv[@]}"; do
+    echo "=== $v" >> "$OUT/ncu.txt"
+    timeout -s KILL 40 $NCU -k "regex:scan_kernel|lab_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1
+  done
+  echo "ncu $((SECONDS-t0)) s"
+  grep -E "===|Duration|DRAM Throughput|L2 Cache Throughput|lts__t_sector_op_read_hit|dram__bytes|Achieved Occupancy|Registers Per|Block Limit Shared|spends" "$OUT/ncu.txt"
   cat "$OUT/lab.txt"; cat "$OUT/scan-h200.md"
   exit 0
 fi

@@ -36,10 +36,11 @@ __device__ unsigned long long g_stats[3];  // look-backs, polls, window steps (v
 using namespace muh;
 
 template <int T_, int I_, int V_, int W_, int L_, int S_, int Pe_, int P16_, int L2W_, int D_, int Mode_ = 1, int St_ = 0, int MinB_ = 1,
-          int Stage_ = 0, int Passes_ = 1, int Chunk_ = 4096>
+          int Stage_ = 0, int Passes_ = 1, int Chunk_ = 4096, int Stages_ = 1, int Lag_ = 1>
 struct Pol {
   enum {
     kStats = St_, kMinBlocks = MinB_, kStage = Stage_, kPasses = Passes_, kBulkChunk = Chunk_,
+    kStages = Stages_, kLag = Lag_,
     kThreads = T_, kItems = I_, kVec = V_, kWindow = W_, kLoad = L_, kStore = S_, kPersistent = Pe_,
     kPacked16 = P16_, kL2WriteNs = L2W_, kDelayMode = Mode_, kDelayJitter = 0, kDelayStartNs = D_,
     kDelayMinNs = 1, kDelayMaxNs = D_ > 0 ? D_ : 1, kSpinCyclesPerNsX16 = 24, kStriped = 1
@@ -86,16 +87,27 @@ void run_variant(int excl, const void* in, void* out, long long n) {
   const long long tiles = (n + tile_elems - 1) / tile_elems;
   if (n == 0) return;
   static bool attr = false;
+  static int per_sm = 0;
+  const int ring = scan_tile::BodyKind<P>::value == 2;
+  const size_t dyn = ring ? (size_t)P::kStages * tile_elems * sizeof(T) : 0;
   if (!attr && P::kStage == 1) {  // shared-memory staged tiles: ask for the largest carve-out
     attr = true;
     CK(cudaFuncSetAttribute(lab_kernel<T, P, true>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
     CK(cudaFuncSetAttribute(lab_kernel<T, P, false>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    if (ring) {
+      CK(cudaFuncSetAttribute(lab_kernel<T, P, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
+      CK(cudaFuncSetAttribute(lab_kernel<T, P, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lab_kernel<T, P, false>, P::kThreads, dyn));
+      fprintf(stderr, "ring %dx%dx%d stages %d lag %d: %zu B dynamic, %d blocks per SM\n", P::kThreads, P::kItems,
+              P::kPasses, P::kStages, P::kLag, dyn, per_sm);
+    }
   }
+  const long long grid = ring ? std::min<long long>(tiles, (long long)per_sm * g_sms) : tiles;
   ++g.epoch;
   if (excl)
-    lab_kernel<T, P, true><<<(unsigned)tiles, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
+    lab_kernel<T, P, true><<<(unsigned)grid, P::kThreads, dyn>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
   else
-    lab_kernel<T, P, false><<<(unsigned)tiles, P::kThreads>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
+    lab_kernel<T, P, false><<<(unsigned)grid, P::kThreads, dyn>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
 }
 
 template <typename T> int code();
@@ -135,25 +147,41 @@ void add(const char* type, const char* name) { g_vars.push_back({type, name, run
 // Staged (stage 1: the tile in shared memory, filled by cp.async.bulk): threads x items x passes.
 #define ST(T_, I_, PA_, W_, L2W_, D_, CH_, ST_) Pol<T_, I_, 16 / sizeof(float) , W_, 0, 1, 0, 1, L2W_, D_, 1, ST_, 1, 1, PA_, CH_>
 #define ST8(T_, I_, PA_, L2W_, D_) Pol<T_, I_, 2, 32, 0, 1, 0, 1, L2W_, D_, 1, 0, 1, 1, PA_, 4096>
+// Pipelined (issue 17, call 6): a resident grid of blocks with rings of SG_ staged tiles, look-back lag LG_.
+#define PI(T_, I_, PA_, SG_, LG_, W_, D_, ST_) Pol<T_, I_, 4, W_, 0, 1, 0, 1, 1140, D_, 1, ST_, 1, 1, PA_, 4096, SG_, LG_>
+#define PI8(T_, I_, PA_, SG_, LG_) Pol<T_, I_, 2, 32, 0, 1, 0, 1, 1215, 576, 1, 0, 1, 1, PA_, 4096, SG_, LG_>
 static void register_all() {
   // call 5 (final): the generated kernel (stage ublkcp 128x16x4 from 64 MiB, register 128x16 below),
   // the previous spec's register kernel, the staged kernel in the lab, a few more staged shapes
   g_vars.push_back({"f32", "spec (generated, C API)", run_spec<float>, 1});
-  add<float, Pol<128, 24, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "register 128x24 (previous spec)");
-  add<float, Pol<128, 16, 4, 32, 0, 1, 0, 1, 1140, 688> >("f32", "register 128x16");
   add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x16x4 (32K)");
-  add<float, ST(128, 16, 3, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x16x3 (24K)");
-  add<float, ST(128, 24, 2, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x24x2 (24K)");
-  add<float, ST(64, 16, 8, 32, 1140, 688, 4096, 0)>("f32", "bulk 64x16x8 (32K)");
-  add<float, ST(128, 16, 5, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x16x5 (40K)");
-  add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 1)>("f32", "STATS bulk 128x16x4");
+  // pipelined rings: threads x items x passes, stages, lag
+  add<float, PI(128, 16, 4, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x4 s3 lag1");
+  add<float, PI(128, 16, 4, 3, 0, 32, 688, 0)>("f32", "pipe 128x16x4 s3 lag0");
+  add<float, PI(128, 16, 4, 2, 0, 32, 688, 0)>("f32", "pipe 128x16x4 s2 lag0");
+  add<float, PI(128, 16, 3, 4, 1, 32, 688, 0)>("f32", "pipe 128x16x3 s4 lag1");
+  add<float, PI(128, 16, 2, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s3 lag1");
+  add<float, PI(128, 16, 2, 4, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s4 lag1");
+  add<float, PI(128, 16, 2, 6, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s6 lag1");
+  add<float, PI(128, 16, 1, 6, 1, 32, 688, 0)>("f32", "pipe 128x16x1 s6 lag1");
+  add<float, PI(128, 16, 4, 6, 1, 32, 688, 0)>("f32", "pipe 128x16x4 s6 lag1");
+  add<float, PI(256, 16, 2, 3, 1, 32, 688, 0)>("f32", "pipe 256x16x2 s3 lag1");
+  add<float, PI(256, 16, 2, 4, 1, 32, 688, 0)>("f32", "pipe 256x16x2 s4 lag1");
+  add<float, PI(256, 16, 1, 6, 1, 32, 688, 0)>("f32", "pipe 256x16x1 s6 lag1");
+  add<float, PI(128, 16, 2, 4, 1, 64, 688, 0)>("f32", "pipe 128x16x2 s4 lag1 win64");
+  add<float, PI(128, 16, 2, 4, 1, 32, 350, 0)>("f32", "pipe 128x16x2 s4 lag1 d350");
+  add<float, PI(128, 16, 2, 4, 1, 32, 688, 1)>("f32", "STATS pipe 128x16x2 s4 lag1");
+  add<float, PI(128, 16, 4, 3, 1, 32, 688, 1)>("f32", "STATS pipe 128x16x4 s3 lag1");
   g_vars.push_back({"f32", "CUB", run_cub<float>, 0});
   g_vars.push_back({"f32", "copy", run_copy<float>, 0});
   g_vars.push_back({"i32", "spec (generated, C API)", run_spec<int>, 1});
+  add<int, PI(128, 16, 2, 4, 1, 32, 688, 0)>("i32", "pipe 128x16x2 s4 lag1");
+  add<int, PI(128, 16, 4, 3, 1, 32, 688, 0)>("i32", "pipe 128x16x4 s3 lag1");
   g_vars.push_back({"i32", "CUB", run_cub<int>, 0});
   g_vars.push_back({"i32", "copy", run_copy<int>, 0});
   g_vars.push_back({"f64", "spec (generated, C API)", run_spec<double>, 1});
-  add<double, ST8(128, 8, 4, 1215, 576)>("f64", "bulk 128x8x4 (32K)");
+  add<double, PI8(128, 8, 2, 4, 1)>("f64", "pipe 128x8x2 s4 lag1");
+  add<double, PI8(128, 8, 4, 3, 1)>("f64", "pipe 128x8x4 s3 lag1");
   g_vars.push_back({"f64", "CUB", run_cub<double>, 0});
   g_vars.push_back({"f64", "copy", run_copy<double>, 0});
 }

@@ -40,6 +40,7 @@ def hardware_config(hw) -> KernelConfig:
     else:
         clock, why = DEFAULT_CLOCK_GHZ, f"default {DEFAULT_CLOCK_GHZ} GHz: hardware {hw.name} declares no clock"
     return KernelConfig(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
+                        smem_per_block_optin=None if hw.smem_per_block_optin is None else int(hw.smem_per_block_optin),
                         cxx=int(tc.cxx), cuda=str(tc.cuda), has_nanosleep=has_nanosleep(hw),
                         has_ptx_memory_model=has_ptx_memory_model(hw), has_bulk_copy=has_bulk_copy(hw),
                         clock_ghz=clock, clock_from=why)

@@ -144,6 +144,7 @@ class KernelConfig:
     warp_size: int  # logical warp of the kernels (the spec's hardware)
     physical_warp: Optional[int] = None  # None: native (== warp_size)
     smem_per_block: int = 48 * 1024
+    smem_per_block_optin: Optional[int] = None  # dynamic shared memory a kernel may opt into (None: as above)
     smem_banks: int = 32
     max_threads_per_sm: int = RESIDENT_THREADS_PER_SM
     cxx: int = 17

@@ -35,6 +35,11 @@ MAX_TILE_BYTES_PER_THREAD = 256  # the tile lives in registers: items x element 
 STAGES = ("registers", "ublkcp")
 BULK_CHUNK_BYTES = 4096  # bytes per cp.async.bulk instruction (one per lane of warp 0; lab: 1-32 KiB alike)
 STATIC_SMEM_BYTES = 48 * 1024  # CUDA's limit on a block's static shared memory (the staged tile is static)
+# A pipelined ring (stages >= 3) looks back for each tile one tile after publishing its aggregate, so
+# the next tile's aggregate never waits on a look-back (scan_tile.cuh: kLag; lag 0 is the chain that
+# a simple persistent grid suffers: bench/results/scan-h200.md).
+RING_LAG = 1
+MIN_RING_STAGES = 2 + RING_LAG  # the tile being finished, the one just scanned, one in flight
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class Policy:
     store: str = "default"  # STORES
     stage: str = "registers"  # STAGES
     passes: int = 1  # register passes over a shared-memory staged tile (stage ublkcp)
+    stages: int = 1  # staged tiles per block: 1 one per block; >= MIN_RING_STAGES a pipelined resident grid
     stage_from: int = 0  # bytes of input from which a ublkcp policy stages (below: the register kernel)
 
 
@@ -60,7 +66,7 @@ def delay_kind(kind: str) -> str:
 
 def read(get) -> Policy:
     """``modifier`` is the load's cache modifier, ``store_modifier`` the store's; ``window`` unset is one
-    predecessor per lane of the warp; ``passes`` and ``stage_from`` count only with ``stage = ublkcp``
+    predecessor per lane of the warp; ``passes``, ``stages`` and ``stage_from`` count only with ``stage = ublkcp``
     (a type whose policy stages in registers ignores the ones it inherits)."""
     delay = get("delay", None)
     kw = {}
@@ -73,16 +79,18 @@ def read(get) -> Policy:
     kw["stage"] = str(get("stage", None) or "registers")
     if kw["stage"] == "ublkcp":  # passes and stage_from belong to a staged tile (inherited ones are moot otherwise)
         kw["passes"] = int(get("passes", 1))
+        kw["stages"] = int(get("stages", 1))
         kw["stage_from"] = int(get("stage_from", 0))
     return Policy(int(get("threads")), int(get("items")), **kw)
 
 
 def smem(cfg, dtype: str, pol: Policy) -> int:
-    """Registers: warp totals and the block prefix. ublkcp: the tile (threads x items x passes), the
-    warp totals of every pass, the block prefix and the copy's mbarrier."""
+    """Registers: warp totals and the block prefix. ublkcp: `stages` tiles (threads x items x passes),
+    the warp totals of every pass of each, the block prefix, each stage's tile number and mbarrier."""
     size, warps = DT.SIZE[dtype], pol.threads // cfg.warp_size
     if pol.stage == "ublkcp":
-        return size * pol.threads * pol.items * pol.passes + size * (pol.passes * warps + 1) + 16 + xchg_bytes(cfg)
+        per_stage = size * pol.threads * pol.items * pol.passes + size * pol.passes * warps + 16
+        return pol.stages * per_stage + size + xchg_bytes(cfg)
     return size * (warps + 1) + xchg_bytes(cfg)
 
 
@@ -123,6 +131,9 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
                     f"which `{cfg.name}` lacks; use stage = registers")
     if pol.passes < 1 or (pol.passes > 1 and pol.stage != "ublkcp"):
         errs.append(f"scan.{dtype}: passes={pol.passes} needs stage = ublkcp (a register-staged tile is one pass)")
+    if pol.stages < 1 or (pol.stages > 1 and pol.stage != "ublkcp") or 1 < pol.stages < MIN_RING_STAGES:
+        errs.append(f"scan.{dtype}: stages={pol.stages} must be 1 (one staged tile per block) or, with "
+                    f"stage = ublkcp, at least {MIN_RING_STAGES} (a pipelined ring)")
     if pol.stage_from and pol.stage != "ublkcp":
         errs.append(f"scan.{dtype}: stage_from={pol.stage_from} needs stage = ublkcp")
     if not 0 <= pol.stage_from < 1 << 31:
@@ -135,7 +146,12 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
         errs.append(f"scan.{dtype}: items={pol.items} x {DT.SIZE[dtype]} B per thread is over the "
                     f"{MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers")
     need = smem(cfg, dtype, pol)
-    if need > cfg.smem_per_block:
+    if pol.stages > 1:  # the ring's tiles are dynamic shared memory: up to the opt-in limit
+        limit = cfg.smem_per_block_optin or cfg.smem_per_block
+        if need > limit:
+            errs.append(f"scan.{dtype}: a ring of {pol.stages} staged tiles needs {need} B of shared memory, "
+                        f"the hardware has {limit} B per block (opt-in); lower stages, items or passes")
+    elif need > cfg.smem_per_block:
         errs.append(f"scan.{dtype}: tile needs {need} B of shared memory, "
                     f"the hardware has {cfg.smem_per_block} B per block")
     elif pol.stage == "ublkcp" and need > STATIC_SMEM_BYTES:
@@ -161,6 +177,8 @@ def params(cfg, dtype: str, pol: Policy):
         param("kStore", STORES.index(pol.store), "store modifier " + pol.store + " (" + ", ".join(STORES) + ")"),
         param("kStage", STAGES.index(pol.stage), "stage " + pol.stage + " (" + ", ".join(STAGES) + ")"),
         param("kPasses", pol.passes, "policy passes (stage registers: 1)"),
+        param("kStages", pol.stages, "policy stages (1: one tile per block; more: a pipelined ring)"),
+        param("kLag", RING_LAG, "look-back one tile after the aggregate (muh/families/scan.py: RING_LAG)"),
         param("kBulkChunk", BULK_CHUNK_BYTES, "bytes per bulk copy instruction (muh/families/scan.py)"),
         param("kStageFromBytes", pol.stage_from, "policy stage_from (below: the register kernel of threads x items)"),
         param("kDelayMode", mode, "delay kind: 0 none, 1 constant, 2 backoff, 3 backon", kind=pol.delay),
@@ -179,7 +197,8 @@ RECORD = Family(
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
     dtypes=("float32", "float64", "int32", "int64"),
     policy=Policy,
-    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stage_from"),
+    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stages",
+             "stage_from"),
     api=cfuncs("""
 size_t muh_scan_workspace_bytes(int dtype, long long n);
 int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);

@@ -58,6 +58,8 @@ DIMS: dict[str, Dim] = {
                  "bulk copy engine (ublkcp: sm_90+)", SCAN_STAGES),
     "passes": Dim("int", "register passes over a tile staged in shared memory (stage = ublkcp): "
                   "tile = threads x items x passes", lo=1, hi=64),
+    "stages": Dim("int", "tiles a block of a stage = ublkcp scan holds in shared memory: 1, one tile per "
+                  "block; 3 or more, a resident grid whose blocks pipeline a ring of that many tiles", lo=1, hi=16),
     "stage_from": Dim("bytes", "input size from which a stage = ublkcp scan stages its tiles in shared memory "
                       "(below: the register kernel of the same threads x items)"),
     "block": Dim("enum", "block-wide reduce or scan algorithm", BLOCK_REDUCE + BLOCK_SCAN[:1] + BLOCK_SCAN[2:]),
@@ -111,7 +113,7 @@ _MERGE = ("threads", "items", "load", "store", "modifier", "scaling")
 FAMILIES: dict[str, Family] = {
     "reduce": Family("DeviceReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
     "segmented_reduce": Family("DeviceSegmentedReduce", _RED, block_choices=BLOCK_REDUCE, cub_header="tuning_reduce.cuh"),
-    "scan": Family("DeviceScan (decoupled look-back)", _SCAN + ("vec", "window", "store_modifier", "stage", "passes", "stage_from"), stages_tile=True,
+    "scan": Family("DeviceScan (decoupled look-back)", _SCAN + ("vec", "window", "store_modifier", "stage", "passes", "stages", "stage_from"), stages_tile=True,
                    block_choices=BLOCK_SCAN, cub_header="tuning_scan.cuh"),
     "scan_by_key": Family("DeviceScan::*ByKey", _SCAN, stages_tile=True, block_choices=BLOCK_SCAN, cub_header="tuning_scan_by_key.cuh", key_value=True),
     "segmented_scan": Family("DeviceSegmentedScan (newer CCCL)", _SCAN[:-2] + ("scaling",), stages_tile=True, block_choices=BLOCK_SCAN),

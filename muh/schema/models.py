@@ -95,6 +95,7 @@ class PolicyValues(Model):
     window: Optional[int] = Field(None, ge=1, le=1024)
     stage: _opt(SCAN_STAGES) = None
     passes: Optional[int] = Field(None, ge=1, le=64)
+    stages: Optional[int] = Field(None, ge=1, le=16)
     stage_from: Optional[Bytes] = None
     block: _opt(tuple(dict.fromkeys(BLOCK_REDUCE + BLOCK_SCAN))) = None
     scaling: _opt(SCALING) = None

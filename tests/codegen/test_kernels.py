@@ -162,6 +162,29 @@ def test_scan_stage_ublkcp_is_a_hardware_capability():
     assert errs(stage="ublkcp", passes=1) == [] and errs(stage="ublkcp", passes=10) == []
 
 
+def test_scan_pipelined_ring_is_a_staged_policy_in_dynamic_shared_memory():
+    """stages > 1: a resident grid whose blocks pipeline a ring of staged tiles. Only with stage = ublkcp,
+    at least 3 stages (lag 1), and the ring's tiles within the opt-in shared memory (227 KiB on the
+    H200), not the 48 KiB of a static tile; the BI-V100 refuses it with stage = ublkcp."""
+    def errs(threads=128, items=16, cfg=None, **kw):
+        cfg = cfg or presets.h200()
+        return C.validate(cfg.with_policies("scan", {"float32": scan_rec.Policy(threads, items, **kw)}))
+
+    h200 = presets.h200()
+    assert h200.smem_per_block_optin == 227 * 1024 and h200.smem_per_block == 48 * 1024
+    assert errs(stage="ublkcp", passes=4, stages=6) == []  # 6 x 32 KiB = 192 KiB
+    assert errs(stage="ublkcp", passes=4, stages=7) == []  # 224 KiB of tiles + 0.6 KiB of control
+    assert any("the hardware has 232448 B per block (opt-in)" in e
+               for e in errs(stage="ublkcp", passes=4, stages=8))  # 256 KiB
+    assert any("stages=2 must be 1" in e for e in errs(stage="ublkcp", passes=2, stages=2))
+    assert any("stages=4 must be 1" in e and "with stage = ublkcp" in e for e in errs(stages=4))
+    assert any("stage = ublkcp needs the bulk copy engine" in e
+               for e in errs(cfg=presets.bi100(), stage="ublkcp", passes=2, stages=4))
+    ring = h200.with_policies("scan", {"float32": scan_rec.Policy(128, 16, stage="ublkcp", passes=2, stages=4)})
+    params = _files(ring)["include/muh/kernels/params.cuh"]
+    assert "constexpr int kStages = 4;" in params and "constexpr int kLag = 1;" in params
+
+
 def test_scan_vector_width_divides_the_items():
     def vec(dtype, items, v=16):
         return scan_rec.vec(dtype, scan_rec.Policy(128, items, vec=v))
