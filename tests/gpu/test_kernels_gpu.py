@@ -147,6 +147,31 @@ def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
                                          f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
 
 
+def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
+    """A pipelined ring (stages > 1) draws its tiles from a counter in the workspace, which the last
+    block out resets: launches of changing sizes (a partial last tile, fewer tiles than resident blocks
+    would allow, more) and both 4-byte types back to back on the one shared workspace stay exact."""
+    import torch
+
+    from bench import presets
+    from muh.runtime import ops
+    import gpu_helpers as refs
+
+    pols = presets.h200().scan
+    assert all(pols[d].stage == "ublkcp" and pols[d].stages > 1 for d in ("float32", "int32")), \
+        "the H200 spec no longer pipelines 4-byte scans"
+    stage_from = pols["float32"].stage_from
+    for i, n in enumerate([stage_from // 4 + 5, (1 << 25) + 4095, stage_from // 4, (1 << 26) - 1, stage_from // 4 + 5]):
+        dtype = ("float32", "int32")[i % 2]
+        x = refs.small_ints(n, dtype)
+        out = refs.poison(torch.empty(n, dtype=x.dtype, device="cuda"))
+        ops.scan(x, exclusive=bool(i % 3 == 1), out=out, kernels=kernels["h200"])
+        want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if i % 3 == 1 else 0)
+        bad = out.to(torch.int64) != want
+        assert not bool(bad.any()), (f"h200 {dtype} launch {i} n={n}: {int(bad.sum())} wrong, "
+                                     f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
+
+
 @pytest.mark.parametrize("variant", CHECKED)
 def test_scan_real_valued(kernels, variant):
     import torch
