@@ -154,37 +154,38 @@ if [[ $mode == final2 ]]; then
 fi
 if [[ $mode == ring ]]; then
   # issue 17 calls 6-7: pipelined rings. Libraries and the lab binary prebuilt off the device
-  # (bash bench/scan_run.sh prebuild: .devcache.tgz, bench/scan_lab/bin/lab)
+  # (bash bench/scan_run.sh prebuild: .devcache.tgz, bench/scan_lab/bin/lab). Files back (8 at most):
+  # lab.txt, scan-h200.json/.md, bench.log, pytest.log, san-ncu.txt, tune.log, h200.tune.muh
   W=.whl; [[ -d $W ]] || W=../../.whl
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $W/*.whl \
     && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu || exit 3
   [[ -f .devcache.tgz ]] && tar xzf .devcache.tgz && mkdir -p .muh-cache && cp -r .devcache/bench .muh-cache/
   export MUH_CACHE_DIR=$PWD/.devcache MAX_JOBS=16
-  python3 -c "import torch; print('torch', torch.__version__)" >> "$OUT/env.txt"
   LAB=bench/scan_lab/bin/lab
+  { cat "$OUT/env.txt"; python3 -c "import torch; print('torch', torch.__version__)"; } > "$OUT/bench.log"; rm "$OUT/env.txt"
   echo "setup $((SECONDS-t0)) s"
   # 1. the lab: every variant checked bit for bit against CUB (6 sizes, partial tiles, incl/excl, twice), then timed
-  timeout -s KILL ${LAB_S:-90} $LAB > "$OUT/lab.txt" 2> "$OUT/lab.err" 3> /dev/null; echo "lab rc $? $((SECONDS-t0)) s"
-  grep -E "FAIL|ring" "$OUT/lab.err" "$OUT/lab.txt" | head -40
+  timeout -s KILL ${LAB_S:-90} $LAB > "$OUT/lab.txt" 2>&1 3> /dev/null; echo "lab rc $? $((SECONDS-t0)) s"
+  grep -E "FAIL|correctness" "$OUT/lab.txt" | head -20
   # 2. the table: muh vs CUB 3.0.1 vs torch.cumsum vs a copy of the same bytes (BENCH_S=0: skipped)
   if [[ ${BENCH_S:-120} != 0 ]]; then
     timeout -s KILL ${BENCH_S:-120} python3 bench/kernels.py --only scan --scan-dtypes float32,int32,float64 \
       --scan-sizes 16,20,24,28,30 --scan-exclusive --out-json "$OUT/scan-h200.json" --out-md "$OUT/scan-h200.md" \
-      > "$OUT/bench.log" 2>&1
+      >> "$OUT/bench.log" 2>&1
     echo "bench rc $? $((SECONDS-t0)) s"; tail -2 "$OUT/bench.log"
   fi
   # 3. GPU tests of the scan: native (ring, staged and register paths) and emulated 16/64/128 lanes
   timeout -s KILL ${TESTS_S:-120} python3 -m pytest tests/gpu/test_kernels_gpu.py -m gpu -k "scan or large_native" -rfE \
     -n 4 -p no:cacheprovider -o console_output_style=classic -v > "$OUT/pytest.log" 2>&1
   echo "tests rc $? $((SECONDS-t0)) s: $(grep -cE ' PASSED' "$OUT/pytest.log") passed"; grep -E "FAILED|ERROR" "$OUT/pytest.log" | head -20; tail -2 "$OUT/pytest.log"
-  # 4. compute-sanitizer on the ring (lab variants, 2^16 and 2^20: 16 and 256 tiles)
-  IFS=';' read -ra sv <<< "${SAN_VARIANTS:-pipe 128x16x2 s4 lag1}"
+  # 4. compute-sanitizer on the ring (lab variants; 2^16 and 2^20: 16 and 256 tiles of 16 KiB)
+  IFS=';' read -ra sv <<< "${SAN_VARIANTS:-spec (generated, C API)}"
   for v in "${sv[@]}"; do
     for tool in memcheck racecheck; do
       for lg in ${SAN_SIZES:-16 20}; do
         timeout -s KILL ${SAN_EACH_S:-30} compute-sanitizer --tool $tool --error-exitcode 9 $LAB --ncu f32 "$v" $lg > /tmp/san.txt 2>&1
-        echo "sanitizer $tool [$v] 2^$lg rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.txt)"
-        { echo "=== $tool $v 2^$lg"; head -c 20000 /tmp/san.txt; } >> "$OUT/sanitizer.txt"
+        echo "sanitizer $tool [$v] 2^$lg rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.txt)" | tee -a "$OUT/san-ncu.txt"
+        head -c 6000 /tmp/san.txt >> /tmp/san-all.txt
       done
     done
   done
@@ -192,11 +193,25 @@ if [[ $mode == ring ]]; then
   # 5. ncu at 2^28 float32: the generated kernel (C API) and other lab variants
   IFS=';' read -ra nv <<< "${NCU_VARIANTS:-spec (generated, C API)}"
   for v in "${nv[@]}"; do
-    echo "=== $v" >> "$OUT/ncu.txt"
-    timeout -s KILL 40 $NCU -k "regex:scan_kernel|lab_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/ncu.txt" 2>&1
+    echo "=== ncu $v" >> "$OUT/san-ncu.txt"
+    timeout -s KILL 40 $NCU -k "regex:scan_kernel|lab_kernel" -c 1 $LAB --ncu f32 "$v" 28 >> "$OUT/san-ncu.txt" 2>&1
   done
   echo "ncu $((SECONDS-t0)) s"
-  grep -E "===|Duration|DRAM Throughput|L2 Cache Throughput|lts__t_sector_op_read_hit|dram__bytes|Achieved Occupancy|Registers Per|Block Limit Shared|spends" "$OUT/ncu.txt"
+  cat /tmp/san-all.txt >> "$OUT/san-ncu.txt" 2>/dev/null
+  grep -E "=== ncu|Duration|DRAM Throughput|L2 Cache Throughput|lts__t_sector_op_read_hit|Achieved Occupancy|Registers Per|Block Limit Shared|spends" "$OUT/san-ncu.txt"
+  # 6. muh tune over the ring's dimensions (float32; the spec's space narrowed to them), --apply into a copy
+  if [[ ${TUNE_S:-0} != 0 ]]; then
+    python3 - <<'PY'
+s = open("specs/h200.muh").read()
+a = s.index("algorithm scan on h200 {"); b = s.index("algorithm transform on h200")
+blk = s[a:b]; i = blk.index("  space {"); j = blk.index("  }\n", i)
+blk = blk[:i] + "  space {\n    passes = [2, 4]\n    stages = [1, 3, 4]\n    window = [32, 128]\n" + blk[j:]
+open("specs/h200.tune.muh", "w").write(s[:a] + blk + s[b:])
+PY
+    timeout -k 10 -s INT ${TUNE_S} python3 -m muh.cli tune specs/h200.tune.muh scan --types float32 --sizes 2^20,2^24,2^28 \
+      --apply --db /tmp/tune.sqlite --batch 12 --runs 10 --confirm-runs 20 --confirm-rounds 3 > "$OUT/tune.log" 2>&1
+    echo "tune rc $? $((SECONDS-t0)) s"; tail -25 "$OUT/tune.log"; cp specs/h200.tune.muh "$OUT/"
+  fi
   cat "$OUT/lab.txt"; cat "$OUT/scan-h200.md" 2>/dev/null
   exit 0
 fi

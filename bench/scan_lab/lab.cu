@@ -147,41 +147,43 @@ void add(const char* type, const char* name) { g_vars.push_back({type, name, run
 // Staged (stage 1: the tile in shared memory, filled by cp.async.bulk): threads x items x passes.
 #define ST(T_, I_, PA_, W_, L2W_, D_, CH_, ST_) Pol<T_, I_, 16 / sizeof(float) , W_, 0, 1, 0, 1, L2W_, D_, 1, ST_, 1, 1, PA_, CH_>
 #define ST8(T_, I_, PA_, L2W_, D_) Pol<T_, I_, 2, 32, 0, 1, 0, 1, L2W_, D_, 1, 0, 1, 1, PA_, 4096>
-// Pipelined (issue 17, call 6): a resident grid of blocks with rings of SG_ staged tiles, look-back lag LG_.
+// Pipelined (issue 17, calls 6-7): a resident grid of blocks with rings of SG_ staged tiles, look-back lag LG_.
 #define PI(T_, I_, PA_, SG_, LG_, W_, D_, ST_) Pol<T_, I_, 4, W_, 0, 1, 0, 1, 1140, D_, 1, ST_, 1, 1, PA_, 4096, SG_, LG_>
 #define PI8(T_, I_, PA_, SG_, LG_) Pol<T_, I_, 2, 32, 0, 1, 0, 1, 1215, 576, 1, 0, 1, 1, PA_, 4096, SG_, LG_>
 static void register_all() {
   // call 5 (final): the generated kernel (stage ublkcp 128x16x4 from 64 MiB, register 128x16 below),
   // the previous spec's register kernel, the staged kernel in the lab, a few more staged shapes
+  // call 7: the generated kernel (ring 128x16x2, 3 stages, window 128 from 2^24; register 128x16 below),
+  // the previous spec's one-tile staged kernel, ring shapes, windows, lag 0
   g_vars.push_back({"f32", "spec (generated, C API)", run_spec<float>, 1});
   add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x16x4 (32K)");
-  // pipelined rings: threads x items x passes, stages, lag
-  add<float, PI(128, 16, 4, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x4 s3 lag1");
-  add<float, PI(128, 16, 4, 3, 0, 32, 688, 0)>("f32", "pipe 128x16x4 s3 lag0");
-  add<float, PI(128, 16, 4, 2, 0, 32, 688, 0)>("f32", "pipe 128x16x4 s2 lag0");
-  add<float, PI(128, 16, 3, 4, 1, 32, 688, 0)>("f32", "pipe 128x16x3 s4 lag1");
-  add<float, PI(128, 16, 2, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s3 lag1");
-  add<float, PI(128, 16, 2, 4, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s4 lag1");
-  add<float, PI(128, 16, 2, 6, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s6 lag1");
-  add<float, PI(128, 16, 1, 6, 1, 32, 688, 0)>("f32", "pipe 128x16x1 s6 lag1");
-  add<float, PI(128, 16, 4, 6, 1, 32, 688, 0)>("f32", "pipe 128x16x4 s6 lag1");
-  add<float, PI(256, 16, 2, 3, 1, 32, 688, 0)>("f32", "pipe 256x16x2 s3 lag1");
-  add<float, PI(256, 16, 2, 4, 1, 32, 688, 0)>("f32", "pipe 256x16x2 s4 lag1");
-  add<float, PI(256, 16, 1, 6, 1, 32, 688, 0)>("f32", "pipe 256x16x1 s6 lag1");
-  add<float, PI(128, 16, 2, 4, 1, 64, 688, 0)>("f32", "pipe 128x16x2 s4 lag1 win64");
-  add<float, PI(128, 16, 2, 4, 1, 32, 350, 0)>("f32", "pipe 128x16x2 s4 lag1 d350");
-  add<float, PI(128, 16, 2, 4, 1, 32, 688, 1)>("f32", "STATS pipe 128x16x2 s4 lag1");
-  add<float, PI(128, 16, 4, 3, 1, 32, 688, 1)>("f32", "STATS pipe 128x16x4 s3 lag1");
+  add<float, PI(128, 16, 2, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s3 win32");
+  add<float, PI(128, 16, 2, 3, 1, 64, 688, 0)>("f32", "pipe 128x16x2 s3 win64");
+  add<float, PI(128, 16, 2, 3, 1, 128, 688, 0)>("f32", "pipe 128x16x2 s3 win128");
+  add<float, PI(128, 16, 2, 3, 1, 256, 688, 0)>("f32", "pipe 128x16x2 s3 win256");
+  add<float, PI(128, 16, 2, 3, 0, 128, 688, 0)>("f32", "pipe 128x16x2 s3 win128 lag0");
+  add<float, PI(128, 16, 2, 4, 1, 128, 688, 0)>("f32", "pipe 128x16x2 s4 win128");
+  add<float, PI(128, 16, 3, 3, 1, 128, 688, 0)>("f32", "pipe 128x16x3 s3 win128");
+  add<float, PI(128, 16, 4, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x4 s3 win32");
+  add<float, PI(128, 16, 4, 3, 1, 128, 688, 0)>("f32", "pipe 128x16x4 s3 win128");
+  add<float, PI(128, 16, 4, 4, 1, 128, 688, 0)>("f32", "pipe 128x16x4 s4 win128");
+  add<float, PI(128, 16, 1, 6, 1, 128, 688, 0)>("f32", "pipe 128x16x1 s6 win128");
+  add<float, PI(256, 16, 2, 3, 1, 128, 688, 0)>("f32", "pipe 256x16x2 s3 win128");
+  add<float, PI(128, 16, 2, 3, 1, 128, 350, 0)>("f32", "pipe 128x16x2 s3 win128 d350");
+  add<float, PI(128, 16, 2, 3, 1, 128, 688, 1)>("f32", "STATS pipe 128x16x2 s3 win128");
+  add<float, PI(128, 16, 2, 3, 1, 32, 688, 1)>("f32", "STATS pipe 128x16x2 s3 win32");
+  add<float, PI(128, 16, 4, 3, 1, 128, 688, 1)>("f32", "STATS pipe 128x16x4 s3 win128");
+  add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 1)>("f32", "STATS bulk 128x16x4");
   g_vars.push_back({"f32", "CUB", run_cub<float>, 0});
   g_vars.push_back({"f32", "copy", run_copy<float>, 0});
   g_vars.push_back({"i32", "spec (generated, C API)", run_spec<int>, 1});
-  add<int, PI(128, 16, 2, 4, 1, 32, 688, 0)>("i32", "pipe 128x16x2 s4 lag1");
-  add<int, PI(128, 16, 4, 3, 1, 32, 688, 0)>("i32", "pipe 128x16x4 s3 lag1");
+  add<int, PI(128, 16, 2, 3, 1, 32, 688, 0)>("i32", "pipe 128x16x2 s3 win32");
+  add<int, PI(128, 16, 4, 3, 1, 128, 688, 0)>("i32", "pipe 128x16x4 s3 win128");
   g_vars.push_back({"i32", "CUB", run_cub<int>, 0});
   g_vars.push_back({"i32", "copy", run_copy<int>, 0});
   g_vars.push_back({"f64", "spec (generated, C API)", run_spec<double>, 1});
-  add<double, PI8(128, 8, 2, 4, 1)>("f64", "pipe 128x8x2 s4 lag1");
-  add<double, PI8(128, 8, 4, 3, 1)>("f64", "pipe 128x8x4 s3 lag1");
+  add<double, PI8(128, 8, 2, 3, 1)>("f64", "pipe 128x8x2 s3 win32");
+  add<double, PI8(128, 8, 4, 3, 1)>("f64", "pipe 128x8x4 s3 win32");
   g_vars.push_back({"f64", "CUB", run_cub<double>, 0});
   g_vars.push_back({"f64", "copy", run_copy<double>, 0});
 }

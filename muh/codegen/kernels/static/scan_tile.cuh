@@ -561,16 +561,20 @@ __device__ __forceinline__ void scan_staged(const T* in, T* out, long long n, vo
 }
 
 // ---- pipelined staged tiles: a resident grid, each block a ring of kStages staged tiles --------------
-// Each block draws its tiles from a counter (in draw order, so a tile only ever waits on tiles drawn
-// before it by blocks that are running: no deadlock when fewer blocks are resident than launched; each
-// refill's tile is drawn one refill ahead, so the atomic's latency overlaps a tile) and keeps kStages
+// The grid is what the device holds at once (the host asks the occupancy); each block keeps kStages
 // tiles in shared memory: while it scans one and looks back for another, the bulk copies of the next
-// ones are in flight. Iteration k: wait for tile k's data, scan it in kPasses register passes, publish
-// its aggregate; then (kLag = 1) look back for tile k-1 — whose aggregate went out one tile earlier, so
-// its predecessors have published theirs and the look-back skips the L2-write wait — store tile k-1 and
-// refill its stage. kLag = 0: look back for tile k itself right after its aggregate (tile k+1's
-// aggregate then waits for tile k's look-back: the chain a simple persistent grid suffers). The tiles'
-// data live in dynamic shared memory (kStages x the tile).
+// ones are in flight. Tiles are numbered in the order they are scanned: block b first fills its ring
+// with tiles b, G + b, …, (kStages - 1) G + b (G blocks; every block scans its stage s at about the
+// same time), then refills each stage as it frees with a tile drawn from a counter (drawn one refill
+// ahead, so the atomic's latency overlaps a tile; a later draw is scanned later). A ring filled with
+// consecutive tiles instead makes the next block's first look-back wait for the last tile of the
+// previous block's ring, and so on down the grid: a chain (lab, call 6: 8 ms at 2^28). Every tile is
+// held by a block that runs or will run once the SMs it waits for are free (the grid fits the device).
+// Iteration k: wait for tile k's data, scan it in kPasses register passes, publish its aggregate; then
+// (kLag = 1) look back for tile k-1 — whose aggregate went out one tile earlier, so the look-back skips
+// the L2-write wait — store tile k-1 and refill its stage. kLag = 0: look back for tile k itself right
+// after its aggregate (tile k+1's aggregate then waits for tile k's look-back). The tiles' data live in
+// dynamic shared memory (kStages x the tile).
 extern __shared__ __align__(128) unsigned char muh_scan_ring[];
 
 template <typename T, typename P>
@@ -654,7 +658,8 @@ struct Pipeline {
 
   // all threads: the look-back for tile (aggregate agg, in stage s), its store, then stage s refilled
   // with the tile thread 0 drew one refill earlier (`drawn`: the atomic's latency overlaps a tile)
-  __device__ void finish(int s, long long tile, T agg, bool fresh, unsigned long long* draws, long long& drawn) {
+  __device__ void finish(int s, long long tile, T agg, bool fresh, unsigned long long* draws, long long drawn_from,
+                         long long& drawn) {
     if (warp::id() == 0) {
       T pre = T(0);
       if (tile != 0) {
@@ -685,7 +690,7 @@ struct Pipeline {
     __syncthreads();  // stage s, its totals and the prefix are free
     if (threadIdx.x == 0) {
       const long long next = drawn;
-      drawn = (long long)atomicAdd(draws, 1ull);
+      drawn = drawn_from + (long long)atomicAdd(draws, 1ull);
       sh.tile[s] = next;
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic accesses before the async copy
       issue(s, next);
@@ -701,15 +706,15 @@ __device__ __forceinline__ void scan_pipelined(const T* in, T* out, long long n,
   unsigned long long* ctr = Workspace<T, P>::counters(ws);  // [0] tile draws, [1] block exits
   Pipeline<T, P, kExclusive> pl = {sh, reinterpret_cast<T*>(muh_scan_ring), in, out, n, tiles,
                                    Workspace<T, P>::state(ws, tiles), epoch, aligned16(in) && aligned16(out)};
+  const long long grid = gridDim.x, drawn_from = grid * R::kStages;  // tiles of the first fills
   long long drawn = 0;  // thread 0: the tile of the next refill
   if (threadIdx.x == 0) {
     for (int s = 0; s < R::kStages; ++s) bulk::init(&sh.bar[s]);
-    const long long first = (long long)atomicAdd(ctr, (unsigned long long)R::kStages + 1ull);
-    drawn = first + R::kStages;
     for (int s = 0; s < R::kStages; ++s) {
-      sh.tile[s] = first + s;
-      pl.issue(s, first + s);
+      sh.tile[s] = s * grid + blockIdx.x;
+      pl.issue(s, sh.tile[s]);
     }
+    drawn = drawn_from + (long long)atomicAdd(ctr, 1ull);
   }
   __syncthreads();
   unsigned phase = 0;  // bit s: the parity of stage s's next bulk completion
@@ -724,10 +729,10 @@ __device__ __forceinline__ void scan_pipelined(const T* in, T* out, long long n,
     if (have) agg = pl.scan(s, tile, phase);
     if (P::kLag == 0) {
       if (!have) break;
-      pl.finish(s, tile, agg, true, ctr, drawn);
+      pl.finish(s, tile, agg, true, ctr, drawn_from, drawn);
       continue;
     }
-    if (prev >= 0) pl.finish(q, prev, prev_agg, false, ctr, drawn);
+    if (prev >= 0) pl.finish(q, prev, prev_agg, false, ctr, drawn_from, drawn);
     if (!have) break;
     prev = tile;
     prev_agg = agg;
