@@ -50,13 +50,13 @@ def test_h200_spec_matches_the_preset_where_cub_is_the_source():
 
 
 def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
-    """The spec's default policy stages (ublkcp, 2 passes, a ring of 3 stages, from 64 MiB); float64
+    """The spec's default policy stages (ublkcp, 4 passes, a ring of 3 stages, from 64 MiB); float64
     and int64 set stage = registers and so drop the passes, stages and threshold they inherit."""
     [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
     assert cfg.has_bulk_copy
     for d in ("float32", "int32"):
         p = cfg.scan[d]
-        assert (p.stage, p.passes, p.stages, p.stage_from) == ("ublkcp", 2, 3, 64 << 20), d
+        assert (p.stage, p.passes, p.stages, p.stage_from) == ("ublkcp", 4, 3, 64 << 20), d
     for d in ("float64", "int64"):
         p = cfg.scan[d]
         assert (p.stage, p.passes, p.stages, p.stage_from) == ("registers", 1, 1, 0), d
