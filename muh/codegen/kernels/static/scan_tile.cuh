@@ -704,10 +704,12 @@ __device__ __forceinline__ void scan_pipelined(const T* in, T* out, long long n,
   __shared__ R sh;
   const long long tiles = (n + R::kSize - 1) / R::kSize;
   unsigned long long* ctr = Workspace<T, P>::counters(ws);  // [0] tile draws, [1] block exits
-  Pipeline<T, P, kExclusive> pl = {sh, reinterpret_cast<T*>(muh_scan_ring), in, out, n, tiles,
-                                   Workspace<T, P>::state(ws, tiles), epoch, aligned16(in) && aligned16(out)};
-  const long long grid = gridDim.x, drawn_from = grid * R::kStages;  // tiles of the first fills
-  long long drawn = 0;  // thread 0: the tile of the next refill
+  const bool al = aligned16(in) && aligned16(out);
+  T* data = reinterpret_cast<T*>(muh_scan_ring);
+  Pipeline<T, P, kExclusive> pl = {sh, data, in, out, n, tiles, Workspace<T, P>::state(ws, tiles), epoch, al};
+  // the first fills are tiles [0, drawn_from); thread 0 keeps the tile of the next refill in `drawn`
+  const long long grid = gridDim.x, drawn_from = grid * R::kStages;
+  long long drawn = 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < R::kStages; ++s) bulk::init(&sh.bar[s]);
     for (int s = 0; s < R::kStages; ++s) {
