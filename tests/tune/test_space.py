@@ -126,3 +126,28 @@ def test_build_and_tune_agree_on_items_not_a_multiple_of_vec(loaded, tmp_path):
     e = effective(v, sp)
     assert dict(e.params)["kVec"] == 1  # the kernel tune measures is the one build generates
     assert static_reasons(v, sp) == [] and emitter_reasons(e, hw) == []
+
+
+def test_scan_ring_dims_are_searched_like_a_build_would_take_them():
+    """`stages` (a pipelined ring of staged tiles) is a tunable scan dimension: on the H200 spec a
+    ring of 3 passes the static filter, a ring of 2 is refused with the kernel's reason (the lag needs
+    a third stage) and the ring's effective kernel carries the number of stages."""
+    from pathlib import Path
+
+    from muh.pipeline import load_file
+    from muh.tune.space import TUNABLE
+
+    assert "stages" in TUNABLE["scan"]
+    spec = load_file(Path(__file__).resolve().parents[2] / "specs" / "h200.muh").spec
+    sp = build_space(spec, "scan", "float32", bucket=(1 << 24, None))
+    assert "stages" in sp.dims
+    base = sp.base.as_dict()
+
+    def variant(**kw):
+        return Variant("scan", "float32", tuple(sorted({**base, **kw}.items())))
+
+    hw = spec.hardware["h200"]
+    ring = effective(variant(stage="ublkcp", passes=4, stages=3), sp)
+    assert dict(ring.params)["kStages"] == 3 and emitter_reasons(ring, hw) == []
+    two = effective(variant(stage="ublkcp", passes=4, stages=2), sp)
+    assert any("stages=2 must be 1" in r for r in emitter_reasons(two, hw))
