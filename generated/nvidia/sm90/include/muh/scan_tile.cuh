@@ -51,8 +51,10 @@ template <typename P>
 struct Delay {
   unsigned cur;
   unsigned seed;
-  __device__ explicit Delay(unsigned tile) : cur(P::kDelayStartNs), seed(tile * 2654435761u + 12345u) {
-    sleep_ns<P::kSpinCyclesPerNsX16>(P::kL2WriteNs);  // let our own aggregate reach L2 first
+  // fresh: the tile's aggregate was published just now (wait for it to reach L2 first); a pipelined
+  // block looks back one tile later, long after its publication, and skips that wait.
+  __device__ Delay(unsigned tile, bool fresh) : cur(P::kDelayStartNs), seed(tile * 2654435761u + 12345u) {
+    if (fresh) sleep_ns<P::kSpinCyclesPerNsX16>(P::kL2WriteNs);  // let our own aggregate reach L2 first
   }
   __device__ void operator()() {
     if (P::kDelayMode == 0) return;
@@ -219,12 +221,14 @@ struct Layout {
   enum { value = sizeof(T) == 4 ? 0 : (P::kPacked16 && MUH_HAS_PTX_MEMORY_MODEL) ? 1 : 2 };
 };
 
-// Workspace: the tile status (16 bytes of head room kept for future use: the layout is private).
+// Workspace: two 8-byte counters (a pipelined grid's tile draws and block exits; zero between
+// launches: the last block to exit resets them), then the tile status.
 template <typename T, typename P>
 struct Workspace {
   typedef TileState<T, Layout<T, P>::value> State;
   enum { kHead = 16 };
   static __host__ __device__ size_t bytes(long long tiles) { return kHead + State::bytes(tiles); }
+  static __host__ __device__ unsigned long long* counters(void* ws) { return static_cast<unsigned long long*>(ws); }
   static __host__ __device__ State state(void* ws, long long tiles) {
     return State::at(static_cast<char*>(ws) + kHead, tiles);
   }
@@ -240,7 +244,7 @@ struct Workspace {
 // whole window, when it has none) has been published; otherwise the warp waits the delay and reads
 // again. Without a PREFIX the window moves back by its width.
 template <typename T, typename P, typename State>
-__device__ T lookback(const State& st, long long tile, unsigned epoch) {
+__device__ T lookback(const State& st, long long tile, unsigned epoch, bool fresh = true) {
   enum {
     kLanes = (int)P::kWindow<(int)warp::kSize ? (int)P::kWindow : (int)warp::kSize, kWords = (int)P::kWindow>(int)
             warp::kSize
@@ -248,7 +252,7 @@ __device__ T lookback(const State& st, long long tile, unsigned epoch) {
         : 1,
     kSpan = kLanes * kWords
   };
-  Delay<P> delay((unsigned)tile);
+  Delay<P> delay((unsigned)tile, fresh);
   T prefix = T(0);
   long long end = tile - 1;
   const bool reader = warp::lane() < kLanes;
@@ -427,6 +431,12 @@ struct TileElems {
   enum { value = P::kThreads * P::kItems * ((P::kStage == 1 && MUH_HAS_BULK_COPY) ? P::kPasses : 1) };
 };
 
+// 0: register tiles, one per block; 1: one staged tile per block; 2: a pipelined grid of staged tiles
+template <typename P>
+struct BodyKind {
+  enum { value = (P::kStage == 1 && MUH_HAS_BULK_COPY) ? (P::kStages > 1 ? 2 : 1) : 0 };
+};
+
 template <typename T>
 __device__ __forceinline__ bool aligned16(const T* p) {
   return ((uintptr_t)p & 15u) == 0;
@@ -550,6 +560,195 @@ __device__ __forceinline__ void scan_staged(const T* in, T* out, long long n, vo
     t.store(out, base + p * S::kPass, valid - p * S::kPass, fast, off);
   }
 }
+
+// ---- pipelined staged tiles: a resident grid, each block a ring of kStages staged tiles --------------
+// The grid is what the device holds at once (the host asks the occupancy); each block keeps kStages
+// tiles in shared memory: while it scans one and looks back for another, the bulk copies of the next
+// ones are in flight. Tiles are numbered in the order they are scanned: block b first fills its ring
+// with tiles b, G + b, …, (kStages - 1) G + b (G blocks; every block scans its stage s at about the
+// same time), then refills each stage as it frees with a tile drawn from a counter (drawn one refill
+// ahead, so the atomic's latency overlaps a tile; a later draw is scanned later). A ring filled with
+// consecutive tiles instead makes the next block's first look-back wait for the last tile of the
+// previous block's ring, and so on down the grid: a chain (lab, call 6: 8 ms at 2^28). Every tile is
+// held by a block that runs or will run once the SMs it waits for are free (the grid fits the device).
+// Iteration k: wait for tile k's data, scan it in kPasses register passes, publish its aggregate; then
+// (kLag = 1) look back for tile k-1 — whose aggregate went out one tile earlier, so the look-back skips
+// the L2-write wait — store tile k-1 and refill its stage. kLag = 0: look back for tile k itself right
+// after its aggregate (tile k+1's aggregate then waits for tile k's look-back). The tiles' data live in
+// dynamic shared memory (kStages x the tile).
+extern __shared__ __align__(128) unsigned char muh_scan_ring[];
+
+template <typename T, typename P>
+struct Ring {
+  enum {
+    kStages = P::kStages,
+    kPasses = P::kPasses,
+    kWarps = Tile<T, P>::kWarps,
+    kPass = Tile<T, P>::kSize,
+    kSize = kPass * kPasses,
+    kChunk = (int)P::kBulkChunk / (int)sizeof(T) < kSize ? (int)P::kBulkChunk / (int)sizeof(T) : kSize
+  };
+  static_assert(kSize % kChunk == 0, "bulk chunk must divide the tile");
+  static_assert(kStages >= 2 + (int)P::kLag, "a ring needs a stage in flight beside the tiles being finished");
+  T totals[kStages][kPasses][kWarps];
+  long long tile[kStages];
+  T prefix;
+  unsigned long long bar[kStages];
+  static __host__ __device__ size_t data_bytes() { return (size_t)kStages * kSize * sizeof(T); }
+};
+
+template <typename T, typename P, bool kExclusive>
+struct Pipeline {
+  typedef Ring<T, P> R;
+  typedef typename Workspace<T, P>::State State;
+  R& sh;
+  T* data;
+  const T* in;
+  T* out;
+  long long n, tiles;
+  State st;
+  unsigned epoch;
+  bool al;
+
+  __device__ int valid_of(long long tile) const {
+    const long long base = tile * R::kSize;
+    return (int)(n - base < R::kSize ? n - base : R::kSize);
+  }
+  __device__ bool fast(long long tile) const { return al && valid_of(tile) == R::kSize; }
+
+  // thread 0: request a full tile's bytes into stage s (other tiles are filled element-wise later)
+  __device__ void issue(int s, long long tile) {
+    if (tile >= tiles || !fast(tile)) return;
+    bulk::expect(&sh.bar[s], (unsigned)(R::kSize * sizeof(T)));
+    const T* src = in + tile * R::kSize;
+    T* dst = data + (long long)s * R::kSize;
+    for (int c = 0; c < R::kSize / R::kChunk; ++c)
+      bulk::copy(dst + c * R::kChunk, src + c * R::kChunk, (unsigned)(R::kChunk * sizeof(T)), &sh.bar[s]);
+  }
+
+  // all threads: tile's data into stage s, scanned in passes (written back), totals; returns the aggregate
+  __device__ T scan(int s, long long tile, unsigned& phase) {
+    T* d = data + (long long)s * R::kSize;
+    if (fast(tile)) {
+      bulk::wait(&sh.bar[s], (phase >> s) & 1u);
+      phase ^= 1u << s;
+    } else {
+      const int valid = valid_of(tile);
+      const long long base = tile * R::kSize;
+      for (int i = threadIdx.x; i < R::kSize; i += P::kThreads) d[i] = i < valid ? in[base + i] : T(0);
+      __syncthreads();
+    }
+#pragma unroll 1
+    for (int p = 0; p < R::kPasses; ++p) {
+      Tile<T, P> t;
+      t.load_shared(d + p * R::kPass);
+      const T wtotal = t.template scan_warp<kExclusive>();
+#pragma unroll
+      for (int q = 0; q < Tile<T, P>::kSteps; ++q)
+        Global<T, P::kVec, 0>::store(d + p * R::kPass + t.offset(q), t.v[q], 0);
+      if (warp::lane() == 0) sh.totals[s][p][warp::id()] = wtotal;
+    }
+    __syncthreads();
+    T agg = T(0);
+    for (int p = 0; p < R::kPasses; ++p)
+#pragma unroll
+      for (int w = 0; w < R::kWarps; ++w) agg = agg + sh.totals[s][p][w];
+    if (threadIdx.x == 0) st.publish(tile, epoch, tile == 0 ? (int)kPrefix : (int)kAggregate, agg);
+    return agg;
+  }
+
+  // all threads: the look-back for tile (aggregate agg, in stage s), its store, then stage s refilled
+  // with the tile thread 0 drew one refill earlier (`drawn`: the atomic's latency overlaps a tile)
+  __device__ void finish(int s, long long tile, T agg, bool fresh, unsigned long long* draws, long long drawn_from,
+                         long long& drawn) {
+    if (warp::id() == 0) {
+      T pre = T(0);
+      if (tile != 0) {
+        pre = lookback<T, P>(st, tile, epoch, fresh);
+        if (warp::lane() == 0) st.publish(tile, epoch, kPrefix, pre + agg);
+      }
+      if (warp::lane() == 0) sh.prefix = pre;
+    }
+    __syncthreads();
+    const T* d = data + (long long)s * R::kSize;
+    const long long base = tile * R::kSize;
+    const int valid = valid_of(tile);
+    const bool f = al && valid == R::kSize;
+    T run = sh.prefix;
+#pragma unroll 1
+    for (int p = 0; p < R::kPasses; ++p) {
+      T off = run;
+#pragma unroll
+      for (int w = 0; w < R::kWarps; ++w) {
+        const T x = sh.totals[s][p][w];
+        if (w < warp::id()) off = off + x;
+        run = run + x;
+      }
+      Tile<T, P> t;
+      t.load_shared(d + p * R::kPass);
+      t.store(out, base + p * R::kPass, valid - p * R::kPass, f, off);
+    }
+    __syncthreads();  // stage s, its totals and the prefix are free
+    if (threadIdx.x == 0) {
+      const long long next = drawn;
+      drawn = drawn_from + (long long)atomicAdd(draws, 1ull);
+      sh.tile[s] = next;
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic accesses before the async copy
+      issue(s, next);
+    }
+  }
+};
+
+template <typename T, typename P, bool kExclusive>
+__device__ __forceinline__ void scan_pipelined(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+  typedef Ring<T, P> R;
+  __shared__ R sh;
+  const long long tiles = (n + R::kSize - 1) / R::kSize;
+  unsigned long long* ctr = Workspace<T, P>::counters(ws);  // [0] tile draws, [1] block exits
+  const bool al = aligned16(in) && aligned16(out);
+  T* data = reinterpret_cast<T*>(muh_scan_ring);
+  Pipeline<T, P, kExclusive> pl = {sh, data, in, out, n, tiles, Workspace<T, P>::state(ws, tiles), epoch, al};
+  // the first fills are tiles [0, drawn_from); thread 0 keeps the tile of the next refill in `drawn`
+  const long long grid = gridDim.x, drawn_from = grid * R::kStages;
+  long long drawn = 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < R::kStages; ++s) bulk::init(&sh.bar[s]);
+    for (int s = 0; s < R::kStages; ++s) {
+      sh.tile[s] = s * grid + blockIdx.x;
+      pl.issue(s, sh.tile[s]);
+    }
+    drawn = drawn_from + (long long)atomicAdd(ctr, 1ull);
+  }
+  __syncthreads();
+  unsigned phase = 0;  // bit s: the parity of stage s's next bulk completion
+  long long prev = -1;
+  T prev_agg = T(0);
+  int q = 0;
+#pragma unroll 1
+  for (int s = 0;; s = s + 1 == R::kStages ? 0 : s + 1) {
+    const long long tile = sh.tile[s];  // written by thread 0 before at least one barrier since
+    const bool have = tile < tiles;
+    T agg = T(0);
+    if (have) agg = pl.scan(s, tile, phase);
+    if (P::kLag == 0) {
+      if (!have) break;
+      pl.finish(s, tile, agg, true, ctr, drawn_from, drawn);
+      continue;
+    }
+    if (prev >= 0) pl.finish(q, prev, prev_agg, false, ctr, drawn_from, drawn);
+    if (!have) break;
+    prev = tile;
+    prev_agg = agg;
+    q = s;
+  }
+  if (threadIdx.x == 0) {  // the last block out resets the counters for the next launch
+    __threadfence();
+    if (atomicAdd(ctr + 1, 1ull) == (unsigned long long)gridDim.x - 1) {
+      ctr[0] = 0ull;
+      ctr[1] = 0ull;
+    }
+  }
+}
 #endif  // MUH_HAS_BULK_COPY
 
 // One tile per block, tile = blockIdx.x (blocks start in index order, as CUB's single-pass scan assumes).
@@ -585,11 +784,18 @@ struct Body<1> {
     scan_staged<T, P, kExclusive>(in, out, n, ws, epoch);
   }
 };
+template <>
+struct Body<2> {
+  template <typename T, typename P, bool kExclusive>
+  static __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+    scan_pipelined<T, P, kExclusive>(in, out, n, ws, epoch);
+  }
+};
 #endif
 
 template <typename T, typename P, bool kExclusive>
 __device__ __forceinline__ void run(const T* in, T* out, long long n, void* ws, unsigned epoch) {
-  Body<(P::kStage == 1 && MUH_HAS_BULK_COPY) ? 1 : 0>::template run<T, P, kExclusive>(in, out, n, ws, epoch);
+  Body<BodyKind<P>::value>::template run<T, P, kExclusive>(in, out, n, ws, epoch);
 }
 
 }  // namespace scan_tile
