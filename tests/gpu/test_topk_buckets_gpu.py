@@ -45,7 +45,7 @@ def by_k(tmp_path_factory):
     root = tmp_path_factory.mktemp("topk-by-k")
     emitter.write(cfg, root)
     source = (root / "kernels" / "topk.cu").read_text()
-    assert f"if (k < {BOUNDARY})" in source  # the launch picks the bucket by k
+    assert f"if (k < {BOUNDARY}LL)" in source  # the launch picks the bucket by k
     major, minor = torch.cuda.get_device_capability()
     return Kernels.from_library(build.build_capi(root, arch=f"sm_{major}{minor}"))
 
