@@ -62,15 +62,29 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
-def checks(cfg, dtype: str, pol: Policy) -> list[str]:
+def policy_checks(family: str, dtype: str, pol, items_max: Optional[int] = None, items_why: str = "") -> list[str]:
+    """The checks every ops policy family shares: a block CUDA can launch, a power-of-two vector, items
+    at least 1 (and at most ``items_max`` where the family holds them in registers)."""
     errs = []
     if not 1 <= pol.threads <= MAX_BLOCK:
-        errs.append(f"rms_norm.{dtype}: threads={pol.threads} is not 1..{MAX_BLOCK}")
+        errs.append(f"{family}.{dtype}: threads={pol.threads} is not 1..{MAX_BLOCK}")
     if pol.vec is not None and (pol.vec < 1 or pol.vec & (pol.vec - 1)):
-        errs.append(f"rms_norm.{dtype}: vec={pol.vec} is not a power of two")
-    if pol.items < 1:
-        errs.append(f"rms_norm.{dtype}: items={pol.items} must be at least 1")
+        errs.append(f"{family}.{dtype}: vec={pol.vec} is not a power of two")
+    if items_max is None and pol.items < 1:
+        errs.append(f"{family}.{dtype}: items={pol.items} must be at least 1")
+    if items_max is not None and not 1 <= pol.items <= items_max:
+        errs.append(f"{family}.{dtype}: items={pol.items} is not 1..{items_max}{items_why}")
     return errs
+
+
+def harness(template: str) -> Harness:
+    """The tune harness of an ops family: rows of every hidden size in HIDDENS."""
+    return Harness(template, shape=HIDDENS, variables=lambda shape: {"hiddens": list(shape)},
+                   check_sizes=lambda shape: (5 * max(shape), min(shape)))
+
+
+def checks(cfg, dtype: str, pol: Policy) -> list[str]:
+    return policy_checks("rms_norm", dtype, pol)
 
 
 RECORD = Family(
@@ -86,6 +100,5 @@ RECORD = Family(
     op=None,
     size_buckets=True,
     ops=True,
-    harness=Harness("rms_norm.harness.cu.j2", shape=HIDDENS, variables=lambda shape: {"hiddens": list(shape)},
-                    check_sizes=lambda shape: (5 * max(shape), min(shape))),
+    harness=harness("rms_norm.harness.cu.j2"),
 )

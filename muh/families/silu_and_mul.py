@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.runtime import dtypes as DT
-from muh.families.base import Family, Harness, ops_api, param
-from muh.families.rms_norm import HIDDENS, MAX_BLOCK, load_elems
+from muh.families.base import Family, ops_api, param
+from muh.families.rms_norm import harness, load_elems, policy_checks
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,7 @@ def params(cfg, dtype: str, pol: Policy):
 
 
 def checks(cfg, dtype: str, pol: Policy) -> list[str]:
-    errs = []
-    if not 1 <= pol.threads <= MAX_BLOCK:
-        errs.append(f"silu_and_mul.{dtype}: threads={pol.threads} is not 1..{MAX_BLOCK}")
-    if pol.vec is not None and (pol.vec < 1 or pol.vec & (pol.vec - 1)):
-        errs.append(f"silu_and_mul.{dtype}: vec={pol.vec} is not a power of two")
-    if not 1 <= pol.items <= 16:
-        errs.append(f"silu_and_mul.{dtype}: items={pol.items} is not 1..16 (vectors held in registers)")
-    return errs
+    return policy_checks("silu_and_mul", dtype, pol, items_max=16, items_why=" (vectors held in registers)")
 
 
 RECORD = Family(
@@ -60,6 +53,5 @@ RECORD = Family(
     op=None,
     size_buckets=True,
     ops=True,
-    harness=Harness("silu_and_mul.harness.cu.j2", shape=HIDDENS, variables=lambda shape: {"hiddens": list(shape)},
-                    check_sizes=lambda shape: (5 * max(shape), min(shape))),
+    harness=harness("silu_and_mul.harness.cu.j2"),
 )
