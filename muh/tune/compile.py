@@ -6,7 +6,9 @@ cluster (``--ray-address`` for an existing one, a local one otherwise) and ships
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import subprocess
 import tempfile
@@ -14,6 +16,8 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from muh.runtime import ptxas
 
 
 @dataclass
@@ -24,6 +28,7 @@ class Compiled:
     seconds: float
     timed_out: bool = False
     killed: bool = False  # nvcc died from a signal (Ctrl-C): no verdict on the source
+    spills: tuple[ptxas.Spill, ...] = ()  # functions that spill registers (read with ptxas.FLAGS in the args)
 
 
 def compile_job(source: str, args: list[str], nvcc: str = "nvcc", timeout: float = 600.0) -> Compiled:
@@ -40,11 +45,15 @@ def compile_job(source: str, args: list[str], nvcc: str = "nvcc", timeout: float
             return Compiled(False, b"", f"nvcc ran past {timeout:.0f} s", time.monotonic() - t0, timed_out=True)
         except OSError as err:
             return Compiled(False, b"", f"cannot run {nvcc}: {err}", time.monotonic() - t0)
-        log = (res.stdout + res.stderr)[-4000:]
+        full = res.stdout + res.stderr
+        log = ptxas.quiet(full)[-4000:]  # the diagnostics, without ptxas's per-function report
         if res.returncode != 0 or not exe.exists():
             return Compiled(False, b"", log or f"nvcc exited with {res.returncode}", time.monotonic() - t0,
                             killed=res.returncode < 0)
-        return Compiled(True, exe.read_bytes(), log, time.monotonic() - t0)
+        found = ptxas.spills(full)
+        names = ptxas.demangle([s.function for s in found], nvcc)
+        found = tuple(dataclasses.replace(s, name=names[s.function]) for s in found)
+        return Compiled(True, exe.read_bytes(), log, time.monotonic() - t0, spills=found)
 
 
 def unit_key(source: str, args: list[str], nvcc: str) -> str:
@@ -71,9 +80,9 @@ def _nvcc_version(nvcc: str) -> str:
 
 class LocalPool:
     """Threads running nvcc processes on this machine. With ``cache`` (a folder), a compiled unit is
-    kept under its content address (``unit_key``) and the same source compiles only once: a size
-    bucket's units, which differ from another bucket's only in the sizes they are run at, or a
-    resumed run."""
+    kept under its content address (``unit_key``), with its spill report beside it, and the same source
+    compiles only once: a size bucket's units, which differ from another bucket's only in the sizes
+    they are run at, or a resumed run."""
 
     kind = "local"
 
@@ -89,14 +98,21 @@ class LocalPool:
 
     def _cached(self, source: str, args: list[str], nvcc: str, timeout: float) -> Compiled:
         path = self.cache / f"unit-{unit_key(source, args, nvcc)}"
-        if path.exists():
-            return Compiled(True, path.read_bytes(), "cached", 0.0)
+        report = path.with_suffix(".spills")
+        if path.exists() and report.exists():
+            try:
+                found = tuple(ptxas.Spill(**s) for s in json.loads(report.read_text()))
+                return Compiled(True, path.read_bytes(), "cached", 0.0, spills=found)
+            except (ValueError, TypeError):
+                pass  # an unreadable report: compile again
         comp = compile_job(source, args, nvcc, timeout)
         if comp.ok:
             self.cache.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(comp.binary)
-            tmp.replace(path)
+            for dest, data in ((report, json.dumps([dataclasses.asdict(s) for s in comp.spills]).encode()),
+                               (path, comp.binary)):  # the report first: a binary is never cached without it
+                tmp = dest.with_suffix(f"{dest.suffix}.tmp{os.getpid()}")
+                tmp.write_bytes(data)
+                tmp.replace(dest)
         return comp
 
     def shutdown(self) -> None:

@@ -1,4 +1,4 @@
-"""One `muh tune` run: space → static filter → strategy → compile fan-out → GPU workers → database
+"""One `muh tune` run: space → static filter → strategy → compile fan-out (→ no-spill rule) → GPU workers → database
 → confirmation of the top candidates → decision (→ `--apply`).
 
 The orchestrator is one thread. Compile jobs run on a pool (threads or Ray); one measuring
@@ -27,7 +27,8 @@ from muh.tune.measure import BaseFailed, Result, kill_all, run_unit
 from muh.tune.space import Space, Variant, build_space, effective, static_filter
 from muh.tune.strategy import make as make_strategy
 from muh.tune.workers import Job, Outcome, RayWorkers, ThreadWorkers
-from muh.tune.unit import UnitVariant, emitter_reasons, nvcc_args, render_unit, source_hash
+from muh.tune.unit import (UnitVariant, emitter_reasons, nvcc_args, render_unit, source_hash, spill_detail,
+                           spilled_variants)
 
 
 @dataclass
@@ -160,9 +161,12 @@ class Runner:
                 self.workers = ThreadWorkers(gpus, measure=lambda *a, **k: run_unit(*a, **k), stop=self.stop)
         return self.workers
 
-    def _job(self, binary: Path, n: int, runs: int, seed: int) -> Job:
+    def _job(self, binary: Path, indices: list[int] | int, runs: int, seed: int) -> Job:
+        """Measure ``indices`` of ``binary`` (an int n: indices 1..n) against its base (index 0)."""
         o = self.opts
-        return Job(binary, list(range(1, n + 1)), list(self.sizes), runs, o.warmup, seed, o.variant_timeout)
+        if isinstance(indices, int):
+            indices = list(range(1, indices + 1))
+        return Job(binary, list(indices), list(self.sizes), runs, o.warmup, seed, o.variant_timeout)
 
     def close(self) -> None:
         self.db.end_session(self.session, "interrupted" if self.stop.is_set() else "finished")
@@ -219,6 +223,7 @@ class Runner:
         deadline = time.monotonic() + o.time_limit if o.time_limit else None
         proposed = 0
         exhausted = False
+        base_spill_told = False
         try:
             while not self.stop.is_set():
                 in_gpu = len(measuring)
@@ -264,13 +269,26 @@ class Runner:
                             self._submit(units, space, hw, members)
                         continue
                     if comp.ok:
+                        # the no-spill rule: a variant whose kernels spill registers is rejected, not timed
+                        spilled = spilled_variants(comp.spills)
+                        if 0 in spilled and not base_spill_told:  # the incumbent: still the yardstick, said once
+                            base_spill_told = True
+                            self.events.line(f"note: the base {space.base.label(dims)} itself has "
+                                             f"{spill_detail(spilled[0])}")
+                        indexed = []
+                        for i, (lab, k) in enumerate(members, start=1):
+                            if i in spilled:
+                                self._finish(rep, scores, waiting, key, k, Trial(lab, k, "spills", spill_detail(spilled[i])))
+                            else:
+                                indexed.append((i, lab, k))
                         if o.compile_only:
-                            for lab, k in members:
+                            for _, lab, k in indexed:
                                 self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compiled", "compile only"), store_db=False)
                             continue
-                        path = store(comp.binary, o.work / "bin")
-                        job = self._job(path, len(members), o.runs, o.seed * 7919 + 1)
-                        measuring[self._workers().submit(job)] = members
+                        if indexed:
+                            path = store(comp.binary, o.work / "bin")
+                            job = self._job(path, [i for i, _, _ in indexed], o.runs, o.seed * 7919 + 1)
+                            measuring[self._workers().submit(job)] = indexed
                     elif len(members) > 1:
                         for m in members:  # find the culprit(s): one unit per variant
                             self._submit(units, space, hw, [m])
@@ -309,9 +327,10 @@ class Runner:
         nvcc = self.machine.nvcc or "nvcc"
         units[self._pool().submit(src, nvcc_args(hw), nvcc, self.opts.compile_timeout)] = list(members)
 
-    def _measured(self, rep, scores, waiting, key: RunKey, members: list[tuple[str, str]], out: Outcome) -> None:
-        """Record a measured unit (BaseFailed and a dead cluster propagate to the CLI before this)."""
-        for i, (lab, k) in enumerate(members, start=1):
+    def _measured(self, rep, scores, waiting, key: RunKey, members: list[tuple[int, str, str]], out: Outcome) -> None:
+        """Record a measured unit: ``members`` are (index in the unit, label, kernel) (BaseFailed and a dead
+        cluster propagate to the CLI before this)."""
+        for i, lab, k in members:
             r = out.results.get(i)
             if r is None and self.stop.is_set():
                 continue  # not measured because of the interrupt: measure it on resume

@@ -182,8 +182,45 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
 
 
 def nvcc_args(hw: Hardware) -> list[str]:
+    """The unit's nvcc flags; ptxas reports each function's spills (muh.runtime.ptxas: the no-spill rule)."""
+    from muh.runtime import ptxas
+
     arch = hw.toolchain.arch or (f"sm_{hw.compute_capability}" if hw.compute_capability else None)
-    args = ["-O3", f"-std=c++{max(14, hw.toolchain.cxx)}", "-lineinfo", "-w"]
+    args = ["-O3", f"-std=c++{max(14, hw.toolchain.cxx)}", "-lineinfo", "-w", *ptxas.FLAGS]
     if arch and arch.startswith("sm_"):
         args.append(f"-arch={arch}")
     return args
+
+
+_LENGTH_NAME = re.compile(r"(\d+)muh_v")
+
+
+def variant_of(symbol: str) -> int | None:
+    """The unit variant index a compiled function belongs to: its namespace ``muh_v<i>`` in the mangled
+    name (Itanium: the identifier's length, then the identifier, e.g. ``_ZN6muh_v36detail…`` is variant 3
+    in namespace ``detail``), or a C interface function ``muh_v<i>_…``; None for the harness's own."""
+    m = re.match(r"muh_v(\d+)_", symbol)
+    if m:
+        return int(m.group(1))
+    for m in _LENGTH_NAME.finditer(symbol):
+        digits, at = m.group(1), m.end(1)
+        for j in range(len(digits)):  # the length is a suffix of the digit run
+            ident = symbol[at:at + int(digits[j:])]
+            if re.fullmatch(r"muh_v\d+", ident):
+                return int(ident[len("muh_v"):])
+    return None
+
+
+def spilled_variants(spills) -> dict[int, list]:
+    """{variant index: its functions that spill} of a unit's compile (``Compiled.spills``)."""
+    out: dict[int, list] = {}
+    for s in spills:
+        i = variant_of(s.function)
+        if i is not None:
+            out.setdefault(i, []).append(s)
+    return out
+
+
+def spill_detail(spills) -> str:
+    """The reason a variant is rejected: each spilling function and its bytes."""
+    return "register spills (the build refuses them): " + "; ".join(s.describe() for s in spills)

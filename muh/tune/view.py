@@ -60,6 +60,8 @@ class Console:
     def summary(self, rep: TypeReport) -> None:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(rep.counts().items()))
         self.out.print(f"\n{rep.space.akey} {rep.space.name}: {counts or 'nothing measured'}", markup=False)
+        for r in sorted((r for r in rep.rows.values() if r.status == "spills"), key=lambda r: r.label):
+            self.out.print(f"  rejected (spills) {r.label}: {r.detail}", markup=False)  # the no-spill rule
         rows = rep.ok_rows()[: self.top]
         if rows:
             sizes = rows[0].score.speedups
