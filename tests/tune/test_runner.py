@@ -206,3 +206,56 @@ def test_kept_evidence_names_another_kernel_not_a_relabelled_base(setup, small_s
     assert C._apply(ctx, [rep]).startswith("float64: kept ")
     m = load_file(small_spec).spec.measured["algorithms.reduce@lab.policies.float64.items"]
     assert m.kept and m.variant == best_other.label and m.score < 1
+
+
+SPILLER = "ipt_8.tpb_128.ipv_2"  # the synthetic model's fastest: it would win if it were timed
+
+
+def test_runner_rejects_a_spilling_variant_and_times_the_rest(loaded, machine, fake_pool, monkeypatch, tmp_path):
+    from muh.runtime import ptxas
+
+    pool = fake_pool
+    plain = pool.submit
+
+    def submit(source, args, nvcc, timeout):  # the kernel of the variant labelled SPILLER spills 4 bytes
+        f = plain(source, args, nvcc, timeout)
+        comp = f.result()
+        idx = [i for i, lab in _labels_in(source).items() if lab == SPILLER]
+        sym = [f"_ZN{len(f'muh_v{i}')}muh_v{i}6detail11reduce_kernILi8EEEvPKfPfi" for i in idx]
+        comp.spills = tuple(ptxas.Spill(s, 4, 4) for s in sym)
+        return f
+
+    monkeypatch.setattr(pool, "submit", submit)
+    gpu = FakeGpu(pool)
+    asked: list[tuple[str, ...]] = []
+
+    def measure(binary, indices, g, **kw):
+        labels = _labels_in(pool.units[gpu._unit_of(binary)])
+        asked.append(tuple(labels[i] for i in indices))
+        return gpu(binary, indices, g, **kw)
+
+    monkeypatch.setattr(R, "run_unit", measure)
+
+    def run():
+        opts = Options(family="reduce", types=["float32"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=4,
+                       strategy="exhaustive")
+        r = Runner(loaded.spec, machine, opts)
+        r.pool = pool
+        try:
+            return r.run_type("float32")
+        finally:
+            r.close()
+
+    rep = run()
+    row = rep.rows[SPILLER]
+    assert row.status == "spills" and row.score is None
+    assert "reduce_kern" in row.detail and "4 bytes spill stores, 4 bytes spill loads" in row.detail
+    assert not any(SPILLER in labels for labels in asked)  # never timed
+    # the rest of its unit was measured, and the winner is one the build accepts
+    assert rep.counts()["ok"] == len(rep.rows) - rep.counts().get("filtered", 0) - 1
+    assert rep.decision.winner is not None and rep.decision.winner != SPILLER
+    # the rejection is in the database: a second run reads it back and compiles nothing new for it
+    units = len(pool.units)
+    again = run()
+    assert again.rows[SPILLER].status == "spills" and again.rows[SPILLER].cached
+    assert len(pool.units) == units
