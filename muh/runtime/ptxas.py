@@ -46,8 +46,9 @@ def spills(log: str) -> list[Spill]:
             fn, stores, loads = w.group(1), int(w.group(2)), int(w.group(3))
         else:
             c = _COUNTS.search(line)
-            if c is None or fn is None:
+            if c is None:
                 continue
+            fn = fn or "?"  # a count without its function's line still breaks the rule
             stores, loads = int(c.group(1)), int(c.group(2))
         if stores or loads:
             old = found.get(fn)
