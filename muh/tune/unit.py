@@ -87,8 +87,9 @@ def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
 
 def source_hash(eff: Effective, hw: Hardware) -> str:
     """Hash of exactly what the variant compiles from: its inlined kernel code, the harness, the family's
-    harness fragment and the element type's row of the dtype table (the harness's storage type and
-    conversions).
+    harness fragment, the element type's row of the dtype table (the harness's storage type and
+    conversions) and the nvcc flags — which carry the no-spill rule's (muh.runtime.ptxas), so a trial
+    timed before the rule, perhaps of a kernel that spills, is never taken from the database.
 
     Only the files the unit includes count, so a change to another family's template does not
     invalidate this family's measurements."""
@@ -99,6 +100,7 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
     h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
     h.update(repr(DT.TABLE[eff.dtype]).encode())  # the harness's storage type and conversions come from this row
     h.update(res("muh.families").joinpath("templates", harness_of(eff.family).template).read_bytes())
+    h.update("\0".join(nvcc_args(hw)).encode())
     return h.hexdigest()[:16]
 
 

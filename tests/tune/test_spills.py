@@ -52,3 +52,18 @@ def test_real_compile_rejects_only_the_variant_that_spills(loaded, nvcc, tmp_pat
         pool.shutdown()
     assert again.log == "cached" and again.binary == first.binary
     assert again.spills == first.spills == comp.spills
+
+
+def test_a_trial_timed_without_the_rule_is_not_reused(loaded, monkeypatch):
+    # the kernel key covers the nvcc flags: a database of trials timed before the no-spill rule (whose
+    # winner may spill) gives no cache hits, so every variant is compiled, and checked, again
+    from muh.runtime import ptxas
+    from muh.tune import unit
+    from muh.tune.space import build_space, effective
+
+    hw = loaded.spec.hardware["lab"]
+    eff = effective(build_space(loaded.spec, "reduce", "float32").base, build_space(loaded.spec, "reduce", "float32"))
+    now = unit.source_hash(eff, hw)
+    flags = unit.nvcc_args(hw)
+    monkeypatch.setattr(unit, "nvcc_args", lambda h: [f for f in flags if f not in ptxas.FLAGS])
+    assert unit.source_hash(eff, hw) != now
