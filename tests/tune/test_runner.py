@@ -211,8 +211,9 @@ def test_kept_evidence_names_another_kernel_not_a_relabelled_base(setup, small_s
 SPILLER = "ipt_8.tpb_128.ipv_2"  # the synthetic model's fastest: it would win if it were timed
 
 
-def test_runner_rejects_a_spilling_variant_and_times_the_rest(loaded, machine, fake_pool, monkeypatch, tmp_path):
+def test_runner_rejects_a_spilling_variant_and_times_the_rest(loaded, machine, fake_pool, monkeypatch, tmp_path, capsys):
     from muh.runtime import ptxas
+    from muh.tune.view import Console
 
     pool = fake_pool
     plain = pool.submit
@@ -254,6 +255,9 @@ def test_runner_rejects_a_spilling_variant_and_times_the_rest(loaded, machine, f
     # the rest of its unit was measured, and the winner is one the build accepts
     assert rep.counts()["ok"] == len(rep.rows) - rep.counts().get("filtered", 0) - 1
     assert rep.decision.winner is not None and rep.decision.winner != SPILLER
+    Console().summary(rep)  # the printed table names the rejection and its reason
+    shown = capsys.readouterr().out
+    assert "1 spills" in shown and f"rejected (spills) {SPILLER}: register spills" in shown
     # the rejection is in the database: a second run reads it back and compiles nothing new for it
     units = len(pool.units)
     again = run()
