@@ -151,7 +151,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
         build_space(loaded.spec, algo, t)  # its own diagnostics first (unknown family, type, no space)
     from muh import families
 
-    generated = families.find(algo).dtypes if families.find(algo) else ()
+    generated = rec.dtypes if (rec := families.find(algo)) else ()
     for t in type_list:
         if t not in generated:
             raise MuhError([Diagnostic("E-TUNE", f"muh's {algo} kernels are not generated for {t}", None,
@@ -222,7 +222,7 @@ def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, l
         return have_key or "elements", have or [None]
     key, _, cuts_text = bounds.rpartition(":")
     key = key.strip() or "elements"
-    accepted = families.find(algo).buckets_by if families.find(algo) else ()
+    accepted = rec.buckets_by if (rec := families.find(algo)) else ()
     if not accepted:  # `--apply` would write `when` blocks its build refuses
         raise MuhError([Diagnostic("E-FLAG", f"--buckets {bounds}: the {algo} kernels do not dispatch by size, so "
                                    f"its policies cannot hold size buckets", None,
@@ -251,7 +251,7 @@ def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, l
 def _shape_keys(algo: str) -> tuple[str, ...]:
     from muh import families
 
-    h = families.find(algo).harness if families.find(algo) else None
+    h = rec.harness if (rec := families.find(algo)) else None
     return h.shape_keys if h else ()
 
 

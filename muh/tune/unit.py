@@ -150,9 +150,9 @@ class UnitVariant:
 
 def harness_of(family: str):
     """The family record's harness part (UnitError when `muh tune` has none for it)."""
-    if families.find(family) is None or families.find(family).harness is None:
+    if (rec := families.find(family)) is None or rec.harness is None:
         raise UnitError(f"`muh tune` has no measurement harness for `{family}`")
-    return families.get(family).harness
+    return rec.harness
 
 
 def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int],
