@@ -89,8 +89,8 @@ def tune(
     reports = []
     interrupted = False
     view.header(ctx, opts)
-    for name in ctx.get("unsearched", ()):
-        view.note(f"{name}: not searched (no value of --topk-shape in it): it keeps its values")
+    for name, flag in ctx.get("unsearched", ()):
+        view.note(f"{name}: not searched (no value of {flag} in it): it keeps its values")
     try:
         with view.live():
             for space in ctx["spaces"].values():
@@ -169,9 +169,15 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
         for b in bounds:
             at = _bucket_shape(algo, key, b, shape)
             if at is _UNMEASURED:  # no value of the shape part it tests: it keeps its values
-                unsearched.append(f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]")
+                unsearched.append((f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]", "--topk-shape"))
                 continue
             sp = build_space(loaded.spec, algo, t, b, key, at)
+            if key == "elements" and not sp.sizes(size_list) and sizes and not buckets and len(bounds) > 1:
+                # --sizes chose where to measure among the spec's buckets: one none of them falls in keeps
+                # its values (as a k bucket without a k of --topk-shape does); a bucket named by --buckets
+                # or one the default sizes miss is a mistake
+                unsearched.append((f"{algo} {t} [{sp.bucket_label}]", "--sizes"))
+                continue
             if key == "elements" and not sp.sizes(size_list):
                 raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
                                            f"bucket `{sp.bucket_label}` of {algo} {t}", None,
@@ -190,8 +196,11 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
         raise MuhError([Diagnostic("E-RAY", "--ray/--ray-address need Ray, which is not installed", None,
                                    hint="pip install 'muh[tune]' (or pip install ray), or compile locally without --ray")])
     if not spaces:
-        raise MuhError([Diagnostic("E-FLAG", "no bucket to search: " + ", ".join(unsearched) + " hold no value of "
-                                   "--topk-shape", None, hint="give one k per bucket, e.g. --topk-shape 152064x50,1024")])
+        what = "--topk-shape" if shape is not None else "--sizes"
+        raise MuhError([Diagnostic("E-FLAG", "no bucket to search: " + ", ".join(n for n, _ in unsearched)
+                                   + f" hold no value of {what}",
+                                   None, hint="give one k per bucket, e.g. --topk-shape 152064x50,1024" if shape is not None
+                                   else "add a size in a bucket to --sizes")])
     ctx = {"loaded": loaded, "types": type_list, "spaces": spaces, "sizes": tuple(size_list), "algo": algo,
            "unsearched": unsearched, "buckets": all_buckets,
            "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec}
@@ -311,8 +320,8 @@ def _dry_run(ctx) -> None:
     from muh.tune.space import static_filter
     from muh.tune.unit import emitter_reasons
 
-    for name in ctx.get("unsearched", ()):
-        typer.echo(f"{name}: not searched (no value of --topk-shape in it): it keeps its values")
+    for name, flag in ctx.get("unsearched", ()):
+        typer.echo(f"{name}: not searched (no value of {flag} in it): it keeps its values")
 
     spec = ctx["loaded"].spec
     for t, space in ctx["spaces"].items():

@@ -111,6 +111,30 @@ def test_per_bucket_search_applies_a_winner_in_the_large_bucket_only(tuned):
     assert code == 2 and "differs from the buckets of the spec's scan float64 policy" in err
 
 
+def test_sizes_in_one_bucket_search_it_and_keep_the_other(tuned):
+    """`--sizes` in the small bucket only, on a spec that has buckets: the large bucket is not searched
+    and keeps its values and their evidence, as they were; the small one gets its decision."""
+    from muh.pipeline import load_file
+
+    spec, gpu, run = tuned
+    code, out, err = run("--buckets", "2^24", "--apply")
+    assert code == 0, err
+    large_before = re.search(r"when elements >= 2\^24 \{(.*?)\}", spec.read_text(), re.S).group(1)
+    spec.write_text(re.sub(r"when elements < 2\^24 \{.*?\}", "when elements < 2^24 {}", spec.read_text(), flags=re.S))
+    gpu.sizes_seen.clear()
+    code, out, err = run("--sizes", "2^16,2^20", "--db", spec.parent / "fresh.sqlite", "--apply")
+    assert code == 0, err
+    assert "scan float64 [elements >= 2^24]: not searched (no value of --sizes in it)" in out
+    assert set(gpu.sizes_seen) == {(1 << 16, 1 << 20)}
+    text = spec.read_text()
+    assert re.search(r"when elements >= 2\^24 \{(.*?)\}", text, re.S).group(1) == large_before
+    assert "kept = true" in re.search(r"when elements < 2\^24 \{(.*?)\}", text, re.S).group(1)
+    pol = load_file(spec).derived.algorithms["scan@lab"].policies["float64"]
+    assert pol.buckets[1].values["threads"].value == 384 and pol.buckets[1].values["threads"].origin == "measured"
+    # a bucket --buckets names must get a size
+    code, out, err = run("--buckets", "2^24", "--sizes", "2^16,2^20", "--dry-run")
+    assert code == 2 and "no size of --sizes" in err and "elements >= 2^24" in err
+
 def test_a_bucket_without_a_size_is_refused(tuned):
     spec, gpu, run = tuned
     code, out, err = run("--buckets", "2^17,2^18", "--dry-run")
