@@ -78,22 +78,6 @@ __device__ __forceinline__ float block_reduce(float v, Op op, float* red) {
   return v;
 }
 
-// The same over each group of `group` threads (whole logical warps; the block holds blockDim.x / group
-// groups, every thread of the block calls it): a group of one warp reduces with shuffles alone.
-template <typename Op>
-__device__ __forceinline__ float group_reduce(float v, Op op, float* red, int group) {
-  v = warp::reduce(v, op);
-  const int warps = group / (int)warp::kSize;
-  if (warps > 1) {
-    if (warp::lane() == 0) red[warp::id()] = v;
-    __syncthreads();
-    const int first = (int)warp::id() / warps * warps;
-    v = red[first];
-    for (int i = 1; i < warps; ++i) v = op(v, red[first + i]);
-  }
-  return v;
-}
-
 struct RowArgs {
   void* out;       // rms_norm / softmax: output; fused_add_rms_norm: x (in place)
   const void* in;  // rms_norm / softmax: input; fused_add_rms_norm: x
@@ -167,48 +151,41 @@ __device__ __forceinline__ void row_out(const RowArgs& a, T* out, const T* gate,
   store_f<T, kVec>(out + (long long)j * kVec, o);
 }
 
-// kRows rows per block, one per group of blockDim.x / kRows threads (whole warps): a row shorter than the
-// policy's block (hidden 2048 at 2 vectors per thread: 128 of 256 threads) fills the block with further
-// rows instead of running a smaller block. kItems > 0: the row stays in registers (kItems vectors per
-// thread); kItems == 0 (kRows 1 only): streaming, the second pass re-reads the row (fused: the residual it
-// wrote itself).
+// One block per row. kItems > 0: the row stays in registers (kItems vectors per thread);
+// kItems == 0: streaming, the second pass re-reads the row (fused: the residual it wrote itself).
 // rms_norm's register path holds the row in the element type (exact: it is the input), which halves
 // the registers of 16-bit rows, and loads the weight vectors together with the row, before the block
 // reduction, when they fit in as many registers again (kItems * kVec * sizeof(T) <= 64 bytes): one
 // memory round trip per block instead of two (lab H200, 4096 x 8192 float16: 75 % -> 96 % of copy).
 // fused_add_rms_norm keeps float rows and the weight read after the reduction: the same change made
 // it 0.5-1 % slower there (bench/results/lab-2026-11-30/followup.md).
-template <typename T, int B, int kVec, int kItems, bool kFused, int kKind, int kRows>
-__global__ void __launch_bounds__(Policy<T, B>::kRowThreads) rms_norm_kernel(RowArgs a, long long rows) {
+template <typename T, int B, int kVec, int kItems, bool kFused, int kKind>
+__global__ void __launch_bounds__(Policy<T, B>::kRowThreads) rms_norm_kernel(RowArgs a) {
   __shared__ float red[Policy<T, B>::kRowThreads / warp::kSize];
-  const int group = kRows == 1 ? (int)blockDim.x : (int)blockDim.x / kRows;
-  const int tid = kRows == 1 ? (int)threadIdx.x : (int)threadIdx.x % group;
-  const long long row = kRows == 1 ? (long long)blockIdx.x : (long long)blockIdx.x * kRows + (int)threadIdx.x / group;
-  const bool live = kRows == 1 || row < rows;  // a group past the last row only joins the block's barriers
-  const long long r = live ? row : 0;
-  const T* in = static_cast<const T*>(a.in) + row_offset(a, r, a.in_stride, a.in_hstride);
-  T* out = static_cast<T*>(a.out) + row_offset(a, r, a.out_stride, a.out_hstride);
-  T* res = kFused ? static_cast<T*>(a.residual) + r * a.res_stride : (T*)0;
+  const long long row = blockIdx.x;
+  const T* in = static_cast<const T*>(a.in) + row_offset(a, row, a.in_stride, a.in_hstride);
+  T* out = static_cast<T*>(a.out) + row_offset(a, row, a.out_stride, a.out_hstride);
+  T* res = kFused ? static_cast<T*>(a.residual) + row * a.res_stride : (T*)0;
   const T* gate =
-      kKind == kGated ? static_cast<const T*>(a.gate) + row_offset(a, r, a.gate_stride, a.gate_hstride) : (const T*)0;
-  const int nvec = live ? a.hidden / kVec : 0;
+      kKind == kGated ? static_cast<const T*>(a.gate) + row_offset(a, row, a.gate_stride, a.gate_hstride) : (const T*)0;
+  const int nvec = a.hidden / kVec;
   float ss = 0.f;
   if (kItems > 0 && kFused) {
     float v[kItems > 0 ? kItems : 1][kVec];
 #pragma unroll
     for (int i = 0; i < (kItems > 0 ? kItems : 1); ++i) {
-      const int j = tid + i * group;
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) {
         row_in<T, kVec, kFused>(a, in, res, j, v[i]);
 #pragma unroll
         for (int k = 0; k < kVec; ++k) ss += v[i][k] * v[i][k];
       }
     }
-    ss = group_reduce(ss, Sum(), red, group);
+    ss = block_reduce(ss, Sum(), red);
     const float inv = rsqrtf(ss / (float)a.hidden + a.eps);
 #pragma unroll
     for (int i = 0; i < (kItems > 0 ? kItems : 1); ++i) {
-      const int j = tid + i * group;
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) row_out<T, kVec, kKind>(a, out, gate, j, v[i], inv);
     }
   } else if (kItems > 0) {
@@ -218,7 +195,7 @@ __global__ void __launch_bounds__(Policy<T, B>::kRowThreads) rms_norm_kernel(Row
     T w[kEarlyWeight ? kI : 1][kVec];
 #pragma unroll
     for (int i = 0; i < kI; ++i) {
-      const int j = tid + i * group;
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) {
         load_vec<T, kVec, true>(in + (long long)j * kVec, x[i]);
         if (kEarlyWeight) load_vec<T, kVec, true>(weight + (long long)j * kVec, w[kEarlyWeight ? i : 0]);
@@ -226,17 +203,17 @@ __global__ void __launch_bounds__(Policy<T, B>::kRowThreads) rms_norm_kernel(Row
     }
 #pragma unroll
     for (int i = 0; i < kI; ++i) {
-      const int j = tid + i * group;
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) ss += to_f(x[i][k]) * to_f(x[i][k]);
       }
     }
-    ss = group_reduce(ss, Sum(), red, group);
+    ss = block_reduce(ss, Sum(), red);
     const float inv = rsqrtf(ss / (float)a.hidden + a.eps);
 #pragma unroll
     for (int i = 0; i < kI; ++i) {
-      const int j = tid + i * group;
+      const int j = (int)threadIdx.x + i * (int)blockDim.x;
       if (j < nvec) {
         float wf[kVec], xf[kVec], o[kVec];
         if (kEarlyWeight) {
@@ -252,15 +229,15 @@ __global__ void __launch_bounds__(Policy<T, B>::kRowThreads) rms_norm_kernel(Row
       }
     }
   } else {
-    for (int j = tid; j < nvec; j += group) {
+    for (int j = threadIdx.x; j < nvec; j += blockDim.x) {
       float v[kVec];
       row_in<T, kVec, kFused>(a, in, res, j, v);
 #pragma unroll
       for (int k = 0; k < kVec; ++k) ss += v[k] * v[k];
     }
-    ss = group_reduce(ss, Sum(), red, group);
+    ss = block_reduce(ss, Sum(), red);
     const float inv = rsqrtf(ss / (float)a.hidden + a.eps);
-    for (int j = tid; j < nvec; j += group) {
+    for (int j = threadIdx.x; j < nvec; j += blockDim.x) {
       float v[kVec];
       if (kFused)
         load_f<T, kVec, false>(res + (long long)j * kVec, v);
@@ -549,28 +526,11 @@ template <typename T, int B, int kVec, bool kFused, int kKind>
 struct RmsLaunch {
   const RowArgs& a;
   long long rows;
-  int threads;  // of one row
+  int threads;
   cudaStream_t s;
-  // rows per block: as many as fill the policy's block (a power of two, at most 8). Only a row of at most
-  // kItemsMin vectors per thread is narrower than the block (row_shape), so only those kItems (of the
-  // vectorised rows: the scalar path is for misaligned views) get kernels of several rows (compile time).
   template <int kItems>
   void go() {
-    enum { kMulti = kVec > 1 && kItems > 0 && kItems <= (int)Policy<T, B>::kItemsMin };
-    int per = kMulti ? Policy<T, B>::kRowThreads / threads : 1;
-    per = per >= 8 ? 8 : per >= 4 ? 4 : per >= 2 ? 2 : 1;
-    while (per > 1 && (long long)per / 2 >= rows) per /= 2;
-    switch (per) {
-      case 8: launch<kItems, kMulti ? 8 : 1>(); break;
-      case 4: launch<kItems, kMulti ? 4 : 1>(); break;
-      case 2: launch<kItems, kMulti ? 2 : 1>(); break;
-      default: launch<kItems, 1>();
-    }
-  }
-  template <int kItems, int kRows>
-  void launch() {
-    rms_norm_kernel<T, B, kVec, kItems, kFused, kKind, kRows>
-        <<<(unsigned)((rows + kRows - 1) / kRows), threads * kRows, 0, s>>>(a, rows);
+    rms_norm_kernel<T, B, kVec, kItems, kFused, kKind><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
 
