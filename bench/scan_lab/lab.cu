@@ -47,14 +47,8 @@ struct Pol {
   };
 };
 
-// a ring whose look-back runs in a warp of its own (scan_tile.cuh: ring_specialised)
-template <typename Base, int Lb_>
-struct WithLb : Base {
-  enum { kLookbackWarp = Lb_ };
-};
-
 template <typename T, typename P, bool kExcl>
-__global__ void __launch_bounds__(scan_tile::BlockThreads<P>::value, P::kMinBlocks) lab_kernel(const T* in, T* out, long long n, void* ws, unsigned epoch) {
+__global__ void __launch_bounds__(P::kThreads, P::kMinBlocks) lab_kernel(const T* in, T* out, long long n, void* ws, unsigned epoch) {
   scan_tile::run<T, P, kExcl>(in, out, n, ws, epoch);
 }
 
@@ -103,18 +97,17 @@ void run_variant(int excl, const void* in, void* out, long long n) {
     if (ring) {
       CK(cudaFuncSetAttribute(lab_kernel<T, P, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
       CK(cudaFuncSetAttribute(lab_kernel<T, P, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
-      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lab_kernel<T, P, false>,
-                                                       scan_tile::BlockThreads<P>::value, dyn));
-      fprintf(stderr, "ring %dx%dx%d stages %d lag %d look-back warp %d: %zu B dynamic, %d blocks per SM\n",
-              P::kThreads, P::kItems, P::kPasses, P::kStages, P::kLag, (int)scan_tile::BlockThreads<P>::kLb, dyn, per_sm);
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lab_kernel<T, P, false>, P::kThreads, dyn));
+      fprintf(stderr, "ring %dx%dx%d stages %d lag %d: %zu B dynamic, %d blocks per SM\n", P::kThreads, P::kItems,
+              P::kPasses, P::kStages, P::kLag, dyn, per_sm);
     }
   }
   const long long grid = ring ? std::min<long long>(tiles, (long long)per_sm * g_sms) : tiles;
   ++g.epoch;
   if (excl)
-    lab_kernel<T, P, true><<<(unsigned)grid, scan_tile::BlockThreads<P>::value, dyn>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
+    lab_kernel<T, P, true><<<(unsigned)grid, P::kThreads, dyn>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
   else
-    lab_kernel<T, P, false><<<(unsigned)grid, scan_tile::BlockThreads<P>::value, dyn>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
+    lab_kernel<T, P, false><<<(unsigned)grid, P::kThreads, dyn>>>((const T*)in, (T*)out, n, g.ws, g.epoch);
 }
 
 template <typename T> int code();
@@ -157,38 +150,40 @@ void add(const char* type, const char* name) { g_vars.push_back({type, name, run
 // Pipelined (issue 17, calls 6-7): a resident grid of blocks with rings of SG_ staged tiles, look-back lag LG_.
 #define PI(T_, I_, PA_, SG_, LG_, W_, D_, ST_) Pol<T_, I_, 4, W_, 0, 1, 0, 1, 1140, D_, 1, ST_, 1, 1, PA_, 4096, SG_, LG_>
 #define PI8(T_, I_, PA_, SG_, LG_) Pol<T_, I_, 2, 32, 0, 1, 0, 1, 1215, 576, 1, 0, 1, 1, PA_, 4096, SG_, LG_>
-#define WS(T_, I_, PA_, SG_, LG_, W_, ST_) WithLb<PI(T_, I_, PA_, SG_, LG_, W_, 688, ST_), 1>
 static void register_all() {
-  // 2026-12-02 (issue 17): the warp-specialised ring (a look-back warp beside the scanning threads; WS,
-  // lag 1 = the look-back starts without the L2-write wait, lag 0 = with it) against the block ring it
-  // changes (the spec's tuned 128x16x4 s3 win32), one staged tile per block, CUB and a copy.
-  // Earlier variants (calls 1-7) are in git history.
+  // call 5 (final): the generated kernel (stage ublkcp 128x16x4 from 64 MiB, register 128x16 below),
+  // the previous spec's register kernel, the staged kernel in the lab, a few more staged shapes
+  // call 7: the generated kernel (ring 128x16x2, 3 stages, window 128 from 2^24; register 128x16 below),
+  // the previous spec's one-tile staged kernel, ring shapes, windows, lag 0
   g_vars.push_back({"f32", "spec (generated, C API)", run_spec<float>, 1});
   add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 0)>("f32", "bulk 128x16x4 (32K)");
+  add<float, PI(128, 16, 2, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x2 s3 win32");
+  add<float, PI(128, 16, 2, 3, 1, 64, 688, 0)>("f32", "pipe 128x16x2 s3 win64");
+  add<float, PI(128, 16, 2, 3, 1, 128, 688, 0)>("f32", "pipe 128x16x2 s3 win128");
+  add<float, PI(128, 16, 2, 3, 1, 256, 688, 0)>("f32", "pipe 128x16x2 s3 win256");
+  add<float, PI(128, 16, 2, 3, 0, 128, 688, 0)>("f32", "pipe 128x16x2 s3 win128 lag0");
+  add<float, PI(128, 16, 2, 4, 1, 128, 688, 0)>("f32", "pipe 128x16x2 s4 win128");
+  add<float, PI(128, 16, 3, 3, 1, 128, 688, 0)>("f32", "pipe 128x16x3 s3 win128");
   add<float, PI(128, 16, 4, 3, 1, 32, 688, 0)>("f32", "pipe 128x16x4 s3 win32");
-  add<float, WS(128, 16, 4, 3, 1, 32, 0)>("f32", "WS 128x16x4 s3 win32");
-  add<float, WS(128, 16, 4, 3, 0, 32, 0)>("f32", "WS 128x16x4 s3 win32 l2wait");
-  add<float, WS(128, 16, 4, 3, 1, 128, 0)>("f32", "WS 128x16x4 s3 win128");
-  add<float, WS(128, 16, 2, 3, 1, 32, 0)>("f32", "WS 128x16x2 s3 win32");
-  add<float, WS(128, 16, 2, 4, 1, 32, 0)>("f32", "WS 128x16x2 s4 win32");
-  add<float, WS(128, 16, 2, 6, 1, 32, 0)>("f32", "WS 128x16x2 s6 win32");
-  add<float, WS(256, 16, 2, 3, 1, 32, 0)>("f32", "WS 256x16x2 s3 win32");
-  add<float, WS(256, 16, 1, 4, 1, 32, 0)>("f32", "WS 256x16x1 s4 win32");
-  add<float, WS(128, 16, 1, 6, 1, 32, 0)>("f32", "WS 128x16x1 s6 win32");
-  add<float, WS(128, 16, 4, 3, 1, 32, 1)>("f32", "STATS WS 128x16x4 s3 win32");
-  add<float, WS(128, 16, 2, 4, 1, 32, 1)>("f32", "STATS WS 128x16x2 s4 win32");
+  add<float, PI(128, 16, 4, 3, 1, 128, 688, 0)>("f32", "pipe 128x16x4 s3 win128");
+  add<float, PI(128, 16, 4, 4, 1, 128, 688, 0)>("f32", "pipe 128x16x4 s4 win128");
+  add<float, PI(128, 16, 1, 6, 1, 128, 688, 0)>("f32", "pipe 128x16x1 s6 win128");
+  add<float, PI(256, 16, 2, 3, 1, 128, 688, 0)>("f32", "pipe 256x16x2 s3 win128");
+  add<float, PI(128, 16, 2, 3, 1, 128, 350, 0)>("f32", "pipe 128x16x2 s3 win128 d350");
+  add<float, PI(128, 16, 2, 3, 1, 128, 688, 1)>("f32", "STATS pipe 128x16x2 s3 win128");
+  add<float, PI(128, 16, 2, 3, 1, 32, 688, 1)>("f32", "STATS pipe 128x16x2 s3 win32");
+  add<float, PI(128, 16, 4, 3, 1, 128, 688, 1)>("f32", "STATS pipe 128x16x4 s3 win128");
+  add<float, ST(128, 16, 4, 32, 1140, 688, 4096, 1)>("f32", "STATS bulk 128x16x4");
   g_vars.push_back({"f32", "CUB", run_cub<float>, 0});
   g_vars.push_back({"f32", "copy", run_copy<float>, 0});
   g_vars.push_back({"i32", "spec (generated, C API)", run_spec<int>, 1});
-  add<int, PI(128, 16, 4, 3, 1, 32, 688, 0)>("i32", "pipe 128x16x4 s3 win32");
-  add<int, WS(128, 16, 4, 3, 1, 32, 0)>("i32", "WS 128x16x4 s3 win32");
-  add<int, WS(128, 16, 2, 4, 1, 32, 0)>("i32", "WS 128x16x2 s4 win32");
+  add<int, PI(128, 16, 2, 3, 1, 32, 688, 0)>("i32", "pipe 128x16x2 s3 win32");
+  add<int, PI(128, 16, 4, 3, 1, 128, 688, 0)>("i32", "pipe 128x16x4 s3 win128");
   g_vars.push_back({"i32", "CUB", run_cub<int>, 0});
   g_vars.push_back({"i32", "copy", run_copy<int>, 0});
   g_vars.push_back({"f64", "spec (generated, C API)", run_spec<double>, 1});
+  add<double, PI8(128, 8, 2, 3, 1)>("f64", "pipe 128x8x2 s3 win32");
   add<double, PI8(128, 8, 4, 3, 1)>("f64", "pipe 128x8x4 s3 win32");
-  add<double, WithLb<PI8(128, 8, 4, 3, 1), 1> >("f64", "WS 128x8x4 s3 win32");
-  add<double, WithLb<PI8(128, 8, 2, 4, 1), 1> >("f64", "WS 128x8x2 s4 win32");
   g_vars.push_back({"f64", "CUB", run_cub<double>, 0});
   g_vars.push_back({"f64", "copy", run_copy<double>, 0});
 }

@@ -424,17 +424,6 @@ __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* 
   t.store(out, base, valid, fast, sh.block_prefix + wprefix);
 }
 
-// kLookbackWarp (optional; 0 when P has none): a ring whose look-back runs in a warp of its own
-// (scan_pipelined below). The block then has kThreads scanning threads plus that warp.
-template <typename P, typename = void>
-struct LookbackWarp {
-  enum { value = 0 };
-};
-template <typename P>
-struct LookbackWarp<P, decltype((void)P::kLookbackWarp, void())> {
-  enum { value = (int)P::kLookbackWarp };
-};
-
 // Elements per tile (one tile per block): a register tile, or kPasses of them staged in shared memory.
 template <typename T, typename P>
 struct TileElems {
@@ -445,17 +434,6 @@ struct TileElems {
 template <typename P>
 struct BodyKind {
   enum { value = (P::kStage == 1 && MUH_HAS_BULK_COPY) ? (P::kStages > 1 ? 2 : 1) : 0 };
-};
-
-// Threads of a block: the scanning threads, plus the look-back warp of a warp-specialised ring (at least
-// a hardware warp of 32, so that named barriers count whole warps; its first logical warp looks back).
-template <typename P>
-struct BlockThreads {
-  enum {
-    kLb = BodyKind<P>::value == 2 && LookbackWarp<P>::value,
-    kLbThreads = kLb ? ((int)warp::kSize < 32 ? 32 : (int)warp::kSize) : 0,
-    value = P::kThreads + kLbThreads
-  };
 };
 
 template <typename T>
@@ -614,9 +592,6 @@ struct Ring {
   T totals[kStages][kPasses][kWarps];
   long long tile[kStages];
   T prefix;
-  long long lb_tile[2];  // warp-specialised ring: the tile handed to the look-back warp (-1: done), by parity
-  T lb_agg[2];           // its aggregate
-  T lb_pre[2];           // the exclusive prefix the look-back warp found for it
   unsigned long long bar[kStages];
   static __host__ __device__ size_t data_bytes() { return (size_t)kStages * kSize * sizeof(T); }
 };
@@ -640,14 +615,6 @@ struct Pipeline {
   }
   __device__ bool fast(long long tile) const { return al && valid_of(tile) == R::kSize; }
 
-  // a barrier of the scanning threads (the whole block unless a look-back warp runs beside them)
-  static __device__ __forceinline__ void csync() {
-    if (BlockThreads<P>::kLb)
-      asm volatile("bar.sync 1, %0;" ::"n"((int)P::kThreads) : "memory");
-    else
-      __syncthreads();
-  }
-
   // thread 0: request a full tile's bytes into stage s (other tiles are filled element-wise later)
   __device__ void issue(int s, long long tile) {
     if (tile >= tiles || !fast(tile)) return;
@@ -668,7 +635,7 @@ struct Pipeline {
       const int valid = valid_of(tile);
       const long long base = tile * R::kSize;
       for (int i = threadIdx.x; i < R::kSize; i += P::kThreads) d[i] = i < valid ? in[base + i] : T(0);
-      csync();
+      __syncthreads();
     }
 #pragma unroll 1
     for (int p = 0; p < R::kPasses; ++p) {
@@ -680,7 +647,7 @@ struct Pipeline {
         Global<T, P::kVec, 0>::store(d + p * R::kPass + t.offset(q), t.v[q], 0);
       if (warp::lane() == 0) sh.totals[s][p][warp::id()] = wtotal;
     }
-    csync();
+    __syncthreads();
     T agg = T(0);
     for (int p = 0; p < R::kPasses; ++p)
 #pragma unroll
@@ -702,18 +669,11 @@ struct Pipeline {
       if (warp::lane() == 0) sh.prefix = pre;
     }
     __syncthreads();
-    store(s, tile, sh.prefix, draws, drawn_from, drawn);
-  }
-
-  // the scanning threads: tile (in stage s, its exclusive prefix pre) stored, then stage s refilled with
-  // the tile thread 0 drew one refill earlier
-  __device__ void store(int s, long long tile, T prefix, unsigned long long* draws, long long drawn_from,
-                        long long& drawn) {
     const T* d = data + (long long)s * R::kSize;
     const long long base = tile * R::kSize;
     const int valid = valid_of(tile);
     const bool f = al && valid == R::kSize;
-    T run = prefix;
+    T run = sh.prefix;
 #pragma unroll 1
     for (int p = 0; p < R::kPasses; ++p) {
       T off = run;
@@ -727,7 +687,7 @@ struct Pipeline {
       t.load_shared(d + p * R::kPass);
       t.store(out, base + p * R::kPass, valid - p * R::kPass, f, off);
     }
-    csync();  // stage s, its totals and the prefix are free
+    __syncthreads();  // stage s, its totals and the prefix are free
     if (threadIdx.x == 0) {
       const long long next = drawn;
       drawn = drawn_from + (long long)atomicAdd(draws, 1ull);
@@ -737,109 +697,6 @@ struct Pipeline {
     }
   }
 };
-
-// The ring with the block's own warp 0 looking back (kLag 1: for the tile before the one just scanned).
-template <typename T, typename P, bool kExclusive>
-__device__ __forceinline__ void ring_block(Pipeline<T, P, kExclusive>& pl, unsigned long long* ctr, long long drawn_from,
-                                           long long& drawn) {
-  typedef Ring<T, P> R;
-  R& sh = pl.sh;
-  const long long tiles = pl.tiles;
-  unsigned phase = 0;  // bit s: the parity of stage s's next bulk completion
-  long long prev = -1;
-  T prev_agg = T(0);
-  int q = 0;
-#pragma unroll 1
-  for (int s = 0;; s = s + 1 == R::kStages ? 0 : s + 1) {
-    const long long tile = sh.tile[s];  // written by thread 0 before at least one barrier since
-    const bool have = tile < tiles;
-    T agg = T(0);
-    if (have) agg = pl.scan(s, tile, phase);
-    if (P::kLag == 0) {
-      if (!have) break;
-      pl.finish(s, tile, agg, true, ctr, drawn_from, drawn);
-      continue;
-    }
-    if (prev >= 0) pl.finish(q, prev, prev_agg, false, ctr, drawn_from, drawn);
-    if (!have) break;
-    prev = tile;
-    prev_agg = agg;
-    q = s;
-  }
-}
-
-// The warp-specialised ring (kLookbackWarp): the scanning threads scan tile k and publish its aggregate,
-// hand it to the look-back warp, then store tile k-1 with the prefix that warp found for it while they
-// scanned tile k; the look-back leaves the scan/store path (the CTA barrier where the warps waited for warp
-// 0 to look back: 55 % of the stalls, bench/results/scan-h200.md). Hand-over through named barriers that
-// only the scanning threads and the look-back warp take part in, two of each kind alternating by
-// iteration (so one side can never arrive twice on a barrier the other has not yet passed):
-// ids 2 + k%2 "tile k handed over" (scanning threads arrive, the look-back warp waits), 4 + k%2 "its
-// prefix is ready" (the look-back warp arrives, the scanning threads wait); id 1: the scanning threads.
-template <typename T, typename P, bool kExclusive>
-__device__ __forceinline__ void ring_specialised(Pipeline<T, P, kExclusive>& pl, unsigned long long* ctr,
-                                                 long long drawn_from, long long& drawn) {
-  typedef Ring<T, P> R;
-  enum { kAll = BlockThreads<P>::value };
-  R& sh = pl.sh;
-  const long long tiles = pl.tiles;
-  if ((int)threadIdx.x >= P::kThreads) {  // the look-back warp
-    const bool looks = (int)threadIdx.x - P::kThreads < (int)warp::kSize;  // its first logical warp
-#pragma unroll 1
-    for (unsigned k = 0;; ++k) {
-      const unsigned par = k & 1u;
-      if (par)
-        asm volatile("bar.sync 3, %0;" ::"n"((int)kAll) : "memory");
-      else
-        asm volatile("bar.sync 2, %0;" ::"n"((int)kAll) : "memory");
-      const long long tile = sh.lb_tile[par];
-      if (tile < 0) break;
-      if (looks) {
-        T pre = T(0);
-        if (tile != 0) {
-          const T agg = sh.lb_agg[par];
-          pre = lookback<T, P>(pl.st, tile, pl.epoch, P::kLag == 0);
-          if (warp::lane() == 0) pl.st.publish(tile, pl.epoch, kPrefix, pre + agg);
-        }
-        if (warp::lane() == 0) sh.lb_pre[par] = pre;
-      }
-      if (par)
-        asm volatile("bar.arrive 5, %0;" ::"n"((int)kAll) : "memory");
-      else
-        asm volatile("bar.arrive 4, %0;" ::"n"((int)kAll) : "memory");
-    }
-    return;
-  }
-  unsigned phase = 0;
-  long long prev = -1;
-  int q = 0;
-#pragma unroll 1
-  for (unsigned k = 0, s = 0;; ++k, s = s + 1 == R::kStages ? 0 : s + 1) {
-    const unsigned par = k & 1u;
-    const long long tile = sh.tile[s];
-    const bool have = tile < tiles;
-    T agg = T(0);
-    if (have) agg = pl.scan(s, tile, phase);
-    if (threadIdx.x == 0) {
-      sh.lb_tile[par] = have ? tile : -1;
-      sh.lb_agg[par] = agg;
-    }
-    if (par)
-      asm volatile("bar.arrive 3, %0;" ::"n"((int)kAll) : "memory");
-    else
-      asm volatile("bar.arrive 2, %0;" ::"n"((int)kAll) : "memory");
-    if (prev >= 0) {
-      if (par)  // the prefix of tile k-1 (parity par ^ 1)
-        asm volatile("bar.sync 4, %0;" ::"n"((int)kAll) : "memory");
-      else
-        asm volatile("bar.sync 5, %0;" ::"n"((int)kAll) : "memory");
-      pl.store(q, prev, sh.lb_pre[par ^ 1u], ctr, drawn_from, drawn);
-    }
-    if (!have) break;
-    prev = tile;
-    q = (int)s;
-  }
-}
 
 template <typename T, typename P, bool kExclusive>
 __device__ __forceinline__ void scan_pipelined(const T* in, T* out, long long n, void* ws, unsigned epoch) {
@@ -862,10 +719,26 @@ __device__ __forceinline__ void scan_pipelined(const T* in, T* out, long long n,
     drawn = drawn_from + (long long)atomicAdd(ctr, 1ull);
   }
   __syncthreads();
-  if (BlockThreads<P>::kLb) {
-    ring_specialised<T, P, kExclusive>(pl, ctr, drawn_from, drawn);
-  } else {
-    ring_block<T, P, kExclusive>(pl, ctr, drawn_from, drawn);
+  unsigned phase = 0;  // bit s: the parity of stage s's next bulk completion
+  long long prev = -1;
+  T prev_agg = T(0);
+  int q = 0;
+#pragma unroll 1
+  for (int s = 0;; s = s + 1 == R::kStages ? 0 : s + 1) {
+    const long long tile = sh.tile[s];  // written by thread 0 before at least one barrier since
+    const bool have = tile < tiles;
+    T agg = T(0);
+    if (have) agg = pl.scan(s, tile, phase);
+    if (P::kLag == 0) {
+      if (!have) break;
+      pl.finish(s, tile, agg, true, ctr, drawn_from, drawn);
+      continue;
+    }
+    if (prev >= 0) pl.finish(q, prev, prev_agg, false, ctr, drawn_from, drawn);
+    if (!have) break;
+    prev = tile;
+    prev_agg = agg;
+    q = s;
   }
   if (threadIdx.x == 0) {  // the last block out resets the counters for the next launch
     __threadfence();
