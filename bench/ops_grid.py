@@ -2,6 +2,7 @@
 
     python3 bench/ops_grid.py [--out-md FILE] [--out-json FILE] [--quick]
     python3 bench/ops_grid.py --match silu --tokens 4096,16384    # some cases and cells only
+    python3 bench/ops_grid.py --from-json grid.json --out-md grid.md  # no GPU: re-render, with the targets
 
 hidden {2048, 4096, 8192} x tokens {1, 16, 256, 4096, 16384} x {bfloat16, float16}:
 
@@ -86,7 +87,14 @@ def main(argv=None) -> int:
     ap.add_argument("--match", help="only the cases whose name contains this (and the copy); no routing/host part")
     ap.add_argument("--tokens", help="comma-separated token counts (default: the grid's)")
     ap.add_argument("--hidden", help="comma-separated hidden sizes (default: the grid's)")
+    ap.add_argument("--from-json", help="no GPU: render a grid measured before (its --out-json) with the targets")
     args = ap.parse_args(argv)
+    if args.from_json:
+        md = render(json.loads(Path(args.from_json).read_text()))
+        if args.out_md:
+            Path(args.out_md).write_text(md)
+        print(md)
+        return 0
 
     import torch
     import torch.nn.functional as F
@@ -206,7 +214,53 @@ def render(r) -> str:
               f"topk(softmax) {ro['topk(softmax)']:.2f} µs: {ro['topk(softmax)'] / ro['muh']:.1f}×", "",
               "Eager host cost per call (1 x 2048 bf16, wall µs of a loop ending in one sync):", ""]
     lines += [f"- {k}: {v:.2f}" for k, v in r["host_us"].items()]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + [""] + targets(r)) + "\n"
+
+
+TARGET_PCT, TARGET_MIB = 90.0, 8.0  # issue 16, must-have 4: >= 90 % of copy where the tensor is >= 8 MiB
+
+
+def targets(r) -> list[str]:
+    """Every cell against issue 16's targets: rms_norm, GemmaRMSNorm and both fused forms >= 90 % of copy
+    from 8 MiB and never slower than their reference (F.rms_norm; the eager GemmaRMSNorm; add + F.rms_norm);
+    silu_and_mul >= 90 % of copy from 8 MiB; routing >= 5x topk(softmax); host cost <= a built-in op's."""
+    refs = {"rms_norm": "F.rms_norm", "gemma_rms_norm": "gemma_eager", "fused_add_rms_norm": "add+F.rms_norm",
+            "gemma_fused_add": "add+F.rms_norm", "silu_and_mul": None}
+    lines = ["## Every cell against its target (issue 16, must-have 4)", "",
+             f"Per op: % of copy (target ≥ {TARGET_PCT:.0f} % from {TARGET_MIB:.0f} MiB; below that — n/a) and the "
+             "speed-up over its reference (target ≥ 1.00 at every shape).", "",
+             "| dtype | hidden | tokens | MiB | " + " | ".join(refs) + " | misses |", "|" + "---|" * (5 + len(refs))]
+    misses_all = []
+    for row in r["grid"]:
+        u, p, big = row["us"], row["pct_copy"], row["mib"] >= TARGET_MIB
+        cells, misses = [], []
+        for op, ref in refs.items():
+            ratio = u[ref] / u[op] if ref else None
+            cells.append(f"{p[op]:.0f} %" + ("" if big else " (n/a)") + (f", {ratio:.2f}×" if ratio else ""))
+            if big and p[op] < TARGET_PCT:
+                misses.append(f"{op} {p[op]:.0f} % < {TARGET_PCT:.0f} %")
+            if ratio is not None and ratio < 1.0:
+                misses.append(f"{op} {ratio:.2f}× {ref}")
+        where = f"{row['dtype']} {row['hidden']} × {row['tokens']}"
+        misses_all += [f"{where}: {m}" for m in misses]
+        lines.append(f"| {row['dtype']} | {row['hidden']} | {row['tokens']} | {row['mib']:.2f} | " + " | ".join(cells)
+                     + f" | {'; '.join(misses) or 'met'} |")
+    ro, host = r.get("routing_us"), r.get("host_us", {})
+    if ro:
+        x = ro["topk(softmax)"] / ro["muh"]
+        lines += ["", f"Routing: {x:.1f}× topk(softmax) (target ≥ 5×): {'met' if x >= 5 else 'missed'}."]
+        if x < 5:
+            misses_all.append(f"routing {x:.1f}×")
+    pairs = [("torch.ops.muh.rms_norm (4 args)", "F.rms_norm (4 args)")]
+    for mine, theirs in pairs:
+        if mine in host and theirs in host:
+            ok = host[mine] <= host[theirs]
+            lines.append(f"Host cost: {mine} {host[mine]:.2f} µs vs {theirs} {host[theirs]:.2f} µs: "
+                         f"{'met' if ok else 'missed'}.")
+            if not ok:
+                misses_all.append(f"host cost {host[mine]:.2f} > {host[theirs]:.2f} µs")
+    lines += ["", f"Misses: {len(misses_all)}" + ("" if not misses_all else " — " + "; ".join(misses_all))]
+    return lines
 
 
 def render_cases(r) -> str:

@@ -50,13 +50,17 @@ def test_h200_spec_matches_the_preset_where_cub_is_the_source():
 
 
 def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
-    """The spec's default policy stages (ublkcp, 4 passes, a ring of 3 stages, from 64 MiB); float64
-    and int64 set stage = registers and so drop the passes, stages and threshold they inherit."""
+    """The spec's default policy stages (ublkcp, 4 passes, a ring of 3 stages, from 64 MiB); int32's
+    buckets (muh tune, 2026-12-02) take one staged tile of 2 passes from 2^24 and window 128 below;
+    float64 and int64 set stage = registers and so drop the passes, stages and threshold they inherit."""
     [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
     assert cfg.has_bulk_copy
-    for d in ("float32", "int32"):
-        p = cfg.scan[d]
-        assert (p.stage, p.passes, p.stages, p.stage_from) == ("ublkcp", 4, 3, 64 << 20), d
+    p = cfg.scan["float32"]
+    assert (p.stage, p.passes, p.stages, p.stage_from) == ("ublkcp", 4, 3, 64 << 20)
+    (lo, mid, small), (mid2, hi, large) = cfg.buckets["scan"]["int32"]
+    assert (lo, mid, mid2, hi) == (0, 1 << 24, 1 << 24, None)
+    assert (large.stage, large.passes, large.stages, large.window) == ("ublkcp", 2, 1, 32)
+    assert (small.window, small.stage_from) == (128, 64 << 20)
     for d in ("float64", "int64"):
         p = cfg.scan[d]
         assert (p.stage, p.passes, p.stages, p.stage_from) == ("registers", 1, 1, 0), d
