@@ -11,9 +11,7 @@ set -u
 SECONDS=0
 END=${DEADLINE_S:-540}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; R=/tmp/r; mkdir -p $R
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1 MUH_CACHE_DIR=/tmp/muh-cache
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 3
-cap() { local c=$1 left=$((END - SECONDS - 10)); [ "$left" -lt "$c" ] && c=$left; echo $c; }
+source bench/device_env.sh  # the wheels, paths and cap()
 DB=$R/histogram.sqlite  # beside it: tune-units/ (many files; they stay on the machine)
 [ -f .dev/tunedb/histogram.sqlite ] && cp .dev/tunedb/histogram.sqlite $DB
 ARGS="--strategy exhaustive --batch 12 --runs 10 --confirm-runs 20 --confirm-rounds 3 --jobs 16 --db $DB"

@@ -10,12 +10,7 @@ set -u
 SECONDS=0
 END=${DEADLINE_S:-565}
 OUT=${OUT:-/tmp/wave3-out}; mkdir -p "$OUT/plots"; R=/tmp/r; mkdir -p $R
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1 MUH_CACHE_DIR=/tmp/muh-cache MAX_JOBS=16
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu || exit 3
-export PATH=/tmp/site/bin:$PATH
-cap() {  # seconds a step may take: its own cap, cut to end 10 s before the deadline
-  local c=$1 left=$((END - SECONDS - 10)); [ "$left" -lt "$c" ] && c=$left; echo $c
-}
+source bench/device_env.sh  # the wheels, paths and cap()
 TUNE_ARGS="--batch 12 --runs 10 --confirm-runs 20 --confirm-rounds 3 --jobs 16"
 TOPK_SHAPE="--topk-shape 152064x1024 --sizes 152064,1216512,9732096"
 OPS_SIZES="--sizes 2^13,2^16,2^20,2^23,2^26"

@@ -10,9 +10,7 @@ set -u
 SECONDS=0
 END=${DEADLINE_S:-560}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=/tmp/w; mkdir -p $W
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1 MUH_CACHE_DIR=/tmp/muh-cache MAX_JOBS=16
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu || exit 3
-cap() { local c=$1 left=$((END - SECONDS - 10)); [ "$left" -lt "$c" ] && c=$left; echo $c; }
+source bench/device_env.sh  # the wheels, paths and cap()
 cp specs/h200.muh $W/h200.before.muh
 SIZES=2^13,2^16,2^20,2^23,2^26
 ARGS="--buckets 2^22 --sizes $SIZES --strategy exhaustive --batch 6 --confirm-top 2"

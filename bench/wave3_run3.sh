@@ -11,10 +11,7 @@ set -u
 SECONDS=0
 END=${DEADLINE_S:-545}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; R=/tmp/r; mkdir -p $R
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1 MUH_CACHE_DIR=/tmp/muh-cache MAX_JOBS=16
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu || exit 3
-export PATH=/tmp/site/bin:$PATH
-cap() { local c=$1 left=$((END - SECONDS - 10)); [ "$left" -lt "$c" ] && c=$left; echo $c; }
+source bench/device_env.sh  # the wheels, paths and cap()
 TUNE_ARGS="--batch 12 --runs 10 --confirm-runs 20 --confirm-rounds 3 --jobs 16"
 {
   date -u; nvidia-smi -L; nvcc --version | tail -1

@@ -172,13 +172,13 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
                 unsearched.append((f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]", "--topk-shape"))
                 continue
             sp = build_space(loaded.spec, algo, t, b, key, at)
-            if key == "elements" and not sp.sizes(size_list) and sizes and not buckets and len(bounds) > 1:
-                # --sizes chose where to measure among the spec's buckets: one none of them falls in keeps
-                # its values (as a k bucket without a k of --topk-shape does); a bucket named by --buckets
-                # or one the default sizes miss is a mistake
-                unsearched.append((f"{algo} {t} [{sp.bucket_label}]", "--sizes"))
-                continue
             if key == "elements" and not sp.sizes(size_list):
+                if sizes and not buckets and len(bounds) > 1:
+                    # --sizes chose where to measure among the spec's buckets: one none of them falls in
+                    # keeps its values (as a k bucket without a k of --topk-shape does); a bucket named by
+                    # --buckets or one the default sizes miss is a mistake
+                    unsearched.append((f"{algo} {t} [{sp.bucket_label}]", "--sizes"))
+                    continue
                 raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
                                            f"bucket `{sp.bucket_label}` of {algo} {t}", None,
                                            hint="add a size in it to --sizes, or choose other --buckets")])

@@ -95,3 +95,19 @@ class FakePool:
 @pytest.fixture
 def fake_pool():
     return FakePool()
+
+
+@pytest.fixture
+def fake_gpu(machine, fake_pool, monkeypatch):
+    """`fake_gpu(gpu)`: `muh tune` (the CLI) compiles with the fake pool, detects the fake machine and
+    measures with ``gpu`` (a callable in place of `run_unit`); returns ``gpu``."""
+    import muh.tune.machine as M
+    from muh.tune import runner as R
+
+    def install(gpu):
+        monkeypatch.setattr(R, "run_unit", gpu)
+        monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
+        monkeypatch.setattr(M, "detect", lambda: machine)
+        return gpu
+
+    return install

@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from muh.tune import runner as R
 from muh.tune.measure import Result
 
 SPEC = """muh 1
@@ -57,15 +56,11 @@ class SizeGpu:
 
 
 @pytest.fixture
-def tuned(tmp_path, machine, fake_pool, monkeypatch, cli):
-    import muh.tune.machine as M
-
+def tuned(tmp_path, fake_pool, fake_gpu, cli):
     spec = tmp_path / "lab.muh"
     spec.write_text(SPEC)
     gpu = SizeGpu(fake_pool)
-    monkeypatch.setattr(R, "run_unit", gpu)
-    monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
-    monkeypatch.setattr(M, "detect", lambda: machine)
+    fake_gpu(gpu)
 
     def run(*args):
         return cli("tune", spec, "scan", "--types", "float64", "--sizes", "2^16,2^24,2^26", "--strategy",
@@ -187,15 +182,11 @@ class KGpu:
 
 
 @pytest.fixture
-def tuned_k(tmp_path, machine, fake_pool, monkeypatch, cli):
-    import muh.tune.machine as M
-
+def tuned_k(tmp_path, fake_pool, fake_gpu, cli):
     spec = tmp_path / "lab.muh"
     spec.write_text(TOPK_SPEC)
     gpu = KGpu(fake_pool)
-    monkeypatch.setattr(R, "run_unit", gpu)
-    monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
-    monkeypatch.setattr(M, "detect", lambda: machine)
+    fake_gpu(gpu)
 
     def run(*args):
         return cli("tune", spec, "topk", "--types", "float32", "--sizes", "152064,1216512", "--strategy",
@@ -300,20 +291,17 @@ class FamilyGpu(SizeGpu):
 
 
 @pytest.mark.parametrize("family", sorted(BASES))
-def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family, tmp_path, machine, fake_pool,
-                                                                   monkeypatch, cli):
+def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family, tmp_path, fake_pool, fake_gpu,
+                                                                   cli):
     """`muh tune <family> --buckets 2^24 --apply`: each bucket's variants are measured in a library whose
     one policy for every size is the variant's (the harness launches the bucket's policy), the winner
     is written into the large bucket only, and the spec then builds with a dispatch by element count."""
-    import muh.tune.machine as M
     from muh.pipeline import build
 
     spec = tmp_path / "lab.muh"
     spec.write_text(HARDWARE + FAMILY.format(family=family, base=BASES[family]))
     gpu = FamilyGpu(fake_pool, family)
-    monkeypatch.setattr(R, "run_unit", gpu)
-    monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
-    monkeypatch.setattr(M, "detect", lambda: machine)
+    fake_gpu(gpu)
     code, out, err = cli("tune", spec, family, "--types", "float64", "--sizes", "2^16,2^24,2^26", "--strategy",
                          "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", "--buckets", "2^24",
                          "--apply")

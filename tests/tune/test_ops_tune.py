@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from muh.tune import runner as R
 from muh.tune.measure import Result
 
 SPEC = """muh 1
@@ -56,15 +55,11 @@ class RowGpu:
 
 
 @pytest.fixture
-def tuned(tmp_path, machine, fake_pool, monkeypatch, cli):
-    import muh.tune.machine as M
-
+def tuned(tmp_path, fake_pool, fake_gpu, cli):
     spec = tmp_path / "lab.muh"
     spec.write_text(SPEC)
     gpu = RowGpu(fake_pool)
-    monkeypatch.setattr(R, "run_unit", gpu)
-    monkeypatch.setattr(R, "make_pool", lambda *a, **k: fake_pool)
-    monkeypatch.setattr(M, "detect", lambda: machine)
+    fake_gpu(gpu)
 
     def run(*args):
         return cli("tune", spec, "rms_norm", "--types", "bfloat16", "--sizes", "2^13,2^20,2^23,2^26", "--strategy",
