@@ -310,10 +310,9 @@ class Family:
     # code picks the bucket by the one a policy's buckets test.
     bucket_keys: tuple[str, ...] = ()
     harness: Optional[Harness] = None  # how `muh tune` measures it (required when ``tunable``)
-    # An LLM ops family (registry.OPS): its numbers go into the ops' Policy<T, B> (muh/derive/ops.py,
-    # muh/codegen/ops), not into a kernels/<name>.cu of its own; ``api`` names the ops' entry points
-    # its tune harness calls (declared once, in muh/codegen/ops/templates/ops.h.j2).
-    ops: bool = False
+    # An LLM ops family is one listed in registry.OPS: its numbers go into the ops' Policy<T, B>
+    # (muh/derive/ops.py, muh/codegen/ops), not into a kernels/<name>.cu of its own; ``api`` names the
+    # ops' entry points its tune harness calls (declared once, in muh/codegen/ops/templates/ops.h.j2).
 
     @property
     def buckets_by(self) -> tuple[str, ...]:

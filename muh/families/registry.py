@@ -12,7 +12,7 @@ NAMES = (
     "topk",
     "histogram",
 )
-# The LLM ops' tunable policies (Family.ops): read into the ops' Policy<T, B> (muh/derive/ops.py), measured
+# The LLM ops' tunable policies: read into the ops' Policy<T, B> (muh/derive/ops.py), measured
 # by `muh tune` like the kernel families; not kernels of their own (``records()`` leaves them out).
 OPS = (
     "rms_norm",

@@ -99,6 +99,5 @@ RECORD = Family(
     checks=checks,
     op=None,
     size_buckets=True,
-    ops=True,
     harness=harness("rms_norm.harness.cu.j2"),
 )

@@ -52,6 +52,5 @@ RECORD = Family(
     checks=checks,
     op=None,
     size_buckets=True,
-    ops=True,
     harness=harness("silu_and_mul.harness.cu.j2"),
 )
