@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from muh.diagnostics import Diagnostic, MuhError
+from muh.families import registry
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -31,7 +32,7 @@ def register(app: typer.Typer) -> None:
 
 def tune(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
-    algo: str = typer.Argument(..., metavar="ALGO", help="Algorithm family to tune: reduce, scan, transform, topk, or the LLM ops' rms_norm and silu_and_mul."),
+    algo: str = typer.Argument(..., metavar="ALGO", help="Algorithm family to tune: " + ", ".join(r.name for r in registry.tunable()) + "."),
     types: Optional[str] = typer.Option(None, "--types", metavar="TYPES", help="Element types, comma-separated (default: float32)."),
     budget: Optional[int] = typer.Option(None, "--budget", min=1, metavar="N", help="Measure at most N variants per type (cached ones count)."),
     time_limit: Optional[str] = typer.Option(None, "--time", metavar="DURATION", help="Stop proposing variants after this long, e.g. 10m."),
@@ -379,12 +380,13 @@ def _apply(ctx, reports) -> str:
         else:
             # measured and kept: the incumbent's values get evidence too (best challenger, its score),
             # so `muh explain` says "measured, kept" instead of "spec"
-            best = max(rep.candidates, key=lambda c: c.score, default=None)
+            # (a candidate whose every confirmation round failed has no score)
+            best = max((c for c in rep.candidates if c.rounds), key=lambda c: c.score, default=None)
             # the best *other* kernel: a label that compiles to the base's own kernel (vec capped, threads
             # scaled down) only measures the base against itself
             ranked = [r for r in rep.ok_rows() if r.label != space.base.label(tuple(space.dims))
                       and r.kernel != rep.base_kernel]
-            if best is not None and best.rounds:
+            if best is not None:
                 sp = best.size_speedups()
                 label, score = best.label, best.score
             elif ranked:

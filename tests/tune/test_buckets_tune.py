@@ -335,3 +335,33 @@ def test_buckets_are_refused_where_the_kernels_do_not_dispatch_by_size(tuned, mo
     code, out, err = run("--buckets", "2^24", "--dry-run")
     assert code == 2 and "--buckets 2^24: the scan kernels do not dispatch by size" in err, err
     assert "Traceback" not in err
+
+
+class ConfirmFailsGpu(SizeGpu):
+    """The search measures as SizeGpu; in the confirmation (the unit with the base's twin) every
+    candidate fails its gate while the base and the twin measure: the H200's uint32 histogram run of
+    2026-12-02, where a harness race failed every confirmed candidate."""
+
+    def __call__(self, binary, indices, gpu, **kw):
+        out = super().__call__(binary, indices, gpu, **kw)
+        src = self.pool.units[int(open(binary, "rb").read().split(b" ")[1]) - 1]
+        labels = dict((int(i), lab) for i, lab in re.findall(r"// ---- variant (\d+): (\S+) ----", src))
+        if any(lab.startswith("twin:") for lab in labels.values()):
+            for i in indices:
+                if not labels[i].startswith("twin:"):
+                    out[i] = Result(i, "wrong_result", "bin 0 = 1 != reference 2")
+        return out
+
+
+def test_candidates_whose_every_confirmation_failed_keep_the_incumbent_with_search_evidence(tmp_path, fake_pool,
+                                                                                           fake_gpu, cli):
+    spec = tmp_path / "lab.muh"
+    spec.write_text(SPEC)
+    fake_gpu(ConfirmFailsGpu(fake_pool))
+    code, out, err = cli("tune", spec, "scan", "--types", "float64", "--sizes", "2^24,2^26", "--strategy",
+                         "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", "--apply")
+    assert code == 0, err
+    assert "no candidate beats the base" in out
+    text = spec.read_text()
+    # kept, with the search's best challenger (tpb_384, 1.25 at both sizes) as the evidence
+    assert "threads = 256 @measured(" in text and "kept = true" in text and 'variant = "tpb_384"' in text
