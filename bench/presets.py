@@ -19,35 +19,53 @@ from muh.families.base import KernelConfig
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 
 
+# preset: (spec file, hardware)
+SOURCES = {"h200": ("h200.muh", "h200"), "bi100": ("baseline.muh", "bi100")}
+
+
 @lru_cache(maxsize=None)
-def _from_spec(file: str, hardware: str, name: str) -> KernelConfig:
+def _loaded(file: str):
     from muh.pipeline import load_file
 
-    loaded = load_file(SPECS / file)
+    return load_file(SPECS / file)
+
+
+@lru_cache(maxsize=None)
+def _from_spec(file: str, hardware: str, name: str) -> KernelConfig:
+    loaded = _loaded(file)
     return replace(config_from_derived(loaded.derived, loaded.spec.hardware[hardware]), name=name)
 
 
 def h200() -> KernelConfig:
-    return _from_spec("h200.muh", "h200", "h200")
+    return _from_spec(*SOURCES["h200"], "h200")
 
 
 def bi100() -> KernelConfig:
-    return _from_spec("baseline.muh", "bi100", "bi100")
+    return _from_spec(*SOURCES["bi100"], "bi100")
 
 
 PRESETS = {"h200": h200, "bi100": bi100}
+
+
+def ops(preset: str, emulate_warp: int | None = None):
+    """The LLM ops of a preset as ``muh build`` emits them: the spec's derived ops target (its own
+    rms_norm / silu_and_mul policies and their size buckets included); ``emulate_warp``: the same
+    policies with a logical warp of that many lanes (the emulation build's name, as the kernels')."""
+    file, hardware = SOURCES[preset]
+    target = _loaded(file).derived.ops[hardware].model_copy(update={"name": preset})
+    return target.with_warp(f"{preset}-emu{emulate_warp}", emulate_warp) if emulate_warp else target
 
 
 def write_ops(preset: str, root, emulate_warp: int | None = None) -> str:
     """Generate the kernels and the LLM ops of a preset (``h200``, ``bi100``) under ``root``;
     ``emulate_warp``: a logical warp of that many lanes on a 32-lane GPU (tests, bench)."""
     from muh.codegen.kernels import emitter
-    from muh.codegen.ops import from_kernel_config, write
+    from muh.codegen.ops import write
 
     cfg = PRESETS[preset]()
     if emulate_warp:
         cfg = cfg.emulated(emulate_warp, 32)
     header = emitter.default_header(cfg)
     emitter.write(cfg, root, header)
-    write(from_kernel_config(cfg), root, header)
+    write(ops(preset, emulate_warp), root, header)
     return str(root)

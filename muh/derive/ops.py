@@ -6,9 +6,9 @@ Every number the ops template prints is computed here, with the rule and inputs 
 * ``from_spec(derived, hardware)``: a real spec (``transform`` / ``reduce`` algorithms on that
   hardware; CUB's defaults where the spec has none, marked ``origin="default"``); ``derive`` runs it
   for every hardware of the spec (``Derived.ops``), ``muh explain SPEC ops`` prints it and the ops
-  emitter (muh/codegen/ops) only renders it;
-* ``from_kernel_config(cfg)``: the kernels helper's ``KernelConfig`` presets (tests and the bench
-  build the H200 and the BI-V100 profiles without a spec).
+  emitter (muh/codegen/ops) only renders it; the tests' and the bench's presets take it from there
+  (``bench/presets.py``: ``ops``);
+* ``tune_target(...)``: one candidate of ``muh tune``.
 
 The rules (docs/ops.md):
 
@@ -218,17 +218,3 @@ def _pick(policy, dim: str, default, where: str) -> Optional[Resolved]:
     if default is None:
         return None
     return Resolved(value=default, origin="default", rule=f"default {dim} (no {where} policy)")
-
-
-def from_kernel_config(cfg) -> OpsTarget:
-    """The ops of a kernels ``KernelConfig`` (presets ``h200`` / ``bi100``, emulation variants)."""
-    pols = {}
-    for d in OPS_DTYPES:
-        rp = cfg.reduce.get(d)
-        tp = cfg.transform.get(d)
-        rt = _src(rp.threads if rp else DEFAULT_THREADS, "default", f"{cfg.name} reduce.{d}.threads")
-        vec = _src(DEFAULT_VEC, "default", "nominal vec of the presets (4 × 4 B)")
-        tt = _src(tp.threads if tp else DEFAULT_THREADS, "default", f"{cfg.name} transform.{d}.threads")
-        bif = _src(tp.bytes_in_flight if tp else DEFAULT_BYTES_IN_FLIGHT, "default", f"{cfg.name} transform.{d}.bytes_in_flight")
-        pols[d] = derive_policy(d, cfg.warp_size, 1024, rt, vec, tt, bif)
-    return OpsTarget(name=cfg.name, warp_size=cfg.warp_size, cxx=cfg.cxx, policies=pols)

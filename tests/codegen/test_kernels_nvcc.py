@@ -105,7 +105,7 @@ def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
                                  ("bi100", presets.bi100(), "c++14", lowest_arch(nvcc))):
         root = tmp_path / name
         emitter.write(cfg, root)
-        ops.write(ops.from_kernel_config(cfg), root, lambda prefix: f"{prefix} test")
+        ops.write(presets.ops(name), root, lambda prefix: f"{prefix} test")
         for path, src in sorted(statics.items()):
             tu = root / (os.path.basename(src) + ".cu")
             tu.write_text(f'#include "{src}"\n')

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from muh.derive.ops import OPS_DTYPES, OpsTarget, from_kernel_config, from_spec
+from muh.derive.ops import OPS_DTYPES, OpsTarget, from_spec
 from muh.codegen.templates import render
 
 PKG = "muh.codegen.ops"
@@ -27,7 +27,7 @@ FILES = (
     ("kernels/bindings/ops_torch.cpp", "ops_torch.cpp.j2", "//"),
 )
 
-__all__ = ["FILES", "OpsTarget", "emit", "from_kernel_config", "from_spec", "generate", "write"]
+__all__ = ["FILES", "OpsTarget", "emit", "from_spec", "generate", "write"]
 
 
 class OpsConfigError(ValueError):
