@@ -99,9 +99,29 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
     h.update(variant_code(0, eff, hw, "").encode())
     h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
     h.update(repr(DT.TABLE[eff.dtype]).encode())  # the harness's storage type and conversions come from this row
-    h.update(res("muh.families").joinpath("templates", harness_of(eff.family).template).read_bytes())
+    for text in fragment_sources(harness_of(eff.family).template):
+        h.update(text)
     h.update("\0".join(nvcc_args(hw)).encode())
     return h.hexdigest()[:16]
+
+
+_J2_INCLUDE = re.compile(r'\{%-?\s*include\s+"([^"]+)"')
+
+
+def fragment_sources(template: str) -> list[bytes]:
+    """A family's harness fragment and every template it includes (transitively), as bytes."""
+    from importlib.resources import files as res
+
+    out, todo, seen = [], [template], set()
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        data = res("muh.families").joinpath("templates", name).read_bytes()
+        out.append(data)
+        todo += _J2_INCLUDE.findall(data.decode())
+    return out
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)

@@ -75,3 +75,14 @@ def test_the_histogram_harness_self_test_passes_for_unsigned_samples(nvcc, tmp_p
     unit = render_unit("histogram", "uint8", hw, [UnitVariant(0, "base", effective(sp.base, sp))], [1 << 16])
     (r,) = _self_test(nvcc, [unit], tmp_path)
     assert r.returncode == 0 and '"self_test": "ok"' in r.stdout, r.stdout + r.stderr
+
+
+def test_the_ops_fragments_share_their_sizes_and_the_unit_hash_covers_the_shared_part():
+    """rms_norm and silu_and_mul measure at the same sizes through one included template; the trial key
+    (`source_hash`) covers what a fragment includes, so an edit there invalidates their measurements."""
+    from muh.tune.unit import fragment_sources, harness_of
+
+    for fam in ("rms_norm", "silu_and_mul"):
+        parts = fragment_sources(harness_of(fam).template)
+        assert len(parts) == 2 and b"static int fitting(long long n)" in parts[1]
+        assert b"static int fitting" not in parts[0]
