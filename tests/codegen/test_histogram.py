@@ -19,9 +19,11 @@ def _params(cfg) -> str:
 
 def test_policies_come_from_the_specs():
     h = presets.h200().histogram
-    assert (h["float32"].threads, h["float32"].items) == (384, 16)  # specs/h200.muh: CUB's sm_90 default
-    assert (h["uint8"].threads, h["uint8"].items) == (768, 12)
+    # specs/h200.muh: the H200's measured policies (float32, uint8), CUB's sm_90 one where it was kept (uint16)
+    assert (h["float32"].threads, h["float32"].items) == (512, 8)
+    assert (h["uint8"].threads, h["uint8"].items) == (960, 16)
     assert (h["uint16"].threads, h["uint16"].items) == (960, 10)
+    assert (h["int32"].threads, h["int32"].items) == (384, 16)
     b = presets.bi100().histogram
     assert set(b) == set(families.get("histogram").dtypes)
     assert {(p.threads, p.items) for p in b.values()} == {(384, 16)}
@@ -30,17 +32,21 @@ def test_policies_come_from_the_specs():
 def test_params_say_their_rule():
     text = _params(presets.h200())
     block = re.search(r"namespace histogram_uint8 \{(.*?)\}", text, re.S).group(1)
-    # 12 one-byte samples per thread at vec 4: 4-byte loads (not 16-byte ones: 12 is no multiple of 16)
-    assert re.search(r"// largest power of two <= min\(vec, 16 B / sample size\) dividing items \(vec=4, items=12, "
+    # 16 one-byte samples per thread at vec 4: 4-byte loads (vec caps them; 16 would allow 16-byte ones)
+    assert re.search(r"// largest power of two <= min\(vec, 16 B / sample size\) dividing items \(vec=4, items=16, "
                      r"element_size=1\)\nconstexpr int kVec = 4;", block)
     u16 = re.search(r"namespace histogram_uint16 \{(.*?)\}", text, re.S).group(1)
     assert "constexpr int kVec = 2;" in u16  # 10 two-byte samples: pairs
     f32 = re.search(r"namespace histogram_float32 \{(.*?)\}", text, re.S).group(1)
     assert "constexpr int kVec = 4;" in f32
     assert "constexpr int kSmemBins = 12288;  // smem_per_block / 4 B" in f32
-    # sub-histograms: one per bank for 1-byte samples (counted by value), one for the others
-    assert "constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)" in block
+    # sub-histograms: the H200's measured 32 for 1-byte samples; where a policy leaves them unset (the
+    # BI-V100's), one per bank for 1-byte samples (counted by value), one for the others
+    assert "constexpr int kCopies = 32;  // policy sub_histograms" in block
     assert "constexpr int kCopies = 1;  // one histogram per block (CUB) (element_size=2)" in u16
+    bi = _params(presets.bi100())
+    bi8 = re.search(r"namespace histogram_uint8 \{(.*?)\}", bi, re.S).group(1)
+    assert "constexpr int kCopies = 32;  // 1-byte samples: one copy per shared-memory bank (smem_banks=32)" in bi8
 
 
 def test_sub_histograms_from_the_policy_and_their_shared_memory_checked():
@@ -65,13 +71,13 @@ def test_spec_sub_histograms_reach_the_policy(tmp_path):
     from muh.pipeline import load_file
 
     text = (presets.SPECS / "h200.muh").read_text()
-    old = "policy uint8 { threads = 768  pixels_per_thread = 12 }"
-    assert old in text
-    (tmp_path / "h200.muh").write_text(text.replace(old, old[:-1] + " sub_histograms = 4 }"))
+    old = "  policy uint16 {\n"
+    assert text.count(old) == 1  # (the histogram's: reduce and scan have no uint16)
+    (tmp_path / "h200.muh").write_text(text.replace(old, old + "    sub_histograms = 4\n"))
     loaded = load_file(tmp_path / "h200.muh")
     cfg = config_from_derived(loaded.derived, loaded.spec.hardware["h200"])
-    assert cfg.histogram["uint8"].sub_histograms == 4
-    assert cfg.histogram["int8"].sub_histograms is None  # unset: the rule decides (32 copies)
+    assert cfg.histogram["uint16"].sub_histograms == 4
+    assert cfg.histogram["int16"].sub_histograms is None  # unset: the rule decides (one copy)
 
 
 def test_api_has_the_family_entry_point():
