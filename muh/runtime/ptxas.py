@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 FLAGS = ("-Xptxas", "-v")  # ptxas reports each function's spill stores and loads
 
@@ -75,8 +76,6 @@ def quiet(log: str) -> str:
 
 def demangle(names: list[str], nvcc: str = "nvcc") -> dict[str, str]:
     """{mangled: readable} through the toolkit's cu++filt (or c++filt); a name stays as it is without one."""
-    from pathlib import Path
-
     beside = Path(shutil.which(nvcc) or nvcc).parent / "cu++filt"
     tool = str(beside) if beside.exists() else shutil.which("cu++filt") or shutil.which("c++filt")
     if not names or tool is None:

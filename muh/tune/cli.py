@@ -32,7 +32,8 @@ def register(app: typer.Typer) -> None:
 
 def tune(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
-    algo: str = typer.Argument(..., metavar="ALGO", help="Algorithm family to tune: " + ", ".join(r.name for r in registry.tunable()) + "."),
+    algo: str = typer.Argument(..., metavar="ALGO",
+                               help="Algorithm family to tune: " + ", ".join(r.name for r in registry.tunable()) + "."),
     types: Optional[str] = typer.Option(None, "--types", metavar="TYPES", help="Element types, comma-separated (default: float32)."),
     budget: Optional[int] = typer.Option(None, "--budget", min=1, metavar="N", help="Measure at most N variants per type (cached ones count)."),
     time_limit: Optional[str] = typer.Option(None, "--time", metavar="DURATION", help="Stop proposing variants after this long, e.g. 10m."),

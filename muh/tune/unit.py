@@ -87,8 +87,8 @@ def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
 
 def source_hash(eff: Effective, hw: Hardware) -> str:
     """Hash of exactly what the variant compiles from: its inlined kernel code, the harness, the family's
-    harness fragment (and the templates it includes), the element type's row of the dtype table (the harness's storage type and
-    conversions) and the nvcc flags — which carry the no-spill rule's (muh.runtime.ptxas), so a trial
+    harness fragment (and the templates it includes), the element type's row of the dtype table (the
+    harness's storage type and conversions) and the nvcc flags — which carry the no-spill rule's (muh.runtime.ptxas), so a trial
     timed before the rule, perhaps of a kernel that spills, is never taken from the database.
 
     Only the files the unit includes count, so a change to another family's template does not
