@@ -179,11 +179,11 @@ def main(argv=None) -> int:
     import transformers
 
     from bench import presets
-    from muh.runtime import hf, torch_ops
+    from muh.runtime import hf, operators
 
     gen = Path(tempfile.mkdtemp(prefix="muh-hf-"))
     presets.write_ops("h200", gen)
-    loaded = torch_ops.load(gen)
+    loaded = operators.load(gen)
     m = model(args.family, args.size, getattr(torch, args.dtype))
     impl = getattr(m.config, "_experts_implementation", None)
     variants = ("stock", "muh", "muh+fused")

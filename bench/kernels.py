@@ -172,7 +172,8 @@ def main() -> int:
 
     import torch
 
-    from muh.runtime import load, ops
+    from muh.families import calls
+    from muh.runtime import load
 
     cache = ROOT / ".muh-cache" / "bench"
     cache.mkdir(parents=True, exist_ok=True)
@@ -221,9 +222,9 @@ def main() -> int:
         nb = nbufs(4 * n)
         xs = [torch.randint(-8, 9, (n,), device="cuda").float() for _ in range(nb)]
         out = torch.empty((), device="cuda")
-        ws = ops.workspace(k, xs[0], "reduce", int(k.raw("muh_reduce_workspace_bytes")()))
+        ws = calls.workspace(k, xs[0], "reduce", int(k.raw("muh_reduce_workspace_bytes")()))
         want = xs[0].double().sum().item()
-        assert ops.reduce(xs[0], kernels=k).item() == want
+        assert calls.reduce(xs[0], kernels=k).item() == want
         cub.cub_reduce(0, 0, xs[0].data_ptr(), out.data_ptr(), n, stream())
         assert out.item() == want
         it = iters_for(4 * n)
@@ -245,14 +246,14 @@ def main() -> int:
     # ---- scan sum: inclusive per type and size (+ exclusive), vs CUB, torch.cumsum and a copy ----
     tdt = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "int64": torch.int64}
     for dname in (args.scan_dtypes.split(",") if "scan" in only else []):
-        code = ops.DTYPE_CODES[dname]
+        code = calls.DTYPE_CODES[dname]
         size = torch.empty((), dtype=tdt[dname]).element_size()
         for n in [1 << int(e) for e in args.scan_sizes.split(",")]:
             nb = nbufs(2 * size * n)
             xs = [torch.randint(-8, 9, (n,), device="cuda").to(tdt[dname]) for _ in range(nb)]
             ys = [torch.empty_like(xs[0]) for _ in range(nb)]
             want = torch.cumsum(xs[0].to(torch.int64), 0)  # exact: integer-valued inputs
-            got = ops.scan(xs[0], kernels=k)
+            got = calls.scan(xs[0], kernels=k)
             assert torch.equal(got.to(torch.int64), want), (dname, n)
             cub.cub_scan(0, code, xs[0].data_ptr(), ys[0].data_ptr(), n, stream())
             torch.cuda.synchronize()
@@ -260,7 +261,7 @@ def main() -> int:
             del want, got
             it = iters_for(2 * size * n)
             fn = k.raw("muh_scan")
-            ws = ops.workspace(k, xs[0], f"scan{size}", int(k.raw("muh_scan_workspace_bytes")(code, n)))
+            ws = calls.workspace(k, xs[0], f"scan{size}", int(k.raw("muh_scan_workspace_bytes")(code, n)))
             s = stream()
 
             def muh_scan(i, ex=0):
@@ -280,7 +281,7 @@ def main() -> int:
             record("scan", f"inclusive sum {dname}", n, 2 * size * n, t_muh, t_cub, t_torch, lat, t_copy)
             if args.scan_exclusive and n >= 1 << 24:
                 want = torch.cumsum(xs[0].to(torch.int64), 0) - xs[0].to(torch.int64)
-                assert torch.equal(ops.scan(xs[0], exclusive=True, kernels=k).to(torch.int64), want), (dname, n)
+                assert torch.equal(calls.scan(xs[0], exclusive=True, kernels=k).to(torch.int64), want), (dname, n)
                 del want
                 t_mx = timeit(lambda i: muh_scan(i, 1), torch, it, reps)
                 t_cx = timeit(lambda i: cub.cub_scan(1, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s),
@@ -290,7 +291,7 @@ def main() -> int:
                 if n < 1 << 28:
                     continue
                 fv = kv.raw("muh_scan")
-                wv = ops.workspace(kv, xs[0], "scan4", int(kv.raw("muh_scan_workspace_bytes")(0, n)))
+                wv = calls.workspace(kv, xs[0], "scan4", int(kv.raw("muh_scan_workspace_bytes")(0, n)))
 
                 def var_scan(i, fv=fv, wv=wv):
                     wv[1] = wv[1] % ((1 << 30) - 1) + 1
@@ -306,7 +307,7 @@ def main() -> int:
         nb = nbufs(8 * n)
         xs = [torch.randn(n, device="cuda") for _ in range(nb)]
         ys = [torch.empty_like(xs[0]) for _ in range(nb)]
-        assert torch.equal(ops.transform(xs[0], "scale", 0.5, kernels=k), xs[0] * 0.5)
+        assert torch.equal(calls.transform(xs[0], "scale", 0.5, kernels=k), xs[0] * 0.5)
         it = iters_for(8 * n)
         fn = k.raw("muh_transform")
         s = stream()
@@ -325,7 +326,7 @@ def main() -> int:
         xs = [torch.randn(rows_, cols, device="cuda") for _ in range(nb)]
         vals = torch.empty((rows_, kk), device="cuda")
         idx = torch.empty((rows_, kk), dtype=torch.int64, device="cuda")
-        v, i_ = ops.topk(xs[0], kk, kernels=k)
+        v, i_ = calls.topk(xs[0], kk, kernels=k)
         ref = torch.topk(xs[0], kk)
         assert torch.equal(v, ref.values)
         fn = k.raw("muh_topk")
@@ -369,7 +370,7 @@ def main() -> int:
             h_muh = torch.empty(bins, dtype=torch.int32, device="cuda")
             h_cub = torch.empty(bins, dtype=torch.int32, device="cuda")
             s = stream()
-            ops.histogram_even(xs[0], bins, lo, hi, out=h_muh, kernels=k)
+            calls.histogram_even(xs[0], bins, lo, hi, out=h_muh, kernels=k)
             assert cub.cub_histogram_even(code, xs[0].data_ptr(), n, bins, lo, hi, h_cub.data_ptr(), s) == 0
             assert torch.equal(h_muh, h_cub), f"histogram {dtype} n={n}: muh and CUB disagree"
             want = h_cub.clone()  # CUB's counts of xs[0] (the timed calls below overwrite h_cub)
@@ -386,7 +387,7 @@ def main() -> int:
             for name, kv in (variants.get("histogram", {}).items() if tried else ()):
                 fv = kv.raw("muh_histogram_even")
                 h_v = torch.empty(bins, dtype=torch.int32, device="cuda")
-                ops.histogram_even(xs[0], bins, lo, hi, out=h_v, kernels=kv)
+                calls.histogram_even(xs[0], bins, lo, hi, out=h_v, kernels=kv)
                 assert torch.equal(h_v, want), f"histogram variant {name} n={n}: differs from CUB"
                 t_v = timeit(lambda i, fv=fv: fv(code, xs[i % nb].data_ptr(), n, bins, lo, hi, h_v.data_ptr(), s),
                              torch, it, reps)

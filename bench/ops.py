@@ -97,7 +97,7 @@ def copy_variant(torch, nbytes: int, nbuf: int):
     return lambda i: dst[i].copy_(src[i])
 
 
-def rms_cases(torch, F, ops_llm, dt, quick):
+def rms_cases(torch, F, llm, dt, quick):
     out = []
     for t in TOKENS:
         for h in HIDDEN:
@@ -116,7 +116,7 @@ def rms_cases(torch, F, ops_llm, dt, quick):
 
             c = Case("rms_norm", t, h, nbytes)
             measure(torch, c, {
-                "muh": lambda i: ops_llm.rms_norm(outs[i], xs[i], w, EPS),
+                "muh": lambda i: llm.rms_norm(outs[i], xs[i], w, EPS),
                 "eager": eager,
                 "F.rms_norm": lambda i: F.rms_norm(xs[i], (h,), w, EPS),
                 "copy": copy_variant(torch, nbytes, nbuf),
@@ -126,7 +126,7 @@ def rms_cases(torch, F, ops_llm, dt, quick):
     return out
 
 
-def fused_cases(torch, F, ops_llm, dt, quick):
+def fused_cases(torch, F, llm, dt, quick):
     out = []
     for t in TOKENS:
         for h in HIDDEN:
@@ -150,7 +150,7 @@ def fused_cases(torch, F, ops_llm, dt, quick):
 
             c = Case("fused_add_rms_norm", t, h, nbytes)
             measure(torch, c, {
-                "muh": lambda i: ops_llm.fused_add_rms_norm(xs[i], rs[i], w, EPS),
+                "muh": lambda i: llm.fused_add_rms_norm(xs[i], rs[i], w, EPS),
                 "eager": eager,
                 "F.rms_norm": fused_torch,
                 "copy": copy_variant(torch, nbytes, nbuf),
@@ -160,7 +160,7 @@ def fused_cases(torch, F, ops_llm, dt, quick):
     return out
 
 
-def silu_cases(torch, F, ops_llm, dt, quick):
+def silu_cases(torch, F, llm, dt, quick):
     out = []
     for t in TOKENS:
         for h in HIDDEN:
@@ -171,7 +171,7 @@ def silu_cases(torch, F, ops_llm, dt, quick):
             outs = [torch.empty(t, h, device="cuda", dtype=dt) for _ in range(nbuf)]
             c = Case("silu_and_mul", t, h, nbytes)
             measure(torch, c, {
-                "muh": lambda i: ops_llm.silu_and_mul(outs[i], xs[i]),
+                "muh": lambda i: llm.silu_and_mul(outs[i], xs[i]),
                 "eager": lambda i: F.silu(xs[i][..., :h]) * xs[i][..., h:],
                 "copy": copy_variant(torch, nbytes, nbuf),
             }, nbuf, quick)
@@ -180,7 +180,7 @@ def silu_cases(torch, F, ops_llm, dt, quick):
     return out
 
 
-def softmax_cases(torch, F, ops_llm, dt, quick):
+def softmax_cases(torch, F, llm, dt, quick):
     out = []
     for t in TOKENS:
         for h in HIDDEN:
@@ -191,7 +191,7 @@ def softmax_cases(torch, F, ops_llm, dt, quick):
             outs = [torch.empty_like(x) for x in xs]
             c = Case("softmax", t, h, nbytes)
             measure(torch, c, {
-                "muh": lambda i: ops_llm.softmax(outs[i], xs[i]),
+                "muh": lambda i: llm.softmax(outs[i], xs[i]),
                 "eager": lambda i: torch.softmax(xs[i], dim=-1),
                 "copy": copy_variant(torch, nbytes, nbuf),
             }, nbuf, quick)
@@ -200,7 +200,7 @@ def softmax_cases(torch, F, ops_llm, dt, quick):
     return out
 
 
-def topk_cases(torch, F, ops_llm, dt, quick):
+def topk_cases(torch, F, llm, dt, quick):
     out = []
     for experts in (256, 64):
         for t in TOKENS:
@@ -217,7 +217,7 @@ def topk_cases(torch, F, ops_llm, dt, quick):
 
             c = Case(f"topk_softmax E={experts} k=8", t, experts, nbytes)
             measure(torch, c, {
-                "muh": lambda i: ops_llm.topk_softmax(w, ids, src, gs[i]),
+                "muh": lambda i: llm.topk_softmax(w, ids, src, gs[i]),
                 "eager": vllm_path,
             }, nbuf, quick)
             out.append(c)
@@ -251,7 +251,7 @@ def build_only() -> int:
     import torch
 
     from bench.presets import write_ops as write_preset
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
 
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
@@ -262,7 +262,7 @@ def build_only() -> int:
         tree = Path(tempfile.mkdtemp(prefix=f"muh-ops-{name}-"))
         write_preset(preset, tree, emulate)
         t0 = time.time()
-        so = ops_llm.build(tree, arch=arch, std=std)
+        so = llm.build(tree, arch=arch, std=std)
         return f"{name}: {so} ({time.time() - t0:.1f}s)"
 
     with ThreadPoolExecutor(len(jobs)) as pool:
@@ -288,14 +288,14 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
 
     from bench.presets import write_ops as write_preset
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
 
     dt = getattr(torch, args.dtype)
     tree = Path(tempfile.mkdtemp(prefix="muh-ops-bench-"))
     write_preset("h200", tree)
     major, minor = torch.cuda.get_device_capability()
     t0 = time.time()
-    lib = ops_llm.load(ops_llm.build(tree, arch=f"sm_{major}{minor}", std="c++17"))
+    lib = llm.load(llm.build(tree, arch=f"sm_{major}{minor}", std="c++17"))
     print(f"built {lib.origin} in {time.time() - t0:.1f}s (warp {lib.warp})", flush=True)
     torch.manual_seed(0)
 
@@ -312,7 +312,7 @@ def main(argv=None) -> int:
     cases = []
     for op in args.ops.split(","):
         t0 = time.time()
-        cases += runners[op](torch, F, ops_llm, dt, args.quick)
+        cases += runners[op](torch, F, llm, dt, args.quick)
         print(f"{op}: {time.time() - t0:.1f}s", flush=True)
         torch.cuda.empty_cache()
 

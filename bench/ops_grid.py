@@ -100,11 +100,11 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
 
     from bench import presets
-    from muh.runtime import ops_llm, torch_ops
+    from muh.runtime import llm, operators
 
     gen = Path(tempfile.mkdtemp(prefix="muh-grid-"))
     presets.write_ops("h200", gen)
-    loaded = torch_ops.load(gen)
+    loaded = operators.load(gen)
     m = torch.ops.muh
     tokens = (1, 4096) if args.quick else TOKENS
     if args.tokens:
@@ -174,13 +174,13 @@ def main(argv=None) -> int:
     x = torch.randn(1, 2048, device="cuda", dtype=torch.bfloat16)
     w = torch.rand(2048, device="cuda", dtype=torch.bfloat16)
     o = torch.empty_like(x)
-    ops_llm.load(loaded.library)
+    llm.load(loaded.library)
     host = {"torch.ops.muh.rms_norm (4 args)": host_time(torch, lambda: m.rms_norm(o, x, w, EPS)),
             "F.rms_norm (4 args)": host_time(torch, lambda: F.rms_norm(x, (2048,), w, EPS)),
             "torch.add(out=) (3 args)": host_time(torch, lambda: torch.add(x, w, out=o)),
             "torch.ops.muh.gemma_rms_norm (3 args)": host_time(torch, lambda: m.gemma_rms_norm(x, w, EPS)),
             "torch.mul (2 args)": host_time(torch, lambda: torch.mul(x, w)),
-            "ctypes ops_llm.rms_norm (4 args)": host_time(torch, lambda: ops_llm.rms_norm(o, x, w, EPS))}
+            "ctypes llm.rms_norm (4 args)": host_time(torch, lambda: llm.rms_norm(o, x, w, EPS))}
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "backend": loaded.backend,
               "grid": rows, "routing_us": {k: v * 1e6 for k, v in route.items()},
               "host_us": {k: v * 1e6 for k, v in host.items()}}

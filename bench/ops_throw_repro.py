@@ -17,10 +17,10 @@ sys.path.insert(0, ".")
 import torch  # noqa: E402
 
 from bench import presets  # noqa: E402
-from muh.runtime import torch_ops  # noqa: E402
+from muh.runtime import operators  # noqa: E402
 
 gen = sys.argv[1] if len(sys.argv) > 1 else presets.write_ops("h200", tempfile.mkdtemp(prefix="muh-throw-"))
-print(torch_ops.load(gen), flush=True)
+print(operators.load(gen), flush=True)
 m = torch.ops.muh
 x = torch.randn(2, 128, device="cuda", dtype=torch.float64)
 h = torch.randn(2, 128, device="cuda", dtype=torch.float16)

@@ -2,7 +2,7 @@
 
     python3 bench/ops_tune_ab.py --before specs/h200.muh --after tuned.muh [--out-md F] [--out-json F]
 
-Both specs are built (`muh build`) and their ops compiled into two libraries (ctypes, muh/runtime/ops_llm.py)
+Both specs are built (`muh build`) and their ops compiled into two libraries (ctypes, muh/runtime/llm.py)
 loaded side by side; for hidden {2048, 4096, 8192} x tokens {1, 16, 256, 4096, 16384} x {bfloat16, float16}
 every cell times, as CUDA graphs replayed (bench/ops_grid.py's graph_time): a device copy of the same bytes,
 rms_norm before / after and torch.nn.functional.rms_norm, silu_and_mul (d = hidden) before / after and the
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     import torch
     import torch.nn.functional as F
 
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
     from muh.runtime.dtypes import CODE
 
     tmp = Path(tempfile.mkdtemp(prefix="muh-ab-"))
@@ -56,8 +56,8 @@ def main(argv=None) -> int:
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
     with ThreadPoolExecutor(2) as ex:  # two nvcc processes side by side
-        libs = list(ex.map(lambda g: ops_llm.build(g, arch=arch), gens))
-    before, after = (ops_llm.load(p) for p in libs)
+        libs = list(ex.map(lambda g: llm.build(g, arch=arch), gens))
+    before, after = (llm.load(p) for p in libs)
     tokens = tuple(int(t) for t in args.tokens.split(",")) if args.tokens else TOKENS
     hiddens = tuple(int(h) for h in args.hidden.split(",")) if args.hidden else HIDDEN
 

@@ -3,7 +3,7 @@
     python3 bench/rms_ab.py GEN_DIR OLD_OPS_CU [--dtype float16] [--tokens 4096] [--out-md FILE]
 
 A = GEN_DIR's headers and common.cu with OLD_OPS_CU; B = GEN_DIR as generated. Both are built by
-the same nvcc call shape as muh.runtime.ops_llm.build. Per case: device time per call (median,
+the same nvcc call shape as muh.runtime.llm.build. Per case: device time per call (median,
 bench/ops.py's gpu_time: calls queued behind a GPU spin, CUDA events, buffers rotated beyond the
 L2), A and B measured twice each in the order A B B A, `F.rms_norm` and a device copy of the same
 byte count in the same run. B's outputs are checked bit-for-bit against A's first.
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
 
     import ops as ob  # bench/ops.py
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
 
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
@@ -47,8 +47,8 @@ def main(argv=None) -> int:
     (old / "kernels").mkdir()
     shutil.copy(gen / "kernels" / "common.cu", old / "kernels" / "common.cu")
     shutil.copy(args.old_ops, old / "kernels" / "ops.cu")
-    libs = {"A (old)": ops_llm.load(ops_llm.build(old, arch=arch)),
-            "B (new)": ops_llm.load(ops_llm.build(gen, arch=arch))}
+    libs = {"A (old)": llm.load(llm.build(old, arch=arch)),
+            "B (new)": llm.load(llm.build(gen, arch=arch))}
     if args.build_only:
         return 0
     dt = getattr(torch, args.dtype)
@@ -66,23 +66,23 @@ def main(argv=None) -> int:
             w = torch.rand(h, device="cuda", dtype=dt) + 0.5
 
             def run(lib, i):
-                ops_llm._lib = lib
+                llm._lib = lib
                 if op == "rms_norm":
-                    ops_llm.rms_norm(outs[i], xs[i], w, eps)
+                    llm.rms_norm(outs[i], xs[i], w, eps)
                 else:
-                    ops_llm.fused_add_rms_norm(xs[i], rs[i], w, eps)
+                    llm.fused_add_rms_norm(xs[i], rs[i], w, eps)
 
             # bit-for-bit: the same function (fresh copies for the in-place op)
             got = {}
             for name, lib in libs.items():
-                ops_llm._lib = lib
+                llm._lib = lib
                 x0, r0 = xs[0].clone(), rs[0].clone()
                 if op == "rms_norm":
                     o = torch.full_like(x0, float("nan"))
-                    ops_llm.rms_norm(o, x0, w, eps)
+                    llm.rms_norm(o, x0, w, eps)
                     got[name] = (o,)
                 else:
-                    ops_llm.fused_add_rms_norm(x0, r0, w, eps)
+                    llm.fused_add_rms_norm(x0, r0, w, eps)
                     got[name] = (x0, r0)
             same = all(torch.equal(a, b) for a, b in zip(*got.values()))
             times = {name: [] for name in libs}

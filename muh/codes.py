@@ -77,7 +77,7 @@ CODES: dict[str, Code] = {
                         "reduce float32 on h200: `block` is not set; the header holds a zero value"),
     "E-OPS": Code("the LLM ops cannot be generated for a hardware", "ops.float32.row_threads = 96 is not a multiple of the warp size 64"),
     "E-OPS-PACKAGE": Code("the muh_kernels package cannot be assembled for the serving image",
-                          "muh_kernels cannot be packaged: muh/runtime/ops_llm.py imports muh, which the serving image lacks"),
+                          "muh_kernels cannot be packaged: muh/runtime/llm.py imports muh, which the serving image lacks"),
     "W-OPS-ARCH": Code("no target architecture: the ops package builds for the compiler's default",
                        "no target architecture for `lab`: muh_kernels is built for the compiler's default"),
     # -- deploy (vLLM) --------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ CODES: dict[str, Code] = {
                             "prefix caching, chunked prefill … and MoE layers need Triton"),
     "E-DEPLOY-MOE": Code("MoE shapes that do not split over the ranks", "moe.intermediate_size = 1000 is not divisible by tensor_parallel_size = 3"),
     "W-DEPLOY-OPS": Code("an op is served by muh's development runtime, which the image may lack",
-                         "`rms_norm` is served by `muh.runtime.vllm_ops`, muh's development runtime, which the image lacks"),
+                         "`rms_norm` is served by `muh.runtime.vllm_provider`, muh's development runtime, which the image lacks"),
     "E-DEPLOY-REFUSED": Code("`muh deploy` refuses (dirty tree, drift, failed checks); the message says why",
                              "the target repository has uncommitted changes"),
     "E-DEPLOY-RUN": Code("a run-file pre-step that cannot be written or says contradictory things",

@@ -27,13 +27,13 @@ def main() -> None:
     import presets
     from ops_grid import L2_ROTATE, graph_time
 
-    from muh.runtime import torch_ops
+    from muh.runtime import operators
     from muh.runtime.dtypes import CODE
 
     once = "--once" in sys.argv
     gen = Path(tempfile.mkdtemp(prefix="muh-probe-"))
     presets.write_ops("h200", gen)
-    loaded = torch_ops.load(gen)
+    loaded = operators.load(gen)
     lib = ctypes.CDLL(loaded.library)
     f = lib.muh_op_rms_norm
     f.restype = ctypes.c_int

@@ -60,10 +60,20 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     return jinja2.FileSystemBytecodeCache(str(folder)) if folder is not None else None
 
 
+def _folder(package: str, sub: str) -> str:
+    from importlib.resources import files
+
+    return str(files(package).joinpath(sub)) if sub else str(files(package))
+
+
 @lru_cache(maxsize=None)
-def environment(package: str) -> jinja2.Environment:
+def environment(package: str, *more: tuple[str, str]) -> jinja2.Environment:
+    """The environment of ``package``'s ``templates/`` folder, then each further (package, subfolder)
+    (``""``: the package's own folder) searched in that order."""
+    loader = jinja2.PackageLoader(package, "templates") if not more else \
+        jinja2.FileSystemLoader([_folder(p, s) for p, s in more])
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader(package, "templates"),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -78,3 +88,9 @@ def environment(package: str) -> jinja2.Environment:
 def render(package: str, template: str, **variables) -> str:
     """Render ``templates/<template>`` found beside the emitter module ``package``."""
     return environment(package).get_template(template).render(**variables)
+
+
+def render_from(search: tuple[tuple[str, str], ...], template: str, **variables) -> str:
+    """Render ``template``, found in the first of ``search`` ((package, subfolder), ``""``: the package's
+    own folder) that holds it: a family's sources in its folder (muh/families/<name>/), the shared ones after."""
+    return environment("", *search).get_template(template).render(**variables)

@@ -30,7 +30,7 @@ The rules (docs/ops.md):
 The ops' own policies override the derivation where the spec has them: ``algorithm rms_norm`` sets
 the row numbers (``row_threads`` = threads, ``items_min`` = items, ``vec`` = its vec, ``max_items``
 by the same register rule), ``algorithm silu_and_mul`` the element-wise ones (``elt_threads``,
-``elt_items``, ``elt_vec``); their records (muh/families/rms_norm.py, silu_and_mul.py) own those
+``elt_items``, ``elt_vec``); their records (muh/families/rms_norm/, silu_and_mul/) own those
 numbers. Either may hold size buckets by rows × hidden (an op's element count): the ops' buckets are
 every boundary of the policies they read, each with its full set of numbers (``OpsPolicy.buckets``).
 """

@@ -1,8 +1,9 @@
-"""The kernel families muh generates, one record each (``muh/families/<name>.py``, see base.py).
+"""The kernel families muh generates, one folder each (``muh/families/<name>/``, see base.py).
 
-Adding a family: write its record and its kernel source (``muh/codegen/kernels/templates/
-<name>.cu.j2``, static CUDA in ``<name>.cuh``), then add its name to ``registry.NAMES``; to tune it,
-its record's ``harness`` names its fragment of the tuning harness (``templates/<name>.harness.cu.j2``).
+A family's folder holds everything of it: its record (``__init__.py``: ``RECORD``), its kernel source
+(``<name>.cu.j2``, static CUDA in ``<name>.cuh``) and its fragment of the tuning harness
+(``harness.cu.j2``). Adding a family: write that folder, then add its name to ``registry.NAMES``.
+``calls`` is the families' Python API over the generated kernels (needs torch at call time).
 """
 from __future__ import annotations
 

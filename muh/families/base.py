@@ -269,7 +269,8 @@ def load_vec(dtype: str, items: int, nominal: int | None = None) -> tuple[int, s
 class Harness:
     """What `muh tune`'s measurement harness (muh/tune/templates/harness.cu.j2) needs of a family.
 
-    ``template``: the family's C++ fragment, ``muh/families/templates/<family>.harness.cu.j2``: it
+    ``template``: the family's C++ fragment in its folder, ``muh/families/<family>/harness.cu.j2``
+    (it may include the shared fragments of ``muh/families/templates/``): it
     defines ``kHasIndices``, ``workspace_bytes(api, max_n)``, ``run_variant(api, ctx, v, n)`` (one call
     through the variant's C interface), ``out_count(n)`` and ``check_output(ctx, in, out, n, why)``
     (the host reference). ``shape``: the family's problem shape beyond the element count (topk: row
@@ -302,8 +303,9 @@ class Family:
     op: Optional[str] = "plus"  # the policy key's operator the kernels use (None: the dtype's policy)
     globals: Callable = lambda cfg: []  # (cfg) -> [Param]: numbers shared by all dtypes (namespace params)
     static: tuple[str, ...] = ()  # static CUDA headers of the family (include/muh/kernels/<file>)
+    headers: tuple[str, ...] = ()  # static CUDA headers of the family installed as include/muh/<file>
     template_vars: Callable = lambda cfg: {}  # (cfg) -> extra variables of the family's .cu.j2
-    python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.runtime.ops
+    python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.families.calls
     operators: dict = field(default_factory=dict)  # name -> code of `enum muh_<family>_op` (MUH_<NAME>)
     size_buckets: bool = False  # its launch code picks a policy's size bucket by element count (Policy<T, B>)
     # The problem sizes its buckets may test, when more than `elements` (topk: also `k`); the launch
@@ -322,6 +324,11 @@ class Family:
     @property
     def source(self) -> str:
         return f"kernels/{self.name}.cu"
+
+    @property
+    def package(self) -> str:
+        """The family's folder as a package: its record, kernel sources and harness fragment."""
+        return f"muh.families.{self.name}"
 
     @property
     def template(self) -> str:

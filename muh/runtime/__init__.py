@@ -3,15 +3,16 @@
 Importing this package imports neither torch nor the compiler stages (pydantic, lark): the
 runtime runs on machines that only have the generated files, torch and nvcc.
 
-    from muh.runtime import load, ops
+    from muh.runtime import load
+    from muh.families import calls
     k = load("generated/h200")            # builds (cached by content hash) and loads
-    ops.reduce(x, "sum", kernels=k)       # or set_default(k) / MUH_KERNELS_DIR and omit kernels=
+    calls.reduce(x, "sum", kernels=k)     # or set_default(k) / MUH_KERNELS_DIR and omit kernels=
 """
 from __future__ import annotations
 
 from muh.runtime.errors import MuhRuntimeError
 
-__all__ = ["MuhRuntimeError", "load", "set_default", "default", "ops"]
+__all__ = ["MuhRuntimeError", "load", "set_default", "default"]
 
 
 def __getattr__(name):
@@ -19,8 +20,4 @@ def __getattr__(name):
         from muh.runtime import library
 
         return getattr(library, name)
-    if name == "ops":
-        import importlib
-
-        return importlib.import_module("muh.runtime.ops")
     raise AttributeError(name)

@@ -1,8 +1,8 @@
 """A real client of ``torch.ops.muh``: a transformers Qwen3-Next / Qwen3.5-MoE / Qwen3-MoE model whose
 every norm, gated norm, SiLU·mul, MoE router and shared-expert combine runs on muh's operators.
 
-    from muh.runtime import hf, torch_ops
-    torch_ops.load("generated/h200")              # registers torch.ops.muh.* (docs/ops.md)
+    from muh.runtime import hf, operators
+    operators.load("generated/h200")              # registers torch.ops.muh.* (docs/ops.md)
     report = hf.patch_model(model)                # in place; returns what was replaced
     hf.unpatch_model(model)                       # back to the stock forwards
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 
-from muh.runtime import ops_llm
+from muh.runtime import llm
 from muh.runtime.errors import MuhRuntimeError
 
 # transformers class -> what muh serves it with. "gemma": (1 + w) RMSNorm, float all through, one
@@ -48,7 +48,7 @@ RULES = {
     "Qwen3NextDecoderLayer": "layer", "Qwen3_5MoeDecoderLayer": "layer",
 }
 KINDS = ("gemma", "rms", "gated", "mlp", "experts", "router", "moe_block", "layer")
-_FLOATS = tuple(ops_llm._DTYPE_CODE)  # the ops' element types (the runtime's one table of them)
+_FLOATS = tuple(llm._DTYPE_CODE)  # the ops' element types (the runtime's one table of them)
 
 
 @dataclass
@@ -71,11 +71,11 @@ class Report:
 def _ops():
     import torch
 
-    from muh.runtime import torch_ops
+    from muh.runtime import operators
 
-    if torch_ops.loaded() is None:
+    if operators.loaded() is None:
         raise MuhRuntimeError("muh hf: torch.ops.muh is not registered: call "
-                              "muh.runtime.torch_ops.load(<generated dir>) before patch_model")
+                              "muh.runtime.operators.load(<generated dir>) before patch_model")
     return torch.ops.muh
 
 
@@ -255,7 +255,7 @@ def patch_model(model, *, fuse_residual: bool = False) -> Report:
     place, idempotent. ``fuse_residual``: also fuse each decoder layer's residual add into its
     post-attention norm (writes the layer's input in place; see the module docstring)."""
     ops = _ops()
-    lib = ops_llm.library()
+    lib = llm.library()
     report = Report()
     for name, m in model.named_modules():
         kind = RULES.get(type(m).__name__)

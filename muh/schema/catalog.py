@@ -152,8 +152,8 @@ FAMILIES: dict[str, Family] = {
     "find": Family("DeviceFind (newer CCCL)", ("threads", "items", "vec", "modifier"), scaling="none"),
     "topk": Family("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass"),
                    scaling="none", block_choices=BLOCK_SCAN),
-    # The LLM ops' own policies (muh's, no CCCL counterpart; records muh/families/rms_norm.py and
-    # silu_and_mul.py): values are literal (no scaling); buckets are by rows x hidden.
+    # The LLM ops' own policies (muh's, no CCCL counterpart; records muh/families/rms_norm/ and
+    # silu_and_mul/): values are literal (no scaling); buckets are by rows x hidden.
     "rms_norm": Family("LLM row ops, one block per row: rms_norm, fused_add_rms_norm, GemmaRMSNorm, head-wise "
                        "and gated norms, softmax (threads: the row block's upper bound; items: vectors per "
                        "thread before a warp is added; vec: elements per vector load)",

@@ -99,7 +99,7 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
     h.update(variant_code(0, eff, hw, "").encode())
     h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
     h.update(repr(DT.TABLE[eff.dtype]).encode())  # the harness's storage type and conversions come from this row
-    for text in fragment_sources(harness_of(eff.family).template):
+    for text in fragment_sources(eff.family):
         h.update(text)
     h.update("\0".join(nvcc_args(hw)).encode())
     return h.hexdigest()[:16]
@@ -108,17 +108,25 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
 _J2_INCLUDE = re.compile(r'\{%-?\s*include\s+"([^"]+)"')
 
 
-def fragment_sources(template: str) -> list[bytes]:
+def harness_search(family: str) -> tuple[tuple[str, str], ...]:
+    """Where a family's harness fragment and what it includes are found: its folder, then the shared
+    fragments (muh/families/templates/)."""
+    return ((families.get(family).package, ""), ("muh.families", "templates"))
+
+
+def fragment_sources(family: str) -> list[bytes]:
     """A family's harness fragment and every template it includes (transitively), as bytes."""
     from importlib.resources import files as res
 
-    out, todo, seen = [], [template], set()
+    out, todo, seen = [], [harness_of(family).template], set()
+    search = harness_search(family)
     while todo:
         name = todo.pop(0)
         if name in seen:
             continue
         seen.add(name)
-        data = res("muh.families").joinpath("templates", name).read_bytes()
+        found = [res(p).joinpath(s, name) if s else res(p).joinpath(name) for p, s in search]
+        data = next(f for f in found if f.is_file()).read_bytes()
         out.append(data)
         todo += _J2_INCLUDE.findall(data.decode())
     return out
@@ -182,7 +190,7 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
     The family's part (its C calls, output size, host reference) is the fragment its record names
     (``Harness.template``), rendered with ``shape`` (the family's problem shape beyond the element
     count, e.g. topk's (row length, k); default: the record's)."""
-    from muh.codegen.templates import render
+    from muh.codegen.templates import render, render_from
 
     rec, h = families.get(family), harness_of(family)
     shape = tuple(shape or h.shape)
@@ -192,7 +200,7 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
     rel_tol = {1: 1e-2, 2: 2e-2}.get(size, 1e-5 if dtype == "float32" else 1e-12)
     if dtype in ("float16", "bfloat16"):
         rel_tol = 2e-2
-    family_code = render("muh.families", h.template, **h.variables(shape))
+    family_code = render_from(harness_search(family), h.template, **h.variables(shape))
     api = [{"field": f.name[len("muh_"):], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
            for f in rec.api]
     return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=DT.TABLE[dtype].storage,

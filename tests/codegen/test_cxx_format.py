@@ -22,9 +22,10 @@ def test_style_is_one_file_with_120_columns():
 
 
 def test_static_sources_are_formatted():
-    """Every static C++ source under muh/codegen/ is as clang-format leaves it (run
-    `clang-format -i --style=file:muh/codegen/.clang-format <file>` after editing one)."""
-    sources = sorted(p for p in PKG.rglob("*") if p.suffix in cxx_format.SUFFIXES)
+    """Every static C++ source under muh/codegen/ and muh/families/ (each family's folder) is as
+    clang-format leaves it (run `clang-format -i --style=file:muh/codegen/.clang-format <file>` after
+    editing one)."""
+    sources = sorted(p for d in (PKG, ROOT / "muh" / "families") for p in d.rglob("*") if p.suffix in cxx_format.SUFFIXES)
     assert any(p.name == "topk.cuh" for p in sources) and any(p.name == "scan_tile.cuh" for p in sources)
     r = subprocess.run([cxx_format.executable(), "--dry-run", "--Werror", f"--style=file:{cxx_format.STYLE}",
                         *map(str, sources)], capture_output=True, text=True)

@@ -104,7 +104,7 @@ def test_bin_arithmetic_matches_the_reference_on_the_host(nvcc, tmp_path):
     from importlib.resources import files as res
 
     rng = np.random.default_rng(7)
-    (tmp_path / "histogram.cuh").write_text(res("muh.codegen.kernels").joinpath("templates", "histogram.cuh").read_text())
+    (tmp_path / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
     main, want = ['#include <stdio.h>', '#include "histogram.cuh"', "using muh::histogram_impl::Even;",
                   "int main() {"], []
     for i, (ct, nt, bins, lo, hi) in enumerate(CASES):
@@ -148,7 +148,7 @@ def test_division_by_the_range_is_exact(nvcc, tmp_path):
     divs = [1, 2, 3, 5, 7, 255, 256, 257, 1000, 59995, 1 << 31, (1 << 31) + 1, top - 1, top]
     divs += [rnd.randrange(1, top + 1) for _ in range(40)] + [rnd.randrange(1, 1 << 16) for _ in range(20)]
     nums = [0, 1, 2, 255, 256, 65535, 1 << 31, top - 1, top] + [rnd.randrange(0, top + 1) for _ in range(60)]
-    (tmp_path / "histogram.cuh").write_text(res("muh.codegen.kernels").joinpath("templates", "histogram.cuh").read_text())
+    (tmp_path / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
     src = ['#include <stdio.h>', '#include "histogram.cuh"', "using muh::histogram_impl::Div32;", "int main() {",
            f"  const unsigned d[] = {{{', '.join(f'{x}u' for x in divs)}}};",
            f"  const unsigned n[] = {{{', '.join(f'{x}u' for x in nums)}}};",

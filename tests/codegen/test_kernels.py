@@ -198,7 +198,7 @@ def test_scan_vector_width_divides_the_items():
 def test_scan_device_code_is_the_static_header_and_capabilities_select_the_status_words():
     h = _files(presets.h200())
     b = _files(presets.bi100())
-    static = emitter._static("static/scan_tile.cuh")
+    static = emitter._static("scan:scan_tile.cuh")
     for files in (h, b):
         assert files["include/muh/scan_tile.cuh"].split("\n", 1)[1] == static
         assert '#include "muh/scan_tile.cuh"' in files["kernels/scan.cu"]
@@ -224,14 +224,14 @@ def test_delay_kinds_map_to_modes():
 
 
 def test_runtime_tables_match_the_emitter():
-    from muh.runtime import ops
+    from muh.families import calls
 
     api = dict(emitter.generate(presets.h200()))["include/muh/kernels/api.h"]
     body = re.search(r"enum muh_dtype \{(.*?)\};", api, re.S).group(1)
     enum = dict(re.findall(r"MUH_([A-Z0-9]+) = (\d+),", body))
-    assert {n.upper(): str(c) for n, c in ops.DTYPE_CODES.items()} == enum
+    assert {n.upper(): str(c) for n, c in calls.DTYPE_CODES.items()} == enum
     cu = dict(emitter.generate(presets.h200()))
-    for fam, types in ops.SUPPORTED.items():  # each type the runtime accepts has a case in its kernel
+    for fam, types in calls.SUPPORTED.items():  # each type the runtime accepts has a case in its kernel
         for t in types:
             assert f"case MUH_{t.upper()}" in cu[f"kernels/{fam}.cu"], (fam, t)
 

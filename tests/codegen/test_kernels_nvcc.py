@@ -72,11 +72,14 @@ def _static_sources() -> dict[str, str]:
     as they are."""
     from importlib.resources import files as res
 
+    from muh import families
     from muh.codegen import ops
 
-    pkg = res("muh.codegen.kernels")
-    out = {path: str(pkg.joinpath(src if src.startswith("static/") else f"templates/{src}"))
-           for path, src, _ in emitter.files() if not src.endswith(".j2")}
+    out = {}
+    for path, src, _ in emitter.files():
+        family, _, file = src.rpartition(":")
+        if family and not file.endswith(".j2"):  # a family's static header, from its folder
+            out[path] = str(res(families.get(family).package).joinpath(file))
     out.update({path: str(res(ops.PKG).joinpath("templates", src)) for path, src, _ in ops.FILES
                 if not src.endswith(".j2")})
     return out
@@ -94,8 +97,10 @@ def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
     from muh.codegen import ops
 
     statics = _static_sources()
-    dirs = [res("muh.codegen.kernels").joinpath(d) for d in ("templates", "static")]
-    dirs.append(res("muh.codegen.ops").joinpath("templates"))
+    from muh import families
+
+    dirs = [res("muh.codegen.kernels").joinpath("templates"), res("muh.codegen.ops").joinpath("templates")]
+    dirs += [res(r.package) for r in families.records()]
     on_disk = {str(p) for d in dirs for p in d.iterdir() if p.name.endswith(".cuh")}
     assert on_disk == set(statics.values()), "a .cuh in the package that no build copies (or the reverse)"
     assert {"reduce.cuh", "transform.cuh", "topk.cuh", "histogram.cuh", "scan_tile.cuh", "ops.cuh"} <= \

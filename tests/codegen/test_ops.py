@@ -190,7 +190,7 @@ def plugin_for(tmp: Path) -> Path:
     start = spec.index("tune {")
     end = spec.index("}", start) + 1
     spec = spec[:start] + ('tune {\n    ops = [rms_norm, fused_add_rms_norm, silu_and_mul, topk_softmax]\n'
-                           '    ops_module = "muh.runtime.vllm_ops"\n  }') + spec[end:]
+                           '    ops_module = "muh.runtime.vllm_provider"\n  }') + spec[end:]
     (tmp / "specs").mkdir()
     (tmp / "specs" / "ops.muh").write_text(spec)
     for f in render(load_file(tmp / "specs" / "ops.muh")):
@@ -209,7 +209,7 @@ stock = {n: getattr(ops, n) for n in sys.argv[1].split(",")}
 import muh_vllm_plugin
 muh_vllm_plugin.register()
 try:
-    import muh.runtime.vllm_ops as provider
+    import muh.runtime.vllm_provider as provider
 except Exception as e:  # kernels that cannot load: the plugin kept vLLM's ops
     provider = None
 for n, old in stock.items():
@@ -268,7 +268,7 @@ def test_kernels_that_cannot_load_keep_every_vllm_op_with_the_reason(vllm_wheel,
     for n in VLLM_OPS:
         assert f"{n} STOCK" in proc.stdout, proc.stdout
     marker = [line for line in proc.stderr.splitlines() if "muh-vllm-plugin:" in line]
-    assert marker and "rms_norm (provider muh.runtime.vllm_ops:rms_norm: muh ops: cannot load" in marker[0], proc.stderr
+    assert marker and "rms_norm (provider muh.runtime.vllm_provider:rms_norm: muh ops: cannot load" in marker[0], proc.stderr
 
 
 def test_muh_build_emits_the_ops_for_the_specs_hardware():

@@ -59,14 +59,14 @@ def test_reduce_on_both_sides_of_the_boundary(bucketed, dtype):
     import torch
 
     import gpu_helpers as refs
-    from muh.runtime import ops
+    from muh.families import calls
 
     for n in SIZES:
         x = refs.small_ints(n, dtype)
-        got = ops.reduce(x, "sum", kernels=bucketed).item()
+        got = calls.reduce(x, "sum", kernels=bucketed).item()
         want = int(x.to(torch.int64).sum().item())
         assert got == want, f"reduce {dtype} n={n}: {got} != {want} (seed {refs.SEED})"
-        assert ops.reduce(x, "max", kernels=bucketed).item() == x.max().item(), f"reduce max {dtype} n={n}"
+        assert calls.reduce(x, "max", kernels=bucketed).item() == x.max().item(), f"reduce max {dtype} n={n}"
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
@@ -74,12 +74,12 @@ def test_transform_on_both_sides_of_the_boundary(bucketed, dtype):
     import torch
 
     import gpu_helpers as refs
-    from muh.runtime import ops
+    from muh.families import calls
 
     for n in SIZES:
         x = refs.normal(n, dtype)
         out = refs.poison(torch.empty_like(x))
-        ops.transform(x, "scale", alpha=0.75, out=out, kernels=bucketed)
+        calls.transform(x, "scale", alpha=0.75, out=out, kernels=bucketed)
         assert bool((out == (x.float() * 0.75).to(x.dtype)).all()), f"transform {dtype} n={n} (seed {refs.SEED})"
 
 

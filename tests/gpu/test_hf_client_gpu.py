@@ -29,7 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from bench import hf_decode as H  # noqa: E402
 from bench import presets  # noqa: E402
-from muh.runtime import hf, torch_ops  # noqa: E402
+from muh.runtime import hf, operators  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 STEPS = 3
@@ -48,7 +48,7 @@ FAMILIES = [f for f in H.FAMILIES if hasattr(transformers, {"qwen3_next": "Qwen3
 def muh(tmp_path_factory):
     root = tmp_path_factory.mktemp("ops-h200")
     presets.write_ops("h200", root)
-    loaded = torch_ops.load(root)
+    loaded = operators.load(root)
     assert loaded.backend == "extension", f"the extension did not build: {loaded.reason}"
     return torch.ops.muh
 

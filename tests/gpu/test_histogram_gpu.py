@@ -70,9 +70,9 @@ def reference(x, bins: int, lower, upper):
 def _check(kern, x, bins, lower, upper, what):
     import numpy as np
 
-    from muh.runtime import ops
+    from muh.families import calls
 
-    got = ops.histogram_even(x, bins, lower, upper, kernels=kern).cpu().numpy()
+    got = calls.histogram_even(x, bins, lower, upper, kernels=kern).cpu().numpy()
     want = reference(x, bins, lower, upper)
     bad = np.nonzero(got != want)[0]
     assert not len(bad), f"{what}: {len(bad)} bins differ, first {bad[0]}: {got[bad[0]]} vs {want[bad[0]]}"
@@ -131,22 +131,23 @@ def test_more_bins_than_shared_memory_and_bad_arguments(hist_kernels, variant):
     import torch
 
     import gpu_helpers as refs
-    from muh.runtime import MuhRuntimeError, ops
+    from muh.families import calls
+    from muh.runtime import MuhRuntimeError
 
     k = hist_kernels[variant]
     x = torch.rand((1 << 20) + 1, device="cuda", generator=refs.gen())
     _check(k, x, 50000, 0.0, 1.0, f"{variant} 50000 bins (global-memory counters)")
     _check(k, x, 5000, 0.0, 1.0, f"{variant} 5000 bins (4 copies do not fit: one)")
     with pytest.raises(ValueError, match="lower"):
-        ops.histogram_even(x, 10, 1.0, 1.0, kernels=k)
+        calls.histogram_even(x, 10, 1.0, 1.0, kernels=k)
     with pytest.raises(ValueError, match="bins"):
-        ops.histogram_even(x, 0, 0.0, 1.0, kernels=k)
+        calls.histogram_even(x, 0, 0.0, 1.0, kernels=k)
     xi = torch.zeros(10, dtype=torch.int32, device="cuda")
     with pytest.raises(MuhRuntimeError, match="must be integers"):
-        ops.histogram_even(xi, 4, 0.5, 10.0, kernels=k)
+        calls.histogram_even(xi, 4, 0.5, 10.0, kernels=k)
     # bytes over [0, 256) in 256 bins (CUB's int levels for uint8 samples): every value its own bin
     xb = torch.arange(256, dtype=torch.uint8, device="cuda").repeat(1000)
-    got = ops.histogram_even(xb, 256, 0, 256, kernels=k)
+    got = calls.histogram_even(xb, 256, 0, 256, kernels=k)
     assert bool((got == 1000).all()), f"{variant}: uint8 over [0, 256)"
     with pytest.raises(TypeError, match="not supported"):
-        ops.histogram_even(x.half(), 4, 0.0, 1.0, kernels=k)
+        calls.histogram_even(x.half(), 4, 0.0, 1.0, kernels=k)

@@ -41,7 +41,7 @@ def _sizes(variant: str, dtype: str) -> list[int]:
 def test_reduce(kernels, variant, dtype, op):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     k = kernels[variant]
@@ -49,7 +49,7 @@ def test_reduce(kernels, variant, dtype, op):
         x = refs.small_ints(n, dtype) if op == "sum" else refs.normal(n, dtype) if dtype in refs.FLOAT else \
             refs.small_ints(n, dtype, -(1 << 30), 1 << 30)
         out = refs.poison(torch.empty((), dtype=x.dtype, device="cuda"))
-        ops.reduce(x, op, out=out, kernels=k)
+        calls.reduce(x, op, out=out, kernels=k)
         got = out.item()
         if op == "sum":
             total = int(x.to(torch.int64).sum().item())
@@ -68,13 +68,13 @@ def test_reduce(kernels, variant, dtype, op):
 @pytest.mark.parametrize("variant", CHECKED)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reduce_real_valued(kernels, variant, dtype):
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     rtol = {"float32": 1e-4, "float64": 1e-12}[dtype]
     for n in (1, 33, 4097, 65537, (1 << 20) + 1, (1 << 24) - 1):
         x = refs.normal(n, dtype)
-        got = ops.reduce(x, "sum", kernels=kernels[variant]).item()
+        got = calls.reduce(x, "sum", kernels=kernels[variant]).item()
         x64 = x.double()
         want, scale = x64.sum().item(), x64.abs().sum().item()
         assert abs(got - want) <= rtol * scale, f"{variant} {dtype} n={n}: {got} vs {want} (seed {refs.SEED})"
@@ -85,14 +85,14 @@ def test_reduce_real_valued(kernels, variant, dtype):
 def test_scan(kernels, variant, dtype, exclusive):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     k = kernels[variant]
     for n in _sizes(variant, dtype):
         x = refs.small_ints(n, dtype)
         out = refs.poison(torch.empty_like(x))
-        ops.scan(x, exclusive=exclusive, out=out, kernels=k)
+        calls.scan(x, exclusive=exclusive, out=out, kernels=k)
         want = torch.cumsum(x.to(torch.int64), 0)
         if exclusive:
             want = want - x.to(torch.int64)
@@ -109,14 +109,14 @@ def test_scan_unaligned_views(kernels, variant, dtype):
     element-wise path (the vectorised one needs aligned input and output)."""
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     for n in (1, 4097, 65537):
         x = refs.small_ints(n + 1, dtype)[1:]
         out = refs.poison(torch.empty(n + 1, dtype=x.dtype, device="cuda"))[1:]
         for exclusive in (False, True):
-            ops.scan(x, exclusive=exclusive, out=out, kernels=kernels[variant])
+            calls.scan(x, exclusive=exclusive, out=out, kernels=kernels[variant])
             want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if exclusive else 0)
             bad = out.to(torch.int64) != want
             assert not bool(bad.any()), f"{variant} {dtype} n={n} excl={exclusive}: {int(bad.sum())} wrong (seed {refs.SEED})"
@@ -130,7 +130,7 @@ def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
     import torch
 
     from bench import presets
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     pol = presets.h200().scan[dtype]
@@ -140,7 +140,7 @@ def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
         x = refs.small_ints(n + offset, dtype)[offset:]
         out = refs.poison(torch.empty(n + offset, dtype=x.dtype, device="cuda"))[offset:]
         for exclusive in (False, True):
-            ops.scan(x, exclusive=exclusive, out=out, kernels=kernels["h200"])
+            calls.scan(x, exclusive=exclusive, out=out, kernels=kernels["h200"])
             want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if exclusive else 0)
             bad = out.to(torch.int64) != want
             assert not bool(bad.any()), (f"h200 {dtype} n={n} offset={offset} excl={exclusive}: {int(bad.sum())} wrong, "
@@ -154,7 +154,7 @@ def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
     import torch
 
     from bench import presets
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     pols = presets.h200().scan
@@ -165,7 +165,7 @@ def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
         dtype = ("float32", "int32")[i % 2]
         x = refs.small_ints(n, dtype)
         out = refs.poison(torch.empty(n, dtype=x.dtype, device="cuda"))
-        ops.scan(x, exclusive=bool(i % 3 == 1), out=out, kernels=kernels["h200"])
+        calls.scan(x, exclusive=bool(i % 3 == 1), out=out, kernels=kernels["h200"])
         want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if i % 3 == 1 else 0)
         bad = out.to(torch.int64) != want
         assert not bool(bad.any()), (f"h200 {dtype} launch {i} n={n}: {int(bad.sum())} wrong, "
@@ -176,12 +176,12 @@ def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
 def test_scan_real_valued(kernels, variant):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     for n in (1, 4097, 65537, (1 << 20) + 1):
         x = refs.normal(n, "float32")
-        got = ops.scan(x, kernels=kernels[variant]).double()
+        got = calls.scan(x, kernels=kernels[variant]).double()
         x64 = x.double()
         want = torch.cumsum(x64, 0)
         bound = 1e-4 * torch.cumsum(x64.abs(), 0)
@@ -193,14 +193,14 @@ def test_scan_real_valued(kernels, variant):
 def test_transform(kernels, variant, dtype, op):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     k = kernels[variant]
     for n in SIZES + [(1 << 22) + 3]:
         x = refs.normal(n, dtype)
         out = refs.poison(torch.empty_like(x))
-        ops.transform(x, op, alpha=0.75, out=out, kernels=k)
+        calls.transform(x, op, alpha=0.75, out=out, kernels=k)
         acc = x.double() if dtype == "float64" else x.float()
         want = {"scale": lambda a: a * 0.75, "relu": torch.relu,
                 "silu": lambda a: a / (1 + torch.exp(-a))}[op](acc).to(x.dtype)
@@ -224,7 +224,7 @@ TOPK_CASES = [(1, 1, 1), (3, 1000, 1), (3, 1000, 1000), (5, 4097, 50), (8, 256, 
 def test_topk(kernels, variant, dtype):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     k_ = kernels[variant]
@@ -235,7 +235,7 @@ def test_topk(kernels, variant, dtype):
                 x = (x * 2).round().clamp(-3, 3)
             vals = refs.poison(torch.empty((rows, k), dtype=x.dtype, device="cuda"))
             idx = torch.full((rows, k), -1, dtype=torch.int64, device="cuda")
-            ops.topk(x, k, out=(vals, idx), kernels=k_)
+            calls.topk(x, k, out=(vals, idx), kernels=k_)
             ref = torch.sort(x, dim=1, descending=True, stable=True)
             assert torch.equal(vals, ref.values[:, :k]), f"{variant} topk values {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
             assert torch.equal(idx, ref.indices[:, :k]), f"{variant} topk indices {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
@@ -247,7 +247,7 @@ def test_topk_masked(kernels, variant, dtype):
     above +inf, all NaNs equal, as in torch.sort); compared bit for bit (NaN != NaN)."""
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     k_ = kernels[variant]
@@ -259,7 +259,7 @@ def test_topk_masked(kernels, variant, dtype):
         x[0, 3::997] = float("nan")
         vals = refs.poison(torch.empty((rows, k), dtype=x.dtype, device="cuda"))
         idx = torch.full((rows, k), -1, dtype=torch.int64, device="cuda")
-        ops.topk(x, k, out=(vals, idx), kernels=k_)
+        calls.topk(x, k, out=(vals, idx), kernels=k_)
         ref = torch.sort(x, dim=1, descending=True, stable=True)
         want = ref.values[:, :k].contiguous()
         assert torch.equal(vals.view(bits), want.view(bits)), f"{variant} masked topk values {dtype} {rows}x{cols} k={k}"
@@ -271,39 +271,39 @@ def test_large_native(kernels, n):
     """The largest CCCL benchmark size, float32, on the H200's own kernels."""
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     k = kernels["h200"]
     x = refs.small_ints(n, "float32")
-    assert ops.reduce(x, "sum", kernels=k).item() == int(x.to(torch.int64).sum().item())
+    assert calls.reduce(x, "sum", kernels=k).item() == int(x.to(torch.int64).sum().item())
     out = refs.poison(torch.empty_like(x))
-    ops.scan(x, out=out, kernels=k)
+    calls.scan(x, out=out, kernels=k)
     want = torch.cumsum(x.to(torch.int32), 0)
     assert torch.equal(out.to(torch.int32), want)
     del want
-    ops.transform(x, "scale", alpha=0.5, out=out, kernels=k)
+    calls.transform(x, "scale", alpha=0.5, out=out, kernels=k)
     assert torch.equal(out, x * 0.5)
 
 
 def test_bad_inputs(kernels):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
 
     k = kernels["h200"]
     with pytest.raises(TypeError, match="dtype torch.uint8 is not supported"):
-        ops.reduce(torch.zeros(4, dtype=torch.uint8, device="cuda"), kernels=k)
+        calls.reduce(torch.zeros(4, dtype=torch.uint8, device="cuda"), kernels=k)
     with pytest.raises(ValueError, match="expected a CUDA tensor"):
-        ops.scan(torch.ones(4), kernels=k)
+        calls.scan(torch.ones(4), kernels=k)
     with pytest.raises(ValueError, match="contiguous"):
-        ops.transform(torch.ones(4, 4, device="cuda").t(), kernels=k)
+        calls.transform(torch.ones(4, 4, device="cuda").t(), kernels=k)
     with pytest.raises(ValueError, match="k=5 outside"):
-        ops.topk(torch.ones(2, 4, device="cuda"), 5, kernels=k)
+        calls.topk(torch.ones(2, 4, device="cuda"), 5, kernels=k)
     from muh.runtime import MuhRuntimeError
 
     with pytest.raises(MuhRuntimeError, match="larger than this build's maximum"):
-        ops.topk(torch.ones(1, 2048, device="cuda"), 1025, kernels=k)
+        calls.topk(torch.ones(1, 2048, device="cuda"), 1025, kernels=k)
 
 
 def test_warp_size_check_at_launch(kernels):
@@ -312,15 +312,16 @@ def test_warp_size_check_at_launch(kernels):
     (regression: the verdict was a process-wide STB_GNU_UNIQUE symbol shared by all libraries)."""
     import torch
 
-    from muh.runtime import MuhRuntimeError, ops
+    from muh.families import calls
+    from muh.runtime import MuhRuntimeError
 
     x = torch.ones(8, device="cuda")
-    assert ops.reduce(x, kernels=kernels["h200"]).item() == 8.0  # the H200 library says "fine" first
+    assert calls.reduce(x, kernels=kernels["h200"]).item() == 8.0  # the H200 library says "fine" first
     assert kernels["h200"].raw("muh_check_device")() == 0
     for _ in range(2):  # the refusal is cached per library, and stays a refusal
         with pytest.raises(MuhRuntimeError, match=r"64-lane hardware warp .* has 32-lane warps"):
-            ops.reduce(x, kernels=kernels["bi100-native"])
+            calls.reduce(x, kernels=kernels["bi100-native"])
     with pytest.raises(MuhRuntimeError, match=r"64-lane hardware warp .* has 32-lane warps"):
-        ops.scan(torch.ones(8, device="cuda", dtype=torch.int32), kernels=kernels["bi100-native"])
-    assert ops.reduce(x, kernels=kernels["h200"]).item() == 8.0  # and the H200 library is unaffected
+        calls.scan(torch.ones(8, device="cuda", dtype=torch.int32), kernels=kernels["bi100-native"])
+    assert calls.reduce(x, kernels=kernels["h200"]).item() == 8.0  # and the H200 library is unaffected
     assert kernels["h200"].last_error() == "" or "64-lane" not in kernels["h200"].last_error()

@@ -16,11 +16,11 @@ pytestmark = [pytest.mark.gpu, requires_cuda]
 def _sum(k, n):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     x = refs.small_ints(n, "float32", 1, 9)  # positive: a double-counted warp always shows
-    return ops.reduce(x, "sum", kernels=k).item(), int(x.to(torch.int64).sum().item())
+    return calls.reduce(x, "sum", kernels=k).item(), int(x.to(torch.int64).sum().item())
 
 
 def test_planted_bug_invisible_natively(kernels):

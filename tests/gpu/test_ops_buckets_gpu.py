@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("no CUDA device: the ops' GPU tests need one", allow_module_level=True)
 
-from muh.runtime import ops_llm  # noqa: E402
+from muh.runtime import llm  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -28,7 +28,7 @@ def lib(tmp_path_factory):
 
     out, _ = build(SPEC, tmp_path_factory.mktemp("ops-buckets") / "out")
     major, minor = torch.cuda.get_device_capability()
-    return ops_llm.load(ops_llm.build(out, arch=f"sm_{major}{minor}"))
+    return llm.load(llm.build(out, arch=f"sm_{major}{minor}"))
 
 
 def close(out, ref, dtype, what):
@@ -46,12 +46,12 @@ def test_rms_norm_and_silu_and_mul_on_both_sides_of_each_bound(lib, dtype, token
     x = torch.randn(tokens, hidden, device="cuda", dtype=dtype)
     w = torch.rand(hidden, device="cuda", dtype=dtype) + 0.5
     out = torch.full_like(x, float("nan"))
-    ops_llm.rms_norm(out, x, w, 1e-6)
+    llm.rms_norm(out, x, w, 1e-6)
     x64 = x.double()
     ref = (x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + 1e-6)).to(dtype).double() * w.double()
     close(out, ref, dtype, f"rms_norm {tokens}x{hidden}")
     y = torch.randn(tokens, 2 * hidden, device="cuda", dtype=dtype)
     o2 = torch.full((tokens, hidden), float("nan"), device="cuda", dtype=dtype)
-    ops_llm.silu_and_mul(o2, y)
+    llm.silu_and_mul(o2, y)
     g, u = y[:, :hidden].double(), y[:, hidden:].double()
     close(o2, (g / (1 + torch.exp(-g))).to(dtype).double() * u, dtype, f"silu_and_mul {tokens}x{hidden}")

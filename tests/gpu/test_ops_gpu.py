@@ -22,7 +22,7 @@ if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("no CUDA device: the ops' GPU tests need one", allow_module_level=True)
 
 from bench import presets  # noqa: E402
-from muh.runtime import ops_llm  # noqa: E402
+from muh.runtime import llm  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -39,8 +39,8 @@ def lib(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(request.param)
     presets.write_ops(preset, root, emulate)
     major, minor = torch.cuda.get_device_capability()
-    so = ops_llm.build(root, arch=f"sm_{major}{minor}", std=std)
-    loaded = ops_llm.load(so)
+    so = llm.build(root, arch=f"sm_{major}{minor}", std=std)
+    loaded = llm.load(so)
     assert loaded.warp == (emulate or 32)
     return request.param
 
@@ -67,7 +67,7 @@ def test_rms_norm(lib, dtype, hidden, tokens):
     x = torch.randn(tokens, hidden, device="cuda", dtype=dt) * 3
     w = torch.rand(hidden, device="cuda", dtype=dt) + 0.5
     out = torch.full_like(x, float("nan"))
-    ops_llm.rms_norm(out, x, w, 1e-6)
+    llm.rms_norm(out, x, w, 1e-6)
     close(out, rms_ref(x, w, 1e-6, dt), dt, f"rms_norm {tokens}x{hidden} {dtype}")
 
 
@@ -82,7 +82,7 @@ def test_fused_add_rms_norm(lib, dtype, hidden, tokens):
     z = (x.double() + r.double()).to(dt)  # vLLM: residual = T(x + residual)
     ref_x = rms_ref(z, w, 1e-5, dt)
     xi, ri = x.clone(), r.clone()
-    ops_llm.fused_add_rms_norm(xi, ri, w, 1e-5)
+    llm.fused_add_rms_norm(xi, ri, w, 1e-5)
     close(ri, z.double(), dt, f"fused_add_rms_norm residual {tokens}x{hidden} {dtype}")
     close(xi, ref_x, dt, f"fused_add_rms_norm x {tokens}x{hidden} {dtype}")
 
@@ -94,7 +94,7 @@ def test_silu_and_mul(lib, dtype, d, tokens):
     dt = DTYPES[dtype]
     x = torch.randn(tokens, 2 * d, device="cuda", dtype=dt) * 4
     out = torch.full((tokens, d), float("nan"), device="cuda", dtype=dt)
-    ops_llm.silu_and_mul(out, x)
+    llm.silu_and_mul(out, x)
     a, b = x[:, :d].double(), x[:, d:].double()
     ref = (a / (1 + torch.exp(-a))).to(dt).double() * b  # vLLM: T(silu(x)) * y
     close(out, ref, dt, f"silu_and_mul {tokens}x{d} {dtype}")
@@ -107,7 +107,7 @@ def test_softmax(lib, dtype, cols, tokens):
     dt = DTYPES[dtype]
     x = (torch.randn(tokens, cols, device="cuda", dtype=torch.float32) * 5).to(dt)
     out = torch.full_like(x, float("nan"))
-    ops_llm.softmax(out, x)
+    llm.softmax(out, x)
     ref = torch.softmax(x.double(), -1)
     close(out, ref, dt, f"softmax {tokens}x{cols} {dtype}")
 
@@ -133,7 +133,7 @@ def test_topk_softmax_vllm_signature(lib, gating_dtype, experts, k, tokens):
     w = torch.full((tokens, k), float("nan"), device="cuda", dtype=torch.float32)
     ids = torch.full((tokens, k), -7, device="cuda", dtype=torch.int32)
     src = torch.full((tokens, k), -7, device="cuda", dtype=torch.int32)
-    ops_llm.topk_softmax(w, ids, src, g)
+    llm.topk_softmax(w, ids, src, g)
     check_topk(g, w, ids, k)
     want_src = (torch.arange(k, device="cuda")[None, :] * tokens + torch.arange(tokens, device="cuda")[:, None])
     assert torch.equal(src.long(), want_src)
@@ -141,14 +141,14 @@ def test_topk_softmax_vllm_signature(lib, gating_dtype, experts, k, tokens):
 
 def test_topk_softmax_ties_go_to_the_lower_expert(lib):
     g = torch.randint(-3, 3, (50, 256), device="cuda").to(torch.float16)  # many equal logits per row
-    w, ids = ops_llm.moe_topk_softmax(g, 8)
+    w, ids = llm.moe_topk_softmax(g, 8)
     check_topk(g, w, ids, 8)
 
 
 @pytest.mark.parametrize("experts,k", [(256, 8), (64, 8)])
 def test_moe_topk_softmax_renormalises(lib, experts, k):
     g = torch.randn(77, experts, device="cuda", dtype=torch.bfloat16)
-    w, ids = ops_llm.moe_topk_softmax(g, k, renormalize=True)
+    w, ids = llm.moe_topk_softmax(g, k, renormalize=True)
     check_topk(g, w, ids, k, renormalize=True)
 
 
@@ -157,29 +157,29 @@ def test_strided_rows_and_zero_tokens(lib):
     x = base[:, 100:2148]  # rows of 2048 contiguous elements, row stride 3000 (not 16-byte aligned)
     w = torch.rand(2048, device="cuda", dtype=torch.float16) + 0.5
     out = torch.full((9, 2048), float("nan"), device="cuda", dtype=torch.float16)
-    ops_llm.rms_norm(out, x, w, 1e-6)
+    llm.rms_norm(out, x, w, 1e-6)
     close(out, rms_ref(x, w, 1e-6, torch.float16), torch.float16, "strided rms_norm")
     empty = torch.empty(0, 2048, device="cuda", dtype=torch.float16)
-    ops_llm.rms_norm(empty, empty, w, 1e-6)  # no launch, no error
+    llm.rms_norm(empty, empty, w, 1e-6)  # no launch, no error
 
 
 def test_too_many_experts_is_a_clear_error(lib):
     g = torch.randn(2, 64 * 1024, device="cuda")
     w = torch.empty(2, 8, device="cuda")
     ids = torch.empty(2, 8, device="cuda", dtype=torch.int32)
-    with pytest.raises(ops_llm.MuhRuntimeError, match="experts exceed"):
-        ops_llm.topk_softmax(w, ids, ids.clone(), g)
+    with pytest.raises(llm.MuhRuntimeError, match="experts exceed"):
+        llm.topk_softmax(w, ids, ids.clone(), g)
 
 
 def test_wrong_dtype_is_refused_before_any_launch(lib):
     x = torch.randn(2, 128, device="cuda", dtype=torch.float64)
     with pytest.raises(TypeError, match="float64"):
-        ops_llm.rms_norm(x.clone(), x, x[0], 1e-6)
+        llm.rms_norm(x.clone(), x, x[0], 1e-6)
 
 
 @pytest.mark.skipif(os.environ.get("MUH_OPS_SKIP_SIGNATURE") == "1", reason="asked to skip")
 def test_signatures_are_vllms():
     import inspect
 
-    for name, (params, _) in ops_llm.VLLM_SIGNATURES.items():
-        assert tuple(inspect.signature(getattr(ops_llm, name)).parameters) == params
+    for name, (params, _) in llm.VLLM_SIGNATURES.items():
+        assert tuple(inspect.signature(getattr(llm, name)).parameters) == params

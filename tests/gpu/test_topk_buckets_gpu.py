@@ -54,14 +54,14 @@ def by_k(tmp_path_factory):
 def test_topk_by_k_matches_torch_on_both_sides_of_the_boundary(by_k, dtype):
     import torch
 
-    from muh.runtime import ops
+    from muh.families import calls
     import gpu_helpers as refs
 
     for rows, cols, k in CASES:
         x = refs.normal(rows * cols, dtype).reshape(rows, cols)
         vals = refs.poison(torch.empty((rows, k), dtype=x.dtype, device="cuda"))
         idx = torch.full((rows, k), -1, dtype=torch.int64, device="cuda")
-        ops.topk(x, k, out=(vals, idx), kernels=by_k)
+        calls.topk(x, k, out=(vals, idx), kernels=by_k)
         want = torch.topk(x, k, dim=1, largest=True, sorted=True)
         where = f"topk {dtype} {rows}x{cols} k={k} (bucket {'k < 256' if k < BOUNDARY else 'k >= 256'}, seed {refs.SEED})"
         assert torch.equal(vals, want.values), f"values: {where}"

@@ -13,7 +13,7 @@ if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("no CUDA device: the operators' GPU tests need one", allow_module_level=True)
 
 from bench import presets  # noqa: E402
-from muh.runtime import torch_ops  # noqa: E402
+from muh.runtime import operators  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -27,7 +27,7 @@ def muh(tmp_path_factory):
     global M
     root = tmp_path_factory.mktemp("ops-h200")
     presets.write_ops("h200", root)
-    loaded = torch_ops.load(root)
+    loaded = operators.load(root)
     assert loaded.backend == "extension", f"the extension did not build: {loaded.reason}"
     M = torch.ops.muh
     return M
@@ -215,7 +215,7 @@ def _samples(dt):
 
 
 @pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
-@pytest.mark.parametrize("op", sorted(torch_ops.SCHEMAS))
+@pytest.mark.parametrize("op", sorted(operators.SCHEMAS))
 def test_opcheck(muh, op, dtype):
     args = _samples(DTYPES[dtype])[op]
     torch.library.opcheck(getattr(muh, op).default, args)

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from bench import presets
-from muh.runtime import torch_ops, torch_ops_ctypes
+from muh.runtime import operators, operators_ctypes
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (CI has none): "
@@ -22,24 +22,24 @@ needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installe
 
 def _binding_text(tmp_path) -> str:
     presets.write_ops("h200", tmp_path)
-    return (tmp_path / torch_ops.BINDING).read_text()
+    return (tmp_path / operators.BINDING).read_text()
 
 
 def test_one_schema_table_for_both_backends(tmp_path):
     text = _binding_text(tmp_path)
     cxx = re.findall(r'm\.impl\("(\w+)"', text)
-    assert sorted(cxx) == sorted(torch_ops.SCHEMAS)
-    assert sorted(torch_ops_ctypes.IMPLS) == sorted(torch_ops.SCHEMAS)
+    assert sorted(cxx) == sorted(operators.SCHEMAS)
+    assert sorted(operators_ctypes.IMPLS) == sorted(operators.SCHEMAS)
 
 
 def test_in_place_operators_declare_what_they_write():
-    writes = {name: re.findall(r"Tensor\((\w)!\) (\w+)", s) for name, s in torch_ops.SCHEMAS.items()}
+    writes = {name: re.findall(r"Tensor\((\w)!\) (\w+)", s) for name, s in operators.SCHEMAS.items()}
     assert writes["rms_norm"] == [("a", "out")]
     assert writes["fused_add_rms_norm"] == [("a", "input"), ("b", "residual")]
     assert writes["gemma_fused_add_rms_norm"] == [("a", "input"), ("b", "residual")]
     assert [w for _, w in writes["topk_softmax"]] == ["topk_weights", "topk_ids", "token_expert_indicies"]
     for functional in ("gemma_rms_norm", "gated_rms_norm", "shared_expert_combine", "moe_topk_softmax"):
-        assert writes[functional] == [] and "-> ()" not in torch_ops.SCHEMAS[functional]
+        assert writes[functional] == [] and "-> ()" not in operators.SCHEMAS[functional]
 
 
 @needs_torch  # and nvcc; not marked `nvcc`: CI has nvcc but no PyTorch, so these skip there with the reason
@@ -49,10 +49,10 @@ def test_extension_builds_and_registers_every_operator(tmp_path):
     presets.write_ops("h200", gen)
     script = textwrap.dedent(f"""
         import torch
-        from muh.runtime import torch_ops
-        loaded = torch_ops.load({str(gen)!r}, arch="sm_90")
+        from muh.runtime import operators
+        loaded = operators.load({str(gen)!r}, arch="sm_90")
         assert loaded.backend == "extension", loaded
-        for name in torch_ops.SCHEMAS:
+        for name in operators.SCHEMAS:
             assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "CUDA"), name
         m = torch.ops.muh
         x = torch.empty(3, 4, 256, device="meta", dtype=torch.float16)
@@ -73,14 +73,14 @@ def test_extension_builds_and_registers_every_operator(tmp_path):
 def test_ctypes_fallback_serves_the_same_schemas_with_a_logged_reason(tmp_path):
     gen = tmp_path / "gen"
     presets.write_ops("h200", gen)
-    (gen / torch_ops.BINDING).unlink()  # the extension cannot build
+    (gen / operators.BINDING).unlink()  # the extension cannot build
     script = textwrap.dedent(f"""
         import logging, torch
         logging.basicConfig(level=logging.WARNING)
-        from muh.runtime import torch_ops
-        loaded = torch_ops.load({str(gen)!r}, arch="sm_90")
+        from muh.runtime import operators
+        loaded = operators.load({str(gen)!r}, arch="sm_90")
         assert loaded.backend == "ctypes" and "ops_torch.cpp is missing" in loaded.reason, loaded
-        for name in torch_ops.SCHEMAS:
+        for name in operators.SCHEMAS:
             assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "CUDA"), name
         print("ok", loaded.backend)
     """)
@@ -102,7 +102,7 @@ def test_ctypes_structs_match_the_generated_header(tmp_path):
     import ctypes
     import shutil
 
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
 
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
@@ -110,7 +110,7 @@ def test_ctypes_structs_match_the_generated_header(tmp_path):
     gen = tmp_path / "gen"
     presets.write_ops("h200", gen)
     checks = []
-    for struct, cls in (("muh_op_norm_args", ops_llm.NormArgs), ("muh_op_gate_add_args", ops_llm.GateAddArgs)):
+    for struct, cls in (("muh_op_norm_args", llm.NormArgs), ("muh_op_gate_add_args", llm.GateAddArgs)):
         checks.append(f'printf("{struct} size %zu\\n", sizeof(struct {struct}));')
         for name, _ in cls._fields_:
             c_name = "in" if name == "in_" else name
@@ -122,7 +122,7 @@ def test_ctypes_structs_match_the_generated_header(tmp_path):
     subprocess.run([cc, "-I", str(gen / "include"), str(src), "-o", str(exe)], check=True)
     got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
     want = []
-    for struct, cls in (("muh_op_norm_args", ops_llm.NormArgs), ("muh_op_gate_add_args", ops_llm.GateAddArgs)):
+    for struct, cls in (("muh_op_norm_args", llm.NormArgs), ("muh_op_gate_add_args", llm.GateAddArgs)):
         want.append(f"{struct} size {ctypes.sizeof(cls)}")
         want += [f"{struct} {name} {getattr(cls, name).offset}" for name, _ in cls._fields_]
     assert got[:-1] == want

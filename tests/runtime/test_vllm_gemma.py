@@ -1,4 +1,4 @@
-"""muh's ``GemmaRMSNorm.forward_cuda`` adapter (muh/runtime/vllm_ops.py) against the real class of the
+"""muh's ``GemmaRMSNorm.forward_cuda`` adapter (muh/runtime/vllm_provider.py) against the real class of the
 pinned wheel (as the stand-in EngineX fork keeps it), with CPU PyTorch: the plugin generated for the
 EngineX baseline rebinds it, the signature guard accepts the recorded 0.6.3 parameters and refuses
 others with the reason, and every input muh's ops do not take (here: CPU tensors) gets vLLM's own
@@ -30,11 +30,11 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
 def ops_lib(nvcc, tmp_path_factory):
     """libmuh_ops.so (h200 preset, cached by content): the provider loads it at import, no GPU needed."""
     from bench import presets
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
 
     root = tmp_path_factory.mktemp("ops")
     presets.write_ops("h200", root)
-    return ops_llm.build(root, arch="sm_90")
+    return llm.build(root, arch="sm_90")
 
 
 SCRIPT = r"""
@@ -92,6 +92,6 @@ def test_a_fork_that_changed_forward_cuda_keeps_its_own(tmp_path, vllm_wheel, op
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["applied"] == [] and res["stock_kept"]
     marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
-    assert "gemma_rms_norm (provider muh.runtime.vllm_ops:gemma_rms_norm:" in marker
+    assert "gemma_rms_norm (provider muh.runtime.vllm_provider:gemma_rms_norm:" in marker
     assert "is not the recorded 0.6.3 signature (self, x, residual=None)" in marker
     assert all(c[2] and c[3] and c[4] for c in res["cases"])  # the fork's own method still runs

@@ -80,9 +80,9 @@ def test_the_histogram_harness_self_test_passes_for_unsigned_samples(nvcc, tmp_p
 def test_the_ops_fragments_share_their_sizes_and_the_unit_hash_covers_the_shared_part():
     """rms_norm and silu_and_mul measure at the same sizes through one included template; the trial key
     (`source_hash`) covers what a fragment includes, so an edit there invalidates their measurements."""
-    from muh.tune.unit import fragment_sources, harness_of
+    from muh.tune.unit import fragment_sources
 
     for fam in ("rms_norm", "silu_and_mul"):
-        parts = fragment_sources(harness_of(fam).template)
+        parts = fragment_sources(fam)
         assert len(parts) == 2 and b"static int fitting(long long n)" in parts[1]
         assert b"static int fitting" not in parts[0]

@@ -7,17 +7,17 @@ from typing import Callable
 from muh.runtime import dtypes as DT
 from muh import families
 from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, validate, wrap
-from muh.codegen.templates import render
+from muh.codegen.templates import render, render_from
 
 PKG = "muh.codegen.kernels"
 
 # (output path, template, comment prefix): the files every build has; each family adds its source
-# (kernels/<name>.cu from <name>.cu.j2) and its static headers (include/muh/kernels/<file>).
+# (kernels/<name>.cu from <name>.cu.j2) and its static headers (include/muh/kernels/<file>, or
+# include/muh/<file> for ``headers``), all from its folder muh/families/<name>/.
 COMMON_FILES = (
     ("include/muh/warp.cuh", "warp.cuh.j2", "//"),
     ("include/muh/block.cuh", "block.cuh.j2", "//"),
     ("include/muh/types.cuh", "types.cuh.j2", "//"),
-    ("include/muh/scan_tile.cuh", "static/scan_tile.cuh", "//"),
     ("include/muh/host.cuh", "host.cuh.j2", "//"),
     ("include/muh/kernels/params.cuh", "params.cuh.j2", "//"),
     ("include/muh/kernels/api.h", "api.h.j2", "//"),
@@ -28,11 +28,13 @@ WARP_LAYER = "include/muh/warp.cuh"
 
 
 def files() -> tuple[tuple[str, str, str], ...]:
-    """Every generated file: (output path, template or static source, comment prefix)."""
+    """Every generated file: (output path, template or static source, comment prefix); a family's
+    sources as ``<family>:<file>`` (its folder, muh/families/<family>/)."""
     fam = []
     for rec in families.records():
-        fam += [(f"include/muh/kernels/{s}", s, "//") for s in rec.static]
-        fam.append((rec.source, rec.template, "//"))
+        fam += [(f"include/muh/{s}", f"{rec.name}:{s}", "//") for s in rec.headers]
+        fam += [(f"include/muh/kernels/{s}", f"{rec.name}:{s}", "//") for s in rec.static]
+        fam.append((rec.source, f"{rec.name}:{rec.template}", "//"))
     return COMMON_FILES + tuple(fam) + (BINDINGS,)
 
 
@@ -154,10 +156,20 @@ def default_header(cfg: KernelConfig) -> Callable[[str], str]:
 
 
 def _static(name: str) -> str:
-    """Static CUDA copied as it is: ``static/<file>`` beside the emitter, or a family's in templates/."""
+    """Static CUDA copied as it is: a family's (``<family>:<file>``, from its folder)."""
     from importlib.resources import files as res
 
-    return res(PKG).joinpath(name if name.startswith("static/") else f"templates/{name}").read_text()
+    family, _, file = name.rpartition(":")
+    return res(families.get(family).package).joinpath(file).read_text()
+
+
+def _render(tmpl: str, **variables) -> str:
+    """A template beside the emitter, or a family's (``<family>:<file>``: its folder first, then the
+    emitter's templates for what it imports, e.g. buckets.j2)."""
+    family, _, file = tmpl.rpartition(":")
+    if not family:
+        return render(PKG, tmpl, **variables)
+    return render_from(((families.get(family).package, ""), (PKG, "templates")), file, **variables)
 
 
 def generate(cfg: KernelConfig, header: Callable[[str], str] | None = None) -> list[tuple[str, str]]:
@@ -170,7 +182,7 @@ def generate(cfg: KernelConfig, header: Callable[[str], str] | None = None) -> l
     out = []
     for path, tmpl, prefix in files():
         if tmpl.endswith(".j2"):
-            text = render(PKG, tmpl, header=header(prefix), **tv)
+            text = _render(tmpl, header=header(prefix), **tv)
         else:
             text = f"{header(prefix)}\n{_static(tmpl)}"
         out.append((path, text))

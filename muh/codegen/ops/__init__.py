@@ -2,10 +2,10 @@
 
 Output (beside the kernels emitter's warp layer, compiled into the same ``libmuh_kernels.so``)::
 
-    include/muh/ops/ops.h     C interface (ctypes: muh/runtime/ops_llm.py)
+    include/muh/ops/ops.h     C interface (ctypes: muh/runtime/llm.py)
     include/muh/ops/ops.cuh   the kernels and their launchers (static CUDA, templates/ops.cuh)
     kernels/ops.cu            ops.cuh instantiated with the policies, printed with provenance; the C entry points
-    kernels/bindings/ops_torch.cpp  the CUDA implementations of torch.ops.muh.* (muh/runtime/torch_ops.py)
+    kernels/bindings/ops_torch.cpp  the CUDA implementations of torch.ops.muh.* (muh/runtime/operators.py)
 
 ``generate(target, header)`` renders the files of one ``OpsTarget`` (tests and the bench use it
 with the kernels' presets); ``emit(ctx)`` renders derive's target (``Derived.ops``, computed in

@@ -7,9 +7,9 @@ emitters, ``""`` for a single hardware)::
     muh_kernels/__main__.py      python -m muh_kernels --build SRC | --check  (stdlib only)
     muh_kernels/build_info.cu    compiled with the ops: refuses a command line whose warp size is not the headers'
     muh_kernels/vllm_ops.py      the plugin's provider: loads libmuh_ops.so or raises the reason
-    muh_kernels/_provider.py     muh/runtime/vllm_ops.py  ┐ copied, with `muh.runtime` imports rewritten to
-    muh_kernels/ops_llm.py       muh/runtime/ops_llm.py   │ `muh_kernels`: one source of truth for the ops'
-    muh_kernels/errors.py, …     its imports' closure     ┘ Python side; no pydantic, lark, jinja2 or muh CLI
+    muh_kernels/_provider.py     muh/runtime/vllm_provider.py  ┐ copied, with `muh.runtime` imports rewritten to
+    muh_kernels/llm.py           muh/runtime/llm.py            │ `muh_kernels`: one source of truth for the ops'
+    muh_kernels/errors.py, …     its imports' closure          ┘ Python side; no pydantic, lark, jinja2 or muh CLI
 
 The image copies the package beside vLLM, runs ``--build <folder>`` (the spec's toolchain: nvcc on
 NVIDIA, the CoreX SDK's clang++ on the BI-V100; no compiler → a recorded reason, no library) and
@@ -33,7 +33,7 @@ NAME = OPS_PACKAGE
 LIBRARY = "libmuh_ops.so"
 SOURCES = ("kernels/common.cu", "kernels/ops.cu")  # relative to the generated folder of the target
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # read as text, never imported (layering)
-ENTRY = ("vllm_ops", "_provider")  # muh/runtime/vllm_ops.py ships as muh_kernels/_provider.py
+ENTRY = ("vllm_provider", "_provider")  # muh/runtime/vllm_provider.py ships as muh_kernels/_provider.py
 # third-party modules the image has (vLLM's own dependencies); anything else is refused
 IMAGE_MODULES = frozenset({"torch", "vllm"})
 _CPLUSPLUS = {11: 201103, 14: 201402, 17: 201703, 20: 202002}

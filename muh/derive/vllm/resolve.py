@@ -711,14 +711,14 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
         why.append(f"{shape.architecture}'s MoE runs through {paths.moe}: the Triton MoE JSON is never read")
     add("moe.tiles", "dead" if why else "reached", "; ".join(why) or "Triton fused_moe reads the config file")
     # ops
-    from muh.runtime import ops_llm
+    from muh.runtime import llm
 
     def op_point(pid: str, op: str, dead: list[str]) -> None:
         if op not in ops:
             add(pid, "off", f"`{op}` not in tune.ops")
         elif dead:
             add(pid, "dead", "; ".join(dead))
-        elif op not in ops_llm.SERVED:
+        elif op not in llm.SERVED:
             add(pid, "inactive", f"muh has no `{op}` op yet: shipped behind its guard, the plugin logs the fallback "
                 "until muh_kernels exports it")
         else:
@@ -730,7 +730,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     op_point("ops.rms_norm", "rms_norm", norm_dead)
     sig = variant.op_signatures.get("fused_add_rms_norm")
     dead = list(norm_dead)
-    if sig and tuple(sig) not in ops_llm.forms("fused_add_rms_norm"):
+    if sig and tuple(sig) not in llm.forms("fused_add_rms_norm"):
         dead.append(f"{variant.label}'s fused_add_rms_norm takes ({', '.join(sig)}), a form muh's op does not serve; "
                     "the signature guard keeps the vendor op")
     op_point("ops.fused_add_rms_norm", "fused_add_rms_norm", dead)
@@ -742,7 +742,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     else:
         op_point("vendor.moe_topk_softmax", "topk_softmax",
                  [f"{variant.vendor_module}.{vendor.vendor} is present"] if vendor.present is True else [])
-    if gemma and "gemma_rms_norm" in ops and "gemma_rms_norm" in ops_llm.SERVED:
+    if gemma and "gemma_rms_norm" in ops and "gemma_rms_norm" in llm.SERVED:
         add("ops.gemma_rms_norm", "reached", f"{shape.architecture}'s norms are GemmaRMSNorm ({paths.source}): the "
             "plugin rebinds GemmaRMSNorm.forward_cuda to muh's gemma ops, signature-guarded, stock per refused input")
     else:
@@ -757,7 +757,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
             add("ops.head_rms_norm", "off", f"{shape.architecture}'s q/k norm is a GemmaRMSNorm over {hd}: served by the "
                 "gemma_rms_norm rebind, which is not in tune.ops")
         else:
-            add("ops.head_rms_norm", "reached" if "gemma_rms_norm" in ops_llm.SERVED else "inactive",
+            add("ops.head_rms_norm", "reached" if "gemma_rms_norm" in llm.SERVED else "inactive",
                 f"{shape.architecture}'s q/k norm is a GemmaRMSNorm over {hd} on [tokens, heads, "
                 f"{shape.head_dim or 'head_dim'}]: the ops.gemma_rms_norm rebind serves it (a 3-D input goes to "
                 f"muh's gemma_rms_norm as (tokens, heads) rows, strided views without a copy); {paths.head_norm_note}")

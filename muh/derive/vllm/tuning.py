@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.runtime.ops_llm import VLLM_METHODS
+from muh.runtime.llm import VLLM_METHODS
 
 REFUSED = {
     "paged_attention.partition_size": (

@@ -95,10 +95,10 @@ def check(strict=False):
         print("%s: %s" % (MARKER, e))
         print("%s: %s" % (MARKER, "FAILED" if strict else "OK (fallback)"))
         return 1 if strict else 0
-    from muh_kernels import ops_llm
+    from muh_kernels import llm
 
     try:
-        lib = ops_llm.load(path)
+        lib = llm.load(path)
         warp = int(lib.cdll.muh_ops_build_warp_size())
         level = int(lib.cdll.muh_ops_build_cplusplus())
     except (pkg.MuhRuntimeError, AttributeError, OSError) as e:

@@ -4,12 +4,12 @@
 1. Loads ``libmuh_ops.so`` (``muh_kernels.library_path()``). When it was not built in this image or
    cannot load, importing this module raises MuhRuntimeError with the reason; the plugin then keeps
    every vLLM op and logs that reason in its marker line.
-2. Exports the runtime's provider (``_provider``, a copy of muh/runtime/vllm_ops.py): each op only
+2. Exports the runtime's provider (``_provider``, a copy of muh/runtime/vllm_provider.py): each op only
    when vLLM's stock signature is the recorded 0.6.3 one, falling back to vLLM's op per input.
 """
-from muh_kernels import library_path, ops_llm
+from muh_kernels import library_path, llm
 
-ops_llm.load(library_path())
+llm.load(library_path())
 
 from muh_kernels import _provider  # noqa: E402 - after the library: the provider needs it
 from muh_kernels._provider import *  # noqa: E402,F401,F403 - the ops whose vLLM signature matched

@@ -1,0 +1,58 @@
+"""reduce: one value from n (CUB DeviceReduce::Reduce semantics, the result has the input's type)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muh.runtime import dtypes as DT
+from muh.families.base import Harness, Family, cfuncs, load_vec, param
+
+# Blocks of the first pass: enough for every SM of a large GPU several times over, few enough that
+# the second pass (one block over the partials) stays one tile: 4096 = 16 x 256-thread blocks.
+MAX_GRID = 4096
+
+
+@dataclass(frozen=True)
+class Policy:
+    threads: int
+    items: int
+    vec: int = 4
+    load: str = "ldg"  # ldg | default
+
+
+def read(get) -> Policy:
+    ld = "ldg" if get("modifier", "ldg") == "ldg" else "default"
+    return Policy(int(get("threads")), int(get("items")), int(get("vec", 1)), ld)
+
+
+def params(cfg, dtype: str, pol: Policy):
+    v, rule = load_vec(dtype, pol.items, pol.vec)
+    return [
+        param("kThreads", pol.threads, "policy threads"),
+        param("kItems", pol.items, "policy items"),
+        param("kVec", v, rule, vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
+        param("kLdg", pol.load == "ldg", "modifier == ldg", modifier=pol.load),
+    ]
+
+
+def globals_(cfg):
+    return [param("kReduceMaxGrid", MAX_GRID, "first-pass blocks: 16 x 256-thread blocks, one second-pass tile")]
+
+
+RECORD = Family(
+    name="reduce",
+    doc="one value from n: sum, max, min (DeviceReduce::Reduce)",
+    dtypes=("float32", "float64", "float16", "bfloat16", "int32", "int64"),
+    policy=Policy,
+    tunable=("threads", "items", "vec", "modifier"),
+    api=cfuncs("""
+size_t muh_reduce_workspace_bytes(void);
+int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* workspace, size_t workspace_bytes, void* stream);
+"""),
+    read=read,
+    operators={"sum": 0, "max": 1, "min": 2},
+    params=params,
+    size_buckets=True,
+    globals=globals_,
+    static=("reduce.cuh",),
+    harness=Harness("harness.cu.j2"),
+)

@@ -1,0 +1,97 @@
+"""topk: the k largest of each row, sorted, by radix select (CCCL's DeviceTopK semantics)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muh.runtime import dtypes as DT
+from muh.families.base import Harness, cfuncs, Family, MAX_GRID_Y, param, vec_of, xchg_bytes
+
+MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
+
+
+@dataclass(frozen=True)
+class Policy:
+    threads: int = 512
+    items: int = 4
+    bits_per_pass: int = 11
+    max_k: int = 1024
+    # Long rows: several blocks per row (one register-resident slice each) + a merge kernel.
+    # False: always one block per row (the kernel measured before 2026-11-30 evening).
+    split: bool = True
+
+
+def read(get) -> Policy:
+    return Policy(int(get("threads", 512)), int(get("items", 4)), int(get("bits_per_pass", 11)))
+
+
+def smem(cfg, dtype: str, pol: Policy) -> int:
+    return 4 * (1 << pol.bits_per_pass) + 8 * pol.max_k + xchg_bytes(cfg) + 4 * (pol.threads // cfg.warp_size + 8)
+
+
+def checks(cfg, dtype: str, pol: Policy) -> list[str]:
+    errs = []
+    if not 1 <= pol.bits_per_pass <= MAX_BITS_PER_PASS:
+        errs.append(f"topk.{dtype}: bits_per_pass={pol.bits_per_pass} outside 1..{MAX_BITS_PER_PASS}")
+    if smem(cfg, dtype, pol) > cfg.smem_per_block:
+        errs.append(f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
+                    f"the hardware has {cfg.smem_per_block} B per block")
+    return errs
+
+
+def params(cfg, dtype: str, pol: Policy):
+    """A long row is split over several blocks: a slice is one block's tile (threads x items x
+    16-byte vectors: 8192 float32 / 16384 half columns at 512 x 4), loaded once into registers as
+    order-preserving keys. Each slice writes its own top-k to a workspace; one block per row then
+    selects from the nblk*k candidates. Split when the row has at least two slices and
+    k <= slice / 4 (the merge then reads at most a quarter of the row again)."""
+    key_bits = 8 * DT.SIZE[dtype]
+    vec = vec_of(dtype)
+    chunk = pol.threads * pol.items * vec
+    return [
+        param("kThreads", pol.threads, "policy threads"),
+        param("kItems", pol.items, "policy items"),
+        param("kVec", vec, "16 B / element size", element_size=DT.SIZE[dtype]),
+        param("kBits", pol.bits_per_pass, "policy bits_per_pass"),
+        param("kBinsPerThread", -(-(1 << pol.bits_per_pass) // pol.threads), "ceil(2^bits / threads)"),
+        param("kMaxK", pol.max_k, "policy max_k"),
+        param("kKeyBits", key_bits, "8 x element size"),
+        param("kPasses", -(-key_bits // pol.bits_per_pass), "ceil(key bits / bits per pass)"),
+        param("kSplit", pol.split, "policy split: long rows in slices of kSplitChunk columns + a merge"),
+        param("kSplitChunk", chunk, "threads x items x kVec"),
+        param("kSplitMinCols", 2 * chunk, "2 slices"),
+        param("kSplitMaxK", min(pol.max_k, chunk // 4), "min(max_k, slice / 4)"),
+        param("kSplitMaxRows", MAX_GRID_Y, "CUDA's gridDim.y limit (rows are the grid's y)"),
+    ]
+
+
+TUNE_SHAPE = (65536, 64)  # `muh tune topk`: row length and k unless --topk-shape says
+
+
+def max_k(cfg) -> int:
+    return min([p.max_k for p in cfg.of("topk").values()] or [0])
+
+
+RECORD = Family(
+    name="topk",
+    doc="the k largest of each row, sorted, with int64 indices (DeviceTopK)",
+    dtypes=("float32", "float16", "bfloat16"),
+    policy=Policy,
+    tunable=("threads", "items", "bits_per_pass"),
+    api=cfuncs("""
+int muh_topk_max_k(void);
+int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values, long long* indices, void* stream);
+"""),
+    read=read,
+    params=params,
+    checks=checks,
+    op=None,
+    template_vars=lambda cfg: {"topk_max_k": max_k(cfg)},
+    static=("topk.cuh",),
+    # The best policy depends on k as much as on the row (H200: 1.9x between k = 50 and k = 1024):
+    # a policy's buckets may test `k` (values kept per row) or `elements` (rows x row length).
+    size_buckets=True,
+    bucket_keys=("elements", "k"),
+    harness=Harness("harness.cu.j2", shape=TUNE_SHAPE, shape_keys=("cols", "k"),
+                    variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
+                    check_sizes=lambda shape: (3 * shape[0], shape[0])),
+)
