@@ -33,7 +33,7 @@ def _tables(path: Path) -> list[str]:
 
 def test_no_second_dtype_table():
     files = [p for p in sorted((ROOT / "muh").rglob("*.py")) if p != OWNER]
-    files += sorted((ROOT / "bench").glob("*.py")) + sorted((ROOT / "tools").rglob("*.py"))
+    files += sorted((ROOT / "bench").rglob("*.py")) + sorted((ROOT / "tools").rglob("*.py"))
     found = [t for p in files for t in _tables(p)]
     assert not found, "dtype tables outside muh/runtime/dtypes.py (import it instead):\n" + "\n".join(found)
 

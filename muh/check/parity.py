@@ -225,10 +225,6 @@ def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[
     return compared, gaps, excused
 
 
-def probes_for(spec: Spec) -> list[cub_truth.PolicyProbe]:
-    return sorted(p for p, _ in coverage(spec)[0])
-
-
 def _value(policy: ResolvedPolicy, dim: str):
     """muh's value of ``dim`` (``threads``, ``delay.ns``, or ``onesweep/threads`` for a sub-policy) and its rule."""
     sub, _, dim = dim.rpartition("/")

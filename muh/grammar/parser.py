@@ -62,6 +62,12 @@ def _parser(strict: bool = False) -> Lark:
     )
 
 
+def grammar() -> Lark:
+    """muh's LALR parser, the one the parse is made with (from lark's cache): for the tools that read
+    the grammar itself (the LSP's completion context, the TextMate grammar)."""
+    return _parser()
+
+
 def _span(file: str, obj) -> Span:
     """Span of a Token or a tree ``meta``."""
     return Span(file, obj.line, obj.column, obj.end_line, obj.end_column)

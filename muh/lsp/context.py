@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from lark import Lark, Token, Tree
+from lark import Token, Tree
 from lark.exceptions import LarkError
 
+from muh.grammar.parser import grammar
+
 _WORD_TAIL = re.compile(r"[A-Za-z0-9_]*$")
-
-
-@lru_cache(maxsize=1)
-def grammar() -> Lark:
-    """muh's grammar (muh/grammar/muh.lark), the same file the parser is built from."""
-    return Lark.open_from_package("muh.grammar", "muh.lark", parser="lalr", maybe_placeholders=False)
 
 
 @dataclass(frozen=True)

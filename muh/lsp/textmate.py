@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lark.lexer import PatternStr
 
-from muh.lsp.context import grammar
+from muh.grammar.parser import grammar
 
 OUTPUT = Path("editors/vscode/syntaxes/muh.tmLanguage.json")
 

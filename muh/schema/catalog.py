@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from muh.runtime import dtypes
 
-# -- element types: name -> bytes, from the one table (muh/dtypes.py) -------------------------------
+# -- element types: name -> bytes, from the one table (muh/runtime/dtypes.py) -----------------------
 DTYPES: dict[str, int] = dict(dtypes.SIZE)
 DEFAULT_TYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
 OPS = ("plus", "max", "min", "mul", "bit_and", "bit_or", "bit_xor")
@@ -36,6 +36,8 @@ DELAY_KINDS = ("no_delay", "fixed", "backoff", "backoff_jitter", "backoff_jitter
 
 @dataclass(frozen=True)
 class Dim:
+    """A tunable dimension: the one place its kind, choices and bounds are written (the policy model,
+    muh/schema/models.py PolicyValues, is made from DIMS)."""
     kind: str  # "int" | "bool" | "enum" | "bytes" | "delay"
     doc: str
     choices: tuple[str, ...] = ()

@@ -4,14 +4,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal, Optional, Union
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, create_model, field_validator
 
 from muh.diagnostics import Span
 from muh.schema.base import SpecModel as Model
-from muh.schema.catalog import (
-    DELAY_KINDS, DIMS, LOAD_ALGORITHMS, LOAD_MODIFIERS, SCALING, STORE_ALGORITHMS, STORE_MODIFIERS, TRANSFORM_ALGORITHMS,
-    HISTOGRAM_MEMORY, RADIX_RANK, BLOCK_REDUCE, BLOCK_SCAN, SCAN_STAGES,
-)
+from muh.schema.catalog import DELAY_KINDS, DIMS, Dim
 from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
 
 Scalar = Union[bool, int, Decimal, str]
@@ -78,51 +75,26 @@ class Delay(Model):
     l2_write_latency: Duration = Decimal(0)
 
 
-def _opt(lit):
-    return Optional[Literal[lit]]  # type: ignore[valid-type]
+def _dim_field(d: Dim) -> tuple[object, object]:
+    """The model's field of a catalogue dimension (muh/schema/catalog.py DIMS owns the names, kinds,
+    choices and bounds; the model is made from it): optional, None when the block does not set it."""
+    if d.kind == "int":
+        return Optional[int], Field(None, ge=d.lo, le=d.hi)
+    if d.kind == "enum":
+        return Optional[Literal[d.choices]], None  # type: ignore[valid-type]
+    return Optional[{"bool": bool, "bytes": Bytes, "delay": Delay}[d.kind]], None
 
 
-class PolicyValues(Model):
-    """One policy block; every dimension optional (inherited from `default` when absent)."""
-
-    threads: Optional[int] = Field(None, ge=1, le=4096)
-    items: Optional[int] = Field(None, ge=1, le=1024)
-    vec: Optional[int] = Field(None, ge=1, le=16)
-    load: _opt(LOAD_ALGORITHMS) = None
-    store: _opt(STORE_ALGORITHMS) = None
-    modifier: _opt(LOAD_MODIFIERS) = None
-    store_modifier: _opt(STORE_MODIFIERS) = None
-    window: Optional[int] = Field(None, ge=1, le=1024)
-    stage: _opt(SCAN_STAGES) = None
-    passes: Optional[int] = Field(None, ge=1, le=64)
-    stages: Optional[int] = Field(None, ge=1, le=16)
-    stage_from: Optional[Bytes] = None
-    block: _opt(tuple(dict.fromkeys(BLOCK_REDUCE + BLOCK_SCAN))) = None
-    scaling: _opt(SCALING) = None
-    delay: Optional[Delay] = None
-    bytes_in_flight: Optional[Bytes] = None
-    algorithm: _opt(TRANSFORM_ALGORITHMS) = None
-    radix_bits: Optional[int] = Field(None, ge=1, le=16)
-    bits_per_pass: Optional[int] = Field(None, ge=1, le=16)
-    rank: _opt(RADIX_RANK) = None
-    pixels_per_thread: Optional[int] = Field(None, ge=1, le=64)
-    rle_compress: Optional[bool] = None
-    memory: _opt(HISTOGRAM_MEMORY) = None
-    sub_histograms: Optional[int] = Field(None, ge=1, le=64)
-    work_stealing: Optional[bool] = None
-    buffers_per_thread: Optional[int] = Field(None, ge=1, le=64)
-    bytes_per_thread: Optional[int] = Field(None, ge=1, le=1024)
-    block_tile: Optional[Bytes] = None
-    warp_threshold: Optional[Bytes] = None
-    block_threshold: Optional[Bytes] = None
-    threads_per_segment: Optional[int] = Field(None, ge=1, le=1024)
-    prefer_pow2_bits: Optional[bool] = None
-    store_time_slicing: Optional[bool] = None
-    use_onesweep: Optional[bool] = None
-
+class _PolicyBase(Model):
     def given(self) -> dict[str, object]:
         """The dimensions this block sets explicitly."""
         return {k: getattr(self, k) for k in self.model_fields_set if k in DIMS}
+
+
+PolicyValues = create_model(
+    "PolicyValues", __base__=_PolicyBase, __module__=__name__,
+    __doc__="One policy block; every dimension optional (inherited from `default` when absent).",
+    **{name: _dim_field(d) for name, d in DIMS.items()})
 
 
 class Bucket(PolicyValues):
@@ -165,9 +137,6 @@ class Policy(PolicyValues):
     def bucket_key(self) -> str | None:
         """The size the buckets test (``elements``, ``k`` …); None without buckets."""
         return self.buckets[0].size if self.buckets else None
-
-
-assert set(PolicyValues.model_fields) == set(DIMS), "catalogue and policy model disagree"
 
 
 class Space(Model):

@@ -19,7 +19,8 @@ INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
 
 
 def configs() -> dict:
-    """The kernel configs of VARIANTS, histogram only (bench/histogram_prebuild.py builds them too)."""
+    """The kernel configs of VARIANTS, histogram only (bench/results/histogram-2026-12-01/histogram_prebuild.py
+    builds them too)."""
     from bench import presets
 
     only = lambda cfg: replace(cfg, policies={"histogram": cfg.histogram})  # noqa: E731

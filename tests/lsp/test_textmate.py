@@ -83,3 +83,13 @@ def test_vscode_extension_starts_muh_lsp():
     assert '"server.command"' in (VSCODE / manifest["main"]).read_text()  # the extension starts what the setting says
     helped = subprocess.run([sys.executable, "-m", "muh.cli", *command[1:], "--help"], capture_output=True, text=True, cwd=ROOT)
     assert helped.returncode == 0 and "Language server" in helped.stdout
+
+
+def test_lsp_reads_the_parsers_grammar():
+    """The completion context and the TextMate generator use the parser muh parses with (built once,
+    from muh's grammar cache), not a second lark build of muh.lark."""
+    from muh.grammar import parser
+    from muh.lsp import context, textmate
+
+    assert context.grammar() is parser._parser()
+    assert textmate.grammar() is parser._parser()

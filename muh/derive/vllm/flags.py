@@ -204,13 +204,14 @@ def to_argv(settings: list[Setting], engine: EngineInfo, ext: Extensions) -> tup
     return argv, diags
 
 
-def _truthy(s: Setting | None) -> bool:
+def truthy(s: Setting | None) -> bool:
+    """A setting given and not off (false, empty)."""
     return s is not None and s.value not in (False, None, "", ())
 
 
 def _check_parser(given: dict[str, Setting], engine: EngineInfo, ext: Extensions) -> list[Diagnostic]:
     s = given.get("tool_call_parser")
-    if s is None or _truthy(given.get("tool_parser_plugin")):
+    if s is None or truthy(given.get("tool_parser_plugin")):
         return []  # a --tool-parser-plugin file may register any name
     name = format_value(s.value)
     known = list(engine.tool_call_parsers) + list(ext.tool_call_parsers)
@@ -226,7 +227,7 @@ def _check_parser(given: dict[str, Setting], engine: EngineInfo, ext: Extensions
 def _check_requires(given: dict[str, Setting], engine: EngineInfo) -> list[Diagnostic]:
     out = []
     for dest, needed, where in engine.requires:
-        if _truthy(given.get(dest)) and not _truthy(given.get(needed)):
+        if truthy(given.get(dest)) and not truthy(given.get(needed)):
             s = given[dest]
             out.append(Diagnostic(
                 "E-VLLM-REQUIRES", f"`--{dest.replace('_', '-')}` needs `--{needed.replace('_', '-')}`",

@@ -13,7 +13,7 @@ from muh.derive.vllm import tuning
 from muh.derive.vllm import rules
 from muh.derive.vllm.edits import sites_for
 from muh.derive.vllm.engine import EngineInfo, load_engine
-from muh.derive.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv
+from muh.derive.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv, truthy
 from muh.derive.vllm.plan import IMAGE_ROOT, CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
@@ -127,7 +127,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         c.tuned = {k: r for k, r in c.tuned.items() if not k.startswith("moe.")}  # nothing of it ships
     rebinds = [r for r in _rebinds(c, knobs, moe) if _rebind_live(r, live)]
     provides = _provides(variant, knobs, live)
-    needs_triton = bool(moe) or any(_truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
+    needs_triton = bool(moe) or any(truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
         or _int(given.get("max_model_len"), 0) > 32768
     if needs_triton and triton is False:
         c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
@@ -234,10 +234,6 @@ def _serve_settings(c: _Ctx) -> tuple[list[Setting], Extensions]:
             c.error("E-DEPLOY-EXT", f"`{p}` is not a parser name", span)
         ext_parsers[p] = span
     return serve, Extensions(ext_flags, ext_parsers)
-
-
-def _truthy(s: Setting | None) -> bool:
-    return s is not None and s.value not in (False, None, "", ())
 
 
 def _int(s: Setting | None, default: int) -> int:
@@ -500,7 +496,7 @@ def _cond_keys(variant: Variant, ext: Extensions, serve: list[Setting]) -> dict[
                                 why=f"{variant.label}: `{f}` unknown ({info.note}); without it the server would die "
                                     "at argument parsing")
     parser = keys.get("tool_call_parser")
-    if parser is not None and not _truthy(keys.get("tool_parser_plugin")):
+    if parser is not None and not truthy(keys.get("tool_parser_plugin")):
         name = format_value(parser.value)
         info = variant.tool_call_parsers.get(name)
         if info is not None and info.present == "unknown" and name not in ext.tool_call_parsers:
@@ -690,7 +686,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
     add("paged_attention.v1_v2_rule", "dead" if why else "reached", "; ".join(why) or "decode through PagedAttention")
     # prefix-prefill tile
     why = []
-    uses = any(_truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
+    uses = any(truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
         or _int(given.get("max_model_len"), 0) > 32768
     if not uses:
         why.append("neither prefix caching nor chunked prefill is on")
