@@ -1,8 +1,9 @@
 """The `muh` command: arguments, the stages in order, diagnostics (``diagnostics.report``) and exit
 codes. `muh tune` and `muh deploy` register their commands from tune/cli.py and deploy/cli.py.
 
-Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spec error, bad flag,
-an output folder muh may not replace); 130 interrupted.
+Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spec error, bad option
+value, an output folder muh may not replace); 64 a command line the option parser refuses (unknown
+option, missing argument); 130 interrupted.
 """
 from __future__ import annotations
 
@@ -20,6 +21,19 @@ try:  # Ctrl-C while the interpreter is still importing: one line, exit 130 (as 
 except KeyboardInterrupt:  # pragma: no cover - timing-dependent; tests/cli/test_output.py sends it
     sys.stderr.write("interrupted\n")
     raise SystemExit(130) from None
+
+def _usage_exit_code() -> None:
+    """The option parser's errors exit EXIT_USAGE (its own 2 would read as `muh deploy`'s "changes")."""
+    from muh.diagnostics import EXIT_USAGE
+
+    try:
+        from typer._click.exceptions import UsageError
+    except ImportError:  # pragma: no cover - typer releases that use click itself
+        from click.exceptions import UsageError
+    UsageError.exit_code = EXIT_USAGE
+
+
+_usage_exit_code()
 
 app = typer.Typer(
     name="muh",

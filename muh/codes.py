@@ -61,6 +61,9 @@ CODES: dict[str, Code] = {
                    "max_threads_per_block = 1000 is not a multiple of warp_size = 64"),
     "E-SMEM": Code("a tile larger than the hardware's shared memory per block (derive)",
                    "scan float64: tile 384 × 40 × 8 B = 120 KiB exceeds smem_per_block = 48 KiB on `bi100`"),
+    "E-DERIVED": Code("a derived value no kernel can launch with (zero threads or items)",
+                      "reduce float16: the scaling rule derives threads = 0 on `bi100` (T4=256, I4=16, size=2, smem=1, "
+                      "warp=64): no kernel launches with zero"),
     # -- generating ----------------------------------------------------------------------------------------
     "E-OPTION": Code("a command-line option that cannot work with this spec (named as the option)",
                      "--emulate-warp 48: warp sizes must be powers of two (logical 48, physical 32)"),

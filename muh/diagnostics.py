@@ -132,6 +132,8 @@ def suggestion(hint: str) -> str | None:
 
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2  # ok; a check failed or an operation was refused; bad input
+EXIT_USAGE = 64  # a command line the option parser refuses (unknown option, missing argument): sysexits' EX_USAGE,
+# apart from 2, which `muh deploy` uses for "changes planned"
 
 
 def _err(text: str) -> None:

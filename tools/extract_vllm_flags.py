@@ -29,6 +29,23 @@ ARG_FILES = ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py")
 NAME_FILES = ("vllm/config.py", "vllm/transformers_utils/config.py",
               "vllm/model_executor/layers/quantization/__init__.py")
 TOOL_PARSER_DIR = "vllm/entrypoints/openai/tool_parsers/"
+# Where the engine checks a flag's value (``if self.<dest> > 1.0: raise``): read for each option's range.
+CHECK_FILES = ("vllm/config.py",)
+# Values the engine uses as counts or fractions without checking them when it parses its arguments:
+# (dest, lowest value, lowest excluded?, file, the source text there that shows why). The text must
+# occur in the wheel (the fixture records its line), so a release that changes it fails the extraction.
+USED_AS = (
+    ("tensor_parallel_size", 1, False, "vllm/config.py", "% tensor_parallel_size"),
+    ("pipeline_parallel_size", 1, False, "vllm/config.py", "self.world_size = pipeline_parallel_size * self.tensor_parallel_size"),
+    ("max_num_seqs", 1, False, "vllm/config.py", "if self.max_num_batched_tokens < self.max_num_seqs:"),
+    ("max_num_batched_tokens", 1, False, "vllm/config.py", "if self.max_num_batched_tokens < self.max_num_seqs:"),
+    ("max_model_len", 1, False, "vllm/config.py", "max_model_len: Maximum length of a sequence"),
+    ("max_seq_len_to_capture", 1, False, "vllm/config.py", "self.max_seq_len_to_capture = min(self.max_seq_len_to_capture,"),
+    ("block_size", 1, False, "vllm/config.py", "self.block_size = block_size"),
+    ("gpu_memory_utilization", 0, True, "vllm/worker/worker.py", "total_gpu_memory * self.cache_config.gpu_memory_utilization"),
+)
+INT64_MAX = 2**63 - 1  # an int flag lands in torch / C++ 64-bit integers
+FLOAT_MAX = sys.float_info.max  # argparse's float() reads anything larger as inf
 MOE_CONFIG_DIR = "vllm/model_executor/layers/fused_moe/configs/"
 
 
@@ -222,12 +239,62 @@ def extract_tool_parsers(sources: dict[str, str]) -> list[str]:
     return sorted(found)
 
 
+def extract_checks(path: str, tree: ast.Module) -> dict[str, dict]:
+    """``if self.x > 1.0: raise …`` (and <, <=, >=) in a ``_verify_args``: the range the engine allows."""
+    out: dict[str, dict] = {}
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("_verify")):
+            continue
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                    and any(isinstance(s, ast.Raise) for s in node.body)):
+                continue
+            left, op, right = node.test.left, node.test.ops[0], node.test.comparators[0]
+            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self"
+                    and isinstance(right, ast.Constant) and isinstance(right.value, (int, float))):
+                continue
+            r = out.setdefault(left.attr, {})
+            where = f"{path}:{node.lineno}"
+            if isinstance(op, (ast.Gt, ast.GtE)):  # refused above: the maximum
+                r.update(max=right.value, max_open=isinstance(op, ast.GtE), max_where=where)
+            elif isinstance(op, (ast.Lt, ast.LtE)):
+                r.update(min=right.value, min_open=isinstance(op, ast.LtE), min_where=where)
+    return out
+
+
+def option_ranges(options: list[dict], sources: dict[str, str], trees: dict[str, ast.Module]) -> None:
+    """Each numeric option's ``range``: the engine's own checks, the uses above, and the width of the
+    number type it lands in."""
+    checks: dict[str, dict] = {}
+    for p in CHECK_FILES:
+        checks.update(extract_checks(p, trees[p]))
+    used: dict[str, dict] = {}
+    for dest, lo, open_, path, text in USED_AS:
+        src = sources[path]
+        if text not in src:
+            raise SystemExit(f"{path}: `{text}` (why {dest} is at least {lo}) is not in this wheel: review USED_AS")
+        used[dest] = {"min": lo, "min_open": open_, "min_where": f"{path}:{src[:src.index(text)].count(chr(10)) + 1}"}
+    for o in options:
+        if o["type"] not in ("int", "float"):
+            continue
+        r = {"min": 0, "min_open": False, "min_where": "no numeric flag takes a negative value",
+             "max": INT64_MAX if o["type"] == "int" else FLOAT_MAX, "max_open": False,
+             "max_where": "64-bit integer" if o["type"] == "int" else "largest finite double"}
+        r.update(used.get(o["dest"], {}))
+        r.update(checks.get(o["dest"], {}))
+        o["range"] = r
+    missing = [d for d, *_ in USED_AS if not any(o["dest"] == d and "range" in o for o in options)]
+    if missing:
+        raise SystemExit(f"USED_AS names no numeric option of this wheel: {', '.join(missing)}")
+
+
 def build_fixture(wheel: Path, version: str) -> dict:
     with zipfile.ZipFile(wheel) as z:
         members = z.namelist()
         read = lambda p: z.read(p).decode("utf-8")  # noqa: E731
         arg_sources = {p: read(p) for p in ARG_FILES}
         name_sources = {p: read(p) for p in NAME_FILES if p in members}
+        use_sources = {p: read(p) for p in {*CHECK_FILES, *(u[3] for u in USED_AS)} if p in members}
         parser_sources = {p: read(p) for p in members if p.startswith(TOOL_PARSER_DIR) and p.endswith(".py")}
         moe_files = sorted(p[len(MOE_CONFIG_DIR):] for p in members if p.startswith(MOE_CONFIG_DIR) and p.endswith(".json"))
     trees = {p: ast.parse(t, p) for p, t in {**name_sources, **arg_sources}.items()}
@@ -236,6 +303,7 @@ def build_fixture(wheel: Path, version: str) -> dict:
     for p in ARG_FILES:
         options.extend(extract_options(p, trees[p], names))
     options.sort(key=lambda o: o["flags"][-1] if o["flags"][0].startswith("-") and not o["flags"][0].startswith("--") else o["flags"][0])
+    option_ranges(options, use_sources, {p: ast.parse(t, p) for p, t in use_sources.items()})
     requires = [r for p in ARG_FILES for r in extract_requires(p, trees[p])]
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     return {

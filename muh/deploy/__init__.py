@@ -34,7 +34,43 @@ def _refuse(msg: str, hint: str | None = None, plan: Plan | None = None, lines: 
 
 def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool = False,
         checks: bool = True) -> DeployResult:
-    """Plan (and with ``apply`` write + commit) the deployment of ``spec`` into the git repository ``repo``."""
+    """Plan (and with ``apply`` write + commit) the deployment of ``spec`` into the git repository ``repo``;
+    the spec's warnings come first in the result's diagnostics (as `muh build` prints them)."""
+    if not str(repo).strip():
+        return _refuse("--repo is empty: name the git repository to deploy into",
+                       hint="e.g. --repo ../competition-repo (write --repo . for the current folder)")
+    warnings: list[Diagnostic] = []
+    result = _run(spec, repo, apply, force, checks, warnings)
+    result.diagnostics = warnings + result.diagnostics
+    return result
+
+
+class _DeferredInterrupt:
+    """Ctrl-C while the files are swapped in and committed waits until both are done (or undone): an
+    interrupt must not leave new files in place without their commit."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.hit = False
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def _note(self, *_):
+        self.hit = True
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        return False
+
+
+def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diagnostic]) -> DeployResult:
     from muh.pipeline import load_file, render, write_atomic
 
     repo_p = Path(repo)
@@ -56,7 +92,7 @@ def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool 
         return _refuse(f"{spec} has no deploy block", hint="add `deploy <name> on <hardware> { … }`")
     folder = deploys[0].folder
     try:
-        files = render(loaded)
+        files = render(loaded, warnings=warnings)
     except MuhError as err:
         return DeployResult(EXIT_ERROR, [], err.diagnostics)
     lines: list[str] = []
@@ -82,6 +118,14 @@ def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool 
     if plan.clashes:
         return _refuse(f"cannot deploy: {plan.clashes[0]}" + (f" (and {len(plan.clashes) - 1} more)" if len(plan.clashes) > 1 else ""),
                        hint="nothing was written", plan=plan, lines=lines)
+    hidden = g.ignored(repo_p, sorted(set(plan.added + plan.changed)))
+    if hidden:
+        rules = sorted({rule for _, rule in hidden})
+        folders = sorted({p.split("/")[0] + ("/" if "/" in p else "") for p, _ in hidden})
+        return _refuse(f"{len(hidden)} of the files muh deploys ({', '.join(folders)}) are ignored by the repository "
+                       f"({'; '.join(rules[:2])}): git would not commit them",
+                       hint="remove that rule from .gitignore (muh commits what it deploys), or set `folder = …` in the "
+                            "deploy block", plan=plan, lines=lines)
     problems = _problems(repo_p, plan)
     if problems and not force:
         return _refuse(problems[0][0], hint=problems[0][1] + "; or pass --force", plan=plan, lines=lines)
@@ -90,6 +134,15 @@ def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool 
     if not plan.has_changes:
         lines.append("up to date: nothing to commit")
         return DeployResult(EXIT_OK, lines, plan=plan)
+    with _DeferredInterrupt() as interrupt:
+        result = _swap_and_commit(repo_p, plan, ctx, loaded, lines)
+    if interrupt.hit:
+        result.lines.append("interrupted: the deploy was finished first (" +
+                            (f"committed {result.commit[:12]})" if result.commit else "nothing was changed)"))
+    return result
+
+
+def _swap_and_commit(repo_p: Path, plan: Plan, ctx, loaded, lines: list[str]) -> DeployResult:
     try:
         tx = write.apply(repo_p, {rel: (plan.files[rel].content, plan.files[rel].executable) for rel in plan.added + plan.changed},
                          plan.removed)

@@ -11,7 +11,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def deploy(
         spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec with a deploy block."),
-        repo: Path = typer.Option(..., "--repo", metavar="PATH", help="The git repository to deploy into (its root)."),
+        repo: str = typer.Option(..., "--repo", metavar="PATH", help="The git repository to deploy into (its root)."),
         apply: bool = typer.Option(False, "--apply", help="Write the files and commit them."),
         force: bool = typer.Option(False, "--force", help="Deploy over a dirty tree, hand edits or files muh did not write."),
         skip_checks: bool = typer.Option(False, "--skip-checks", help="Do not run `muh check` first (says so in the plan)."),

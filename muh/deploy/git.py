@@ -44,7 +44,9 @@ def git(repo: Path, *args: str, check: bool = True, env: dict | None = None) -> 
     except subprocess.TimeoutExpired:
         raise GitError(f"git {' '.join(args)} timed out") from None
     if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        shown = [a for a in args if a != "--"]
+        words = " ".join(shown[:4]) + (f" … ({len(shown) - 4} more)" if len(shown) > 4 else "")  # not every path
+        raise GitError(f"git {words} failed: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout
 
 
@@ -61,6 +63,19 @@ def dirty(repo: Path) -> list[str]:
     """``git status --porcelain`` lines (untracked files included)."""
     out = git(repo, "status", "--porcelain", "--untracked-files=all")
     return [line for line in out.splitlines() if line.strip()]
+
+
+def ignored(repo: Path, paths: list[str]) -> list[tuple[str, str]]:
+    """(path, the .gitignore rule ``file:line:pattern``) for each of ``paths`` the repository ignores."""
+    if not paths:
+        return []
+    out = git(repo, "check-ignore", "-v", "--no-index", "--", *paths, check=False)
+    found = []
+    for line in out.splitlines():
+        rule, _, path = line.partition("\t")
+        if path and not rule.endswith(":!" + path):
+            found.append((path, rule))
+    return found
 
 
 def commit(repo: Path, paths: list[str], message: str) -> str:

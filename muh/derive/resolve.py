@@ -233,18 +233,40 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
     subs = {}
     for sub in sorted({s for p in alg.policies.values() for s in p.subs}):
         subs[sub] = _resolve_values(spec, akey, alg, hw, key, size, sub, value_size=value)
+    diags += _zeros(spec, akey, alg, hw, key, values)
+    for sub, sv in subs.items():
+        diags += _zeros(spec, akey, alg, hw, key, sv, sub=sub)
     smem_bytes = _tile_smem(spec, akey, alg, hw, key, size, values, diags)
     buckets = []
     owner = _bucket_layer(alg, _layers(alg, key))
     if owner is not None:
         for i, b in enumerate(alg.policies[owner].buckets):
             bvalues = _resolve_values(spec, akey, alg, hw, key, size, bucket=(owner, i), value_size=value)
+            diags += _zeros(spec, akey, alg, hw, key, bvalues, bucket=(owner, i))
             bsmem = _tile_smem(spec, akey, alg, hw, key, size, bvalues, diags, (owner, i))
             buckets.append(ResolvedBucket(size=b.size, lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues,
                                           smem_bytes=bsmem))
     return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None,
                           offset=parsed.offset, value_type=parsed.value, elem_size=size,
                           values=values, subs=subs, smem_bytes=smem_bytes, buckets=buckets), diags
+
+
+def _zeros(spec, akey, alg, hw, key, values, sub=None, bucket=None) -> list[Diagnostic]:
+    """A derived count of zero (threads, items, …) cannot launch: an error at the value it came from
+    (e.g. `smem_per_block = 1 B` leaves room for no thread of a scaled tile)."""
+    out = []
+    for dim, r in values.items():
+        if r.origin != "derived" or isinstance(r.value, bool) or not isinstance(r.value, int) or r.value > 0:
+            continue
+        got = _pick(spec, akey, alg, _layers(alg, key), dim, key, sub, bucket)
+        where = spec.span_of(got[2]) if got else spec.span_of(("algorithms", akey))
+        inputs = ", ".join(f"{k}={v}" for k, v in r.inputs.items() if k != "budget")
+        out.append(Diagnostic(
+            "E-DERIVED", f"{alg.family} {key}: the scaling rule derives {dim} = {r.value} on `{hw.name}` ({inputs}): "
+            "no kernel launches with zero", where,
+            hint=f"smem_per_block = {fmt_bytes(hw.smem_per_block)} on `{hw.name}` leaves no room for this tile: check it, "
+                 "or write `scaling = none` and the values themselves"))
+    return out
 
 
 def _bucket_layer(alg: Algorithm, layers: list[str]) -> str | None:

@@ -20,6 +20,7 @@ from muh.grammar import ast
 
 MAX_BYTES = 1 << 20  # 1 MiB: a spec is a page or two; anything larger is almost surely a mistake
 MAX_DEPTH = 64  # nesting of { [ ( ; keeps every later stage's recursion shallow
+MAX_POWER_BITS = 256  # `a^b` is computed only below 2^256: far past every range muh checks, and instant
 
 # Labelled examples of common mistakes (lark's match_examples): error message -> sample inputs.
 _EXAMPLES: dict[str, list[str]] = {
@@ -108,6 +109,9 @@ class _ToAst(Transformer):
         unit = str(children[1]) if len(children) > 1 else None
         try:
             base, caret, exp = str(tok).partition("^")
+            if caret and abs(int(base)) > 1 and int(exp) * (abs(int(base)).bit_length() - 1) > MAX_POWER_BITS:
+                raise MuhError([Diagnostic("E-NUMBER", f"`{tok}` is too large to be any value muh accepts",
+                                           _span(self.file, tok), hint=f"powers go up to 2^{MAX_POWER_BITS}")])
             value = Decimal(int(base) ** int(exp)) if caret else Decimal(str(tok))
         except InvalidOperation:  # pragma: no cover - the lexer only admits decimals
             value = Decimal(0)
@@ -408,12 +412,41 @@ def parse(text: str, file: str = "<input>") -> ast.Module:
     return ast.Module(version, version_span, tuple(members), tuple(comments), file, text)
 
 
+def read_bounded(path: Path, limit: int) -> bytes | None:
+    """The bytes of the regular file ``path``, or None when it holds more than ``limit``: at most
+    ``limit + 1`` bytes are read (``st_size`` says 0 for /dev/zero and /proc files). Anything but a
+    regular file (a FIFO would block forever, a device never ends) raises ``IsADirectoryError`` for a
+    folder, else ``OSError`` naming what it is."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # opening a FIFO must not wait for a writer
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise OSError(0, f"it is {kind}, not a regular file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return None if size > limit else b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_source(path: str | Path) -> tuple[str, str]:
     """Read a spec file as text; raise ``MuhError`` for unreadable, binary or oversized files."""
     p = Path(path)
     shown = str(path)
     try:
-        data = p.read_bytes() if p.stat().st_size <= MAX_BYTES else None
+        data = read_bounded(p, MAX_BYTES)
     except FileNotFoundError:
         raise MuhError([Diagnostic("E-IO", f"no such file: {shown}", None, hint="check the path; bundled specs live in specs/")]) from None
     except IsADirectoryError:

@@ -180,13 +180,16 @@ def read_result(path: str | Path) -> Result:
         return MuhError([Diagnostic("E-PROBE-RESULT", f"{path}: {msg}", None, hint=hint)])
 
     try:
-        if path.stat().st_size > MAX_RESULT_BYTES:
-            raise bad(f"{path.stat().st_size} bytes is not a probe result (limit {MAX_RESULT_BYTES})")
-        raw = path.read_text(encoding="utf-8")
+        from muh.grammar.parser import read_bounded
+
+        data = read_bounded(path, MAX_RESULT_BYTES)
+        if data is None:
+            raise bad(f"more than {MAX_RESULT_BYTES} bytes is not a probe result (limit {MAX_RESULT_BYTES})")
+        raw = data.decode("utf-8")
     except FileNotFoundError:
         raise bad("no such file") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise bad(f"cannot read it: {e}") from None
+        raise bad(f"cannot read it: {getattr(e, 'strerror', None) or e}") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:

@@ -45,6 +45,11 @@ LIMITS: dict[str, tuple[object, object, str]] = {
 }
 
 
+_MAX_EXPONENT = 40
+"""A written value above 10^40 is out of every dimension's range whatever its unit (checked before
+converting: Decimal arithmetic overflows at 10^999999)."""
+
+
 @dataclass(frozen=True)
 class Quantity:
     value: Decimal
@@ -78,6 +83,9 @@ def _to(dimension: str):
                 raise ValueError(f"expected a {dimension} ({UNITS_BY_DIMENSION[dimension]}), got {v} (a {v.dimension})")
             if not v.value.is_finite():
                 raise ValueError(f"{v} is not a number")
+            if v.value.adjusted() > _MAX_EXPONENT:  # 1e999999999 B: out of range before any arithmetic overflows
+                lo, hi, text = LIMITS[dimension]
+                raise ValueError(f"{v} is out of range: a {dimension} is {text}")
             if dimension == "size":
                 return _in_range(dimension, _exact_int(v.value * SIZE[v.unit], "a size"), v)
             if dimension == "bandwidth":

@@ -277,6 +277,8 @@ def _wrong_type(name: str, typ: str, given, written: str | None, span: Span | No
     if typ == "int_type":
         if isinstance(given, str) and given.strip().lstrip("-").isdigit():
             hint = f"drop the quotes: `{name} = {given.strip()}`"
+        elif isinstance(given, Decimal) and given.is_finite() and given.adjusted() > 40:
+            hint = f"`{name}` is far out of range"
         elif isinstance(given, Decimal) and given.is_finite() and given == given.to_integral_value():
             hint = f"write `{name} = {int(given)}`"
         elif isinstance(given, Decimal):

@@ -68,6 +68,7 @@ def tune(
         return typer.Exit(EXIT_INPUT)
 
     try:
+        _check_db(db)
         shape = _topk_shape(topk_shape, algo)
         ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
                        buckets, shape)
@@ -163,7 +164,8 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
         try:
             size_list = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
         except ValueError:
-            raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536", None)]) from None
+            raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536 (each 1 … 2^40 "
+                                       "elements)", None)]) from None
     spaces, unsearched, all_buckets = {}, [], {}
     for t in type_list:
         key, bounds = _buckets_of(loaded.spec, algo, t, buckets)
@@ -310,12 +312,34 @@ def _topk_shape(text: str | None, algo: str) -> tuple[tuple[int, ...], ...] | No
     return cols, ks
 
 
+def _check_db(db: Path) -> None:
+    """--db names a file SQLite can open (a folder, a device or a missing parent folder is an option error)."""
+    if db.exists() and not db.is_file():
+        raise MuhError([Diagnostic("E-FLAG", f"--db {db}: not a file (a folder or a device); the results database is "
+                                   "one SQLite file", None, hint=f"e.g. --db {db / 'tune.sqlite'}" if db.is_dir() else None)])
+    parent = db.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise MuhError([Diagnostic("E-FLAG", f"--db {db}: {parent} is not a folder", None)])
+
+
+MAX_SIZE = 2**40  # elements of one measured problem: far beyond any GPU's memory
+
+
 def eval_pow(s: str) -> int:
+    """``2^16`` or ``65536``: a positive element count up to 2^40 (ValueError otherwise, before computing)."""
     s = s.strip()
     if "^" in s:
-        a, b = s.split("^", 1)
-        return int(a) ** int(b)
-    return int(s)
+        a, b = (int(x) for x in s.split("^", 1))
+        if a < 0 or b < 0 or (a > 1 and b * (a.bit_length() - 1) > MAX_SIZE.bit_length()):
+            raise ValueError(s)
+        n = a ** b
+    else:
+        n = int(s)
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(s)
+    return n
 
 
 def _dry_run(ctx) -> None:

@@ -270,7 +270,7 @@ def test_a_negative_count_is_refused_at_its_line(tmp_path):
     """Issue 11 (class of item 9): `max_num_seqs = -2` built."""
     text = spec_with("    max_num_seqs = 2", "    max_num_seqs = -2")
     err, path = first_error(tmp_path, text)
-    assert err.code == "E-VLLM-VALUE" and "takes a count or a size, not `-2`" in err.message
+    assert err.code == "E-VLLM-VALUE" and "`--max-num-seqs` = -2 is out of the engine's range: it takes values ≥ 1" in err.message
     assert str(err.span) == where(path, text, "-2")
 
 

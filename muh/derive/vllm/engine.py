@@ -24,6 +24,7 @@ class Option:
     default: object
     where: str  # file:line in the wheel
     const: object = None
+    range: dict | None = None  # numeric options: min/max (and *_open, *_where) from the engine's sources
 
     @property
     def long(self) -> str:
@@ -75,7 +76,8 @@ def load_engine(version: str, engine: str = "vllm") -> EngineInfo:
     raw = json.loads(resources.files("muh.derive.vllm").joinpath("data").joinpath(f"{engine}-{version}.json").read_text())
     opts = tuple(
         Option(tuple(o["flags"]), o["dest"], o["kind"], o["type"],
-               tuple(o["choices"]) if o["choices"] is not None else None, o["default"], o["where"], o.get("const"))
+               tuple(o["choices"]) if o["choices"] is not None else None, o["default"], o["where"], o.get("const"),
+               o.get("range"))
         for o in raw["options"]
     )
     return EngineInfo(

@@ -84,6 +84,25 @@ def _type_ok(opt: Option, value: object) -> str | None:
     return None
 
 
+def _out_of_range(opt: Option, flag: str, item, s: Setting) -> Diagnostic | None:
+    """The engine's range of a numeric option (its flag table's ``range``), checked before the value
+    is formatted (1e999999 has no plain decimal form)."""
+    r = opt.range or {"min": 0, "min_open": False, "min_where": "no numeric flag takes a negative value"}
+    value = Decimal(str(item)) if isinstance(item, float) else Decimal(item)
+    lo, hi = r.get("min"), r.get("max")
+    low = lo is not None and (value <= Decimal(str(lo)) if r.get("min_open") else value < Decimal(str(lo)))
+    high = hi is not None and (value >= Decimal(str(hi)) if r.get("max_open") else value > Decimal(str(hi)))
+    if not (low or high):
+        return None
+    shown = str(item) if value.adjusted() > 30 or value.adjusted() < -30 else format_value(item)
+    lo_text = f"{'>' if r.get('min_open') else '≥'} {lo}" if lo is not None else None
+    hi_text = f"{'<' if r.get('max_open') else '≤'} {hi}" if hi is not None else None
+    want = " and ".join(t for t in (lo_text, hi_text) if t)
+    why = r.get("min_where" if low else "max_where")
+    return Diagnostic("E-VLLM-VALUE", f"`{flag}` = {shown} is out of the engine's range: it takes values {want}", s.span,
+                      hint=f"{opt.type} flag; the bound comes from {why}" if why else None)
+
+
 def _argv_for(opt: Option, flag: str, s: Setting) -> tuple[list[str], Diagnostic | None]:
     """The argv piece of one stock option, or a diagnostic."""
     v = s.value
@@ -102,9 +121,10 @@ def _argv_for(opt: Option, flag: str, s: Setting) -> tuple[list[str], Diagnostic
         expected = _type_ok(opt, item)
         if expected:
             return [], Diagnostic("E-VLLM-VALUE", f"`{flag}` takes {expected}, not `{format_value(item)}`", s.span)
-        if opt.type in ("int", "float") and not isinstance(item, bool) and item < 0:
-            return [], Diagnostic("E-VLLM-VALUE", f"`{flag}` takes a count or a size, not `{format_value(item)}`", s.span,
-                                  hint="no numeric flag of the pinned engine takes a negative value")
+        if opt.type in ("int", "float") and not isinstance(item, bool):
+            bad = _out_of_range(opt, flag, item, s)
+            if bad is not None:
+                return [], bad
         if opt.choices is not None:
             allowed = [c for c in opt.choices if c is not None]
             shown = format_value(item)

@@ -61,7 +61,7 @@ def stable_where(span: Span | None) -> str | None:
 
 def _plain(v):
     if isinstance(v, Decimal):
-        return int(v) if v == v.to_integral_value() else float(v)
+        return int(v) if v.adjusted() < 30 and v == v.to_integral_value() else float(v)
     return v
 
 
@@ -105,7 +105,8 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     cond_keys = _cond_keys(variant, ext, serve)
     argv, flag_diags = to_argv(serve, engine, _with_variant(ext, variant))
     c.diags += flag_diags
-    given = {s.key: s for s in serve}
+    refused = {d.span for d in flag_diags if d.is_error}  # a refused value (e.g. tensor_parallel_size = 0) is not used
+    given = {s.key: s for s in serve if s.span not in refused and s.key_span not in refused}
     _cross_checks(c, hw, given)
     if hw.vendor != "nvidia" and _int(given.get("tensor_parallel_size"), 1) > 1 and "disable_custom_all_reduce" not in given:
         argv.append("--disable-custom-all-reduce")
