@@ -39,7 +39,7 @@ def build(tmp: Path, text: str) -> dict[str, str]:
     return {f.path: f.content for f in render(load_file(p))}
 
 
-def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False):
+def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False, extra_env=None):
     """Run the run file's command; returns (calls of python3 as argv lists, stdout)."""
     cmd = yaml.safe_load(run_yaml)["command"]
     assert cmd[:2] == ["bash", "-c"] and len(cmd) == 3
@@ -57,6 +57,7 @@ def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre:
     env = {"PATH": f"{bin_}:/usr/bin:/bin", "ARGV_LOG": str(log), "MUH_ROOT": str(opt), "HOME": str(tmp)}
     if fail_pre:
         env["FAIL_PRE"] = "1"
+    env.update(extra_env or {})
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in log.read_text().splitlines()], proc.stdout
@@ -269,7 +270,7 @@ def fake_probe(monkeypatch):
     mod.__spec__ = importlib.machinery.ModuleSpec("muh.codegen.probe", None)
     doc = {"hardware": {"device_name": {"value": "Iluvatar BI-V100"}, "compute_capability": {"value": 70},
                         "sm_count_kernel": {"value": 16}}}
-    run = ("#!/usr/bin/env bash\n# stand-in probe: writes its JSON\necho compiling\n"
+    run = ("#!/usr/bin/env bash\n# stand-in probe: writes its JSON\necho \"args: $*\"\n"
            f"printf '%s' {shlex.quote(json.dumps(doc))} > \"$1\"\n")
     mod.emit_probe_bundle = lambda ctx: [GeneratedFile("probe/run.sh", run)]
     monkeypatch.setitem(sys.modules, "muh.codegen.probe", mod)
@@ -288,10 +289,47 @@ def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_
     # the run file writes under /workspace: point it at a temporary folder for the test
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.json", str(tmp_path / "muh-probe.json"))
     run_yaml = run_yaml.replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",))
+    (opt / "probe" / "build").mkdir()
+    (opt / "probe" / "build" / "probe").write_text("")
+    (opt / "probe" / "build" / "probe").chmod(0o755)  # what the image build compiled
+    calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",), extra_env={"MUH_PROBE_AT_START": "1"})
     assert f"[muh] probe: device=Iluvatar BI-V100 cc=70 sm=16 ({tmp_path / 'muh-probe.json'})" in out.splitlines()
     assert json.loads((tmp_path / "muh-probe.json").read_text())["hardware"]["sm_count_kernel"]["value"] == 16
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]  # the server still starts
+    assert f"--prebuilt {opt}/probe/build" in (tmp_path / "muh-probe.log").read_text()  # the stand-in echoes its argv
+
+
+def test_the_probe_is_off_by_default_and_never_compiles_at_start(tmp_path, fake_probe):
+    """Issue 27.8: no probe before the server unless MUH_PROBE_AT_START=1, and then the prebuilt one."""
+    files = build(tmp_path, BASELINE.read_text())
+    opt = tmp_path / "opt-muh"
+    (opt / "probe").mkdir(parents=True)
+    (opt / "probe" / "run.sh").write_text(f"touch {tmp_path / 'RAN'}\n")
+    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
+    calls, out = run_script(tmp_path, run_yaml)
+    assert [line for line in out.splitlines() if "probe" in line] == [
+        "[muh] probe off (set MUH_PROBE_AT_START=1 to run the prebuilt probe at start)"]
+    assert not (tmp_path / "RAN").exists() and calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
+    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"})  # opted in, nothing built
+    assert "[muh] probe skipped: the image build did not build it" in out and not (tmp_path / "RAN").exists()
+
+
+def test_the_bundles_run_sh_runs_a_prebuilt_probe_without_building(tmp_path):
+    files = build(tmp_path, BASELINE.read_text())
+    bundle = tmp_path / "probe"
+    bundle.mkdir()
+    (bundle / "run.sh").write_text(files["probe/run.sh"])
+    (bundle / "build.sh").write_text("echo 'a compiler ran' >&2; exit 9\n")
+    (bundle / "engine_probe.py").write_text("import sys; sys.exit(1)\n")
+    built = tmp_path / "built"
+    built.mkdir()
+    (built / "compiler.txt").write_text("clang 16\n")
+    (built / "probe").write_text("#!/bin/sh\nprintf '{\"hardware\": {}, \"compiler\": \"%s\"}' \"$5\" > \"$1\"\n")
+    (built / "probe").chmod(0o755)
+    r = subprocess.run(["bash", str(bundle / "run.sh"), str(tmp_path / "r.json"), "--prebuilt", str(built)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "a compiler ran" not in r.stderr and json.loads((tmp_path / "r.json").read_text())["compiler"] == "clang 16"
 
 
 def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe):
@@ -299,8 +337,11 @@ def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe)
     opt = tmp_path / "opt-muh"
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text("echo broken >&2; exit 3\n")
+    (opt / "probe" / "build").mkdir()
+    (opt / "probe" / "build" / "probe").write_text("")
+    (opt / "probe" / "build" / "probe").chmod(0o755)
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml)
+    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"})
     assert [line for line in out.splitlines() if "probe" in line] == [
         f"[muh] probe skipped: exit 3 within 60 s (log {tmp_path / 'muh-probe.log'})"]
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]

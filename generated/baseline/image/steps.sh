@@ -76,5 +76,5 @@ names() {  # names FILE LITERAL: does the model's code name the path a reached p
 }
 optional 'point ops.gemma_rms_norm (GemmaRMSNorm in vllm/model_executor/models/qwen3_5.py)' names "${site}"/vllm/model_executor/models/qwen3_5.py GemmaRMSNorm
 optional 'point ops.head_rms_norm (q_norm in vllm/model_executor/models/qwen3_5.py)' names "${site}"/vllm/model_executor/models/qwen3_5.py q_norm
-optional "probe build (the run file runs it at start)" timeout 600 bash "${MUH_ROOT}/probe/build.sh" "${MUH_ROOT}/probe/build"
+optional "probe build (the run file runs it at start with MUH_PROBE_AT_START=1)" timeout 600 bash "${MUH_ROOT}/probe/build.sh" "${MUH_ROOT}"/probe/build
 log "image steps done"

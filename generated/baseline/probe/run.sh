@@ -5,13 +5,24 @@
 # Exit 0: RESULT.json written. Non-zero: nothing written (the reason is on stderr).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-RESULT="${1:?usage: run.sh RESULT.json [--device N]}"
+RESULT="${1:?usage: run.sh RESULT.json [--device N] [--prebuilt DIR]}"
 shift
 DEVICE=0
-if [ "${1:-}" = "--device" ]; then DEVICE="${2:?--device needs a number}"; fi
+PREBUILT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) DEVICE="${2:?--device needs a number}"; shift 2 ;;
+    --prebuilt) PREBUILT="${2:?--prebuilt needs the folder build.sh wrote}"; shift 2 ;;
+    *) echo "muh-probe: unknown option $1" >&2; exit 2 ;;
+  esac
+done
 BUILD="$(mktemp -d "${TMPDIR:-/tmp}/muh-probe.XXXXXX")"
 trap 'rm -rf "$BUILD"' EXIT
-bash "$HERE/build.sh" "$BUILD" >&2
+if [ -n "$PREBUILT" ] && [ -x "$PREBUILT/probe" ] && [ -f "$PREBUILT/compiler.txt" ]; then
+  cp "$PREBUILT/probe" "$PREBUILT/compiler.txt" "$BUILD/"  # built by the image build: no compiler at start
+else
+  bash "$HERE/build.sh" "$BUILD" >&2
+fi
 TO=()
 if command -v timeout > /dev/null; then TO=(timeout 120); fi
 ${TO[@]+"${TO[@]}"} "$BUILD/probe" "$BUILD/hardware.json" --device "$DEVICE" --compiler "$(cat "$BUILD/compiler.txt")"
