@@ -49,6 +49,19 @@ class OptionalFlag(Model):
     note: str = ""
 
 
+class RunEvidence(Model):
+    """What the facts report about the values one deploy key (``serve.max_model_len``, ``env.X``) was run with."""
+
+    worked: dict[str, str] = {}
+    """Value as the run file writes it (``80000``, ``0.9``, ``true``/``false``) → the reported run, cited."""
+    failed: dict[str, str] = {}
+    """Value → what went wrong in the reported run, cited."""
+    note: str = ""
+    """Anything else the facts say (e.g. values written in a run file no report shows running)."""
+    default: Optional[str] = None
+    """The value a spec that leaves the key out runs with (a switch: ``false``), for the verdict."""
+
+
 class ModelPaths(Model):
     """The code paths one architecture runs in this variant (evidence in ``source``)."""
 
@@ -64,8 +77,9 @@ class ModelPaths(Model):
     """Evidence and caveats for ``head_norm``."""
     moe_routing: str = "ops.topk_softmax"
     activation: str = "ops.silu_and_mul"
-    max_model_len_tested: Optional[int] = None
-    """The largest ``--max-model-len`` reported to work for this model on this variant."""
+    runs: dict[str, RunEvidence] = {}
+    """Deploy key (``serve.<flag key>``, ``env.<NAME>``) → the values reported run with this model on this
+    variant, and those that failed: ``muh explain SPEC deploy`` says which of a spec's values rest on a run."""
     confirm: dict[str, tuple[str, str]] = {}
     """Tuning point → (file under site-packages, literal): what the image build looks for to confirm that
     the model's code takes the point's path (a report line; nothing depends on it)."""

@@ -129,6 +129,9 @@ class Deploy(Model):
     api: Api = Api()
     tune: dict[str, object] = {}
     """The engine's tuning points (dotted keys); see docs/deploy.md for the list, and the refused ones."""
+    untested: dict[str, object] = {}
+    """Values no reported run used, kept knowingly: deploy key (``serve.enable_prefix_caching``,
+    ``env.NAME``) → the reason (a string). Without one, such a value is a warning (``W-DEPLOY-UNTESTED``)."""
     engine_extensions: EngineExtensions = EngineExtensions()
     model_shape: Optional[ModelShape] = None
     moe: Optional[Moe] = None

@@ -505,7 +505,7 @@ def test_the_run_files_argv_parses_with_the_wheels_parser_and_the_provider_regis
     assert "--reasoning-parser" not in argv and "--tool-parser-plugin" in argv
     args = cli.make_arg_parser(parser_cls(description="stock")).parse_args(argv)
     cli.validate_parsed_serve_args(args)
-    assert (args.tool_call_parser, args.enable_auto_tool_choice, args.max_model_len) == ("qwen3_coder", True, 131072)
+    assert (args.tool_call_parser, args.enable_auto_tool_choice, args.max_model_len) == ("qwen3_coder", True, 80000)
     # what api_server.run_server does before it serves (vllm/entrypoints/openai/api_server.py:531-537)
     atp.ToolParserManager.tool_parsers.pop("qwen3_coder", None)
     if args.tool_parser_plugin and len(args.tool_parser_plugin) > 3:

@@ -39,7 +39,7 @@ def build(tmp: Path, text: str) -> dict[str, str]:
     return {f.path: f.content for f in render(load_file(p))}
 
 
-def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False):
+def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False, extra_env=None):
     """Run the run file's command; returns (calls of python3 as argv lists, stdout)."""
     cmd = yaml.safe_load(run_yaml)["command"]
     assert cmd[:2] == ["bash", "-c"] and len(cmd) == 3
@@ -57,6 +57,7 @@ def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre:
     env = {"PATH": f"{bin_}:/usr/bin:/bin", "ARGV_LOG": str(log), "MUH_ROOT": str(opt), "HOME": str(tmp)}
     if fail_pre:
         env["FAIL_PRE"] = "1"
+    env.update(extra_env or {})
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in log.read_text().splitlines()], proc.stdout
@@ -82,6 +83,21 @@ R4_ARGV = shlex.split(R4_EXEC)[3:]  # after python3 -m <entrypoint>
 PROVIDER = ("--tool-parser-plugin", "/opt/muh/vllm/parsers/muh_qwen3_coder.py")  # muh's qwen3_coder, if the fork lacks one
 DEVIATIONS_ADDED = [("--disable-custom-all-reduce",), PROVIDER]  # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
 SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long option names
+# R4's values no reported run used, replaced by the reported ones (issue 27.1; the variant's `runs`)
+SAFE = {"--max-model-len": "80000", "--gpu-memory-utilization": "0.9"}
+SAFE_DROPPED = ("--enable-prefix-caching",)
+SAFE_ENV = [{"name": "PYTORCH_CUDA_ALLOC_CONF", "value": "expandable_segments:True"}]
+
+
+def r4_as_served() -> list[str]:
+    """R4's argv with exact long names and the measured-safe values in place of R4's untested ones."""
+    out = []
+    for a in R4_ARGV:
+        a = SPELLING.get(a, a)
+        if a in SAFE_DROPPED:
+            continue
+        out.append(SAFE[out[-1]] if out and out[-1] in SAFE else a)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +111,7 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
     pre, server = calls
     assert pre == shlex.split(R4_PRE.split(" 2>&1")[0])[1:]  # the same pre-step, same arguments
     assert server[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
-    expected = [SPELLING.get(a, a) for a in R4_ARGV]
+    expected = r4_as_served()
     assert pairs(server[2:]) == sorted(pairs(expected) + DEVIATIONS_ADDED)
     # R4's order, except for the spelling (the conditional groups sit where their flags were)
     drop = {"--disable-custom-all-reduce", *PROVIDER}
@@ -108,7 +124,7 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
 
 def test_the_run_file_env_is_the_teams(baseline):
     env = yaml.safe_load(baseline["computility-run.yaml"])["env"]
-    assert env == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"]]
+    assert env == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"]] + SAFE_ENV
 
 
 def test_unknown_flags_are_dropped_with_a_line_when_the_image_lacks_them(baseline, tmp_path):
@@ -254,7 +270,7 @@ def fake_probe(monkeypatch):
     mod.__spec__ = importlib.machinery.ModuleSpec("muh.codegen.probe", None)
     doc = {"hardware": {"device_name": {"value": "Iluvatar BI-V100"}, "compute_capability": {"value": 70},
                         "sm_count_kernel": {"value": 16}}}
-    run = ("#!/usr/bin/env bash\n# stand-in probe: writes its JSON\necho compiling\n"
+    run = ("#!/usr/bin/env bash\n# stand-in probe: writes its JSON\necho \"args: $*\"\n"
            f"printf '%s' {shlex.quote(json.dumps(doc))} > \"$1\"\n")
     mod.emit_probe_bundle = lambda ctx: [GeneratedFile("probe/run.sh", run)]
     monkeypatch.setitem(sys.modules, "muh.codegen.probe", mod)
@@ -273,10 +289,47 @@ def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_
     # the run file writes under /workspace: point it at a temporary folder for the test
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.json", str(tmp_path / "muh-probe.json"))
     run_yaml = run_yaml.replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",))
+    (opt / "probe" / "build").mkdir()
+    (opt / "probe" / "build" / "probe").write_text("")
+    (opt / "probe" / "build" / "probe").chmod(0o755)  # what the image build compiled
+    calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",), extra_env={"MUH_PROBE_AT_START": "1"})
     assert f"[muh] probe: device=Iluvatar BI-V100 cc=70 sm=16 ({tmp_path / 'muh-probe.json'})" in out.splitlines()
     assert json.loads((tmp_path / "muh-probe.json").read_text())["hardware"]["sm_count_kernel"]["value"] == 16
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]  # the server still starts
+    assert f"--prebuilt {opt}/probe/build" in (tmp_path / "muh-probe.log").read_text()  # the stand-in echoes its argv
+
+
+def test_the_probe_is_off_by_default_and_never_compiles_at_start(tmp_path, fake_probe):
+    """Issue 27.8: no probe before the server unless MUH_PROBE_AT_START=1, and then the prebuilt one."""
+    files = build(tmp_path, BASELINE.read_text())
+    opt = tmp_path / "opt-muh"
+    (opt / "probe").mkdir(parents=True)
+    (opt / "probe" / "run.sh").write_text(f"touch {tmp_path / 'RAN'}\n")
+    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
+    calls, out = run_script(tmp_path, run_yaml)
+    assert [line for line in out.splitlines() if "probe" in line] == [
+        "[muh] probe off (set MUH_PROBE_AT_START=1 to run the prebuilt probe at start)"]
+    assert not (tmp_path / "RAN").exists() and calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
+    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"})  # opted in, nothing built
+    assert "[muh] probe skipped: the image build did not build it" in out and not (tmp_path / "RAN").exists()
+
+
+def test_the_bundles_run_sh_runs_a_prebuilt_probe_without_building(tmp_path):
+    files = build(tmp_path, BASELINE.read_text())
+    bundle = tmp_path / "probe"
+    bundle.mkdir()
+    (bundle / "run.sh").write_text(files["probe/run.sh"])
+    (bundle / "build.sh").write_text("echo 'a compiler ran' >&2; exit 9\n")
+    (bundle / "engine_probe.py").write_text("import sys; sys.exit(1)\n")
+    built = tmp_path / "built"
+    built.mkdir()
+    (built / "compiler.txt").write_text("clang 16\n")
+    (built / "probe").write_text("#!/bin/sh\nprintf '{\"hardware\": {}, \"compiler\": \"%s\"}' \"$5\" > \"$1\"\n")
+    (built / "probe").chmod(0o755)
+    r = subprocess.run(["bash", str(bundle / "run.sh"), str(tmp_path / "r.json"), "--prebuilt", str(built)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "a compiler ran" not in r.stderr and json.loads((tmp_path / "r.json").read_text())["compiler"] == "clang 16"
 
 
 def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe):
@@ -284,8 +337,11 @@ def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe)
     opt = tmp_path / "opt-muh"
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text("echo broken >&2; exit 3\n")
+    (opt / "probe" / "build").mkdir()
+    (opt / "probe" / "build" / "probe").write_text("")
+    (opt / "probe" / "build" / "probe").chmod(0o755)
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml)
+    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"})
     assert [line for line in out.splitlines() if "probe" in line] == [
         f"[muh] probe skipped: exit 3 within 60 s (log {tmp_path / 'muh-probe.log'})"]
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]

@@ -80,6 +80,7 @@ def image_steps(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
         site_candidates=plan.site_packages, edits=[e.id for e in plan.edits], moe_files=moe_files, ops=_ops(ctx, plan),
         cond_flags=plan.cond_flags, triton=plan.triton, probe=probe, required_files=required_files,
         confirm=[(p.id, *p.confirm) for p in plan.points if p.confirm is not None],
+        probe_build_dir=runfile.PROBE_BUILD_DIR, probe_opt_in=runfile.PROBE_OPT_IN,
     )
     command = runfile.command(plan, probe)
     docker = render(PKG, "Dockerfile.j2", header=ctx.header_text(), variant=plan.variant, hardware=plan.hardware,

@@ -24,6 +24,9 @@ PROBE_RUN = f"{ROOT_VAR}/probe/run.sh"
 PROBE_RESULT = "/workspace/muh-probe.json"
 PROBE_LOG = "/workspace/muh-probe.log"
 PROBE_TIMEOUT_S = 60
+PROBE_BUILD_DIR = "probe/build"  # under the image's muh folder: where image/steps.sh's "probe build" puts the binary
+PROBE_BUILT = f"{ROOT_VAR}/{PROBE_BUILD_DIR}"
+PROBE_OPT_IN = "MUH_PROBE_AT_START"
 
 
 def q(word: str) -> str:
@@ -48,12 +51,16 @@ PROBE_SUMMARY = ("import json, sys; p = sys.argv[1]; h = json.load(open(p)).get(
 
 
 def probe_step() -> str:
-    """Tolerated: the probe writes its JSON under /workspace and one summary line reaches the log."""
+    """Opt-in (``MUH_PROBE_AT_START=1``), tolerated: the probe the image build compiled runs (never a compiler
+    at start), writes its JSON under /workspace, and one summary line reaches the log. Off: one line."""
     summary = f"$(python3 -c {q(PROBE_SUMMARY)} {PROBE_RESULT} 2>&1 | tail -n 1)"
-    return (f"if [ -f {PROBE_RUN} ]; then timeout {PROBE_TIMEOUT_S} bash {PROBE_RUN} {PROBE_RESULT} > {PROBE_LOG} 2>&1 "
+    return (f"if [ \"${{{PROBE_OPT_IN}:-0}}\" != 1 ]; then echo '[muh] probe off (set {PROBE_OPT_IN}=1 to run the "
+            f"prebuilt probe at start)'; "
+            f"elif [ -f {PROBE_RUN} ] && [ -x {PROBE_BUILT}/probe ]; then timeout {PROBE_TIMEOUT_S} bash {PROBE_RUN} "
+            f"{PROBE_RESULT} --prebuilt {PROBE_BUILT} > {PROBE_LOG} 2>&1 "
             f"&& echo \"[muh] probe: {summary}\" "
             f"|| echo \"[muh] probe skipped: exit $? within {PROBE_TIMEOUT_S} s (log {PROBE_LOG})\"; "
-            f"else echo '[muh] probe skipped: no probe bundle in this image'; fi")
+            f"else echo '[muh] probe skipped: the image build did not build it'; fi")
 
 
 def array_name(g: CondFlag) -> str:

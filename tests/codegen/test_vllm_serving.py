@@ -1,0 +1,75 @@
+"""Serving values the real platform ran (issue 27.1): the baseline serves what a reported run used, and
+`muh explain` / the build say which values rest on a reported run (the evidence is the variant's data)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from muh.pipeline import load_file
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINE = ROOT / "specs" / "baseline.muh"
+VARIANT = json.loads((ROOT / "muh" / "codegen" / "engines" / "enginex" / "variant-bi100-v1.2.3.json").read_text())
+RUNS = VARIANT["models"]["Qwen3_5ForCausalLM"]["runs"]
+
+
+def _plan(path: Path):
+    from muh.codegen.vllm.emit import resolve_deploy
+
+    spec = load_file(path).spec
+    return resolve_deploy(spec, next(iter(spec.deploys.values())))
+
+
+def _flag(command, flag):
+    return command[command.index(flag) + 1] if flag in command else None
+
+
+def test_the_baseline_serves_values_a_reported_run_used():
+    plan, diags = _plan(BASELINE)
+    assert _flag(plan.command, "--max-model-len") in RUNS["serve.max_model_len"]["worked"]
+    assert _flag(plan.command, "--gpu-memory-utilization") in RUNS["serve.gpu_memory_utilization"]["worked"]
+    assert "--enable-prefix-caching" not in plan.command  # the only run that scored had it off
+    assert ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True") in plan.env
+    assert not [d for d in diags if d.code == "W-DEPLOY-UNTESTED"]
+
+
+def test_explain_says_which_values_rest_on_a_reported_run(cli):
+    code, out, _ = cli("explain", BASELINE, "deploy")
+    assert code == 0
+    lines = out.splitlines()
+
+    def rule(key):
+        i = next(i for i, line in enumerate(lines) if line.strip().startswith(key + " ="))
+        return lines[i + 1]
+
+    assert "reported run on enginex bi100-v1.2.3" in rule("serve.max_model_len") and "003:795" in rule("serve.max_model_len")
+    assert "reported run" in rule("serve.enable_prefix_caching") and "not set" in rule("serve.enable_prefix_caching")
+    env = rule("env.PYTORCH_CUDA_ALLOC_CONF")
+    assert "NOT a reported run" in env and "kept knowingly" in env
+    assert "no run record for this flag" in rule("serve.served_model_name")
+
+
+def _warnings(tmp_path, text):
+    p = tmp_path / "s.muh"
+    p.write_text(text)
+    _, diags = _plan(p)
+    return [d for d in diags if d.code == "W-DEPLOY-UNTESTED"]
+
+
+def test_a_value_no_reported_run_used_warns_at_its_line(tmp_path):
+    text = BASELINE.read_text().replace("max_model_len = 80000", "max_model_len = 131072")
+    (w,) = _warnings(tmp_path, text)
+    assert "serve.max_model_len = 131072" in w.message and "80000" in w.message
+    assert w.span.line == next(i for i, line in enumerate(text.splitlines(), 1) if "131072" in line)
+    failed = _warnings(tmp_path, text.replace("131072", "100000"))[0]
+    assert "it failed (CUDA OOM" in failed.message
+
+
+def test_prefix_caching_needs_a_reason(tmp_path):
+    on = BASELINE.read_text().replace("enforce_eager = true", "enforce_eager = true\n    enable_prefix_caching = true")
+    (w,) = _warnings(tmp_path, on)
+    assert "serve.enable_prefix_caching = true" in w.message
+    reasoned = on.replace("  untested {", '  untested {\n    serve.enable_prefix_caching = "d06_cache_hit needs cached_tokens > 0"')
+    assert _warnings(tmp_path, reasoned) == []
+    plan, _ = _plan(tmp_path / "s.muh")
+    assert "kept knowingly: d06_cache_hit" in plan.tuned["serve.enable_prefix_caching"].rule
