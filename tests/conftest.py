@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: `bench.presets`
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/: `lab_card` (the shared hardware block)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

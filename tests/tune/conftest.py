@@ -6,23 +6,14 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
+from lab_card import hardware
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = """muh 1
 
 # a small lab card
-hardware lab {
-  vendor = nvidia
-  arch = hopper
-  compute_capability = 90
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  max_threads_per_block = 1024
-  toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }
-}
-
+""" + hardware() + """
 algorithm reduce on lab {
   policy default {
     threads = 256  # CUB's sm_60 policy

@@ -8,20 +8,11 @@ import re
 import pytest
 
 from muh.tune.measure import Result
+from lab_card import hardware
 
 SPEC = """muh 1
 
-hardware lab {
-  vendor = nvidia
-  arch = hopper
-  compute_capability = 90
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  max_threads_per_block = 1024
-  toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }
-}
-
+""" + hardware() + """
 algorithm scan on lab {
   types = [float32, float64]
   policy default { threads = 128  items = 24  delay = fixed(ns = 688 ns, l2_write_latency = 1140 ns) }
@@ -139,17 +130,7 @@ def test_a_bucket_without_a_size_is_refused(tuned):
 
 TOPK_SPEC = """muh 1
 
-hardware lab {
-  vendor = nvidia
-  arch = hopper
-  compute_capability = 90
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  max_threads_per_block = 1024
-  toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }
-}
-
+""" + hardware() + """
 algorithm topk on lab {
   types = [float32]
   policy default { threads = 512  items = 4  bits_per_pass = 11 }

@@ -10,20 +10,11 @@ import re
 import pytest
 
 from muh.tune.measure import Result
+from lab_card import hardware
 
 SPEC = """muh 1
 
-hardware lab {
-  vendor = nvidia
-  arch = hopper
-  compute_capability = 90
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  max_threads_per_block = 1024
-  toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }
-}
-
+""" + hardware() + """
 algorithm rms_norm on lab {
   types = [float32, float16, bfloat16]
   policy default { threads = 256  items = 1 }

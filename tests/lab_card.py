@@ -1,0 +1,27 @@
+"""The hardware block the tests' small specs share, written once: the lab card, an H200 as CUB's
+sm_90 tuning sees it (132 SMs, 32-lane warps, 48 KiB of shared memory per block, CUDA 13.0).
+
+    from lab_card import hardware
+    SPEC = "muh 1\\n\\n" + hardware() + "\\nalgorithm reduce on lab { … }\\n"
+
+(tests/conftest.py puts tests/ on the import path.)
+"""
+from __future__ import annotations
+
+KEYS = {
+    "vendor": "nvidia",
+    "arch": "hopper",
+    "compute_capability": "90",
+    "sm_count": "132",
+    "warp_size": "32",
+    "smem_per_block": "48 KiB",
+    "max_threads_per_block": "1024",
+}
+TOOLCHAIN = 'toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }'
+
+
+def hardware(name: str = "lab", **keys: str) -> str:
+    """The lab card as `hardware <name> { … }` (ending in a newline); ``keys`` add or replace keys,
+    each its .muh text (``cub_parity="true"``)."""
+    body = "".join(f"  {k} = {v}\n" for k, v in {**KEYS, **keys}.items())
+    return f"hardware {name} {{\n{body}  {TOOLCHAIN}\n}}\n"
