@@ -108,6 +108,29 @@ def kernel_id(v: Variant, space: Space, hw: Hardware, cache: dict) -> str:
     return cache[eff.key]
 
 
+@dataclass
+class _Search:
+    """One space's search under way (Runner.run_space): what it was set up with, and what is in flight."""
+    space: Space
+    hw: Hardware
+    rep: TypeReport
+    key: RunKey
+    base_kernel: str
+    label: dict  # id(variant) -> label
+    by_label: dict  # label -> variant
+    kernel: dict  # label -> kernel id
+    strategy: object
+    gpus: int
+    deadline: float | None
+    scores: dict[str, float | None] = field(default_factory=dict)
+    waiting: dict[str, list[str]] = field(default_factory=dict)  # kernel -> labels waiting for it
+    units: dict[Future, list[tuple[str, str]]] = field(default_factory=dict)  # compiling
+    measuring: dict[Future, list[tuple[int, str, str]]] = field(default_factory=dict)
+    proposed: int = 0
+    exhausted: bool = False
+    base_spill_told: bool = False
+
+
 class Runner:
     def __init__(self, spec: Spec, machine: Machine, opts: Options, events: Events | None = None):
         self.spec, self.machine, self.opts = spec, machine, opts
@@ -193,6 +216,31 @@ class Runner:
         return self.run_space(build_space(self.spec, self.opts.family, dtype, bucket))
 
     def run_space(self, space: Space) -> TypeReport:
+        s = self._start(space)
+        try:
+            while not self.stop.is_set():
+                self._propose(s)
+                if s.deadline is not None and time.monotonic() >= s.deadline:
+                    s.exhausted = True
+                if not s.units and not s.measuring and s.exhausted:
+                    break
+                self._collect(s)
+        except KeyboardInterrupt:
+            self.interrupt()
+            s.rep.interrupted = True
+        # units that finished while stopping are kept too (a unit stopped mid-way reports only what it finished)
+        for f in [f for f in s.measuring if f.done() and f.exception() is None]:
+            self._measured(s.rep, s.scores, s.waiting, s.key, s.measuring.pop(f), f.result())
+        if self.stop.is_set():
+            s.rep.interrupted = True
+            return s.rep
+        if not self.opts.compile_only:
+            self._confirm(s.rep, space, s.hw, s.key, s.by_label, s.kernel, s.base_kernel)
+        return s.rep
+
+    def _start(self, space: Space) -> "_Search":
+        """The search of ``space`` set up: its sizes, the filtered variants and their kernels, the strategy
+        (E-FLAG when no size falls in its bucket, E-TUNE when the current policy cannot be generated)."""
         o = self.opts
         dtype = space.dtype
         self._sizes = tuple(space.sizes(o.sizes))
@@ -216,99 +264,89 @@ class Runner:
         total = min(len(keep), o.budget) if o.budget else len(keep)
         self.events.start(space.name, total, len(rejected), space.size)
         strategy = make_strategy(o.strategy, keep, o.seed)
-        scores: dict[str, float | None] = {}
-        waiting: dict[str, list[str]] = {}  # kernel -> labels waiting for it
-        units: dict[Future, list[tuple[str, str]]] = {}
-        measuring: dict[Future, list[tuple[str, str]]] = {}
         deadline = time.monotonic() + o.time_limit if o.time_limit else None
-        proposed = 0
-        exhausted = False
-        base_spill_told = False
-        try:
-            while not self.stop.is_set():
-                in_gpu = len(measuring)
-                ahead = getattr(self._pool(), "workers", 2) + gpus
-                while (not exhausted and len(units) + in_gpu < ahead and (deadline is None or time.monotonic() < deadline)):
-                    n = o.batch if not o.budget else min(o.batch, o.budget - proposed)
-                    batch = strategy.next_batch(n, scores) if n > 0 else []
-                    if not batch:
-                        exhausted = True
-                        break
-                    proposed += len(batch)
-                    fresh = []
-                    for v in batch:
-                        lab = label[id(v)]
-                        k = kernel[lab]
-                        hit = self.db.get(key, k)
-                        if hit is not None:
-                            self._record(rep, scores, lab, k, hit, cached=True)
-                            continue
-                        if k in waiting:
-                            waiting[k].append(lab)
-                            continue
-                        waiting[k] = [lab]
-                        fresh.append((lab, k))
-                    if fresh:
-                        self._submit(units, space, hw, fresh)
-                if deadline is not None and time.monotonic() >= deadline:
-                    exhausted = True
-                if not units and not measuring and exhausted:
-                    break
-                done = [f for f in units if f.done()]
-                measured = [f for f in measuring if f.done()]
-                if not done and not measured:
-                    if units or measuring:
-                        wait(list(units) + list(measuring), timeout=0.2, return_when=FIRST_COMPLETED)
-                    else:
-                        time.sleep(0.05)
-                for f in done:
-                    members = units.pop(f)
-                    comp = f.result()
-                    if comp.killed:
-                        if not self.stop.is_set():
-                            self._submit(units, space, hw, members)
-                        continue
-                    if comp.ok:
-                        # the no-spill rule: a variant whose kernels spill registers is rejected, not timed
-                        spilled = spilled_variants(comp.spills)
-                        if 0 in spilled and not base_spill_told:  # the incumbent: still the yardstick, said once
-                            base_spill_told = True
-                            self.events.line(f"note: the base {space.base.label(dims)} itself has "
-                                             f"{spill_detail(spilled[0])}")
-                        indexed = []
-                        for i, (lab, k) in enumerate(members, start=1):
-                            if i in spilled:
-                                self._finish(rep, scores, waiting, key, k, Trial(lab, k, "spills", spill_detail(spilled[i])))
-                            else:
-                                indexed.append((i, lab, k))
-                        if o.compile_only:
-                            for _, lab, k in indexed:
-                                self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compiled", "compile only"), store_db=False)
-                            continue
-                        if indexed:
-                            path = store(comp.binary, o.work / "bin")
-                            job = self._job(path, [i for i, _, _ in indexed], o.runs, o.seed * 7919 + 1)
-                            measuring[self._workers().submit(job)] = indexed
-                    elif len(members) > 1:
-                        for m in members:  # find the culprit(s): one unit per variant
-                            self._submit(units, space, hw, [m])
-                    else:
-                        lab, k = members[0]
-                        self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compile_error", comp.log[-1500:]))
-                for f in measured:
-                    self._measured(rep, scores, waiting, key, measuring.pop(f), f.result())
-        except KeyboardInterrupt:
-            self.interrupt()
-            rep.interrupted = True
-        # units that finished while stopping are kept too (a unit stopped mid-way reports only what it finished)
-        for f in [f for f in measuring if f.done() and f.exception() is None]:
-            self._measured(rep, scores, waiting, key, measuring.pop(f), f.result())
-        if self.stop.is_set():
-            rep.interrupted = True
-            return rep
-        if not o.compile_only:
-            self._confirm(rep, space, hw, key, by_label, kernel, base_kernel)
-        return rep
+        return _Search(space, hw, rep, key, base_kernel, label, by_label, kernel, strategy, gpus, deadline)
+
+    def _propose(self, s: "_Search") -> None:
+        """Ask the strategy for batches while the compile pool and the GPUs have room (and time is left):
+        database hits are recorded at once, a kernel already on its way is waited for, the rest compiled."""
+        o = self.opts
+        in_gpu = len(s.measuring)
+        ahead = getattr(self._pool(), "workers", 2) + s.gpus
+        while (not s.exhausted and len(s.units) + in_gpu < ahead and (s.deadline is None or time.monotonic() < s.deadline)):
+            n = o.batch if not o.budget else min(o.batch, o.budget - s.proposed)
+            batch = s.strategy.next_batch(n, s.scores) if n > 0 else []
+            if not batch:
+                s.exhausted = True
+                break
+            s.proposed += len(batch)
+            fresh = []
+            for v in batch:
+                lab = s.label[id(v)]
+                k = s.kernel[lab]
+                hit = self.db.get(s.key, k)
+                if hit is not None:
+                    self._record(s.rep, s.scores, lab, k, hit, cached=True)
+                    continue
+                if k in s.waiting:
+                    s.waiting[k].append(lab)
+                    continue
+                s.waiting[k] = [lab]
+                fresh.append((lab, k))
+            if fresh:
+                self._submit(s.units, s.space, s.hw, fresh)
+
+    def _collect(self, s: "_Search") -> None:
+        """Wait a little for a compiled or a measured unit, and take every one that is done."""
+        done = [f for f in s.units if f.done()]
+        measured = [f for f in s.measuring if f.done()]
+        if not done and not measured:
+            if s.units or s.measuring:
+                wait(list(s.units) + list(s.measuring), timeout=0.2, return_when=FIRST_COMPLETED)
+            else:
+                time.sleep(0.05)
+        for f in done:
+            self._compiled(s, s.units.pop(f), f.result())
+        for f in measured:
+            self._measured(s.rep, s.scores, s.waiting, s.key, s.measuring.pop(f), f.result())
+
+    def _compiled(self, s: "_Search", members: list[tuple[str, str]], comp) -> None:
+        """A compiled unit of ``members`` (label, kernel): a killed one is queued again; one that
+        compiled has its spilling variants rejected (the no-spill rule) and the rest sent to a GPU; a
+        failed unit of several variants is split to find the culprit, one of one variant is its error."""
+        o = self.opts
+        space, rep, scores, waiting, key = s.space, s.rep, s.scores, s.waiting, s.key
+        if comp.killed:
+            if not self.stop.is_set():
+                self._submit(s.units, space, s.hw, members)
+            return
+        if comp.ok:
+            # the no-spill rule: a variant whose kernels spill registers is rejected, not timed
+            spilled = spilled_variants(comp.spills)
+            if 0 in spilled and not s.base_spill_told:  # the incumbent: still the yardstick, said once
+                s.base_spill_told = True
+                self.events.line(f"note: the base {space.base.label(tuple(space.dims))} itself has "
+                                 f"{spill_detail(spilled[0])}")
+            indexed = []
+            for i, (lab, k) in enumerate(members, start=1):
+                if i in spilled:
+                    self._finish(rep, scores, waiting, key, k, Trial(lab, k, "spills", spill_detail(spilled[i])))
+                else:
+                    indexed.append((i, lab, k))
+            if o.compile_only:
+                for _, lab, k in indexed:
+                    self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compiled", "compile only"), store_db=False)
+                return
+            if indexed:
+                path = store(comp.binary, o.work / "bin")
+                job = self._job(path, [i for i, _, _ in indexed], o.runs, o.seed * 7919 + 1)
+                s.measuring[self._workers().submit(job)] = indexed
+        elif len(members) > 1:
+            for m in members:  # find the culprit(s): one unit per variant
+                self._submit(s.units, space, s.hw, [m])
+        else:
+            lab, k = members[0]
+            self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compile_error", comp.log[-1500:]))
 
     def _submit(self, units, space: Space, hw: Hardware, members: list[tuple[str, str]], twin: bool = False) -> None:
         """Queue one unit: the base (index 0), ``members`` (1..n) and, with ``twin``, a second copy
