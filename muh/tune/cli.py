@@ -89,6 +89,21 @@ def tune(
     runner = Runner(ctx["loaded"].spec, ctx["machine"], opts, view.events())
     if against is not None:
         raise typer.Exit(_against(runner, view, ctx, against))
+    reports, interrupted = _search(runner, view, ctx, opts)
+    for rep in reports:
+        view.summary(rep)
+    if interrupted:
+        view.note(f"interrupted: every finished trial is kept in {db}; run the same command again to resume")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    _outputs(view, ctx, reports, spec, plot, apply and not compile_only)
+    raise typer.Exit(EXIT_OK)
+
+
+def _search(runner, view, ctx, opts) -> tuple[list, bool]:
+    """Search every space of ``ctx`` in turn (the runner closed after): (reports, interrupted). A bad
+    input is its diagnostics and a measurement failure a message (exit codes 2 and 1), never a traceback."""
+    from muh.diagnostics import EXIT_INPUT, report
+
     reports = []
     interrupted = False
     view.header(ctx, opts)
@@ -114,23 +129,25 @@ def tune(
         sys.stderr.write(f"error: tuning stopped: {type(err).__name__}: {err} [E-TUNE]\n")
         raise typer.Exit(EXIT_FAIL)
     runner.close()
-    for rep in reports:
-        view.summary(rep)
-    if interrupted:
-        view.note(f"interrupted: every finished trial is kept in {db}; run the same command again to resume")
-        raise typer.Exit(EXIT_INTERRUPTED)
+    return reports, interrupted
+
+
+def _outputs(view, ctx, reports, spec: Path, plot: Path | None, apply: bool) -> None:
+    """What a finished search writes: the heat maps (--plot) and the winners, into SPEC (--apply)."""
+    from muh.diagnostics import EXIT_INPUT, report
+
     if plot is not None:
         from muh.tune.view import plot_reports
 
         for path in plot_reports(plot, ctx, reports):
             view.note(f"wrote {path}")
-    if apply and not compile_only:
+    if apply:
         try:
             changed = _apply(ctx, reports)
         except MuhError as err:
-            raise fail_input(err)
+            report(err.diagnostics)
+            raise typer.Exit(EXIT_INPUT)
         view.note(f"applied winners to {spec}: {changed}" if changed else f"--apply: nothing to change in {spec} (no winner beat the base beyond noise)")
-    raise typer.Exit(EXIT_OK)
 
 
 def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
