@@ -70,3 +70,37 @@ def test_codes_are_unique_and_sizes_match_the_c_types():
          "unsigned short": ctypes.c_ushort, "unsigned": ctypes.c_uint, "unsigned long long": ctypes.c_ulonglong}
     for d in dtypes.TABLE.values():
         assert ctypes.sizeof(c[d.storage]) == d.size, d.name
+
+
+def test_hardware_limits_have_one_owner(monkeypatch):
+    """validate (E-WARP, E-THREADS), derive (E-SMEM) and the tuning header's static_asserts ask
+    muh/families/limits.py: a rule changed there changes what each of them holds a policy to."""
+    import pytest
+
+    from lab_card import hardware
+    from muh.derive import derive
+    from muh.diagnostics import MuhError
+    from muh.families import limits
+    from muh.pipeline import Loaded, render
+    from muh.schema import load
+
+    text = "muh 1\n" + hardware() + "algorithm scan on lab {\n  types = [float32]\n  policy default { threads = 128  items = 4 }\n}\n"
+
+    def header() -> str:  # the scan tuning header, its lines joined (the asserts are wrapped)
+        spec = load(text, "l.muh")
+        files = render(Loaded(spec, derive(spec), text))
+        return " ".join(next(f.content for f in files if f.path.endswith("tuning_scan.cuh")).split())
+
+    assert ".threads <= hardware::lab.max_threads_per_block," in header()
+    monkeypatch.setitem(limits.CXX, "block", "{threads} < 2 * {max_threads_per_block}")
+    assert ".threads < 2 * hardware::lab.max_threads_per_block," in header()
+
+    monkeypatch.setattr(limits, "tile_fits", lambda *a: False)
+    with pytest.raises(MuhError) as err:
+        derive(load(text, "l.muh"))
+    assert [d.code for d in err.value.diagnostics] == ["E-SMEM"]
+
+    monkeypatch.setattr(limits, "block_fits", lambda threads, most: threads <= 64)
+    with pytest.raises(MuhError) as err:
+        load(text, "l.muh")
+    assert [d.code for d in err.value.diagnostics] == ["E-THREADS"]

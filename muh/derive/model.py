@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
+from muh.families import limits
 from muh.schema.base import Model
 from muh.schema.models import Delay, Hardware, Measured
 
@@ -143,7 +144,7 @@ class OpsTarget(Model):
                 at = f" (rows × hidden {p.lo}..{'' if p.hi is None else p.hi - 1})" if p0.buckets else ""
                 for n in ("row_threads", "elt_threads", "topk_threads"):
                     v = getattr(p, n).value
-                    if v % self.warp_size:
+                    if not limits.whole_warps(v, self.warp_size):
                         errs.append(f"ops.{d}.{n} = {v}{at} is not a multiple of the warp size {self.warp_size}")
         return errs
 

@@ -15,6 +15,7 @@ from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedBucket, ResolvedPolicy
 from muh.derive.ops import from_spec as derive_ops
+from muh.families import limits
 from muh.schema import policy_key
 from muh.schema.catalog import DEFAULT_TYPES, DIMS, DTYPES, FAMILIES
 from muh.schema.models import Algorithm, Hardware, Measured, Spec
@@ -279,12 +280,13 @@ def _bucket_layer(alg: Algorithm, layers: list[str]) -> str | None:
 
 def _tile_smem(spec, akey, alg, hw, key, size, values, diags, bucket=None) -> int | None:
     """Shared memory of a tile-staging family's tile; E-SMEM (at the value's source) when it does not fit."""
-    if not (FAMILIES[alg.family].stages_tile and "threads" in values and "items" in values):
+    held = limits.applying(hw.cub_parity, FAMILIES[alg.family].stages_tile)
+    if not ("tile" in held and "threads" in values and "items" in values):
         return None
     t, i = values["threads"].value, values["items"].value
-    smem_bytes = t * i * size
-    if smem_bytes > hw.smem_per_block:
-        fit = hw.smem_per_block // (t * size)
+    smem_bytes = limits.tile_bytes(t, i, size)
+    if not limits.tile_fits(t, i, size, hw.smem_per_block):
+        fit = limits.largest_items(t, size, hw.smem_per_block)
         where = spec.span_of(_path_of(spec, akey, alg, key, "items", bucket))
         label = f" ({alg.policies[bucket[0]].buckets[bucket[1]].label})" if bucket else ""
         diags.append(Diagnostic(

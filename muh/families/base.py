@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Optional
 
+from muh.families import limits
 from muh.runtime import dtypes as DT
 
 MAX_NAMED_BARRIERS = 16  # PTX: barrier ids 0..15; id 0 is __syncthreads
@@ -239,9 +240,9 @@ def warp_checks(cfg: KernelConfig, where: str, threads: int) -> list[str]:
     """A block of ``threads`` on this warp (logical and physical), and in emulation its barriers."""
     w, p = cfg.warp_size, cfg.physical
     errs = []
-    if threads % w:
+    if not limits.whole_warps(threads, w):
         errs.append(f"{where}: threads={threads} is not a multiple of the warp size {w}")
-    if threads % p:
+    if not limits.whole_warps(threads, p):
         errs.append(f"{where}: threads={threads} is not a multiple of the physical warp {p}")
     if w > p and threads // w + 1 > MAX_NAMED_BARRIERS:
         errs.append(f"{where}: {threads // w} logical warps need more than "

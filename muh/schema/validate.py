@@ -8,6 +8,7 @@ from decimal import Decimal
 from pydantic import BaseModel, ValidationError
 
 from muh.diagnostics import Diagnostic, MuhError, Span, did_you_mean
+from muh.families import limits
 from muh.grammar import ast
 from muh.grammar.parser import parse
 from muh.schema import policy_key
@@ -348,7 +349,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     out: list[Diagnostic] = _element_types(spec)
     known = spec.element_sizes()
     for hw in spec.hardware.values():
-        if hw.max_threads_per_block % hw.warp_size:
+        if not limits.whole_warps(hw.max_threads_per_block, hw.warp_size):
             out.append(Diagnostic("E-WARP", f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
                                   spec.span_of(("hardware", hw.name, "max_threads_per_block"))))
     for akey, alg in spec.algorithms.items():
@@ -507,11 +508,12 @@ def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[
     threads = given.get("threads")
     if threads is not None:
         span = spec.span_of(path + ("threads",))
-        if threads % hw.warp_size and not hw.cub_parity:  # CUB's own policies take any count (e.g. 96)
-            lo = max(hw.warp_size, threads // hw.warp_size * hw.warp_size)
+        held = limits.applying(hw.cub_parity, fam.stages_tile)  # the tile is derive's: after scaling
+        if "warp" in held and not limits.whole_warps(threads, hw.warp_size):
+            lo, hi = limits.warp_neighbours(threads, hw.warp_size)
             out.append(Diagnostic("E-WARP", f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} on `{hw.name}`", span,
-                                  hint=f"use {lo} or {lo + hw.warp_size}"))
-        if threads > hw.max_threads_per_block:
+                                  hint=f"use {lo} or {hi}"))
+        if "block" in held and not limits.block_fits(threads, hw.max_threads_per_block):
             out.append(Diagnostic("E-THREADS", f"threads = {threads} exceeds max_threads_per_block = {hw.max_threads_per_block} on `{hw.name}`", span))
     return out
 

@@ -24,6 +24,7 @@ from muh.derive.model import DerivedAlgorithm, Resolved, ResolvedPolicy
 from muh.derive.resolve import resolve_query
 from muh.diagnostics import Diagnostic, MuhError, Severity
 from muh.schema import catalog, policy_key
+from muh.families import limits
 from muh.families.base import BUCKET_SIZES
 from muh.schema.models import Bucket, Delay, Hardware, Spec
 from muh.schema.policy_key import Query
@@ -291,16 +292,13 @@ def _inline(v: Value, indent: int) -> Value:
 def _asserts(family: str, label: str, hw: Hardware, hw_id: str, names: set[str], sel: str, dtype: str):
     if "threads" not in names:
         return []
-    out = [] if hw.cub_parity else [  # CUB's own policies need not be warp multiples
-        (f"{sel}.threads % hardware::{hw_id}.warp_size == 0",
-         f"{label}: threads must be a multiple of the warp size ({hw.warp_size})")]
-    out.append((f"{sel}.threads <= hardware::{hw_id}.max_threads_per_block",
-                f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})"))
-    if catalog.FAMILIES[family].stages_tile and "items" in names:
-        out.append((f"{sel}.threads * {sel}.items * element_size(element::{ident(dtype)}) "
-                    f"<= hardware::{hw_id}.smem_per_block",
-                    f"{label}: {TILE_MESSAGE} ({hw.smem_per_block} B)"))
-    return out
+    operands = {"threads": f"{sel}.threads", "items": f"{sel}.items", "size": f"element_size(element::{ident(dtype)})",
+                 **{f: f"hardware::{hw_id}.{f}" for f in ("warp_size", "max_threads_per_block", "smem_per_block")}}
+    messages = {"warp": f"{label}: threads must be a multiple of the warp size ({hw.warp_size})",
+                "block": f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})",
+                "tile": f"{label}: {TILE_MESSAGE} ({hw.smem_per_block} B)"}
+    held = limits.applying(hw.cub_parity, catalog.FAMILIES[family].stages_tile)
+    return [(limits.CXX[n].format(**operands), messages[n]) for n in held if n != "tile" or "items" in names]
 
 
 TILE_MESSAGE = "the tile must fit smem_per_block"
