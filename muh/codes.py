@@ -104,6 +104,8 @@ CODES: dict[str, Code] = {
                          "`rms_norm` is served by `muh.runtime.vllm_provider`, muh's development runtime, which the image lacks"),
     "E-DEPLOY-REFUSED": Code("`muh deploy` refuses (dirty tree, drift, failed checks); the message says why",
                              "the target repository has uncommitted changes"),
+    "E-DEPLOY-API": Code("an `api { }` feature the engine or the rest of the spec cannot serve",
+                         "`thinking_off` writes its own chat template; the spec also sets `chat_template`"),
     "E-DEPLOY-UNTESTED": Code("an `untested { }` entry without its reason", "untested `serve.x` needs a reason (a string)"),
     "E-DEPLOY-RUN": Code("a run-file pre-step that cannot be written or says contradictory things",
                          "pre-step 1 is both required and tolerated (`on_failure`)"),

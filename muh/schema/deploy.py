@@ -105,7 +105,8 @@ class Run(Model):
     pre: list[Step] = []
 
 
-ApiFeature = Literal["max_completion_tokens", "reasoning_effort", "tool_calls_null_content", "n_within_max_num_seqs"]
+ApiFeature = Literal["max_completion_tokens", "reasoning_effort", "tool_calls_null_content", "n_within_max_num_seqs",
+                     "thinking_off"]
 
 
 class Api(Model):

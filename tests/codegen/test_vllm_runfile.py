@@ -25,7 +25,7 @@ R4 = yaml.safe_load((ROOT / "tests" / "fixtures" / "deploy" / "team-r4.yaml").re
 
 FAKE = """#!{py}
 import json, os, sys
-if sys.argv[1:2] == ["-c"]:  # muh's own one-liners (the probe summary) run for real
+if sys.argv[1:2] == ["-c"] or sys.argv[1].endswith("/vllm/chat_template.py"):  # muh's own scripts run for real
     os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
 with open(os.environ["ARGV_LOG"], "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
@@ -39,8 +39,10 @@ def build(tmp: Path, text: str) -> dict[str, str]:
     return {f.path: f.content for f in render(load_file(p))}
 
 
-def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False, extra_env=None):
-    """Run the run file's command; returns (calls of python3 as argv lists, stdout)."""
+def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False, extra_env=None,
+               files: dict[str, str] | None = None):
+    """Run the run file's command; returns (calls of python3 as argv lists, stdout). ``files``: the build's
+    output, whose muh scripts the run file calls are put in the stand-in image's muh folder."""
     cmd = yaml.safe_load(run_yaml)["command"]
     assert cmd[:2] == ["bash", "-c"] and len(cmd) == 3
     bin_ = tmp / "bin"
@@ -52,6 +54,10 @@ def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre:
     (opt / "run" / "accept").mkdir(parents=True, exist_ok=True)
     for a in accept:
         (opt / "run" / "accept" / a).touch()
+    for rel, text in (files or {}).items():
+        if rel == "vllm/chat_template.py":
+            (opt / "vllm").mkdir(exist_ok=True)
+            (opt / rel).write_text(text)
     log = tmp / "argv.log"
     log.write_text("")
     env = {"PATH": f"{bin_}:/usr/bin:/bin", "ARGV_LOG": str(log), "MUH_ROOT": str(opt), "HOME": str(tmp)}
@@ -107,9 +113,9 @@ def baseline(tmp_path_factory):
 
 def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, tmp_path):
     calls, out = run_script(tmp_path, baseline["computility-run.yaml"],
-                            accept=("reasoning_parser", "tool_call_parser_qwen3_coder"))
-    pre, server = calls
-    assert pre == shlex.split(R4_PRE.split(" 2>&1")[0])[1:]  # the same pre-step, same arguments
+                            accept=("reasoning_parser", "tool_call_parser_qwen3_coder"), files=baseline)
+    (server,) = calls  # R4's pre-step ran a script the submission lacks: gone (muh's template fix runs instead)
+    assert "qwen3_6_scripts" in R4_PRE and "qwen3_6_scripts" not in baseline["computility-run.yaml"]
     assert server[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     expected = r4_as_served()
     assert pairs(server[2:]) == sorted(pairs(expected) + DEVIATIONS_ADDED)
@@ -118,8 +124,8 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
     assert [a for a in server[2:] if a not in drop] == expected
     i = server.index(PROVIDER[0])
     assert server[i:i + 3] == [*PROVIDER, "--enable-auto-tool-choice"]
-    # nothing dropped, nothing failed (this test's image has no probe/ folder: the probe says so in one line)
-    assert [line for line in out.splitlines() if "probe" not in line] == []
+    # nothing dropped, nothing failed (the probe is off; no /model here: the template line says so)
+    assert [line for line in out.splitlines() if "probe" not in line and "chat template" not in line] == []
 
 
 def test_the_run_file_env_is_the_teams(baseline):
@@ -128,15 +134,58 @@ def test_the_run_file_env_is_the_teams(baseline):
 
 
 def test_unknown_flags_are_dropped_with_a_line_when_the_image_lacks_them(baseline, tmp_path):
-    calls, out = run_script(tmp_path, baseline["computility-run.yaml"], fail_pre=True)
+    calls, out = run_script(tmp_path, baseline["computility-run.yaml"], fail_pre=True, files=baseline)
     server = calls[-1]
     for gone in ("--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice", "qwen3", "qwen3_coder",
                  "--tool-parser-plugin"):
         assert gone not in server
-    assert "[runtime] chat template patch failed" in out  # the tolerated pre-step failed, the server still starts
+    assert "[muh] chat template: cannot read the model's" in out  # no template: the server still starts, without the flag
+    assert "--chat-template" not in server
     assert "[muh] dropped --reasoning-parser qwen3: the image build did not find it" in out
     assert "[muh] dropped --tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice" in out
     assert "--max-num-seqs" in server and server[server.index("--max-num-seqs") + 1] == "2"
+
+
+QWEN_TEMPLATE = ("{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
+                 "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+                 "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
+                 "{%- endif %}{%- endif %}")
+
+
+@pytest.mark.parametrize("where", ["tokenizer_config.json", "chat_template.jinja"])
+def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(baseline, tmp_path, where):
+    """Issue 27.7: the template without the empty think block is written under muh's folder at start and
+    passed with --chat-template; the read-only model folder is left as it was."""
+    import jinja2
+
+    model = tmp_path / "model"
+    model.mkdir()
+    if where == "chat_template.jinja":
+        (model / where).write_text(QWEN_TEMPLATE)
+    (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": QWEN_TEMPLATE, "eos_token": "<|im_end|>"}))
+    before = {p.name: p.read_bytes() for p in model.iterdir()}
+    model.chmod(0o555)
+    try:
+        run_yaml = baseline["computility-run.yaml"].replace(" /model ", f" {model} ")
+        calls, out = run_script(tmp_path, run_yaml, files=baseline)
+    finally:
+        model.chmod(0o755)
+    server = calls[-1]
+    path = Path(server[server.index("--chat-template") + 1])
+    assert path == tmp_path / "opt-muh" / "run" / "chat_template.jinja"
+    assert f"1 empty think block(s) removed from {model / where}" in out
+    assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+    env = jinja2.Environment()
+    msgs = [{"role": "user", "content": "hi"}]
+    stock = env.from_string(QWEN_TEMPLATE).render(messages=msgs, add_generation_prompt=True, enable_thinking=False)
+    fixed = env.from_string(path.read_text()).render(messages=msgs, add_generation_prompt=True, enable_thinking=False)
+    assert stock.endswith("<think>\n\n</think>\n\n") and fixed == stock[: -len("<think>\n\n</think>\n\n")]
+    # a template without the block (or already fixed): nothing written, the model's own is served
+    (model / where).unlink()
+    (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": path.read_text()}))
+    path.unlink()
+    calls, out = run_script(tmp_path, run_yaml, files=baseline)
+    assert "--chat-template" not in calls[-1] and "no empty think block" in out and not path.exists()
 
 
 def test_the_run_file_lints_and_parses(baseline):
@@ -155,9 +204,20 @@ HOSTILE = [
 ]
 
 
+PRE_STEP = ('    pre = [step(command = ["python3", "/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"], '
+            'on_failure = "[runtime] chat template patch failed")]\n')
+
+
+def with_pre() -> str:
+    """The baseline with R4's tolerated pre-step back in its run block (the pre-step machinery's tests)."""
+    text = BASELINE.read_text()
+    i = text.index("\n", text.index("    form = bash")) + 1
+    return text[:i] + PRE_STEP + text[i:]
+
+
 def _spec_with(value: str, where: str) -> str:
     lit = json.dumps(value, ensure_ascii=False)
-    text = BASELINE.read_text()
+    text = with_pre()
     if where == "flag":
         return text.replace('served_model_name = "llm"', f"served_model_name = {lit}")
     if where == "pre":
@@ -198,14 +258,14 @@ def test_pre_step_words_that_cannot_be_one_line_are_refused(tmp_path, value, wor
 
 
 def test_a_pre_step_must_say_what_its_failure_means(tmp_path):
-    text = BASELINE.read_text().replace('on_failure = "[runtime] chat template patch failed"', "timeout_s = 30")
+    text = with_pre().replace('on_failure = "[runtime] chat template patch failed"', "timeout_s = 30")
     with pytest.raises(MuhError) as info:
         build(tmp_path, text)
     assert any(d.code == "E-DEPLOY-RUN" and "neither" in d.message for d in info.value.diagnostics)
 
 
 def test_a_required_pre_step_stops_the_container(tmp_path):
-    text = BASELINE.read_text().replace('on_failure = "[runtime] chat template patch failed"', "required = true")
+    text = with_pre().replace('on_failure = "[runtime] chat template patch failed"', "required = true")
     files = build(tmp_path, text)
     cmd = yaml.safe_load(files["computility-run.yaml"])["command"]
     bin_ = tmp_path / "bin"
@@ -306,11 +366,11 @@ def test_the_probe_is_off_by_default_and_never_compiles_at_start(tmp_path, fake_
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text(f"touch {tmp_path / 'RAN'}\n")
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml)
+    calls, out = run_script(tmp_path, run_yaml, files=files)
     assert [line for line in out.splitlines() if "probe" in line] == [
         "[muh] probe off (set MUH_PROBE_AT_START=1 to run the prebuilt probe at start)"]
     assert not (tmp_path / "RAN").exists() and calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
-    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"})  # opted in, nothing built
+    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"}, files=files)  # opted in, nothing built
     assert "[muh] probe skipped: the image build did not build it" in out and not (tmp_path / "RAN").exists()
 
 
@@ -341,7 +401,7 @@ def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe)
     (opt / "probe" / "build" / "probe").write_text("")
     (opt / "probe" / "build" / "probe").chmod(0o755)
     run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"})
+    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"}, files=files)
     assert [line for line in out.splitlines() if "probe" in line] == [
         f"[muh] probe skipped: exit 3 within 60 s (log {tmp_path / 'muh-probe.log'})"]
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]

@@ -63,6 +63,19 @@ def probe_step() -> str:
             f"else echo '[muh] probe skipped: the image build did not build it'; fi")
 
 
+CHAT_TEMPLATE_ARRAY = "muh_chat_template"
+
+
+def chat_template_step(plan: VllmPlan) -> str:
+    """At start: muh's script writes the fixed template under the image's muh folder (never into the model);
+    ``--chat-template`` is passed only when it did (its one line says what happened either way)."""
+    from muh.derive.vllm.resolve import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT
+
+    out = f"{ROOT_VAR}/{CHAT_TEMPLATE_OUT}"
+    return (f"{CHAT_TEMPLATE_ARRAY}=(); if python3 {ROOT_VAR}/{CHAT_TEMPLATE_SCRIPT} {q(plan.model)} {out} 2>&1; "
+            f"then {CHAT_TEMPLATE_ARRAY}=(--chat-template {out}); fi")
+
+
 def array_name(g: CondFlag) -> str:
     return "muh_" + "".join(ch if ch.isalnum() else "_" for ch in g.id)
 
@@ -91,8 +104,13 @@ def script(plan: VllmPlan, probe: bool) -> str:
     parts = [_pre(s) for s in plan.pre]
     if probe:
         parts.append(probe_step())
+    if plan.chat_template:
+        parts.append(chat_template_step(plan))
     parts += [_cond(g) for g in plan.cond_flags]
-    parts.append("exec " + " ".join(server_words(plan)))
+    words = server_words(plan)
+    if plan.chat_template:
+        words.append(f'"${{{CHAT_TEMPLATE_ARRAY}[@]}}"')
+    parts.append("exec " + " ".join(words))
     return "; ".join(parts)
 
 

@@ -111,6 +111,10 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
                                f"Version: {muh.__version__}\nSummary: muh tuning for vLLM {plan.version_guard}\n"))
     files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
                                "muh = muh_vllm_plugin:register\n"))
+    if plan.chat_template:
+        from muh.derive.vllm.resolve import CHAT_TEMPLATE_SCRIPT
+
+        files.append(GeneratedFile(CHAT_TEMPLATE_SCRIPT, render(PKG, "chat_template.py.j2", **common)))
     for name in plan.parser_providers:
         files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", render(PKG, f"parser_{name}.py.j2", **common)))
     if plan.api_features:

@@ -149,5 +149,9 @@ class VllmPlan(Model):
     """Tool-call parsers muh ships (``vllm/parsers/muh_<name>.py``, passed with ``--tool-parser-plugin``)."""
     api_features: tuple[str, ...] = ()
     """Request features the plugin's API hook handles (``api { accept = [...] }``)."""
+    chat_template: Optional[str] = None
+    """Where the run file writes the model's chat template without the empty think block (``thinking_off``),
+    passed as ``--chat-template`` when written; None: the model's own template."""
+    model: str = "/model"
     max_n: int = 0
     """Largest ``n`` / ``best_of`` a request may ask for (``n_within_max_num_seqs``: max_num_seqs); 0 = no limit."""

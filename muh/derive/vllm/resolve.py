@@ -173,6 +173,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
     _evidence(c, variant, paths, given, dict(env))
     pre = _pre_steps(c)
+    chat_template = _chat_template(c, given, engine)
     for f in sorted(set(deploy.api.accept)):
         c.tuned[f"api.{f}"] = Resolved(value=API_BEHAVIOUR[f], origin="spec", rule="plugin hook on the API server's app",
                                        where=c.where("api", "accept"))
@@ -196,6 +197,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(providers),
         moe_file=checked.file_name if checked is not None else None,
         max_n=_int(given.get("max_num_seqs"), 256) if "n_within_max_num_seqs" in deploy.api.accept else 0,
+        chat_template=chat_template, model=deploy.model,
     )
     return plan, c.diags
 
@@ -569,6 +571,8 @@ API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templa
     "tool_calls_null_content": "assistant messages with tool_calls and content null get content \"\" (stock 0.6.3 drops "
                                "such a message from the prompt)",
     "n_within_max_num_seqs": "n or best_of above max_num_seqs: 400 with a message, before the engine sees it",
+    "thinking_off": "the model's chat template is served without the empty think block it writes when thinking is "
+                    "off (the run file passes muh's fixed copy as --chat-template)",
 }
 
 
@@ -629,6 +633,31 @@ def _evidence(c: _Ctx, variant: Variant, paths, given: dict[str, Setting], env: 
                                 origin="spec" if s is not None or kind == "env" else "default",
                                 rule=("spec; " if s is not None or kind == "env" else "not set: the engine's default; ") + verdict,
                                 where=where, inputs={"reported": tried})
+
+
+CHAT_TEMPLATE_SCRIPT = "vllm/chat_template.py"  # under the image's muh folder (emitted by muh/codegen/vllm)
+CHAT_TEMPLATE_OUT = "run/chat_template.jinja"   # written at start under the image's muh folder, never into the model
+
+
+def _chat_template(c: _Ctx, given: dict[str, Setting], engine: EngineInfo) -> str | None:
+    if "thinking_off" not in c.d.api.accept:
+        return None
+    if "chat_template" in given:
+        c.error("E-DEPLOY-API", "`thinking_off` writes its own chat template; the spec also sets `chat_template`",
+                given["chat_template"].span, hint="drop one of them")
+        return None
+    if not any("--chat-template" in o.flags for o in engine.options):
+        c.error("E-DEPLOY-API", f"`thinking_off` needs `--chat-template`, which vLLM {engine.version} lacks",
+                c.span("api", "accept"))
+        return None
+    path = f"{IMAGE_ROOT}/{CHAT_TEMPLATE_OUT}"
+    c.tuned["run.chat_template"] = Resolved(
+        value=path, origin="derived", where=c.where("api", "accept"),
+        rule="thinking_off: at start muh's script writes the model's chat template without the empty think block "
+             "(with thinking off the model then emits only \"!\", facts §2) and the run file passes --chat-template; "
+             "nothing to fix or nothing readable: the model's own template, with a line; never writes into the model",
+        inputs={"script": f"{IMAGE_ROOT}/{CHAT_TEMPLATE_SCRIPT}", "model": c.d.model})
+    return path
 
 
 def _pre_steps(c: _Ctx) -> list[PreStep]:
