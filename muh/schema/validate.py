@@ -344,10 +344,33 @@ def _element_types(spec: Spec) -> list[Diagnostic]:
     return out
 
 
+def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
+    """The hardware's facts against its vendor's documented limits (muh/schema/vendors.py) and each other."""
+    from muh.schema.units import fmt_bytes
+    from muh.schema.vendors import VENDORS
+
+    out = []
+    base = ("hardware", hw.name)
+    vendor = VENDORS[hw.vendor]
+    if vendor.max_threads_per_block is not None and hw.max_threads_per_block > vendor.max_threads_per_block:
+        out.append(Diagnostic("E-HARDWARE", f"max_threads_per_block = {hw.max_threads_per_block} exceeds {hw.vendor}'s "
+                              f"limit of {vendor.max_threads_per_block} threads per block",
+                              spec.span_of(base + ("max_threads_per_block",)),
+                              hint=f"{vendor.source}; write max_threads_per_block = {vendor.max_threads_per_block}"))
+    if hw.smem_per_block_optin is not None and hw.smem_per_block_optin < hw.smem_per_block:
+        out.append(Diagnostic("E-HARDWARE", f"smem_per_block_optin = {fmt_bytes(hw.smem_per_block_optin)} is less than "
+                              f"smem_per_block = {fmt_bytes(hw.smem_per_block)}",
+                              spec.span_of(base + ("smem_per_block_optin",)),
+                              hint="the opt-in amount is what a block may use beyond the default: at least "
+                                   "smem_per_block (remove it when the card has no opt-in)"))
+    return out
+
+
 def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     out: list[Diagnostic] = _element_types(spec)
     known = spec.element_sizes()
     for hw in spec.hardware.values():
+        out.extend(_vendor_facts(spec, hw))
         if hw.max_threads_per_block % hw.warp_size:
             out.append(Diagnostic("E-WARP", f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
                                   spec.span_of(("hardware", hw.name, "max_threads_per_block"))))
