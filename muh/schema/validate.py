@@ -344,6 +344,38 @@ def _element_types(spec: Spec) -> list[Diagnostic]:
     return out
 
 
+def _parity_scope(spec: Spec) -> list[Diagnostic]:
+    """`parity { out_of_scope = […] }`: each pattern a glob that names cases of one or more families —
+    not empty (excuses nothing), not a broken glob (`[[[`: matches nothing), not every family (`*`: the
+    parity check would check nothing)."""
+    import fnmatch
+    import re
+
+    out = []
+    families = sorted(FAMILIES)
+    example = 'e.g. "scan sm100 * * offset64" or "radix_sort_pairs"'
+    for i, pat in enumerate(spec.parity.out_of_scope):
+        span = spec.span_of(("parity", "out_of_scope", i))
+        words = pat.split()
+        problem = None
+        if not words:
+            problem = f"the pattern {pat!r} is empty: it excuses no case"
+        elif re.search(r"\[(?![^\]]*\])", pat):
+            problem = f"`{pat}` is not a glob: a `[` opens a character class that is never closed, so it matches no case"
+        else:
+            hit = [f for f in families if fnmatch.fnmatchcase(f, words[0])]
+            if not hit:
+                problem = f"`{pat}` matches no case: no family is named `{words[0]}`"
+                close = did_you_mean(words[0], families)
+                example = close or example
+            elif len(hit) == len(families) and len(words) == 1:
+                problem = f"`{pat}` excuses every case of every family: the parity check would check nothing"
+        if problem:
+            out.append(Diagnostic("E-PARITY-SCOPE", problem, span,
+                                  hint=f"a pattern is `<family> <arch> <type> <op> <offset>` with globs, {example}"))
+    return out
+
+
 def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
     """The hardware's facts against its vendor's documented limits (muh/schema/vendors.py) and each other."""
     from muh.schema.units import fmt_bytes
@@ -367,7 +399,7 @@ def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
 
 
 def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
-    out: list[Diagnostic] = _element_types(spec)
+    out: list[Diagnostic] = _element_types(spec) + _parity_scope(spec)
     known = spec.element_sizes()
     for hw in spec.hardware.values():
         out.extend(_vendor_facts(spec, hw))
