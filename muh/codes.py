@@ -57,6 +57,10 @@ CODES: dict[str, Code] = {
                      "bucket `elements in 2^20..2^26` overlaps `elements < 2^24` (sizes 2^20..2^24 in both)"),
     "E-THREADS": Code("threads beyond the hardware's block limit",
                       "threads = 2048 exceeds max_threads_per_block = 1024 on `h200`"),
+    "E-PARITY-SCOPE": Code("a `parity { out_of_scope }` pattern that excuses no case (empty, a broken glob, no family) "
+                           "or every case", "`*` excuses every case of every family: the parity check would check nothing"),
+    "E-HARDWARE": Code("a hardware fact beyond its vendor's documented limit, or contradicting another fact",
+                       "max_threads_per_block = 4096 exceeds nvidia's limit of 1024 threads per block"),
     "E-WARP": Code("a block size or thread count that is no multiple of the warp",
                    "max_threads_per_block = 1000 is not a multiple of warp_size = 64"),
     "E-SMEM": Code("a tile larger than the hardware's shared memory per block (derive)",

@@ -317,11 +317,16 @@ def target_rules(spec: Spec, derived: Derived) -> list[ParityCase]:
 # ---- the suite -----------------------------------------------------------------------------------
 
 def reference_spec_path(spec_file: str | None) -> Path | None:
-    """``$MUH_PARITY_SPEC``, else ``nvidia.muh`` beside the checked spec, else ``specs/nvidia.muh``."""
+    """``$MUH_PARITY_SPEC``, else ``nvidia.muh`` beside the checked spec, else ``specs/nvidia.muh``,
+    else the copy the installed package carries (``muh/check/nvidia.muh``, which the repository's
+    specs/nvidia.muh links to: parity works from any folder)."""
     if os.environ.get("MUH_PARITY_SPEC"):
         return Path(os.environ["MUH_PARITY_SPEC"])
+    from importlib import resources
+
     candidates = [Path(spec_file).parent / REFERENCE_SPEC] if spec_file else []
     candidates.append(Path("specs") / REFERENCE_SPEC)
+    candidates.append(Path(str(resources.files("muh.check").joinpath(REFERENCE_SPEC))))
     return next((c for c in candidates if c.is_file()), None)
 
 

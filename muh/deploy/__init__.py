@@ -35,13 +35,13 @@ def _refuse(msg: str, hint: str | None = None, plan: Plan | None = None, lines: 
 def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool = False,
         checks: bool = True) -> DeployResult:
     """Plan (and with ``apply`` write + commit) the deployment of ``spec`` into the git repository ``repo``;
-    the spec's warnings come first in the result's diagnostics (as `muh build` prints them)."""
+    the spec's warnings follow its errors in the result's diagnostics (`muh build` prints them too)."""
     if not str(repo).strip():
         return _refuse("--repo is empty: name the git repository to deploy into",
                        hint="e.g. --repo ../competition-repo (write --repo . for the current folder)")
     warnings: list[Diagnostic] = []
     result = _run(spec, repo, apply, force, checks, warnings)
-    result.diagnostics = warnings + result.diagnostics
+    result.diagnostics = result.diagnostics + [w for w in warnings if w not in result.diagnostics]
     return result
 
 

@@ -27,3 +27,34 @@ def register(app: typer.Typer) -> None:
             report(result.diagnostics)
         sys.stdout.flush()
         raise typer.Exit(result.code)
+
+    @app.command("fetch-engine")
+    def fetch_engine(
+        version: str = typer.Option("0.6.3.post1", "--version", metavar="VERSION", help="The pinned vLLM release."),
+    ) -> None:
+        """Download the pinned vLLM wheel into muh's cache (what `muh check`'s vllm_deploy reads the edits
+        against) and check that muh's flag table was read from exactly that wheel."""
+        import hashlib
+
+        from muh.codegen.vllm.wheel import cache_dir, fetch
+        from muh.derive.vllm.engine import available_versions, load_engine
+        from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, _err
+
+        if version not in available_versions():
+            _err(f"error: --version {version}: muh has no flag table for vllm {version}; tables: "
+                 f"{', '.join(available_versions())} [E-DEPLOY-ENGINE]")
+            raise typer.Exit(EXIT_INPUT)
+        try:
+            wheel = fetch(version)
+        except Exception as err:  # noqa: BLE001 - pip's failure is a message, never a traceback
+            detail = (getattr(err, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()[-1:] or [str(err)]
+            _err(f"error: cannot download vllm {version} into {cache_dir()}: {detail[0]} [E-IO]\n"
+                 f"  hint: pip needs the package index; or put the wheel into {cache_dir()} yourself")
+            raise typer.Exit(EXIT_FAIL)
+        table = load_engine(version)
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        if digest != table.wheel_sha256:
+            _err(f"error: {wheel} has sha256 {digest[:12]}…, muh's flag table was read from {table.wheel} "
+                 f"({table.wheel_sha256[:12]}…) [E-DEPLOY-ENGINE]")
+            raise typer.Exit(EXIT_FAIL)
+        typer.echo(f"{wheel}: the flag table's wheel ({len(table.options)} options of vllm {version})")

@@ -7,6 +7,7 @@ analysis of the buffer's current version (analysing it on the spot if an edit is
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote, urlparse
@@ -287,7 +288,66 @@ def code_actions(ls: MuhServer, params: lsp.CodeActionParams) -> list[lsp.CodeAc
     return out
 
 
+MAX_MESSAGE = 64 << 20  # bytes of one JSON-RPC message: a spec is limited to 1 MiB, its edits to less
+MAX_HEADER_LINE = 64 << 10
+IGNORED = b'{"jsonrpc": "2.0", "method": "$/muh/ignored", "params": {}}'  # what the loop gets instead of a bad message
+
+
+@server.feature("$/muh/ignored")
+def _ignored(ls: MuhServer, params) -> None:
+    """The stand-in for a message the reader refused (its one-line reason is on stderr)."""
+
+
+class BoundedStdin:
+    """The client's stream as pygls reads it (``readline``, ``read(n)``), bounded: a header line of at
+    most MAX_HEADER_LINE bytes, a body of at most MAX_MESSAGE (a larger Content-Length is refused
+    without reading it: the reader finds the next header), and a body that is no JSON-RPC object is
+    replaced by a no-op notification. Each refusal is one line on stderr; the server keeps serving."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        return self.raw.readline(MAX_HEADER_LINE)
+
+    def read(self, n: int) -> bytes:
+        if n > MAX_MESSAGE:
+            log.error("ignored a message of Content-Length %d (limit %d bytes)", n, MAX_MESSAGE)
+            return IGNORED
+        body = self.raw.read(n)
+        if not body:
+            return body
+        try:
+            msg = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as err:
+            log.error("ignored a message that is not JSON (%s)", str(err).splitlines()[0][:120])
+            return IGNORED
+        if not isinstance(msg, dict) or not ("method" in msg or "id" in msg):
+            log.error("ignored a message that is not a JSON-RPC request, notification or response")
+            return IGNORED
+        return body
+
+
+class _OneLine(logging.Filter):
+    """pygls logs a message it cannot handle with its traceback: keep the reason, on one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if "Traceback (most recent call last)" in text:  # a traceback formatted into the message itself
+            record.msg, record.args = text.split("\n", 1)[0], ()
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            cause = exc.__cause__ or exc
+            record.msg = f"{record.getMessage()}: {type(cause).__name__}: {str(cause).splitlines()[0][:200] if str(cause) else ''}"
+            record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
 def main() -> None:
     """Serve over stdin/stdout until the client says exit."""
+    import sys
+
     logging.basicConfig(level=logging.WARNING, format="muh lsp: %(message)s")
-    server.start_io()
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_OneLine())
+    server.start_io(stdin=BoundedStdin(sys.stdin.buffer))

@@ -123,6 +123,13 @@ class Deploy(Model):
     engine: Engine
     model: str = "/model"
     concurrency: int = Field(1, ge=1, le=64)
+
+    @field_validator("model")
+    @classmethod
+    def _model_path(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the model path is empty: the server would load nothing; write e.g. \"/model\"")
+        return v
     serve: dict[str, Union[Scalar, list[Scalar]]] = {}
     """Engine flags by name (``max_model_len`` is ``--max-model-len``)."""
     env: dict[str, Scalar] = {}

@@ -14,9 +14,50 @@ from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
 Scalar = Union[bool, int, Decimal, str]
 
 
+def _name_chars(what: str, v: str | None, pattern: str, example: str) -> str | None:
+    """A name that reaches compiler flags, file names or the run file: ``pattern``'s characters only."""
+    import re
+
+    if v is not None and not re.fullmatch(pattern, v):
+        bad = next((c for c in v if not re.fullmatch(pattern.replace("+$", "").lstrip("^"), c)), "")
+        shown = f"`{bad}`" if bad.isprintable() and bad != " " else f"U+{ord(bad):04X}" if bad else "nothing"
+        raise ValueError(f"{what} {v!r} is not one: it contains {shown}" if v else f"{what} is empty; write e.g. {example}")
+    return v
+
+
+def text_problem(value: str) -> str | None:
+    """Why a string (a name, a path, a served model name) must not reach a file muh writes, or None:
+    line breaks, control characters and invisible format characters (the bidi overrides U+202A…U+202E
+    and U+2066…U+2069, zero-width spaces), which make a run file read otherwise than it runs."""
+    import unicodedata
+
+    for ch in value:
+        if ch in "\n\r":
+            return "contains a line break"
+        if ord(ch) < 32 and ch != "\t" or ord(ch) == 0x7F or 0x80 <= ord(ch) < 0xA0 or ch in "\u2028\u2029":
+            return f"contains the control character U+{ord(ch):04X}"
+        if unicodedata.category(ch) == "Cf":
+            return f"contains the invisible format character U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed')})"
+    return None
+
+
 class Toolchain(Model):
     cuda: str
     """CUDA version the device toolchain is compatible with, e.g. "10.2"."""
+
+    @field_validator("cuda")
+    @classmethod
+    def _cuda_version(cls, v: str) -> str:
+        import re
+
+        if not re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", v):
+            raise ValueError(f"{v!r} is not a CUDA version; write e.g. \"10.2\" or \"12.4\"")
+        return v
+
+    @field_validator("arch")
+    @classmethod
+    def _arch_name(cls, v):
+        return _name_chars("toolchain arch", v, r"^[A-Za-z0-9_.+-]+$", '"sm_90"')
     cxx: Literal[11, 14, 17, 20] = 17
     """Highest C++ standard accepted in device code."""
     compiler: Literal["nvcc", "clang"] = "nvcc"
@@ -60,6 +101,21 @@ class Hardware(Model):
     cub_parity: bool = False
     """Scale policies with CUB's hard-coded 49152 B and 32 threads instead of this hardware's values."""
     toolchain: Toolchain
+
+    @field_validator("arch")
+    @classmethod
+    def _arch_name(cls, v: str) -> str:
+        return _name_chars("arch", v, r"^[A-Za-z0-9_.+-]+$", "`hopper`")
+
+    @field_validator("device_name")
+    @classmethod
+    def _device_name(cls, v):
+        why = text_problem(v) if v is not None else None
+        if why:
+            raise ValueError(f"device_name {v!r} {why}")
+        if v is not None and not v.strip():
+            raise ValueError("device_name is empty; write the name the runtime reports, e.g. \"NVIDIA H200\"")
+        return v
 
     @field_validator("warp_size")
     @classmethod

@@ -345,10 +345,65 @@ def _element_types(spec: Spec) -> list[Diagnostic]:
     return out
 
 
+def _parity_scope(spec: Spec) -> list[Diagnostic]:
+    """`parity { out_of_scope = […] }`: each pattern a glob that names cases of one or more families —
+    not empty (excuses nothing), not a broken glob (`[[[`: matches nothing), not every family (`*`: the
+    parity check would check nothing)."""
+    import fnmatch
+    import re
+
+    out = []
+    families = sorted(FAMILIES)
+    example = 'e.g. "scan sm100 * * offset64" or "radix_sort_pairs"'
+    for i, pat in enumerate(spec.parity.out_of_scope):
+        span = spec.span_of(("parity", "out_of_scope", i))
+        words = pat.split()
+        problem = None
+        if not words:
+            problem = f"the pattern {pat!r} is empty: it excuses no case"
+        elif re.search(r"\[(?![^\]]*\])", pat):
+            problem = f"`{pat}` is not a glob: a `[` opens a character class that is never closed, so it matches no case"
+        else:
+            hit = [f for f in families if fnmatch.fnmatchcase(f, words[0])]
+            if not hit:
+                problem = f"`{pat}` matches no case: no family is named `{words[0]}`"
+                close = did_you_mean(words[0], families)
+                example = close or example
+            elif len(hit) == len(families) and len(words) == 1:
+                problem = f"`{pat}` excuses every case of every family: the parity check would check nothing"
+        if problem:
+            out.append(Diagnostic("E-PARITY-SCOPE", problem, span,
+                                  hint=f"a pattern is `<family> <arch> <type> <op> <offset>` with globs, {example}"))
+    return out
+
+
+def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
+    """The hardware's facts against its vendor's documented limits (muh/schema/vendors.py) and each other."""
+    from muh.schema.units import fmt_bytes
+    from muh.schema.vendors import VENDORS
+
+    out = []
+    base = ("hardware", hw.name)
+    vendor = VENDORS[hw.vendor]
+    if vendor.max_threads_per_block is not None and hw.max_threads_per_block > vendor.max_threads_per_block:
+        out.append(Diagnostic("E-HARDWARE", f"max_threads_per_block = {hw.max_threads_per_block} exceeds {hw.vendor}'s "
+                              f"limit of {vendor.max_threads_per_block} threads per block",
+                              spec.span_of(base + ("max_threads_per_block",)),
+                              hint=f"{vendor.source}; write max_threads_per_block = {vendor.max_threads_per_block}"))
+    if hw.smem_per_block_optin is not None and hw.smem_per_block_optin < hw.smem_per_block:
+        out.append(Diagnostic("E-HARDWARE", f"smem_per_block_optin = {fmt_bytes(hw.smem_per_block_optin)} is less than "
+                              f"smem_per_block = {fmt_bytes(hw.smem_per_block)}",
+                              spec.span_of(base + ("smem_per_block_optin",)),
+                              hint="the opt-in amount is what a block may use beyond the default: at least "
+                                   "smem_per_block (remove it when the card has no opt-in)"))
+    return out
+
+
 def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
-    out: list[Diagnostic] = _element_types(spec)
+    out: list[Diagnostic] = _element_types(spec) + _parity_scope(spec)
     known = spec.element_sizes()
     for hw in spec.hardware.values():
+        out.extend(_vendor_facts(spec, hw))
         if not limits.whole_warps(hw.max_threads_per_block, hw.warp_size):
             out.append(Diagnostic("E-WARP", f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
                                   spec.span_of(("hardware", hw.name, "max_threads_per_block"))))

@@ -54,7 +54,7 @@ def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     wheel = cached(plan.base_version, "vllm")
     if wheel is None:
         skipped.append(f"edits against the vllm {plan.base_version} wheel: skipped, the wheel is not in muh's cache "
-                       "(python tools/extract_vllm_flags.py fetches it)")
+                       "(`muh fetch-engine` downloads it)")
     else:
         patches = {e.id: files[patch_name(i, e.id)] for i, e in enumerate(plan.edits, 1)}
         problems = verify.edits_against_wheel(plan, wheel, patches)

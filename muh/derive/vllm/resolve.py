@@ -17,7 +17,7 @@ from muh.derive.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, for
 from muh.derive.vllm.plan import IMAGE_ROOT, CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
-from muh.schema.models import Deploy, Hardware, Spec
+from muh.schema.models import Deploy, Hardware, Spec, text_problem
 
 MAX_VALUE_LEN = 4096  # longer env/flag values are refused: almost surely a pasted file, and risky in YAML/shell
 _IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
@@ -69,12 +69,7 @@ def _text_problem(value: str) -> str | None:
     """Why a string from the spec must not reach YAML/shell/Dockerfile/Python, or None."""
     if len(value) > MAX_VALUE_LEN:
         return f"is {len(value)} characters long (limit {MAX_VALUE_LEN})"
-    for ch in value:
-        if ch in "\n\r":
-            return "contains a line break"
-        if ord(ch) < 32 and ch != "\t" or ord(ch) == 0x7F or 0x80 <= ord(ch) < 0xA0 or ch in "\u2028\u2029":
-            return f"contains the control character U+{ord(ch):04X}"
-    return None
+    return text_problem(value)
 
 
 def _flatten(tree: dict, prefix: tuple = ()) -> list[tuple[tuple, object]]:
