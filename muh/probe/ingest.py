@@ -19,10 +19,9 @@ from pydantic import ValidationError
 from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION, Result
 from muh.diagnostics import Diagnostic, MuhError, Severity
 from muh.grammar import ast
-from muh.grammar.format import format_module
 from muh.grammar.parser import parse
 from muh.schema.models import Hardware
-from muh.tune.rewrite import _indent_of, _off, _offsets, _q, value_span
+from muh.grammar.edit import SpecText, string_literal as _q
 
 MAX_RESULT_BYTES = 4 << 20
 
@@ -315,14 +314,11 @@ def ingest(result: Result, result_file: str, text: str, file: str, spec, *, appl
 
 def rewrite(text: str, file: str, hw_name: str, result: Result, outcomes: list[Outcome], apply: bool) -> str:
     """The spec text with provenance on agreeing facts and, with ``apply``, measured values written."""
-    module = parse(text, file)
-    canonical = format_module(module) == text
-    block = next((m for m in module.members if isinstance(m, ast.Block) and m.kind == "hardware" and m.label == hw_name), None)
+    doc = SpecText(text, file)
+    block = next((m for m in doc.module.members if isinstance(m, ast.Block) and m.kind == "hardware" and m.label == hw_name), None)
     if block is None:  # pragma: no cover - the spec loaded with this block
         raise MuhError([Diagnostic("E-PROBE", f"no `hardware {hw_name}` block in {file}", None)])
     assigns = {a.name: a for a in block.assigns()}
-    starts = _offsets(text)
-    edits: list[tuple[int, int, str]] = []
     added = []
     for o in outcomes:
         if o.measured is None or o.status == "skip":
@@ -334,22 +330,15 @@ def rewrite(text: str, file: str, hw_name: str, result: Result, outcomes: list[O
         if a is None:
             added.append(f"{o.field} = {o.measured.text} {note}")
             continue
-        start, value_end, end = value_span(starts, a)
-        keep = text[start:value_end]
-        value = keep if o.status == "agree" else o.measured.text
-        edits.append((start, end, f"{value} {note}"))
+        start, value_end, end = doc.value_span(a)
+        value = text[start:value_end] if o.status == "agree" else o.measured.text
+        doc.replace(start, end, f"{value} {note}")
     if added:
         last = list(block.assigns())[-1]
-        indent = _indent_of(text, starts, last.key_span.line)
-        nl = text.find("\n", _off(starts, last.value.span.end_line, last.value.span.end_col))
-        pos = len(text) if nl < 0 else nl + 1
-        edits.append((pos, pos, "".join(f"{indent}{line}\n" for line in added)))
-    out = text
-    for start, end, rep in sorted(edits, key=lambda e: -e[0]):
-        out = out[:start] + rep + out[end:]
-    if canonical:
-        out = format_module(parse(out, file))
-    return out
+        indent = doc.indent_of(last.key_span.line)
+        pos = doc.after_line_of(last.value.span.end_line, last.value.span.end_col)
+        doc.insert(pos, "".join(f"{indent}{line}\n" for line in added))
+    return doc.result()
 
 
 def write_spec(path: Path, text: str, shown: str) -> None:

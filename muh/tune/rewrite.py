@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.diagnostics import Diagnostic, MuhError, Span
+from muh.diagnostics import Diagnostic, MuhError
 from muh.grammar import ast
-from muh.grammar.format import format_module
-from muh.grammar.parser import parse
+from muh.grammar.edit import SpecText, string_literal as _q
 from muh.schema.models import Delay
 
 
@@ -34,10 +33,6 @@ class Evidence:
     fingerprint: str
     kept: bool = False
     """No challenger won: the incumbent's values are annotated as measured-and-kept."""
-
-
-def _q(s: str) -> str:
-    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def annotation(e: Evidence) -> str:
@@ -65,25 +60,6 @@ def value_text(v, dim: str | None = None) -> str:
     return str(v)
 
 
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
-
-
-def _off(starts: list[int], line: int, col: int) -> int:
-    return starts[line - 1] + col - 1
-
-
-def value_span(starts: list[int], a) -> tuple[int, int, int]:
-    """Offsets of an assignment's value: (start, end of the value, end of its annotation or value)."""
-    start = _off(starts, a.value.span.line, a.value.span.col)
-    end_span: Span = a.annotation.span if a.annotation is not None else a.value.span
-    return start, _off(starts, a.value.span.end_line, a.value.span.end_col), _off(starts, end_span.end_line, end_span.end_col)
-
-
 def _find_algorithm(module: ast.Module, family: str, hw: str) -> ast.Block | None:
     for m in module.members:
         if isinstance(m, ast.Block) and m.kind == "algorithm" and m.label == family and m.target == hw:
@@ -107,7 +83,7 @@ def _bucket_of(block: ast.Block) -> tuple[str, int, int | None] | None:
     return None if low.diags else (got["size"], got["lo"], got.get("hi"))
 
 
-def _edit_block(text: str, starts: list[int], block: ast.Block, changes: dict, note: str, edits: list) -> None:
+def _edit_block(doc: SpecText, block: ast.Block, changes: dict, note: str) -> None:
     """Write ``changes`` into ``block``: a value already there is replaced, a new one added at the end."""
     assigns = {a.name: a for a in block.assigns()}
     added = []
@@ -116,23 +92,22 @@ def _edit_block(text: str, starts: list[int], block: ast.Block, changes: dict, n
         if a is None:
             added.append(f"{dim} = {value_text(value, dim)} {note}")
             continue
-        start, _, end = value_span(starts, a)
-        edits.append((start, end, f"{value_text(value, dim)} {note}"))
-    _add_members(text, starts, block, added, edits)
+        start, _, end = doc.value_span(a)
+        doc.replace(start, end, f"{value_text(value, dim)} {note}")
+    _add_members(doc, block, added)
 
 
-def _add_members(text: str, starts: list[int], block: ast.Block, added: list[str], edits: list) -> None:
+def _add_members(doc: SpecText, block: ast.Block, added: list[str]) -> None:
     """Members (text) added at the end of ``block``: on its line when it is one line, else one a line."""
     if not added:
         return
-    close = _off(starts, block.span.end_line, block.span.end_col) - 1  # the `}`
+    close = doc.offset(block.span.end_line, block.span.end_col) - 1  # the `}`
     if block.span.line == block.span.end_line:
-        sep = " " if text[close - 1] == "{" else ""  # an empty `{}`
-        edits.append((close, close, sep + "  ".join(added) + " "))
+        sep = " " if doc.text[close - 1] == "{" else ""  # an empty `{}`
+        doc.insert(close, sep + "  ".join(added) + " ")
     else:
-        indent = _indent_of(text, starts, block.span.line) + "  "
-        line_start = starts[block.span.end_line - 1]
-        edits.append((line_start, line_start, "".join(f"{indent}{a}\n" for a in added)))
+        indent = doc.indent_of(block.span.line) + "  "
+        doc.insert(doc.line_start(block.span.end_line), "".join(f"{indent}{a}\n" for a in added))
 
 
 def _when_text(size: str, lo: int, hi: int | None, changes: dict, note: str) -> str:
@@ -149,14 +124,11 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
     ``bucket`` (lo, hi) into that bucket of it (testing ``size``: `elements`, `k` …); a policy without
     buckets gets ``buckets`` (every bucket tuned, ascending) as `when` blocks, the others empty until
     their own results are written."""
-    module = parse(text, file)
-    canonical = format_module(module) == text
-    alg = _find_algorithm(module, family, hw)
+    doc = SpecText(text, file)
+    alg = _find_algorithm(doc.module, family, hw)
     if alg is None:
         raise MuhError([Diagnostic("E-TUNE", f"no `algorithm {family} on {hw}` block in {file}", None)])
     note = annotation(evidence)
-    starts = _offsets(text)
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), non-overlapping
     pol = _find_policy(alg, policy_key)
     whens = [b for b in pol.blocks("when")] if pol is not None else []
     if pol is not None and bucket is not None and whens:
@@ -165,39 +137,22 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
             raise MuhError([Diagnostic("E-TUNE", f"policy {policy_key} of {family} on {hw} has no bucket "
                                        f"{size} {bucket[0]}..{bucket[1] if bucket[1] is not None else ''}",
                                        pol.kind_span)])
-        _edit_block(text, starts, target, changes, note, edits)
+        _edit_block(doc, target, changes, note)
     elif pol is not None and bucket is not None:
-        _add_members(text, starts, pol, [_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
-                                         for lo, hi in (buckets or [bucket])], edits)
+        _add_members(doc, pol, [_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
+                                for lo, hi in (buckets or [bucket])])
     elif pol is not None:
-        _edit_block(text, starts, pol, changes, note, edits)
+        _edit_block(doc, pol, changes, note)
     else:
         last = (alg.blocks("policy") or [None])[-1]
         anchor = last or alg
-        indent = _indent_of(text, starts, anchor.span.line) + ("" if last else "  ")
+        indent = doc.indent_of(anchor.span.line) + ("" if last else "  ")
         if bucket is not None:
             body = "".join(f"{indent}  {_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)}\n"
                            for lo, hi in (buckets or [bucket]))
         else:
             body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(changes.items()))
-        block = f"{indent}policy {policy_key} {{\n{body}{indent}}}\n"
-        if last is not None:
-            pos = _off(starts, last.span.end_line, last.span.end_col)
-            nl = text.find("\n", pos)
-            pos = len(text) if nl < 0 else nl + 1
-        else:
-            pos = starts[alg.span.end_line - 1]
-        edits.append((pos, pos, block))
-    out = text
-    for start, end, rep in sorted(edits, key=lambda e: -e[0]):
-        out = out[:start] + rep + out[end:]
-    if canonical:
-        out = format_module(parse(out, file))
-    return out
-
-
-def _indent_of(text: str, starts: list[int], line: int) -> str:
-    s = starts[line - 1]
-    e = text.find("\n", s)
-    row = text[s: e if e >= 0 else len(text)]
-    return row[: len(row) - len(row.lstrip())]
+        pos = (doc.after_line_of(last.span.end_line, last.span.end_col) if last is not None
+               else doc.line_start(alg.span.end_line))
+        doc.insert(pos, f"{indent}policy {policy_key} {{\n{body}{indent}}}\n")
+    return doc.result()
