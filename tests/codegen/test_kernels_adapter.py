@@ -26,11 +26,11 @@ def test_baseline_gives_the_bi100_policies():
     ref = presets.bi100()
     assert prefix == "" and cfg.warp_size == 64 and cfg.physical == 64 and cfg.cxx == 14
     assert not cfg.has_nanosleep  # not an NVIDIA part: busy-wait delays
-    assert (cfg.reduce["float32"].threads, cfg.reduce["float32"].items) == (512, 24)  # float32.plus
-    assert cfg.scan["float32"].delay == "exponential_backon_jitter"
+    assert (cfg.of("reduce")["float32"].threads, cfg.of("reduce")["float32"].items) == (512, 24)  # float32.plus
+    assert cfg.of("scan")["float32"].delay == "exponential_backon_jitter"
     assert not cfg.has_ptx_memory_model  # volatile status words, 8-byte values behind a fence
-    assert (cfg.scan["float32"].delay_ns, cfg.scan["float32"].l2_write_ns) == (952, 415)
-    assert cfg.transform["float32"].bytes_in_flight == ref.transform["float32"].bytes_in_flight == 64 * 1024
+    assert (cfg.of("scan")["float32"].delay_ns, cfg.of("scan")["float32"].l2_write_ns) == (952, 415)
+    assert cfg.of("transform")["float32"].bytes_in_flight == ref.of("transform")["float32"].bytes_in_flight == 64 * 1024
 
 
 def test_emulate_warp_option_adds_the_emulation_build():
@@ -38,15 +38,15 @@ def test_emulate_warp_option_adds_the_emulation_build():
     assert set(cfgs) == {"", "emu64/"}
     emu = cfgs["emu64/"]
     assert (emu.warp_size, emu.physical, emu.emulate_warp) == (64, 32, 64)
-    assert emu.scan == cfgs[""].scan  # the same policies and tiles
+    assert emu.of("scan") == cfgs[""].of("scan")  # the same policies and tiles
 
 
 def test_h200_spec_matches_the_preset_where_cub_is_the_source():
     [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
     ref = presets.h200()
     assert cfg.warp_size == 32 and cfg.has_nanosleep
-    assert cfg.scan["float32"] == ref.scan["float32"]
-    assert cfg.reduce["float32"].threads == ref.reduce["float32"].threads
+    assert cfg.of("scan")["float32"] == ref.of("scan")["float32"]
+    assert cfg.of("reduce")["float32"].threads == ref.of("reduce")["float32"].threads
 
 
 def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
@@ -55,17 +55,17 @@ def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
     float64 and int64 set stage = registers and so drop the passes, stages and threshold they inherit."""
     [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
     assert cfg.has_bulk_copy
-    p = cfg.scan["float32"]
+    p = cfg.of("scan")["float32"]
     assert (p.stage, p.passes, p.stages, p.stage_from) == ("ublkcp", 4, 3, 64 << 20)
     (lo, mid, small), (mid2, hi, large) = cfg.buckets["scan"]["int32"]
     assert (lo, mid, mid2, hi) == (0, 1 << 24, 1 << 24, None)
     assert (large.stage, large.passes, large.stages, large.window) == ("ublkcp", 2, 1, 32)
     assert (small.window, small.stage_from) == (128, 64 << 20)
     for d in ("float64", "int64"):
-        p = cfg.scan[d]
+        p = cfg.of("scan")[d]
         assert (p.stage, p.passes, p.stages, p.stage_from) == ("registers", 1, 1, 0), d
     [(_, bi)] = adapter.configs_from_context(_ctx("baseline.muh"))
-    assert not bi.has_bulk_copy and all(p.stage == "registers" for p in bi.scan.values())
+    assert not bi.has_bulk_copy and all(p.stage == "registers" for p in bi.of("scan").values())
 
 
 def test_unemulatable_policy_is_a_diagnostic_not_a_crash():

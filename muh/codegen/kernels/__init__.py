@@ -5,7 +5,8 @@ entry that builds the configs from the derived spec (``adapter.configs_from_cont
 """
 from __future__ import annotations
 
-from muh.families.base import KernelConfig, KernelConfigError, validate
+from muh.families.base import KernelConfig, KernelConfigError
+from muh.families.registry import validate
 from muh.codegen.kernels.emitter import files, generate
 
 __all__ = ["KernelConfig", "KernelConfigError", "emit", "files", "generate", "validate"]

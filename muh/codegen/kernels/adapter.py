@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from muh import families
 from muh.derive.kernels import MissingValue, config_from_derived
-from muh.families.base import KernelConfig, validate
+from muh.families.base import KernelConfig
+from muh.families.registry import validate
 
 
 def configs_from_context(ctx) -> list[tuple[str, KernelConfig]]:
