@@ -89,6 +89,7 @@ def variant_lib(cfg, keep: tuple[str, ...], cache: Path):
     """Build only some kernels of ``cfg`` (policy variants for the same-run comparison)."""
     from muh.codegen.kernels import emitter
     from muh.runtime import build
+    from muh import families
     from muh.runtime.library import Kernels
 
     root = cache / "variants" / cfg.digest()[:12]
@@ -96,7 +97,7 @@ def variant_lib(cfg, keep: tuple[str, ...], cache: Path):
     for f in (root / "kernels").glob("*.cu"):
         if f.stem not in keep:
             f.unlink()
-    return Kernels.from_library(build.build_capi(root, arch="sm_90", jobs=2))
+    return Kernels.from_library(build.build_capi(root, arch="sm_90", jobs=2), families.api())
 
 
 SCAN_VARIANTS = {  # float32 scan policies tried against the spec's (CUB's sm_90: 128x24 fixed<688,1140>)
@@ -173,6 +174,7 @@ def main() -> int:
     import torch
 
     from muh.families import calls
+    from muh import families
     from muh.runtime import load
 
     cache = ROOT / ".muh-cache" / "bench"
@@ -184,7 +186,7 @@ def main() -> int:
 
         gen = cache / "h200"
         emitter.write(presets.h200(), gen)
-    k = load(gen, backend=args.backend)
+    k = load(gen, backend=args.backend, api=families.api())
     cub = build_cub(cache)
     only = set(args.only.split(","))
     variants = build_variants(cache, only) if args.variants else {}

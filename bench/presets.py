@@ -3,9 +3,10 @@
 They are derived from ``specs/h200.muh`` (the lab GPU: CUB 3.0.1's sm_90 policies) and
 ``specs/baseline.muh`` (the BI-V100) through the same pipeline as ``muh build`` — parse, validate,
 derive, ``derive.kernels.config_from_derived`` — so tests and benchmarks run exactly the numbers a build
-emits, with no second copy of them. Needs the repository's ``specs/`` folder. Lives in bench/ (not in muh: nothing in muh imports the
-pipeline's entry point); tests import it as ``bench.presets`` (tests/conftest.py puts the repository
-root on the path).
+emits, with no second copy of them. Needs the repository's ``specs/`` folder, which an installed muh
+does not ship: so it lives in bench/, not in muh; tests import it as ``bench.presets``
+(tests/conftest.py puts the repository root on the path). ``plant_lane32_bug`` is the negative
+control the tests build (a test hook, kept out of muh's config).
 """
 from __future__ import annotations
 
@@ -45,6 +46,17 @@ def bi100() -> KernelConfig:
 
 
 PRESETS = {"h200": h200, "bi100": bi100}
+
+BLOCK_LAYER = "include/muh/block.cuh"
+_LANES = "constexpr int kLanes = warp::kSize;"
+
+
+def plant_lane32_bug(text: str) -> str:
+    """The negative control: the generated block layer (``BLOCK_LAYER``) with a block reduce that
+    assumes 32 lanes instead of the warp's (a 64-lane warp then reduces wrong; tests must catch it)."""
+    if _LANES not in text:
+        raise ValueError(f"{BLOCK_LAYER} has no `{_LANES}` to plant the bug in")
+    return text.replace(_LANES, "constexpr int kLanes = 32;")
 
 
 def ops(preset: str, emulate_warp: int | None = None):

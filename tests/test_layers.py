@@ -11,9 +11,10 @@ PKG = Path(__file__).resolve().parents[1] / "muh"
 # later stages run a spec through; `cli` is the command on top. Nothing is exempt.
 ORDER = ["codes", "diagnostics", "cache", "output", "grammar", "schema", "derive", "codegen", "pipeline", "check",
          "deploy", "tune", "probe", "explain", "lsp", "cli"]
-# Beside the chain: the runtime (stands alone on GPU machines; the dtype table's owner) and the kernel
-# family records (pure Python; read by derive, codegen, tune and the runtime).
-BESIDE = {"runtime": {"runtime", "families"}, "families": {"families", "runtime"}}
+# Beside the chain, one way: the runtime (stands alone on GPU machines; the dtype table's owner; imports
+# no family) and the kernel family records (pure Python; read by derive, codegen and tune; they call
+# the kernels through the runtime).
+BESIDE = {"runtime": {"runtime"}, "families": {"families", "runtime"}}
 
 
 def stage_of(module: str) -> str | None:

@@ -1,14 +1,20 @@
 """The kernels' configuration derived from a spec: each family's policy read by its record.
 
 ``config_from_derived`` is the one place that turns resolved policies into a ``KernelConfig``;
-``muh build`` (codegen/kernels) and ``muh tune`` (a candidate's policy) both call it, so a policy
-builds exactly when tune can measure it. The numbers each kernel is instantiated with are then
-the records' ``params`` (value, rule, inputs), printed into params.cuh.
+``muh build`` (``targets``: every hardware's config, validated) and ``muh tune`` (a candidate's
+policy) both call it, so a policy builds exactly when tune can measure it. The numbers each kernel is
+instantiated with are then the records' ``params`` (value, rule, inputs), printed into params.cuh.
+Every reason the kernels cannot be generated is a diagnostic made here (E-KERNELS, and E-OPTION for
+what only ``--emulate-warp`` causes); codegen renders the configs ``targets`` returns.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from muh import families
+from muh.diagnostics import Diagnostic
 from muh.families.base import KernelConfig
+from muh.families.registry import validate
 
 DEFAULT_CLOCK_GHZ = 1.5  # only paces the busy-wait of hardware without __nanosleep
 
@@ -84,3 +90,54 @@ def config_from_derived(derived, hw) -> KernelConfig:
         if table:
             cfg = cfg.with_policies(rec.name, table, buckets, keys)
     return cfg
+
+
+@dataclass(frozen=True)
+class Target:
+    """One kernel build of a spec: its folder prefix, the schema Hardware and the validated config."""
+
+    prefix: str  # "" for a single hardware, "<name>/" for several; "<…>emu<W>/" for the emulation build
+    hardware: object
+    config: KernelConfig
+
+
+def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target], list[Diagnostic]]:
+    """The kernel builds of ``spec`` for every hardware with kernel algorithms, plus the emulation build
+    (``emulate_warp``: that logical warp on a 32-lane GPU) under ``emu<W>/``; and the diagnostics of the
+    configs that cannot be generated (those are left out): E-KERNELS on the hardware's span, E-OPTION
+    for what only the emulation causes."""
+    hws = sorted({a.hardware.name: a.hardware for a in derived.algorithms.values()
+                  if a.family in families.NAMES}.items())
+    out: list[Target] = []
+    diags: list[Diagnostic] = []
+    for name, hw in hws:
+        base = "" if len(hws) == 1 else f"{name}/"
+        try:
+            cfg = config_from_derived(derived, hw)
+        except (MissingValue, TypeError, ValueError) as e:
+            diags.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
+                                    spec.span_of(("hardware", name))))
+            continue
+        cands = [(base, cfg)]
+        if emulate_warp is not None:
+            cands.append((f"{base}emu{emulate_warp}/", cfg.emulated(int(emulate_warp), 32)))
+        for prefix, c in cands:
+            errs = validate(c)
+            if c is not cfg and errs:  # the emulation build: what only the option causes is the option's error
+                own = [e for e in errs if e not in validate(cfg)]
+                if own:
+                    powers = ", ".join(str(2 ** i) for i in range(0, 9))
+                    width = "power" in own[0] or "physical warps" in own[0]
+                    diags.append(Diagnostic(
+                        "E-OPTION", f"--emulate-warp {emulate_warp}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
+                        hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}" if width else
+                        "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy"))
+                    continue
+            if errs:
+                diags.append(Diagnostic(
+                    "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
+                    spec.span_of(("hardware", name)),
+                    hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+            else:
+                out.append(Target(prefix, hw, c))
+    return out, diags

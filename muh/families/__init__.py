@@ -7,7 +7,6 @@ A family's folder holds everything of it: its record (``__init__.py``: ``RECORD`
 """
 from __future__ import annotations
 
-from muh.families.base import api
-from muh.families.registry import ALL, NAMES, OPS, find, get, ops_records, records, tunable
+from muh.families.registry import ALL, NAMES, OPS, api, find, get, ops_records, records, tunable, validate
 
-__all__ = ["ALL", "NAMES", "OPS", "api", "find", "get", "ops_records", "records", "tunable"]
+__all__ = ["ALL", "NAMES", "OPS", "api", "find", "get", "ops_records", "records", "tunable", "validate"]

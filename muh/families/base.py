@@ -138,7 +138,7 @@ class KernelConfig:
     Warp widths: ``warp_size`` is the *logical* warp the kernels are written for (the spec's
     hardware); ``physical_warp`` is the width of the GPU that runs them. They differ only in an
     emulation build (``emulate_warp``): a logical 64-lane warp on a 32-lane H200, or 16 / 128.
-    ``policies`` maps a family name to {dtype: that family's Policy}; ``cfg.<family>`` reads it.
+    ``policies`` maps a family name to {dtype: that family's Policy}; ``cfg.of(<family>)`` reads it.
     """
 
     name: str  # spec / hardware label, printed in errors
@@ -166,14 +166,6 @@ class KernelConfig:
     buckets: dict = field(default_factory=dict)
     # family -> {dtype -> size}: what a dtype's buckets test where it is not `elements` (topk: `k`)
     bucket_keys: dict = field(default_factory=dict)
-    plant_lane32_bug: bool = False  # negative control only: block reduce assumes 32 lanes
-
-    def __getattr__(self, name: str):
-        from muh.families.registry import NAMES
-
-        if name in NAMES:
-            return self.policies.get(name, {})
-        raise AttributeError(name)
 
     def of(self, family: str) -> dict:
         return self.policies.get(family, {})
@@ -353,36 +345,5 @@ class Family:
         return errs
 
 
-def _pow2(n: int) -> bool:
+def pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
-
-
-def api() -> list[CFunc]:
-    """Every function of the generated C interface: the common entry points, then each family's."""
-    from muh.families.registry import records
-
-    return list(COMMON_API) + [f for r in records() for f in r.api]
-
-
-def validate(cfg: KernelConfig) -> list[str]:
-    """Every reason the kernels cannot be generated for ``cfg`` (empty: fine)."""
-    from muh.families import registry as families
-
-    errs: list[str] = []
-    w, p = cfg.warp_size, cfg.physical
-    if not _pow2(w) or not _pow2(p):
-        errs.append(f"warp sizes must be powers of two (logical {w}, physical {p})")
-        return errs  # every later rule divides by the warp
-    if w > p and w > 8 * p:
-        errs.append(f"emulated warp {w} is more than 8 physical warps of {p}")
-    if cfg.cxx < 14:
-        errs.append("C++14 is the lowest supported language level")
-    unknown = sorted(set(cfg.policies) - set(families.NAMES))
-    if unknown:
-        errs.append(f"no kernels for famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}")
-    for rec in families.records():
-        bad = sorted(set(cfg.of(rec.name)) - set(rec.dtypes))
-        if bad:
-            errs.append(f"{rec.name}: no kernels for {', '.join(bad)} (types: {', '.join(rec.dtypes)})")
-        errs += rec.validate(cfg)
-    return errs

@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
+from muh.families.base import COMMON_API, CFunc, KernelConfig, pow2
+
 # The registry: one line per family, in the order the generated files list them.
 NAMES = (
     "reduce",
@@ -49,3 +51,30 @@ def ops_records() -> list:
 def tunable() -> list:
     """Every family `muh tune` can measure: kernel and ops families with a harness."""
     return [r for r in records() + ops_records() if r.tunable and r.harness is not None]
+
+
+def api() -> list[CFunc]:
+    """Every function of the generated C interface: the common entry points, then each family's."""
+    return list(COMMON_API) + [f for r in records() for f in r.api]
+
+
+def validate(cfg: KernelConfig) -> list[str]:
+    """Every reason the kernels cannot be generated for ``cfg`` (empty: fine)."""
+    errs: list[str] = []
+    w, p = cfg.warp_size, cfg.physical
+    if not pow2(w) or not pow2(p):
+        errs.append(f"warp sizes must be powers of two (logical {w}, physical {p})")
+        return errs  # every later rule divides by the warp
+    if w > p and w > 8 * p:
+        errs.append(f"emulated warp {w} is more than 8 physical warps of {p}")
+    if cfg.cxx < 14:
+        errs.append("C++14 is the lowest supported language level")
+    unknown = sorted(set(cfg.policies) - set(NAMES))
+    if unknown:
+        errs.append(f"no kernels for famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}")
+    for rec in records():
+        bad = sorted(set(cfg.of(rec.name)) - set(rec.dtypes))
+        if bad:
+            errs.append(f"{rec.name}: no kernels for {', '.join(bad)} (types: {', '.join(rec.dtypes)})")
+        errs += rec.validate(cfg)
+    return errs

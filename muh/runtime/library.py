@@ -8,7 +8,9 @@ from pathlib import Path
 from muh.runtime.errors import MuhRuntimeError
 
 _c = ctypes
-# C type -> ctypes type, for the C interface the family records declare (muh/families/).
+# C type -> ctypes type, for the C interface the family records declare (muh/families/): the caller
+# passes it (``api``: functions with ``name``, ``ret`` and ``args`` ((C type, name), …)); the runtime
+# imports no family record.
 _CTYPES = {"int": _c.c_int, "unsigned": _c.c_uint, "long long": _c.c_longlong, "size_t": _c.c_size_t,
            "float": _c.c_float, "double": _c.c_double, "const char*": _c.c_char_p}
 
@@ -17,11 +19,9 @@ def _ctype(t: str):
     return _CTYPES.get(t) or (_c.c_void_p if t.endswith("*") else None)
 
 
-def signatures() -> dict:
-    """{function: (restype, argtypes)} of the generated C interface."""
-    from muh import families
-
-    return {f.name: (_ctype(f.ret), [_ctype(t) for t, _ in f.args]) for f in families.api()}
+def signatures(api) -> dict:
+    """{function: (restype, argtypes)} of the C interface ``api``."""
+    return {f.name: (_ctype(f.ret), [_ctype(t) for t, _ in f.args]) for f in api}
 
 
 class Kernels:
@@ -33,9 +33,10 @@ class Kernels:
         self.workspaces: dict = {}  # (device, name) -> [tensor, epoch]
 
     @classmethod
-    def from_library(cls, path) -> "Kernels":
+    def from_library(cls, path, api) -> "Kernels":
+        """The C library at ``path``, its functions typed by the C interface ``api``."""
         lib = ctypes.CDLL(str(path))
-        for name, (res, args) in signatures().items():
+        for name, (res, args) in signatures(api).items():
             f = getattr(lib, name, None)  # a partial build (bench variants) lacks some
             if f is not None:
                 f.restype, f.argtypes = res, args
@@ -70,12 +71,13 @@ class Kernels:
 _DEFAULT: Kernels | None = None
 
 
-def load(gen_dir, backend: str = "torch", arch: str | None = None, verbose: bool = False) -> Kernels:
+def load(gen_dir, backend: str = "torch", arch: str | None = None, verbose: bool = False, api=None) -> Kernels:
     """Build (cached) and load the kernels generated under ``gen_dir``.
 
     backend ``torch``: a PyTorch extension (torch.utils.cpp_extension.load); ``capi``: a plain
     shared library through ctypes (no PyTorch headers, fast to build; ``arch`` defaults to the
-    current device's).
+    current device's), typed by the C interface ``api`` (``muh.families.api()``; a callable is called
+    when needed). ``muh.families.calls.load`` passes it.
     """
     from muh.runtime import build
 
@@ -85,12 +87,15 @@ def load(gen_dir, backend: str = "torch", arch: str | None = None, verbose: bool
     if backend == "torch":
         return Kernels(build.build_torch_extension(gen_dir, verbose=verbose), f"torch:{gen_dir}")
     if backend == "capi":
+        if api is None:
+            raise MuhRuntimeError("the capi backend needs the C interface of the kernels: pass api= "
+                                  "(muh.families.api()), or load through muh.families.calls.load")
         if arch is None:
             import torch
 
             major, minor = torch.cuda.get_device_capability()
             arch = f"sm_{major}{minor}"
-        return Kernels.from_library(build.build_capi(gen_dir, arch=arch))
+        return Kernels.from_library(build.build_capi(gen_dir, arch=arch), api() if callable(api) else api)
     raise MuhRuntimeError(f"unknown backend `{backend}` (torch or capi)")
 
 
@@ -99,12 +104,14 @@ def set_default(k: Kernels | None) -> None:
     _DEFAULT = k
 
 
-def default() -> Kernels:
+def default(api=None) -> Kernels:
+    """The kernels set by ``set_default``, else loaded from ``MUH_KERNELS_DIR`` (backend ``MUH_BACKEND``,
+    default torch; a capi library typed by ``api``)."""
     global _DEFAULT
     if _DEFAULT is None:
         d = os.environ.get("MUH_KERNELS_DIR")
         if not d:
             raise MuhRuntimeError("no kernels loaded: call muh.runtime.load(<generated dir>) and pass kernels=, "
                                   "call muh.runtime.set_default(...), or set MUH_KERNELS_DIR")
-        _DEFAULT = load(d, backend=os.environ.get("MUH_BACKEND", "torch"))
+        _DEFAULT = load(d, backend=os.environ.get("MUH_BACKEND", "torch"), api=api)
     return _DEFAULT

@@ -53,7 +53,7 @@ def ops_target(eff: Effective, hw: Hardware):
 
 def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
     """The kernel emitter's own reasons to refuse this variant (static filter, no compiler)."""
-    from muh.families.base import validate
+    from muh.families.registry import validate
 
     if eff.dtype not in families.get(eff.family).dtypes:
         return [f"the {eff.family} kernels are not generated for {eff.dtype}"]

@@ -18,13 +18,13 @@ def _params(cfg) -> str:
 
 
 def test_policies_come_from_the_specs():
-    h = presets.h200().histogram
+    h = presets.h200().of("histogram")
     # specs/h200.muh: the H200's measured policies (float32, uint8), CUB's sm_90 one where it was kept (uint16)
     assert (h["float32"].threads, h["float32"].items) == (512, 8)
     assert (h["uint8"].threads, h["uint8"].items) == (960, 16)
     assert (h["uint16"].threads, h["uint16"].items) == (960, 10)
     assert (h["int32"].threads, h["int32"].items) == (384, 16)
-    b = presets.bi100().histogram
+    b = presets.bi100().of("histogram")
     assert set(b) == set(families.get("histogram").dtypes)
     assert {(p.threads, p.items) for p in b.values()} == {(384, 16)}
 
@@ -53,14 +53,14 @@ def test_sub_histograms_from_the_policy_and_their_shared_memory_checked():
     from dataclasses import replace
 
     cfg = presets.h200()
-    table = {d: replace(p, sub_histograms=8) for d, p in cfg.histogram.items()}
+    table = {d: replace(p, sub_histograms=8) for d, p in cfg.of("histogram").items()}
     text = _params(cfg.with_policies("histogram", table))
     assert "constexpr int kCopies = 8;  // policy sub_histograms" in text
     rec = families.get("histogram")
     assert rec.validate(cfg.with_policies("histogram", table)) == []
     # 64 copies of 256 four-byte counters: 64 KiB, over the H200 spec's 48 KiB per block
-    big = {"uint8": replace(cfg.histogram["uint8"], sub_histograms=64),
-           "uint16": replace(cfg.histogram["uint16"], sub_histograms=64)}  # not by value: fits or falls back
+    big = {"uint8": replace(cfg.of("histogram")["uint8"], sub_histograms=64),
+           "uint16": replace(cfg.of("histogram")["uint16"], sub_histograms=64)}  # not by value: fits or falls back
     errs = rec.validate(cfg.with_policies("histogram", big))
     assert errs == ["histogram.uint8: 64 sub-histograms of 256 counters need 65536 B of shared memory, the hardware "
                     "has 49152 B per block (at most 48)"]
@@ -76,14 +76,14 @@ def test_spec_sub_histograms_reach_the_policy(tmp_path):
     (tmp_path / "h200.muh").write_text(text.replace(old, old + "    sub_histograms = 4\n"))
     loaded = load_file(tmp_path / "h200.muh")
     cfg = config_from_derived(loaded.derived, loaded.spec.hardware["h200"])
-    assert cfg.histogram["uint16"].sub_histograms == 4
-    assert cfg.histogram["int16"].sub_histograms is None  # unset: the rule decides (one copy)
+    assert cfg.of("histogram")["uint16"].sub_histograms == 4
+    assert cfg.of("histogram")["int16"].sub_histograms is None  # unset: the rule decides (one copy)
 
 
 def test_api_has_the_family_entry_point():
     api = dict(emitter.generate(presets.h200()))["include/muh/kernels/api.h"]
     assert "int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, " in api
-    from muh.runtime.library import signatures
+    from muh.families.calls import signatures
 
     assert "muh_histogram_even" in signatures()
 

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 
 from muh.families import base as C
+from muh.families.registry import validate
 from muh.families import scan as scan_rec, topk as topk_rec, transform as transform_rec
 from bench import presets
 from muh.codegen.kernels import emitter
@@ -50,7 +50,8 @@ def test_warp_operations_only_in_the_layer(name):
 
 
 def test_scan_catches_the_planted_assumption():
-    files = _files(replace(presets.bi100(), plant_lane32_bug=True))
+    files = _files(presets.bi100())
+    files[presets.BLOCK_LAYER] = presets.plant_lane32_bug(files[presets.BLOCK_LAYER])
     bad = offending_lines(files)
     assert bad and all(b.startswith("include/muh/block.cuh") for b in bad)
 
@@ -128,7 +129,7 @@ def test_invalid_configs_are_refused_with_reasons():
 
 def test_scan_policy_values_are_checked():
     def errs(**kw):
-        return C.validate(presets.h200().with_policies("scan", {"float32": scan_rec.Policy(128, 24, **kw)}))
+        return validate(presets.h200().with_policies("scan", {"float32": scan_rec.Policy(128, 24, **kw)}))
 
     assert errs() == []
     assert any("window=24 must divide the warp (32)" in e for e in errs(window=24))
@@ -144,16 +145,16 @@ def test_scan_stage_ublkcp_is_a_hardware_capability():
     BI-V100 profile keeps the register-staged kernel); passes only exist for a staged tile."""
     staged = scan_rec.Policy(128, 8, stage="ublkcp", passes=8)
     h200 = presets.h200().with_policies("scan", {"float32": staged})
-    assert C.validate(h200) == []
+    assert validate(h200) == []
     params = _files(h200)["include/muh/kernels/params.cuh"]
     assert "#define MUH_HAS_BULK_COPY 1" in params
     assert "constexpr int kStage = 1;  // stage ublkcp" in params and "constexpr int kPasses = 8;" in params
     bi = presets.bi100().with_policies("scan", {"float32": staged})
-    assert any("stage = ublkcp needs the bulk copy engine" in e and "bi100" in e for e in C.validate(bi))
+    assert any("stage = ublkcp needs the bulk copy engine" in e and "bi100" in e for e in validate(bi))
     assert "#define MUH_HAS_BULK_COPY 0" in _files(presets.bi100())["include/muh/kernels/params.cuh"]
 
     def errs(threads=128, **kw):
-        return C.validate(presets.h200().with_policies("scan", {"float32": scan_rec.Policy(threads, 8, **kw)}))
+        return validate(presets.h200().with_policies("scan", {"float32": scan_rec.Policy(threads, 8, **kw)}))
 
     assert any("passes=4 needs stage = ublkcp" in e for e in errs(passes=4))
     assert any("stage `smem` is not implemented" in e for e in errs(stage="smem"))
@@ -168,7 +169,7 @@ def test_scan_pipelined_ring_is_a_staged_policy_in_dynamic_shared_memory():
     H200), not the 48 KiB of a static tile; the BI-V100 refuses it with stage = ublkcp."""
     def errs(threads=128, items=16, cfg=None, **kw):
         cfg = cfg or presets.h200()
-        return C.validate(cfg.with_policies("scan", {"float32": scan_rec.Policy(threads, items, **kw)}))
+        return validate(cfg.with_policies("scan", {"float32": scan_rec.Policy(threads, items, **kw)}))
 
     h200 = presets.h200()
     assert h200.smem_per_block_optin == 227 * 1024 and h200.smem_per_block == 48 * 1024
@@ -209,10 +210,10 @@ def test_scan_device_code_is_the_static_header_and_capabilities_select_the_statu
 
 def test_transform_items_follow_bytes_in_flight():
     h = presets.h200()
-    assert transform_rec.items(h, "float32", h.transform["float32"]) == (8, 4)  # 48 KiB / (2048 thr * 4 B) = 6 -> 2 float4
+    assert transform_rec.items(h, "float32", h.of("transform")["float32"]) == (8, 4)  # 48 KiB / (2048 thr * 4 B) = 6 -> 2 float4
     b = presets.bi100()
-    assert transform_rec.items(b, "float32", b.transform["float32"]) == (8, 4)  # 64 KiB / 8 KiB = 8
-    assert transform_rec.items(b, "float16", b.transform["float16"]) == (16, 8)
+    assert transform_rec.items(b, "float32", b.of("transform")["float32"]) == (8, 4)  # 64 KiB / 8 KiB = 8
+    assert transform_rec.items(b, "float16", b.of("transform")["float16"]) == (16, 8)
 
 
 def test_delay_kinds_map_to_modes():

@@ -1,4 +1,4 @@
-"""KernelConfig from a real spec (the core's Derived) and the `kernels` emitter in `muh build`."""
+"""KernelConfig from a real spec (derive's kernel targets, validated there) and the `kernels` emitter in `muh build`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +7,9 @@ import pytest
 
 from muh.codegen.base import BuildContext
 from bench import presets
-from muh.codegen.kernels import adapter, emitter
+from muh.codegen.kernels import emitter
 from muh.derive import derive
+from muh.derive import kernels as derive_kernels
 from muh.schema import load
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
@@ -21,51 +22,58 @@ def _ctx(name: str, edit=None, **options) -> BuildContext:
     return BuildContext(spec=spec, derived=derive(spec), options=options)
 
 
+def configs(ctx) -> list:
+    """(path prefix, config) of derive's kernel targets for the build; its diagnostics into the build's."""
+    found, diags = derive_kernels.targets(ctx.spec, ctx.derived, ctx.options.get("emulate_warp"))
+    ctx.diagnostics.extend(diags)
+    return [(t.prefix, t.config) for t in found]
+
+
 def test_baseline_gives_the_bi100_policies():
-    [(prefix, cfg)] = adapter.configs_from_context(_ctx("baseline.muh"))
+    [(prefix, cfg)] = configs(_ctx("baseline.muh"))
     ref = presets.bi100()
     assert prefix == "" and cfg.warp_size == 64 and cfg.physical == 64 and cfg.cxx == 14
     assert not cfg.has_nanosleep  # not an NVIDIA part: busy-wait delays
-    assert (cfg.reduce["float32"].threads, cfg.reduce["float32"].items) == (512, 24)  # float32.plus
-    assert cfg.scan["float32"].delay == "exponential_backon_jitter"
+    assert (cfg.of("reduce")["float32"].threads, cfg.of("reduce")["float32"].items) == (512, 24)  # float32.plus
+    assert cfg.of("scan")["float32"].delay == "exponential_backon_jitter"
     assert not cfg.has_ptx_memory_model  # volatile status words, 8-byte values behind a fence
-    assert (cfg.scan["float32"].delay_ns, cfg.scan["float32"].l2_write_ns) == (952, 415)
-    assert cfg.transform["float32"].bytes_in_flight == ref.transform["float32"].bytes_in_flight == 64 * 1024
+    assert (cfg.of("scan")["float32"].delay_ns, cfg.of("scan")["float32"].l2_write_ns) == (952, 415)
+    assert cfg.of("transform")["float32"].bytes_in_flight == ref.of("transform")["float32"].bytes_in_flight == 64 * 1024
 
 
 def test_emulate_warp_option_adds_the_emulation_build():
-    cfgs = dict(adapter.configs_from_context(_ctx("baseline.muh", emulate_warp=64)))
+    cfgs = dict(configs(_ctx("baseline.muh", emulate_warp=64)))
     assert set(cfgs) == {"", "emu64/"}
     emu = cfgs["emu64/"]
     assert (emu.warp_size, emu.physical, emu.emulate_warp) == (64, 32, 64)
-    assert emu.scan == cfgs[""].scan  # the same policies and tiles
+    assert emu.of("scan") == cfgs[""].of("scan")  # the same policies and tiles
 
 
 def test_h200_spec_matches_the_preset_where_cub_is_the_source():
-    [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
+    [(_, cfg)] = configs(_ctx("h200.muh"))
     ref = presets.h200()
     assert cfg.warp_size == 32 and cfg.has_nanosleep
-    assert cfg.scan["float32"] == ref.scan["float32"]
-    assert cfg.reduce["float32"].threads == ref.reduce["float32"].threads
+    assert cfg.of("scan")["float32"] == ref.of("scan")["float32"]
+    assert cfg.of("reduce")["float32"].threads == ref.of("reduce")["float32"].threads
 
 
 def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
     """The spec's default policy stages (ublkcp, 4 passes, a ring of 3 stages, from 64 MiB); int32's
     buckets (muh tune, 2026-12-02) take one staged tile of 2 passes from 2^24 and window 128 below;
     float64 and int64 set stage = registers and so drop the passes, stages and threshold they inherit."""
-    [(_, cfg)] = adapter.configs_from_context(_ctx("h200.muh"))
+    [(_, cfg)] = configs(_ctx("h200.muh"))
     assert cfg.has_bulk_copy
-    p = cfg.scan["float32"]
+    p = cfg.of("scan")["float32"]
     assert (p.stage, p.passes, p.stages, p.stage_from) == ("ublkcp", 4, 3, 64 << 20)
     (lo, mid, small), (mid2, hi, large) = cfg.buckets["scan"]["int32"]
     assert (lo, mid, mid2, hi) == (0, 1 << 24, 1 << 24, None)
     assert (large.stage, large.passes, large.stages, large.window) == ("ublkcp", 2, 1, 32)
     assert (small.window, small.stage_from) == (128, 64 << 20)
     for d in ("float64", "int64"):
-        p = cfg.scan[d]
+        p = cfg.of("scan")[d]
         assert (p.stage, p.passes, p.stages, p.stage_from) == ("registers", 1, 1, 0), d
-    [(_, bi)] = adapter.configs_from_context(_ctx("baseline.muh"))
-    assert not bi.has_bulk_copy and all(p.stage == "registers" for p in bi.scan.values())
+    [(_, bi)] = configs(_ctx("baseline.muh"))
+    assert not bi.has_bulk_copy and all(p.stage == "registers" for p in bi.of("scan").values())
 
 
 def test_unemulatable_policy_is_a_diagnostic_not_a_crash():
@@ -74,7 +82,7 @@ def test_unemulatable_policy_is_a_diagnostic_not_a_crash():
         return text[:at] + "threads = 224" + text[at + len("threads = 256"):]
 
     ctx = _ctx("h200.muh", odd_threads, emulate_warp=64)
-    out = adapter.configs_from_context(ctx)
+    out = configs(ctx)
     assert [p for p, _ in out] == [""]
     assert any(d.code == "E-OPTION" and d.message.startswith("--emulate-warp 64: ") and "multiple of the warp size 64" in d.message
                for d in ctx.diagnostics)
@@ -88,3 +96,23 @@ def test_emitter_output_paths(spec):
     paths = {f.path for f in files}
     assert {p for p, _, _ in emitter.files()} <= paths
     assert all(f.content.splitlines()[0].startswith("// @generated by muh") for f in files)
+
+
+def test_a_policy_the_kernels_cannot_take_is_a_derive_diagnostic_at_its_hardware():
+    """The kernels' config is validated in derive (``muh.derive.kernels.targets``): a policy whose kernels
+    cannot be generated (48 sub-histograms of 256 one-byte counters need 48 KiB and more) is an
+    E-KERNELS diagnostic on the hardware block, that hardware's kernels are left out, and the kernels
+    emitter passes the diagnostic on (it renders only what derive returned)."""
+    from muh.codegen.kernels import emit
+
+    def too_many_copies(text: str) -> str:
+        at = text.index("sub_histograms = 32", text.index("algorithm histogram on h200"))
+        return text[:at] + "sub_histograms = 64" + text[at + len("sub_histograms = 32"):]
+
+    ctx = _ctx("h200.muh", too_many_copies)
+    found, diags = derive_kernels.targets(ctx.spec, ctx.derived)
+    assert found == []
+    [d] = diags
+    assert d.code == "E-KERNELS" and "histogram.int8: 64 sub-histograms of 256 counters need 65536 B" in d.message
+    assert d.span == ctx.spec.span_of(("hardware", "h200")) and d.span is not None
+    assert emit(ctx) == [] and [x.code for x in ctx.diagnostics] == ["E-KERNELS"]

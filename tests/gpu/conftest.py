@@ -29,7 +29,8 @@ def kernels(generated):
         pytest.skip(f"GPU test: {NO_CUDA}")
     from gpu_helpers import prebuild
 
+    from muh import families
     from muh.runtime.library import Kernels
 
     libs = prebuild(next(iter(generated.values())).parent)
-    return {name: Kernels.from_library(path) for name, path in libs.items()}
+    return {name: Kernels.from_library(path, families.api()) for name, path in libs.items()}

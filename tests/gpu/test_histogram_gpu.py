@@ -23,9 +23,9 @@ def configs() -> dict:
     builds them too)."""
     from bench import presets
 
-    only = lambda cfg: replace(cfg, policies={"histogram": cfg.histogram})  # noqa: E731
+    only = lambda cfg: replace(cfg, policies={"histogram": cfg.of("histogram")})  # noqa: E731
     h200 = only(presets.h200())
-    sub4 = {d: replace(p, sub_histograms=4) for d, p in h200.histogram.items()}
+    sub4 = {d: replace(p, sub_histograms=4) for d, p in h200.of("histogram").items()}
     return {"h200": h200, "bi100-emu64": only(presets.bi100()).emulated(64),
             "h200-sub4": replace(h200.with_policies("histogram", sub4), name="h200-sub4")}
 

@@ -133,7 +133,7 @@ def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
     from muh.families import calls
     import gpu_helpers as refs
 
-    pol = presets.h200().scan[dtype]
+    pol = presets.h200().of("scan")[dtype]
     n = (1 << 24) + 3
     assert pol.stage == "ublkcp" and n * 4 >= pol.stage_from, "the H200 spec no longer stages 4-byte scans here"
     for offset in (0, 1):
@@ -157,7 +157,7 @@ def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
     from muh.families import calls
     import gpu_helpers as refs
 
-    pols = presets.h200().scan
+    pols = presets.h200().of("scan")
     assert all(pols[d].stage == "ublkcp" and pols[d].stages > 1 for d in ("float32", "int32")), \
         "the H200 spec no longer pipelines 4-byte scans"
     stage_from = pols["float32"].stage_from

@@ -50,13 +50,14 @@ def test_capi_library_builds_loads_and_refuses_without_a_device(nvcc, tmp_path, 
     from bench import presets
     from muh.codegen.kernels import emitter
     from muh.runtime import build
+    from muh import families
     from muh.runtime.library import Kernels
 
     monkeypatch.setenv("MUH_CACHE_DIR", str(tmp_path / "cache"))
     emitter.write(presets.bi100().emulated(64), tmp_path / "gen")
     lib = build.build_capi(tmp_path / "gen", arch="sm_90")
     assert build.build_capi(tmp_path / "gen", arch="sm_90") == lib  # cached
-    k = Kernels.from_library(lib)
+    k = Kernels.from_library(lib, families.api())
     assert (k.spec_name, k.warp_size, k.physical_warp_size) == ("bi100-emu64", 64, 32)
     rc = k.raw("muh_check_device")()
     if rc:  # no usable GPU here: the message says what CUDA said

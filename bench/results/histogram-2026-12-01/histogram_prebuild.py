@@ -30,7 +30,7 @@ def main() -> int:
             emitter.write(cfg, Path(tmp) / name)
             print(name, build.build_capi(Path(tmp) / name, arch=ARCH), flush=True)
     c = presets.h200()
-    emitter.write(replace(c, policies={"histogram": c.histogram}), "/tmp/genh")  # bench/results/histogram-2026-12-01/histogram_run.sh's --gen
+    emitter.write(replace(c, policies={"histogram": c.of("histogram")}), "/tmp/genh")  # bench/results/histogram-2026-12-01/histogram_run.sh's --gen
     print("bench", build.build_capi("/tmp/genh", arch=ARCH), flush=True)
     cache = ROOT / ".muh-cache" / "bench"
     for name, lib in kb.build_variants(cache, {"histogram"}).get("histogram", {}).items():

@@ -6,7 +6,8 @@ from typing import Callable
 
 from muh.runtime import dtypes as DT
 from muh import families
-from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, validate, wrap
+from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, wrap
+from muh.families.registry import validate
 from muh.codegen.templates import render, render_from
 
 PKG = "muh.codegen.kernels"
@@ -141,7 +142,6 @@ def template_vars(cfg: KernelConfig) -> dict:
         "params": params, "globals": [_param_line(x) for x in hw],
         "has_nanosleep": int(cfg.has_nanosleep), "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
         "has_bulk_copy": int(cfg.has_bulk_copy),
-        "lanes_expr": "32" if cfg.plant_lane32_bug else "warp::kSize",
         **warp_vars(cfg),
     }
 

@@ -70,11 +70,11 @@ def write(target: OpsTarget, root, header: Callable[[str], str]) -> list[str]:
     return out
 
 
-def _targets(ctx) -> list[tuple[str, object]]:
-    """(path prefix, Hardware) pairs: the same hardware (and folders) the kernels emitter uses."""
-    from muh.codegen.kernels.adapter import targets
+def _targets(ctx) -> list[tuple[str, object, object]]:
+    """(path prefix, Hardware, KernelConfig): the same hardware (and folders) the kernels emitter uses."""
+    from muh.codegen.kernels import targets
 
-    return targets(ctx, report=False)  # the kernels emitter reports unbuildable configs, once
+    return [(t.prefix, t.hardware, t.config) for t in targets(ctx)]  # the kernels emitter reports, once
 
 
 def emit(ctx) -> list:

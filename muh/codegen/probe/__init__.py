@@ -143,7 +143,7 @@ def hardware_of(spec):
 
 def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     from muh.codegen.kernels.emitter import WARP_LAYER, generate, warp_vars
-    from muh.families.base import validate
+    from muh.families.registry import validate
 
     hw = hardware_of(ctx.spec)
     emulate = ctx.options.get("emulate_warp")

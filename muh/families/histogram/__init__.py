@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.runtime import dtypes as DT
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, Family, param, vec_of
 
 COUNTER_BYTES = 4  # int32 counters
@@ -79,32 +80,33 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
+DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32", "float64")
+
+
 def histogram_even(x, bins: int, lower: float, upper: float, *, out=None, kernels=None):
     """int32 counts of ``x``'s elements in ``bins`` even bins over [lower, upper) (CUB HistogramEven)."""
-    from muh.families import calls
-
-    torch = calls._torch()
-    name = calls.check_tensor(x, "histogram")
+    torch = T.torch()
+    name = T.check_tensor(x, "histogram", DTYPES)
     if not isinstance(bins, int) or bins < 1:
-        raise ValueError(f"muh.families.calls.histogram_even: bins={bins!r} must be an int >= 1")
+        raise ValueError(f"{T.API}.histogram_even: bins={bins!r} must be an int >= 1")
     if not float(lower) < float(upper):
-        raise ValueError(f"muh.families.calls.histogram_even: lower={lower} must be below upper={upper}")
-    k = calls._kernels(kernels)
+        raise ValueError(f"{T.API}.histogram_even: lower={lower} must be below upper={upper}")
+    k = T.kernels(kernels)
     if out is None:
         out = torch.empty(bins, dtype=torch.int32, device=x.device)
     elif out.dtype != torch.int32 or out.device != x.device or not out.is_contiguous() or out.numel() != bins:
-        raise ValueError(f"muh.families.calls.histogram_even: out must be a contiguous int32 tensor of {bins} "
+        raise ValueError(f"{T.API}.histogram_even: out must be a contiguous int32 tensor of {bins} "
                          f"element(s) on {x.device}")
     with torch.cuda.device(x.device):
         k.call("muh_histogram_even", DT.CODE[name], x.data_ptr(), x.numel(), bins, float(lower), float(upper),
-               out.data_ptr(), calls._stream(x))
+               out.data_ptr(), T.stream(x))
     return out
 
 
 RECORD = Family(
     name="histogram",
     doc="counts in evenly spaced bins over [lower, upper) (DeviceHistogram::HistogramEven)",
-    dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32", "float64"),
+    dtypes=DTYPES,
     policy=Policy,
     tunable=("threads", "pixels_per_thread", "vec", "sub_histograms"),
     api=cfuncs("""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
+from muh.families import tensors as T
 from muh.families.base import Harness, Family, cfuncs, load_vec, param
 
 # Blocks of the first pass: enough for every SM of a large GPU several times over, few enough that
@@ -38,10 +39,32 @@ def globals_(cfg):
     return [param("kReduceMaxGrid", MAX_GRID, "first-pass blocks: 16 x 256-thread blocks, one second-pass tile")]
 
 
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64")
+OPERATORS = {"sum": 0, "max": 1, "min": 2}  # `enum muh_reduce_op` (MUH_<NAME>) and the Python entry point's op names
+
+
+def reduce(x, op: str = "sum", *, out=None, kernels=None):
+    """op over all elements of ``x`` (CUB semantics: the result has x's dtype); a 0-dim tensor
+    (or ``out``, one element of x's dtype). Empty input gives the op's identity."""
+    torch = T.torch()
+    name = T.check_tensor(x, "reduce", DTYPES)
+    if op not in OPERATORS:
+        raise ValueError(f"{T.API}.reduce: unknown op `{op}` (one of {', '.join(OPERATORS)})")
+    k = T.kernels(kernels)
+    out = torch.empty((), dtype=x.dtype, device=x.device) if out is None else out
+    T.check_out(out, x, 1, "reduce")
+    nbytes = int(k.raw("muh_reduce_workspace_bytes")())
+    ws = T.workspace(k, x, "reduce", nbytes)
+    with torch.cuda.device(x.device):
+        k.call("muh_reduce", OPERATORS[op], DT.CODE[name], x.data_ptr(), x.numel(), out.data_ptr(),
+               ws[0].data_ptr(), ws[0].numel(), T.stream(x))
+    return out
+
+
 RECORD = Family(
     name="reduce",
     doc="one value from n: sum, max, min (DeviceReduce::Reduce)",
-    dtypes=("float32", "float64", "float16", "bfloat16", "int32", "int64"),
+    dtypes=DTYPES,
     policy=Policy,
     tunable=("threads", "items", "vec", "modifier"),
     api=cfuncs("""
@@ -49,10 +72,11 @@ size_t muh_reduce_workspace_bytes(void);
 int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* workspace, size_t workspace_bytes, void* stream);
 """),
     read=read,
-    operators={"sum": 0, "max": 1, "min": 2},
+    operators=OPERATORS,
     params=params,
     size_buckets=True,
     globals=globals_,
     static=("reduce.cuh",),
     harness=Harness("harness.cu.j2"),
+    python_ops={"reduce": reduce},
 )

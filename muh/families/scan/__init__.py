@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, Family, param, xchg_bytes
 
 # The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
@@ -192,10 +193,29 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
+DTYPES = ("float32", "float64", "int32", "int64")
+
+
+def scan(x, exclusive: bool = False, *, out=None, kernels=None):
+    """Inclusive (or exclusive) prefix sum over the elements of ``x`` in memory order; x's shape."""
+    torch = T.torch()
+    name = T.check_tensor(x, "scan", DTYPES)
+    k = T.kernels(kernels)
+    out = torch.empty_like(x) if out is None else out
+    T.check_out(out, x, x.numel(), "scan")
+    nbytes = int(k.raw("muh_scan_workspace_bytes")(DT.CODE[name], x.numel()))
+    ws = T.workspace(k, x, f"scan{x.element_size()}", nbytes)
+    ws[1] = ws[1] % T.EPOCH_LIMIT + 1
+    with torch.cuda.device(x.device):
+        k.call("muh_scan", int(bool(exclusive)), DT.CODE[name], x.data_ptr(), out.data_ptr(), x.numel(),
+               ws[0].data_ptr(), ws[0].numel(), ws[1], T.stream(x))
+    return out
+
+
 RECORD = Family(
     name="scan",
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
-    dtypes=("float32", "float64", "int32", "int64"),
+    dtypes=DTYPES,
     policy=Policy,
     tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stages",
              "stage_from"),
@@ -209,4 +229,5 @@ int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, v
     size_buckets=True,
     headers=("scan_tile.cuh",),
     harness=Harness("harness.cu.j2"),
+    python_ops={"scan": scan},
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, Family, MAX_GRID_Y, param, vec_of, xchg_bytes
 
 MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
@@ -71,10 +72,41 @@ def max_k(cfg) -> int:
     return min([p.max_k for p in cfg.of("topk").values()] or [0])
 
 
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def topk(x, k: int, *, out=None, kernels=None):
+    """The ``k`` largest of each row of a 2-D (or 1-D) tensor: (values, int64 indices), sorted
+    descending, equal values in ascending index order."""
+    torch = T.torch()
+    name = T.check_tensor(x, "topk", DTYPES)
+    if x.dim() not in (1, 2):
+        raise ValueError(f"{T.API}.topk: expected a 1-D or 2-D tensor, got {x.dim()}-D")
+    rows, cols = (1, x.shape[0]) if x.dim() == 1 else tuple(x.shape)
+    if not 0 <= k <= cols:
+        raise ValueError(f"{T.API}.topk: k={k} outside 0..{cols}")
+    kern = T.kernels(kernels)
+    if out is None:
+        vals = torch.empty((rows, k), dtype=x.dtype, device=x.device)
+        idx = torch.empty((rows, k), dtype=torch.int64, device=x.device)
+    else:
+        vals, idx = out
+        T.check_out(vals, x, rows * k, "topk")
+        if idx.dtype != torch.int64 or not idx.is_contiguous() or idx.numel() != rows * k or idx.device != x.device:
+            raise ValueError(f"{T.API}.topk: out indices must be a contiguous int64 tensor of {rows * k} "
+                             f"elements on {x.device}")
+    with torch.cuda.device(x.device):
+        kern.call("muh_topk", DT.CODE[name], x.data_ptr(), rows, cols, k, vals.data_ptr(), idx.data_ptr(),
+                  T.stream(x))
+    if x.dim() == 1:
+        return vals[0], idx[0]
+    return vals, idx
+
+
 RECORD = Family(
     name="topk",
     doc="the k largest of each row, sorted, with int64 indices (DeviceTopK)",
-    dtypes=("float32", "float16", "bfloat16"),
+    dtypes=DTYPES,
     policy=Policy,
     tunable=("threads", "items", "bits_per_pass"),
     api=cfuncs("""
@@ -94,4 +126,5 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     harness=Harness("harness.cu.j2", shape=TUNE_SHAPE, shape_keys=("cols", "k"),
                     variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
                     check_sizes=lambda shape: (3 * shape[0], shape[0])),
+    python_ops={"topk": topk},
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, Family, param, vec_of
 
 # CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
@@ -45,21 +46,41 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
+DTYPES = ("float32", "float64", "float16", "bfloat16")
+OPERATORS = {"scale": 0, "relu": 1, "silu": 2}  # `enum muh_transform_op` (MUH_<NAME>) and the Python entry point's op names
+
+
+def transform(x, op: str = "scale", alpha: float = 1.0, *, out=None, kernels=None):
+    """Element-wise ``op`` (scale: alpha*x, relu, silu) into a new tensor (or ``out``)."""
+    torch = T.torch()
+    name = T.check_tensor(x, "transform", DTYPES)
+    if op not in OPERATORS:
+        raise ValueError(f"{T.API}.transform: unknown op `{op}` (one of {', '.join(OPERATORS)})")
+    k = T.kernels(kernels)
+    out = torch.empty_like(x) if out is None else out
+    T.check_out(out, x, x.numel(), "transform")
+    with torch.cuda.device(x.device):
+        k.call("muh_transform", OPERATORS[op], DT.CODE[name], x.data_ptr(), out.data_ptr(), x.numel(),
+               float(alpha), T.stream(x))
+    return out
+
+
 RECORD = Family(
     name="transform",
     doc="element-wise map: scale, relu, silu (DeviceTransform)",
-    dtypes=("float32", "float64", "float16", "bfloat16"),
+    dtypes=DTYPES,
     policy=Policy,
     tunable=("threads", "bytes_in_flight"),
     api=cfuncs("""
 int muh_transform(int op, int dtype, const void* in, void* out, long long n, float alpha, void* stream);
 """),
     read=read,
-    operators={"scale": 0, "relu": 1, "silu": 2},
+    operators=OPERATORS,
     params=params,
     size_buckets=True,
     warp_bound=False,
     op=None,
     static=("transform.cuh",),
     harness=Harness("harness.cu.j2"),
+    python_ops={"transform": transform},
 )
