@@ -106,7 +106,7 @@ class Run(Model):
 
 
 ApiFeature = Literal["max_completion_tokens", "reasoning_effort", "tool_calls_null_content", "n_within_max_num_seqs",
-                     "thinking_off"]
+                     "thinking_off", "unknown_fields", "tools_without_thinking", "n_greedy_fan_out", "reasoning_split"]
 
 
 class Api(Model):
@@ -114,6 +114,8 @@ class Api(Model):
 
     accept: list[ApiFeature] = []
     """Each becomes a hook of muh's plugin in the API server; see docs/deploy.md for the behaviour of each."""
+    max_tokens_cap: Optional[int] = Field(None, ge=1, le=INT_MAX)
+    """Largest ``max_tokens`` a request gets (also the value when it gives none); the team served 8192."""
 
 
 class Deploy(Model):

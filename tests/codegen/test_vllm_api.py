@@ -492,7 +492,8 @@ def _baseline_argv(parser_file: Path, with_reasoning: bool) -> list[str]:
 
     spec = load_file(ROOT / "specs" / "baseline.muh").spec
     plan, _ = resolve_deploy(spec, next(iter(spec.deploys.values())))
-    drop = set() if with_reasoning else {i for g in plan.cond_flags if g.id == "reasoning_parser" for i in g.at}
+    drop = set() if with_reasoning else {i for g in plan.cond_flags
+                                         if g.id == "reasoning_parser" or "reasoning_parser" in g.requires for i in g.at}
     argv = [a for i, a in enumerate(plan.command) if i not in drop][3:]
     return [str(parser_file) if a.endswith("/muh_qwen3_coder.py") else a for a in argv]
 
@@ -506,6 +507,7 @@ def test_the_run_files_argv_parses_with_the_wheels_parser_and_the_provider_regis
     args = cli.make_arg_parser(parser_cls(description="stock")).parse_args(argv)
     cli.validate_parsed_serve_args(args)
     assert (args.tool_call_parser, args.enable_auto_tool_choice, args.max_model_len) == ("qwen3_coder", True, 80000)
+    assert args.middleware == ["muh_vllm_plugin.compat.RequestCompat"]  # the request hook, vLLM's own option
     # what api_server.run_server does before it serves (vllm/entrypoints/openai/api_server.py:531-537)
     atp.ToolParserManager.tool_parsers.pop("qwen3_coder", None)
     if args.tool_parser_plugin and len(args.tool_parser_plugin) > 3:
@@ -522,3 +524,190 @@ def test_the_wheels_parser_rejects_reasoning_parser_which_is_why_muh_cannot_prov
     with pytest.raises(SystemExit) as err:
         cli.make_arg_parser(parser_cls(description="stock")).parse_args(argv)
     assert err.value.code == 2 and "unrecognized arguments: --reasoning-parser qwen3" in capsys.readouterr().err
+
+
+# -- issue 27: unknown fields, tools without thinking, the max_tokens cap, greedy n fan-out, reasoning split ----
+
+@pytest.fixture
+def with_protocol(stock_protocol, compat, monkeypatch):
+    """The engine's request model where the hook looks for it (vllm.entrypoints.openai.protocol)."""
+    monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.protocol", stock_protocol)
+    monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai", _stub("vllm.entrypoints.openai", protocol=stock_protocol))
+    compat._fields.clear()
+    yield
+    compat._fields.clear()
+
+
+@pytest.mark.vllm
+def test_unknown_top_level_fields_are_accepted_and_dropped(stock_request, compat, with_protocol):
+    body = dict(BASE, stream=True, stream_options={"include_usage": True}, metadata={"a": 1}, store=False, max_tokens=10)
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        stock_request.model_validate(json.loads(json.dumps(body)))
+    new, err = compat.rewrite(json.loads(json.dumps(body)))
+    assert err is None and "metadata" not in new and "store" not in new
+    req = stock_request.model_validate(new)
+    assert req.stream_options.include_usage and req.max_tokens == 10  # known fields are kept
+
+
+@pytest.mark.vllm
+def test_requests_with_tools_are_rendered_without_thinking(stock_request, compat):
+    new, _ = compat.rewrite(dict(BASE, tools=TOOLS))
+    assert stock_request.model_validate(new).chat_template_kwargs == {"enable_thinking": False}
+    new, _ = compat.rewrite(dict(BASE, tools=TOOLS, chat_template_kwargs={"enable_thinking": True}))
+    assert new["chat_template_kwargs"] == {"enable_thinking": True}  # the request's own choice wins
+    new, _ = compat.rewrite(dict(BASE, tools=TOOLS, tool_choice="none"))
+    assert "chat_template_kwargs" not in new
+    new, _ = compat.rewrite(dict(BASE))
+    assert "chat_template_kwargs" not in new
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("given,served", [(None, 8192), (64, 64), (8192, 8192), (100000, 8192), (-1, -1)])
+def test_max_tokens_is_capped(stock_request, compat, given, served):
+    assert compat.MAX_TOKENS_CAP == 8192  # the baseline's api.max_tokens_cap
+    body = dict(BASE) if given is None else dict(BASE, max_completion_tokens=given)
+    new, _ = compat.rewrite(body)
+    assert new["max_tokens"] == served  # -1: left for vLLM to refuse (t3_max_tokens_neg1)
+
+
+def _vllm_like(calls, stream=False, text="hello"):
+    """A stand-in route: vLLM 0.6.3's greedy rule (n > 1 at temperature < 1e-5: 400), else one answer per choice."""
+    async def app(scope, receive, send):
+        body = json.loads((await receive())["body"])
+        calls.append(body)
+        n = body.get("n") or 1
+        if n > 1 and (body.get("temperature") if body.get("temperature") is not None else 0.7) < 1e-5:
+            payload = json.dumps({"object": "error", "message": f"n must be 1 when using greedy sampling, got {n}.",
+                                  "code": 400}).encode()
+            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        if stream:
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+            for i in range(n):
+                for piece in (text[:2], text[2:]):
+                    chunk = {"choices": [{"index": i, "delta": {"content": piece}, "finish_reason": None}]}
+                    await send({"type": "http.response.body", "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
+                                "more_body": True})
+                chunk = {"choices": [{"index": i, "delta": {}, "finish_reason": "stop"}]}
+                await send({"type": "http.response.body", "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
+                            "more_body": True})
+            await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+            return
+        payload = json.dumps({"object": "chat.completion", "choices": [
+            {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"} for i in range(n)],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3 * n, "total_tokens": 5 + 3 * n}}).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+    return app
+
+
+def _through(compat, app, body: dict):
+    sent = []
+    raw = json.dumps(body).encode()
+
+    async def receive():
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    async def send(m):
+        sent.append(m)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "headers": []}
+    asyncio.run(compat.RequestCompat(app)(scope, receive, send))
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def _events(raw: bytes):
+    return [json.loads(e[6:]) for e in raw.split(b"\n\n") if e.startswith(b"data: {")]
+
+
+def test_n_2_with_greedy_sampling_is_fanned_out_not_a_400(compat, monkeypatch):
+    monkeypatch.setenv("MUH_REASONING_SPLIT", "0")
+    calls = []
+    status, raw = _through(compat, _vllm_like(calls), dict(BASE, n=2, temperature=0))
+    assert status == 200, raw
+    out = json.loads(raw)
+    assert [c["index"] for c in out["choices"]] == [0, 1] and [c["n"] for c in calls] == [1, 1]
+    assert out["usage"] == {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11}
+    calls.clear()
+    status, raw = _through(compat, _vllm_like(calls, stream=True), dict(BASE, n=2, temperature=0, stream=True))
+    assert status == 200 and len(calls) == 2
+    ev = _events(raw)
+    assert [(c["index"], c["finish_reason"]) for e in ev for c in e["choices"] if c["finish_reason"]] == [(0, "stop"), (1, "stop")]
+    assert raw.count(b"data: [DONE]") == 1 and raw.endswith(b"data: [DONE]\n\n")
+    calls.clear()
+    status, _ = _through(compat, _vllm_like(calls), dict(BASE, n=2, temperature=0.8))  # sampling: vLLM's own n
+    assert status == 200 and [c["n"] for c in calls] == [2]
+
+
+THOUGHT = "<think>\nLet me think: 2+2.\n</think>\n\nIt is 4."
+
+
+@pytest.mark.parametrize("text", [THOUGHT, THOUGHT[len("<think>"):]])  # the model's <think>, or the template's
+def test_thinking_moves_to_reasoning_content_in_json_answers(compat, monkeypatch, text):
+    monkeypatch.setattr(sys, "argv", ["api_server.py", "--model", "/model"])  # no --reasoning-parser
+    monkeypatch.delenv("MUH_REASONING_SPLIT", raising=False)
+    status, raw = _through(compat, _vllm_like([], text=text), dict(BASE))
+    msg = json.loads(raw)["choices"][0]["message"]
+    assert status == 200 and msg["reasoning_content"] == "Let me think: 2+2." and msg["content"] == "It is 4."
+    monkeypatch.setattr(sys, "argv", ["api_server.py", "--reasoning-parser", "qwen3"])  # the engine's parser does it
+    _, raw = _through(compat, _vllm_like([], text=text), dict(BASE))
+    assert json.loads(raw)["choices"][0]["message"]["content"] == text
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 8, 64])
+def test_thinking_moves_to_reasoning_content_in_streams_tags_split_across_chunks(compat, size):
+    s = compat.StreamSplitter(reasoning_first=False)
+    out = b""
+    for i in range(0, len(THOUGHT), size):
+        chunk = {"choices": [{"index": 0, "delta": {"content": THOUGHT[i:i + size]}, "finish_reason": None}]}
+        data = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        for j in range(0, len(data), 11):  # the SSE bytes themselves arrive in pieces too
+            out += s.feed(data[j:j + 11])
+    out += s.feed(b"data: " + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).encode()
+                  + b"\n\ndata: [DONE]\n\n", final=True)
+    deltas = [c["delta"] for e in _events(out) for c in e["choices"]]
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == "\nLet me think: 2+2.\n"
+    assert "".join(d.get("content", "") for d in deltas) == "It is 4."
+    assert not any("<think>" in d.get("content", "") + d.get("reasoning_content", "") for d in deltas)
+    assert out.endswith(b"data: [DONE]\n\n")
+
+
+def test_without_thinking_a_plain_answer_stays_content(compat):
+    sp = compat.Splitter(reasoning_first=False)
+    assert sp.feed("It is 4.", final=True) == ("", "It is 4.")
+    sp = compat.Splitter(reasoning_first=True)  # the template opened the think block: unterminated = reasoning
+    assert sp.feed("still thinking", final=True) == ("still thinking", "")
+    assert compat.thinking(compat.rewrite(dict(BASE, tools=TOOLS))[0]) is False
+
+
+def test_both_request_hooks_run_it_once(compat):
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(json.loads((await receive())["body"]))
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    raw = json.dumps(dict(BASE, max_completion_tokens=5)).encode()
+
+    async def receive():
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    async def send(m):
+        pass
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "headers": []}
+    asyncio.run(compat.RequestCompat(compat.RequestCompat(app))(scope, receive, send))  # --middleware + build_app wrap
+    assert len(seen) == 1 and seen[0]["max_tokens"] == 5
+
+    class App:
+        def __init__(self):
+            self.user_middleware = [types.SimpleNamespace(cls=compat.RequestCompat)]  # added by --middleware
+
+        def add_middleware(self, m):
+            self.user_middleware.append(types.SimpleNamespace(cls=m))
+
+    app_ = compat.wrap_build_app(lambda args: App())(None)
+    assert [m.cls for m in app_.user_middleware] == [compat.RequestCompat]

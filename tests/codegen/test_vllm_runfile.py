@@ -87,7 +87,9 @@ R4_PRE, R4_EXEC = R4_SCRIPT.split("; exec ")
 R4_ARGV = shlex.split(R4_EXEC)[3:]  # after python3 -m <entrypoint>
 # Deviations by rule (each explained by `muh explain specs/baseline.muh deploy.run` / deploy.serve):
 PROVIDER = ("--tool-parser-plugin", "/opt/muh/vllm/parsers/muh_qwen3_coder.py")  # muh's qwen3_coder, if the fork lacks one
-DEVIATIONS_ADDED = [("--disable-custom-all-reduce",), PROVIDER]  # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
+MIDDLEWARE = ("--middleware", "muh_vllm_plugin.compat.RequestCompat")  # muh's request hook, the engine's own option
+DEVIATIONS_ADDED = [("--disable-custom-all-reduce",), PROVIDER,  # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
+                    ("--enable-reasoning",), MIDDLEWARE]         # beside --reasoning-parser where the engine takes it
 SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long option names
 # R4's values no reported run used, replaced by the reported ones (issue 27.1; the variant's `runs`)
 SAFE = {"--max-model-len": "80000", "--gpu-memory-utilization": "0.9"}
@@ -113,14 +115,15 @@ def baseline(tmp_path_factory):
 
 def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, tmp_path):
     calls, out = run_script(tmp_path, baseline["computility-run.yaml"],
-                            accept=("reasoning_parser", "tool_call_parser_qwen3_coder"), files=baseline)
+                            accept=("reasoning_parser", "tool_call_parser_qwen3_coder", "enable_reasoning", "middleware"),
+                            files=baseline)
     (server,) = calls  # R4's pre-step ran a script the submission lacks: gone (muh's template fix runs instead)
     assert "qwen3_6_scripts" in R4_PRE and "qwen3_6_scripts" not in baseline["computility-run.yaml"]
     assert server[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     expected = r4_as_served()
     assert pairs(server[2:]) == sorted(pairs(expected) + DEVIATIONS_ADDED)
     # R4's order, except for the spelling (the conditional groups sit where their flags were)
-    drop = {"--disable-custom-all-reduce", *PROVIDER}
+    drop = {"--disable-custom-all-reduce", *PROVIDER, "--enable-reasoning", *MIDDLEWARE}
     assert [a for a in server[2:] if a not in drop] == expected
     i = server.index(PROVIDER[0])
     assert server[i:i + 3] == [*PROVIDER, "--enable-auto-tool-choice"]
@@ -175,6 +178,8 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(basel
     assert path == tmp_path / "opt-muh" / "run" / "chat_template.jinja"
     assert f"1 empty think block(s) removed from {model / where}" in out
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+    # what the request hook's reasoning split needs: this template opens no think block in the prompt
+    assert json.loads((tmp_path / "opt-muh" / "run" / "reasoning.json").read_text()) == {"think_in_prompt": False}
     env = jinja2.Environment()
     msgs = [{"role": "user", "content": "hi"}]
     stock = env.from_string(QWEN_TEMPLATE).render(messages=msgs, add_generation_prompt=True, enable_thinking=False)

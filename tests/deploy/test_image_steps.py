@@ -149,3 +149,49 @@ def test_the_build_reports_whether_the_models_code_takes_the_gemma_points(tmp_pa
     init = (site / "muh_vllm_plugin" / "__init__.py").read_text()
     assert "('gemma_rms_norm', 'vllm.model_executor.layers.layernorm', 'GemmaRMSNorm.forward_cuda', " \
            "'muh_kernels.vllm_ops:gemma_rms_norm')" in init
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("enable", [False, True])
+def test_enable_reasoning_goes_with_the_parser_only_where_the_engine_has_it(tmp_path, vllm_wheel, enable):
+    """Issue 27.2: --enable-reasoning is decided by the image build, and only beside --reasoning-parser."""
+    root, site, opt = image(tmp_path, SPECS["baseline"], vllm_wheel, True)
+    cli = site / "vllm/entrypoints/openai/cli_args.py"
+    extra = '"--reasoning-parser", "--enable-reasoning"' if enable else '"--reasoning-parser",'
+    cli.write_text(cli.read_text() + f"\n# fork\n_X = ({extra})\n")
+    proc = run_steps(root, opt)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (opt / "run" / "accept" / "reasoning_parser").exists()
+    assert (opt / "run" / "accept" / "enable_reasoning").exists() == enable
+    # an engine without the parser never gets --enable-reasoning, even where the literal is there
+    root2, site2, opt2 = image(tmp_path / "b", SPECS["baseline"], vllm_wheel, True)
+    cli2 = site2 / "vllm/entrypoints/openai/cli_args.py"
+    cli2.write_text(cli2.read_text() + '\n_X = ("--enable-reasoning",)\n')
+    proc = run_steps(root2, opt2)
+    assert proc.returncode == 0 and not (opt2 / "run" / "accept" / "enable_reasoning").exists()
+    assert "[muh] skipped flag enable_reasoning: it goes only with the group reasoning_parser" in proc.stdout
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("hooks", ["both", "middleware", "build_app", "neither"])
+def test_the_build_fails_when_the_request_hook_cannot_be_installed(tmp_path, vllm_wheel, hooks):
+    """Issue 27.5: the request hook rides on the engine's --middleware, else on the plugin's build_app wrap;
+    an api_server.py with neither stops the build with one [muh] FAILED line."""
+    root, site, opt = image(tmp_path, SPECS["baseline"], vllm_wheel, True)
+    api = site / "vllm/entrypoints/openai/api_server.py"
+    text = api.read_text()
+    assert "args.middleware" in text and "build_app(args)" in text  # the wheel has both
+    if hooks in ("build_app", "neither"):
+        text = text.replace("args.middleware", "args.muh_removed")
+    if hooks in ("middleware", "neither"):
+        text = text.replace("build_app(args)", "make_app(args)")
+    api.write_text(text)
+    proc = run_steps(root, opt)
+    if hooks == "neither":
+        assert proc.returncode == 1
+        assert "[muh] FAILED: request hook (required): neither --middleware nor a module-level build_app" in proc.stdout
+        return
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (opt / "run" / "accept" / "middleware").exists() == (hooks != "build_app")
+    want = "the plugin wraps api_server.build_app" if hooks == "build_app" else "--middleware, the engine's own option"
+    assert f"[muh] ok: request hook ({want})" in proc.stdout

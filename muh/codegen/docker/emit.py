@@ -81,6 +81,8 @@ def image_steps(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
         cond_flags=plan.cond_flags, triton=plan.triton, probe=probe, required_files=required_files,
         confirm=[(p.id, *p.confirm) for p in plan.points if p.confirm is not None],
         probe_build_dir=runfile.PROBE_BUILD_DIR, probe_opt_in=runfile.PROBE_OPT_IN,
+        api_hook=({"flag": plan.api_hook_flag, "group": next((g.id for g in plan.cond_flags if g.id == "middleware"), None)}
+                  if plan.api_features or plan.max_tokens_cap else None),
     )
     command = runfile.command(plan, probe)
     docker = render(PKG, "Dockerfile.j2", header=ctx.header_text(), variant=plan.variant, hardware=plan.hardware,

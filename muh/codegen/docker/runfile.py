@@ -69,10 +69,14 @@ CHAT_TEMPLATE_ARRAY = "muh_chat_template"
 def chat_template_step(plan: VllmPlan) -> str:
     """At start: muh's script writes the fixed template under the image's muh folder (never into the model);
     ``--chat-template`` is passed only when it did (its one line says what happened either way)."""
-    from muh.derive.vllm.resolve import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT
+    from muh.derive.vllm.resolve import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT, REASONING_INFO_OUT
 
+    script = f"python3 {ROOT_VAR}/{CHAT_TEMPLATE_SCRIPT} {q(plan.model)}"
+    info = f"{ROOT_VAR}/{REASONING_INFO_OUT}"
+    if plan.chat_template == "-":  # only what the request hook needs to know about the template
+        return f"{script} - {info} 2>&1 || true"
     out = f"{ROOT_VAR}/{CHAT_TEMPLATE_OUT}"
-    return (f"{CHAT_TEMPLATE_ARRAY}=(); if python3 {ROOT_VAR}/{CHAT_TEMPLATE_SCRIPT} {q(plan.model)} {out} 2>&1; "
+    return (f"{CHAT_TEMPLATE_ARRAY}=(); if {script} {out} {info} 2>&1; "
             f"then {CHAT_TEMPLATE_ARRAY}=(--chat-template {out}); fi")
 
 
@@ -108,7 +112,7 @@ def script(plan: VllmPlan, probe: bool) -> str:
         parts.append(chat_template_step(plan))
     parts += [_cond(g) for g in plan.cond_flags]
     words = server_words(plan)
-    if plan.chat_template:
+    if plan.chat_template and plan.chat_template != "-":
         words.append(f'"${{{CHAT_TEMPLATE_ARRAY}[@]}}"')
     parts.append("exec " + " ".join(words))
     return "; ".join(parts)

@@ -100,7 +100,7 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
                   version_guard=plan.version_guard)
     base = "vllm/plugin"
     files = [
-        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides, api=bool(plan.api_features),
+        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides, api=bool(plan.api_features or plan.max_tokens_cap),
                                                                    registry_subprocess=plan.registry_subprocess, **common)),
         GeneratedFile(f"{base}/muh_vllm_plugin/__main__.py", render(PKG, "plugin_main.py.j2", **common)),
     ]
@@ -111,17 +111,19 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
                                f"Version: {muh.__version__}\nSummary: muh tuning for vLLM {plan.version_guard}\n"))
     files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
                                "muh = muh_vllm_plugin:register\n"))
-    if plan.chat_template:
+    if plan.chat_template:  # the fixed template and/or the reasoning info, written at start
         from muh.derive.vllm.resolve import CHAT_TEMPLATE_SCRIPT
 
         files.append(GeneratedFile(CHAT_TEMPLATE_SCRIPT, render(PKG, "chat_template.py.j2", **common)))
     for name in plan.parser_providers:
         files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", render(PKG, f"parser_{name}.py.j2", **common)))
-    if plan.api_features:
-        from muh.derive.vllm.resolve import API_BEHAVIOUR
+    if plan.api_features or plan.max_tokens_cap:
+        from muh.derive.vllm.plan import IMAGE_ROOT
+        from muh.derive.vllm.resolve import API_BEHAVIOUR, REASONING_INFO_OUT
 
         files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", render(
             PKG, "plugin_compat.py.j2", features=list(plan.api_features), max_n=plan.max_n,
+            max_tokens_cap=plan.max_tokens_cap, reasoning_info=(IMAGE_ROOT, REASONING_INFO_OUT),
             behaviour=[(f, API_BEHAVIOUR[f]) for f in plan.api_features], **common)))
     if plan.moe is not None:
         tiles = [(m, t.model_dump()) for m, t in sorted(plan.moe.tiles.items())]

@@ -163,7 +163,8 @@ NO_PROVIDER = {
     "--reasoning-parser": (
         "vLLM 0.6.3 has no reasoning parsers and no way to add one: the API server parses its arguments before "
         "any plugin loads (an unknown flag stops it), and its ChatMessage / DeltaMessage forbid a "
-        "`reasoning_content` field, so the thinking text stays in `content`"),
+        "`reasoning_content` field, so the thinking text stays in `content` (unless `api { accept = "
+        "[reasoning_split] }`: muh's request hook then moves <think>…</think> to `reasoning_content`)"),
 }
 
 

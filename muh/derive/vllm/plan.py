@@ -83,6 +83,8 @@ class CondFlag(Model):
     """Literal strings searched in the engine's Python sources; any hit = present."""
     provider: tuple[tuple[str, str], ...] = ()
     """(file under vllm/, literal) pairs that all hold when muh's own provider can register it instead."""
+    requires: tuple[str, ...] = ()
+    """Groups that must have been accepted too (``--enable-reasoning`` goes with ``--reasoning-parser``)."""
     why: str
 
 
@@ -149,6 +151,10 @@ class VllmPlan(Model):
     """Tool-call parsers muh ships (``vllm/parsers/muh_<name>.py``, passed with ``--tool-parser-plugin``)."""
     api_features: tuple[str, ...] = ()
     """Request features the plugin's API hook handles (``api { accept = [...] }``)."""
+    max_tokens_cap: Optional[int] = None
+    """``api.max_tokens_cap``: the request hook caps (and defaults) ``max_tokens`` to it."""
+    api_hook_flag: bool = False
+    """The run file passes ``--middleware`` (the engine's own hook; conditional where the variant may lack it)."""
     chat_template: Optional[str] = None
     """Where the run file writes the model's chat template without the empty think block (``thinking_off``),
     passed as ``--chat-template`` when written; None: the model's own template."""

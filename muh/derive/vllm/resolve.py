@@ -98,7 +98,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
                    c.span("base_image"), hint="the variant's facts may not hold for another image")
     serve, ext = _serve_settings(c)
     cond_keys = _cond_keys(variant, ext, serve)
-    argv, flag_diags = to_argv(serve, engine, _with_variant(ext, variant))
+    argv, flag_diags = to_argv(serve, engine, _with_variant(ext, variant, engine))
     c.diags += flag_diags
     refused = {d.span for d in flag_diags if d.is_error}  # a refused value (e.g. tensor_parallel_size = 0) is not used
     given = {s.key: s for s in serve if s.span not in refused and s.key_span not in refused}
@@ -143,6 +143,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
                    hint="keep it (the fork may have it) or remove it; `muh explain SPEC deploy.run` says what happens")
     argv, cond = _conditional(argv, cond_keys, serve)
     cond = [_with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
+    api_hook_flag = _derived_flags(c, argv, cond, variant, engine)
     for name in providers:
         info = variant.tool_call_parsers.get(name)
         c.tuned[f"run.parser_provider.{name}"] = Resolved(
@@ -192,7 +193,8 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(providers),
         moe_file=checked.file_name if checked is not None else None,
         max_n=_int(given.get("max_num_seqs"), 256) if "n_within_max_num_seqs" in deploy.api.accept else 0,
-        chat_template=chat_template, model=deploy.model,
+        chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
+        api_hook_flag=api_hook_flag,
     )
     return plan, c.diags
 
@@ -463,12 +465,12 @@ _EDIT_POINT = {"paged-attn-v1-threshold": "paged_attention.v1_v2_rule", "prefix-
 _REBIND_POINT = {"moe_default_config": "moe.tiles", "top_k_top_p": "sampler.top_k_top_p"}
 
 
-def _with_variant(ext: Extensions, variant: Variant) -> Extensions:
-    """The spec's declared extensions plus what the variant has (or may have: ``unknown``)."""
+def _with_variant(ext: Extensions, variant: Variant, engine: EngineInfo) -> Extensions:
+    """The spec's declared extensions plus what the variant has (or may have: ``unknown``) beyond its base's table."""
     flags = dict(ext.flags)
     parsers = dict(ext.tool_call_parsers)
     for f, info in variant.flags.items():
-        if info.present is not False:
+        if info.present is not False and engine.option(f) is None:
             flags.setdefault(f, None)
     for p, info in variant.tool_call_parsers.items():
         if info.present is not False:
@@ -554,6 +556,42 @@ def _parser_provider(argv: list[str], cond_keys: dict[str, CondFlag], serve: lis
     return [name]
 
 
+MIDDLEWARE = "muh_vllm_plugin.compat.RequestCompat"  # the plugin's request hook (templates/plugin_compat.py.j2)
+
+
+def _derived_flags(c: _Ctx, argv: list[str], cond: list[CondFlag], variant: Variant, engine: EngineInfo) -> bool:
+    """Flags muh adds itself, at the end of argv: ``--enable-reasoning`` beside ``--reasoning-parser`` where the
+    engine has it (vLLM releases with reasoning parsers refuse the parser without it), and ``--middleware``
+    with muh's request hook where the API has ``api`` features. A flag the variant leaves ``unknown`` is a
+    conditional group (the image build decides); returns whether ``--middleware`` is passed."""
+    def add(gid: str, words: tuple[str, ...], info, why: str, requires: tuple[str, ...] = ()) -> None:
+        at = tuple(range(COMMAND_HEAD + len(argv), COMMAND_HEAD + len(argv) + len(words)))
+        argv.extend(words)
+        if info is not None and info.present == "unknown" or requires:
+            cond.append(CondFlag(id=gid, argv=words, at=at, checks=tuple(info.check) if info else (words[0],),
+                                 why=why, requires=requires))
+        else:
+            c.tuned[f"run.{gid}"] = Resolved(value=" ".join(words), origin="derived", rule=why)
+
+    reasoning = next((g for g in cond if g.id == "reasoning_parser"), None)
+    info = variant.flags.get("--enable-reasoning")
+    if (reasoning is not None or "--reasoning-parser" in argv) and info is not None and info.present is not False:
+        add("enable_reasoning", ("--enable-reasoning",), info,
+            f"{variant.label}: `--enable-reasoning` {info.present if info.present == 'unknown' else 'present'} ({info.note}); "
+            "vLLM releases that have --reasoning-parser take it only with --enable-reasoning",
+            requires=("reasoning_parser",) if reasoning is not None else ())
+    if not (c.d.api.accept or c.d.api.max_tokens_cap) or not any("--middleware" in o.flags for o in engine.options):
+        return False
+    info = variant.flags.get("--middleware")
+    if info is not None and info.present is False:
+        return False
+    add("middleware", ("--middleware", MIDDLEWARE), info,
+        f"the request hook through the engine's own option (vLLM {engine.version}'s build_app adds each --middleware)"
+        + (f"; {variant.label}: {info.note}" if info is not None and info.note else "")
+        + "; the plugin's build_app wrap is the second hook, the image build fails when neither can be installed")
+    return True
+
+
 def _with_provider(g: CondFlag, argv: list[str]) -> CondFlag:
     i = argv.index("--tool-parser-plugin")
     return g.model_copy(update={"argv": (argv[i], argv[i + 1], *g.argv),
@@ -566,6 +604,14 @@ API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templa
     "tool_calls_null_content": "assistant messages with tool_calls and content null get content \"\" (stock 0.6.3 drops "
                                "such a message from the prompt)",
     "n_within_max_num_seqs": "n or best_of above max_num_seqs: 400 with a message, before the engine sees it",
+    "unknown_fields": "top-level request fields the engine's request model lacks are accepted and dropped, one log "
+                      "line per name (stock 0.6.3 forbids them: 400; the team served extra=\"allow\")",
+    "tools_without_thinking": "a request with tools (tool_choice not \"none\") is rendered with enable_thinking false "
+                              "unless it says otherwise (thinking instead of a <tool_call> failed d03)",
+    "n_greedy_fan_out": "n > 1 at temperature 0 (vLLM: 400, greedy sampling takes n = 1) is served as n one-choice "
+                        "requests, one after the other, merged into one answer (streams: choice after choice)",
+    "reasoning_split": "without --reasoning-parser on the server, <think>…</think> of a chat answer moves from content "
+                       "to reasoning_content, in JSON answers and in streams (tags split across chunks included)",
     "thinking_off": "the model's chat template is served without the empty think block it writes when thinking is "
                     "off (the run file passes muh's fixed copy as --chat-template)",
 }
@@ -632,11 +678,14 @@ def _evidence(c: _Ctx, variant: Variant, paths, given: dict[str, Setting], env: 
 
 CHAT_TEMPLATE_SCRIPT = "vllm/chat_template.py"  # under the image's muh folder (emitted by muh/codegen/vllm)
 CHAT_TEMPLATE_OUT = "run/chat_template.jinja"   # written at start under the image's muh folder, never into the model
+REASONING_INFO_OUT = "run/reasoning.json"       # idem: {"think_in_prompt": bool}, read by the request hook
 
 
 def _chat_template(c: _Ctx, given: dict[str, Setting], engine: EngineInfo) -> str | None:
+    """The fixed template's path (``thinking_off``), ``-`` when only the reasoning info is written at start
+    (``reasoning_split``), else None."""
     if "thinking_off" not in c.d.api.accept:
-        return None
+        return "-" if "reasoning_split" in c.d.api.accept else None
     if "chat_template" in given:
         c.error("E-DEPLOY-API", "`thinking_off` writes its own chat template; the spec also sets `chat_template`",
                 given["chat_template"].span, hint="drop one of them")
