@@ -81,7 +81,7 @@ CODES: dict[str, Code] = {
     "E-CXX-LEVEL": Code("the toolchain's C++ level is below what the tuning headers need",
                         "hardware `old`: the tuning headers need C++14 (the toolchain says C++11)"),
     "W-CXX-UNSET": Code("a tuning-header dimension has no value (the header holds zero)",
-                        "reduce float32 on h200: `block` is not set; the header holds a zero value"),
+                        "reduce on h200: `block` is not set (first for float32); the tuning header holds a zero value"),
     "E-OPS": Code("the LLM ops cannot be generated for a hardware", "ops.float32.row_threads = 96 is not a multiple of the warp size 64"),
     "E-OPS-PACKAGE": Code("the muh_kernels package cannot be assembled for the serving image",
                           "muh_kernels cannot be packaged: muh/runtime/llm.py imports muh, which the serving image lacks"),

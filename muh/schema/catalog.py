@@ -45,6 +45,7 @@ class Dim:
     hi: int | None = None
     per_thread_of_warp: bool = False  # threads: multiple of the warp size
     whole_policy: bool = False  # a choice about the whole policy: sub-policies do not inherit it
+    unset: str | None = None  # what leaving it unset means (the tuning header's zero stands for it: no warning)
 
 
 DIMS: dict[str, Dim] = {
@@ -76,7 +77,8 @@ DIMS: dict[str, Dim] = {
     "rle_compress": Dim("bool", "run-length compress samples before binning (histogram)"),
     "memory": Dim("enum", "where privatised histograms live", HISTOGRAM_MEMORY),
     "sub_histograms": Dim("int", "interleaved copies of a block's histogram, thread t counting in copy t mod copies "
-                                 "(muh's; unset: one per shared-memory bank for 1-byte samples, else 1)", lo=1, hi=64),
+                                 "(muh's; unset: one per shared-memory bank for 1-byte samples, else 1)", lo=1, hi=64,
+                          unset="the kernels derive it (a copy per bank for 1-byte samples, else 1)"),
     "work_stealing": Dim("bool", "dynamic tile assignment (histogram)"),
     "prefer_pow2_bits": Dim("bool", "round buffer-size bit fields to powers of two (batch_memcpy)"),
     "buffers_per_thread": Dim("int", "buffers per thread (batch_memcpy)", lo=1, hi=64),

@@ -21,7 +21,8 @@ def _name_chars(what: str, v: str | None, pattern: str, example: str) -> str | N
     if v is not None and not re.fullmatch(pattern, v):
         bad = next((c for c in v if not re.fullmatch(pattern.replace("+$", "").lstrip("^"), c)), "")
         shown = f"`{bad}`" if bad.isprintable() and bad != " " else f"U+{ord(bad):04X}" if bad else "nothing"
-        raise ValueError(f"{what} {v!r} is not one: it contains {shown}" if v else f"{what} is empty; write e.g. {example}")
+        raise ValueError(f"{v!r} is not an architecture name: it contains {shown} (names are letters, digits and _ . + -)"
+                         if v else f"{what} is empty; write e.g. {example}")
     return v
 
 

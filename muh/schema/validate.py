@@ -226,7 +226,7 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
         loc = _strip_loc(prefix + tuple(e["loc"]), raw)
         name = str(loc[-1]) if loc else "?"
         typ = e["type"]
-        value_span = low.value_spans.get(loc) or low.key_spans.get(loc)
+        value_span = low.value_spans.get(loc) or low.key_spans.get(loc) or _nearest_span(loc, low)
         key_span = low.key_spans.get(loc) or value_span
         call = _call_at(raw, loc[:-1])
         if typ == "extra_forbidden":
@@ -249,6 +249,20 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
             what = f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1 else f"`{name}`"
             out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid {what}", value_span,
                                   hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
+        elif typ == "too_short":
+            least = e.get("ctx", {}).get("min_length", 1)
+            what = "a command (the program and its arguments)" if name == "command" else f"at least {least} value"
+            example = ' e.g. `command = ["python3", "/workspace/fix.py"]`' if name == "command" else ""
+            out.append(Diagnostic("E-VALUE", f"`{name}` is empty: it takes {what}", value_span,
+                                  hint=f"write{example}" if example else f"give `{name}` a value, or remove it"))
+        elif typ in ("model_type", "dict_type") and isinstance(e.get("input"), str) and _model_at(loc) is not None \
+                and _call_kinds(loc):
+            kinds = _call_kinds(loc)
+            given = e.get("input")
+            hint = (f"write `{name} = {given}()` (a call, even without arguments)" if given in kinds else
+                    did_you_mean(given, kinds) or f"calls: {', '.join(f'{k}(…)' for k in kinds)}")
+            out.append(Diagnostic("E-VALUE", f"`{name}` takes a call such as `{kinds[0]}()`, not the bare name `{given}`",
+                                  value_span, hint=hint))
         elif typ in _STRICT_TYPES and not isinstance(e.get("input"), (Quantity, RangeValue, dict, list)):
             out.append(_wrong_type(name, typ, e.get("input"), low.written(value_span), value_span))
         else:
@@ -264,6 +278,26 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
                 msg = f"`{name}`: {msg}"
             out.append(Diagnostic("E-VALUE", msg, value_span))
     return out
+
+
+def _nearest_span(loc: tuple, low: Lowered) -> Span | None:
+    """The span of the closest enclosing value that has one (a call inside a list: `pre = [step(…)]`)."""
+    while loc:
+        loc = loc[:-1]
+        span = low.value_spans.get(loc)
+        if span is not None:
+            return span
+    return None
+
+
+def _call_kinds(loc: tuple) -> tuple[str, ...]:
+    """The `kind`s of the call model field ``loc`` takes (`delay`: no_delay, fixed, …), else ()."""
+    model = _model_at(loc)
+    field = model.model_fields.get(str(loc[-1])) if model is not None else None
+    target = _unwrap(field.annotation) if field is not None else None
+    if not (isinstance(target, type) and issubclass(target, BaseModel) and "kind" in target.model_fields):
+        return ()
+    return tuple(typing.get_args(_unwrap(target.model_fields["kind"].annotation)))
 
 
 _STRICT_TYPES = {"int_type": "a whole number", "bool_type": "`true` or `false`", "string_type": "a string",

@@ -215,9 +215,19 @@ def _values(ctx: BuildContext, family: str, what: str, hw: Hardware, fields, res
         dim = f.name.rstrip("_")
         r = resolved.get(dim)
         if r is None:
-            ctx.diagnostics.append(Diagnostic(
-                "W-CXX-UNSET", f"{what} on {hw.name}: `{dim}` is not set; the header holds a zero value",
-                severity=Severity.warning, hint=f"set `{dim}` in the `policy default` of this algorithm"))
+            meaning = catalog.DIMS[dim].unset if dim in catalog.DIMS else None
+            if meaning is not None:  # zero is the header's "unset", and the kernels know what it means
+                values.append((f"{f.cxx_type}{{}}", f"{dim}: unset (0): {meaning}"))
+                continue
+            akey = next((k for k, a in sorted(ctx.spec.algorithms.items()) if a.family == family and a.on == hw.name), None)
+            seen = any(d.code == "W-CXX-UNSET" and d.message.startswith(f"{family} on {hw.name}: `{dim}` ")
+                       for d in ctx.diagnostics)
+            if not seen:  # once per algorithm and dimension, at the algorithm block (not once per type)
+                ctx.diagnostics.append(Diagnostic(
+                    "W-CXX-UNSET", f"{family} on {hw.name}: `{dim}` is not set (first for {what.split(' ', 1)[-1]}); "
+                    "the tuning header holds a zero value",
+                    ctx.spec.span_of(("algorithms", akey)) if akey else None,
+                    severity=Severity.warning, hint=f"set `{dim}` in the `policy default` of this algorithm"))
             values.append((f"{f.cxx_type}{{}}", f"{dim}: not set in the spec (zero)"))
             continue
         scaled = scaled_expr(family, dim, r)

@@ -115,7 +115,7 @@ struct policy_selector {
             // 0.960195 1.052838 1.189041 on NVIDIA H200
             10,
             4,      // vec: inherited from policy default at specs/h200.muh:289
-            int{},  // sub_histograms: not set in the spec (zero)
+            int{},  // sub_histograms: unset (0): the kernels derive it (a copy per bank for 1-byte samples, else 1)
         };
       }
       // default, int32, uint32
@@ -131,7 +131,7 @@ struct policy_selector {
           // tpb_512.pixels_per_thread_8.sub_histograms_1 1.124885 0.989696 1.149173 1.350000 on NVIDIA H200
           16,
           4,      // vec: inherited from policy default at specs/h200.muh:289
-          int{},  // sub_histograms: not set in the spec (zero)
+          int{},  // sub_histograms: unset (0): the kernels derive it (a copy per bank for 1-byte samples, else 1)
       };
     }
     // any other arch: the policies of h200
