@@ -1,4 +1,5 @@
-"""Shared fixtures. On CI (CI=true) a test that needs nvcc must run: a skip becomes a failure."""
+"""Shared fixtures. On CI (CI=true) a test that needs nvcc, the vLLM wheel, PyTorch or clang must run:
+a skip becomes a failure."""
 from __future__ import annotations
 
 import os
@@ -15,16 +16,25 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 
 
+# marker -> what CI must have: on CI (CI=true) a skipped test with the marker is a failure
+MUST_RUN_ON_CI = {
+    "nvcc": "a test that needs nvcc was skipped on CI ({why}); CI must have nvcc",
+    "vllm": "a test that needs the vLLM wheel was skipped on CI ({why})",
+    "torch": "a test that needs PyTorch was skipped on CI ({why}); .ci/run installs a CPU build",
+    "clang": "a test that needs clang-16 and CUDA headers for it was skipped on CI ({why}); .ci/run installs them",
+}
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if os.environ.get("CI") == "true" and item.get_closest_marker("nvcc") and report.skipped:
-        report.outcome = "failed"
-        report.longrepr = f"{item.nodeid}: a test that needs nvcc was skipped on CI ({report.longrepr}); CI must have nvcc"
-    if os.environ.get("CI") == "true" and item.get_closest_marker("vllm") and report.skipped:
-        report.outcome = "failed"
-        report.longrepr = f"{item.nodeid}: a test that needs the vLLM wheel was skipped on CI ({report.longrepr})"
+    if os.environ.get("CI") == "true" and report.skipped:
+        for marker, text in MUST_RUN_ON_CI.items():
+            if item.get_closest_marker(marker):
+                report.outcome = "failed"
+                report.longrepr = f"{item.nodeid}: " + text.format(why=report.longrepr)
+                break
 
 
 @pytest.fixture(scope="session")

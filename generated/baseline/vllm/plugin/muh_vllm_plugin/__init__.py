@@ -13,10 +13,18 @@ Processes (vLLM 0.6.3 calls ``load_general_plugins()`` in each):
   classes): ``register()`` returns at once and changes nothing (patching there crashed it, facts §3.6).
 Every rebind checks that its target exists; every provider failure keeps vLLM's own function and is
 named in the one marker line.
+
+At call time muh can never take the server down: a rebound op whose provider raises anything serves
+that call with the engine's own function (one warning per op), and while muh's op is on a thread's
+stack every rebound name and every provided vendor name is the engine's own (a rebound name calls
+the stock function, a provided one is absent): the engine's path that muh falls back to can call
+back into a muh name (the fork's ``topk_softmax`` wrapper looks up ``ixformer.functions``) without
+ever re-entering muh.
 """
 import importlib
 import logging
 import os
+import threading
 
 MARKER = "muh-vllm-plugin"
 SPEC = 'specs/baseline.muh sha256 46c59d87d997'
@@ -50,9 +58,34 @@ def _provider(path):
     return getattr(importlib.import_module(module), attr)
 
 
+_calls = threading.local()  # .depth > 0 while a muh op runs on this thread
+_said = set()
+
+
+def _warn_once(key, msg, *args):
+    if key not in _said:
+        _said.add(key)
+        logger.warning(msg, *args)
+
+
 def _wrap(name, new, old):
+    """``old`` rebound to ``new``: any exception out of ``new`` serves the call with ``old`` (said once
+    per op); a call made while muh's op is already running on this thread (the engine's path calling
+    back) goes to ``old`` straight away."""
     def rebound(*args, **kwargs):
-        return new(*args, **kwargs)
+        depth = getattr(_calls, "depth", 0)
+        if depth:
+            return old(*args, **kwargs)
+        _calls.depth = depth + 1
+        try:
+            try:
+                return new(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - whatever muh's op raises, the engine serves the call
+                _warn_once(name, "%s: %s: muh's op failed (%s: %s); the engine's own op serves this call",
+                           MARKER, name, type(exc).__name__, exc)
+            return old(*args, **kwargs)
+        finally:
+            _calls.depth = depth
 
     rebound.__name__ = getattr(old, "__name__", name)
     rebound.__doc__ = getattr(new, "__doc__", None)
@@ -61,23 +94,39 @@ def _wrap(name, new, old):
     return rebound
 
 
-def _provided(name, fn):
-    """A provided vendor function: muh's op; a call it cannot serve (another signature, an input its
-    kernels refuse) raises to the caller, which falls back as it does for the missing function (the
-    fork's wrapper catches and logs it, facts §3.2), and says why once."""
-    said = []
-
+def _provide(target, attr, name, fn):
+    """Make ``target.attr`` (a vendor function the module lacks) muh's op, through the module's
+    ``__getattr__`` (PEP 562): the name is absent again while muh's op runs on this thread, so the
+    engine's own path that muh falls back to sees the vendor library as shipped. A call muh cannot
+    serve (another signature, an input its kernels refuse and its own fallback cannot take) raises to
+    the caller, said once."""
     def provided(*args, **kwargs):
+        depth = getattr(_calls, "depth", 0)
+        if depth:  # a reference taken earlier, called from the engine's path: the name is absent there
+            raise AttributeError("module %r has no attribute %r" % (target.__name__, attr))
+        _calls.depth = depth + 1
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
-            if not said:
-                said.append(1)
-                logger.warning("%s: %s: muh's op refused this call (%s: %s); the caller's fallback runs",
-                               MARKER, name, type(exc).__name__, exc)
+            _warn_once("provide:" + name, "%s: %s: muh's op refused this call (%s: %s); the caller's fallback runs",
+                       MARKER, name, type(exc).__name__, exc)
             raise
+        finally:
+            _calls.depth = depth
 
+    provided.__name__ = attr
     provided.__muh_rebind__ = name
+    before = target.__dict__.get("__getattr__")
+
+    def __getattr__(key):
+        if key == attr and not getattr(_calls, "depth", 0):
+            return provided
+        if before is not None:
+            return before(key)
+        raise AttributeError("module %r has no attribute %r" % (target.__name__, key))
+
+    __getattr__.__muh_rebind__ = name
+    target.__getattr__ = __getattr__
     return provided
 
 
@@ -165,11 +214,15 @@ def register():
         except Exception as exc:  # noqa: BLE001 - no vendor library: nothing to provide into
             stock.append("%s (vendor module %s: %s)" % (name, module, exc))
             continue
-        if getattr(target, attr, None) is not None:
+        current = getattr(target, attr, None)
+        if getattr(current, "__muh_rebind__", None) == name:
+            _applied[name] = provider
+            continue
+        if current is not None:
             stock.append("%s (%s.%s exists: the vendor's is kept)" % (name, module, attr))
             continue
         try:
-            setattr(target, attr, _provided(name, _provider(provider)))
+            _provide(target, attr, name, _provider(provider))
         except Exception as exc:  # noqa: BLE001
             stock.append("%s (provider %s: %s)" % (name, provider, exc))
             continue
