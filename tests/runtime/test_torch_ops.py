@@ -16,7 +16,7 @@ from bench import presets
 from muh.runtime import operators, operators_ctypes
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (CI has none): "
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (.ci/run installs a CPU build): "
                                  "the operator registration needs it")
 
 

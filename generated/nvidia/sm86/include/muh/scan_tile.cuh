@@ -119,6 +119,7 @@ struct Global {
   static __device__ __forceinline__ void store(T* p, const T (&in)[kVec], int mode) {
     R r;
     memcpy(&r, in, sizeof(R));
+    (void)mode;  // read only where the streaming store exists (clang -Wextra: unused otherwise)
 #if MUH_HAS_PTX_MEMORY_MODEL
     if (mode == 1) {
       __stcs(reinterpret_cast<R*>(p), r);
