@@ -62,16 +62,31 @@ class Loaded:
 _state: dict = {}  # "lib": torch.library.Library, "loaded": Loaded
 
 
+def fake_api(torch) -> str:
+    """How this torch registers a fake (meta) implementation, feature-detected (torch 2.1 … 2.11+):
+    ``register_fake`` (torch ≥ 2.4), ``impl_abstract`` (2.2, 2.3; deprecated later), else a kernel
+    for the ``Meta`` dispatch key (2.1: meta tensors, and FakeTensor falls back to meta kernels)."""
+    for name in ("register_fake", "impl_abstract"):
+        if callable(getattr(torch.library, name, None)):
+            return name
+    return "Meta"
+
+
 def _define(torch) -> None:
-    """Register the schemas and the fake implementations (once per process)."""
+    """Register the schemas and the fake implementations (once per process). Uses only what torch 2.1
+    has (``torch.library.Library``: ``define``, ``impl``) plus the fake API ``fake_api`` finds."""
     if "lib" in _state:
         return
     lib = torch.library.Library(NAMESPACE, "DEF")
     for name, schema in SCHEMAS.items():
         lib.define(name + schema)
-    _state["lib"] = lib
+    api = fake_api(torch)
     for name, fn in _fakes(torch).items():
-        torch.library.register_fake(f"{NAMESPACE}::{name}", fn, lib=lib)
+        if api == "Meta":
+            lib.impl(name, fn, "Meta")
+        else:
+            getattr(torch.library, api)(f"{NAMESPACE}::{name}", fn, lib=lib)
+    _state["lib"] = lib
 
 
 def _fakes(torch) -> dict:
