@@ -266,8 +266,7 @@ def test_an_unset_header_dimension_warns_once_at_its_algorithm(cli, tmp_path, mo
 
 
 @pytest.mark.parametrize("old,new,want", [
-    ('pre = [step(command = ["python3", "/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"]',
-     "pre = [step(command = []", "`command` is empty: it takes a command"),
+    ("form = bash  #", "form = bash  pre = [step(command = [])]  #", "`command` is empty: it takes a command"),
     ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 1.5", "`--gpu-memory-utilization` = 1.5 is out"),
     ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0", "`--gpu-memory-utilization` = 0 is out"),
     ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 1e309", "`--gpu-memory-utilization` = 1E+309 is out"),

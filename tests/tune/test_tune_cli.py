@@ -33,11 +33,16 @@ def test_dry_run_needs_no_gpu(cli, small_spec, no_gpu):
     (("reduce", "--types", "float33"), "unknown element type"),
     (("scan", "--types", "float16"), "not generated for float16"),
     (("reduce", "--topk-shape", "1000x10"), "applies to topk, not reduce"),
-    (("reduce", "--gpus", "0"), "--gpus"),
 ])
 def test_bad_input_is_a_diagnostic(cli, small_spec, no_gpu, args, needle):
     code, out, err = cli("tune", small_spec, *args)
     assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_an_option_value_the_parser_refuses_exits_64(cli, small_spec, no_gpu):
+    """`--gpus 0` is below the option's minimum: the option parser's refusal (README: exit 64), not a spec error."""
+    code, out, err = cli("tune", small_spec, "reduce", "--gpus", "0")
+    assert code == 64 and "--gpus" in err and "Traceback" not in err
 
 
 def test_missing_matplotlib_is_reported_before_measuring(cli, small_spec, no_gpu, monkeypatch):
