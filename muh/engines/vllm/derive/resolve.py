@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from muh.derive.variant import Variant
-from muh.derive.vllm import tuning
-from muh.derive.vllm import rules
-from muh.derive.vllm.edits import sites_for
-from muh.derive.vllm.engine import EngineInfo, load_engine
-from muh.derive.vllm.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv, truthy
-from muh.derive.vllm.plan import IMAGE_ROOT, CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
+from muh.engines.variant import Variant
+from muh.engines.vllm.derive import tuning
+from muh.engines.vllm.derive import rules
+from muh.engines.vllm.derive.edits import sites_for
+from muh.engines.vllm.derive.engine import EngineInfo, load_engine
+from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, format_value, to_argv, truthy
+from muh.engines.vllm.derive.plan import IMAGE_ROOT, CondFlag, Edit, MoePlan, MoeTile, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
 from muh.schema.models import Deploy, Hardware, Spec, text_problem
@@ -676,7 +676,7 @@ def _evidence(c: _Ctx, variant: Variant, paths, given: dict[str, Setting], env: 
                                 where=where, inputs={"reported": tried})
 
 
-CHAT_TEMPLATE_SCRIPT = "vllm/chat_template.py"  # under the image's muh folder (emitted by muh/codegen/vllm)
+CHAT_TEMPLATE_SCRIPT = "vllm/chat_template.py"  # under the image's muh folder (emitted by muh/engines/vllm/codegen)
 CHAT_TEMPLATE_OUT = "run/chat_template.jinja"   # written at start under the image's muh folder, never into the model
 REASONING_INFO_OUT = "run/reasoning.json"       # idem: {"think_in_prompt": bool}, read by the request hook
 
