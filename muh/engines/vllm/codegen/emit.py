@@ -110,14 +110,14 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
     files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
                                "muh = muh_vllm_plugin:register\n"))
     if plan.chat_template:  # the fixed template and/or the reasoning info, written at start
-        from muh.engines.vllm.derive.resolve import CHAT_TEMPLATE_SCRIPT
+        from muh.engines.vllm.derive.run import CHAT_TEMPLATE_SCRIPT
 
         files.append(GeneratedFile(CHAT_TEMPLATE_SCRIPT, render(PKG, "chat_template.py.j2", **common)))
     for name in plan.parser_providers:
         files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", render(PKG, f"parser_{name}.py.j2", **common)))
     if plan.api_features or plan.max_tokens_cap:
         from muh.engines.vllm.derive.plan import IMAGE_ROOT
-        from muh.engines.vllm.derive.resolve import API_BEHAVIOUR, REASONING_INFO_OUT
+        from muh.engines.vllm.derive.run import API_BEHAVIOUR, REASONING_INFO_OUT
 
         files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", render(
             PKG, "plugin_compat.py.j2", features=list(plan.api_features), max_n=plan.max_n,

@@ -69,7 +69,7 @@ CHAT_TEMPLATE_ARRAY = "muh_chat_template"
 def chat_template_step(plan: VllmPlan) -> str:
     """At start: muh's script writes the fixed template under the image's muh folder (never into the model);
     ``--chat-template`` is passed only when it did (its one line says what happened either way)."""
-    from muh.engines.vllm.derive.resolve import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT, REASONING_INFO_OUT
+    from muh.engines.vllm.derive.run import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT, REASONING_INFO_OUT
 
     script = f"python3 {ROOT_VAR}/{CHAT_TEMPLATE_SCRIPT} {q(plan.model)}"
     info = f"{ROOT_VAR}/{REASONING_INFO_OUT}"
