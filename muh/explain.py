@@ -39,7 +39,7 @@ def rests_on(spec, hw, inputs: dict) -> str | None:
 def explain(derived: Derived, what: str, spec=None) -> list[str]:
     head, *rest = what.split(".")
     if head == "deploy" and spec is not None:
-        from muh.codegen.vllm.explain import explain as explain_deploy
+        from muh.engines.vllm.explain import explain as explain_deploy
 
         return explain_deploy(spec, what)
     if head.partition("@")[0] == "ops":

@@ -73,7 +73,7 @@ def vllm_wheel() -> Path:
     is unreachable, and never on CI (the hook above turns that skip into a failure)."""
     import subprocess
 
-    from muh.codegen.vllm.wheel import fetch
+    from muh.engines.vllm.wheel import fetch
 
     try:
         return fetch("0.6.3.post1")

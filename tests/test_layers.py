@@ -17,10 +17,20 @@ ORDER = ["codes", "diagnostics", "cache", "output", "grammar", "schema", "derive
 BESIDE = {"runtime": {"runtime"}, "families": {"families", "runtime"}}
 
 
+# An engine (muh/engines/<engine>/) is one folder holding its parts of several stages. Its modules take
+# their stage from the first name below the engine's folder when that is a stage's name
+# (`muh/engines/vllm/codegen/emit.py` is codegen, `muh/engines/vllm/explain.py` explain); everything else
+# under muh/engines (the registry, the interface, the variants' model, an engine's record, its data
+# readers) is derive: derive resolves a deploy block with it.
+ENGINES = "engines"
+
+
 def stage_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "muh" or len(parts) < 2:
         return None
+    if parts[1] == ENGINES:
+        return parts[3] if len(parts) > 3 and parts[3] in ORDER else "derive"
     return parts[1].removesuffix(".py")
 
 

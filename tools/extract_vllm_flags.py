@@ -6,7 +6,7 @@ the OpenAI server's arguments are read from the zip, and every ``parser.add_argu
 read from their syntax trees. Nothing of vLLM is imported or executed, so this runs on any machine
 without a GPU, torch or vLLM's dependencies.
 
-    python tools/extract_vllm_flags.py                      # vllm 0.6.3.post1 -> muh/derive/vllm/data/
+    python tools/extract_vllm_flags.py                      # vllm 0.6.3.post1 -> muh/engines/vllm/data/
     python tools/extract_vllm_flags.py --version 0.6.3.post1 --check   # CI: fixture is up to date
 
 The wheel is cached under ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``)/wheels.
@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "muh" / "derive" / "vllm" / "data"
+DATA = ROOT / "muh" / "engines" / "vllm" / "data"
 
 ARG_FILES = ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py")
 # Files whose module-level names the choices of some flags refer to.
@@ -52,7 +52,7 @@ MOE_CONFIG_DIR = "vllm/model_executor/layers/fused_moe/configs/"
 def wheel_path(version: str) -> Path:
     """The cached wheel of ``vllm==version``; downloads it with pip when missing."""
     sys.path.insert(0, str(ROOT))
-    from muh.codegen.vllm.wheel import fetch
+    from muh.engines.vllm.wheel import fetch
 
     return fetch(version)
 
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--version", default="0.6.3.post1", help="vllm version (default: %(default)s)")
     ap.add_argument("--wheel", type=Path, help="use this wheel instead of the cache / pip download")
-    ap.add_argument("--out", type=Path, help="output JSON (default: muh/derive/vllm/data/vllm-<version>.json)")
+    ap.add_argument("--out", type=Path, help="output JSON (default: muh/engines/vllm/data/vllm-<version>.json)")
     ap.add_argument("--check", action="store_true", help="exit 1 when the committed fixture differs")
     args = ap.parse_args(argv)
     wheel = args.wheel or wheel_path(args.version)

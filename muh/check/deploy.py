@@ -14,7 +14,7 @@ from muh.diagnostics import MuhError
 @register("vllm_deploy")
 def vllm_deploy(ctx: BuildContext) -> CheckResult:
     from muh.codegen import generate
-    from muh.codegen.vllm.emit import plans
+    from muh.engines.vllm.codegen.emit import plans
 
     if not ctx.spec.deploys:
         return CheckResult("vllm_deploy", "skip", "the spec has no deploy block")
@@ -23,13 +23,13 @@ def vllm_deploy(ctx: BuildContext) -> CheckResult:
     except MuhError as err:
         return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
-    from muh.codegen import engines
+    from muh.engines.vllm.check import check
 
     cases: list[str] = []  # every line, good or bad (shown with -v or on failure)
     problems_found = 0  # only the bad ones are counted
     skipped: list[str] = []  # parts that could not run, each with its reason
     for plan in plans(ctx):
-        c, n, s = engines.get(plan.engine).check(ctx, plan, files)
+        c, n, s = check(ctx, plan, files)
         cases += c
         problems_found += n
         skipped += s

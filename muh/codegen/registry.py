@@ -10,8 +10,8 @@ from muh.codegen.base import Emitter
 MODULES = {
     "summary": "muh.codegen.summary",
     "cxx_tuning": "muh.codegen.cxx.tuning",
-    "vllm": "muh.codegen.vllm.emit",
-    "docker": "muh.codegen.docker.emit",
+    "vllm": "muh.engines.vllm.codegen.emit",
+    "docker": "muh.engines.vllm.codegen.image",
     "ops": "muh.codegen.ops",
     "ops_package": "muh.codegen.ops_package",
     "kernels": "muh.codegen.kernels",

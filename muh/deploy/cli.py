@@ -36,8 +36,8 @@ def register(app: typer.Typer) -> None:
         against) and check that muh's flag table was read from exactly that wheel."""
         import hashlib
 
-        from muh.codegen.vllm.wheel import cache_dir, fetch
-        from muh.derive.vllm.engine import available_versions, load_engine
+        from muh.engines.vllm.wheel import cache_dir, fetch
+        from muh.engines.vllm.derive.engine import available_versions, load_engine
         from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, _err
 
         if version not in available_versions():

@@ -277,7 +277,7 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
             model = _submodel(model, part) if model else None
         doc = _field_doc(model, rest[-1]) if model else None
         if rest[0] == "tune":
-            from muh.derive.vllm.tuning import KNOBS
+            from muh.engines.vllm.derive.tuning import KNOBS
 
             knob = KNOBS.get(".".join(rest[1:]))
             doc = f"**`{'.'.join(rest[1:])}`** — {knob.doc}" if knob else doc
@@ -299,8 +299,8 @@ def _deploy_target(a: Analysis, name: str) -> str | None:
 
 def _engine_options(engine: tuple[str, str] | None):
     """The flag table of ``(engine plug-in, variant)``; the newest stock table when it is unknown."""
-    from muh.codegen import engines
-    from muh.derive.vllm.engine import available_versions, load_engine
+    from muh import engines
+    from muh.engines.vllm.derive.engine import available_versions, load_engine
 
     plugin = engines.get(engine[0]) if engine else None
     variant = plugin.variant(engine[1]) if plugin else None
@@ -482,7 +482,7 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
     if kinds == ("deploy", "serve"):
         return [Item(o.dest, "key", o.long, insert=f"{o.dest} = ") for o in _engine_options(_engine_version(text))]
     if kinds == ("deploy", "tune"):
-        from muh.derive.vllm.tuning import KNOBS
+        from muh.engines.vllm.derive.tuning import KNOBS
 
         return [Item(k, "key", v.kind, v.doc, insert=f"{k} = ") for k, v in KNOBS.items()]
     model = _model_for(kinds)
@@ -539,7 +539,7 @@ def _values(frames, kinds, family, ctx: Context, text: str) -> list[Item]:
             return [Item(c, "value", key[-1]) for c in ("true", "false")]
         return []
     if kinds == ("deploy",) and key == ("engine",):
-        from muh.derive.vllm.engine import available_versions
+        from muh.engines.vllm.derive.engine import available_versions
 
         return [Item(f'vllm "{v}"', "value", "pinned engine") for v in available_versions()]
     model, name = _field_of(kinds, key, family)

@@ -12,7 +12,7 @@
       tune { paged_attention.v1_threshold = auto  ops = [rms_norm] }
     }
 
-The engine plug-in named by ``engine`` (``muh.codegen.engines``) gives every key its meaning: its
+The engine plug-in named by ``engine`` (``muh.engines``) gives every key its meaning: its
 flag table checks ``serve``, its variant types ``env`` knobs, its tuning points check ``tune``.
 This module only gives the block its shape.
 """

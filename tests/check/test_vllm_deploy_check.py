@@ -36,7 +36,7 @@ def test_without_yamllint_the_lint_is_skipped_with_its_reason(cli, monkeypatch, 
 
 def test_a_fresh_cache_is_a_skip_not_a_pass(cli, monkeypatch):
     """Item 21: the wheel was never fetched, so the edits were not checked: skip, with the reason."""
-    import muh.codegen.vllm.wheel as wheel
+    import muh.engines.vllm.wheel as wheel
 
     monkeypatch.setattr(wheel, "cached", lambda *a, **k: None)
     code, line, out = _check(cli)
@@ -46,7 +46,7 @@ def test_a_fresh_cache_is_a_skip_not_a_pass(cli, monkeypatch):
 
 def test_one_problem_is_counted_once(cli, monkeypatch, vllm_wheel):
     """Item 12: "2 problem(s)" for one problem counted the success line of the wheel edits."""
-    from muh.codegen.vllm import verify
+    from muh.engines.vllm.check import verify
 
     monkeypatch.setattr(verify, "hadolint", lambda text: ["1: DL3025 warning: use JSON notation"])
     code, line, out = _check(cli)

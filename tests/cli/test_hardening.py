@@ -239,7 +239,7 @@ def test_fetch_engine_is_an_installed_command(vllm_wheel):
 
 
 def test_messages_point_at_the_installed_command_not_at_tools():
-    text = (ROOT / "muh" / "codegen" / "vllm" / "engine_impl.py").read_text()
+    text = (ROOT / "muh" / "engines" / "vllm" / "check" / "__init__.py").read_text()
     assert "tools/extract_vllm_flags.py fetches" not in text and "`muh fetch-engine`" in text
 
 
@@ -288,7 +288,7 @@ def test_nonsense_never_reaches_the_run_file(cli, tmp_path, old, new, want):
 
 def test_every_numeric_serve_flag_has_the_engines_range():
     """From the flag table (the engine's own checks and uses), not a table of muh's."""
-    from muh.derive.vllm.engine import load_engine
+    from muh.engines.vllm.derive.engine import load_engine
 
     engine = load_engine("0.6.3.post1")
     numeric = [o for o in engine.options if o.type in ("int", "float")]

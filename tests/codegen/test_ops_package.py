@@ -25,8 +25,8 @@ from dockerfile_parse import DockerfileParser
 
 from muh.codegen import ops_package
 from muh.codegen.base import BuildContext
-from muh.codegen.vllm import verify
-from muh.derive.vllm import tuning
+from muh.engines.vllm.check import verify
+from muh.engines.vllm.derive import tuning
 from muh.pipeline import load_file, render
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -38,7 +38,7 @@ def stock_request(stock_protocol):
 
 @pytest.fixture(scope="module")
 def stock_protocol(vllm_wheel):
-    from muh.codegen.vllm.wheel import read
+    from muh.engines.vllm.wheel import read
 
     source = read(vllm_wheel, "vllm/entrypoints/openai/protocol.py")
     any_cls = type("Stub", (), {})
@@ -245,7 +245,7 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 @pytest.fixture(scope="module")
 def parser_env(stock_protocol, vllm_wheel, tmp_path_factory):
     """The wheel's abstract_tool_parser.py and protocol.py as the vllm modules the provider imports."""
-    from muh.codegen.vllm.wheel import read
+    from muh.engines.vllm.wheel import read
 
     names = ["vllm", "vllm.entrypoints", "vllm.entrypoints.openai", "vllm.entrypoints.openai.protocol",
              "vllm.entrypoints.openai.tool_parsers", "vllm.entrypoints.openai.tool_parsers.abstract_tool_parser",
@@ -453,7 +453,7 @@ def stock_arg_parser(parser_env, vllm_wheel):
     import argparse
     import ast
 
-    from muh.codegen.vllm.wheel import read
+    from muh.engines.vllm.wheel import read
 
     atp, _ = parser_env
     utils_src = read(vllm_wheel, "vllm/utils.py")
@@ -488,7 +488,7 @@ def stock_arg_parser(parser_env, vllm_wheel):
 def _baseline_argv(parser_file: Path, with_reasoning: bool) -> list[str]:
     """The baseline's server argv as the run file execs it on an engine without `--reasoning-parser`
     (its conditional group dropped), muh's parser file at a path that exists here."""
-    from muh.codegen.vllm.emit import resolve_deploy
+    from muh.engines.vllm.codegen.emit import resolve_deploy
 
     spec = load_file(ROOT / "specs" / "baseline.muh").spec
     plan, _ = resolve_deploy(spec, next(iter(spec.deploys.values())))

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
-from muh.codegen.vllm import verify
+from muh.engines.vllm.check import verify
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from muh.derive.vllm.engine import load_engine, resolve_version
+from muh.engines.vllm.derive.engine import load_engine, resolve_version
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
@@ -68,7 +68,7 @@ def test_fixture_is_what_the_extractor_reads_from_the_wheel(vllm_wheel):
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "extract_vllm_flags.py"), "--wheel", str(vllm_wheel), "--check"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    fx = json.loads((ROOT / "muh/derive/vllm/data/vllm-0.6.3.post1.json").read_text())
+    fx = json.loads((ROOT / "muh/engines/vllm/data/vllm-0.6.3.post1.json").read_text())
     assert fx["source"]["wheel"] == vllm_wheel.name
 
 
@@ -131,7 +131,7 @@ def test_an_undeclared_qwen3_coder_on_stock_ships_muhs_provider(tmp_path):
     """Stock 0.6.3 lacks `qwen3_coder`; muh's parser registers it through --tool-parser-plugin."""
     import yaml
 
-    from muh.codegen.vllm.explain import explain
+    from muh.engines.vllm.explain import explain
 
     text = spec_with('    tool_call_parsers = ["qwen3_coder"]\n', "")
     files, path = build(tmp_path, text)
@@ -187,7 +187,7 @@ def test_triton_free_image_refuses_prefix_caching(tmp_path):
 
 
 def test_explain_shows_rule_and_inputs(tmp_path):
-    from muh.codegen.vllm.explain import explain
+    from muh.engines.vllm.explain import explain
 
     p = tmp_path / "t.muh"
     p.write_text(BASE)
@@ -275,8 +275,8 @@ def test_a_negative_count_is_refused_at_its_line(tmp_path):
 
 
 def test_every_stock_variant_has_a_flag_table_and_every_engine_is_registered():
-    from muh.codegen import engines
-    from muh.derive.vllm.engine import available_versions
+    from muh import engines
+    from muh.engines.vllm.derive.engine import available_versions
 
     assert engines.names() == ["enginex", "vllm"]
     for name in engines.names():
@@ -300,8 +300,8 @@ def test_an_unknown_engine_or_variant_names_the_known_ones(tmp_path):
 
 
 def test_enginex_may_lack_the_reasoning_parser_a_warning_at_its_line_and_an_explain_line():
-    from muh.codegen.vllm.emit import resolve_deploy
-    from muh.codegen.vllm.explain import explain
+    from muh.engines.vllm.codegen.emit import resolve_deploy
+    from muh.engines.vllm.explain import explain
 
     path = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"
     spec = load_file(path).spec

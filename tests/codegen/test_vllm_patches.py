@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from muh.derive.vllm import edits as E
-from muh.derive.vllm import tuning
-from muh.codegen.vllm.emit import plans
-from muh.codegen.vllm.wheel import extract, read
+from muh.engines.vllm.derive import edits as E
+from muh.engines.vllm.derive import tuning
+from muh.engines.vllm.codegen.emit import plans
+from muh.engines.vllm.wheel import extract, read
 from muh.pipeline import load_file, render
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from muh.codegen.vllm import verify
+from muh.engines.vllm.check import verify
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 

@@ -9,12 +9,12 @@ from muh.pipeline import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "specs" / "baseline.muh"
-VARIANT = json.loads((ROOT / "muh" / "codegen" / "engines" / "enginex" / "variant-bi100-v1.2.3.json").read_text())
+VARIANT = json.loads((ROOT / "muh" / "engines" / "vllm" / "variants" / "enginex-bi100-v1.2.3.json").read_text())
 RUNS = VARIANT["models"]["Qwen3_5ForCausalLM"]["runs"]
 
 
 def _plan(path: Path):
-    from muh.codegen.vllm.emit import resolve_deploy
+    from muh.engines.vllm.codegen.emit import resolve_deploy
 
     spec = load_file(path).spec
     return resolve_deploy(spec, next(iter(spec.deploys.values())))

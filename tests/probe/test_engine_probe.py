@@ -13,8 +13,8 @@ import pytest
 
 from muh.codegen.base import BuildContext
 from muh.codegen.probe import VENDOR_FUNCTIONS, emit_probe_bundle
-from muh.derive.vllm import tuning
-from muh.derive.vllm.edits import sites_for
+from muh.engines.vllm.derive import tuning
+from muh.engines.vllm.derive.edits import sites_for
 from muh.pipeline import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def test_engine_probe_imports_only_the_standard_library(tmp_path):
 
 @pytest.mark.vllm
 def test_engine_probe_on_a_stand_in_image(vllm_wheel, tmp_path):
-    from muh.codegen.vllm.wheel import extract
+    from muh.engines.vllm.wheel import extract
 
     site = tmp_path / "site"
     extract(vllm_wheel, list(FILES), site)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.derive.vllm.tuning import OPS_PACKAGE, PROVIDER_MODULE  # noqa: F401 - PROVIDER_MODULE: its users read it here
+from muh.engines.vllm.derive.tuning import OPS_PACKAGE, PROVIDER_MODULE  # noqa: F401 - PROVIDER_MODULE: its users read it here
 from muh.diagnostics import Diagnostic, Severity
 
 PKG = "muh.codegen.ops_package"

@@ -103,10 +103,10 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
 
 
 def _engine_data(ctx: BuildContext) -> dict:
-    from muh.derive.vllm import tuning
-    from muh.derive.vllm import rules
-    from muh.derive.vllm.edits import sites_for
-    from muh.codegen.vllm.emit import resolve_deploy
+    from muh.engines.vllm.derive import tuning
+    from muh.engines.vllm.derive import rules
+    from muh.engines.vllm.derive.edits import sites_for
+    from muh.engines.vllm.codegen.emit import resolve_deploy
 
     deploy = next(iter(ctx.spec.deploys.values()), None)
     version = deploy.engine.version if deploy else "0.6.3.post1"

@@ -126,9 +126,9 @@ class Variant(Model):
 
 
 def load_variants(folder: Path) -> dict[str, Variant]:
-    """Every ``variant-*.json`` of an engine's folder, by version."""
+    """Every ``<engine>-<version>.json`` of an engine's ``variants/`` folder, by version."""
     out = {}
-    for p in sorted(folder.glob("variant-*.json")):
+    for p in sorted(folder.glob("*.json")):
         v = Variant.model_validate(json.loads(p.read_text(encoding="utf-8")))
         out[v.version] = v
     return out

@@ -2,7 +2,7 @@
 tuning points and the code path each reaches.
 
 Table-driven: a knob is accepted (with a type), or refused with the reason a user needs (unsafe,
-dead, wrong platform). The rules that derive the numbers live in ``muh.derive.vllm``.
+dead, wrong platform). The rules that derive the numbers live in ``muh.engines.vllm.derive``.
 """
 from __future__ import annotations
 

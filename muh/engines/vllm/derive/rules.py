@@ -1,6 +1,6 @@
 """vLLM 0.6.3 tuning numbers derived from the hardware block: each a ``Resolved`` (rule + inputs) or a
 plain number whose rule is named beside it. Stock values from shared/facts/vllm-0.6.3.md; the
-deploy resolution (muh.derive.vllm.resolve) applies them to a spec's deploy block.
+deploy resolution (muh.engines.vllm.derive.resolve) applies them to a spec's deploy block.
 """
 from __future__ import annotations
 

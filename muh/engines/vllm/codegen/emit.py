@@ -15,11 +15,11 @@ import json
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.derive.vllm.edits import EditSite, unified_diff
-from muh.derive.vllm.plan import VllmPlan
+from muh.engines.vllm.derive.edits import EditSite, unified_diff
+from muh.engines.vllm.derive.plan import VllmPlan
 from muh.diagnostics import Diagnostic
 
-PKG = "muh.codegen.vllm"
+PKG = "muh.engines.vllm.codegen"
 _CACHE_KEY = "_muh_vllm_plans"
 
 
@@ -45,7 +45,7 @@ def plans(ctx: BuildContext) -> list[VllmPlan]:
 
 def resolve_deploy(spec, deploy) -> tuple[VllmPlan | None, list[Diagnostic]]:
     """The engine plug-in named by ``deploy.engine`` resolves the block (unknown engine/variant: a diagnostic)."""
-    from muh.codegen import engines
+    from muh import engines
     from muh.diagnostics import did_you_mean
 
     e = deploy.engine
@@ -59,7 +59,7 @@ def resolve_deploy(spec, deploy) -> tuple[VllmPlan | None, list[Diagnostic]]:
         known = sorted(plugin.variants())
         return None, [Diagnostic("E-DEPLOY-ENGINE", f"muh knows no variant `{e.version}` of engine `{e.name}`", span,
                                  hint=(did_you_mean(e.version, known) or "") + f" known: {', '.join(known)}; a variant is "
-                                 f"a variant-<version>.json in muh/codegen/engines/{e.name}/")]
+                                 f"a {e.name}-<version>.json in muh/engines/{plugin.folder.parent.name}/variants/")]
     return plugin.resolve(spec, deploy, variant)
 
 
@@ -73,11 +73,9 @@ def patch_name(i: int, edit_id: str) -> str:
 
 
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
-    from muh.codegen import engines
-
     files: list[GeneratedFile] = []
     for plan in plans(ctx):
-        files += engines.get(plan.engine).emit(ctx, plan)
+        files += engine_files(ctx, plan)
     return files
 
 
@@ -112,14 +110,14 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
     files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
                                "muh = muh_vllm_plugin:register\n"))
     if plan.chat_template:  # the fixed template and/or the reasoning info, written at start
-        from muh.derive.vllm.resolve import CHAT_TEMPLATE_SCRIPT
+        from muh.engines.vllm.derive.run import CHAT_TEMPLATE_SCRIPT
 
         files.append(GeneratedFile(CHAT_TEMPLATE_SCRIPT, render(PKG, "chat_template.py.j2", **common)))
     for name in plan.parser_providers:
         files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", render(PKG, f"parser_{name}.py.j2", **common)))
     if plan.api_features or plan.max_tokens_cap:
-        from muh.derive.vllm.plan import IMAGE_ROOT
-        from muh.derive.vllm.resolve import API_BEHAVIOUR, REASONING_INFO_OUT
+        from muh.engines.vllm.derive.plan import IMAGE_ROOT
+        from muh.engines.vllm.derive.run import API_BEHAVIOUR, REASONING_INFO_OUT
 
         files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", render(
             PKG, "plugin_compat.py.j2", features=list(plan.api_features), max_n=plan.max_n,

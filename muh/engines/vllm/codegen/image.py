@@ -13,13 +13,13 @@ import json
 from muh.codegen import ops_package
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.codegen.docker import runfile
-from muh.codegen.docker.runfile import IMAGE_ROOT
-from muh.codegen.vllm.emit import dist_info, plans
-from muh.derive.vllm.plan import VllmPlan
+from muh.engines.vllm.codegen import runfile
+from muh.engines.vllm.codegen.runfile import IMAGE_ROOT
+from muh.engines.vllm.codegen.emit import dist_info, plans
+from muh.engines.vllm.derive.plan import VllmPlan
 from muh.diagnostics import Diagnostic, MuhError, Severity
 
-PKG = "muh.codegen.docker"
+PKG = "muh.engines.vllm.codegen"
 
 
 def exec_form(words) -> str:
@@ -30,11 +30,9 @@ def exec_form(words) -> str:
 
 
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
-    from muh.codegen import engines
-
     files: list[GeneratedFile] = []
     for plan in plans(ctx):
-        files += engines.get(plan.engine).image(ctx, plan)
+        files += image_steps(ctx, plan)
     return files
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shlex
 
-from muh.derive.vllm.plan import IMAGE_ROOT, CondFlag, PreStep, VllmPlan
+from muh.engines.vllm.derive.plan import IMAGE_ROOT, CondFlag, PreStep, VllmPlan
 
 ROOT_VAR = '"${MUH_ROOT:-%s}"' % IMAGE_ROOT  # the same default as image/steps.sh; tests point it elsewhere
 ACCEPT_DIR = f"{ROOT_VAR}/run/accept"
@@ -69,7 +69,7 @@ CHAT_TEMPLATE_ARRAY = "muh_chat_template"
 def chat_template_step(plan: VllmPlan) -> str:
     """At start: muh's script writes the fixed template under the image's muh folder (never into the model);
     ``--chat-template`` is passed only when it did (its one line says what happened either way)."""
-    from muh.derive.vllm.resolve import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT, REASONING_INFO_OUT
+    from muh.engines.vllm.derive.run import CHAT_TEMPLATE_OUT, CHAT_TEMPLATE_SCRIPT, REASONING_INFO_OUT
 
     script = f"python3 {ROOT_VAR}/{CHAT_TEMPLATE_SCRIPT} {q(plan.model)}"
     info = f"{ROOT_VAR}/{REASONING_INFO_OUT}"

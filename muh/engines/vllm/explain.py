@@ -1,7 +1,7 @@
 """`muh explain SPEC deploy[.<key>]`: a deployment value and how it came to be (for muh/explain.py)."""
 from __future__ import annotations
 
-from muh.codegen.vllm.emit import resolve_deploy
+from muh.engines.vllm.codegen.emit import resolve_deploy
 from muh.derive.resolve import measured_inputs
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.schema.models import Spec

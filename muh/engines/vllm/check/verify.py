@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from muh.derive.vllm import edits as E
-from muh.derive.vllm.plan import VllmPlan
+from muh.engines.vllm.derive import edits as E
+from muh.engines.vllm.derive.plan import VllmPlan
 
 # yamllint's defaults, except line length: the mandatory @generated header is longer than 80
 # columns, and argv items (model paths, JSON-ish flag values) are as long as they are.
@@ -24,7 +24,7 @@ YAMLLINT_CONFIG = "extends: default\nrules:\n  line-length: disable\n"
 def edits_against_wheel(plan: VllmPlan, wheel: Path, patches: dict[str, str]) -> list[str]:
     """Each edit: anchor once in the pinned file, the shipped diff applies (`patch --dry-run` when the
     tool exists), the result compiles, and the values read back from it are the plan's."""
-    from muh.codegen.vllm.wheel import extract
+    from muh.engines.vllm.wheel import extract
 
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="muh-wheel-") as tmp:

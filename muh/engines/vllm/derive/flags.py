@@ -11,7 +11,7 @@ import difflib
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from muh.derive.vllm.engine import EngineInfo, Option
+from muh.engines.vllm.derive.engine import EngineInfo, Option
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
 
 

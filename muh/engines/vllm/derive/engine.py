@@ -56,7 +56,7 @@ class EngineInfo:
 
 
 def available_versions(engine: str = "vllm") -> list[str]:
-    names = [p.name for p in resources.files("muh.derive.vllm").joinpath("data").iterdir()]
+    names = [p.name for p in resources.files("muh.engines.vllm").joinpath("data").iterdir()]
     prefix = f"{engine}-"
     return sorted(n[len(prefix):-len(".json")] for n in names if n.startswith(prefix) and n.endswith(".json"))
 
@@ -73,7 +73,7 @@ def resolve_version(version: str, engine: str = "vllm") -> str | None:
 @lru_cache(maxsize=None)
 def load_engine(version: str, engine: str = "vllm") -> EngineInfo:
     """The fixture for ``engine==version`` (exact fixture name; use ``resolve_version`` first)."""
-    raw = json.loads(resources.files("muh.derive.vllm").joinpath("data").joinpath(f"{engine}-{version}.json").read_text())
+    raw = json.loads(resources.files("muh.engines.vllm").joinpath("data").joinpath(f"{engine}-{version}.json").read_text())
     opts = tuple(
         Option(tuple(o["flags"]), o["dest"], o["kind"], o["type"],
                tuple(o["choices"]) if o["choices"] is not None else None, o["default"], o["where"], o.get("const"),

@@ -1,35 +1,17 @@
-"""The vLLM-family implementation of the engine interface (``muh.codegen.engines.base.EnginePlugin``).
+"""The vLLM engine's part of ``muh check`` (check ``vllm_deploy``, muh/check/deploy.py): lint of the
+Dockerfile and run file, the edits against the base release's wheel.
 
 Stock vLLM and the EngineX fork share it; everything that differs is read from the ``Variant``.
 """
 from __future__ import annotations
 
-from muh.derive.vllm.engine import EngineInfo, load_engine
-from muh.derive.vllm.resolve import resolve  # noqa: F401  (the plug-in's resolve step)
-
-
-def flag_table(variant) -> EngineInfo:
-    return load_engine(variant.base)
-
-
-def emit(ctx, plan):
-    from muh.codegen.vllm.emit import engine_files
-
-    return engine_files(ctx, plan)
-
-
-def image(ctx, plan):
-    from muh.codegen.docker.emit import image_steps
-
-    return image_steps(ctx, plan)
-
 
 def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     """(cases, problems found, parts skipped with their reason): lint of the Dockerfile and run file,
     the edits against the base release's wheel."""
-    from muh.codegen.vllm import verify
-    from muh.codegen.vllm.emit import patch_name
-    from muh.codegen.vllm.wheel import cached
+    from muh.engines.vllm.check import verify
+    from muh.engines.vllm.codegen.emit import patch_name
+    from muh.engines.vllm.wheel import cached
 
     cases: list[str] = []
     skipped: list[str] = []

@@ -1,1 +1,0 @@
-"""Emitter `docker`: the competition's root ``Dockerfile`` and ``computility-run.yaml``."""

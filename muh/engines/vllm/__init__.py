@@ -1,0 +1,23 @@
+"""Engine `vllm`: stock vLLM and its forks (EngineX), one ``variants/<engine>-<version>.json`` per build
+muh has a flag table for. Both share one implementation; all that differs is read from the variant.
+
+EngineX, the competition's vLLM 0.6.3 fork in the BI-V100 image, is data only: its source is not
+available, ``variants/enginex-*.json`` records what is known about it from shared/facts/enginex-fork.md
+(every entry cites its section).
+"""
+from pathlib import Path
+
+from muh.engines.base import EnginePlugin
+from muh.engines.vllm.derive.engine import EngineInfo, load_engine, resolve_version
+from muh.engines.vllm.derive.resolve import resolve
+
+VARIANTS = Path(__file__).parent / "variants"
+
+
+def flag_table(variant) -> EngineInfo:
+    return load_engine(variant.base)
+
+
+ENGINE = EnginePlugin(name="vllm", folder=VARIANTS, resolve=resolve, flag_table=flag_table,
+                      aliases=resolve_version)  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
+ENGINEX = EnginePlugin(name="enginex", folder=VARIANTS, resolve=resolve, flag_table=flag_table)

@@ -1,0 +1,68 @@
+"""What the variant's record of real runs says about this deploy's values (worked, failed, untested)."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from muh.derive.model import Resolved
+from muh.engines.variant import Variant
+from muh.engines.vllm.derive.flags import Setting, format_value
+from muh.engines.vllm.derive.context import _Ctx, _flatten, _plain, stable_where
+
+
+def _as_run_text(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else format_value(_plain(v))
+
+
+def _same_value(a: str, b: str) -> bool:
+    try:
+        return Decimal(a) == Decimal(b)
+    except ArithmeticError:
+        return a == b
+
+
+def _evidence(c: _Ctx, variant: Variant, paths, given: dict[str, Setting], env: dict[str, str]) -> None:
+    """Each deploy value the variant has run records for: on a reported run (cited), or not — then a warning
+    unless the spec's ``untested { <key> = "reason" }`` keeps it knowingly. The verdict is the value's rule."""
+    reasons = {".".join(k): v for k, v in _flatten(c.d.untested)}
+    for key, why in reasons.items():
+        if not isinstance(why, str) or not why.strip():
+            c.error("E-DEPLOY-UNTESTED", f"untested `{key}` needs a reason (a string)", c.span("untested", *key.split(".")),
+                    hint=f'write `{key} = "why this value is kept without a reported run"`')
+    runs = paths.runs if paths is not None else {}
+    for name, s in given.items():
+        if f"serve.{name}" not in runs and name != "model":
+            c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(
+                update={"rule": f"spec; no run record for this flag in {variant.label}'s facts"})
+    for key, ev in sorted(runs.items()):
+        kind, _, name = key.partition(".")
+        if kind == "serve":
+            s = given.get(name)
+            text = _as_run_text(s.value) if s is not None else ev.default
+            where, span = (stable_where(s.span), s.span) if s is not None else (None, c.span("serve"))
+        elif kind == "env":
+            s, text = None, env.get(name)
+            where, span = c.where("env", name), c.span("env", name)
+        else:
+            continue
+        if text is None:
+            continue
+        worked = next((why for v, why in ev.worked.items() if _same_value(v, text)), None)
+        failed = next((why for v, why in ev.failed.items() if _same_value(v, text)), None)
+        tried = ", ".join(sorted(ev.worked)) or "none"
+        if worked is not None:
+            verdict = f"reported run on {variant.label}: {worked}"
+        elif failed is not None:
+            verdict = f"NOT a reported run: failed on {variant.label}: {failed}"
+        else:
+            verdict = f"NOT a reported run on {variant.label} (reported to serve: {tried})" + (f"; {ev.note}" if ev.note else "")
+        reason = reasons.get(key)
+        if worked is None and isinstance(reason, str) and reason.strip():
+            verdict += f"; kept knowingly: {reason}"
+        elif worked is None:
+            c.warn("W-DEPLOY-UNTESTED", f"`{key} = {text}` rests on no reported run of {variant.label}"
+                   + (f": it failed ({failed})" if failed else f" (reported to serve: {tried})"), span,
+                   hint=f"use a reported value ({tried}), or say why in `untested {{ {key} = \"…\" }}`")
+        c.tuned[key] = Resolved(value=_plain(s.value) if kind == "serve" and s is not None else text,
+                                origin="spec" if s is not None or kind == "env" else "default",
+                                rule=("spec; " if s is not None or kind == "env" else "not set: the engine's default; ") + verdict,
+                                where=where, inputs={"reported": tried})

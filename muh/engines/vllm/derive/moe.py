@@ -1,0 +1,76 @@
+"""The ``moe`` block: vLLM's fused-MoE config file (its name and one tile per decode batch size), each
+number with its rule."""
+from __future__ import annotations
+
+from muh.derive.model import Resolved
+from muh.engines.vllm.derive import rules
+from muh.engines.vllm.derive.flags import Setting
+from muh.engines.vllm.derive.plan import MoePlan, MoeTile
+from muh.schema.models import Hardware
+from muh.engines.vllm.derive.context import _Ctx, _int, _text_problem, stable_where
+
+
+def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
+    moe = c.d.moe
+    if moe is None:
+        return None
+    span = lambda *k: c.span("moe", *k)  # noqa: E731
+    experts, inter = moe.experts, moe.intermediate_size
+    tp = _int(given.get("tensor_parallel_size"), 1)
+    if inter % tp:
+        c.error("E-DEPLOY-MOE", f"moe.intermediate_size = {inter} is not divisible by tensor_parallel_size = {tp}", span("intermediate_size"))
+        return None
+    device = moe.device_name or hw.device_name
+    bad = [ch for ch in "/," if isinstance(device, str) and ch in device]
+    if device and isinstance(device, str) and (bad or _text_problem(device)):
+        where = span("device_name") if moe.device_name else c.spec.span_of(("hardware", hw.name, "device_name"))
+        why = f"it contains `{bad[0]}`" if bad else _text_problem(device)
+        c.error("E-DEPLOY-MOE", f"device_name {device!r} cannot be part of vLLM's MoE config file name "
+                f"(E=…,N=…,device_name=….json): {why}", where,
+                hint="use the name the runtime reports; `/` and `,` cannot appear in that file name")
+        return None
+    if not device or not isinstance(device, str):
+        c.error("E-DEPLOY-MOE", "the MoE config file needs the device name the runtime reports", span("device_name") or c.span("moe"),
+                hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
+        return None
+    dtype = moe.dtype
+    max_seqs = _int(given.get("max_num_seqs"), 256)
+    max_model_len = _int(given.get("max_model_len"), 0)
+    max_tokens_setting = given.get("max_num_batched_tokens")
+    max_tokens = min(_int(max_tokens_setting, max_model_len or 8192), 32768)
+    elem = 1 if dtype else 2
+    batch_sizes = moe.batch_sizes
+    if batch_sizes is not None:
+        missing = [m for m in range(1, max_seqs + 1) if m not in batch_sizes]
+        if missing:
+            c.error("E-DEPLOY-MOE", f"moe.batch_sizes misses decode batch size {missing[0]} (max_num_seqs = {max_seqs})",
+                    span("batch_sizes"), hint="list every batch size up to max_num_seqs, or omit batch_sizes to derive them")
+            return None
+        keys = sorted(set(batch_sizes))
+    else:
+        keys = rules.moe_batch_sizes(max_seqs, max_tokens)
+    n = inter // tp
+    tiles = {m: MoeTile(**rules.moe_tile(m, experts, hw, elem)) for m in keys}
+    name = rules.moe_config_file_name(experts, n, device, dtype)
+    plan = MoePlan(
+        file_name=name,
+        experts=c.from_spec(experts, "moe", "experts"),
+        n=Resolved(value=n, origin="derived", rule="intermediate_size / tensor_parallel_size", inputs={"intermediate_size": inter, "tensor_parallel_size": tp}),
+        device_name=Resolved(value=device, origin="spec", rule="spec", where=c.where("moe", "device_name") or
+                             stable_where(c.spec.span_of(("hardware", hw.name, "device_name")))),
+        tiles=tiles,
+        rule=Resolved(value="moe_tile", origin="derived", rule=rules.MOE_TILE_RULE,
+                      inputs={"experts": experts, "warp_size": hw.warp_size, "smem_bytes": rules.triton_smem(hw),
+                              "elem_bytes": elem, "max_num_seqs": max_seqs, "max_batch_tokens": max_tokens}),
+    )
+    c.tuned["moe.file"] = Resolved(value=name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
+                                   inputs={"E": experts, "N": n, "device_name": device})
+    smem = rules.triton_smem(hw)
+    for m, t in tiles.items():
+        shape = "vLLM's fallback shape for M ≤ E" if m <= experts else "vLLM's fallback shape for M > E"
+        why = {"num_warps": ("Triton's default 128 threads / warp_size", {"warp_size": hw.warp_size}),
+               "num_stages": ("min(3, smem / ((BM·BK + BK·BN) × elem_bytes))", {"smem_bytes": smem, "elem_bytes": elem})}
+        for k, v in t.model_dump().items():
+            rule, inputs = why.get(k, (shape, {"E": experts}))
+            c.tuned[f"moe.tiles.{m:05d}.{k}"] = Resolved(value=v, origin="derived", rule=rule, inputs={"M": m, **inputs})
+    return plan
