@@ -9,8 +9,10 @@ Importing this module (the plugin does it, inside vLLM, before it rebinds anythi
 2. reads the signature of each stock ``vllm._custom_ops`` function and exports muh's version only
    when it is exactly vLLM 0.6.3's (``llm.VLLM_SIGNATURES``); for any other signature the
    attribute lookup fails with the reason, and the plugin keeps that op (the version guard);
-3. each exported op falls back to vLLM's own function, logging why once, for inputs muh's kernels
-   refuse (an unsupported dtype, more experts than a warp holds, …).
+3. each exported op falls back to vLLM's own function, logging why once per op, for inputs muh's
+   kernels refuse (an unsupported dtype, more experts than a warp holds, …) and on any other failure
+   (a kernel error, torch operators that cannot register on this torch): an op never raises what the
+   engine's own function would not.
 
 Methods (``llm.VLLM_METHODS``) are served the same way: ``gemma_rms_norm`` stands in for
 ``GemmaRMSNorm.forward_cuda`` (the plugin rebinds it on the class), guarded by the recorded signature
@@ -26,7 +28,7 @@ import os
 import vllm._custom_ops as _vllm_ops
 
 from muh_kernels import llm, operators_ctypes
-from muh_kernels.errors import MuhBuildError, MuhRuntimeError
+from muh_kernels.errors import MuhRuntimeError
 
 logger = logging.getLogger("vllm.muh_plugin.ops")
 MARKER = "muh-ops"
@@ -68,14 +70,14 @@ def _fallback(name, err):
 def _rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter names
     try:
         return llm.rms_norm(out, input, weight, epsilon)
-    except (MuhRuntimeError, TypeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - any failure: the engine's op
         return _fallback("rms_norm", e)(out, input, weight, epsilon)
 
 
 def _fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
     try:
         return llm.fused_add_rms_norm(input, residual, weight, epsilon)
-    except (MuhRuntimeError, TypeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - any failure: the engine's op
         return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon)
 
 
@@ -85,21 +87,21 @@ def _fused_add_rms_norm_alpha(input, residual, weight, epsilon, residual_alpha=1
         if float(residual_alpha) == 1.0:
             return llm.fused_add_rms_norm(input, residual, weight, epsilon)
         return operators_ctypes.fused_add_rms_norm(input, residual, weight, epsilon, float(residual_alpha))
-    except (MuhRuntimeError, TypeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - any failure: the engine's op
         return _fallback("fused_add_rms_norm", e)(input, residual, weight, epsilon, residual_alpha)
 
 
 def _silu_and_mul(out, x):
     try:
         return llm.silu_and_mul(out, x)
-    except (MuhRuntimeError, TypeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - any failure: the engine's op
         return _fallback("silu_and_mul", e)(out, x)
 
 
 def _topk_softmax(topk_weights, topk_ids, token_expert_indicies, gating_output):
     try:
         return llm.topk_softmax(topk_weights, topk_ids, token_expert_indicies, gating_output)
-    except (MuhRuntimeError, TypeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - any failure: the engine's op
         return _fallback("topk_softmax", e)(topk_weights, topk_ids, token_expert_indicies, gating_output)
 
 
@@ -116,12 +118,17 @@ def _muh_torch_ops():
         from muh_kernels import operators
 
         folder = None if os.environ.get("MUH_OPS_LIB") else os.environ.get("MUH_KERNELS_DIR")
-        if operators.loaded() is None:
-            if folder and os.path.isdir(folder):
-                operators.load(folder)
-            else:
-                operators.load(llm.library().origin, backend="ctypes")
-        _TORCH_OPS.append(torch.ops.muh)
+        try:
+            if operators.loaded() is None:
+                if folder and os.path.isdir(folder):
+                    operators.load(folder)
+                else:
+                    operators.load(llm.library().origin, backend="ctypes")
+            _TORCH_OPS.append(torch.ops.muh)
+        except Exception as e:  # noqa: BLE001 - remembered: later calls do not retry the registration
+            _TORCH_OPS.append(MuhRuntimeError("%s: %s" % (type(e).__name__, e)))
+    if isinstance(_TORCH_OPS[0], Exception):
+        raise _TORCH_OPS[0]
     return _TORCH_OPS[0]
 
 
@@ -163,22 +170,26 @@ def _gemma_rms_norm(self, x, residual=None):
       path (``x`` becomes the normalised output, ``residual`` the sum; vLLM's decoder layers rebind
       both from the return value);
     * anything the ops do not take (dtype, a weight of another dtype, CPU tensors, shapes,
-      non-contiguous tensors for the in-place form, kernels that cannot load): vLLM's own method,
-      the reason logged once.
+      non-contiguous tensors for the in-place form, kernels that cannot load, torch operators that
+      cannot register on this torch) and any error out of the op: vLLM's own method, the reason
+      logged once. Inputs are checked before anything is written.
     """
-    weight = self.weight.data
-    why = _gemma_problem(x, weight, residual)
-    if why is None:
-        try:
-            ops = _muh_torch_ops()
-        except (MuhRuntimeError, MuhBuildError, ImportError, OSError) as e:
-            why = "muh's torch operators are unavailable: %s" % e
-    if why is not None:
-        return _fallback("gemma_rms_norm", why)(self, x, residual)
-    if residual is None:
-        return ops.gemma_rms_norm(x, weight, self.variance_epsilon)
-    ops.gemma_fused_add_rms_norm(x, residual, weight, self.variance_epsilon, 1.0)
-    return x, residual
+    try:
+        weight = self.weight.data
+        why = _gemma_problem(x, weight, residual)
+        if why is None:
+            try:
+                ops = _muh_torch_ops()
+            except Exception as e:  # noqa: BLE001
+                why = "muh's torch operators are unavailable: %s" % e
+        if why is None:
+            if residual is None:
+                return ops.gemma_rms_norm(x, weight, self.variance_epsilon)
+            ops.gemma_fused_add_rms_norm(x, residual, weight, self.variance_epsilon, 1.0)
+            return x, residual
+    except Exception as e:  # noqa: BLE001 - a kernel error: the engine's own method serves the call
+        why = "%s: %s" % (type(e).__name__, e)
+    return _fallback("gemma_rms_norm", why)(self, x, residual)
 
 
 _IMPL = {"rms_norm": _rms_norm, "fused_add_rms_norm": _fused_add_rms_norm, "silu_and_mul": _silu_and_mul,
