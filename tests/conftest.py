@@ -16,12 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 
 
-# marker -> what CI must have: on CI (CI=true) a skipped test with the marker is a failure
+# marker -> what CI must have: on CI (CI=true) a skipped test with the marker is a failure. The most
+# specific need first: a test marked both `torch` and `nvcc` that skipped for want of torch says torch.
 MUST_RUN_ON_CI = {
-    "nvcc": "a test that needs nvcc was skipped on CI ({why}); CI must have nvcc",
-    "vllm": "a test that needs the vLLM wheel was skipped on CI ({why})",
     "torch": "a test that needs PyTorch was skipped on CI ({why}); .ci/run installs a CPU build",
     "clang": "a test that needs clang-16 and CUDA headers for it was skipped on CI ({why}); .ci/run installs them",
+    "vllm": "a test that needs the vLLM wheel was skipped on CI ({why})",
+    "nvcc": "a test that needs nvcc was skipped on CI ({why}); CI must have nvcc",
 }
 
 
