@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 
 from muh_kernels import llm
-from muh_kernels.errors import MuhRuntimeError
 
 
 def _rows3(t, tokens: int, heads: int, hidden: int):
@@ -45,11 +44,6 @@ def _split(t) -> tuple[int, int]:
     return dims[0][0], dims[1][0]
 
 
-def _call(lib, rc: int) -> None:
-    if rc:
-        raise MuhRuntimeError(lib.error())
-
-
 def _norm_into(op, out, input, weight, gate, eps, offset, single):  # noqa: A002
     lib = llm.library()
     code = llm._code(input, op)
@@ -68,7 +62,7 @@ def _norm_into(op, out, input, weight, gate, eps, offset, single):  # noqa: A002
     if gate is not None:
         g3 = _rows3(gate, tokens, heads, hidden)
         a.gate, a.gate_stride, a.gate_head_stride = g3.data_ptr(), g3.stride(0), g3.stride(1)
-    _call(lib, lib.norm(code, ctypes.byref(a), llm._stream(input)))
+    llm._check(lib, lib.norm(code, ctypes.byref(a), llm._stream(input)))
     _write_back(out, out3)
 
 
@@ -87,7 +81,7 @@ def _fused(op, input, residual, weight, eps, alpha, offset, single):  # noqa: A0
                          tokens=rows, heads=1, hidden=hidden, in_stride=x3.stride(0), out_stride=x3.stride(0),
                          residual_stride=r3.stride(0), eps=float(eps), weight_offset=offset,
                          residual_alpha=float(alpha), single_rounding=single)
-    _call(lib, lib.norm(code, ctypes.byref(a), llm._stream(input)))
+    llm._check(lib, lib.norm(code, ctypes.byref(a), llm._stream(input)))
     _write_back(input, x3)
     _write_back(residual, r3)
 
@@ -133,7 +127,7 @@ def shared_expert_combine(routed, shared, gate):
     a = llm.GateAddArgs(out=out.data_ptr(), routed=r2.data_ptr(), shared=s2.data_ptr(), gate=g2.data_ptr(),
                             rows=rows, d=d, out_stride=d, routed_stride=r2.stride(0), shared_stride=s2.stride(0),
                             gate_stride=g2.stride(0))
-    _call(lib, lib.gate_add(code, ctypes.byref(a), llm._stream(routed)))
+    llm._check(lib, lib.gate_add(code, ctypes.byref(a), llm._stream(routed)))
     return out
 
 
@@ -147,7 +141,7 @@ def _route(op, w, ids, src, gating, renormalize):
     if rows == 0:
         return
     g2 = _rows3(gating, rows, 1, experts)
-    _call(lib, lib.moe_route(code, w.data_ptr(), ids.data_ptr(), int(ids.dtype == torch.int64),
+    llm._check(lib, lib.moe_route(code, w.data_ptr(), ids.data_ptr(), int(ids.dtype == torch.int64),
                              src.data_ptr() if src is not None else None, g2.data_ptr(), rows, experts, g2.stride(0),
                              w.shape[-1], int(bool(renormalize)), llm._stream(gating)))
 
