@@ -46,12 +46,13 @@ def bucketed(tmp_path_factory):
 
     from muh.codegen.kernels import emitter
     from muh.runtime import build
+    from muh import families
     from muh.runtime.library import Kernels
 
     major, minor = torch.cuda.get_device_capability()
     root = tmp_path_factory.mktemp("buckets")
     emitter.write(config(), root)
-    return Kernels.from_library(build.build_capi(root, arch=f"sm_{major}{minor}"))
+    return Kernels.from_library(build.build_capi(root, arch=f"sm_{major}{minor}"), families.api())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -38,6 +38,7 @@ def hist_kernels(tmp_path_factory):
 
     from muh.codegen.kernels import emitter
     from muh.runtime import build
+    from muh import families
     from muh.runtime.library import Kernels
 
     major, minor = torch.cuda.get_device_capability()
@@ -45,7 +46,7 @@ def hist_kernels(tmp_path_factory):
     out = {}
     for name, cfg in configs().items():
         emitter.write(cfg, root / name)
-        out[name] = Kernels.from_library(build.build_capi(root / name, arch=f"sm_{major}{minor}"))
+        out[name] = Kernels.from_library(build.build_capi(root / name, arch=f"sm_{major}{minor}"), families.api())
     return out
 
 

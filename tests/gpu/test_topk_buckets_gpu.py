@@ -39,6 +39,7 @@ def by_k(tmp_path_factory):
 
     from muh.codegen.kernels import emitter
     from muh.runtime import build
+    from muh import families
     from muh.runtime.library import Kernels
 
     cfg = _config()
@@ -47,7 +48,7 @@ def by_k(tmp_path_factory):
     source = (root / "kernels" / "topk.cu").read_text()
     assert f"if (k < {BOUNDARY}LL)" in source  # the launch picks the bucket by k
     major, minor = torch.cuda.get_device_capability()
-    return Kernels.from_library(build.build_capi(root, arch=f"sm_{major}{minor}"))
+    return Kernels.from_library(build.build_capi(root, arch=f"sm_{major}{minor}"), families.api())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
