@@ -41,7 +41,7 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
     if head == "deploy" and spec is not None:
         from muh.engines.vllm.explain import explain as explain_deploy
 
-        return explain_deploy(spec, what)
+        return explain_deploy(spec, what, derived)
     if head.partition("@")[0] == "ops":
         return explain_ops(derived, rest, what, spec)
     algs = {k: a for k, a in derived.algorithms.items() if k == head or a.family == head}

@@ -9,12 +9,15 @@ from __future__ import annotations
 from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
 from muh.diagnostics import MuhError
+from muh.engines.vllm import check as vllm
+from muh.engines.vllm.derive.plan import VllmPlan
+
+ENGINE_CHECKS = [(VllmPlan, vllm.check)]  # each engine's part of this check, by its plan's type
 
 
 @register("vllm_deploy")
 def vllm_deploy(ctx: BuildContext) -> CheckResult:
     from muh.codegen import generate
-    from muh.engines.vllm.codegen.emit import plans
 
     if not ctx.spec.deploys:
         return CheckResult("vllm_deploy", "skip", "the spec has no deploy block")
@@ -23,12 +26,13 @@ def vllm_deploy(ctx: BuildContext) -> CheckResult:
     except MuhError as err:
         return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
-    from muh.engines.vllm.check import check
-
     cases: list[str] = []  # every line, good or bad (shown with -v or on failure)
     problems_found = 0  # only the bad ones are counted
     skipped: list[str] = []  # parts that could not run, each with its reason
-    for plan in plans(ctx):
+    plan = ctx.derived.deploy
+    for kind, check in ENGINE_CHECKS:
+        if not isinstance(plan, kind):
+            continue
         c, n, s = check(ctx, plan, files)
         cases += c
         problems_found += n

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
+from pydantic import Field, InstanceOf
+
 from muh.families import limits
 from muh.schema.base import Model
+from muh.diagnostics import Diagnostic
 from muh.schema.models import Delay, Hardware, Measured
 
 Origin = Literal["spec", "inherited", "derived", "measured", "default"]
@@ -149,6 +152,18 @@ class OpsTarget(Model):
         return errs
 
 
+class DeployPlan(Model):
+    """What every engine's plan of a deploy block has (``muh.engines.base.Plan``); an engine's plan
+    (``VllmPlan``) adds what its files need. Built by derive (muh/derive/deploy.py), rendered by codegen."""
+
+    deploy: str
+    hardware: str
+    engine: str
+    engine_version: str
+    tuned: dict[str, Resolved] = {}
+    """Every value the plan sets, keyed like ``muh explain SPEC deploy.<key>``, with its provenance."""
+
+
 class Derived(Model):
     spec_name: str
     spec_sha256: str
@@ -156,6 +171,12 @@ class Derived(Model):
     """Keyed like Spec.algorithms: `<family>@<hardware>`."""
     ops: dict[str, OpsTarget] = {}
     """The LLM serving ops' launch policies per hardware name (muh/derive/ops.py)."""
+    deploy: Optional[InstanceOf[DeployPlan]] = Field(None, exclude=True)
+    """The plan of the spec's deploy block, resolved by its engine (muh/derive/deploy.py); None: no
+    block, or one that does not resolve (``deploy_diagnostics`` says why)."""
+    deploy_diagnostics: list[InstanceOf[Diagnostic]] = Field([], exclude=True)
+    """What resolving the deploy block found (errors and warnings); ``muh build`` reports them with the
+    deploy files (a bad deploy block does not stop kernels, tune or explain of the algorithms)."""
 
     def of(self, family: str, hardware: str | None = None) -> list[DerivedAlgorithm]:
         return [a for k, a in self.algorithms.items() if a.family == family and (hardware is None or a.hardware.name == hardware)]

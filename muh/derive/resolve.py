@@ -102,7 +102,11 @@ def derive(spec: Spec) -> Derived:
         diags.extend(_ops_checks(spec, akey, alg, policies))
     if diags:
         raise MuhError(diags)
-    derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms)
+    from muh.derive.deploy import derive_deploy
+
+    plan, deploy_diags = derive_deploy(spec)
+    derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms, deploy=plan,
+                      deploy_diagnostics=deploy_diags)
     ops = {name: derive_ops(derived, hw) for name, hw in sorted(spec.hardware.items())}
     return derived.model_copy(update={"ops": ops})
 

@@ -5,7 +5,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from muh.derive.model import DeployPlan
 from muh.engines.variant import Variant, load_variants
+
+Plan = DeployPlan
+"""What an engine's resolve returns: a typed plan (``deploy``, ``hardware``, ``engine``, ``engine_version``,
+``tuned`` with provenance) that derive stores in ``Derived.deploy`` and codegen only renders; an engine's
+plan subclasses it with what its emitters need (``muh.engines.vllm.derive.plan.VllmPlan``)."""
 
 
 @dataclass(frozen=True)
@@ -14,7 +20,7 @@ class EnginePlugin:
     folder: Path
     """The folder of the engine's ``<name>-<version>.json`` variant files."""
     resolve: Callable
-    """``(spec, deploy, variant) -> (plan | None, diagnostics)``: flags checked, values derived, points reached/dead."""
+    """``(spec, deploy, variant) -> (Plan | None, diagnostics)``: flags checked, values derived, points reached/dead."""
     flag_table: Callable
     """``(variant) -> EngineInfo``: the exact CLI the variant accepts for sure."""
     aliases: Callable[[str], str | None] = lambda v: None

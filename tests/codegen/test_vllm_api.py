@@ -488,7 +488,7 @@ def stock_arg_parser(parser_env, vllm_wheel):
 def _baseline_argv(parser_file: Path, with_reasoning: bool) -> list[str]:
     """The baseline's server argv as the run file execs it on an engine without `--reasoning-parser`
     (its conditional group dropped), muh's parser file at a path that exists here."""
-    from muh.engines.vllm.codegen.emit import resolve_deploy
+    from muh.derive.deploy import resolve_deploy
 
     spec = load_file(ROOT / "specs" / "baseline.muh").spec
     plan, _ = resolve_deploy(spec, next(iter(spec.deploys.values())))

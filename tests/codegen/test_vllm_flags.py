@@ -300,7 +300,7 @@ def test_an_unknown_engine_or_variant_names_the_known_ones(tmp_path):
 
 
 def test_enginex_may_lack_the_reasoning_parser_a_warning_at_its_line_and_an_explain_line():
-    from muh.engines.vllm.codegen.emit import resolve_deploy
+    from muh.derive.deploy import resolve_deploy
     from muh.engines.vllm.explain import explain
 
     path = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"

@@ -14,7 +14,7 @@ RUNS = VARIANT["models"]["Qwen3_5ForCausalLM"]["runs"]
 
 
 def _plan(path: Path):
-    from muh.engines.vllm.codegen.emit import resolve_deploy
+    from muh.derive.deploy import resolve_deploy
 
     spec = load_file(path).spec
     return resolve_deploy(spec, next(iter(spec.deploys.values())))

@@ -106,7 +106,6 @@ def _engine_data(ctx: BuildContext) -> dict:
     from muh.engines.vllm.derive import tuning
     from muh.engines.vllm.derive import rules
     from muh.engines.vllm.derive.edits import sites_for
-    from muh.engines.vllm.codegen.emit import resolve_deploy
 
     deploy = next(iter(ctx.spec.deploys.values()), None)
     version = deploy.engine.version if deploy else "0.6.3.post1"
@@ -114,7 +113,7 @@ def _engine_data(ctx: BuildContext) -> dict:
     if deploy is not None:
         model = deploy.model
         tp = int(deploy.serve.get("tensor_parallel_size", 1))
-        plan, _ = resolve_deploy(ctx.spec, deploy)  # the engine plug-in's resolve (the variant's base release)
+        plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive (the variant's base release)
         if plan is not None:
             version = plan.base_version or version
             muh_moe = plan.moe_file  # named by the moe block, shipped or not (dead on EngineX: corex_moe)

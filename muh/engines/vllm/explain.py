@@ -1,18 +1,20 @@
 """`muh explain SPEC deploy[.<key>]`: a deployment value and how it came to be (for muh/explain.py)."""
 from __future__ import annotations
 
-from muh.engines.vllm.codegen.emit import resolve_deploy
+from muh.derive.deploy import derive_deploy
+from muh.derive.model import Derived
 from muh.derive.resolve import measured_inputs
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.schema.models import Spec
 
 
-def explain(spec: Spec, what: str) -> list[str]:
+def explain(spec: Spec, what: str, derived: Derived | None = None) -> list[str]:
     """``what`` is ``deploy`` or ``deploy.<tuned key>`` (e.g. ``deploy.vllm.prefix_prefill.block``,
-    ``deploy.serve.max_num_seqs``, ``deploy.moe.tiles``); a prefix lists every key under it."""
+    ``deploy.serve.max_num_seqs``, ``deploy.moe.tiles``); a prefix lists every key under it. The plan is
+    derive's (``derived.deploy``; without ``derived``, the spec's deploy block is derived here)."""
     if not spec.deploys:
         raise MuhError([Diagnostic("E-EXPLAIN", "this spec has no deploy block", None)])
-    plan, diags = resolve_deploy(spec, next(iter(spec.deploys.values())))
+    plan, diags = (derived.deploy, derived.deploy_diagnostics) if derived is not None else derive_deploy(spec)
     if plan is None:
         raise MuhError(diags)
     prefix = what.split(".", 1)[1] if "." in what else ""

@@ -17,50 +17,16 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
 from muh.engines.vllm.derive.edits import EditSite, unified_diff
 from muh.engines.vllm.derive.plan import VllmPlan
-from muh.diagnostics import Diagnostic
 
 PKG = "muh.engines.vllm.codegen"
-_CACHE_KEY = "_muh_vllm_plans"
 
 
 def plans(ctx: BuildContext) -> list[VllmPlan]:
-    """The resolved deploy blocks of this build (computed once per build; diagnostics go to ctx)."""
-    cached = getattr(ctx, _CACHE_KEY, None)
-    if cached is not None:
-        return cached
-    out: list[VllmPlan] = []
-    deploys = list(ctx.spec.deploys.values())
-    for extra in deploys[1:]:
-        ctx.diagnostics.append(Diagnostic(
-            "E-DEPLOY-MANY", f"a spec describes one deployment; `deploy {extra.name}` is a second one",
-            ctx.spec.span_of(("deploys", extra.name)), hint="put each deployment in its own spec file"))
-    for d in deploys[:1]:
-        plan, diags = resolve_deploy(ctx.spec, d)
-        ctx.diagnostics.extend(diags)
-        if plan is not None:
-            out.append(plan)
-    setattr(ctx, _CACHE_KEY, out)  # not in ctx.options: those are recorded in the manifest
-    return out
-
-
-def resolve_deploy(spec, deploy) -> tuple[VllmPlan | None, list[Diagnostic]]:
-    """The engine plug-in named by ``deploy.engine`` resolves the block (unknown engine/variant: a diagnostic)."""
-    from muh import engines
-    from muh.diagnostics import did_you_mean
-
-    e = deploy.engine
-    span = spec.span_of(("deploys", deploy.name, "engine"))
-    plugin = engines.get(e.name)
-    if plugin is None:
-        return None, [Diagnostic("E-DEPLOY-ENGINE", f"muh has no engine plug-in `{e.name}`", span,
-                                 hint=(did_you_mean(e.name, engines.names()) or "") + f" engines: {', '.join(engines.names())}")]
-    variant = plugin.variant(e.version)
-    if variant is None:
-        known = sorted(plugin.variants())
-        return None, [Diagnostic("E-DEPLOY-ENGINE", f"muh knows no variant `{e.version}` of engine `{e.name}`", span,
-                                 hint=(did_you_mean(e.version, known) or "") + f" known: {', '.join(known)}; a variant is "
-                                 f"a {e.name}-<version>.json in muh/engines/{plugin.folder.parent.name}/variants/")]
-    return plugin.resolve(spec, deploy, variant)
+    """The build's deploy plan, as derive resolved it (``Derived.deploy``); derive's diagnostics about
+    the deploy blocks join the build's diagnostics once, when the first deploy emitter asks."""
+    seen = {id(d) for d in ctx.diagnostics}
+    ctx.diagnostics.extend(d for d in ctx.derived.deploy_diagnostics if id(d) not in seen)
+    return [ctx.derived.deploy] if isinstance(ctx.derived.deploy, VllmPlan) else []
 
 
 def dist_info() -> str:

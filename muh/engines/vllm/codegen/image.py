@@ -37,30 +37,17 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
 
 
 def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
-    """Whether the image carries muh's probe bundle, and its files when no emitter of its own writes them.
+    """Whether the image carries muh's probe bundle (``muh.codegen.probe``), and its files.
 
-    Looked up by name (``muh.codegen.probe.emit_probe_bundle``): when that module is absent the image
-    simply has no probe step, and the run file says so at start."""
-    import importlib
-    import importlib.util
-
-    from muh.codegen.registry import emitters
-
+    A muh without the probe package builds an image without the probe step; the run file says so at start."""
     try:
-        if importlib.util.find_spec("muh.codegen.probe") is None:
-            return False, []
-    except (ImportError, ValueError):  # a module set to None in sys.modules: absent
+        from muh.codegen.probe import emit_probe_bundle
+    except ImportError:
         return False, []
-    mod = importlib.import_module("muh.codegen.probe")
-    fn = getattr(mod, "emit_probe_bundle", None)
-    if fn is None:
-        return False, []
-    if any(getattr(e, "__module__", "").startswith("muh.codegen.probe") for e in emitters().values()):
-        return True, []  # its own emitter writes probe/
     # the image's probe measures the real card: a development build's --emulate-warp does not apply to it
     native = BuildContext(ctx.spec, ctx.derived, options={k: v for k, v in ctx.options.items() if k != "emulate_warp"})
     try:
-        return True, list(fn(native))
+        return True, list(emit_probe_bundle(native))
     except MuhError as err:  # the probe cannot be built for this hardware: the image goes without it
         ctx.diagnostics.append(Diagnostic(
             "W-DEPLOY-PROBE", "the image carries no probe: " + "; ".join(d.message for d in err.diagnostics[:2]),

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic, Severity, Span
+from muh.engines.vllm.derive.engine import EngineInfo
 from muh.engines.vllm.derive.flags import Setting
 from muh.schema.models import Deploy, Spec, text_problem
 
@@ -21,8 +22,8 @@ _MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 class _Ctx:
-    def __init__(self, spec: Spec, deploy: Deploy):
-        self.spec, self.d = spec, deploy
+    def __init__(self, spec: Spec, deploy: Deploy, engine: EngineInfo):
+        self.spec, self.d, self.engine = spec, deploy, engine
         self.base = ("deploys", deploy.name)
         self.diags: list[Diagnostic] = []
         self.tuned: dict[str, Resolved] = {}

@@ -50,6 +50,10 @@ class EngineInfo:
                 return o
         return None
 
+    def default(self, dest: str):
+        """The server's default for the option ``dest`` (``max_num_seqs`` → 256 in 0.6.3), read from the wheel."""
+        return next(o.default for o in self.options if o.dest == dest)
+
     @property
     def all_flags(self) -> list[str]:
         return sorted(f for o in self.options for f in o.flags)

@@ -34,7 +34,7 @@ def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
                 hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
         return None
     dtype = moe.dtype
-    max_seqs = _int(given.get("max_num_seqs"), 256)
+    max_seqs = _int(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
     max_model_len = _int(given.get("max_model_len"), 0)
     max_tokens_setting = given.get("max_num_batched_tokens")
     max_tokens = min(_int(max_tokens_setting, max_model_len or 8192), 32768)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from muh.derive.model import Resolved
+from muh.derive.model import DeployPlan, Resolved
 from muh.schema.base import Model
 
 IMAGE_ROOT = "/opt/muh"
@@ -108,11 +108,7 @@ class Provide(Model):
     provider: str
 
 
-class VllmPlan(Model):
-    deploy: str
-    hardware: str
-    engine: str
-    engine_version: str
+class VllmPlan(DeployPlan):
     base_version: str = ""
     """The upstream vLLM release whose flag table and anchors the variant shares (the wheel muh checks against)."""
     version_guard: str

@@ -23,7 +23,7 @@ def _points(c: _Ctx, hw: Hardware, variant: Variant, knobs: dict, given: dict[st
                "point counts as reached", c.span("model_shape", "architecture"),
                hint=f"known: {', '.join(sorted(variant.models))}")
     tp = _int(given.get("tensor_parallel_size"), 1)
-    seqs = _int(given.get("max_num_seqs"), 256)
+    seqs = _int(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
     heads = shape.num_attention_heads // tp if shape and shape.num_attention_heads and shape.num_attention_heads >= tp else None
     ops = set(knobs.get("ops", []))
     out: list[Point] = []

@@ -27,9 +27,9 @@ from muh.engines.vllm.derive.tune import _EDIT_POINT, _edits, _knobs, _provides,
 
 
 def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | None, list[Diagnostic]]:
-    c = _Ctx(spec, deploy)
-    hw = spec.hardware[deploy.on]
     engine = load_engine(variant.base)
+    c = _Ctx(spec, deploy, engine)
+    hw = spec.hardware[deploy.on]
     if not _IMAGE_RE.match(deploy.base_image) or len(deploy.base_image) > 255:
         c.error("E-DEPLOY-IMAGE", f"`{deploy.base_image[:80]}` is not a container image reference", c.span("base_image"),
                 hint="write `registry/name:tag` (lower-case path, no spaces or quotes)")
@@ -136,7 +136,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
         api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(providers),
         moe_file=checked.file_name if checked is not None else None,
-        max_n=_int(given.get("max_num_seqs"), 256) if "n_within_max_num_seqs" in deploy.api.accept else 0,
+        max_n=_int(given.get("max_num_seqs"), engine.default("max_num_seqs")) if "n_within_max_num_seqs" in deploy.api.accept else 0,
         chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
         api_hook_flag=api_hook_flag,
     )
