@@ -95,7 +95,7 @@ SPEC_EDITS = [
     ("dtype = half", "dtype = fp16"),
     ("dtype = half", "dtype = bfloat16"),
     ("tensor_parallel_size = 4", "tensor_parallel_size = 8"),
-    ("gpu_memory_utilization = 0.92", "gpu_memory_utilization = 0.92 GB"),
+    ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0.90 GB"),
     ("{", "{{"),
     ("}", "}}"),
     ("muh 1", "muh 1\n" + "{" * 200),
@@ -122,7 +122,6 @@ SPEC_EDITS = [
     ('served_model_name = "llm"', 'served_model_name = "ll\u202em"'),
     ('device_name = "Iluvatar BI-V100"', 'device_name = "Iluvatar\u202eBI-V100"'),
     ("muh 1", 'muh 1\nparity { out_of_scope = ["[[[", "*", ""] }'),
-    ('step(command = ["python3", "/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"]', "step(command = []"),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = no_delay"),
 ]
 
