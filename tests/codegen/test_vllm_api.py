@@ -307,10 +307,10 @@ def test_the_parser_streams_content_then_the_call(parser_env, stock_protocol):
             content += d.content or ""
             calls += d.tool_calls
     assert content == "Let me check.\n"
-    assert len(calls) == 1 and calls[0].function.name == "get_weather"
-    assert json.loads(calls[0].function.arguments) == {"city": "Beijing", "days": 3}
-    # serving_chat's end-of-stream check: expected arguments == what was streamed
-    assert json.dumps(parser.prev_tool_call_arr[0]["arguments"], ensure_ascii=False) == parser.streamed_args_for_tool[0]
+    assert {c.index for c in calls} == {0} and [c.function.name for c in calls if c.function.name] == ["get_weather"]
+    assert json.loads("".join(c.function.arguments or "" for c in calls)) == {"city": "Beijing", "days": 3}
+    # serving_chat's end-of-stream check: expected arguments (its json.dumps) == what was recorded as streamed
+    assert json.dumps(parser.prev_tool_call_arr[0]["arguments"]) == parser.streamed_args_for_tool[0]
 
 
 @pytest.mark.vllm
@@ -711,3 +711,103 @@ def test_both_request_hooks_run_it_once(compat):
 
     app_ = compat.wrap_build_app(lambda args: App())(None)
     assert [m.cls for m in app_.user_middleware] == [compat.RequestCompat]
+
+
+# -- the parser inside the wheel's own stream loop (OpenAIServingChat.chat_completion_stream_generator) ---------
+
+@pytest.fixture(scope="module")
+def serving_chat(parser_env, stock_protocol, vllm_wheel):
+    """The wheel's serving_chat.py executed as it is; what it imports for other purposes is a stand-in."""
+    from muh.codegen.vllm.wheel import read
+
+    atp, path = parser_env
+    names = ["fastapi", "vllm.config", "vllm.engine", "vllm.engine.protocol", "vllm.entrypoints.chat_utils",
+             "vllm.entrypoints.logger", "vllm.entrypoints.openai.serving_engine", "vllm.inputs", "vllm.outputs",
+             "vllm.sampling_params", "vllm.sequence", "vllm.tracing", "vllm.transformers_utils.tokenizer", "vllm.utils"]
+    saved = {k: sys.modules.get(k) for k in names + ["vllm.entrypoints.openai.tool_parsers", "vllm.logger",
+                                                     "vllm.entrypoints.openai.protocol"]}
+    sys.modules.update({n: _AnyModule(n) for n in names})
+    sys.modules["vllm.entrypoints.openai.protocol"] = stock_protocol
+    sys.modules["vllm.entrypoints.openai.tool_parsers"] = _stub("vllm.entrypoints.openai.tool_parsers",
+                                                                ToolParser=atp.ToolParser,
+                                                                ToolParserManager=atp.ToolParserManager)
+    import logging
+
+    sys.modules["vllm.logger"] = _stub("vllm.logger", init_logger=logging.getLogger)
+    try:
+        mod = types.ModuleType("muh_test_serving_chat")
+        exec(compile(read(vllm_wheel, "vllm/entrypoints/openai/serving_chat.py"), "serving_chat.py", "exec"), mod.__dict__)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    atp.ToolParserManager.tool_parsers.pop("qwen3_coder", None)
+    atp.ToolParserManager.import_tool_parser(str(path))
+    return mod, atp.ToolParserManager.get_tool_parser("qwen3_coder")
+
+
+def _stream(serving_chat, stock_protocol, steps):
+    """Run the wheel's stream generator over (delta text, finish reason) steps; the parsed SSE events."""
+    mod, parser = serving_chat
+    server = object.__new__(mod.OpenAIServingChat)
+    server.base_model_paths = [types.SimpleNamespace(name="llm")]
+    server.response_role, server.enable_auto_tools, server.tool_parser = "assistant", True, parser
+    request = stock_protocol.ChatCompletionRequest.model_validate(dict(BASE, tools=TOOLS, stream=True))
+
+    async def results():
+        for text, finish in steps:
+            out = types.SimpleNamespace(index=0, text=text, token_ids=[7], finish_reason=finish, stop_reason=None,
+                                        logprobs=None)
+            yield types.SimpleNamespace(prompt_token_ids=[1, 2], encoder_prompt_token_ids=None, outputs=[out])
+
+    async def collect():
+        meta = types.SimpleNamespace(final_usage_info=None)
+        return [x async for x in server.chat_completion_stream_generator(request, results(), "r", [], None, meta)]
+
+    events = asyncio.run(collect())
+    assert events[-1] == "data: [DONE]\n\n"
+    return [json.loads(e[6:]) for e in events[:-1]]
+
+
+def _tool_calls(events):
+    calls: dict = {}
+    for e in events:
+        for c in e["choices"]:
+            for t in c["delta"].get("tool_calls") or []:
+                got = calls.setdefault(t["index"], {"name": None, "arguments": ""})
+                f = t.get("function") or {}
+                got["name"] = got["name"] or f.get("name")
+                got["arguments"] += f.get("arguments") or ""
+    return calls
+
+
+CALL_ZH = ("<tool_call>\n<function=get_weather>\n<parameter=city>\n北京\n</parameter>\n"
+           "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>")
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("last", ["im_end", "call"], ids=["im_end-step", "call-on-last-step"])
+def test_streamed_tool_calls_end_with_tool_calls_keep_their_name_and_send_arguments_once(
+        serving_chat, stock_protocol, last):
+    """Issue 27.4, in vLLM 0.6.3's own loop: the last step (<|im_end|> -> "") still sends the finish chunk; a call
+    completed on the last step keeps its name; non-ASCII arguments are not sent twice."""
+    pieces = ["Let me check.\n", CALL_ZH[:20], CALL_ZH[20:60], CALL_ZH[60:]]
+    steps = [(p, None) for p in pieces] + [("", "stop")] if last == "im_end" else \
+        [(p, None) for p in pieces[:-1]] + [(pieces[-1], "stop")]
+    events = _stream(serving_chat, stock_protocol, steps)
+    finishes = [c["finish_reason"] for e in events for c in e["choices"] if c.get("finish_reason")]
+    assert finishes == ["tool_calls"]
+    calls = _tool_calls(events)
+    assert list(calls) == [0] and calls[0]["name"] == "get_weather"
+    assert json.loads(calls[0]["arguments"]) == {"city": "北京", "days": 3}
+    content = "".join(c["delta"].get("content") or "" for e in events for c in e["choices"])
+    assert content == "Let me check.\n"
+
+
+@pytest.mark.vllm
+def test_a_plain_streamed_answer_ends_with_stop(serving_chat, stock_protocol):
+    events = _stream(serving_chat, stock_protocol, [("Hello", None), (" <tool", None), ("", "stop")])
+    assert [c["finish_reason"] for e in events for c in e["choices"] if c.get("finish_reason")] == ["stop"]
+    assert "".join(c["delta"].get("content") or "" for e in events for c in e["choices"]) == "Hello <tool"

@@ -93,9 +93,15 @@ def _register():
 
         def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, previous_token_ids,
                                          current_token_ids, delta_token_ids, request):
+            """Never None: vLLM 0.6.3's stream loop skips a step whose delta is None, and on the last step
+            (``<|im_end|>`` -> "") that would drop the finish chunk. A finished call is sent as two entries of
+            its index: the name (arguments unset) and then the arguments, so the loop's finish-step rewrite of
+            a call's arguments (it tests the first entry's arguments) never replaces it and the name stays; what
+            the loop compares is recorded in its own json.dumps form (ensure_ascii), so nothing is re-sent."""
             sent = getattr(self, "_muh_sent", 0)
             start = current_text.find(_START)
-            limit = start if start >= 0 else len(current_text) - _partial(current_text)
+            held = 0 if delta_text == "" else _partial(current_text)  # "" : a control token, the last step
+            limit = start if start >= 0 else len(current_text) - held
             content = current_text[sent:limit] if limit > sent else ""
             self._muh_sent = max(sent, limit)
             deltas = []
@@ -103,15 +109,19 @@ def _register():
                 _, calls = parse(current_text[start:], request)
                 for i in range(len(self.prev_tool_call_arr), len(calls)):
                     name, args = calls[i]
-                    text = json.dumps(args, ensure_ascii=False)
                     self.prev_tool_call_arr.append({"name": name, "arguments": args})
-                    self.streamed_args_for_tool.append(text)  # what serving_chat compares at the end
+                    self.streamed_args_for_tool.append(json.dumps(args))  # serving_chat's own form at the end
                     self.current_tool_id = i
                     deltas.append(DeltaToolCall(index=i, id="chatcmpl-tool-" + uuid.uuid4().hex, type="function",
-                                                function=DeltaFunctionCall(name=name, arguments=text)))
-            if not deltas and not content:
-                return None
-            return DeltaMessage(content=content or None, tool_calls=deltas)
+                                                function=DeltaFunctionCall(name=name)))
+                    deltas.append(DeltaToolCall(index=i, function=DeltaFunctionCall(
+                        arguments=json.dumps(args, ensure_ascii=False))))
+            out = {}
+            if content:
+                out["content"] = content
+            if deltas:
+                out["tool_calls"] = deltas
+            return DeltaMessage(**out)
 
     ToolParserManager.register_module(NAME, module=MuhQwen3CoderToolParser)
     logger.info("muh-parser: %s registered (muh's provider)", NAME)
