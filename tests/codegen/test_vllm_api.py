@@ -718,7 +718,7 @@ def test_both_request_hooks_run_it_once(compat):
 @pytest.fixture(scope="module")
 def serving_chat(parser_env, stock_protocol, vllm_wheel):
     """The wheel's serving_chat.py executed as it is; what it imports for other purposes is a stand-in."""
-    from muh.codegen.vllm.wheel import read
+    from muh.engines.vllm.wheel import read
 
     atp, path = parser_env
     names = ["fastapi", "vllm.config", "vllm.engine", "vllm.engine.protocol", "vllm.entrypoints.chat_utils",
