@@ -16,8 +16,8 @@ from muh.engines.vllm.derive.context import _Ctx, _ENV_NAME_RE, _plain, _text_pr
 API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templates/plugin_compat.py.j2)
     "max_completion_tokens": "accepted: becomes max_tokens when max_tokens is absent (stock 0.6.3 forbids the field: 400)",
     "reasoning_effort": "accepted and ignored (stock 0.6.3 forbids the field: 400)",
-    "tool_calls_null_content": "assistant messages with tool_calls and content null get content \"\" (stock 0.6.3 drops "
-                               "such a message from the prompt)",
+    "tool_calls_null_content": "assistant messages with tool_calls and content null get content \"\" (stock 0.6.3 reads "
+                               "null as empty text; the fork's preflight refused it: 400)",
     "n_within_max_num_seqs": "n or best_of above max_num_seqs: 400 with a message, before the engine sees it",
     "unknown_fields": "top-level request fields the engine's request model lacks are accepted and dropped, one log "
                       "line per name (stock 0.6.3 forbids them: 400; the team served extra=\"allow\")",

@@ -13,7 +13,7 @@ the spec's ``api { accept = [...] }``:
 - ``reasoning_effort``: accepted and ignored (stock 0.6.3 forbids the field: 400)
 - ``reasoning_split``: without --reasoning-parser on the server, <think>…</think> of a chat answer moves from content to reasoning_content, in JSON answers and in streams (tags split across chunks included)
 - ``thinking_off``: the model's chat template is served without the empty think block it writes when thinking is off (the run file passes muh's fixed copy as --chat-template)
-- ``tool_calls_null_content``: assistant messages with tool_calls and content null get content "" (stock 0.6.3 drops such a message from the prompt)
+- ``tool_calls_null_content``: assistant messages with tool_calls and content null get content "" (stock 0.6.3 reads null as empty text; the fork's preflight refused it: 400)
 - ``tools_without_thinking``: a request with tools (tool_choice not "none") is rendered with enable_thinking false unless it says otherwise (thinking instead of a <tool_call> failed d03)
 - ``unknown_fields``: top-level request fields the engine's request model lacks are accepted and dropped, one log line per name (stock 0.6.3 forbids them: 400; the team served extra="allow")
 A body that is not a JSON object is passed on untouched (vLLM answers it as before).
