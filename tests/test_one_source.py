@@ -104,3 +104,22 @@ def test_hardware_limits_have_one_owner(monkeypatch):
     with pytest.raises(MuhError) as err:
         load(text, "l.muh")
     assert [d.code for d in err.value.diagnostics] == ["E-THREADS"]
+
+
+def _ops_lists(path: Path) -> list[str]:
+    """Tuple/list literals spelling the LLM ops' element types (dtypes.OPS) in their order."""
+    tree = ast.parse(path.read_text(), str(path))
+    return [f"{path.relative_to(ROOT)}:{n.lineno}" for n in ast.walk(tree)
+            if isinstance(n, (ast.Tuple, ast.List)) and len(n.elts) == len(dtypes.OPS)
+            and all(isinstance(e, ast.Constant) for e in n.elts) and tuple(e.value for e in n.elts) == dtypes.OPS]
+
+
+def test_the_ops_dtypes_are_listed_once():
+    """derive, the ops' records, codegen's bindings, the runtime and the vLLM provider read dtypes.OPS
+    (topk, a kernel family of its own, happens to choose the same three types for itself)."""
+    files = [p for p in sorted((ROOT / "muh").rglob("*.py")) if p != OWNER and "topk" not in p.parts]
+    found = [t for p in files for t in _ops_lists(p)]
+    assert not found, "the ops' dtypes written outside muh/runtime/dtypes.py (read dtypes.OPS):\n" + "\n".join(found)
+    spelled = ", ".join(dtypes.OPS)
+    templates = [p for p in sorted((ROOT / "muh").rglob("*.j2")) if spelled in p.read_text()]
+    assert not templates, f"templates spelling `{spelled}` (render it from dtypes.OPS): {templates}"

@@ -44,7 +44,7 @@ from muh.families import rms_norm as ROW, silu_and_mul as ELT
 from muh.families.base import MAX_LOAD_BYTES, RESIDENT_THREADS_PER_SM
 from muh.families.transform import DEFAULT_BYTES_IN_FLIGHT
 
-OPS_DTYPES = ("float32", "float16", "bfloat16")
+OPS_DTYPES = DT.OPS
 CTYPE = {d: DT.TABLE[d].cxx for d in OPS_DTYPES}
 ELEM = {d: DT.SIZE[d] for d in OPS_DTYPES}
 DTYPE_CODE = {d: DT.CODE[d] for d in OPS_DTYPES}  # muh_op_dtype in include/muh/ops/ops.h = muh_dtype's codes

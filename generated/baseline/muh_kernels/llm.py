@@ -21,7 +21,7 @@ import inspect
 import os
 import threading
 
-from muh_kernels.dtypes import CODE
+from muh_kernels.dtypes import CODE, OPS as OPS_DTYPES
 from muh_kernels.errors import MuhRuntimeError
 
 # vLLM 0.6.3.post1, vllm/_custom_ops.py: parameter names in order (all positional-or-keyword, no
@@ -54,7 +54,7 @@ VLLM_METHODS = {
 SERVED = OPS + tuple(VLLM_METHODS)
 """Every vLLM name muh's provider can stand in for."""
 
-_DTYPE_CODE = {d: CODE[d] for d in ("float32", "float16", "bfloat16")}  # enum muh_op_dtype (include/muh/ops/ops.h)
+_DTYPE_CODE = {d: CODE[d] for d in OPS_DTYPES}  # enum muh_op_dtype (include/muh/ops/ops.h)
 _c = ctypes
 _LL, _I, _P, _F = _c.c_longlong, _c.c_int, _c.c_void_p, _c.c_float
 
@@ -227,7 +227,7 @@ def _code(t, op: str) -> int:
         _BY_DTYPE.update({getattr(torch, name): c for name, c in _DTYPE_CODE.items()})
         code = _BY_DTYPE.get(t.dtype)
     if code is None:
-        raise TypeError(f"muh ops: {op}: dtype {t.dtype} is not supported (float32, float16, bfloat16)")
+        raise TypeError(f"muh ops: {op}: dtype {t.dtype} is not supported ({', '.join(OPS_DTYPES)})")
     if not t.is_cuda:
         raise ValueError(f"muh ops: {op}: expected CUDA tensors, got one on {t.device}")
     return code

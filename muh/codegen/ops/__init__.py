@@ -18,6 +18,7 @@ from typing import Callable
 
 from muh.derive.ops import OPS_DTYPES, OpsTarget, from_spec
 from muh.codegen.templates import render
+from muh.runtime import dtypes as DT
 
 PKG = "muh.codegen.ops"
 FILES = (
@@ -44,7 +45,8 @@ def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str,
     # size buckets by rows × hidden, which the C entry points pick (Policy<T, B>, docs/ops.md).
     policies = [target.policies[d] for d in OPS_DTYPES if d in target.policies]
     variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx, policies=policies,
-                     sized=any(p.buckets for p in policies))
+                     sized=any(p.buckets for p in policies), ops_dtypes=OPS_DTYPES,
+                     aten={d: DT.TABLE[d].aten for d in OPS_DTYPES})
     return [(path, render(PKG, tmpl, header=header(prefix), **variables) if tmpl.endswith(".j2")
              else f"{header(prefix)}\n{_static(tmpl)}") for path, tmpl, prefix in FILES]
 

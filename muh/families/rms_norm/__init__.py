@@ -90,7 +90,7 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
 RECORD = Family(
     name="rms_norm",
     doc="LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated forms, softmax",
-    dtypes=("float32", "float16", "bfloat16"),
+    dtypes=DT.OPS,
     policy=Policy,
     tunable=("threads", "items", "vec"),
     api=ops_api("muh_op_norm"),

@@ -43,7 +43,7 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
 RECORD = Family(
     name="silu_and_mul",
     doc="LLM element-wise gate ops: silu_and_mul, the sigmoid-gated combine (gate_add)",
-    dtypes=("float32", "float16", "bfloat16"),
+    dtypes=DT.OPS,
     policy=Policy,
     tunable=("threads", "items", "vec"),
     api=ops_api("muh_op_silu_and_mul"),

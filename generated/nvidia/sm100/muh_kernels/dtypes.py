@@ -24,6 +24,7 @@ class DType:
     kind: str  # "float" | "int" | "uint"
     cxx: str  # the C++ type the kernels compute on
     storage: str  # a plain C type of the same bits (host code without CUDA's half/bf16 headers)
+    aten: str  # torch's at::ScalarType (the torch bindings' switch)
 
     @property
     def is_float(self) -> bool:
@@ -36,19 +37,19 @@ class DType:
 
 
 _ROWS = (
-    # name       code size kind     C++ type              plain storage
-    ("float32", 0, 4, "float", "float", "float"),
-    ("float64", 1, 8, "float", "double", "double"),
-    ("float16", 2, 2, "float", "__half", "unsigned short"),
-    ("bfloat16", 3, 2, "float", "muh::bf16", "unsigned short"),
-    ("int32", 4, 4, "int", "int", "int"),
-    ("int64", 5, 8, "int", "long long", "long long"),
-    ("int8", 6, 1, "int", "signed char", "signed char"),
-    ("uint8", 7, 1, "uint", "unsigned char", "unsigned char"),
-    ("int16", 8, 2, "int", "short", "short"),
-    ("uint16", 9, 2, "uint", "unsigned short", "unsigned short"),
-    ("uint32", 10, 4, "uint", "unsigned", "unsigned"),
-    ("uint64", 11, 8, "uint", "unsigned long long", "unsigned long long"),
+    # name       code size kind     C++ type              plain storage         at::ScalarType
+    ("float32", 0, 4, "float", "float", "float", "Float"),
+    ("float64", 1, 8, "float", "double", "double", "Double"),
+    ("float16", 2, 2, "float", "__half", "unsigned short", "Half"),
+    ("bfloat16", 3, 2, "float", "muh::bf16", "unsigned short", "BFloat16"),
+    ("int32", 4, 4, "int", "int", "int", "Int"),
+    ("int64", 5, 8, "int", "long long", "long long", "Long"),
+    ("int8", 6, 1, "int", "signed char", "signed char", "Char"),
+    ("uint8", 7, 1, "uint", "unsigned char", "unsigned char", "Byte"),
+    ("int16", 8, 2, "int", "short", "short", "Short"),
+    ("uint16", 9, 2, "uint", "unsigned short", "unsigned short", "UInt16"),
+    ("uint32", 10, 4, "uint", "unsigned", "unsigned", "UInt32"),
+    ("uint64", 11, 8, "uint", "unsigned long long", "unsigned long long", "UInt64"),
 )
 TABLE: dict[str, DType] = {r[0]: DType(*r) for r in _ROWS}
 # The order types are listed in (schema, docs): by size, then signed/unsigned/float.
@@ -56,6 +57,10 @@ ORDER = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "int32", "ui
          "uint64", "float64")
 SIZE: dict[str, int] = {n: TABLE[n].size for n in ORDER}
 CODE: dict[str, int] = {n: TABLE[n].code for n in ORDER}
+OPS = ("float32", "float16", "bfloat16")
+"""The LLM ops' element types (``enum muh_op_dtype``, include/muh/ops/ops.h), in their one order:
+derive's ops policies, the rms_norm/silu_and_mul records, the C and torch bindings and the vLLM
+provider read this tuple."""
 
 
 def by_code() -> list[DType]:

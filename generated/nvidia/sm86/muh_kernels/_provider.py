@@ -132,7 +132,7 @@ def _muh_torch_ops():
     return _TORCH_OPS[0]
 
 
-_FLOATS = ("float32", "float16", "bfloat16")
+_FLOATS = llm.OPS_DTYPES
 
 
 def _gemma_problem(x, weight, residual) -> str | None:
