@@ -4,6 +4,9 @@ sm_90 tuning sees it (132 SMs, 32-lane warps, 48 KiB of shared memory per block,
     from lab_card import hardware
     SPEC = "muh 1\\n\\n" + hardware() + "\\nalgorithm reduce on lab { … }\\n"
 
+A test that pins where a diagnostic or a provenance points asks `line_col` for the place in the spec
+it composed, so the number follows the card and still fails when the reported place is wrong.
+
 (tests/conftest.py puts tests/ on the import path.)
 """
 from __future__ import annotations
@@ -25,3 +28,12 @@ def hardware(name: str = "lab", **keys: str) -> str:
     each its .muh text (``cub_parity="true"``)."""
     body = "".join(f"  {k} = {v}\n" for k, v in {**KEYS, **keys}.items())
     return f"hardware {name} {{\n{body}  {TOOLCHAIN}\n}}\n"
+
+
+def line_col(text: str, needle: str, offset: int = 0) -> tuple[int, int]:
+    """1-based (line, column) of ``needle`` (+ ``offset`` characters) in ``text``, as muh reports a
+    place (file:line:col). ``needle`` must occur exactly once, so the place asked for is not a guess."""
+    count = text.count(needle)
+    assert count == 1, f"{needle!r} occurs {count} times in the spec; give a longer needle"
+    i = text.index(needle) + offset
+    return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lab_card import hardware
 
 from muh.check import cub_truth, parity
 from muh.derive import scaling
@@ -16,13 +17,7 @@ from muh.schema.policy_key import Query
 ROOT = Path(__file__).resolve().parents[2]
 NVIDIA = ROOT / "specs" / "nvidia.muh"
 
-HW = """muh 1
-hardware g {
-  arch = hopper  compute_capability = 90  sm_count = 132  warp_size = 32  smem_per_block = 48 KiB
-  cub_parity = true
-  toolchain { cuda = "13.0" }
-}
-"""
+HW = "muh 1\n" + hardware("g", cub_parity="true")
 SCAN = """algorithm scan on g {
   types = [float32, %s]
   policy default {
@@ -70,7 +65,7 @@ def test_impossible_types_are_refused_where_written(decl, message, col):
     diags = errors(HW + decl + "\n")
     assert [d.code for d in diags] == ["E-TYPEDEF"], diags
     assert message in diags[0].message and diags[0].hint
-    assert (diags[0].span.line, diags[0].span.col) == (7, col)
+    assert (diags[0].span.line, diags[0].span.col) == (HW.count("\n") + 1, col)  # the line after the card
 
 
 def test_an_undeclared_type_names_the_declaration():

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from lab_card import hardware, line_col
 
 from muh.check import parity
 from muh.derive import derive
@@ -18,14 +19,7 @@ from muh.schema.policy_key import Query, covering
 ROOT = Path(__file__).resolve().parents[2]
 NVIDIA = ROOT / "specs" / "nvidia.muh"
 
-HW = """muh 1
-hardware g {
-  arch = hopper  compute_capability = 90  sm_count = 132  warp_size = 32  smem_per_block = 48 KiB
-  cub_parity = true
-  toolchain { cuda = "13.0" }
-}
-type pair16 { size = 16 B  align = 8 B }
-"""
+HW = "muh 1\n" + hardware("g", cub_parity="true") + "type pair16 { size = 16 B  align = 8 B }\n"
 RBK = """algorithm reduce_by_key on g {
   types = [int32, float64]
   values = [%s]
@@ -76,15 +70,18 @@ def test_the_value_size_reaches_the_combined_rules():
     assert resolve_query(spec, "reduce_by_key@g", Query("float64", "plus", 32, "pair16")).value("items") == 2
 
 
-@pytest.mark.parametrize("values, extra, code, message, line", [
-    ("int64", "policy int32.int32 { items = 7 }", "E-POLICYKEY", "names `int32` as both key and value type", 18),
-    ("int64", "policy int32.plus.int64 { items = 7 }", "E-POLICYKEY", "`int64` cannot follow `int32.plus`", 18),
-    ("int46", "", "E-TYPE", "unknown value type `int46`", 10),
+@pytest.mark.parametrize("values, extra, code, message, where", [
+    ("int64", "policy int32.int32 { items = 7 }", "E-POLICYKEY", "names `int32` as both key and value type",
+     "policy int32.int32"),
+    ("int64", "policy int32.plus.int64 { items = 7 }", "E-POLICYKEY", "`int64` cannot follow `int32.plus`",
+     "policy int32.plus.int64"),
+    ("int46", "", "E-TYPE", "unknown value type `int46`", "values = [int46]"),
 ])
-def test_bad_value_keys_are_refused_where_written(values, extra, code, message, line):
-    diags = errors(HW + RBK % (values, extra))
+def test_bad_value_keys_are_refused_where_written(values, extra, code, message, where):
+    text = HW + RBK % (values, extra)
+    diags = errors(text)
     assert [d.code for d in diags] == [code], diags
-    assert message in diags[0].message and diags[0].hint and diags[0].span.line == line
+    assert message in diags[0].message and diags[0].hint and diags[0].span.line == line_col(text, where)[0]
 
 
 def test_values_belong_to_by_key_families_only():
@@ -98,7 +95,7 @@ def test_values_belong_to_by_key_families_only():
     assert [d.code for d in diags] == ["E-VALUES", "E-POLICYKEY"], diags
     assert "`values` is for by-key families" in diags[0].message and "reduce_by_key" in diags[0].hint
     assert "`scan` has no values" in diags[1].message and "write `int32`" in diags[1].hint
-    assert (diags[1].span.line, diags[1].span.col) == (11, 10)
+    assert (diags[1].span.line, diags[1].span.col) == line_col(HW + scan, "int32.int64")
 
 
 # ---- parity: the pairs are compared, and a missing one is a gap -----------------------------------

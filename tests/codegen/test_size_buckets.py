@@ -10,17 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lab_card import hardware, line_col
 
-SPEC = """\
-muh 1
-hardware h200 {
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  arch = hopper
-  compute_capability = 90
-  toolchain { cuda = "13.0"  arch = "sm_90" }
-}
+SPEC = "muh 1\n" + hardware("h200") + """\
 algorithm reduce on h200 {
   types = [float32, float64]
   policy default { threads = 256  items = 16  vec = 4 }
@@ -89,17 +81,24 @@ def test_each_bucket_is_a_policy_and_the_launch_picks_it_by_count(built):
         assert re.search(rf"namespace {ns} {{\nconstexpr int kThreads = {threads};", params), ns
 
 
+def line_of(needle: str) -> int:
+    return line_col(SPEC, needle)[0]
+
+
 def test_the_tuning_headers_show_each_bucket_with_its_provenance(built):
     tuning = built / "include" / "muh" / "tuning"
     reduce = (tuning / "tuning_reduce.cuh").read_text()
     assert "if (type == element::float64 && elements >= 16777216LL) {" in reduce
     large = reduce[reduce.index("elements >= 16777216LL"):]
-    assert "// float64, elements >= 2^24" in large and "T4=512" in large and "k.muh:13" in large
+    assert "// float64, elements >= 2^24" in large and "T4=512" in large
+    assert re.search(rf"k\.muh:{line_of('policy float64 { when elements < 2^24')}\b", large)
     transform = (tuning / "tuning_transform.cuh").read_text()
     assert "elements < 1048576LL" in transform and "elements >= 16777216LL" in transform
-    assert "k.muh:19" in transform  # where the small bucket's threads = 128 is written
+    # where the small bucket's threads = 128 is written
+    assert re.search(rf"k\.muh:{line_of('when elements < 2^20 { threads = 128 }')}\b", transform)
     histogram = (tuning / "tuning_histogram.cuh").read_text()
-    assert "elements >= 16777216LL" in histogram and "k.muh:27" in histogram
+    assert "elements >= 16777216LL" in histogram
+    assert re.search(rf"k\.muh:{line_of('policy uint8 { threads = 768')}\b", histogram)
 
 
 @pytest.mark.nvcc
@@ -183,8 +182,7 @@ def test_a_parity_target_stays_bucket_free(family, tmp_path):
     algo = SPEC[SPEC.index(f"algorithm {family}"):]
     algo = algo[:algo.index("\n}\n") + 3]
     spec = tmp_path / "p.muh"
-    spec.write_text(SPEC[:SPEC.index("algorithm")].replace("  arch = hopper\n", "  arch = hopper\n  cub_parity = true\n")
-                    + algo)
+    spec.write_text("muh 1\n" + hardware("h200", cub_parity="true") + algo)
     with pytest.raises(MuhError) as err:
         load_file(spec)
     assert [d.code for d in err.value.diagnostics] == ["E-BUCKET"]

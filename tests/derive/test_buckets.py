@@ -9,22 +9,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lab_card import hardware, line_col
 
 from muh.grammar.format import format_module
 from muh.grammar.parser import parse
 from muh.pipeline import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
-BUCKETED = """\
-muh 1
-hardware h200 {
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  arch = hopper
-  compute_capability = 90
-  toolchain { cuda = "13.0"  arch = "sm_90" }
-}
+BUCKETED = "muh 1\n" + hardware("h200") + """\
 algorithm scan on h200 {
   types = [float32, float64]
   policy default { threads = 128  items = 24  vec = 4 }
@@ -57,11 +49,12 @@ def test_derive_resolves_each_bucket_with_its_provenance(spec):
     pol = load_file(spec).derived.algorithms["scan@h200"].policies["float64"]
     assert [(b.lo, b.hi) for b in pol.buckets] == [(0, 1 << 16), (1 << 16, 1 << 24), (1 << 24, None)]
     small, mid, large = pol.buckets
-    assert small.values["threads"].value == 256 and small.values["threads"].where.endswith(":14:15")
+    assert small.values["threads"].value == 256
+    assert small.values["threads"].where.endswith(":%d:%d" % line_col(BUCKETED, "256  # every size"))
     assert mid.values["items"].inputs["I4"] == 16  # the bucket's nominal items, then scaled for 8 B
     assert "bucket `elements in 2^16..2^24`" in mid.values["items"].inputs["items_from"]
     assert large.values["threads"].inputs["T4"] == 384 and large.label == "elements >= 2^24"
-    assert large.values["threads"].where.endswith(":17:39")
+    assert large.values["threads"].where.endswith(":%d:%d" % line_col(BUCKETED, "384 }"))
     # a type without buckets has none
     assert load_file(spec).derived.algorithms["scan@h200"].policies["float32"].buckets == []
 
@@ -146,16 +139,7 @@ def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkey
     assert "if ((n) < 1048576LL)" in f32 and "enum { B = 1 };" in f32
 
 
-TOPK_BY_K = """\
-muh 1
-hardware h200 {
-  sm_count = 132
-  warp_size = 32
-  smem_per_block = 48 KiB
-  arch = hopper
-  compute_capability = 90
-  toolchain { cuda = "13.0"  arch = "sm_90" }
-}
+TOPK_BY_K = "muh 1\n" + hardware("h200") + """\
 algorithm topk on h200 {
   types = [float32, float16]
   policy default { threads = 512  items = 4  bits_per_pass = 11 }

@@ -7,27 +7,25 @@ import json
 from pathlib import Path
 
 import pytest
+from lab_card import hardware
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "bench/results/probe-h200.json"
 TORCH = json.loads((ROOT / "bench/results/probe-2026-12-01/torch.json").read_text())["properties"]
 
-# A spec of the lab card written from torch's properties (not from the probe), in canonical layout.
-SPEC = f"""muh 1
+# A spec of the lab card with the facts torch's properties give (not the probe's), canonical once formatted.
+SPEC = """muh 1
 
 # the lab card, as torch.cuda.get_device_properties describes it
-hardware h200 {{
-  vendor = nvidia
-  arch = hopper
-  compute_capability = {TORCH["major"] * 10 + TORCH["minor"]}
-  device_name = "{TORCH["name"]}"
-  sm_count = {TORCH["multi_processor_count"]}
-  warp_size = {TORCH["warp_size"]}
-  smem_per_block = {TORCH["shared_memory_per_block"]} B  # static
-  l2_cache = {TORCH["L2_cache_size"]} B
-  toolchain {{ cuda = "13.0"  cxx = 17  arch = "sm_90" }}
-}}
-
+""" + hardware(
+    "h200",
+    compute_capability=str(TORCH["major"] * 10 + TORCH["minor"]),
+    device_name=f'"{TORCH["name"]}"',
+    sm_count=str(TORCH["multi_processor_count"]),
+    warp_size=str(TORCH["warp_size"]),
+    smem_per_block=f'{TORCH["shared_memory_per_block"]} B  # static',
+    l2_cache=f'{TORCH["L2_cache_size"]} B',
+) + f"""
 algorithm reduce on h200 {{
   policy default {{ threads = 256  items = 16  vec = 4  modifier = ldg  block = warp_reductions  scaling = mem_bound }}
 }}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from lab_card import KEYS, TOOLCHAIN, hardware
 
 from muh.derive import derive, hardware_fingerprint
 from muh.explain import explain
@@ -95,7 +96,8 @@ def test_stale_when_the_hardware_changes(small_text):
     SMALL = small_text
     hw = load(SMALL, "lab.muh").hardware["lab"]
     out = apply_winner(SMALL, "lab.muh", "reduce", "lab", "float32", {"items": 12}, ev(hardware_fingerprint(hw)))
-    changed = out.replace('toolchain { cuda = "13.0"', 'toolchain { cuda = "13.1"')
+    changed = out.replace(TOOLCHAIN, TOOLCHAIN.replace('cuda = "13.0"', 'cuda = "13.1"'))
+    assert changed != out  # the card's CUDA version changed
     lines = "\n".join(explain(derive(load(changed, "lab.muh")), "reduce.float32.items"))
     assert "STALE" in lines
 
@@ -109,7 +111,9 @@ def test_measured_check_fails_on_stale_values(small_text):
     out = apply_winner(SMALL, "lab.muh", "reduce", "lab", "float32", {"items": 12}, ev(hardware_fingerprint(hw)))
     s = load(out, "lab.muh")
     assert check_measured(BuildContext(s, derive(s))).status == "pass"
-    s2 = load(out.replace("sm_count = 132", "sm_count = 114"), "lab.muh")
+    card = f"  sm_count = {KEYS['sm_count']}\n"
+    assert card in out
+    s2 = load(out.replace(card, "  sm_count = 114\n"), "lab.muh")
     res = check_measured(BuildContext(s2, derive(s2)))
     assert res.status == "fail" and "stale" in res.detail and any(c.startswith("STALE") for c in res.cases)
     s3 = load(SMALL, "lab.muh")
@@ -146,5 +150,6 @@ def test_the_fingerprint_hashes_the_facts_set_not_the_fields_left_unset(small_te
         future_key: Optional[int] = None
 
     assert hardware_fingerprint(Wider.model_construct(**dict(hw))) == hardware_fingerprint(hw)
-    declared = load(small_text.replace("  warp_size = 32\n", "  warp_size = 32\n  l2_cache = 60 MiB\n"), "lab.muh")
+    assert "l2_cache" not in small_text
+    declared = load(small_text.replace(hardware(), hardware(l2_cache="60 MiB")), "lab.muh")
     assert hardware_fingerprint(declared.hardware["lab"]) != hardware_fingerprint(hw)
