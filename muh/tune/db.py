@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from muh.tune.measure import Result
+
 SCHEMA_VERSION = 2
 
 _SCHEMA = """
@@ -58,22 +60,20 @@ class RunKey:
 
 
 @dataclass
-class Trial:
-    variant: str
-    kernel: str
-    status: str
-    detail: str = ""
-    sizes: list[int] = field(default_factory=list)
-    variant_ns: list[float] = field(default_factory=list)
-    base_ns: list[float] = field(default_factory=list)
-    samples: int = 0
-    score: float | None = None
-    min: float | None = None
-    mean: float | None = None
-    max: float | None = None
-    phase: str = "search"
-    round: int = 0
-    device: str = ""
+class Trial(Result):
+    """One stored trial: a variant's measured ``Result`` with the variant and kernel it measured, its
+    score against the base (``stats.score``; none unless it ran ok), the phase and round of the run, and
+    the GPU that measured it."""
+
+    variant: str = field(kw_only=True)
+    kernel: str = field(kw_only=True)
+    score: float | None = field(default=None, kw_only=True)
+    min: float | None = field(default=None, kw_only=True)
+    mean: float | None = field(default=None, kw_only=True)
+    max: float | None = field(default=None, kw_only=True)
+    phase: str = field(default="search", kw_only=True)
+    round: int = field(default=0, kw_only=True)
+    device: str = field(default="", kw_only=True)
     """The GPU that measured this trial (name and UUID): with several GPUs, every trial says which one."""
 
 
@@ -146,5 +146,6 @@ _COLS = "variant, kernel, status, detail, sizes, variant_ns, base_ns, samples, s
 
 
 def _trial(row) -> Trial:
-    return Trial(row[0], row[1], row[2], row[3], json.loads(row[4]), json.loads(row[5]), json.loads(row[6]), row[7],
-                 row[8], row[9], row[10], row[11], row[12], row[13], row[14])
+    return Trial(row[2], row[3], json.loads(row[4]), json.loads(row[5]), json.loads(row[6]), row[7], variant=row[0],
+                 kernel=row[1], score=row[8], min=row[9], mean=row[10], max=row[11], phase=row[12], round=row[13],
+                 device=row[14])

@@ -29,7 +29,10 @@ class BaseFailed(RuntimeError):
 
 @dataclass
 class Result:
-    index: int
+    """What the harness reports for one variant of a unit (``run_unit`` keys them by the variant's
+    index): its status and, when it ran, the sizes and the median times of variant and base at each.
+    A stored trial (``db.Trial``) is this record with what identifies and scores it."""
+
     status: str
     detail: str = ""
     sizes: list[int] = field(default_factory=list)
@@ -131,7 +134,7 @@ def _run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], r
                     raise BaseFailed(msg.get("detail", "the base policy fails the correctness check"))
                 if idx == -1:
                     raise RuntimeError(msg.get("detail", "the measurement harness failed"))
-                results[idx] = Result(idx, msg["status"], msg.get("detail", ""), msg.get("sizes", []),
+                results[idx] = Result(msg["status"], msg.get("detail", ""), msg.get("sizes", []),
                                       msg.get("variant_ns", []), msg.get("base_ns", []), int(msg.get("samples", 0)))
                 rest = [i for i in todo if i not in results]
                 in_flight = rest[0] if rest else None
@@ -149,9 +152,9 @@ def _run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], r
             break
         if in_flight is not None and in_flight not in results:
             if hung:
-                results[in_flight] = Result(in_flight, "timeout", f"no result within {timeout:.0f} s")
+                results[in_flight] = Result("timeout", f"no result within {timeout:.0f} s")
             else:
-                results[in_flight] = Result(in_flight, "launch_error",
+                results[in_flight] = Result("launch_error",
                                             f"process exited with {proc.returncode}: {err.strip()[-300:]}")
         todo = [i for i in todo if i not in results]
     return results

@@ -13,7 +13,7 @@ import hashlib
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import muh
@@ -330,12 +330,12 @@ class Runner:
             indexed = []
             for i, (lab, k) in enumerate(members, start=1):
                 if i in spilled:
-                    self._finish(rep, scores, waiting, key, k, Trial(lab, k, "spills", spill_detail(spilled[i])))
+                    self._finish(rep, scores, waiting, key, k, Trial("spills", spill_detail(spilled[i]), variant=lab, kernel=k))
                 else:
                     indexed.append((i, lab, k))
             if o.compile_only:
                 for _, lab, k in indexed:
-                    self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compiled", "compile only"), store_db=False)
+                    self._finish(rep, scores, waiting, key, k, Trial("compiled", "compile only", variant=lab, kernel=k), store_db=False)
                 return
             if indexed:
                 path = store(comp.binary, o.work / "bin")
@@ -346,7 +346,7 @@ class Runner:
                 self._submit(s.units, space, s.hw, [m])
         else:
             lab, k = members[0]
-            self._finish(rep, scores, waiting, key, k, Trial(lab, k, "compile_error", comp.log[-1500:]))
+            self._finish(rep, scores, waiting, key, k, Trial("compile_error", comp.log[-1500:], variant=lab, kernel=k))
 
     def _submit(self, units, space: Space, hw: Hardware, members: list[tuple[str, str]], twin: bool = False) -> None:
         """Queue one unit: the base (index 0), ``members`` (1..n) and, with ``twin``, a second copy
@@ -372,12 +372,11 @@ class Runner:
             r = out.results.get(i)
             if r is None and self.stop.is_set():
                 continue  # not measured because of the interrupt: measure it on resume
-            self._finish(rep, scores, waiting, key, k, self._trial(lab, k, r or Result(i, "launch_error", "no result"),
+            self._finish(rep, scores, waiting, key, k, self._trial(lab, k, r or Result("launch_error", "no result"),
                                                                    device=out.device))
 
     def _trial(self, lab: str, k: str, r: Result, phase: str = "search", rnd: int = 0, device: str = "") -> Trial:
-        t = Trial(lab, k, r.status, r.detail, list(r.sizes), list(r.variant_ns), list(r.base_ns), r.samples, phase=phase,
-                  round=rnd, device=device)
+        t = Trial(**asdict(r), variant=lab, kernel=k, phase=phase, round=rnd, device=device)
         if r.status == "ok" and r.variant_ns and all(x > 0 for x in r.variant_ns):
             s = stats.score(r.base_ns, r.variant_ns, r.sizes)
             t.score, t.min, t.mean, t.max = s.score, s.min, s.mean, s.max
@@ -444,7 +443,7 @@ class Runner:
                 return
             out: Outcome = fut.result()
             for i, (lab, k) in list(enumerate(members, start=1)) + [(twin, ("twin:" + space.base.label(tuple(space.dims)), base_kernel))]:
-                r = out.results.get(i) or Result(i, "launch_error", "no result")
+                r = out.results.get(i) or Result("launch_error", "no result")
                 self.db.put(key, self._trial(lab, k, r, "confirm", rnd, device=out.device), self.session)
         cands = {lab: stats.Candidate(lab) for lab, _ in members}
         samples = 0

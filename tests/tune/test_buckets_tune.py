@@ -42,7 +42,7 @@ class SizeGpu:
             lab = labels[i]
             fast = self.fast_label in lab and not lab.startswith("twin:")
             var = [b * ((0.8 if n >= LARGE else 1.3) if fast else 1.0) for b, n in zip(base, sizes)]
-            out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
+            out[i] = Result("ok", "", list(sizes), var, base, runs)
         return out
 
 
@@ -158,7 +158,7 @@ class KGpu:
             lab = labels[i]
             wide = "tpb_1024" in lab and "bpp_11" in lab and not lab.startswith("twin:")
             var = [b * ((0.5 if k >= 256 else 1.2) if wide else 1.0) for b in base]
-            out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
+            out[i] = Result("ok", "", list(sizes), var, base, runs)
         return out
 
 
@@ -330,7 +330,7 @@ class ConfirmFailsGpu(SizeGpu):
         if any(lab.startswith("twin:") for lab in labels.values()):
             for i in indices:
                 if not labels[i].startswith("twin:"):
-                    out[i] = Result(i, "wrong_result", "bin 0 = 1 != reference 2")
+                    out[i] = Result("wrong_result", "bin 0 = 1 != reference 2")
         return out
 
 

@@ -17,9 +17,10 @@ def key(**kw) -> RunKey:
 
 def test_put_get_roundtrip(tmp_path):
     db = TuneDB(tmp_path / "t.sqlite")
-    t = Trial("ipt_16.tpb_256", "k1", "ok", "", [1, 2], [10.0, 20.0], [11.0, 22.0], 15, 1.1, 1.1, 1.1, 1.1)
+    t = Trial("ok", "", [1, 2], [10.0, 20.0], [11.0, 22.0], 15, variant="ipt_16.tpb_256", kernel="k1", score=1.1, min=1.05,
+              mean=1.1, max=1.15, phase="confirm", round=2, device="GPU-1234")
     db.put(key(), t)
-    got = db.get(key(), "k1")
+    got = db.get(key(), "k1", "confirm", 2)
     assert got == t
     assert db.get(key(), "k2") is None
 
@@ -27,8 +28,8 @@ def test_put_get_roundtrip(tmp_path):
 def test_rows_survive_reopening_and_are_isolated_by_key(tmp_path):
     path = tmp_path / "t.sqlite"
     db = TuneDB(path)
-    db.put(key(), Trial("a", "k1", "ok"))
-    db.put(key(), Trial("b", "k2", "compile_error", "error: x"))
+    db.put(key(), Trial("ok", variant="a", kernel="k1"))
+    db.put(key(), Trial("compile_error", "error: x", variant="b", kernel="k2"))
     db.close()
     db = TuneDB(path)
     assert [t.variant for t in db.trials(key())] == ["a", "b"]
@@ -39,16 +40,16 @@ def test_rows_survive_reopening_and_are_isolated_by_key(tmp_path):
 
 def test_adding_variants_keeps_old_rows(tmp_path):
     db = TuneDB(tmp_path / "t.sqlite")
-    db.put(key(), Trial("a", "k1", "ok"))
-    db.put(key(), Trial("new", "k9", "ok"))
+    db.put(key(), Trial("ok", variant="a", kernel="k1"))
+    db.put(key(), Trial("ok", variant="new", kernel="k9"))
     assert {t.variant for t in db.trials(key())} == {"a", "new"}
 
 
 def test_phases_and_rounds_are_separate_rows(tmp_path):
     db = TuneDB(tmp_path / "t.sqlite")
-    db.put(key(), Trial("a", "k1", "ok", score=1.0))
-    db.put(key(), Trial("a", "k1", "ok", score=1.1, phase="confirm", round=0))
-    db.put(key(), Trial("a", "k1", "ok", score=1.2, phase="confirm", round=1))
+    db.put(key(), Trial("ok", variant="a", kernel="k1", score=1.0))
+    db.put(key(), Trial("ok", variant="a", kernel="k1", score=1.1, phase="confirm", round=0))
+    db.put(key(), Trial("ok", variant="a", kernel="k1", score=1.2, phase="confirm", round=1))
     assert db.get(key(), "k1").score == 1.0
     assert db.get(key(), "k1", "confirm", 1).score == 1.2
     assert len(db.trials(key(), "confirm")) == 2

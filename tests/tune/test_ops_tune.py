@@ -41,7 +41,7 @@ class RowGpu:
             lab = labels[i]
             fast = lab == "ipt_1.tpb_1024"
             var = [b * ((0.75 if n < BOUND else 1.1) if fast else 1.0) for b, n in zip(base, sizes)]
-            out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
+            out[i] = Result("ok", "", list(sizes), var, base, runs)
         return out
 
 

@@ -31,12 +31,12 @@ class FakeGpu:
         for i in indices:
             lab = labels[i]
             if lab in self.fail:
-                out[i] = Result(i, self.fail[lab], "planted")
+                out[i] = Result(self.fail[lab], "planted")
                 continue
             items = int(re.search(r"ipt_(\d+)", lab).group(1))
             base = [1000.0 * (k + 1) for k in range(len(sizes))]
             var = [b * (0.5 + items / 32) for b in base]  # ipt_16 == base
-            out[i] = Result(i, "ok", "", list(sizes), var, base, runs)
+            out[i] = Result("ok", "", list(sizes), var, base, runs)
         return out
 
     def _unit_of(self, binary) -> int:
@@ -162,7 +162,7 @@ def test_apply_writes_kept_evidence_when_nothing_wins(setup, small_spec, machine
     make, _ = setup
 
     def same(binary, indices, g, *, sizes, runs, warmup, seed, timeout, stop=None):
-        return {i: Result(i, "ok", "", list(sizes), [1000.0] * len(sizes), [1000.0] * len(sizes), runs) for i in indices}
+        return {i: Result("ok", "", list(sizes), [1000.0] * len(sizes), [1000.0] * len(sizes), runs) for i in indices}
 
     monkeypatch.setattr(R, "run_unit", same)  # every variant exactly as fast as the base: nobody wins
     run = make()
@@ -191,7 +191,7 @@ def test_kept_evidence_names_another_kernel_not_a_relabelled_base(setup, small_s
         out = {}
         for i in indices:
             t = 998.0 if labels[i].startswith("ipt_16.tpb_256.") else 1010.0 + i  # the base's kernel: "faster"
-            out[i] = Result(i, "ok", "", list(sizes), [t] * len(sizes), [1000.0] * len(sizes), runs)
+            out[i] = Result("ok", "", list(sizes), [t] * len(sizes), [1000.0] * len(sizes), runs)
         return out
 
     monkeypatch.setattr(R, "run_unit", base_fastest)
