@@ -152,70 +152,17 @@ def _outputs(view, ctx, reports, spec: Path, plot: Path | None, apply: bool) -> 
 
 def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
              buckets=None, shape=None) -> dict:
+    """Everything a tune run needs before it measures, each flag checked in turn (a bad one is a
+    MuhError): the loaded spec, its types, the spaces to search and, unless --dry-run, the machine."""
     from muh.pipeline import load_file
-    from muh.tune import stats
-    from muh.tune.compile import ray_available
-    from muh.tune.machine import detect
-    from muh.schema.models import Bucket
-    from muh.tune.space import build_space
-    from muh.tune.strategy import STRATEGIES
 
-    if strategy not in STRATEGIES:
-        from muh.diagnostics import did_you_mean
-
-        raise MuhError([Diagnostic("E-FLAG", f"unknown strategy `{strategy}`", None,
-                                   hint=did_you_mean(strategy, STRATEGIES) or f"strategies: {', '.join(STRATEGIES)}")])
+    _check_strategy(strategy)
     loaded = load_file(spec)
-    type_list = [t.strip() for t in (types or "float32").split(",") if t.strip()]
-    for t in type_list:
-        build_space(loaded.spec, algo, t)  # its own diagnostics first (unknown family, type, no space)
-    from muh import families
-
-    generated = rec.dtypes if (rec := families.find(algo)) else ()
-    for t in type_list:
-        if t not in generated:
-            raise MuhError([Diagnostic("E-TUNE", f"muh's {algo} kernels are not generated for {t}", None,
-                                       hint=f"{algo} types: {', '.join(generated)}")])
-    size_list = list(stats.SIZES)
-    if sizes:
-        try:
-            size_list = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
-        except ValueError:
-            raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536 (each 1 … 2^40 "
-                                       "elements)", None)]) from None
-    spaces, unsearched, all_buckets = {}, [], {}
-    for t in type_list:
-        key, bounds = _buckets_of(loaded.spec, algo, t, buckets)
-        all_buckets[t] = [b for b in bounds if b is not None]
-        for b in bounds:
-            at = _bucket_shape(algo, key, b, shape)
-            if at is _UNMEASURED:  # no value of the shape part it tests: it keeps its values
-                unsearched.append((f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]", "--topk-shape"))
-                continue
-            sp = build_space(loaded.spec, algo, t, b, key, at)
-            if key == "elements" and not sp.sizes(size_list):
-                if sizes and not buckets and len(bounds) > 1:
-                    # --sizes chose where to measure among the spec's buckets: one none of them falls in
-                    # keeps its values (as a k bucket without a k of --topk-shape does); a bucket named by
-                    # --buckets or one the default sizes miss is a mistake
-                    unsearched.append((f"{algo} {t} [{sp.bucket_label}]", "--sizes"))
-                    continue
-                raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
-                                           f"bucket `{sp.bucket_label}` of {algo} {t}", None,
-                                           hint="add a size in it to --sizes, or choose other --buckets")])
-            spaces[sp.name] = sp
-    several = [f"{name} ({', '.join(map(str, vals))})" for name, vals in zip(_shape_keys(algo), shape or ()) if len(vals) > 1]
-    if several and not all(sp.shape for sp in spaces.values()):
-        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape lists several values of {', '.join(several)}, measured one per "
-                                   "bucket", None, hint=f"search per bucket, e.g. --buckets {several[0].split()[0]}:256, "
-                                   "or give one value")])
-    if plot is not None:
-        from muh.tune.plot import require
-
-        require()
-    if (ray or ray_address) and not ray_available():
-        raise MuhError([Diagnostic("E-RAY", "--ray/--ray-address need Ray, which is not installed", None,
-                                   hint="pip install 'muh[tune]' (or pip install ray), or compile locally without --ray")])
+    type_list = _types(loaded.spec, algo, types)
+    size_list = _sizes(sizes)
+    spaces, unsearched, all_buckets = _spaces(loaded.spec, algo, type_list, size_list, sizes, buckets, shape)
+    _check_shape_per_bucket(algo, shape, spaces)
+    _check_optional_tools(plot, ray, ray_address)
     if not spaces:
         what = "--topk-shape" if shape is not None else "--sizes"
         raise MuhError([Diagnostic("E-FLAG", "no bucket to search: " + ", ".join(n for n, _ in unsearched)
@@ -227,6 +174,107 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
            "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec}
     if dry_run:
         return ctx
+    ctx["machine"] = _machine(compile_only, ray_address)
+    return ctx
+
+
+def _check_strategy(strategy: str) -> None:
+    from muh.tune.strategy import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        from muh.diagnostics import did_you_mean
+
+        raise MuhError([Diagnostic("E-FLAG", f"unknown strategy `{strategy}`", None,
+                                   hint=did_you_mean(strategy, STRATEGIES) or f"strategies: {', '.join(STRATEGIES)}")])
+
+
+def _types(spec, algo: str, types: str | None) -> list[str]:
+    """--types as a list (default float32): each with a space in the spec and a generated kernel."""
+    from muh import families
+    from muh.tune.space import build_space
+
+    type_list = [t.strip() for t in (types or "float32").split(",") if t.strip()]
+    for t in type_list:
+        build_space(spec, algo, t)  # its own diagnostics first (unknown family, type, no space)
+    generated = rec.dtypes if (rec := families.find(algo)) else ()
+    for t in type_list:
+        if t not in generated:
+            raise MuhError([Diagnostic("E-TUNE", f"muh's {algo} kernels are not generated for {t}", None,
+                                       hint=f"{algo} types: {', '.join(generated)}")])
+    return type_list
+
+
+def _sizes(sizes: str | None) -> list[int]:
+    """--sizes as element counts (default CCCL's)."""
+    from muh.tune import stats
+
+    if not sizes:
+        return list(stats.SIZES)
+    try:
+        return [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
+    except ValueError:
+        raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536 (each 1 … 2^40 "
+                                   "elements)", None)]) from None
+
+
+def _spaces(spec, algo: str, type_list: list[str], size_list: list[int], sizes: str | None, buckets: str | None,
+            shape) -> tuple[dict, list, dict]:
+    """(the spaces to search by name, the buckets left unsearched with the flag they hold no value of,
+    each type's buckets): one space per type and bucket."""
+    from muh.schema.models import Bucket
+    from muh.tune.space import build_space
+
+    spaces, unsearched, all_buckets = {}, [], {}
+    for t in type_list:
+        key, bounds = _buckets_of(spec, algo, t, buckets)
+        all_buckets[t] = [b for b in bounds if b is not None]
+        for b in bounds:
+            at = _bucket_shape(algo, key, b, shape)
+            if at is _UNMEASURED:  # no value of the shape part it tests: it keeps its values
+                unsearched.append((f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]", "--topk-shape"))
+                continue
+            sp = build_space(spec, algo, t, b, key, at)
+            if key == "elements" and not sp.sizes(size_list):
+                if sizes and not buckets and len(bounds) > 1:
+                    # --sizes chose where to measure among the spec's buckets: one none of them falls in
+                    # keeps its values (as a k bucket without a k of --topk-shape does); a bucket named by
+                    # --buckets or one the default sizes miss is a mistake
+                    unsearched.append((f"{algo} {t} [{sp.bucket_label}]", "--sizes"))
+                    continue
+                raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes ({', '.join(map(str, size_list))}) falls in the "
+                                           f"bucket `{sp.bucket_label}` of {algo} {t}", None,
+                                           hint="add a size in it to --sizes, or choose other --buckets")])
+            spaces[sp.name] = sp
+    return spaces, unsearched, all_buckets
+
+
+def _check_shape_per_bucket(algo: str, shape, spaces: dict) -> None:
+    """Several values of one --topk-shape part are measured one per bucket: only with buckets."""
+    several = [f"{name} ({', '.join(map(str, vals))})" for name, vals in zip(_shape_keys(algo), shape or ()) if len(vals) > 1]
+    if several and not all(sp.shape for sp in spaces.values()):
+        raise MuhError([Diagnostic("E-FLAG", f"--topk-shape lists several values of {', '.join(several)}, measured one per "
+                                   "bucket", None, hint=f"search per bucket, e.g. --buckets {several[0].split()[0]}:256, "
+                                   "or give one value")])
+
+
+def _check_optional_tools(plot, ray: bool, ray_address) -> None:
+    """--plot needs matplotlib, --ray/--ray-address Ray."""
+    from muh.tune.compile import ray_available
+
+    if plot is not None:
+        from muh.tune.plot import require
+
+        require()
+    if (ray or ray_address) and not ray_available():
+        raise MuhError([Diagnostic("E-RAY", "--ray/--ray-address need Ray, which is not installed", None,
+                                   hint="pip install 'muh[tune]' (or pip install ray), or compile locally without --ray")])
+
+
+def _machine(compile_only: bool, ray_address):
+    """This machine (GPUs, driver, nvcc): nvcc always, a visible GPU unless it only compiles or a Ray
+    cluster's GPUs measure."""
+    from muh.tune.machine import detect
+
     machine = detect()
     if not machine.nvcc:
         raise MuhError([Diagnostic("E-NVCC", "muh tune needs the CUDA compiler (nvcc), which is not on PATH", None,
@@ -235,8 +283,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
         raise MuhError([Diagnostic("E-NOGPU", "muh tune measures on a GPU, and this machine has none visible", None,
                                    hint="run it on a machine with an NVIDIA GPU (nvidia-smi must list it; check CUDA_VISIBLE_DEVICES); "
                                         "`--dry-run` shows the space and `--compile-only` compiles it without a GPU")])
-    ctx["machine"] = machine
-    return ctx
+    return machine
 
 
 def _buckets_of(spec, algo: str, dtype: str, bounds: str | None) -> tuple[str, list]:
