@@ -36,8 +36,20 @@ def probe(
     accept_device_name: bool = typer.Option(False, "--accept-device-name", help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device."),
 ) -> None:
     """Measure the target's facts (bundle) and write them back into the spec (--ingest)."""
-    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, _err, report
-    from muh.diagnostics import Diagnostic, MuhError
+    _check_flags(out, emulate_warp, ingest, apply, accept_device_name)
+    if ingest is None:
+        _bundle(spec, out, emulate_warp)
+        return
+    _ingest(spec, ingest, apply, accept_device_name)
+
+
+_REFUSED = ("E-PROBE-CONTRADICTS", "E-PROBE-FOREIGN", "E-PROBE-WARP")
+"""The ingest errors that are a verdict on the spec (exit 1), not a bad input (exit 2)."""
+
+
+def _check_flags(out, emulate_warp, ingest, apply: bool, accept_device_name: bool) -> None:
+    """The flags of one mode only: a bundle (-o, --emulate-warp) or an ingest (--apply, --accept-device-name)."""
+    from muh.diagnostics import EXIT_INPUT, _err
 
     if ingest is None and (apply or accept_device_name):
         _err("--apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
@@ -48,31 +60,21 @@ def probe(
     if emulate_warp is not None and (emulate_warp < 1 or emulate_warp & (emulate_warp - 1)):
         _err(f"--emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
-    if ingest is None:
-        _bundle(spec, out, emulate_warp)
-        return
-    from muh.grammar.parser import read_source
-    from muh.pipeline import load_file
-    from muh.probe.ingest import ingest as run_ingest
-    from muh.probe.ingest import read_result, write_spec
 
-    from muh.probe.ingest import hardware_only
+
+def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> None:
+    """--ingest: compare the result with the spec, print each fact's outcome, write the spec back."""
+    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, MuhError, _err, report
+    from muh.grammar.parser import read_source
+    from muh.probe.ingest import ingest as run_ingest
+    from muh.probe.ingest import read_result
 
     try:
         text, shown = read_source(spec)
         result = read_result(ingest)
     except MuhError as err:
         raise fail_input(err)
-    spec_errors: list = []
-    try:
-        model = load_file(spec).spec
-    except MuhError as err:  # the whole spec does not load: the measured facts are checked against its hardware
-        spec_errors = err.diagnostics
-        try:
-            model = hardware_only(text, shown)
-        except MuhError as err2:
-            raise fail_input(MuhError(spec_errors + err2.diagnostics))
-    refused = ("E-PROBE-CONTRADICTS", "E-PROBE-FOREIGN", "E-PROBE-WARP")
+    model, spec_errors = _spec_model(spec, text, shown)
     try:
         done = run_ingest(result, str(ingest), text, shown, model, apply=apply, accept_device_name=accept_device_name)
     except MuhError as err:
@@ -80,10 +82,35 @@ def probe(
         if spec_errors:
             _err(f"note: {shown} does not load as a whole ({sum(d.is_error for d in spec_errors)} errors, "
                  f"`muh build {shown}` lists them); the probe's facts were checked against its hardware block")
-        raise typer.Exit(EXIT_FAIL if any(d.code.startswith(refused) for d in err.diagnostics) else EXIT_INPUT)
+        raise typer.Exit(EXIT_FAIL if any(d.code.startswith(_REFUSED) for d in err.diagnostics) else EXIT_INPUT)
     if done.notes:
         report(done.notes)
-    for o in done.outcomes:
+    _print_outcomes(done.outcomes, apply)
+    if spec_errors and not apply:  # agreement, but the spec itself is broken: nothing to write into
+        raise fail_input(MuhError(spec_errors))
+    _write_back(spec, text, shown, done, result, apply)
+
+
+def _spec_model(spec: Path, text: str, shown: str) -> tuple:
+    """(the spec's model, its errors): the whole spec, or, where it does not load, its hardware only
+    (the measured facts are checked against that); a spec whose hardware does not load either is a bad input."""
+    from muh.diagnostics import MuhError
+    from muh.pipeline import load_file
+    from muh.probe.ingest import hardware_only
+
+    try:
+        return load_file(spec).spec, []
+    except MuhError as err:
+        spec_errors = err.diagnostics
+        try:
+            return hardware_only(text, shown), spec_errors
+        except MuhError as err2:
+            raise fail_input(MuhError(spec_errors + err2.diagnostics))
+
+
+def _print_outcomes(outcomes, apply: bool) -> None:
+    """One line per fact: agreed, differing (written with --apply) or not stated (added with --apply)."""
+    for o in outcomes:
         m = o.measured
         if o.status == "agree":
             typer.echo(f"  agree       {o.field} = {m.shown}  [{m.method}]")
@@ -91,8 +118,13 @@ def probe(
             typer.echo(f"  {'written' if apply else 'differs':<11} {o.field} = {m.shown}  (spec had {o.spec_shown})")
         elif o.status == "add":
             typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
-    if spec_errors and not apply:  # agreement, but the spec itself is broken: nothing to write into
-        raise fail_input(MuhError(spec_errors))
+
+
+def _write_back(spec: Path, text: str, shown: str, done, result, apply: bool) -> None:
+    """The spec with the provenance (and, with --apply, the measured values) written, if that changes it."""
+    from muh.diagnostics import EXIT_FAIL, Diagnostic, MuhError, _err, report
+    from muh.probe.ingest import write_spec
+
     try:
         if done.new_text is not None and done.new_text != text:
             write_spec(Path(spec), done.new_text, shown)

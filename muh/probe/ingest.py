@@ -242,31 +242,52 @@ def ingest(result: Result, result_file: str, text: str, file: str, spec, *, appl
     from muh.codegen.probe import hardware_of
 
     hw = hardware_of(spec)
-    o = result.origin
-    hw_span = spec.span_of(("hardware", hw.name), key=True)
     device = result.hardware.device_name.value or "?"
-    refuse = []
-    if o.emulated_warp:
-        refuse.append(Diagnostic("E-PROBE-FOREIGN", f"{result_file} is a warp-{o.emulated_warp} emulation run on {device}: "
-                                 "it shows the warp layer's logic, not the facts of a card", hw_span,
-                                 hint="run the bundle built without --emulate-warp on the card itself"))
-    elif o.hardware != hw.name:
-        refuse.append(Diagnostic("E-PROBE-FOREIGN", f"{result_file} was measured with the bundle of `hardware {o.hardware}` "
-                                 f"({o.spec}); this spec describes `hardware {hw.name}`", hw_span,
-                                 hint=f"generate the bundle from this spec: muh probe {file} -o DIR"))
-    elif hw.device_name and result.hardware.device_name.value != hw.device_name and not accept_device_name:
-        refuse.append(Diagnostic(
-            "E-PROBE-FOREIGN", f"{result_file} comes from another device: it reports {device!r}, the spec's device_name "
-            f"is {hw.device_name!r}", spec.span_of(("hardware", hw.name, "device_name")),
-            hint="measure on the card this spec describes; if the spec's name was never measured and this IS that card, "
-                 "re-run with --accept-device-name (the name is then a contradiction to fix with --apply)"))
+    refuse = _refusals(result, result_file, file, spec, hw, device, accept_device_name)
     if refuse:
         raise MuhError(refuse)
     out = Ingest(file, hw.name, device)
+    out.notes.extend(_probe_notes(result, spec, hw, device))
+    out.outcomes, errors = _compare(result, result_file, file, spec, hw, device)
+    hard = [d for d in out.notes if d.is_error]
+    if hard or (errors and not apply):
+        raise MuhError(hard + errors + [d for d in out.notes if not d.is_error])
+    out.new_text = rewrite(text, file, hw.name, result, out.outcomes, apply)
+    return out
+
+
+def _refusals(result: Result, result_file: str, file: str, spec, hw: Hardware, device: str,
+              accept_device_name: bool) -> list[Diagnostic]:
+    """Why the result is not this card's facts: an emulation run, another hardware block's bundle, or
+    another device by name (unless the spec's name was a guess: ``accept_device_name``)."""
+    o = result.origin
+    hw_span = spec.span_of(("hardware", hw.name), key=True)
+    if o.emulated_warp:
+        return [Diagnostic("E-PROBE-FOREIGN", f"{result_file} is a warp-{o.emulated_warp} emulation run on {device}: "
+                           "it shows the warp layer's logic, not the facts of a card", hw_span,
+                           hint="run the bundle built without --emulate-warp on the card itself")]
+    if o.hardware != hw.name:
+        return [Diagnostic("E-PROBE-FOREIGN", f"{result_file} was measured with the bundle of `hardware {o.hardware}` "
+                           f"({o.spec}); this spec describes `hardware {hw.name}`", hw_span,
+                           hint=f"generate the bundle from this spec: muh probe {file} -o DIR")]
+    if hw.device_name and result.hardware.device_name.value != hw.device_name and not accept_device_name:
+        return [Diagnostic(
+            "E-PROBE-FOREIGN", f"{result_file} comes from another device: it reports {device!r}, the spec's device_name "
+            f"is {hw.device_name!r}", spec.span_of(("hardware", hw.name, "device_name")),
+            hint="measure on the card this spec describes; if the spec's name was never measured and this IS that card, "
+                 "re-run with --accept-device-name (the name is then a contradiction to fix with --apply)")]
+    return []
+
+
+def _probe_notes(result: Result, spec, hw: Hardware, device: str) -> list[Diagnostic]:
+    """What the probe says about itself: a wrong warp layer (an error), and its own measurements
+    disagreeing with the device attributes or __syncwarp not ordering shared memory (warnings)."""
+    notes = []
+    hw_span = spec.span_of(("hardware", hw.name), key=True)
     wl = result.hardware.warp_layer
     layer_bad = [k for k in ("shuffle_ok", "reduce_ok") if getattr(wl, k).value is False]
     if wl.lanes_exchanging.value != wl.logical or layer_bad:
-        out.notes.append(Diagnostic(
+        notes.append(Diagnostic(
             "E-PROBE-WARP", f"muh's warp layer for warp_size = {wl.logical} ({wl.mode}) is wrong on {device}: "
             f"{wl.lanes_exchanging.value} of {wl.logical} lanes exchange" + (f"; failed: {', '.join(layer_bad)}" if layer_bad else ""),
             spec.span_of(("hardware", hw.name, "warp_size")),
@@ -278,38 +299,40 @@ def ingest(result: Result, result_file: str, text: str, file: str, spec, *, appl
                        ("SMs by residency", h.sm_count_residency.value, h.sm_count_attribute.value),
                        ("largest dynamic shared memory without opt-in", h.smem_dynamic_max_default.value, h.smem_per_block.value)):
         if a is not None and b is not None and a != b:
-            out.notes.append(Diagnostic("W-PROBE", f"the probe's {what} ({a}) differs from the attribute ({b})", hw_span,
-                                        severity=Severity.warning))
+            notes.append(Diagnostic("W-PROBE", f"the probe's {what} ({a}) differs from the attribute ({b})", hw_span,
+                                    severity=Severity.warning))
     if wl.mode == "native" and not layer_bad and wl.lanes_exchanging.value == wl.logical \
             and wl.syncwarp_orders_smem.value is False:
-        out.notes.append(Diagnostic("W-PROBE", f"__syncwarp does not order shared memory on {device} "
-                                    f"({wl.syncwarp_orders_smem.note}); muh's warp collectives use shuffles only",
-                                    hw_span, severity=Severity.warning))
-    errors = []
+        notes.append(Diagnostic("W-PROBE", f"__syncwarp does not order shared memory on {device} "
+                                f"({wl.syncwarp_orders_smem.note}); muh's warp collectives use shuffles only",
+                                hw_span, severity=Severity.warning))
+    return notes
+
+
+def _compare(result: Result, result_file: str, file: str, spec, hw: Hardware,
+             device: str) -> tuple[list[Outcome], list[Diagnostic]]:
+    """(each rule's outcome, an E-PROBE-CONTRADICTS at the spec's value for each contradiction)."""
+    outcomes, errors = [], []
     for rule in RULES:
         m = rule.measure(result)
         sv = _spec_value(hw, rule.field)
         if m is None:
-            out.outcomes.append(Outcome(rule.field, "skip", sv, None, "not measured"))
+            outcomes.append(Outcome(rule.field, "skip", sv, None, "not measured"))
             continue
         if sv is None:
-            out.outcomes.append(Outcome(rule.field, "add" if rule.add else "skip", None, m,
-                                        "not in the spec" + ("" if rule.add else " (informational)")))
+            outcomes.append(Outcome(rule.field, "add" if rule.add else "skip", None, m,
+                                    "not in the spec" + ("" if rule.add else " (informational)")))
             continue
         if _agrees(rule, sv, m):
-            out.outcomes.append(Outcome(rule.field, "agree", sv, m))
+            outcomes.append(Outcome(rule.field, "agree", sv, m))
             continue
-        out.outcomes.append(Outcome(rule.field, "contradict", sv, m, spec_shown=_shown_spec(rule, sv)))
+        outcomes.append(Outcome(rule.field, "contradict", sv, m, spec_shown=_shown_spec(rule, sv)))
         tol = f" (tolerance ±{rule.tolerance:.0%})" if rule.tolerance else ""
         errors.append(Diagnostic(
             "E-PROBE-CONTRADICTS", f"{rule.field} = {_shown_spec(rule, sv)} in the spec, but the probe measured {m.shown} "
             f"on {device}{tol} [{m.method}]", spec.span_of(("hardware", hw.name, rule.field)),
             hint=f"muh probe --ingest {result_file} {file} --apply writes the measured value"))
-    hard = [d for d in out.notes if d.is_error]
-    if hard or (errors and not apply):
-        raise MuhError(hard + errors + [d for d in out.notes if not d.is_error])
-    out.new_text = rewrite(text, file, hw.name, result, out.outcomes, apply)
-    return out
+    return outcomes, errors
 
 
 def rewrite(text: str, file: str, hw_name: str, result: Result, outcomes: list[Outcome], apply: bool) -> str:
