@@ -79,21 +79,25 @@ def context_at(text: str, offset: int) -> Context:
         ip.exhaust_lexer()
     except LarkError:
         return Context("none", prefix=prefix)
-    stack = list(ip.parser_state.value_stack)
+    frames, current = _open_blocks(list(ip.parser_state.value_stack))
+    ctx = Context("key", frames, prefix=prefix)
+    kinds = [_kind(x) for x in current]
+    if "EQUAL" in kinds:
+        return _in_assignment(ctx, current, kinds)
+    if not current:
+        return ctx
+    return _in_block_head(ctx, current, kinds)
+
+
+def _open_blocks(stack: list) -> tuple[list[Frame], list]:
+    """(the blocks open at the end of the parser's value stack, outermost first; the items of the
+    statement under way)."""
     frames: list[Frame] = []
     current: list = []
-    for i, item in enumerate(stack):
+    for item in stack:
         kind = _kind(item)
         if kind == "LBRACE":
-            head = [x for x in current if _kind(x) in ("path", "NAME", "label", "target")]
-            names = [_names(x) for x in head]
-            frame = Frame(".".join(names[0]) if names else "?")
-            for x, n in zip(head[1:], names[1:]):
-                if _kind(x) == "target":
-                    frame = Frame(frame.kind, frame.label, ".".join(n))
-                else:
-                    frame = Frame(frame.kind, ".".join(n), frame.target)
-            frames.append(frame)
+            frames.append(_frame(current))
             current = []
         elif kind == "RBRACE":
             if frames:
@@ -103,36 +107,58 @@ def context_at(text: str, offset: int) -> Context:
             current = []
         else:
             current.append(item)
-    ctx = Context("key", frames, prefix=prefix)
-    kinds = [_kind(x) for x in current]
-    if "EQUAL" in kinds:
-        eq = kinds.index("EQUAL")
-        ctx.key = tuple(n for x in current[:eq] for n in _names(x))
-        rest = current[eq + 1:]
-        rk = [_kind(x) for x in rest]
-        depth_list = rk.count("LSQB") - rk.count("RSQB")
-        depth_call = rk.count("LPAR") - rk.count("RPAR")
-        if depth_call > 0:
-            call = next((x for x in reversed(rest) if _kind(x) == "NAME"), None)
-            ctx.where, ctx.in_call = ("value", str(call) if call is not None else None)
-            if rk and rk[-1] == "EQUAL":  # a keyword argument's value
-                ctx.in_call = None
-                ctx.key = ctx.key + (str(rest[-2]) if len(rest) >= 2 else "",)
-            elif rk and rk[-1] not in ("LPAR", "COMMA"):
-                ctx.where = "none" if rk[-1] != "NUMBER" else "unit"
-                if ctx.where == "unit" and len(rest) >= 3 and _kind(rest[-2]) == "EQUAL":
-                    ctx.key = ctx.key + (str(rest[-3]),)
-            return ctx
-        if not rest or (depth_list > 0 and rk[-1] in ("LSQB", "COMMA")):
-            ctx.where, ctx.in_list = "value", depth_list > 0
-            return ctx
-        if rk[-1] in ("NUMBER", "number"):
-            ctx.where = "unit"
-            return ctx
-        ctx.where = "key" if depth_list <= 0 else "none"
+    return frames, current
+
+
+def _frame(head_items: list) -> Frame:
+    """The block a `{` opens, from the statement before it: its kind, label and `on` target."""
+    head = [x for x in head_items if _kind(x) in ("path", "NAME", "label", "target")]
+    names = [_names(x) for x in head]
+    frame = Frame(".".join(names[0]) if names else "?")
+    for x, n in zip(head[1:], names[1:]):
+        if _kind(x) == "target":
+            frame = Frame(frame.kind, frame.label, ".".join(n))
+        else:
+            frame = Frame(frame.kind, ".".join(n), frame.target)
+    return frame
+
+
+def _in_assignment(ctx: Context, current: list, kinds: list) -> Context:
+    """After `key =`: a value (in a list or a call's arguments), a unit after a number, or a new key."""
+    eq = kinds.index("EQUAL")
+    ctx.key = tuple(n for x in current[:eq] for n in _names(x))
+    rest = current[eq + 1:]
+    rk = [_kind(x) for x in rest]
+    depth_list = rk.count("LSQB") - rk.count("RSQB")
+    depth_call = rk.count("LPAR") - rk.count("RPAR")
+    if depth_call > 0:
+        return _in_call(ctx, rest, rk)
+    if not rest or (depth_list > 0 and rk[-1] in ("LSQB", "COMMA")):
+        ctx.where, ctx.in_list = "value", depth_list > 0
         return ctx
-    if not current:
+    if rk[-1] in ("NUMBER", "number"):
+        ctx.where = "unit"
         return ctx
+    ctx.where = "key" if depth_list <= 0 else "none"
+    return ctx
+
+
+def _in_call(ctx: Context, rest: list, rk: list) -> Context:
+    """Inside a call's parentheses: an argument name, an argument's value, or a unit after its number."""
+    call = next((x for x in reversed(rest) if _kind(x) == "NAME"), None)
+    ctx.where, ctx.in_call = ("value", str(call) if call is not None else None)
+    if rk and rk[-1] == "EQUAL":  # a keyword argument's value
+        ctx.in_call = None
+        ctx.key = ctx.key + (str(rest[-2]) if len(rest) >= 2 else "",)
+    elif rk and rk[-1] not in ("LPAR", "COMMA"):
+        ctx.where = "none" if rk[-1] != "NUMBER" else "unit"
+        if ctx.where == "unit" and len(rest) >= 3 and _kind(rest[-2]) == "EQUAL":
+            ctx.key = ctx.key + (str(rest[-3]),)
+    return ctx
+
+
+def _in_block_head(ctx: Context, current: list, kinds: list) -> Context:
+    """In a block's head: its label after the kind, `on` after the label, the target after `on`."""
     heads = [_names(x) for x in current]
     if kinds[-1] == "ON":
         ctx.where, ctx.head = "target", tuple(".".join(n) for n in heads[:-1])
