@@ -20,14 +20,21 @@ KEYS = {
     "smem_per_block": "48 KiB",
     "max_threads_per_block": "1024",
 }
-TOOLCHAIN = 'toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }'
+TOOLCHAIN_KEYS = {"cuda": '"13.0"', "cxx": "17", "arch": '"sm_90"'}
 
 
-def hardware(name: str = "lab", **keys: str) -> str:
+def _toolchain(**keys: str) -> str:
+    return "toolchain { " + "  ".join(f"{k} = {v}" for k, v in {**TOOLCHAIN_KEYS, **keys}.items()) + " }"
+
+
+TOOLCHAIN = _toolchain()  # toolchain { cuda = "13.0"  cxx = 17  arch = "sm_90" }
+
+
+def hardware(name: str = "lab", toolchain: dict[str, str] | None = None, **keys: str) -> str:
     """The lab card as `hardware <name> { … }` (ending in a newline); ``keys`` add or replace keys,
-    each its .muh text (``cub_parity="true"``)."""
+    each its .muh text (``cub_parity="true"``), and ``toolchain`` the toolchain's (``{"cxx": "15"}``)."""
     body = "".join(f"  {k} = {v}\n" for k, v in {**KEYS, **keys}.items())
-    return f"hardware {name} {{\n{body}  {TOOLCHAIN}\n}}\n"
+    return f"hardware {name} {{\n{body}  {_toolchain(**(toolchain or {}))}\n}}\n"
 
 
 def line_col(text: str, needle: str, offset: int = 0) -> tuple[int, int]:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lab_card import hardware
 from lsprotocol import types as lsp
 
 from lsp_client import ROOT, Editor, uri_of
@@ -94,8 +95,10 @@ def test_generate_stage_diagnostics_follow_as_muh_build_reports_them(editor, tmp
 
 
 def test_several_errors_are_published_together(editor, tmp_path):
-    text = ("muh 1\nhardware x {\n  sm_count = 16\n  warp_sise = 64\n  smem_per_block = 48\n"
-            "  arch = a\n  toolchain { cuda = \"10.2\" }\n}\nalgorithm sacn on x { policy default { threads = 64 } }\n")
+    card = hardware("x", smem_per_block="48")  # a size without its unit
+    assert "  warp_size = " in card
+    text = ("muh 1\n" + card.replace("  warp_size = ", "  warp_sise = ")  # a misspelt key
+            + "algorithm sacn on x { policy default { threads = 64 } }\n")
     uri = uri_of(tmp_path / "many.muh")
     got = editor.open(uri, text).diagnostics
     editor.close(uri)
@@ -203,47 +206,52 @@ def _complete(editor, tmp_path, text: str, cursor: str = "|") -> list[str]:
         editor.close(uri)
 
 
-HEAD = 'muh 1\nhardware bi100 {\n  sm_count = 16\n  warp_size = 64\n  smem_per_block = 48 KiB\n  arch = a\n  toolchain { cuda = "10.2" }\n}\n'
+HEAD = "muh 1\n" + hardware()
+
+
+def head(**keys) -> str:
+    """HEAD with keys replaced or added (the cursor `|` in one of them)."""
+    return "muh 1\n" + hardware(**keys)
 
 
 def test_completion_of_keys_families_enums_types_units(editor, tmp_path):
     assert {"hardware", "algorithm", "deploy"} <= set(_complete(editor, tmp_path, HEAD + "|"))
     families = _complete(editor, tmp_path, HEAD + "algorithm |")
-    assert {"reduce", "scan", "radix_sort", "topk", "transform"} <= set(families) and "bi100" not in families
-    assert _complete(editor, tmp_path, HEAD + "algorithm reduce on |") == ["bi100"]
-    keys = _complete(editor, tmp_path, HEAD + "algorithm reduce on bi100 {\n  policy default {\n    |\n  }\n}\n")
+    assert {"reduce", "scan", "radix_sort", "topk", "transform"} <= set(families) and "lab" not in families
+    assert _complete(editor, tmp_path, HEAD + "algorithm reduce on |") == ["lab"]
+    keys = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab {\n  policy default {\n    |\n  }\n}\n")
     assert {"threads", "items", "vec", "modifier", "block"} <= set(keys) and "radix_bits" not in keys and "store" not in keys
-    mods = _complete(editor, tmp_path, HEAD + "algorithm reduce on bi100 {\n  policy default { modifier = |")
+    mods = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab {\n  policy default { modifier = |")
     assert {"ldg", "ca", "cg", "cs", "default"} <= set(mods) and "warp_transpose" not in mods
-    blocks = _complete(editor, tmp_path, HEAD + "algorithm reduce on bi100 {\n  policy default { block = l|")
+    blocks = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab {\n  policy default { block = l|")
     assert "warp_reductions" in blocks and "warp_scans" not in blocks  # reduce's block algorithms, not scan's
-    assert "warp_scans" in _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { block = |")
-    types = _complete(editor, tmp_path, HEAD + "algorithm reduce on bi100 { types = [float32, |")
+    assert "warp_scans" in _complete(editor, tmp_path, HEAD + "algorithm scan on lab { policy default { block = |")
+    types = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab { types = [float32, |")
     assert {"float16", "bfloat16", "int8", "uint64"} <= set(types)
-    keys = _complete(editor, tmp_path, HEAD + "algorithm reduce on bi100 { policy |")
+    keys = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab { policy |")
     assert {"default", "float32", "float32.plus"} <= set(keys)
-    hw_keys = _complete(editor, tmp_path, HEAD.replace("  arch = a\n", "  |\n  arch = a\n"))
+    hw_keys = _complete(editor, tmp_path, HEAD.replace("  toolchain", "  |\n  toolchain"))
     assert {"mem_bandwidth", "l2_cache", "cub_parity", "toolchain"} <= set(hw_keys) and "name" not in hw_keys
-    sizes = _complete(editor, tmp_path, HEAD.replace("48 KiB", "48 |"))
+    sizes = _complete(editor, tmp_path, head(smem_per_block="48 |"))
     assert {"KiB", "MiB", "B"} <= set(sizes) and "GB/s" not in sizes and "ns" not in sizes
-    rates = _complete(editor, tmp_path, HEAD.replace("  arch = a\n", "  mem_bandwidth = 584 |\n  arch = a\n"))
+    rates = _complete(editor, tmp_path, head(mem_bandwidth="584 |"))
     assert "GB/s" in rates and "KiB" not in rates
-    assert {"nvcc", "clang"} <= set(_complete(editor, tmp_path, HEAD.replace('cuda = "10.2"', 'cuda = "10.2"  compiler = |')))
+    assert {"nvcc", "clang"} <= set(_complete(editor, tmp_path, head(toolchain={"compiler": "|"})))
 
 
 def test_completion_of_calls_and_sub_policies(editor, tmp_path):
-    delays = _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { delay = |")
+    delays = _complete(editor, tmp_path, HEAD + "algorithm scan on lab { policy default { delay = |")
     assert {"no_delay", "fixed", "backon_jitter"} <= set(delays)
-    args = _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { delay = fixed(ns = 350 ns, |")
+    args = _complete(editor, tmp_path, HEAD + "algorithm scan on lab { policy default { delay = fixed(ns = 350 ns, |")
     assert set(args) == {"ns", "l2_write_latency"}
-    units = _complete(editor, tmp_path, HEAD + "algorithm scan on bi100 { policy default { delay = fixed(ns = 350 |")
+    units = _complete(editor, tmp_path, HEAD + "algorithm scan on lab { policy default { delay = fixed(ns = 350 |")
     assert {"ns", "us"} <= set(units) and "KiB" not in units
-    subs = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on bi100 {\n  policy default {\n    |")
+    subs = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on lab {\n  policy default {\n    |")
     assert {"onesweep", "histogram", "radix_bits"} <= set(subs)
-    inside = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on bi100 {\n  policy default {\n    onesweep { |")
+    inside = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on lab {\n  policy default {\n    onesweep { |")
     assert "radix_bits" in inside and "onesweep" not in inside
     assert _complete(editor, tmp_path, HEAD + '# a comment |') == []
-    assert _complete(editor, tmp_path, HEAD + 'deploy d on bi100 { base_image = "a b |') == []
+    assert _complete(editor, tmp_path, HEAD + 'deploy d on lab { base_image = "a b |') == []
 
 
 def test_completion_on_baseline_positions(editor):

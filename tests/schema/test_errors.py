@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lab_card import hardware, line_col
 
 ERRORS = Path(__file__).resolve().parents[1] / "errors"
 CASES = sorted(p.stem for p in ERRORS.glob("*.muh"))
@@ -23,8 +24,10 @@ def test_error_case(name, cli, tmp_path):
 
 def test_several_independent_errors_in_one_run(cli, tmp_path):
     src = tmp_path / "many.muh"
-    src.write_text("muh 1\nhardware x {\n  sm_count = 16\n  warp_sise = 64\n  smem_per_block = 48\n"
-                   "  arch = a\n  toolchain { cuda = \"10.2\" }\n}\nalgorithm sacn on x { policy default { threads = 64 } }\n")
+    card = hardware("x", smem_per_block="48")  # a size without its unit
+    assert "  warp_size = " in card
+    src.write_text("muh 1\n" + card.replace("  warp_size = ", "  warp_sise = ")  # a misspelt key
+                   + "algorithm sacn on x { policy default { threads = 64 } }\n")
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
     assert code == 2
     assert "did you mean `warp_size`?" in err
@@ -36,8 +39,8 @@ def test_several_independent_errors_in_one_run(cli, tmp_path):
 def test_hardware_checks_report_alongside_structural_errors(cli, tmp_path):
     """A typo in the deploy block does not hide a warp-size error in an algorithm (one run, both)."""
     src = tmp_path / "mix.muh"
-    src.write_text("muh 1\nhardware h {\n  sm_count = 16\n  warp_size = 64\n  smem_per_block = 48 KiB\n  arch = a\n"
-                   "  toolchain { cuda = \"10.2\" }\n}\nalgorithm reduce on h { policy default { threads = 96  items = 16 } }\n"
+    src.write_text("muh 1\n" + hardware("h", warp_size="64")
+                   + "algorithm reduce on h { policy default { threads = 96  items = 16 } }\n"
                    "deploy d on h {\n  base_image = 5\n  engine = vllm \"0.6.3.post1\"\n}\n")
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
     assert code == 2
@@ -105,14 +108,16 @@ def test_independent_errors_are_all_reported(cli, tmp_path):
     """Issue 11 item 17: a bad `cxx` hid a `threads = 96` warp error; a dangling `on bi200` hid a
     typo in the same block. One run reports all four."""
     src = tmp_path / "four.muh"
-    src.write_text("muh 1\nhardware bi100 {\n  sm_count = 16\n  warp_size = 64\n  smem_per_block = 48 KiB\n"
-                   "  arch = ivcore10\n  toolchain { cuda = \"10.2\"  cxx = 15 }\n}\n"
-                   "algorithm reduce on bi100 {\n  policy default { threads = 96  items = 16 }\n}\n"
-                   "algorithm scan on bi200 {\n  policy default { threads = 128  load = warp_transposd }\n}\n")
+    text = ("muh 1\n" + hardware("bi100", warp_size="64", toolchain={"cxx": "15"})
+            + "algorithm reduce on bi100 {\n  policy default { threads = 96  items = 16 }\n}\n"
+            "algorithm scan on bi200 {\n  policy default { threads = 128  load = warp_transposd }\n}\n")
+    src.write_text(text)
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
     assert code == 2
     firsts = [l for l in err.splitlines() if ": error: " in l]
-    assert [l.split(": error: ")[0].removeprefix(str(src) + ":") for l in firsts] == ["7:36", "10:30", "12:19", "13:42"], err
+    places = [line_col(text, "cxx = 15", len("cxx = ")), line_col(text, "threads = 96", len("threads = ")),
+              line_col(text, "bi200"), line_col(text, "warp_transposd")]
+    assert [l.split(": error: ")[0].removeprefix(str(src) + ":") for l in firsts] == ["%d:%d" % p for p in places], err
     assert "`15` is not a valid `cxx`" in firsts[0] and "E-WARP" in firsts[1]
     assert "no hardware named `bi200`" in firsts[2] and "`warp_transposd` is not a valid `load`" in firsts[3]
     assert err.strip().endswith("4 errors")
