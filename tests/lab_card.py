@@ -7,6 +7,10 @@ sm_90 tuning sees it (132 SMs, 32-lane warps, 48 KiB of shared memory per block,
 A test that pins where a diagnostic or a provenance points asks `line_col` for the place in the spec
 it composed, so the number follows the card and still fails when the reported place is wrong.
 
+Hardware blocks still written inline in tests are the syntax under test (tests/grammar, `muh fmt`,
+the LSP's fuzzed buffers, tests/errors/*.muh) or another card whose facts are the point
+(codegen/test_cxx_tuning.py: the BI-V100 with CoreX clang and C++14).
+
 (tests/conftest.py puts tests/ on the import path.)
 """
 from __future__ import annotations
