@@ -397,6 +397,26 @@ struct Shared {
   T block_prefix;
 };
 
+// One tile's step of the decoupled look-back, by logical warp 0 (the other warps pass through):
+// tile 0 publishes its aggregate as its inclusive prefix; any other tile publishes its aggregate,
+// looks back for its exclusive prefix and publishes the inclusive one. Lane 0 writes the exclusive
+// prefix (T(0) for tile 0) to *block_prefix; the caller's __syncthreads() makes it visible.
+template <typename T, typename P, typename State>
+__device__ __forceinline__ void publish_and_look_back(const State& st, long long tile, unsigned epoch, T aggregate,
+                                                      T* block_prefix) {
+  if (warp::id() == 0) {
+    T p = T(0);
+    if (tile == 0) {
+      if (warp::lane() == 0) st.publish(0, epoch, kPrefix, aggregate);
+    } else {
+      if (warp::lane() == 0) st.publish(tile, epoch, kAggregate, aggregate);
+      p = lookback<T, P>(st, tile, epoch);
+      if (warp::lane() == 0) st.publish(tile, epoch, kPrefix, p + aggregate);
+    }
+    if (warp::lane() == 0) *block_prefix = p;
+  }
+}
+
 // Scan of one tile whose data is in `t`; the look-back by logical warp 0.
 template <typename T, typename P, bool kExclusive, typename State>
 __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* out, long long tile, long long base,
@@ -411,17 +431,7 @@ __device__ __forceinline__ void finish_tile(Tile<T, P>& t, Shared<T, P>& sh, T* 
     if (i < warp::id()) wprefix = wprefix + s;
     aggregate = aggregate + s;
   }
-  if (warp::id() == 0) {
-    T p = T(0);
-    if (tile == 0) {
-      if (warp::lane() == 0) st.publish(0, epoch, kPrefix, aggregate);
-    } else {
-      if (warp::lane() == 0) st.publish(tile, epoch, kAggregate, aggregate);
-      p = lookback<T, P>(st, tile, epoch);
-      if (warp::lane() == 0) st.publish(tile, epoch, kPrefix, p + aggregate);
-    }
-    if (warp::lane() == 0) sh.block_prefix = p;
-  }
+  publish_and_look_back<T, P>(st, tile, epoch, aggregate, &sh.block_prefix);
   __syncthreads();
   t.store(out, base, valid, fast, sh.block_prefix + wprefix);
 }
@@ -534,17 +544,7 @@ __device__ __forceinline__ void scan_staged(const T* in, T* out, long long n, vo
   for (int p = 0; p < S::kPasses; ++p)
 #pragma unroll
     for (int w = 0; w < S::kWarps; ++w) aggregate = aggregate + sh.totals[p][w];
-  if (warp::id() == 0) {
-    T pre = T(0);
-    if (tile == 0) {
-      if (warp::lane() == 0) st.publish(0, epoch, kPrefix, aggregate);
-    } else {
-      if (warp::lane() == 0) st.publish(tile, epoch, kAggregate, aggregate);
-      pre = lookback<T, P>(st, tile, epoch);
-      if (warp::lane() == 0) st.publish(tile, epoch, kPrefix, pre + aggregate);
-    }
-    if (warp::lane() == 0) sh.block_prefix = pre;
-  }
+  publish_and_look_back<T, P>(st, tile, epoch, aggregate, &sh.block_prefix);
   __syncthreads();
   T run = sh.block_prefix;  // block prefix + every (pass, warp) segment before this warp's in pass p
 #pragma unroll 1
