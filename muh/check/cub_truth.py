@@ -28,6 +28,7 @@ import jinja2
 from muh.diagnostics import Diagnostic, MuhError
 from muh.runtime import dtypes as DT
 from muh.runtime.toolchain import HOST
+from muh.runtime.toolchain import find_nvcc as find_nvcc_or_none
 
 #: Architectures (compute capability x 10, CUB's policy numbering) and element types compared.
 ARCHES = (800, 860, 900, 1000)
@@ -253,13 +254,9 @@ def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
 # ---- toolchain ---------------------------------------------------------------------------------
 
 def find_nvcc() -> str:
-    """The nvcc to use: ``$MUH_NVCC``, ``$CUDACXX``, PATH, then ``/usr/local/cuda/bin``."""
-    for env in ("MUH_NVCC", "CUDACXX"):
-        if os.environ.get(env):
-            found = shutil.which(os.environ[env])
-            if found:
-                return found
-    found = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+    """The nvcc to use (muh.runtime.toolchain.find_nvcc: ``$MUH_NVCC``, ``$CUDACXX``, PATH, then
+    ``/usr/local/cuda/bin``)."""
+    found = find_nvcc_or_none()
     if not found:
         raise MuhError([Diagnostic(
             "E-NVCC", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it",

@@ -113,3 +113,26 @@ def test_the_checks_purposes():
 
 def test_cplusplus_ranges_follow_the_levels():
     assert cplusplus_range(14) == (201402, 201703) and cplusplus_range(20) == (202002, 999999)
+
+
+def test_the_labs_nvcc_is_named_by_muh_nvcc_then_cudacxx_then_path(tmp_path, monkeypatch):
+    """One finder for the runtime's builds, `muh tune` and the checks (build.nvcc ignored $MUH_NVCC before)."""
+    from muh.check import cub_truth
+    from muh.runtime import build, toolchain
+    from muh.tune import machine
+
+    exes = {}
+    for name in ("muh-nvcc", "cudacxx-nvcc", "bin/nvcc"):
+        exe = tmp_path / name
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
+        exes[name] = str(exe)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("MUH_NVCC", exes["muh-nvcc"])
+    monkeypatch.setenv("CUDACXX", exes["cudacxx-nvcc"])
+    assert toolchain.find_nvcc() == build.nvcc() == cub_truth.find_nvcc() == machine.find_nvcc() == exes["muh-nvcc"]
+    monkeypatch.delenv("MUH_NVCC")
+    assert build.nvcc() == exes["cudacxx-nvcc"]
+    monkeypatch.delenv("CUDACXX")
+    assert build.nvcc() == machine.find_nvcc() == exes["bin/nvcc"]

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .errors import MuhBuildError
-from .toolchain import TORCH_KERNELS_CFLAGS, Toolchain
+from .toolchain import TORCH_KERNELS_CFLAGS, Toolchain, find_nvcc
 
 LIB_NAME = "libmuh_kernels.so"
 
@@ -41,9 +41,9 @@ def content_hash(gen_dir: Path, *flags: str) -> str:
 
 
 def nvcc() -> str:
-    exe = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    if not Path(exe).exists():
-        raise MuhBuildError("nvcc not found: install the CUDA toolkit or put nvcc on PATH")
+    exe = find_nvcc()
+    if exe is None:
+        raise MuhBuildError("nvcc not found: install the CUDA toolkit, put nvcc on PATH or set $MUH_NVCC to its path")
     return exe
 
 

@@ -49,13 +49,14 @@ class Recipe:
     arch: str | None
     flags: tuple[str, ...]  # before `-I <include> -o <out> <sources>`; `{sdk}` = the toolchain's root
     link: tuple[str, ...]   # after the sources
+    candidates: tuple[str, ...]  # where the image looks for the compiler (after $MUH_CUDA_COMPILER)
 
 
 def recipe(hw) -> Recipe:
     """The ops library's command for ``hw``: muh.runtime.toolchain's ``shared_library`` of its toolchain."""
     tc = Toolchain.of(hw)
     cmd = tc.shared_library()
-    return Recipe(hw.name, tc.compiler, tc.cxx, hw.warp_size, tc.arch, cmd.flags, cmd.link)
+    return Recipe(hw.name, tc.compiler, tc.cxx, hw.warp_size, tc.arch, cmd.flags, cmd.link, tc.candidates)
 
 
 def targets(ctx: BuildContext) -> list[tuple[str, object]]:

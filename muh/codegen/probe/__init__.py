@@ -18,6 +18,7 @@ competition image gets it from the deploy emitter's helper, which calls this fun
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 
 import muh
@@ -66,6 +67,15 @@ def toolchain_of(hw, emulate: int | None) -> Toolchain:
     without the shared-library flags and the arch; an emulation build is nvcc for the lab GPU (no arch)."""
     tc = Toolchain.of(hw)
     return Toolchain("nvcc", tc.cxx, None, tc.warp_size) if emulate else tc
+
+
+def shell_candidates(tc: Toolchain) -> list[str]:
+    """The toolchain's compiler candidates as bash words: ``$VAR/rest`` → ``"${VAR:-}/rest"`` (empty where unset)."""
+    out = []
+    for c in tc.candidates:
+        var, _, rest = c[1:].partition("/")
+        out.append(f'"${{{var}:-}}/{rest}"' if c.startswith("$") else shlex.quote(c))
+    return out
 
 
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
@@ -152,6 +162,7 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
         GeneratedFile(f"{ROOT}/probe.cu", render(PKG, "probe.cu.j2", **cu)),
         GeneratedFile(f"{ROOT}/nanosleep_test.cu", render(PKG, "nanosleep_test.cu.j2", header=ctx.header("//"))),
         GeneratedFile(f"{ROOT}/build.sh", render(PKG, "build.sh.j2", flags=cmd.flags, link=cmd.link, arch_prefix=tc.arch_prefix,
+                                                 candidates=shell_candidates(tc),
                                                  **{**common, "header": ctx.header("#")}),
                       executable=True),
         GeneratedFile(f"{ROOT}/run.sh", render(PKG, "run.sh.j2", header=ctx.header("#"), timeout_s=TIMEOUT_S), executable=True),

@@ -18,12 +18,16 @@ each method names a purpose and returns the arguments for it:
 ``host_program``      a host program (CUB's ground truth) and its header list (``dependencies``)
 ====================  ===================================================================
 
-``{sdk}`` in an argument is the toolchain's root (the folder above the compiler's ``bin/``), filled
+Where the compiler is: :func:`find_nvcc` in the lab (the runtime's builds, ``muh tune``, the checks),
+:data:`IMAGE_COMPILERS` in the serving image (``muh_kernels --build`` and the probe's ``build.sh``
+render them). ``{sdk}`` in an argument is the toolchain's root (the folder above the compiler's ``bin/``), filled
 in where the compiler is found. Standard library only: the runtime stands alone, and this module
 ships inside the serving image's ``muh_kernels`` package.
 """
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,6 +45,25 @@ CLANG_PASSES = ("--cuda-device-only", "--cuda-host-only")  # clang's device and 
 # which keeps PyTorch's own C++ level (another one than its headers were released for is an ABI mismatch)
 TORCH_KERNELS_CFLAGS = ("-O3", f"-std=c++{LAB_CXX}")
 TORCH_BINDING_CFLAGS = ("-O2",)
+
+
+# Where the serving image looks for each class's compiler after $MUH_CUDA_COMPILER (muh_kernels --build, the
+# probe's build.sh): a bare name on PATH, "$VAR/..." only where VAR is set; clang: the CUDA SDK's own clang++
+IMAGE_COMPILERS: dict[str, tuple[str, ...]] = {
+    "nvcc": ("nvcc", "$CUDA_HOME/bin/nvcc", "$CUDA_PATH/bin/nvcc", "/usr/local/cuda/bin/nvcc"),
+    "clang": ("$COREX_HOME/bin/clang++", "$CUDA_PATH/bin/clang++", "$CUDA_HOME/bin/clang++", "/usr/local/corex/bin/clang++"),
+}
+NVCC_ENV = ("MUH_NVCC", "CUDACXX")  # the lab's nvcc, named explicitly (before PATH and /usr/local/cuda/bin)
+
+
+def find_nvcc() -> str | None:
+    """The lab's nvcc (the runtime's builds, `muh tune`, the checks): ``$MUH_NVCC``, ``$CUDACXX``, ``nvcc`` on
+    PATH, then ``/usr/local/cuda/bin/nvcc``; None when there is none."""
+    for env in NVCC_ENV:
+        found = shutil.which(os.environ[env]) if os.environ.get(env) else None
+        if found:
+            return found
+    return shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
 
 
 # __cplusplus for each C++ level `toolchain { cxx }` names (what a compile at -std=c++N reports)
@@ -115,6 +138,11 @@ class Toolchain:
 
     def _cuda_path(self, root: str = SDK) -> tuple[str, ...]:
         return (f"--cuda-path={root}",) if self.compiler == "clang" else ()
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """Where the serving image looks for this class's compiler (:data:`IMAGE_COMPILERS`)."""
+        return IMAGE_COMPILERS[self.compiler]
 
     def runtime_link(self) -> tuple[str, ...]:
         """After the sources: the CUDA runtime (nvcc links it itself; clang needs the SDK's)."""
