@@ -29,6 +29,7 @@ L2_BYTES = 60 << 20
 
 def build_cub(cache: Path) -> ctypes.CDLL:
     from muh.runtime import build
+    from muh.runtime.toolchain import Toolchain
 
     src = ROOT / "bench" / "cub_harness.cu"
     import hashlib
@@ -37,8 +38,8 @@ def build_cub(cache: Path) -> ctypes.CDLL:
     lib = cache / f"cub-{key}" / "libcub_harness.so"
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([build.nvcc(), "-O3", "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared",
-                        "-o", str(lib), str(src)], check=True)
+        flags = Toolchain.lab("sm_90").shared_library().flags  # muh's own library flags (with -lineinfo)
+        subprocess.run([build.nvcc(), *flags, "-o", str(lib), str(src)], check=True)
     cub = ctypes.CDLL(str(lib))
     vp, ll = ctypes.c_void_p, ctypes.c_longlong
     cub.cub_reduce.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]

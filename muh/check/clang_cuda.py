@@ -6,7 +6,7 @@ CUDA mode is the nearest compiler that exists off the card: what it rejects, the
 most likely reject too, and nvcc alone (EDG front end) accepts things clang does not.
 
 For each hardware whose ``toolchain { compiler = clang }``, the freshly rendered folder of that
-hardware (what `muh build` writes) is compiled with
+hardware (what `muh build` writes) is compiled with (muh.runtime.toolchain's ``syntax_check``)
 
     clang-16 -x cuda --cuda-gpu-arch=sm_70 -std=c++<toolchain cxx> --cuda-path=<CUDA root>
              -DMUH_WARP_SIZE=<warp> -Wall -Wextra -S  (--cuda-device-only, then --cuda-host-only)
@@ -40,10 +40,12 @@ from pathlib import Path
 from muh import cache
 from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
+from muh.runtime.toolchain import CLANG_PASSES, Toolchain
 
 NAME = "clang_cuda"
 CLANG = "clang-16"  # Debian's package clang-16: the CoreX SDK's clang is clang 16 (facts §3.5)
 ARCH = "sm_70"  # the CoreX target ivcore10 is "SM70-compat" (facts §3.5)
+STAND_IN = Toolchain("clang", arch=ARCH)  # how the check's clang is told the target (its C++ level is each hardware's)
 CUDA_VERSION = "11.8"
 # (wheel, version, {path inside the wheel: path under the CUDA root}): the minimal CUDA root clang 16
 # accepts (include/ and bin/ must exist; libdevice under nvvm/libdevice; the version read from cuda.h)
@@ -56,8 +58,7 @@ WHEELS = (
     ("nvidia-curand-cu11", "10.3.0.86", {f"nvidia/curand/include/{h}": f"include/{h}"
                                          for h in ("curand_mtgp32_kernel.h", "curand.h", "curand_mtgp32.h")}),
 )
-FLAGS = ("-x", "cuda", f"--cuda-gpu-arch={ARCH}", "-Wno-unknown-cuda-version", "-Wall", "-Wextra", "-S")
-PASSES = ("--cuda-device-only", "--cuda-host-only")
+PASSES = CLANG_PASSES
 FETCH = f"{Path(sys.executable).name} -m muh.check.clang_cuda --fetch"
 
 
@@ -169,8 +170,8 @@ def compile_folder(clang: str, root: Path, files: dict[str, str], cxx: int, warp
         (work / "all_headers.cu").write_text("// every generated header, one unit\n" + "".join(
             f'#include "{h[len("include/"):]}"\n' for h in headers), encoding="utf-8")
         todo = [Unit(f"{src} {mode[2:]}", src, (mode,)) for src in [*units, "all_headers.cu"] for mode in PASSES]
-        base = [clang, *FLAGS, f"-std=c++{cxx}", f"--cuda-path={root}", f"-DMUH_WARP_SIZE={warp}",
-                "-I", str(work / "include")]
+        tc = Toolchain("clang", cxx, ARCH, warp)
+        base = [clang, *tc.syntax_check(str(root)), "-I", str(work / "include")]
         procs = []
         for i, u in enumerate(todo):
             cmd = [*base, *u.flags, str(work / u.source), "-o", str(work / f"unit{i}.s")]
@@ -206,7 +207,8 @@ def check_clang_cuda(ctx: BuildContext) -> CheckResult:
     if failed:
         return CheckResult(NAME, "fail", f"{len(failed)} of {total} units failed with clang ({names}): "
                            f"{', '.join(failed[:6])}{' …' if len(failed) > 6 else ''}", lines)
-    return CheckResult(NAME, "pass", f"{total} units compile with {Path(clang).name} -x cuda --cuda-gpu-arch={ARCH} "
+    how = " ".join((Path(clang).name, *STAND_IN.language, *STAND_IN.arch_flags()))
+    return CheckResult(NAME, "pass", f"{total} units compile with {how} "
                        f"({names}: kernels, ops, every header; device and host; no warnings)", lines)
 
 

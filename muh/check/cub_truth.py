@@ -27,6 +27,8 @@ import jinja2
 
 from muh.diagnostics import Diagnostic, MuhError
 from muh.runtime import dtypes as DT
+from muh.runtime.toolchain import HOST
+from muh.runtime.toolchain import find_nvcc as find_nvcc_or_none
 
 #: Architectures (compute capability x 10, CUB's policy numbering) and element types compared.
 ARCHES = (800, 860, 900, 1000)
@@ -245,19 +247,16 @@ def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
     )
-    return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes, structs=struct_shapes(probes))
+    return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes, structs=struct_shapes(probes),
+                                                      command=" ".join(("nvcc", *HOST.host_program())))
 
 
 # ---- toolchain ---------------------------------------------------------------------------------
 
 def find_nvcc() -> str:
-    """The nvcc to use: ``$MUH_NVCC``, ``$CUDACXX``, PATH, then ``/usr/local/cuda/bin``."""
-    for env in ("MUH_NVCC", "CUDACXX"):
-        if os.environ.get(env):
-            found = shutil.which(os.environ[env])
-            if found:
-                return found
-    found = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+    """The nvcc to use (muh.runtime.toolchain.find_nvcc: ``$MUH_NVCC``, ``$CUDACXX``, PATH, then
+    ``/usr/local/cuda/bin``)."""
+    found = find_nvcc_or_none()
     if not found:
         raise MuhError([Diagnostic(
             "E-NVCC", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it",
@@ -279,7 +278,7 @@ def nvcc_version(nvcc: str) -> str:
 def include_dirs(nvcc: str) -> list[Path]:
     """The include folders nvcc passes to the host compiler (read from ``nvcc --dryrun``; no compile)."""
     try:
-        out = subprocess.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+        out = subprocess.run([nvcc, "--dryrun", *HOST.language, "-c", os.devnull, "-o", os.devnull],
                              capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return []
@@ -326,7 +325,7 @@ def included_headers(nvcc: str) -> tuple[str, ...]:
         src = Path(tmp) / "probe.cu"
         src.write_text(probe)
         try:
-            proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-M", str(src)], capture_output=True, text=True,
+            proc = subprocess.run([nvcc, *HOST.dependencies(), str(src)], capture_output=True, text=True,
                                   timeout=600)
         except (OSError, subprocess.SubprocessError) as err:
             raise MuhError([Diagnostic("E-NVCC", f"{nvcc} -M failed: {err}",
@@ -362,11 +361,11 @@ def cache_dir() -> Path:
 
 
 def compile_and_run(source: str, nvcc: str, *, what: str = "CUB ground-truth probe") -> str:
-    """Compile ``source`` as a host program with nvcc -std=c++17, run it, return its stdout."""
+    """Compile ``source`` as a host program with nvcc (muh.runtime.toolchain.HOST), run it, return its stdout."""
     with tempfile.TemporaryDirectory(prefix="muh-truth-") as tmp:
         src, exe = Path(tmp) / "probe.cu", Path(tmp) / "probe"
         src.write_text(source)
-        cmd = [nvcc, "-std=c++17", "-x", "cu", str(src), "-o", str(exe)]
+        cmd = [nvcc, *HOST.host_program(), str(src), "-o", str(exe)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])

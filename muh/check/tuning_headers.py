@@ -23,6 +23,7 @@ from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.cxx import tuning
 from muh.diagnostics import MuhError
+from muh.runtime.toolchain import HOST, Toolchain
 from muh.schema import catalog
 
 _TILE = {"threads": "P::BLOCK_THREADS", "items": "P::ITEMS_PER_THREAD", "load": "to_muh(P::LOAD_ALGORITHM)",
@@ -266,7 +267,7 @@ def _compile(nvcc: str, files: list[GeneratedFile], units: list[Unit]) -> dict[s
                 _write(inc, u.files)
             src = root / f"{u.name}.cu"
             src.write_text(u.source, encoding="utf-8")
-            cmd = [nvcc, f"-std=c++{u.std}", "-x", "cu", "-c", str(src), "-o", str(root / f"{u.name}.o"),
+            cmd = [nvcc, *Toolchain("nvcc", u.std).header_object(), str(src), "-o", str(root / f"{u.name}.o"),
                    "-I", str(inc / "include")]
             procs[u.name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out = {}
@@ -293,7 +294,7 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
     units = [Unit(f"headers_cxx{std}", include_all_source(files), std) for std in levels]
     eq = equality(ctx, files) if parity.parity_hardware(ctx.spec) else Equality(None, 0, ())
     if eq.source is not None:
-        units.append(Unit("cub_equal", eq.source, 17))
+        units.append(Unit("cub_equal", eq.source, HOST.cxx))  # CUB's headers: the host level
     try:
         results = compile_units(files, units, use_cache=not ctx.flags.get("no_cache"))
     except MuhError as err:
@@ -302,7 +303,7 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
     lines = []
     for u in units:
         ok, text = results[u.name]
-        lines.append(f"{u.name} (nvcc -std=c++{u.std}): {'ok' if ok else 'FAILED'}")
+        lines.append(f"{u.name} (nvcc {Toolchain('nvcc', u.std).std}): {'ok' if ok else 'FAILED'}")
         if not ok:
             lines += [f"  {line}" for line in text.strip().splitlines()[:40]]
     lines += [f"GAP {g}" for g in eq.gaps[:40]] + ([f"GAP … {len(eq.gaps) - 40} more"] if len(eq.gaps) > 40 else [])

@@ -10,14 +10,14 @@ runtime runs on machines that only have the generated files, torch and nvcc.
 """
 from __future__ import annotations
 
-from muh.runtime.errors import MuhRuntimeError
+from .errors import MuhRuntimeError
 
 __all__ = ["MuhRuntimeError", "load", "set_default", "default"]
 
 
 def __getattr__(name):
     if name in ("load", "set_default", "default"):
-        from muh.runtime import library
+        from . import library
 
         return getattr(library, name)
     raise AttributeError(name)

@@ -13,7 +13,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from muh.runtime.errors import MuhBuildError
+from .errors import MuhBuildError
+from .toolchain import TORCH_KERNELS_CFLAGS, Toolchain, find_nvcc
 
 LIB_NAME = "libmuh_kernels.so"
 
@@ -38,14 +39,15 @@ def content_hash(gen_dir: Path, *flags: str) -> str:
 
 
 def nvcc() -> str:
-    exe = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    if not Path(exe).exists():
-        raise MuhBuildError("nvcc not found: install the CUDA toolkit or put nvcc on PATH")
+    exe = find_nvcc()
+    if exe is None:
+        raise MuhBuildError("nvcc not found: install the CUDA toolkit, put nvcc on PATH or set $MUH_NVCC to its path")
     return exe
 
 
 def nvcc_flags(arch: str, std: str = "c++17") -> list[str]:
-    return ["-O3", f"-std={std}", f"-arch={arch}", "-Xcompiler", "-fPIC", "-lineinfo"]
+    """nvcc's flags for one object of a shared library for ``arch`` (muh.runtime.toolchain: ``objects``)."""
+    return list(Toolchain.lab(arch, std).objects())
 
 
 def _run(cmd: list[str]) -> None:
@@ -73,7 +75,7 @@ def build_capi(gen_dir, arch: str = "sm_90", std: str = "c++17", cache: Path | N
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
             list(pool.map(lambda so: _run([nvcc(), *flags, *inc, "-c", str(so[0]), "-o", str(so[1])]),
                           zip(srcs, objs)))
-        _run([nvcc(), f"-arch={arch}", "-shared", "-o", str(tmp / LIB_NAME), *map(str, objs)])
+        _run([nvcc(), *Toolchain.lab(arch, std).link(), "-o", str(tmp / LIB_NAME), *map(str, objs)])
         try:
             tmp.rename(out_dir)
         except OSError:  # built concurrently by someone else
@@ -89,7 +91,7 @@ def build_torch_extension(gen_dir, cache: Path | None = None, verbose: bool = Fa
     from torch.utils.cpp_extension import load
 
     gen_dir = Path(gen_dir)
-    cflags = ["-O3", "-std=c++17"]
+    cflags = list(TORCH_KERNELS_CFLAGS)
     key = content_hash(gen_dir, "torch", *cflags)
     name = f"muh_kernels_{key[:16]}"
     build_dir = Path(cache or cache_root()) / name
@@ -97,7 +99,7 @@ def build_torch_extension(gen_dir, cache: Path | None = None, verbose: bool = Fa
     srcs = [str(s) for s in sources(gen_dir)] + [str(gen_dir / "kernels" / "bindings" / "torch_ops.cpp")]
     try:
         return load(name=name, sources=srcs, extra_include_paths=[str(gen_dir / "include")],
-                    extra_cflags=["-O3", "-std=c++17"], extra_cuda_cflags=cflags,
+                    extra_cflags=cflags, extra_cuda_cflags=cflags,
                     build_directory=str(build_dir), verbose=verbose)
     except Exception as e:  # noqa: BLE001 - the compiler's message is the useful part
         raise MuhBuildError(f"building the PyTorch extension from {gen_dir} failed: {e}") from e

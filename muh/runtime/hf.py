@@ -27,8 +27,8 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 
-from muh.runtime import llm
-from muh.runtime.errors import MuhRuntimeError
+from . import llm
+from .errors import MuhRuntimeError
 
 # transformers class -> what muh serves it with. "gemma": (1 + w) RMSNorm, float all through, one
 # rounding; "rms": vLLM/Llama RMSNorm T(w · T(x · inv)); "gated": Gated-DeltaNet RMSNormGated;
@@ -71,7 +71,7 @@ class Report:
 def _ops():
     import torch
 
-    from muh.runtime import operators
+    from . import operators
 
     if operators.loaded() is None:
         raise MuhRuntimeError("muh hf: torch.ops.muh is not registered: call "

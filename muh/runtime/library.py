@@ -5,7 +5,7 @@ import ctypes
 import os
 from pathlib import Path
 
-from muh.runtime.errors import MuhRuntimeError
+from .errors import MuhRuntimeError
 
 _c = ctypes
 # C type -> ctypes type, for the C interface the family records declare (muh/families/): the caller
@@ -79,7 +79,7 @@ def load(gen_dir, backend: str = "torch", arch: str | None = None, verbose: bool
     current device's), typed by the C interface ``api`` (``muh.families.api()``; a callable is called
     when needed). ``muh.families.calls.load`` passes it.
     """
-    from muh.runtime import build
+    from . import build
 
     gen_dir = Path(gen_dir)
     if not (gen_dir / "kernels").is_dir():

@@ -19,8 +19,8 @@ import inspect
 import os
 import threading
 
-from muh.runtime.dtypes import CODE, OPS as OPS_DTYPES
-from muh.runtime.errors import MuhRuntimeError
+from .dtypes import CODE, OPS as OPS_DTYPES
+from .errors import MuhRuntimeError
 
 # vLLM 0.6.3.post1, vllm/_custom_ops.py: parameter names in order (all positional-or-keyword, no
 # defaults). `token_expert_indicies` and `gating_output: float` are vLLM's own spelling/annotation.
@@ -189,17 +189,18 @@ def build(gen_dir, arch: str, std: str = "c++17") -> str:
     import subprocess
     from pathlib import Path
 
-    from muh.runtime import build as B
-    from muh.runtime.errors import MuhBuildError
+    from . import build as B
+    from .errors import MuhBuildError
+    from .toolchain import Toolchain
 
     gen = Path(gen_dir)
-    flags = B.nvcc_flags(arch, std)
+    flags = Toolchain.lab(arch, std).shared_library().flags  # the image's recipe for nvcc, without a warp define
     out = B.cache_root() / f"ops-{B.content_hash(gen, 'ops', *flags)[:16]}" / "libmuh_ops.so"
     if out.exists():
         return str(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(f".tmp{os.getpid()}")
-    cmd = [B.nvcc(), *flags, "-shared", "-I", str(gen / "include"), "-o", str(tmp),
+    cmd = [B.nvcc(), *flags, "-I", str(gen / "include"), "-o", str(tmp),
            str(gen / "kernels" / "common.cu"), str(gen / "kernels" / "ops.cu")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from muh.runtime.errors import MuhBuildError, MuhRuntimeError
+from .errors import MuhBuildError, MuhRuntimeError
 
 LOG = logging.getLogger("muh.ops")
 NAMESPACE = "muh"
@@ -111,7 +111,8 @@ def build_extension(gen_dir, library: str, verbose: bool = False) -> str:
     released for is an ABI mismatch (an H200 run with -std=c++17 on torch 2.11 crashed on a throw)."""
     from torch.utils.cpp_extension import load
 
-    from muh.runtime import build as B
+    from . import build as B
+    from .toolchain import TORCH_BINDING_CFLAGS
 
     gen = Path(gen_dir)
     src = gen / BINDING
@@ -124,7 +125,7 @@ def build_extension(gen_dir, library: str, verbose: bool = False) -> str:
     libdir = str(Path(library).parent)
     try:
         load(name=name, sources=[str(src)], extra_include_paths=[str(gen / "include")],
-             extra_cflags=["-O2"], extra_ldflags=[library, f"-Wl,-rpath,{libdir}"],
+             extra_cflags=list(TORCH_BINDING_CFLAGS), extra_ldflags=[library, f"-Wl,-rpath,{libdir}"],
              build_directory=str(build_dir), is_python_module=False, verbose=verbose)
     except Exception as e:  # noqa: BLE001 - the compiler's message is the useful part
         raise MuhBuildError(f"building the PyTorch operators from {src} failed: {e}") from e
@@ -137,7 +138,7 @@ def load(source=None, *, arch: str | None = None, std: str | None = None, backen
     (the extension; ctypes with a logged reason when it cannot build), ``extension``, ``ctypes``."""
     import torch
 
-    from muh.runtime import llm
+    from . import llm
 
     if "loaded" in _state:
         return _state["loaded"]
@@ -164,7 +165,7 @@ def load(source=None, *, arch: str | None = None, std: str | None = None, backen
         if backend == "extension":
             raise MuhBuildError(f"muh ops: the PyTorch extension is unavailable: {reason}")
         LOG.warning("muh ops: serving torch.ops.muh.* through ctypes: %s", reason)
-    from muh.runtime import operators_ctypes
+    from . import operators_ctypes
 
     operators_ctypes.register(_state["lib"])
     loaded = Loaded("ctypes", lib.origin, reason or "backend=ctypes was asked for")

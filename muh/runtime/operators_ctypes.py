@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 
-from muh.runtime import llm
+from . import llm
 
 
 def _rows3(t, tokens: int, heads: int, hidden: int):

@@ -13,7 +13,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-FLAGS = ("-Xptxas", "-v")  # ptxas reports each function's spill stores and loads
+from .toolchain import PTXAS_VERBOSE
+
+FLAGS = PTXAS_VERBOSE  # ptxas reports each function's spill stores and loads (the toolchain spells it)
 
 _PROPS = re.compile(r"^ptxas info\s*:\s*Function properties for (\S+)\s*$")
 _COUNTS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")

@@ -25,8 +25,8 @@ import os
 
 import vllm._custom_ops as _vllm_ops
 
-from muh.runtime import llm, operators_ctypes
-from muh.runtime.errors import MuhRuntimeError
+from . import llm, operators_ctypes
+from .errors import MuhRuntimeError
 
 logger = logging.getLogger("vllm.muh_plugin.ops")
 MARKER = "muh-ops"
@@ -113,7 +113,7 @@ def _muh_torch_ops():
     if not _TORCH_OPS:
         import torch
 
-        from muh.runtime import operators
+        from . import operators
 
         folder = None if os.environ.get("MUH_OPS_LIB") else os.environ.get("MUH_KERNELS_DIR")
         try:

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from muh.runtime import toolchain
+
 
 @dataclass(frozen=True)
 class Gpu:
@@ -35,7 +37,7 @@ class Machine:
 
 
 def find_nvcc() -> str | None:
-    return shutil.which("nvcc") or shutil.which("nvcc", path="/usr/local/cuda/bin")
+    return toolchain.find_nvcc()
 
 
 def toolkit_version(nvcc: str | None) -> str:

@@ -212,14 +212,11 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
 
 
 def nvcc_args(hw: Hardware) -> list[str]:
-    """The unit's nvcc flags; ptxas reports each function's spills (muh.runtime.ptxas: the no-spill rule)."""
-    from muh.runtime import ptxas
+    """The unit's nvcc flags (muh.runtime.toolchain's ``tune_unit``); ptxas reports each function's spills
+    (muh.runtime.ptxas: the no-spill rule)."""
+    from muh.runtime.toolchain import Toolchain
 
-    arch = hw.toolchain.arch or (f"sm_{hw.compute_capability}" if hw.compute_capability else None)
-    args = ["-O3", f"-std=c++{max(14, hw.toolchain.cxx)}", "-lineinfo", "-w", *ptxas.FLAGS]
-    if arch and arch.startswith("sm_"):
-        args.append(f"-arch={arch}")
-    return args
+    return list(Toolchain.of(hw).tune_unit())
 
 
 _LENGTH_NAME = re.compile(r"(\d+)muh_v")

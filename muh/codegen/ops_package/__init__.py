@@ -7,8 +7,8 @@ emitters, ``""`` for a single hardware)::
     muh_kernels/__main__.py      python -m muh_kernels --build SRC | --check  (stdlib only)
     muh_kernels/build_info.cu    compiled with the ops: refuses a command line whose warp size is not the headers'
     muh_kernels/vllm_ops.py      the plugin's provider: loads libmuh_ops.so or raises the reason
-    muh_kernels/_provider.py     muh/runtime/vllm_provider.py  ┐ copied, with `muh.runtime` imports rewritten to
-    muh_kernels/llm.py           muh/runtime/llm.py            │ `muh_kernels`: one source of truth for the ops'
+    muh_kernels/_provider.py     muh/runtime/vllm_provider.py  ┐ copied byte for byte (the runtime imports its own
+    muh_kernels/llm.py           muh/runtime/llm.py            │ modules relatively): one source of truth for the ops'
     muh_kernels/errors.py, …     its imports' closure          ┘ Python side; no pydantic, lark, jinja2 or muh CLI
 
 The image copies the package beside vLLM, runs ``--build <folder>`` (the spec's toolchain: nvcc on
@@ -18,7 +18,6 @@ NVIDIA, the CoreX SDK's clang++ on the BI-V100; no compiler → a recorded reaso
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,16 +26,16 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
 from muh.engines.vllm.derive.tuning import OPS_PACKAGE, PROVIDER_MODULE  # noqa: F401 - PROVIDER_MODULE: its users read it here
 from muh.diagnostics import Diagnostic, Severity
+from muh.runtime.toolchain import Toolchain, cplusplus_range
 
 PKG = "muh.codegen.ops_package"
 NAME = OPS_PACKAGE
 LIBRARY = "libmuh_ops.so"
 SOURCES = ("kernels/common.cu", "kernels/ops.cu")  # relative to the generated folder of the target
-RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # read as text, never imported (layering)
+RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # the copy's sources, read as text
 ENTRY = ("vllm_provider", "_provider")  # muh/runtime/vllm_provider.py ships as muh_kernels/_provider.py
 # third-party modules the image has (vLLM's own dependencies); anything else is refused
 IMAGE_MODULES = frozenset({"torch", "vllm"})
-_CPLUSPLUS = {11: 201103, 14: 201402, 17: 201703, 20: 202002}
 
 
 @dataclass(frozen=True)
@@ -50,23 +49,14 @@ class Recipe:
     arch: str | None
     flags: tuple[str, ...]  # before `-I <include> -o <out> <sources>`; `{sdk}` = the toolchain's root
     link: tuple[str, ...]   # after the sources
+    candidates: tuple[str, ...]  # where the image looks for the compiler (after $MUH_CUDA_COMPILER)
 
 
 def recipe(hw) -> Recipe:
-    tc = hw.toolchain
-    std = f"-std=c++{tc.cxx}"
-    warp = f"-DMUH_WARP_SIZE={hw.warp_size}"
-    arch = tc.arch or (f"sm_{hw.compute_capability}" if hw.compute_capability else None)
-    if tc.compiler == "clang":
-        # clang's CUDA mode (the CoreX SDK's clang++ on the BI-V100): the SDK is the CUDA installation
-        flags = ("-x", "cuda", "--cuda-path={sdk}", *((f"--cuda-gpu-arch={arch}",) if arch else ()),
-                 "-O3", std, "-fPIC", "-shared", warp)
-        link = ("-L{sdk}/lib64", "-lcudart", "-Wl,-rpath,{sdk}/lib64")
-    else:
-        # muh.runtime.build.nvcc_flags + -shared: the flags the lab and CI build the ops with
-        flags = ("-O3", std, *((f"-arch={arch}",) if arch else ()), "-Xcompiler", "-fPIC", "-lineinfo", "-shared", warp)
-        link = ()
-    return Recipe(hw.name, tc.compiler, tc.cxx, hw.warp_size, arch, flags, link)
+    """The ops library's command for ``hw``: muh.runtime.toolchain's ``shared_library`` of its toolchain."""
+    tc = Toolchain.of(hw)
+    cmd = tc.shared_library()
+    return Recipe(hw.name, tc.compiler, tc.cxx, hw.warp_size, tc.arch, cmd.flags, cmd.link, tc.candidates)
 
 
 def targets(ctx: BuildContext) -> list[tuple[str, object]]:
@@ -83,42 +73,30 @@ def prefix_for(ctx: BuildContext, hardware: str) -> str | None:
 
 
 class RuntimeCopyError(ValueError):
-    """A runtime module cannot be shipped (it needs something the image lacks)."""
+    """A runtime module cannot be shipped (it needs something the image lacks, or reaches outside its copy)."""
 
 
-def _runtime_imports(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(muh.runtime modules imported, other top-level modules imported) anywhere in the module."""
-    runtime, other = set(), set()
+def _imports(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(sibling modules imported relatively, other top-level modules imported) anywhere in a runtime module."""
+    siblings, other = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "muh.runtime":
-                runtime.update(a.name for a in node.names)
-                continue
-            names = [node.module]
+            other.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            other.add((node.module or "").split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+            siblings.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
         elif isinstance(node, ast.ImportFrom):
-            raise RuntimeCopyError("relative imports are not rewritten")
-        else:
-            continue
-        for n in names:
-            if n.startswith("muh.runtime."):
-                runtime.add(n.split(".")[2])
-            else:
-                other.add(n.split(".")[0])
-    return runtime, other
-
-
-_REWRITES = (
-    (re.compile(r"^(\s*)from muh\.runtime\.(\w+) import ", re.M), rf"\1from {NAME}.\2 import "),
-    (re.compile(r"^(\s*)from muh\.runtime import ", re.M), rf"\1from {NAME} import "),
-    (re.compile(r"^(\s*)import muh\.runtime\.(\w+) as ", re.M), rf"\1import {NAME}.\2 as "),
-)
+            raise RuntimeCopyError(f"`from {'.' * node.level}{node.module or ''} import …` reaches outside muh/runtime")
+    return siblings, other
 
 
 def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
-    """{module name in the package: source} — the provider and the closure of its muh.runtime imports,
-    with those imports pointed at the package. Raises RuntimeCopyError for anything the image lacks."""
+    """{module name in the package: source} — the provider and the closure of its imports of sibling
+    runtime modules, copied byte for byte: the runtime imports its own modules relatively
+    (``from . import llm``, ``from .errors import …``), so they resolve inside the package as they do in
+    muh.runtime. Raises RuntimeCopyError for an import the copy would not resolve: muh by name, a module
+    outside muh/runtime, anything the image lacks, or the provider under its muh/runtime name."""
     out: dict[str, str] = {}
     todo = [ENTRY[0]]
     while todo:
@@ -127,19 +105,21 @@ def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
         if not path.is_file():
             raise RuntimeCopyError(f"muh/runtime/{mod}.py does not exist")
         text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text, str(path))
-        runtime_deps, other = _runtime_imports(tree)
+        try:
+            siblings, other = _imports(ast.parse(text, str(path)))
+        except RuntimeCopyError as e:
+            raise RuntimeCopyError(f"muh/runtime/{mod}.py: {e}") from None
+        if "muh" in other:
+            raise RuntimeCopyError(f"muh/runtime/{mod}.py imports muh by name, which the serving image lacks: "
+                                   "import the runtime's own modules relatively (`from . import x`)")
         foreign = sorted(m for m in other if m not in sys.stdlib_module_names and m not in IMAGE_MODULES
                          and m != "__future__")
         if foreign:
             raise RuntimeCopyError(f"muh/runtime/{mod}.py imports {', '.join(foreign)}, which the serving image lacks")
-        for pat, rep in _REWRITES:
-            text = pat.sub(rep, text)
-        left, _ = _runtime_imports(ast.parse(text))
-        if left or re.search(r"^\s*(from|import)\s+muh[.\s]", text, re.M):
-            raise RuntimeCopyError(f"muh/runtime/{mod}.py imports muh in a form the copy does not rewrite")
+        if ENTRY[0] in siblings:
+            raise RuntimeCopyError(f"muh/runtime/{mod}.py imports {ENTRY[0]}, which ships as {NAME}.{ENTRY[1]}")
         out[ENTRY[1] if mod == ENTRY[0] else mod] = text
-        todo.extend(sorted(d for d in runtime_deps if d not in out and d != ENTRY[0] and f"{d}" not in todo))
+        todo.extend(sorted(d for d in siblings if d not in out and d not in todo))
     return dict(sorted(out.items()))
 
 
@@ -175,13 +155,6 @@ def runtime_modules_cached(runtime: Path | None = None) -> dict[str, str]:
     return out
 
 
-def _cplusplus_range(cxx: int) -> tuple[int, int]:
-    levels = sorted(_CPLUSPLUS)
-    lo = _CPLUSPLUS[cxx]
-    later = [_CPLUSPLUS[c] for c in levels if c > cxx]
-    return lo, (later[0] if later else 999999)
-
-
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
     found = targets(ctx)
     if not found:
@@ -202,7 +175,8 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "W-OPS-ARCH", f"no target architecture for `{hw.name}`: muh_kernels is built for the compiler's default",
                 ctx.spec.span_of(("hardware", hw.name)), hint="set toolchain { arch = … } or compute_capability",
                 severity=Severity.warning))
-        lo, hi = _cplusplus_range(r.cxx)
+        tc = Toolchain.of(hw)
+        lo, hi = cplusplus_range(tc.cxx)
         common = dict(header=header, spec=label, recipe=r, library=LIBRARY, sources=SOURCES, name=NAME)
         base = f"{prefix}{NAME}"
         files += [
@@ -210,10 +184,11 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
             GeneratedFile(f"{base}/__main__.py", render(PKG, "main.py.j2", **common)),
             GeneratedFile(f"{base}/vllm_ops.py", render(PKG, "vllm_ops.py.j2", **common)),
             GeneratedFile(f"{base}/build_info.cu", render(PKG, "build_info.cu.j2", header_cxx=ctx.header("//"),
-                                                          cplusplus_lo=lo, cplusplus_hi=hi, **common)),
+                                                          cplusplus_lo=lo, cplusplus_hi=hi, std=tc.std,
+                                                          warp_define=tc.warp_define()[0], warp_flag=tc.warp_flag,
+                                                          **common)),
         ]
         for mod, text in copies.items():
             src = ENTRY[0] if mod == ENTRY[1] else mod
-            files.append(GeneratedFile(f"{base}/{mod}.py", f"{header}\n# copied from muh/runtime/{src}.py; imports of "
-                                       f"muh.runtime rewritten to {NAME}\n{text}"))
+            files.append(GeneratedFile(f"{base}/{mod}.py", f"{header}\n# copied from muh/runtime/{src}.py, byte for byte\n{text}"))
     return files

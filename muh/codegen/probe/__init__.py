@@ -18,6 +18,7 @@ competition image gets it from the deploy emitter's helper, which calls this fun
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 
 import muh
@@ -25,6 +26,7 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION
 from muh.codegen.templates import render
 from muh.diagnostics import Diagnostic, MuhError
+from muh.runtime.toolchain import Toolchain
 
 PKG = "muh.codegen.probe"
 ROOT = "probe"
@@ -60,29 +62,20 @@ ABSOLUTE_MARKERS = (
 )
 
 
-def toolchain_of(hw, emulate: int | None):
-    """(compiler, cxx, arch, flags, link) of the probe build: the ops' recipe without its shared-library
-    flags (one place for the spec's compiler flags); an emulation build is nvcc for the lab GPU."""
-    from muh.codegen.ops_package import recipe
+def toolchain_of(hw, emulate: int | None) -> Toolchain:
+    """The probe's toolchain (muh.runtime.toolchain): the spec's, whose ``program`` is the ops' command
+    without the shared-library flags and the arch; an emulation build is nvcc for the lab GPU (no arch)."""
+    tc = Toolchain.of(hw)
+    return Toolchain("nvcc", tc.cxx, None, tc.warp_size) if emulate else tc
 
-    if emulate:
-        hw = hw.model_copy(update={"toolchain": hw.toolchain.model_copy(update={"compiler": "nvcc", "arch": None}),
-                                   "compute_capability": None})
-    r = recipe(hw)
-    drop = {"-shared", "-fPIC", "-lineinfo"}
-    flags, skip = [], False
-    for i, f in enumerate(r.flags):
-        if skip:
-            skip = False
-            continue
-        if f == "-Xcompiler" and i + 1 < len(r.flags) and r.flags[i + 1] == "-fPIC":
-            skip = True
-            continue
-        if f in drop or f.startswith("-arch=") or f.startswith("--cuda-gpu-arch="):
-            continue
-        flags.append(f)
-    arch = None if emulate else r.arch
-    return r.compiler, r.cxx, arch, flags, list(r.link)
+
+def shell_candidates(tc: Toolchain) -> list[str]:
+    """The toolchain's compiler candidates as bash words: ``$VAR/rest`` → ``"${VAR:-}/rest"`` (empty where unset)."""
+    out = []
+    for c in tc.candidates:
+        var, _, rest = c[1:].partition("/")
+        out.append(f'"${{{var}:-}}/{rest}"' if c.startswith("$") else shlex.quote(c))
+    return out
 
 
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
@@ -151,7 +144,8 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     if errs:
         raise MuhError([Diagnostic("E-PROBE", f"the warp layer for `{hw.name}` cannot be generated: " + "; ".join(errs),
                                    ctx.spec.span_of(("hardware", hw.name)))])
-    compiler, cxx, arch, flags, link = toolchain_of(hw, emulate)
+    tc = toolchain_of(hw, emulate)
+    compiler, cxx, arch, cmd = tc.compiler, tc.cxx, tc.arch, tc.program()
     layer = dict(generate(cfg, ctx.header))[WARP_LAYER]
     wv = warp_vars(cfg)
     common = dict(header=ctx.header_text(), compiler=compiler, cxx=cxx, arch=arch)
@@ -167,7 +161,9 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
         GeneratedFile(f"{ROOT}/{WARP_LAYER}", layer),
         GeneratedFile(f"{ROOT}/probe.cu", render(PKG, "probe.cu.j2", **cu)),
         GeneratedFile(f"{ROOT}/nanosleep_test.cu", render(PKG, "nanosleep_test.cu.j2", header=ctx.header("//"))),
-        GeneratedFile(f"{ROOT}/build.sh", render(PKG, "build.sh.j2", flags=flags, link=link, **{**common, "header": ctx.header("#")}),
+        GeneratedFile(f"{ROOT}/build.sh", render(PKG, "build.sh.j2", flags=cmd.flags, link=cmd.link, arch_prefix=tc.arch_prefix,
+                                                 candidates=shell_candidates(tc),
+                                                 **{**common, "header": ctx.header("#")}),
                       executable=True),
         GeneratedFile(f"{ROOT}/run.sh", render(PKG, "run.sh.j2", header=ctx.header("#"), timeout_s=TIMEOUT_S), executable=True),
         GeneratedFile(f"{ROOT}/engine_probe.py", render(PKG, "engine_probe.py.j2", data=data, child_timeout_s=CHILD_TIMEOUT_S,
