@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families import tensors as T
+from muh.families import cub, tensors as T
 from muh.families.base import Harness, cfuncs, Family, param, xchg_bytes
 
 # The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
@@ -41,6 +41,14 @@ STATIC_SMEM_BYTES = 48 * 1024  # CUDA's limit on a block's static shared memory 
 # a simple persistent grid suffers: bench/results/scan-h200.md).
 RING_LAG = 1
 MIN_RING_STAGES = 2 + RING_LAG  # the tile being finished, the one just scanned, one in flight
+
+# DeviceScan's hub: CUB's look-back tile (cub.SCAN), then muh's own dimensions.
+CUB = cub.CubTable(
+    "DeviceScan::InclusiveSum / ExclusiveSum (and *Scan with an operator)", "tuning_scan.cuh",
+    hub="typename cub::detail::scan::policy_hub<T, T, T, O, Op>::MaxPolicy", agent="ScanPolicyT", types=cub.SUMS,
+    members=cub.SCAN + cub.members(*((d, None) for d in ("vec", "window", "store_modifier", "stage", "passes", "stages",
+                                                           "stage_from"))),
+    takes_op=True, takes_offset=True, any_type=True)
 
 
 @dataclass(frozen=True)

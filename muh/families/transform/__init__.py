@@ -4,13 +4,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families import tensors as T
+from muh.families import cub, tensors as T
 from muh.families.base import Harness, cfuncs, Family, param, vec_of
 
 # CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
 # the default when a spec's transform policy gives none.
 DEFAULT_BYTES_IN_FLIGHT = 48 * 1024
 DEFAULT_THREADS = 256  # CUB's transform block
+
+# DeviceTransform's hub: the selected chain policy holds the values itself.
+CUB = cub.CubTable(
+    "DeviceTransform::Transform (one contiguous input)", "tuning_transform.cuh",
+    hub="typename cub::detail::transform::policy_hub<false, ::cuda::std::tuple<T*>>::max_policy", agent=None,
+    types=cub.PROBED,
+    members=cub.members(("threads", "algo_policy::block_threads"), ("items", None), ("vec", None),
+                        ("bytes_in_flight", "min_bif"), ("algorithm", "algorithm")),
+    any_type=True)
 
 
 @dataclass(frozen=True)
