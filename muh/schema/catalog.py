@@ -124,7 +124,8 @@ def _cub(doc: str, table: CubTable, **kw) -> Tuning:
 
 def _select(flags: str, impl: str) -> str:
     """DeviceSelect / DevicePartition's hub (rejects dropped, 32-bit per-partition offsets)."""
-    return f"typename cub::detail::select::policy_hub<T, {flags}, std::int32_t, false, cub::SelectImpl::{impl}>::MaxPolicy"
+    return (f"typename cub::detail::select::policy_hub<T, {flags}, std::int32_t, false, cub::SelectImpl::{impl}>"
+            "::MaxPolicy")
 
 
 _LOOKBACK = dict(stages_tile=True, block_choices=BLOCK_SCAN)
@@ -160,7 +161,8 @@ FAMILIES: dict[str, Tuning] = {
         "typename cub::detail::scan_by_key::policy_hub<key_of<T>*, value_of<T>, value_of<T>, Op>::MaxPolicy",
         "ScanByKeyPolicyT", cub.SCAN, cub.SUMS, takes_op=True, any_type=True, values=_BY_KEY_SUMS),
         stages_tile=True, block_choices=BLOCK_SCAN, key_value=True),
-    "segmented_scan": Tuning("DeviceSegmentedScan (newer CCCL)", ("threads", "items", "load", "store", "modifier", "block", "scaling"), stages_tile=True,
+    "segmented_scan": Tuning("DeviceSegmentedScan (newer CCCL)",
+                             ("threads", "items", "load", "store", "modifier", "block", "scaling"), stages_tile=True,
                              block_choices=BLOCK_SCAN),
     "reduce_by_key": _cub("DeviceReduce::ReduceByKey", _table(
         "DeviceReduce::ReduceByKey (the hub takes the accumulator, then the key type)", "tuning_reduce_by_key.cuh",
@@ -230,8 +232,8 @@ FAMILIES: dict[str, Tuning] = {
     "histogram": _cub("DeviceHistogram", histogram.CUB, scaling="none"),
     "transform": _cub("DeviceTransform", transform.CUB, scaling="none"),
     "for_each": _cub("DeviceFor::ForEach (256 threads × 2 items in CCCL)", _table(
-        "DeviceFor::ForEach (one hub for every type)", "tuning_for.cuh", "cub::detail::for_each::policy_hub_t::MaxPolicy",
-        "for_policy_t", cub.members(("threads", "block_threads"), ("items", "items_per_thread")), any_type=True),
+        "DeviceFor::ForEach (one hub for every type)", "tuning_for.cuh",
+        "cub::detail::for_each::policy_hub_t::MaxPolicy", "for_policy_t", cub.members(("threads", "block_threads"), ("items", "items_per_thread")), any_type=True),
         scaling="none"),
     "for_each_in_extents": Tuning("DeviceFor::ForEachInExtents", ("threads", "items"), scaling="none"),
     "batch_memcpy": _cub("DeviceMemcpy::Batched / DeviceCopy::Batched", _table(
@@ -249,8 +251,8 @@ FAMILIES: dict[str, Tuning] = {
         scaling="none"),
     "adjacent_difference": _cub("DeviceAdjacentDifference", _table(
         "DeviceAdjacentDifference::SubtractLeftCopy (input and output do not alias)", "tuning_adjacent_difference.cuh",
-        "typename cub::detail::adjacent_difference::policy_hub<T*, false>::MaxPolicy", "AdjacentDifferencePolicy", _MERGE,
-        any_type=True), scaling="nominal_8b", stages_tile=True),
+        "typename cub::detail::adjacent_difference::policy_hub<T*, false>::MaxPolicy", "AdjacentDifferencePolicy",
+        _MERGE, any_type=True), scaling="nominal_8b", stages_tile=True),
     "find": Tuning("DeviceFind (newer CCCL)", ("threads", "items", "vec", "modifier"), scaling="none"),
     "topk": Tuning("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass"),
                    scaling="none", block_choices=BLOCK_SCAN),

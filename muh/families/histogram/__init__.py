@@ -14,7 +14,7 @@ from typing import Optional
 
 from muh.runtime import dtypes as DT
 from muh.families import cub, tensors as T
-from muh.families.base import Harness, cfuncs, Family, param, vec_of
+from muh.families.base import Harness, cfuncs, param, record, vec_of
 
 COUNTER_BYTES = 4  # int32 counters
 BYTE_VALUES = 256  # 1-byte samples are counted by value: one counter per bit pattern
@@ -113,21 +113,15 @@ def histogram_even(x, bins: int, lower: float, upper: float, *, out=None, kernel
     return out
 
 
-RECORD = Family(
-    name="histogram",
+RECORD = record(
+    __name__,
     doc="counts in evenly spaced bins over [lower, upper) (DeviceHistogram::HistogramEven)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "pixels_per_thread", "vec", "sub_histograms"),
     api=cfuncs("""
 int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper, int* histogram, void* stream);
 """),
-    read=read,
-    params=params,
-    size_buckets=True,
-    checks=checks,
     op=None,
     static=("histogram.cuh", "histogram_host.cuh"),
     python_ops={"histogram_even": histogram_even},
-    harness=Harness("harness.cu.j2"),
+    harness=Harness(),
 )

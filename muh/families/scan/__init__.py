@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
 from muh.families import cub, tensors as T
-from muh.families.base import Harness, cfuncs, Family, param, xchg_bytes
+from muh.families.base import Harness, cfuncs, param, record, xchg_bytes
 
 # The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
 DELAY_KINDS = (
@@ -220,22 +220,16 @@ def scan(x, exclusive: bool = False, *, out=None, kernels=None):
     return out
 
 
-RECORD = Family(
-    name="scan",
+RECORD = record(
+    __name__,
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stages",
              "stage_from"),
     api=cfuncs("""
 size_t muh_scan_workspace_bytes(int dtype, long long n);
 int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);
 """),
-    read=read,
-    params=params,
-    checks=checks,
-    size_buckets=True,
     headers=("scan_tile.cuh",),
-    harness=Harness("harness.cu.j2"),
+    harness=Harness(),
     python_ops={"scan": scan},
 )
