@@ -2,9 +2,10 @@
 
 The program (``cub_truth.cu.j2``) instantiates CUB's own templates — ``MemBoundScaling``,
 ``RegBoundScaling``, ``Nominal4BItemsToItems``, ``Nominal8BItemsToItems`` and the ``policy_hub``
-chains of every algorithm family CCCL 3.0 tunes (``ALGORITHMS``) — and prints
-the values CUB computes. Nothing is hand-typed: the case list comes from a seeded generator, the
-answers from the compiler. One translation unit costs a few seconds, so every query is batched into
+chains of every algorithm family CCCL 3.0 tunes (``TABLES``: each family's CUB table, muh/families/cub.py,
+held by its folder or the catalogue) — and prints the values CUB computes. Nothing is hand-typed: the
+case list comes from a seeded generator and the tables, the probe's rows from the tables, the answers
+from the compiler. One translation unit costs a few seconds, so every query is batched into
 it, and the result is cached under ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``) keyed by the CUB
 version and a hash of the program text, the nvcc and host compiler versions, and the content of
 every header the program includes (``toolchain_digest``); ``use_cache=False`` (``--no-cache``)
@@ -26,45 +27,28 @@ from pathlib import Path
 import jinja2
 
 from muh.diagnostics import Diagnostic, MuhError
+from muh.families import cub
 from muh.runtime import dtypes as DT
 from muh.runtime.toolchain import HOST
 from muh.runtime.toolchain import find_nvcc as find_nvcc_or_none
+from muh.schema import catalog
 
 #: Architectures (compute capability x 10, CUB's policy numbering) and element types compared.
 ARCHES = (800, 860, 900, 1000)
 #: Element types probed, as C++ types.
-TYPES = {n: DT.TABLE[n].std for n in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-                                      "float32", "float64")}
-#: Sums are probed only for types that accumulate in themselves (no integer promotion), so that
-#: ``policy_hub<T, …>`` is exactly the hub ``DeviceReduce::Sum`` / ``DeviceScan::*Sum`` use.
-SUM_TYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")
-#: Histogram samples up to 4 bytes (CUB divides the items of wider samples by a rule muh lacks).
-SAMPLE_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32")
+TYPES = {n: DT.TABLE[n].std for n in cub.PROBED}
+#: Every family CUB tunes, with its CUB table (muh/families/cub.py), in the catalogue's order: the
+#: case list, the probe's rows and the compared members are read from these tables only.
+TABLES: dict[str, cub.CubTable] = {name: fam.cub for name, fam in catalog.FAMILIES.items() if fam.cub is not None}
 #: Algorithm family -> the element types its probes cover.
-ALGORITHMS = {
-    "reduce": SUM_TYPES, "scan": SUM_TYPES, "for_each": tuple(TYPES), "merge_sort": tuple(TYPES),
-    "merge": tuple(TYPES), "histogram": SAMPLE_TYPES, "select_if": tuple(TYPES),
-    "transform": tuple(TYPES), "radix_sort": tuple(TYPES), "partition": tuple(TYPES),
-    "select_flagged": tuple(TYPES), "unique": tuple(TYPES), "unique_by_key": tuple(TYPES),
-    "three_way_partition": tuple(TYPES), "rle_encode": tuple(TYPES), "rle_non_trivial_runs": tuple(TYPES),
-    # By-key sums: keys and values of the type, accumulated in it (no integer promotion).
-    "reduce_by_key": SUM_TYPES, "scan_by_key": SUM_TYPES,
-    "segmented_sort": tuple(TYPES), "radix_sort_pairs": tuple(TYPES), "adjacent_difference": tuple(TYPES),
-    "segmented_reduce": SUM_TYPES, "segmented_radix_sort": tuple(TYPES),
-    # One hub for every element type (bytes are copied): probed once.
-    "batch_memcpy": ("uint8",),
-}
+ALGORITHMS = {name: table.types for name, table in TABLES.items()}
 
-#: User-defined element types CUB's case list holds for every family that accepts them: (size, alignment)
-#: in bytes, probed as ``struct alignas(A) structSaA { char bytes[S]; }`` — a 12-byte record, a 16-byte
-#: pair, a 64-byte record. A spec's own ``type`` blocks add their shapes where its algorithms list them.
+#: User-defined element types CUB's case list holds for every family that accepts them (a table's
+#: ``any_type``: a user operator, comparator or predicate; not the radix sorts' arithmetic keys or the
+#: histogram's samples): (size, alignment) in bytes, probed as ``struct alignas(A) structSaA { char
+#: bytes[S]; }`` — a 12-byte record, a 16-byte pair, a 64-byte record. A spec's own ``type`` blocks add
+#: their shapes where its algorithms list them.
 STRUCT_SHAPES = ((12, 4), (16, 8), (64, 16))
-#: Families whose CUB entry points take any element type (a user operator, comparator or predicate):
-#: not the radix sorts (arithmetic keys), segmented sort (radix-based) or histogram (arithmetic
-#: samples); batch_memcpy copies bytes and is probed once.
-STRUCT_FAMILIES = ("reduce", "segmented_reduce", "scan", "reduce_by_key", "scan_by_key", "for_each", "merge_sort",
-                   "merge", "select_if", "select_flagged", "unique", "partition", "three_way_partition",
-                   "unique_by_key", "rle_encode", "rle_non_trivial_runs", "transform", "adjacent_difference")
 _STRUCT = re.compile(r"struct(\d+)a(\d+)")
 
 
@@ -90,23 +74,18 @@ BITWISE = ("bit_and", "bit_or", "bit_xor")
 #: Offset widths (bits) -> the unsigned offset type CUB's entry points choose for them
 #: (``choose_offset_t``: ``int`` num_items -> uint32, ``int64_t`` -> uint64).
 OFFSET_TYPES = {32: "std::uint32_t", 64: "std::uint64_t"}
-#: Families whose CCCL 3.0.1 hub takes the operator (reduce: ``classify_op`` plus / min_or_max;
-#: scan, reduce_by_key, scan_by_key: ``basic_binary_op_t``; scan sm_100: ``is_plus``) …
-OP_FAMILIES = ("reduce", "segmented_reduce", "scan", "reduce_by_key", "scan_by_key")
-#: … and the offset type (reduce and scan: ``classify_offset_size``; segmented reduce: the offsets'
-#: type; radix sort: onesweep tunings per ``sizeof(OffsetT)``).
-OFFSET_FAMILIES = ("reduce", "segmented_reduce", "scan", "radix_sort", "radix_sort_pairs")
 
 
 def operators_for(family: str, dtype: str) -> tuple[str, ...]:
-    """The operators a family's hub is probed with for ``dtype`` (bitwise ones for integers only)."""
-    if family not in OP_FAMILIES:
+    """The operators a family's hub is probed with for ``dtype`` (a table's ``takes_op``: every operator,
+    bitwise ones for integers only; else plus)."""
+    if not TABLES[family].takes_op:
         return ("plus",)
     return tuple(o for o in OPERATORS if o not in BITWISE or dtype.startswith(("int", "uint")))
 
 
 def offsets_for(family: str) -> tuple[int, ...]:
-    return tuple(OFFSET_TYPES) if family in OFFSET_FAMILIES else (32,)
+    return tuple(OFFSET_TYPES) if TABLES[family].takes_offset else (32,)
 
 
 STANDARD_SIZES = (1, 2, 4, 8, 16)
@@ -204,34 +183,24 @@ def scaling_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[
     return sorted(cases)
 
 
-#: By-key families whose CCCL 3.0.1 hubs key on the value type as well as the key type (size class and
-#: whether it is a primitive): one value type per class CUB distinguishes. Values that are summed
-#: (reduce and scan by key) are types that accumulate in themselves.
-VALUE_TYPES = {
-    "reduce_by_key": ("int32", "int64", "struct16a8"),
-    "scan_by_key": ("int32", "int64", "struct16a8"),
-    "unique_by_key": ("uint8", "uint16", "uint32", "uint64", "struct16a8"),
-    "radix_sort_pairs": ("uint8", "uint16", "uint32", "uint64", "struct16a8"),
-}
-
-
 def types_for(family: str, extra: dict[str, tuple[tuple[int, int], ...]] | None = None) -> tuple[str, ...]:
     """The element types of a family's cases: the catalogue's it accepts, then user-defined shapes
     (STRUCT_SHAPES and the family's ``extra`` ones)."""
-    types = ALGORITHMS[family]
-    if family in STRUCT_FAMILIES:
+    types = TABLES[family].types
+    if TABLES[family].any_type:
         shapes = STRUCT_SHAPES + tuple((extra or {}).get(family, ()))
         types += tuple(dict.fromkeys(struct_name(*s) for s in shapes))
     return types
 
 
 def policy_probes(arches=ARCHES, extra: dict[str, tuple[tuple[int, int], ...]] | None = None) -> list[PolicyProbe]:
-    """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes
+    """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes, and
+    for a by-key family every value type of a class its hub distinguishes (a table's ``values``)
     (``extra``: family -> more user-defined (size, alignment) shapes to probe)."""
-    same = [PolicyProbe(a, cc, t, op, off) for a in ALGORITHMS for cc in arches for t in types_for(a, extra)
+    same = [PolicyProbe(a, cc, t, op, off) for a in TABLES for cc in arches for t in types_for(a, extra)
             for op in operators_for(a, t) for off in offsets_for(a)]
-    pairs = [PolicyProbe(a, cc, t, op, off, v) for a, values in VALUE_TYPES.items() for cc in arches
-             for t in types_for(a, extra) for v in values if v != t
+    pairs = [PolicyProbe(a, cc, t, op, off, v) for a, table in TABLES.items() for cc in arches
+             for t in types_for(a, extra) for v in table.values if v != t
              for op in operators_for(a, v) for off in offsets_for(a)]
     return same + pairs
 
@@ -242,12 +211,54 @@ def struct_shapes(probes) -> list[tuple[str, int, int]]:
     return [(n, *shapes[n]) for n in sorted(shapes, key=shapes.get)]
 
 
+def _json_fields(members) -> tuple[list[str], list[str]]:
+    """A JSON object's fields (printf format) and arguments for ``members`` read from CUB's policy ``P``,
+    each printed as the catalogue's kind of its dimension says (``name()``: muh's spelling of an enum)."""
+    parts, args = [], []
+    for m in members:
+        path, kind = f"P::{m.cub}", catalog.DIMS[m.dim].kind
+        if kind == "enum":
+            parts.append(f'"{m.dim}": "%s"')
+            args.append(f"name({path})")
+        elif kind == "bool":
+            parts.append(f'"{m.dim}": %s')
+            args.append(f'({path} ? "true" : "false")')
+        elif kind == "delay":
+            parts.append(f'"{m.dim}": {{"kind": "%s", "ns": %d, "l2_write_latency": %d}}')
+            args += [f"delay<typename {path}>::{x}" for x in ("kind", "ns", "l2w")]
+        else:
+            parts.append(f'"{m.dim}": %d')
+            args.append(f"int({path})")
+    return parts, args
+
+
+def probe_rows() -> list[dict]:
+    """Per family CUB tunes: its hub (the probes' aliases) and its row (the printf of the values CUB
+    selects, sub-policies as nested objects), from its table."""
+    out = []
+    for name, table in TABLES.items():
+        parts, args = _json_fields(table.cub_members)
+        for sub in table.subs:
+            inner, more = _json_fields(sub.members)
+            parts.append(f'"{sub.name}": {{' + ", ".join(inner) + "}")
+            args += more
+        out.append(dict(name=name, entry=table.entry, hub=table.hub, agent=table.agent,
+                        fmt=json.dumps(", ".join(parts) + "}"), args=args))
+    return out
+
+
+def probe_headers() -> list[str]:
+    """The CUB tuning headers the probes include (every table's)."""
+    return sorted({t.header for t in TABLES.values()})
+
+
 def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
     )
     return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes, structs=struct_shapes(probes),
+                                                      hubs=probe_rows(), cub_headers=probe_headers(),
                                                       command=" ".join(("nvcc", *HOST.host_program())))
 
 

@@ -7,9 +7,9 @@ Three groups of cases, each compared value by value:
   ``Nominal8BItemsToItems`` for a seeded set of nominal policies and element sizes
   (cub_truth.scaling_cases);
 * ``policy`` — for every NVIDIA hardware with ``cub_parity = true`` (the checked spec's, or the
-  reference spec ``specs/nvidia.muh`` when it has none), the derived policy of every family in
-  ``COMPARED`` (sub-policies included) and every probe-able element type against the policy CUB's
-  ``policy_hub`` chain selects for that arch;
+  reference spec ``specs/nvidia.muh`` when it has none), the derived policy of every family CUB
+  tunes (the dimensions ``compared_dims`` reads from its CUB table, sub-policies included) and every
+  probe-able element type against the policy CUB's ``policy_hub`` chain selects for that arch;
 * ``target`` — for other hardware, the rules CUB's constants stand for, in the hardware's own
   terms: threads a multiple of the warp size, within the block limit, and a staged tile that fits
   ``smem_per_block``.
@@ -31,66 +31,25 @@ from muh.derive.model import ResolvedPolicy
 from muh.derive.resolve import resolve_query
 from muh.diagnostics import MuhError
 from muh.schema import Spec, load
-from muh.schema.catalog import DEFAULT_TYPES, FAMILIES
+from muh.schema.catalog import DEFAULT_TYPES, DIMS, FAMILIES
 from muh.schema.policy_key import Query
 
 REFERENCE_SPEC = "nvidia.muh"
-_LOOKBACK = (("threads", "threads"), ("items", "items"), ("load", "load"), ("modifier", "modifier"),
-             ("block", "block"), ("delay.kind", "delay"), ("delay.ns", "delay_ns"),
-             ("delay.l2_write_latency", "l2_write_latency"))
-_SCAN = (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"),
-         ("modifier", "modifier"), ("block", "block"), ("delay.kind", "delay"),
-         ("delay.ns", "delay_ns"), ("delay.l2_write_latency", "l2_write_latency"))
-_TILE = (("threads", "threads"), ("items", "items"), ("load", "load"), ("store", "store"), ("modifier", "modifier"))
+#: A delay is compared part by part (the probe prints it as an object of these).
+DELAY_PARTS = ("kind", "ns", "l2_write_latency")
 
 
-def _subs(*spec: tuple[str, tuple[str, ...]]) -> tuple[tuple[str, str], ...]:
-    """Sub-policy dimensions: (``sub/dim``, ``sub.field``) pairs."""
-    return tuple((f"{sub}/{dim}", f"{sub}.{dim}") for sub, dims in spec for dim in dims)
-
-
-_RADIX = (("use_onesweep", "onesweep_used"),) + _subs(("onesweep", ("threads", "items", "radix_bits", "rank")),
-               ("downsweep", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
-               ("single_tile", ("threads", "items", "radix_bits", "rank", "load", "modifier")),
-               ("upsweep", ("threads", "items", "radix_bits", "modifier")),
-               ("histogram", ("threads", "items", "radix_bits")),
-               ("exclusive_sum", ("threads", "radix_bits")))
-#: Dimensions compared per family: (muh dimension, CUB truth field). The order is the table's.
-COMPARED = {
-    "reduce": (("threads", "threads"), ("items", "items"), ("vec", "vec"), ("block", "block"),
-               ("modifier", "modifier")),
-    "scan": _SCAN,
-    "select_if": _LOOKBACK,
-    "for_each": (("threads", "threads"), ("items", "items")),
-    "partition": _LOOKBACK,
-    "transform": (("threads", "threads"), ("bytes_in_flight", "bytes_in_flight"), ("algorithm", "algorithm")),
-    "merge_sort": _TILE,
-    "merge": _TILE,
-    "radix_sort": _RADIX,
-    "histogram": (("threads", "threads"), ("pixels_per_thread", "pixels_per_thread"), ("vec", "vec"),
-                  ("load", "load"), ("modifier", "modifier"), ("rle_compress", "rle_compress"),
-                  ("memory", "memory"), ("work_stealing", "work_stealing")),
-    "select_flagged": _LOOKBACK,
-    "unique": _LOOKBACK,
-    "unique_by_key": _LOOKBACK,
-    "three_way_partition": _LOOKBACK,
-    "reduce_by_key": _LOOKBACK,
-    "scan_by_key": _SCAN,
-    "rle_encode": _LOOKBACK,
-    "rle_non_trivial_runs": _LOOKBACK + (("store_time_slicing", "store_time_slicing"),),
-    "radix_sort_pairs": _RADIX,
-    "segmented_sort": _subs(("large", ("threads", "items", "radix_bits", "rank", "load", "modifier", "block")),
-                            ("small", ("threads", "threads_per_segment", "items", "load", "modifier")),
-                            ("medium", ("threads", "threads_per_segment", "items", "load", "modifier"))),
-    "batch_memcpy": _subs(("small", ("threads", "buffers_per_thread", "bytes_per_thread", "prefer_pow2_bits",
-                                     "block_tile", "warp_threshold", "block_threshold")),
-                          ("large", ("threads", "bytes_per_thread"))),
-    "adjacent_difference": _TILE,
-    "segmented_reduce": (("threads", "threads"), ("items", "items"), ("vec", "vec"), ("block", "block"),
-                         ("modifier", "modifier")),
-    "segmented_radix_sort": _subs(*((sub, ("threads", "items", "radix_bits", "rank", "load", "modifier"))
-                                    for sub in ("segmented", "alt_segmented"))),
-}
+def compared_dims(family: str) -> tuple[str, ...]:
+    """The dimensions compared for a family CUB tunes: every member its CUB table says CUB has (a
+    sub-policy's as ``sub/dim``, a delay's parts as ``delay.kind`` …), in the table's order. The probe's
+    row holds each at the same path (``sub.dim``)."""
+    table = cub_truth.TABLES[family]
+    out = []
+    for prefix, members in [("", table.cub_members)] + [(f"{s.name}/", s.members) for s in table.subs]:
+        for m in members:
+            parts = DELAY_PARTS if DIMS[m.dim].kind == "delay" else ("",)
+            out += [prefix + m.dim + (f".{p}" if p else "") for p in parts]
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -138,9 +97,10 @@ def arch_name(cc: int) -> str:
 def case_name(probe: cub_truth.PolicyProbe) -> str:
     """`<family> <arch> <type> <op> <offset>` (op and offset only where CUB's hub takes them)."""
     words = [probe.algorithm, arch_name(probe.cc), probe.type + (f":{probe.value}" if probe.value else "")]
-    if probe.algorithm in cub_truth.OP_FAMILIES:
+    table = cub_truth.TABLES[probe.algorithm]
+    if table.takes_op:
         words.append(probe.op)
-    if probe.algorithm in cub_truth.OFFSET_FAMILIES:
+    if table.takes_offset:
         words.append(f"offset{probe.offset}")
     return " ".join(words)
 
@@ -266,9 +226,9 @@ def policy_parity(spec: Spec, derived: Derived, truth: cub_truth.Truth) -> list[
                                   (("*", "missing", "-", "derive"),)))
             continue
         fails, shown = [], []
-        for dim, field in COMPARED[probe.algorithm]:
+        for dim in compared_dims(probe.algorithm):
             mine, rule = _value(policy, dim)
-            want = _truth(cub, field)
+            want = _truth(cub, dim.replace("/", "."))
             shown.append(f"{dim}={want}")
             if mine != want:
                 fails.append((dim, mine, want, rule))

@@ -23,95 +23,39 @@ from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.cxx import tuning
 from muh.diagnostics import MuhError
+from muh.families import cub
 from muh.runtime.toolchain import HOST, Toolchain
 from muh.schema import catalog
 
-_TILE = {"threads": "P::BLOCK_THREADS", "items": "P::ITEMS_PER_THREAD", "load": "to_muh(P::LOAD_ALGORITHM)",
-         "store": "to_muh(P::STORE_ALGORITHM)", "modifier": "to_muh(P::LOAD_MODIFIER)"}
-#: How a muh policy field reads from CUB's agent policy ``P`` (CCCL 3.0.1 member names).
-CUB_FIELDS = {
-    "reduce": {"threads": "P::BLOCK_THREADS", "items": "P::ITEMS_PER_THREAD", "vec": "P::VECTOR_LOAD_LENGTH",
-               "block": "to_muh(P::BLOCK_ALGORITHM)", "modifier": "to_muh(P::LOAD_MODIFIER)"},
-    "scan": {**_TILE, "block": "to_muh(P::SCAN_ALGORITHM)",
-             "delay": "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"},
-    "select_if": {k: v for k, v in _TILE.items() if k != "store"} | {
-        "block": "to_muh(P::SCAN_ALGORITHM)",
-        "delay": "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"},
-    "for_each": {"threads": "P::block_threads", "items": "P::items_per_thread"},
-    "partition": {k: v for k, v in _TILE.items() if k != "store"} | {
-        "block": "to_muh(P::SCAN_ALGORITHM)",
-        "delay": "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"},
-    "transform": {"threads": "P::algo_policy::block_threads", "bytes_in_flight": "P::min_bif",
-                  "algorithm": "to_muh(P::algorithm)"},
-    "merge_sort": _TILE,
-    "merge": _TILE,
-    "histogram": {"threads": "P::BLOCK_THREADS", "pixels_per_thread": "P::PIXELS_PER_THREAD", "vec": "P::VEC_SIZE",
-                  "load": "to_muh(P::LOAD_ALGORITHM)", "modifier": "to_muh(P::LOAD_MODIFIER)",
-                  "rle_compress": "P::IS_RLE_COMPRESS", "memory": "to_muh(P::MEM_PREFERENCE)",
-                  "work_stealing": "P::IS_WORK_STEALING"},
-}
-
-
-_DELAY = "mt::delay_policy{static_cast<mt::delay_kind>(scan_delay<P>::id), scan_delay<P>::ns, scan_delay<P>::l2w}"
-_LOOKBACK = {**{k: v for k, v in _TILE.items() if k != "store"}, "block": "to_muh(P::SCAN_ALGORITHM)", "delay": _DELAY}
-CUB_FIELDS.update({
-    "select_flagged": _LOOKBACK, "unique": _LOOKBACK, "unique_by_key": _LOOKBACK, "three_way_partition": _LOOKBACK,
-    "reduce_by_key": _LOOKBACK, "rle_encode": _LOOKBACK,
-    "rle_non_trivial_runs": {**_LOOKBACK, "store_time_slicing": "P::STORE_WARP_TIME_SLICING != 0"},
-    "scan_by_key": {**_TILE, "block": "to_muh(P::SCAN_ALGORITHM)", "delay": _DELAY},
-    "adjacent_difference": _TILE,
-    "segmented_reduce": CUB_FIELDS["reduce"],
-})
-
-#: Families whose policy is a set of sub-policies: sub-policy -> CUB member type, and the field map.
-_RADIX_SUBS = {"onesweep": "OnesweepPolicy", "downsweep": "DownsweepPolicy", "single_tile": "SingleTilePolicy",
-               "upsweep": "UpsweepPolicy", "histogram": "HistogramPolicy", "exclusive_sum": "ExclusiveSumPolicy"}
-_SM = "SmallAndMediumSegmentedSortPolicyT"
-CUB_SUBS = {
-    "radix_sort": _RADIX_SUBS,
-    "radix_sort_pairs": _RADIX_SUBS,
-    "segmented_sort": {"large": "LargeSegmentPolicy", "small": f"{_SM}::SmallPolicyT", "medium": f"{_SM}::MediumPolicyT"},
-    "batch_memcpy": {"small": "AgentSmallBufferPolicyT", "large": "AgentLargeBufferPolicyT"},
-    "segmented_radix_sort": {"segmented": "SegmentedPolicy", "alt_segmented": "AltSegmentedPolicy"},
-}
-_SUB_FIELDS = {"threads": "BLOCK_THREADS", "items": "ITEMS_PER_THREAD", "radix_bits": "RADIX_BITS",
-               "rank": "to_muh(P::{t}::RANK_ALGORITHM)", "load": "to_muh(P::{t}::LOAD_ALGORITHM)",
-               "modifier": "to_muh(P::{t}::LOAD_MODIFIER)", "block": "to_muh(P::{t}::SCAN_ALGORITHM)",
-               "threads_per_segment": "WARP_THREADS", "buffers_per_thread": "BUFFERS_PER_THREAD",
-               "prefer_pow2_bits": "PREFER_POW2_BITS != 0", "block_tile": "BLOCK_LEVEL_TILE_SIZE",
-               "warp_threshold": "WARP_LEVEL_THRESHOLD", "block_threshold": "BLOCK_LEVEL_THRESHOLD"}
-#: Per family and sub-policy, fields whose CUB member is named differently or lives elsewhere.
-_SUB_SPECIAL = {
-    ("segmented_sort", "small"): {"threads": f"P::{_SM}::BLOCK_THREADS"},
-    ("segmented_sort", "medium"): {"threads": f"P::{_SM}::BLOCK_THREADS"},
-    ("batch_memcpy", "small"): {"bytes_per_thread": "P::AgentSmallBufferPolicyT::TLEV_BYTES_PER_THREAD"},
-    ("batch_memcpy", "large"): {"bytes_per_thread": "P::AgentLargeBufferPolicyT::BYTES_PER_THREAD"},
-}
-for _family in CUB_SUBS:
-    CUB_FIELDS[_family] = {}
-CUB_FIELDS["radix_sort"] = CUB_FIELDS["radix_sort_pairs"] = {"use_onesweep": "P::ONESWEEP != 0"}
-
-
-def _sub_expr(family: str, sub: str, cub_type: str, field: str) -> str:
-    special = _SUB_SPECIAL.get((family, sub), {})
-    if field in special:
-        return special[field]
-    expr = _SUB_FIELDS[field]
-    return expr.format(t=cub_type) if "{t}" in expr else f"P::{cub_type}::{expr}"
+def cub_expr(member: cub.Member) -> str:
+    """How a muh policy field reads from CUB's agent policy ``P`` (its member, as the catalogue's kind of
+    the dimension compares: enumerations through cub_equal.cu.j2's ``to_muh``)."""
+    path, kind = f"P::{member.cub}", catalog.DIMS[member.dim].kind
+    if kind == "enum":
+        return f"to_muh({path})"
+    if kind == "bool":
+        return f"{path} != 0"
+    if kind == "delay":
+        d = f"delay<typename {path}>"
+        return f"mt::delay_policy{{static_cast<mt::delay_kind>({d}::id), {d}::ns, {d}::l2w}}"
+    return path
 
 
 def _init(family: str, algorithms) -> tuple[list[str], list[str]] | None:
-    """(C++ initialisers of a muh policy from CUB's policy ``P``, member names), or None if the shapes differ."""
+    """(C++ initialisers of a muh policy from CUB's policy ``P``, member names), or None if the shapes
+    differ (the family's CUB table, cub_truth.TABLES, says which members CUB has)."""
+    table = cub_truth.TABLES[family]
+    theirs = {m.dim: m for m in table.cub_members}
     fields = [f.name for f in tuning.fields_of(family, algorithms)]
-    if set(fields) != set(CUB_FIELDS[family]):
+    if set(fields) != set(theirs):
         return None  # the header's struct is not CUB's shape (a dimension unset): parity cannot hold
-    init, members = [CUB_FIELDS[family][f] for f in fields], list(fields)
+    init, members = [cub_expr(theirs[f]) for f in fields], list(fields)
+    subs = {s.name: s for s in table.subs}
     for sp in tuning.subs_of(family, algorithms):
-        cub_type = CUB_SUBS.get(family, {}).get(sp.name)
-        known = set(_SUB_FIELDS) | set(_SUB_SPECIAL.get((family, sp.name), {}))
-        if cub_type is None or any(f.name not in known for f in sp.fields):
+        held = {m.dim: m for m in subs[sp.name].members} if sp.name in subs else {}
+        if not held or any(f.name not in held for f in sp.fields):
             return None
-        init.append("{" + ", ".join(_sub_expr(family, sp.name, cub_type, f.name) for f in sp.fields) + "}")
+        init.append("{" + ", ".join(cub_expr(held[f.name]) for f in sp.fields) + "}")
         members.append(sp.name)
     return init, members
 
@@ -181,7 +125,7 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
     for probe, akey in compared:
         family = probe.algorithm
         if family not in shapes:
-            shapes[family] = _init(family, ctx.derived.of(family)) if family in CUB_FIELDS else None
+            shapes[family] = _init(family, ctx.derived.of(family)) if family in cub_truth.TABLES else None
         shape = shapes[family]
         if shape is None:
             missing.append(f"{parity.case_name(probe)}: the generated `{family}::policy` is not CUB's shape "
@@ -205,7 +149,8 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
     source = env.get_template("cub_equal.cu.j2").render(
         headers=_tuning_names(files), enums=enums,
         families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases,
-        structs=cub_truth.struct_shapes(p for p, _ in compared))
+        structs=cub_truth.struct_shapes(p for p, _ in compared), hubs=cub_truth.probe_rows(),
+        cub_headers=cub_truth.probe_headers())
     return Equality(source, len(cases), tuple(missing))
 
 

@@ -1,10 +1,12 @@
 """What every kernel family record is made of, and the hardware half of a kernel build.
 
-A *family record* (``muh/families/<name>.py``) is the one place that knows a family: its element
-types, its policy (the tunable numbers a kernel is instantiated with) and how the policy is read from
-a derived spec, its checks, the launch numbers derived from it (each a ``Param``: value, rule,
-inputs), its C interface and its kernel source. Derive, codegen (kernels, headers, C API, torch
-bindings), tune, the runtime's ctypes table and the docs all read the records.
+A *family record* (``RECORD`` in ``muh/families/<name>/__init__.py``, a ``Family`` made by ``record``)
+is the one place that knows a family: its element types, its policy (the tunable numbers a kernel is
+instantiated with) and how the policy is read from a derived spec, its checks, the launch numbers
+derived from it (each a ``Param``: value, rule, inputs), its C interface and its kernel source. Derive,
+codegen (kernels, headers, C API, torch bindings), tune, the runtime's ctypes table and the docs all
+read the records. (A family's correspondence with CUB is its ``CUB`` table beside the record:
+muh/families/cub.py.)
 
 Pure Python: the runtime imports the C interface from here on machines without pydantic or lark.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Optional
 
@@ -272,7 +275,7 @@ class Harness:
     fragment with it; ``check_sizes(shape)``: the two odd sizes of the correctness gate.
     """
 
-    template: str
+    template: str = "harness.cu.j2"  # the fragment's file in the family's folder
     shape: tuple = ()
     shape_keys: tuple[str, ...] = ()  # the name of each part of ``shape``; a bucket testing one is measured at it
     variables: Callable = lambda shape: {}
@@ -300,7 +303,7 @@ class Family:
     template_vars: Callable = lambda cfg: {}  # (cfg) -> extra variables of the family's .cu.j2
     python_ops: dict = field(default_factory=dict)  # name -> function exported by muh.families.calls
     operators: dict = field(default_factory=dict)  # name -> code of `enum muh_<family>_op` (MUH_<NAME>)
-    size_buckets: bool = False  # its launch code picks a policy's size bucket by element count (Policy<T, B>)
+    size_buckets: bool = True  # its launch code picks a policy's size bucket by element count (Policy<T, B>)
     # The problem sizes its buckets may test, when more than `elements` (topk: also `k`); the launch
     # code picks the bucket by the one a policy's buckets test.
     bucket_keys: tuple[str, ...] = ()
@@ -343,6 +346,25 @@ class Family:
                 errs.append(f"{self.name}.{dtype}: the kernels do not pick a bucket by `{key}` "
                             f"(they do by: {', '.join(self.buckets_by) or 'nothing'})")
         return errs
+
+
+# The parts every record has, read from its module by these names (``record``): module name -> field.
+RECORD_PARTS = {"DTYPES": "dtypes", "Policy": "policy", "read": "read", "params": "params"}
+# ... and the ones a record has where its module defines them.
+RECORD_OPTIONAL = {"checks": "checks", "OPERATORS": "operators", "globals_": "globals"}
+
+
+def record(module: str, **fields) -> Family:
+    """The record of the family whose module is ``module`` (pass ``__name__``; the family is named after
+    its folder): the parts every record has are the module's ``DTYPES``, ``Policy``, ``read`` and
+    ``params``, with its ``checks``, ``OPERATORS`` and ``globals_`` where it defines them
+    (``RECORD_PARTS``, ``RECORD_OPTIONAL``; a part given in ``fields`` is taken from there); ``fields``
+    are the rest of the record."""
+    names = vars(sys.modules[module])
+    parts = {field: names[name] for name, field in RECORD_PARTS.items() if field not in fields}
+    parts.update({field: names[name] for name, field in RECORD_OPTIONAL.items()
+                  if name in names and field not in fields})
+    return Family(name=module.rpartition(".")[2], **parts, **fields)
 
 
 def pow2(n: int) -> bool:

@@ -79,8 +79,9 @@ def test_fallback_policies(truth):
     for cc in (800, 860, 900):
         assert truth.policies[("reduce", cc, "float32", "plus", 32, "")]["policy"] == 600
     sm86 = truth.policies[("scan", 860, "float32", "plus", 32, "")]
-    assert (sm86["threads"], sm86["items"], sm86["delay"]) == (128, 15, "fixed")
-    assert truth.policies[("scan", 1000, "float32", "plus", 32, "")]["delay"] == "backon_jitter"
+    assert (sm86["threads"], sm86["items"]) == (128, 15)
+    assert sm86["delay"] == {"kind": "fixed", "ns": 350, "l2_write_latency": 450}
+    assert truth.policies[("scan", 1000, "float32", "plus", 32, "")]["delay"]["kind"] == "backon_jitter"
 
 
 @pytest.mark.nvcc
@@ -94,10 +95,10 @@ def test_fallback_policies_of_the_other_families(truth):
     assert {truth.policies[("batch_memcpy", cc, "uint8", "plus", 32, "")]["policy"] for cc in cub_truth.ARCHES} == {700}
     # Untuned by-key sums on sm_86 use CUB's reduce-by-key delay constructor.
     for t in ("int32", "int64", "float64"):
-        assert truth.policies[("reduce_by_key", 860, t, "plus", 32, "")]["delay"] == "reduce_by_key"
+        assert truth.policies[("reduce_by_key", 860, t, "plus", 32, "")]["delay"]["kind"] == "reduce_by_key"
     # … and a user-defined value none (CUB: only primitive values of up to 8 bytes wait that way)
-    assert truth.policies[("reduce_by_key", 860, "int32", "plus", 32, "struct16a8")]["delay"] == "no_delay"
-    assert truth.policies[("reduce_by_key", 860, "struct16a8", "plus", 32, "int32")]["delay"] == "reduce_by_key"
+    assert truth.policies[("reduce_by_key", 860, "int32", "plus", 32, "struct16a8")]["delay"]["kind"] == "no_delay"
+    assert truth.policies[("reduce_by_key", 860, "struct16a8", "plus", 32, "int32")]["delay"]["kind"] == "reduce_by_key"
     # DeviceSelect::Unique shares DeviceSelect::If's hub.
     for key, value in truth.policies.items():
         if key[0] == "unique":

@@ -13,11 +13,21 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.runtime import dtypes as DT
-from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, Family, param, vec_of
+from muh.families import cub, tensors as T
+from muh.families.base import Harness, cfuncs, param, record, vec_of
 
 COUNTER_BYTES = 4  # int32 counters
 BYTE_VALUES = 256  # 1-byte samples are counted by value: one counter per bit pattern
+
+# DeviceHistogram's hub, probed for samples up to 4 bytes (CUB divides the items of wider samples by a
+# rule muh lacks); sub_histograms is muh's own.
+CUB = cub.CubTable(
+    "DeviceHistogram::HistogramEven (one channel, int counters)", "tuning_histogram.cuh",
+    hub="typename cub::detail::histogram::policy_hub<T, int, 1, 1, true>::MaxPolicy", agent="AgentHistogramPolicyT",
+    types=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32"),
+    members=cub.members("threads", ("pixels_per_thread", "PIXELS_PER_THREAD"), ("vec", "VEC_SIZE"), "load", "modifier",
+                        ("rle_compress", "IS_RLE_COMPRESS"), ("memory", "MEM_PREFERENCE"),
+                        ("work_stealing", "IS_WORK_STEALING"), ("sub_histograms", None)))
 
 
 @dataclass(frozen=True)
@@ -103,21 +113,15 @@ def histogram_even(x, bins: int, lower: float, upper: float, *, out=None, kernel
     return out
 
 
-RECORD = Family(
-    name="histogram",
+RECORD = record(
+    __name__,
     doc="counts in evenly spaced bins over [lower, upper) (DeviceHistogram::HistogramEven)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "pixels_per_thread", "vec", "sub_histograms"),
     api=cfuncs("""
 int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper, int* histogram, void* stream);
 """),
-    read=read,
-    params=params,
-    size_buckets=True,
-    checks=checks,
     op=None,
     static=("histogram.cuh", "histogram_host.cuh"),
     python_ops={"histogram_even": histogram_even},
-    harness=Harness("harness.cu.j2"),
+    harness=Harness(),
 )

@@ -4,12 +4,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families import tensors as T
-from muh.families.base import Harness, Family, cfuncs, load_vec, param
+from muh.families import cub, tensors as T
+from muh.families.base import Harness, cfuncs, load_vec, param, record
 
 # Blocks of the first pass: enough for every SM of a large GPU several times over, few enough that
 # the second pass (one block over the partials) stays one tile: 4096 = 16 x 256-thread blocks.
 MAX_GRID = 4096
+
+# DeviceReduce's hub (its segmented form, DeviceSegmentedReduce, shares the members: the catalogue).
+CUB = cub.CubTable(
+    "DeviceReduce::Sum (and Max, Min, Reduce with an operator)", "tuning_reduce.cuh",
+    hub="typename cub::detail::reduce::policy_hub<T, O, Op>::MaxPolicy", agent="ReducePolicy", types=cub.SUMS,
+    members=cub.members("threads", "items", ("vec", "VECTOR_LOAD_LENGTH"), ("block", "BLOCK_ALGORITHM"), "modifier",
+                        ("scaling", None)),
+    takes_op=True, takes_offset=True, any_type=True)
 
 
 @dataclass(frozen=True)
@@ -61,22 +69,15 @@ def reduce(x, op: str = "sum", *, out=None, kernels=None):
     return out
 
 
-RECORD = Family(
-    name="reduce",
+RECORD = record(
+    __name__,
     doc="one value from n: sum, max, min (DeviceReduce::Reduce)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "items", "vec", "modifier"),
     api=cfuncs("""
 size_t muh_reduce_workspace_bytes(void);
 int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* workspace, size_t workspace_bytes, void* stream);
 """),
-    read=read,
-    operators=OPERATORS,
-    params=params,
-    size_buckets=True,
-    globals=globals_,
     static=("reduce.cuh",),
-    harness=Harness("harness.cu.j2"),
+    harness=Harness(),
     python_ops={"reduce": reduce},
 )

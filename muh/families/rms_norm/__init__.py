@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.runtime import dtypes as DT
-from muh.families.base import Family, Harness, ops_api, param, vec_of
+from muh.families.base import Harness, ops_api, param, record, vec_of
 
 # Row values a thread caches in registers before the kernel falls back to re-reading the row: at most
 # 32 floats, and at most a quarter of a thread's share of a 64 Ki-register file at the row block.
@@ -77,27 +77,22 @@ def policy_checks(family: str, dtype: str, pol, items_max: Optional[int] = None,
     return errs
 
 
-def harness(template: str) -> Harness:
+def harness() -> Harness:
     """The tune harness of an ops family: rows of every hidden size in HIDDENS."""
-    return Harness(template, shape=HIDDENS, variables=lambda shape: {"hiddens": list(shape)},
+    return Harness(shape=HIDDENS, variables=lambda shape: {"hiddens": list(shape)},
                    check_sizes=lambda shape: (5 * max(shape), min(shape)))
+
+
+def ops_record(module: str, doc: str, entry: str):
+    """The record of an LLM ops policy family (registry.OPS; pass ``__name__``): the ops' element types,
+    threads x items x vec tuned through the ops' C function ``entry``, the rows-of-HIDDENS harness."""
+    return record(module, doc=doc, dtypes=DT.OPS, tunable=("threads", "items", "vec"), api=ops_api(entry), op=None,
+                  harness=harness())
 
 
 def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     return policy_checks("rms_norm", dtype, pol)
 
 
-RECORD = Family(
-    name="rms_norm",
-    doc="LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated forms, softmax",
-    dtypes=DT.OPS,
-    policy=Policy,
-    tunable=("threads", "items", "vec"),
-    api=ops_api("muh_op_norm"),
-    read=read,
-    params=params,
-    checks=checks,
-    op=None,
-    size_buckets=True,
-    harness=harness("harness.cu.j2"),
-)
+RECORD = ops_record(__name__, "LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated "
+                              "forms, softmax", "muh_op_norm")

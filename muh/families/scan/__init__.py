@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, Family, param, xchg_bytes
+from muh.families import cub, tensors as T
+from muh.families.base import Harness, cfuncs, param, record, xchg_bytes
 
 # The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
 DELAY_KINDS = (
@@ -41,6 +41,14 @@ STATIC_SMEM_BYTES = 48 * 1024  # CUDA's limit on a block's static shared memory 
 # a simple persistent grid suffers: bench/results/scan-h200.md).
 RING_LAG = 1
 MIN_RING_STAGES = 2 + RING_LAG  # the tile being finished, the one just scanned, one in flight
+
+# DeviceScan's hub: CUB's look-back tile (cub.SCAN), then muh's own dimensions.
+CUB = cub.CubTable(
+    "DeviceScan::InclusiveSum / ExclusiveSum (and *Scan with an operator)", "tuning_scan.cuh",
+    hub="typename cub::detail::scan::policy_hub<T, T, T, O, Op>::MaxPolicy", agent="ScanPolicyT", types=cub.SUMS,
+    members=cub.SCAN + cub.members(*((d, None) for d in ("vec", "window", "store_modifier", "stage", "passes", "stages",
+                                                           "stage_from"))),
+    takes_op=True, takes_offset=True, any_type=True)
 
 
 @dataclass(frozen=True)
@@ -212,22 +220,16 @@ def scan(x, exclusive: bool = False, *, out=None, kernels=None):
     return out
 
 
-RECORD = Family(
-    name="scan",
+RECORD = record(
+    __name__,
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stages",
              "stage_from"),
     api=cfuncs("""
 size_t muh_scan_workspace_bytes(int dtype, long long n);
 int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);
 """),
-    read=read,
-    params=params,
-    checks=checks,
-    size_buckets=True,
     headers=("scan_tile.cuh",),
-    harness=Harness("harness.cu.j2"),
+    harness=Harness(),
     python_ops={"scan": scan},
 )

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from muh.runtime import dtypes as DT
-from muh.families.base import Family, ops_api, param
-from muh.families.rms_norm import harness, load_elems, policy_checks
+from muh.families.base import param
+from muh.families.rms_norm import load_elems, ops_record, policy_checks
 
 
 @dataclass(frozen=True)
@@ -40,17 +40,5 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     return policy_checks("silu_and_mul", dtype, pol, items_max=16, items_why=" (vectors held in registers)")
 
 
-RECORD = Family(
-    name="silu_and_mul",
-    doc="LLM element-wise gate ops: silu_and_mul, the sigmoid-gated combine (gate_add)",
-    dtypes=DT.OPS,
-    policy=Policy,
-    tunable=("threads", "items", "vec"),
-    api=ops_api("muh_op_silu_and_mul"),
-    read=read,
-    params=params,
-    checks=checks,
-    op=None,
-    size_buckets=True,
-    harness=harness("harness.cu.j2"),
-)
+RECORD = ops_record(__name__, "LLM element-wise gate ops: silu_and_mul, the sigmoid-gated combine (gate_add)",
+                    "muh_op_silu_and_mul")

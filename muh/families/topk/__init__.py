@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
 from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, Family, MAX_GRID_Y, param, vec_of, xchg_bytes
+from muh.families.base import Harness, cfuncs, MAX_GRID_Y, param, record, vec_of, xchg_bytes
 
 MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
 
@@ -103,27 +103,21 @@ def topk(x, k: int, *, out=None, kernels=None):
     return vals, idx
 
 
-RECORD = Family(
-    name="topk",
+RECORD = record(
+    __name__,
     doc="the k largest of each row, sorted, with int64 indices (DeviceTopK)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "items", "bits_per_pass"),
     api=cfuncs("""
 int muh_topk_max_k(void);
 int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values, long long* indices, void* stream);
 """),
-    read=read,
-    params=params,
-    checks=checks,
     op=None,
     template_vars=lambda cfg: {"topk_max_k": max_k(cfg)},
     static=("topk.cuh",),
     # The best policy depends on k as much as on the row (H200: 1.9x between k = 50 and k = 1024):
     # a policy's buckets may test `k` (values kept per row) or `elements` (rows x row length).
-    size_buckets=True,
     bucket_keys=("elements", "k"),
-    harness=Harness("harness.cu.j2", shape=TUNE_SHAPE, shape_keys=("cols", "k"),
+    harness=Harness(shape=TUNE_SHAPE, shape_keys=("cols", "k"),
                     variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
                     check_sizes=lambda shape: (3 * shape[0], shape[0])),
     python_ops={"topk": topk},

@@ -4,13 +4,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime import dtypes as DT
-from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, Family, param, vec_of
+from muh.families import cub, tensors as T
+from muh.families.base import Harness, cfuncs, param, record, vec_of
 
 # CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
 # the default when a spec's transform policy gives none.
 DEFAULT_BYTES_IN_FLIGHT = 48 * 1024
 DEFAULT_THREADS = 256  # CUB's transform block
+
+# DeviceTransform's hub: the selected chain policy holds the values itself.
+CUB = cub.CubTable(
+    "DeviceTransform::Transform (one contiguous input)", "tuning_transform.cuh",
+    hub="typename cub::detail::transform::policy_hub<false, ::cuda::std::tuple<T*>>::max_policy", agent=None,
+    types=cub.PROBED,
+    members=cub.members(("threads", "algo_policy::block_threads"), ("items", None), ("vec", None),
+                        ("bytes_in_flight", "min_bif"), ("algorithm", "algorithm")),
+    any_type=True)
 
 
 @dataclass(frozen=True)
@@ -65,22 +74,16 @@ def transform(x, op: str = "scale", alpha: float = 1.0, *, out=None, kernels=Non
     return out
 
 
-RECORD = Family(
-    name="transform",
+RECORD = record(
+    __name__,
     doc="element-wise map: scale, relu, silu (DeviceTransform)",
-    dtypes=DTYPES,
-    policy=Policy,
     tunable=("threads", "bytes_in_flight"),
     api=cfuncs("""
 int muh_transform(int op, int dtype, const void* in, void* out, long long n, float alpha, void* stream);
 """),
-    read=read,
-    operators=OPERATORS,
-    params=params,
-    size_buckets=True,
     warp_bound=False,
     op=None,
     static=("transform.cuh",),
-    harness=Harness("harness.cu.j2"),
+    harness=Harness(),
     python_ops={"transform": transform},
 )
