@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from muh.runtime import dtypes as DT
-from muh.families.base import Family, Harness, ops_api, param, vec_of
+from muh.runtime import c_api, dtypes as DT
+from muh.families.base import Family, Harness, param, vec_of
 
 # Row values a thread caches in registers before the kernel falls back to re-reading the row: at most
 # 32 floats, and at most a quarter of a thread's share of a 64 Ki-register file at the row block.
@@ -93,7 +93,7 @@ RECORD = Family(
     dtypes=DT.OPS,
     policy=Policy,
     tunable=("threads", "items", "vec"),
-    api=ops_api("muh_op_norm"),
+    api=c_api.ops("muh_op_norm"),
     read=read,
     params=params,
     checks=checks,

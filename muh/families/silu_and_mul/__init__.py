@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from muh.runtime import dtypes as DT
-from muh.families.base import Family, ops_api, param
+from muh.runtime import c_api, dtypes as DT
+from muh.families.base import Family, param
 from muh.families.rms_norm import harness, load_elems, policy_checks
 
 
@@ -46,7 +46,7 @@ RECORD = Family(
     dtypes=DT.OPS,
     policy=Policy,
     tunable=("threads", "items", "vec"),
-    api=ops_api("muh_op_silu_and_mul"),
+    api=c_api.ops("muh_op_silu_and_mul"),
     read=read,
     params=params,
     checks=checks,
