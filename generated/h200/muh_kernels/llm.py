@@ -240,18 +240,25 @@ def _check(lib: _Lib, rc: int) -> None:
         raise MuhRuntimeError(lib.error())
 
 
+def norm_rows(op: str, **tensors):
+    """(library, dtype code, hidden, rows) of a norm over the last dimension of ``tensors["input"]``, after
+    the checks every norm makes (here and in the ctypes operators): CUDA tensors of one supported dtype,
+    a ``weight`` of hidden elements, every other tensor shaped like the input (named in the given order)."""
+    x, w = tensors["input"], tensors["weight"]
+    lib = library()
+    code = _code(x, op)
+    _same(op, *tensors.values())
+    hidden = x.shape[-1]
+    if w.numel() != hidden or any(t.shape != x.shape for n, t in tensors.items() if n != "weight"):
+        raise ValueError(f"muh ops: {op}: shapes " + ", ".join(f"{n} {tuple(t.shape)}" for n, t in tensors.items()))
+    return lib, code, hidden, x.numel() // hidden if hidden else 0
+
+
 # ---- vLLM 0.6.3 signatures ---------------------------------------------------------------------
 
 def rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter name
     """out = T(T(x · rsqrt(mean(x²) + ε)) · weight) over the last dimension (vLLM 0.6.3 semantics)."""
-    lib = library()
-    code = _code(input, "rms_norm")
-    _same("rms_norm", out, input, weight)
-    hidden = input.shape[-1]
-    if weight.numel() != hidden or out.shape != input.shape:
-        raise ValueError(f"muh ops: rms_norm: shapes out {tuple(out.shape)}, input {tuple(input.shape)}, "
-                         f"weight {tuple(weight.shape)}")
-    rows = input.numel() // hidden if hidden else 0
+    lib, code, hidden, rows = norm_rows("rms_norm", out=out, input=input, weight=weight)
     si, so = _row_stride(input, hidden), _row_stride(out, hidden)
     if si is None:
         input, si = input.contiguous(), hidden
@@ -263,14 +270,7 @@ def rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter name
 
 def fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
     """In place: residual = T(input + residual); input = rms_norm(residual) · weight (vLLM 0.6.3)."""
-    lib = library()
-    code = _code(input, "fused_add_rms_norm")
-    _same("fused_add_rms_norm", input, residual, weight)
-    hidden = input.shape[-1]
-    if weight.numel() != hidden or residual.shape != input.shape:
-        raise ValueError(f"muh ops: fused_add_rms_norm: shapes input {tuple(input.shape)}, residual "
-                         f"{tuple(residual.shape)}, weight {tuple(weight.shape)}")
-    rows = input.numel() // hidden if hidden else 0
+    lib, code, hidden, rows = norm_rows("fused_add_rms_norm", input=input, residual=residual, weight=weight)
     sx, sr = _row_stride(input, hidden), _row_stride(residual, hidden)
     if sx is None or sr is None or not weight.is_contiguous():
         # in place on tensors the kernel cannot address: compute on copies, write back

@@ -23,8 +23,10 @@ HIDDENS = (2048, 4096, 8192)  # the tune harness's row lengths (the served model
 
 @dataclass(frozen=True)
 class Policy:
-    threads: int  # the row block (an upper bound: a short row takes fewer)
-    items: int = 1  # vectors per thread before another warp is added
+    """The policy of an LLM ops family (rms_norm's rows, silu_and_mul's element-wise tiles)."""
+
+    threads: int  # the block (an upper bound: a short row takes fewer)
+    items: int = 1  # vectors per thread (rms_norm: before another warp is added)
     vec: Optional[int] = None  # elements per vector load (None: 16 B worth)
 
 
@@ -87,17 +89,15 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     return policy_checks("rms_norm", dtype, pol)
 
 
-RECORD = Family(
-    name="rms_norm",
-    doc="LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated forms, softmax",
-    dtypes=DT.OPS,
-    policy=Policy,
-    tunable=("threads", "items", "vec"),
-    api=c_api.ops("muh_op_norm"),
-    read=read,
-    params=params,
-    checks=checks,
-    op=None,
-    size_buckets=True,
-    harness=harness("harness.cu.j2"),
-)
+def ops_family(name: str, doc: str, api, params, checks) -> Family:
+    """The record of an LLM ops policy family (rms_norm, silu_and_mul): the ops' element types, a
+    ``Policy`` of threads / items / vec (all three tunable), no operator, size buckets by the op's
+    element count, and the tune harness of its folder's harness.cu.j2."""
+    return Family(name=name, doc=doc, dtypes=DT.OPS, policy=Policy, tunable=("threads", "items", "vec"), api=api,
+                  read=read, params=params, checks=checks, op=None, size_buckets=True,
+                  harness=harness("harness.cu.j2"))
+
+
+RECORD = ops_family(
+    "rms_norm", "LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated forms, softmax",
+    c_api.ops("muh_op_norm"), params, checks)

@@ -7,24 +7,9 @@ Size buckets count an op's rows × d (its output's element count).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 from muh.runtime import c_api, dtypes as DT
-from muh.families.base import Family, param
-from muh.families.rms_norm import harness, load_elems, policy_checks
-
-
-@dataclass(frozen=True)
-class Policy:
-    threads: int  # the block (an upper bound: a short row takes fewer)
-    items: int = 1  # vectors per thread
-    vec: Optional[int] = None  # elements per vector load (None: 16 B worth)
-
-
-def read(get) -> Policy:
-    vec = get("vec", None)
-    return Policy(int(get("threads")), int(get("items", 1)), None if vec is None else int(vec))
+from muh.families.base import param
+from muh.families.rms_norm import Policy, load_elems, ops_family, policy_checks
 
 
 def params(cfg, dtype: str, pol: Policy):
@@ -40,17 +25,5 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     return policy_checks("silu_and_mul", dtype, pol, items_max=16, items_why=" (vectors held in registers)")
 
 
-RECORD = Family(
-    name="silu_and_mul",
-    doc="LLM element-wise gate ops: silu_and_mul, the sigmoid-gated combine (gate_add)",
-    dtypes=DT.OPS,
-    policy=Policy,
-    tunable=("threads", "items", "vec"),
-    api=c_api.ops("muh_op_silu_and_mul"),
-    read=read,
-    params=params,
-    checks=checks,
-    op=None,
-    size_buckets=True,
-    harness=harness("harness.cu.j2"),
-)
+RECORD = ops_family("silu_and_mul", "LLM element-wise gate ops: silu_and_mul, the sigmoid-gated combine (gate_add)",
+                    c_api.ops("muh_op_silu_and_mul"), params, checks)
