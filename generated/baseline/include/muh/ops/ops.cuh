@@ -519,26 +519,46 @@ struct Ladder<kItems, kMax, true> {
   }
 };
 
-template <typename T, int B, int kVec, bool kFused, int kKind>
-struct RmsLaunch {
+// The launch of a row op (rms_norm's forms, softmax): a block of `threads` per row (row_shape), kVec-wide
+// loads when `vec`, and the least power-of-two kItems vectors per thread that hold the row (Ladder; 0:
+// streaming). K::launch<kVec, kItems>(a, rows, threads, s) starts the op's kernel.
+template <typename K, int kVec>
+struct RowLaunch {
   const RowArgs& a;
   long long rows;
   int threads;
   cudaStream_t s;
   template <int kItems>
   void go() {
+    K::template launch<kVec, kItems>(a, rows, threads, s);
+  }
+};
+
+template <typename T, int B, typename K>
+void launch_rows(const RowArgs& a, long long rows, bool vec, cudaStream_t s) {
+  int threads, items;
+  row_shape<T, B>(a.hidden / (vec ? (int)Policy<T, B>::kVec : 1), threads, items);
+  if (vec) {
+    RowLaunch<K, Policy<T, B>::kVec> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
+  } else {
+    RowLaunch<K, 1> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
+  }
+}
+
+template <typename T, int B, bool kFused, int kKind>
+struct RmsKernel {
+  template <int kVec, int kItems>
+  static void launch(const RowArgs& a, long long rows, int threads, cudaStream_t s) {
     rms_norm_kernel<T, B, kVec, kItems, kFused, kKind><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
 
-template <typename T, int B, int kVec>
-struct SoftmaxLaunch {
-  const RowArgs& a;
-  long long rows;
-  int threads;
-  cudaStream_t s;
-  template <int kItems>
-  void go() {
+template <typename T, int B>
+struct SoftmaxKernel {
+  template <int kVec, int kItems>
+  static void launch(const RowArgs& a, long long rows, int threads, cudaStream_t s) {
     softmax_kernel<T, B, kVec, kItems><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
@@ -560,17 +580,7 @@ inline bool row_vectorizable(const RowArgs& a, bool fused, bool weight) {
 
 template <typename T, int B, bool kFused, int kKind>
 int rms_norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
-  const bool vec = row_vectorizable<T, B>(a, kFused, true);
-  const int v = vec ? (int)Policy<T, B>::kVec : 1;
-  int threads, items;
-  row_shape<T, B>(a.hidden / v, threads, items);
-  if (vec) {
-    RmsLaunch<T, B, Policy<T, B>::kVec, kFused, kKind> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  } else {
-    RmsLaunch<T, B, 1, kFused, kKind> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  }
+  launch_rows<T, B, RmsKernel<T, B, kFused, kKind>>(a, rows, row_vectorizable<T, B>(a, kFused, true), s);
   return host::launch_check(kFused ? "fused_add_rms_norm" : "rms_norm");
 }
 
@@ -587,17 +597,7 @@ int norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
 
 template <typename T, int B>
 int softmax_t(const RowArgs& a, long long rows, cudaStream_t s) {
-  const bool vec = row_vectorizable<T, B>(a, false, false);
-  const int v = vec ? (int)Policy<T, B>::kVec : 1;
-  int threads, items;
-  row_shape<T, B>(a.hidden / v, threads, items);
-  if (vec) {
-    SoftmaxLaunch<T, B, Policy<T, B>::kVec> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  } else {
-    SoftmaxLaunch<T, B, 1> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  }
+  launch_rows<T, B, SoftmaxKernel<T, B>>(a, rows, row_vectorizable<T, B>(a, false, false), s);
   return host::launch_check("softmax");
 }
 
