@@ -1,9 +1,11 @@
 """One fact, one place: the element types' codes, sizes and C types are written once
 (muh/runtime/dtypes.py); the kernel families' types, policies and C interface once each
-(muh/families/<name>.py). This test reads the sources and fails on a second table."""
+(muh/families/<name>.py); the LLM ops' C interface once (muh/runtime/c_api.py). This test reads the
+sources and fails on a second table."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from muh.runtime import dtypes
@@ -123,3 +125,95 @@ def test_the_ops_dtypes_are_listed_once():
     spelled = ", ".join(dtypes.OPS)
     templates = [p for p in sorted((ROOT / "muh").rglob("*.j2")) if spelled in p.read_text()]
     assert not templates, f"templates spelling `{spelled}` (render it from dtypes.OPS): {templates}"
+
+
+C_API = ROOT / "muh" / "runtime" / "c_api.py"
+_OPS_DECL = re.compile(r"\b(?:int|size_t|void|char\s*\*)\s+muh_op_\w+\s*\(|\bstruct\s+muh_op_\w+\s*\{")
+
+
+def _ops_signatures_written(path: Path) -> list[str]:
+    """A muh_op_* function declared or defined, an ops struct's members, or a table keyed by muh_op_*
+    names (ctypes argtypes) in ``path``."""
+    text = path.read_text()
+    out = [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+           for m in _OPS_DECL.finditer(text)]
+    if path.suffix == ".py":
+        for node in ast.walk(ast.parse(text, str(path))):
+            keys = [k.value for k in getattr(node, "keys", []) if isinstance(k, ast.Constant)
+                    and isinstance(k.value, str) and k.value.startswith("muh_op_")] if isinstance(node, ast.Dict) else []
+            if len(keys) >= 2:
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno}: a table keyed by {keys[:2]}…")
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_fields_" for t in node.targets):
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno}: ctypes _fields_ written out")
+    return out
+
+
+def test_the_ops_c_interface_is_written_once():
+    """Every muh_op_* signature and argument struct is written in muh/runtime/c_api.py alone: ops.h's
+    declarations and ops.cu's definition heads are rendered from it and the ctypes types derived."""
+    files = [p for p in sorted((ROOT / "muh").rglob("*")) if p.suffix in (".py", ".j2", ".cuh", ".cpp", ".h")
+             and p != C_API]
+    found = [t for p in files for t in _ops_signatures_written(p)]
+    assert not found, "the ops' C interface written outside muh/runtime/c_api.py:\n" + "\n".join(found)
+
+
+def test_the_ops_check_finds_a_second_signature(tmp_path):
+    """Not blind: the old hand-written ops.h declaration and ctypes table are found."""
+    global ROOT
+    h = tmp_path / "ops.h.j2"
+    h.write_text("int muh_op_rms_norm(int dtype, void* out, const void* in, const void* weight, long long rows,\n"
+                 "struct muh_op_gate_add_args {\n")
+    py = tmp_path / "llm.py"
+    py.write_text('_ARGTYPES = {"muh_op_warp_size": (1, []), "muh_op_max_experts": (1, [])}\n'
+                  'class NormArgs:\n    _fields_ = [("out", 1)]\n')
+    old, ROOT = ROOT, tmp_path
+    try:
+        assert len(_ops_signatures_written(h)) == 2 and len(_ops_signatures_written(py)) == 2
+    finally:
+        ROOT = old
+
+
+def test_ops_h_ops_cu_ctypes_and_records_read_the_one_table(monkeypatch):
+    """A signature changed in c_api.OPS_API changes ops.h's declaration, ops.cu's definition, the ctypes
+    argtypes and the ops family's record together (nothing else holds it)."""
+    import ctypes
+
+    from bench import presets
+    from muh.codegen import ops as ops_emit
+    from muh.families import registry
+    from muh.runtime import c_api, llm
+
+    def files() -> dict:
+        return dict(ops_emit.generate(presets.ops("h200"), lambda prefix: f"{prefix} @generated"))
+
+    out = files()
+    for f in c_api.OPS_API:
+        assert f.decl() in out["include/muh/ops/ops.h"], f.name
+        assert f.define() in out["kernels/ops.cu"], f.name
+    for s in c_api.OPS_STRUCTS:
+        assert s.decl() in out["include/muh/ops/ops.h"], s.name
+    assert registry.get("rms_norm").api == c_api.ops("muh_op_norm")
+    assert registry.get("silu_and_mul").api == c_api.ops("muh_op_silu_and_mul")
+    assert llm._SIGNATURES["muh_op_softmax"] == (ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                                                ctypes.c_longlong, ctypes.c_int, ctypes.c_longlong,
+                                                                ctypes.c_longlong, ctypes.c_void_p])
+
+    changed = tuple(c_api.CFunc(f.name, f.ret, f.args[:-1] + (("int", "flags"),) + f.args[-1:], f.doc)
+                    if f.name == "muh_op_softmax" else f for f in c_api.OPS_API)
+    monkeypatch.setattr(c_api, "OPS_API", changed)
+    out = files()
+    assert "long long out_stride, int flags, void* stream);" in " ".join(out["include/muh/ops/ops.h"].split())
+    assert "long long out_stride, int flags, void* stream) {" in " ".join(out["kernels/ops.cu"].split())
+    # the runtime's ctypes types, in a fresh interpreter whose table has the change
+    import subprocess
+    import sys
+
+    code = ("from muh.runtime import c_api\n"
+            f"c_api.OPS_API = tuple(c_api.CFunc(f.name, f.ret, f.args[:-1] + (('int', 'flags'),) + f.args[-1:], f.doc)"
+            " if f.name == 'muh_op_softmax' else f for f in c_api.OPS_API)\n"
+            "from muh.runtime import llm\n"
+            "import ctypes\n"
+            "args = llm._SIGNATURES['muh_op_softmax'][1]\n"
+            "print(len(args), args[-2] is ctypes.c_int, args[-3] is ctypes.c_longlong)\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert got.split() == ["9", "True", "True"]  # was 8 arguments, out_stride (long long) before the stream

@@ -3,12 +3,13 @@
 A *family record* (``RECORD`` in ``muh/families/<name>/__init__.py``, a ``Family`` made by ``record``)
 is the one place that knows a family: its element types, its policy (the tunable numbers a kernel is
 instantiated with) and how the policy is read from a derived spec, its checks, the launch numbers
-derived from it (each a ``Param``: value, rule, inputs), its C interface and its kernel source. Derive,
+derived from it (each a ``Param``: value, rule, inputs), its C interface (``CFunc``s, muh/runtime/c_api.py; an LLM ops family names the ops' entry
+points of c_api.OPS_API) and its kernel source. Derive,
 codegen (kernels, headers, C API, torch bindings), tune, the runtime's ctypes table and the docs all
 read the records. (A family's correspondence with CUB is its ``CUB`` table beside the record:
 muh/families/cub.py.)
 
-Pure Python: the runtime imports the C interface from here on machines without pydantic or lark.
+Pure Python (no pydantic or lark): muh.families.calls runs the kernels on GPU machines from here.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Callable, Optional
 
 from muh.families import limits
 from muh.runtime import dtypes as DT
+from muh.runtime.c_api import COMMON_API, CFunc, wrap  # noqa: F401 - the records' C interface types
 
 MAX_NAMED_BARRIERS = 16  # PTX: barrier ids 0..15; id 0 is __syncthreads
 RESIDENT_THREADS_PER_SM = 2048  # every CUDA-class SM since sm_30 (CUDA C++ Programming Guide, table 21)
@@ -55,38 +57,6 @@ def param(cname: str, value, rule: str, **inputs) -> Param:
     return Param(cname, int(value), rule, tuple(inputs.items()))
 
 
-@dataclass(frozen=True)
-class CFunc:
-    """One function of the generated C interface (api.h, the torch binding and ctypes read it)."""
-
-    name: str
-    ret: str  # "int" | "size_t" | "const char*"
-    args: tuple[tuple[str, str], ...] = ()  # (C type, name)
-    doc: str = ""
-
-    def decl(self) -> str:
-        return wrap(f"{self.ret} {self.name}(", [f"{t} {n}" for t, n in self.args] or ["void"], ");")
-
-
-def wrap(head: str, parts: list[str], tail: str, indent: int | None = None, width: int = 120) -> str:
-    """``head`` + comma-separated ``parts`` + ``tail``, broken after commas to stay within ``width``
-    (continuation lines indented to ``indent``, default: under the first part)."""
-    one = head + ", ".join(parts) + tail
-    if len(one) <= width:
-        return one
-    pad = " " * (len(head.split("\n")[-1]) if indent is None else indent)
-    lines, cur = [], head
-    for i, p in enumerate(parts):
-        piece = p + ("," if i < len(parts) - 1 else tail)
-        if cur != head and len(cur) + 1 + len(piece) > width:
-            lines.append(cur)
-            cur = pad + piece
-        else:
-            cur = cur + ("" if cur == head else " ") + piece
-    lines.append(cur)
-    return "\n".join(lines)
-
-
 def cfuncs(text: str) -> tuple[CFunc, ...]:
     """C declarations, one a line (``ret name(type arg, …);  // doc``), as CFuncs."""
     out = []
@@ -106,32 +76,6 @@ def cfuncs(text: str) -> tuple[CFunc, ...]:
             ret, name = ret + "*", name[1:]
         out.append(CFunc(name, ret.strip(), tuple(args), doc.strip()))
     return tuple(out)
-
-
-def ops_api(*names: str) -> tuple[CFunc, ...]:
-    """The LLM ops' C functions ``names`` as their one declaration (include/muh/ops/ops.h, rendered from
-    muh/codegen/ops/templates/ops.h.j2) says; read from the template's text (no codegen import here)."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parent.parent / "codegen" / "ops" / "templates" / "ops.h.j2").read_text()
-    found = {}
-    for ret, name, args in re.findall(r"^(int|size_t|const char\*)\s+(muh_op_\w+)\(([^)]*)\);", text, re.M):
-        found[name] = cfuncs(f"{ret} {name}({' '.join(args.split())});")[0]
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise KeyError(f"ops.h.j2 declares no {', '.join(missing)}")
-    return tuple(found[n] for n in names)
-
-
-# The entry points every build has (kernels/common.cu).
-COMMON_API = cfuncs("""
-const char* muh_last_error(void);  // what the last failing call said
-const char* muh_spec_name(void);  // the spec the kernels were generated from
-int muh_warp_size(void);  // logical warp of the kernels
-int muh_physical_warp_size(void);  // warp of the GPU they were built for
-int muh_check_device(void);  // MUH_ERR_WARP when the current device's warp width does not match
-""")
 
 
 @dataclass(frozen=True)
@@ -310,7 +254,7 @@ class Family:
     harness: Optional[Harness] = None  # how `muh tune` measures it (required when ``tunable``)
     # An LLM ops family is one listed in registry.OPS: its numbers go into the ops' Policy<T, B>
     # (muh/derive/ops.py, muh/codegen/ops), not into a kernels/<name>.cu of its own; ``api`` names the
-    # ops' entry points its tune harness calls (declared once, in muh/codegen/ops/templates/ops.h.j2).
+    # ops' entry points its tune harness calls (declared once, in muh/runtime/c_api.py OPS_API).
 
     @property
     def buckets_by(self) -> tuple[str, ...]:

@@ -5,23 +5,10 @@ import ctypes
 import os
 from pathlib import Path
 
+# The C interface the family records declare (muh/families/) is the caller's to pass (``api``: CFuncs of
+# muh/runtime/c_api.py, typed by its ``signatures``); the runtime imports no family record.
+from .c_api import signatures
 from .errors import MuhRuntimeError
-
-_c = ctypes
-# C type -> ctypes type, for the C interface the family records declare (muh/families/): the caller
-# passes it (``api``: functions with ``name``, ``ret`` and ``args`` ((C type, name), …)); the runtime
-# imports no family record.
-_CTYPES = {"int": _c.c_int, "unsigned": _c.c_uint, "long long": _c.c_longlong, "size_t": _c.c_size_t,
-           "float": _c.c_float, "double": _c.c_double, "const char*": _c.c_char_p}
-
-
-def _ctype(t: str):
-    return _CTYPES.get(t) or (_c.c_void_p if t.endswith("*") else None)
-
-
-def signatures(api) -> dict:
-    """{function: (restype, argtypes)} of the C interface ``api``."""
-    return {f.name: (_ctype(f.ret), [_ctype(t) for t, _ in f.args]) for f in api}
 
 
 class Kernels:

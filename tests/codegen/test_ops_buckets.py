@@ -92,7 +92,7 @@ def test_generated_dispatch_is_deterministic(tmp_path):
                      r"if \(\(n\) < 1048576LL\) \{ enum \{ B = 1 \}; return CALL; \} "
                      r"\{ enum \{ B = 2 \}; return CALL; \}", f16), f16[:600]
     # every entry point picks its bucket by its rows × hidden
-    assert "MUH_OPS_DISPATCH(dtype, rows * p->hidden, (norm_t<T, B>(a, rows, s)))" in one
+    assert "MUH_OPS_DISPATCH(dtype, rows * args->hidden, (norm_t<T, B>(a, rows, s)))" in one
     assert "MUH_OPS_DISPATCH(dtype, rows * d, (silu_and_mul_t<T, B>(" in one
     assert "kEltThreads = 64, // block of silu_and_mul / gate_add" in one
 

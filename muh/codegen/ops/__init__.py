@@ -2,7 +2,7 @@
 
 Output (beside the kernels emitter's warp layer, compiled into the same ``libmuh_kernels.so``)::
 
-    include/muh/ops/ops.h     C interface (ctypes: muh/runtime/llm.py)
+    include/muh/ops/ops.h     C interface (its declarations: muh/runtime/c_api.py; ctypes: muh/runtime/llm.py)
     include/muh/ops/ops.cuh   the kernels and their launchers (static CUDA, templates/ops.cuh)
     kernels/ops.cu            ops.cuh instantiated with the policies, printed with provenance; the C entry points
     kernels/bindings/ops_torch.cpp  the CUDA implementations of torch.ops.muh.* (muh/runtime/operators.py)
@@ -18,7 +18,7 @@ from typing import Callable
 
 from muh.derive.ops import OPS_DTYPES, OpsTarget, from_spec
 from muh.codegen.templates import render
-from muh.runtime import dtypes as DT
+from muh.runtime import c_api, dtypes as DT
 
 PKG = "muh.codegen.ops"
 FILES = (
@@ -46,7 +46,8 @@ def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str,
     policies = [target.policies[d] for d in OPS_DTYPES if d in target.policies]
     variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx, policies=policies,
                      sized=any(p.buckets for p in policies), ops_dtypes=OPS_DTYPES,
-                     aten={d: DT.TABLE[d].aten for d in OPS_DTYPES})
+                     aten={d: DT.TABLE[d].aten for d in OPS_DTYPES}, structs=c_api.OPS_STRUCTS,
+                     functions=c_api.OPS_API, api={f.name: f for f in c_api.OPS_API})
     return [(path, render(PKG, tmpl, header=header(prefix), **variables) if tmpl.endswith(".j2")
              else f"{header(prefix)}\n{_static(tmpl)}") for path, tmpl, prefix in FILES]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from muh.runtime import dtypes as DT
-from muh.families.base import Harness, ops_api, param, record, vec_of
+from muh.runtime import c_api, dtypes as DT
+from muh.families.base import Harness, param, record, vec_of
 
 # Row values a thread caches in registers before the kernel falls back to re-reading the row: at most
 # 32 floats, and at most a quarter of a thread's share of a 64 Ki-register file at the row block.
@@ -23,8 +23,10 @@ HIDDENS = (2048, 4096, 8192)  # the tune harness's row lengths (the served model
 
 @dataclass(frozen=True)
 class Policy:
-    threads: int  # the row block (an upper bound: a short row takes fewer)
-    items: int = 1  # vectors per thread before another warp is added
+    """The policy of an LLM ops family (rms_norm's rows, silu_and_mul's element-wise tiles)."""
+
+    threads: int  # the block (an upper bound: a short row takes fewer)
+    items: int = 1  # vectors per thread (rms_norm: before another warp is added)
     vec: Optional[int] = None  # elements per vector load (None: 16 B worth)
 
 
@@ -86,7 +88,7 @@ def harness() -> Harness:
 def ops_record(module: str, doc: str, entry: str):
     """The record of an LLM ops policy family (registry.OPS; pass ``__name__``): the ops' element types,
     threads x items x vec tuned through the ops' C function ``entry``, the rows-of-HIDDENS harness."""
-    return record(module, doc=doc, dtypes=DT.OPS, tunable=("threads", "items", "vec"), api=ops_api(entry), op=None,
+    return record(module, doc=doc, dtypes=DT.OPS, tunable=("threads", "items", "vec"), api=c_api.ops(entry), op=None,
                   harness=harness())
 
 

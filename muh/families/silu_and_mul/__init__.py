@@ -7,24 +7,9 @@ Size buckets count an op's rows × d (its output's element count).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 from muh.runtime import dtypes as DT
 from muh.families.base import param
-from muh.families.rms_norm import load_elems, ops_record, policy_checks
-
-
-@dataclass(frozen=True)
-class Policy:
-    threads: int  # the block (an upper bound: a short row takes fewer)
-    items: int = 1  # vectors per thread
-    vec: Optional[int] = None  # elements per vector load (None: 16 B worth)
-
-
-def read(get) -> Policy:
-    vec = get("vec", None)
-    return Policy(int(get("threads")), int(get("items", 1)), None if vec is None else int(vec))
+from muh.families.rms_norm import Policy, load_elems, ops_record, policy_checks, read  # noqa: F401 - the record's parts
 
 
 def params(cfg, dtype: str, pol: Policy):

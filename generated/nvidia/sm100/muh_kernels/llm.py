@@ -21,6 +21,7 @@ import inspect
 import os
 import threading
 
+from . import c_api
 from .dtypes import CODE, OPS as OPS_DTYPES
 from .errors import MuhRuntimeError
 
@@ -55,36 +56,12 @@ SERVED = OPS + tuple(VLLM_METHODS)
 """Every vLLM name muh's provider can stand in for."""
 
 _DTYPE_CODE = {d: CODE[d] for d in OPS_DTYPES}  # enum muh_op_dtype (include/muh/ops/ops.h)
-_c = ctypes
-_LL, _I, _P, _F = _c.c_longlong, _c.c_int, _c.c_void_p, _c.c_float
-
-
-class NormArgs(ctypes.Structure):
-    """struct muh_op_norm_args (include/muh/ops/ops.h)."""
-    _fields_ = [("out", _P), ("in_", _P), ("residual", _P), ("weight", _P), ("gate", _P), ("tokens", _LL),
-                ("heads", _I), ("hidden", _I), ("in_stride", _LL), ("in_head_stride", _LL), ("out_stride", _LL),
-                ("out_head_stride", _LL), ("residual_stride", _LL), ("gate_stride", _LL),
-                ("gate_head_stride", _LL), ("eps", _F), ("weight_offset", _F), ("residual_alpha", _F),
-                ("single_rounding", _I)]
-
-
-class GateAddArgs(ctypes.Structure):
-    """struct muh_op_gate_add_args (include/muh/ops/ops.h)."""
-    _fields_ = [("out", _P), ("routed", _P), ("shared", _P), ("gate", _P), ("rows", _LL), ("d", _I),
-                ("out_stride", _LL), ("routed_stride", _LL), ("shared_stride", _LL), ("gate_stride", _LL)]
-
-_ARGTYPES = {
-    "muh_op_warp_size": (_I, []),
-    "muh_op_max_experts": (_I, []),
-    "muh_op_rms_norm": (_I, [_I, _P, _P, _P, _LL, _I, _LL, _LL, _F, _P]),
-    "muh_op_fused_add_rms_norm": (_I, [_I, _P, _P, _P, _LL, _I, _LL, _LL, _F, _P]),
-    "muh_op_silu_and_mul": (_I, [_I, _P, _P, _LL, _I, _LL, _LL, _P]),
-    "muh_op_softmax": (_I, [_I, _P, _P, _LL, _I, _LL, _LL, _P]),
-    "muh_op_topk_softmax": (_I, [_I, _P, _P, _P, _P, _LL, _I, _I, _I, _P]),
-    "muh_op_norm": (_I, [_I, _c.POINTER(NormArgs), _P]),
-    "muh_op_gate_add": (_I, [_I, _c.POINTER(GateAddArgs), _P]),
-    "muh_op_moe_route": (_I, [_I, _P, _P, _I, _P, _P, _LL, _I, _LL, _I, _I, _P]),
-}
+# struct muh_op_norm_args / muh_op_gate_add_args and every entry point's restype and argtypes, from
+# the ops' one C interface (muh/runtime/c_api.py; include/muh/ops/ops.h is rendered from it)
+_STRUCTS = {s.name: c_api.structure(s) for s in c_api.OPS_STRUCTS}
+NormArgs, GateAddArgs = _STRUCTS["muh_op_norm_args"], _STRUCTS["muh_op_gate_add_args"]
+_SIGNATURES = c_api.signatures([*(f for f in c_api.COMMON_API if f.name == "muh_last_error"), *c_api.OPS_API],
+                              _STRUCTS)
 
 
 def forms(name: str) -> list[tuple[str, ...]]:
@@ -142,11 +119,11 @@ def method_problem(name: str, fn) -> str | None:
 class _Lib:
     def __init__(self, cdll, origin: str):
         self.cdll, self.origin = cdll, origin
-        cdll.muh_last_error.restype, cdll.muh_last_error.argtypes = _c.c_char_p, []
-        for name, (res, args) in _ARGTYPES.items():
+        for name, (res, args) in _SIGNATURES.items():
             f = getattr(cdll, name)
             f.restype, f.argtypes = res, args
-            setattr(self, name[len("muh_op_"):], f)
+            if name.startswith("muh_op_"):
+                setattr(self, name[len("muh_op_"):], f)
         self.warp = int(self.warp_size())
         self.max_experts = int(self.max_experts())
 
@@ -264,18 +241,25 @@ def _check(lib: _Lib, rc: int) -> None:
         raise MuhRuntimeError(lib.error())
 
 
+def norm_rows(op: str, **tensors):
+    """(library, dtype code, hidden, rows) of a norm over the last dimension of ``tensors["input"]``, after
+    the checks every norm makes (here and in the ctypes operators): CUDA tensors of one supported dtype,
+    a ``weight`` of hidden elements, every other tensor shaped like the input (named in the given order)."""
+    x, w = tensors["input"], tensors["weight"]
+    lib = library()
+    code = _code(x, op)
+    _same(op, *tensors.values())
+    hidden = x.shape[-1]
+    if w.numel() != hidden or any(t.shape != x.shape for n, t in tensors.items() if n != "weight"):
+        raise ValueError(f"muh ops: {op}: shapes " + ", ".join(f"{n} {tuple(t.shape)}" for n, t in tensors.items()))
+    return lib, code, hidden, x.numel() // hidden if hidden else 0
+
+
 # ---- vLLM 0.6.3 signatures ---------------------------------------------------------------------
 
 def rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter name
     """out = T(T(x · rsqrt(mean(x²) + ε)) · weight) over the last dimension (vLLM 0.6.3 semantics)."""
-    lib = library()
-    code = _code(input, "rms_norm")
-    _same("rms_norm", out, input, weight)
-    hidden = input.shape[-1]
-    if weight.numel() != hidden or out.shape != input.shape:
-        raise ValueError(f"muh ops: rms_norm: shapes out {tuple(out.shape)}, input {tuple(input.shape)}, "
-                         f"weight {tuple(weight.shape)}")
-    rows = input.numel() // hidden if hidden else 0
+    lib, code, hidden, rows = norm_rows("rms_norm", out=out, input=input, weight=weight)
     si, so = _row_stride(input, hidden), _row_stride(out, hidden)
     if si is None:
         input, si = input.contiguous(), hidden
@@ -287,14 +271,7 @@ def rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter name
 
 def fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
     """In place: residual = T(input + residual); input = rms_norm(residual) · weight (vLLM 0.6.3)."""
-    lib = library()
-    code = _code(input, "fused_add_rms_norm")
-    _same("fused_add_rms_norm", input, residual, weight)
-    hidden = input.shape[-1]
-    if weight.numel() != hidden or residual.shape != input.shape:
-        raise ValueError(f"muh ops: fused_add_rms_norm: shapes input {tuple(input.shape)}, residual "
-                         f"{tuple(residual.shape)}, weight {tuple(weight.shape)}")
-    rows = input.numel() // hidden if hidden else 0
+    lib, code, hidden, rows = norm_rows("fused_add_rms_norm", input=input, residual=residual, weight=weight)
     sx, sr = _row_stride(input, hidden), _row_stride(residual, hidden)
     if sx is None or sr is None or not weight.is_contiguous():
         # in place on tensors the kernel cannot address: compute on copies, write back

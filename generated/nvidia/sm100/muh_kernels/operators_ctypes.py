@@ -45,14 +45,10 @@ def _split(t) -> tuple[int, int]:
 
 
 def _norm_into(op, out, input, weight, gate, eps, offset, single):  # noqa: A002
-    lib = llm.library()
-    code = llm._code(input, op)
-    if weight.numel() != input.shape[-1] or out.shape != input.shape:
-        raise ValueError(f"muh::{op}: shapes out {tuple(out.shape)}, input {tuple(input.shape)}, weight "
-                         f"{tuple(weight.shape)}")
+    lib, code, hidden, _ = llm.norm_rows(op, out=out, input=input, weight=weight,
+                                         **({"gate": gate} if gate is not None else {}))
     if input.numel() == 0:
         return
-    hidden = input.shape[-1]
     tokens, heads = _split(input)
     in3, out3, w = _rows3(input, tokens, heads, hidden), _rows3(out, tokens, heads, hidden), weight.contiguous()
     a = llm.NormArgs(out=out3.data_ptr(), in_=in3.data_ptr(), weight=w.data_ptr(), tokens=tokens, heads=heads,
@@ -67,15 +63,9 @@ def _norm_into(op, out, input, weight, gate, eps, offset, single):  # noqa: A002
 
 
 def _fused(op, input, residual, weight, eps, alpha, offset, single):  # noqa: A002
-    lib = llm.library()
-    code = llm._code(input, op)
-    if weight.numel() != input.shape[-1] or residual.shape != input.shape:
-        raise ValueError(f"muh::{op}: shapes input {tuple(input.shape)}, residual {tuple(residual.shape)}, "
-                         f"weight {tuple(weight.shape)}")
+    lib, code, hidden, rows = llm.norm_rows(op, input=input, residual=residual, weight=weight)
     if input.numel() == 0:
         return
-    hidden = input.shape[-1]
-    rows = input.numel() // hidden
     x3, r3, w = _rows3(input, rows, 1, hidden), _rows3(residual, rows, 1, hidden), weight.contiguous()
     a = llm.NormArgs(out=x3.data_ptr(), in_=x3.data_ptr(), residual=r3.data_ptr(), weight=w.data_ptr(),
                          tokens=rows, heads=1, hidden=hidden, in_stride=x3.stride(0), out_stride=x3.stride(0),

@@ -143,35 +143,35 @@ using namespace muh::ops;
 extern "C" int muh_op_warp_size(void) { return muh::warp::kSize; }
 extern "C" int muh_op_max_experts(void) { return (int)Policy<float, 0>::kMaxPerLane * muh::warp::kSize; }
 
-extern "C" int muh_op_norm(int dtype, const struct muh_op_norm_args* p, void* stream) {
+extern "C" int muh_op_norm(int dtype, const struct muh_op_norm_args* args, void* stream) {
   int rc = muh::host::check_device();
-  if (rc || (rc = check_rows(p->tokens * (long long)(p->heads > 0 ? p->heads : 1), "norm"))) return rc;
-  if (p->hidden <= 0 || p->heads <= 0)
-    return muh::host::fail(MUH_ERR_ARGUMENT, "muh: norm: hidden size %d, %d heads", p->hidden, p->heads);
-  if (p->residual && (p->heads != 1 || p->gate))
+  if (rc || (rc = check_rows(args->tokens * (long long)(args->heads > 0 ? args->heads : 1), "norm"))) return rc;
+  if (args->hidden <= 0 || args->heads <= 0)
+    return muh::host::fail(MUH_ERR_ARGUMENT, "muh: norm: hidden size %d, %d heads", args->hidden, args->heads);
+  if (args->residual && (args->heads != 1 || args->gate))
     return muh::host::fail(MUH_ERR_ARGUMENT, "muh: fused norm: residual rows take one head and no gate");
-  if (p->tokens == 0) return MUH_OK;
-  RowArgs a = {p->out,
-               p->in,
-               p->residual,
-               p->weight,
-               p->gate,
-               p->hidden,
-               p->heads,
-               p->in_stride,
-               p->out_stride,
-               p->residual_stride,
-               p->gate_stride,
-               p->in_head_stride,
-               p->out_head_stride,
-               p->gate_head_stride,
-               p->eps,
-               p->weight_offset,
-               p->residual_alpha,
-               p->single_rounding};
-  const long long rows = p->tokens * p->heads;
+  if (args->tokens == 0) return MUH_OK;
+  RowArgs a = {args->out,
+               args->in,
+               args->residual,
+               args->weight,
+               args->gate,
+               args->hidden,
+               args->heads,
+               args->in_stride,
+               args->out_stride,
+               args->residual_stride,
+               args->gate_stride,
+               args->in_head_stride,
+               args->out_head_stride,
+               args->gate_head_stride,
+               args->eps,
+               args->weight_offset,
+               args->residual_alpha,
+               args->single_rounding};
+  const long long rows = args->tokens * args->heads;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, rows * p->hidden, (norm_t<T, B>(a, rows, s)))
+  MUH_OPS_DISPATCH(dtype, rows * args->hidden, (norm_t<T, B>(a, rows, s)))
 }
 
 static muh_op_norm_args norm_args(void* out, const void* in, void* residual, const void* weight, long long rows,
@@ -196,13 +196,13 @@ extern "C" int muh_op_fused_add_rms_norm(int dtype, void* x, void* residual, con
   return muh_op_norm(dtype, &p, stream);
 }
 
-extern "C" int muh_op_gate_add(int dtype, const struct muh_op_gate_add_args* p, void* stream) {
+extern "C" int muh_op_gate_add(int dtype, const struct muh_op_gate_add_args* args, void* stream) {
   int rc = muh::host::check_device();
-  if (rc || (rc = check_rows(p->rows, "gate_add"))) return rc;
-  if (p->d <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: gate_add: d = %d", p->d);
-  if (p->rows == 0) return MUH_OK;
+  if (rc || (rc = check_rows(args->rows, "gate_add"))) return rc;
+  if (args->d <= 0) return muh::host::fail(MUH_ERR_ARGUMENT, "muh: gate_add: d = %d", args->d);
+  if (args->rows == 0) return MUH_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  MUH_OPS_DISPATCH(dtype, p->rows * p->d, (gate_add_t<T, B>(*p, s)))
+  MUH_OPS_DISPATCH(dtype, args->rows * args->d, (gate_add_t<T, B>(*args, s)))
 }
 
 extern "C" int muh_op_silu_and_mul(int dtype, void* out, const void* in, long long rows, int d, long long in_stride,

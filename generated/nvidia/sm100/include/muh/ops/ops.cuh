@@ -344,25 +344,19 @@ __device__ __forceinline__ void load_once_f(const T* p, float (&v)[kVec]) {
 // (84-89 % of copy at 16-32 MiB on the H200, bench/results/h200-ops-grid-before-silu.md).
 __device__ __forceinline__ float silu_fast(float g) { return __fdividef(g, 1.f + __expf(-g)); }
 
-// silu_and_mul: grid (rows, chunks of blockDim.x × kItems vectors); loads first, then math and stores.
-template <typename T, int B, int kVec, int kItems>
-__global__ void __launch_bounds__(Policy<T, B>::kEltThreads)
-    silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ in, int d, long long in_stride,
-                        long long out_stride) {
-  const long long row = blockIdx.x;
-  const T* x = in + row * in_stride;
-  const T* y = x + d;
-  T* o = out + row * out_stride;
+// The element-wise gate ops' tile of one row: grid (rows, chunks of blockDim.x × kItems vectors); thread t
+// of block (row, c) takes the row's vectors j = c × blockDim.x × kItems + t + i × blockDim.x (i < kItems).
+// Every load first (`load(e, a, b)`: the two inputs' kVec values from element e = j × kVec), then math and
+// stores: o[e + k] = T(op(a[k], b[k])).
+template <typename T, int kVec, int kItems, typename Load, typename Op>
+__device__ __forceinline__ void elt_tile(T* o, int d, const Load& load, const Op& op) {
   const int nvec = d / kVec;
   const int base = (int)blockIdx.y * (int)blockDim.x * kItems + (int)threadIdx.x;
-  float xv[kItems][kVec], yv[kItems][kVec];
+  float av[kItems][kVec], bv[kItems][kVec];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     const int j = base + i * (int)blockDim.x;
-    if (j < nvec) {
-      load_once_f<T, kVec>(x + (long long)j * kVec, xv[i]);
-      load_once_f<T, kVec>(y + (long long)j * kVec, yv[i]);
-    }
+    if (j < nvec) load((long long)j * kVec, av[i], bv[i]);
   }
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
@@ -370,10 +364,27 @@ __global__ void __launch_bounds__(Policy<T, B>::kEltThreads)
     if (j < nvec) {
       float r[kVec];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) r[k] = round_to<T>(silu_fast(xv[i][k])) * yv[i][k];
+      for (int k = 0; k < kVec; ++k) r[k] = op(av[i][k], bv[i][k]);
       store_f<T, kVec>(o + (long long)j * kVec, r);
     }
   }
+}
+
+// silu_and_mul: out[row, :] = T(T(silu(x)) * y), x and y the two halves of in[row, :] (read once).
+template <typename T, int B, int kVec, int kItems>
+__global__ void __launch_bounds__(Policy<T, B>::kEltThreads)
+    silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ in, int d, long long in_stride,
+                        long long out_stride) {
+  const long long row = blockIdx.x;
+  const T* x = in + row * in_stride;
+  const T* y = x + d;
+  elt_tile<T, kVec, kItems>(
+      out + row * out_stride, d,
+      [=](long long e, float (&xv)[kVec], float (&yv)[kVec]) {
+        load_once_f<T, kVec>(x + e, xv);
+        load_once_f<T, kVec>(y + e, yv);
+      },
+      [](float xv, float yv) { return round_to<T>(silu_fast(xv)) * yv; });
 }
 
 // Shared-expert combine: out = T(routed + T(T(sigmoid(gate[row])) * shared)); same grid as silu_and_mul.
@@ -384,29 +395,14 @@ __global__ void __launch_bounds__(Policy<T, B>::kEltThreads)
   const long long row = blockIdx.x;
   const T* r = routed + row * routed_stride;
   const T* sh = shared + row * shared_stride;
-  T* o = out + row * out_stride;
   const float g = round_to<T>(1.f / (1.f + expf(-to_f(gate[row * gate_stride]))));
-  const int nvec = d / kVec;
-  const int base = (int)blockIdx.y * (int)blockDim.x * kItems + (int)threadIdx.x;
-  float rv[kItems][kVec], sv[kItems][kVec];
-#pragma unroll
-  for (int i = 0; i < kItems; ++i) {
-    const int j = base + i * (int)blockDim.x;
-    if (j < nvec) {
-      load_f<T, kVec, false>(r + (long long)j * kVec, rv[i]);
-      load_f<T, kVec, true>(sh + (long long)j * kVec, sv[i]);
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kItems; ++i) {
-    const int j = base + i * (int)blockDim.x;
-    if (j < nvec) {
-      float y[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) y[k] = rv[i][k] + round_to<T>(g * sv[i][k]);
-      store_f<T, kVec>(o + (long long)j * kVec, y);
-    }
-  }
+  elt_tile<T, kVec, kItems>(
+      out + row * out_stride, d,
+      [=](long long e, float (&rv)[kVec], float (&sv)[kVec]) {
+        load_f<T, kVec, false>(r + e, rv);  // out may be routed: not the read-only path
+        load_f<T, kVec, true>(sh + e, sv);
+      },
+      [=](float rv, float sv) { return rv + round_to<T>(g * sv); });
 }
 
 // MoE routing: one logical warp per token; lane l holds experts l, l + kSize, ...; softmax over all
@@ -523,26 +519,46 @@ struct Ladder<kItems, kMax, true> {
   }
 };
 
-template <typename T, int B, int kVec, bool kFused, int kKind>
-struct RmsLaunch {
+// The launch of a row op (rms_norm's forms, softmax): a block of `threads` per row (row_shape), kVec-wide
+// loads when `vec`, and the least power-of-two kItems vectors per thread that hold the row (Ladder; 0:
+// streaming). K::launch<kVec, kItems>(a, rows, threads, s) starts the op's kernel.
+template <typename K, int kVec>
+struct RowLaunch {
   const RowArgs& a;
   long long rows;
   int threads;
   cudaStream_t s;
   template <int kItems>
   void go() {
+    K::template launch<kVec, kItems>(a, rows, threads, s);
+  }
+};
+
+template <typename T, int B, typename K>
+void launch_rows(const RowArgs& a, long long rows, bool vec, cudaStream_t s) {
+  int threads, items;
+  row_shape<T, B>(a.hidden / (vec ? (int)Policy<T, B>::kVec : 1), threads, items);
+  if (vec) {
+    RowLaunch<K, Policy<T, B>::kVec> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
+  } else {
+    RowLaunch<K, 1> f = {a, rows, threads, s};
+    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
+  }
+}
+
+template <typename T, int B, bool kFused, int kKind>
+struct RmsKernel {
+  template <int kVec, int kItems>
+  static void launch(const RowArgs& a, long long rows, int threads, cudaStream_t s) {
     rms_norm_kernel<T, B, kVec, kItems, kFused, kKind><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
 
-template <typename T, int B, int kVec>
-struct SoftmaxLaunch {
-  const RowArgs& a;
-  long long rows;
-  int threads;
-  cudaStream_t s;
-  template <int kItems>
-  void go() {
+template <typename T, int B>
+struct SoftmaxKernel {
+  template <int kVec, int kItems>
+  static void launch(const RowArgs& a, long long rows, int threads, cudaStream_t s) {
     softmax_kernel<T, B, kVec, kItems><<<(unsigned)rows, threads, 0, s>>>(a);
   }
 };
@@ -564,17 +580,7 @@ inline bool row_vectorizable(const RowArgs& a, bool fused, bool weight) {
 
 template <typename T, int B, bool kFused, int kKind>
 int rms_norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
-  const bool vec = row_vectorizable<T, B>(a, kFused, true);
-  const int v = vec ? (int)Policy<T, B>::kVec : 1;
-  int threads, items;
-  row_shape<T, B>(a.hidden / v, threads, items);
-  if (vec) {
-    RmsLaunch<T, B, Policy<T, B>::kVec, kFused, kKind> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  } else {
-    RmsLaunch<T, B, 1, kFused, kKind> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  }
+  launch_rows<T, B, RmsKernel<T, B, kFused, kKind>>(a, rows, row_vectorizable<T, B>(a, kFused, true), s);
   return host::launch_check(kFused ? "fused_add_rms_norm" : "rms_norm");
 }
 
@@ -591,26 +597,23 @@ int norm_t(const RowArgs& a, long long rows, cudaStream_t s) {
 
 template <typename T, int B>
 int softmax_t(const RowArgs& a, long long rows, cudaStream_t s) {
-  const bool vec = row_vectorizable<T, B>(a, false, false);
-  const int v = vec ? (int)Policy<T, B>::kVec : 1;
-  int threads, items;
-  row_shape<T, B>(a.hidden / v, threads, items);
-  if (vec) {
-    SoftmaxLaunch<T, B, Policy<T, B>::kVec> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  } else {
-    SoftmaxLaunch<T, B, 1> f = {a, rows, threads, s};
-    Ladder<1, Policy<T, B>::kMaxItems>::run(items, f);
-  }
+  launch_rows<T, B, SoftmaxKernel<T, B>>(a, rows, row_vectorizable<T, B>(a, false, false), s);
   return host::launch_check("softmax");
+}
+
+// The element-wise gate ops' launch over `rows` rows of `nvec` vectors: at least kEltItems vectors per
+// thread before a warp is added, at most kEltThreads threads; grid (rows, chunks of threads × kEltItems).
+template <typename T, int B>
+inline dim3 elt_grid(long long rows, int nvec, int& threads) {
+  threads = round_warp(ceil_div(nvec, Policy<T, B>::kEltItems));
+  if (threads > Policy<T, B>::kEltThreads) threads = Policy<T, B>::kEltThreads;
+  return dim3((unsigned)rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T, B>::kEltItems));
 }
 
 template <typename T, int B, int kVec>
 void silu_launch(T* out, const T* in, long long rows, int d, long long is, long long os, cudaStream_t s) {
-  const int nvec = d / kVec;
-  int threads = round_warp(ceil_div(nvec, Policy<T, B>::kEltItems));
-  if (threads > Policy<T, B>::kEltThreads) threads = Policy<T, B>::kEltThreads;
-  dim3 grid((unsigned)rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T, B>::kEltItems));
+  int threads;
+  const dim3 grid = elt_grid<T, B>(rows, d / kVec, threads);
   silu_and_mul_kernel<T, B, kVec, Policy<T, B>::kEltItems><<<grid, threads, 0, s>>>(out, in, d, is, os);
 }
 
@@ -628,10 +631,8 @@ int silu_and_mul_t(void* out, const void* in, long long rows, int d, long long i
 
 template <typename T, int B, int kVec>
 void gate_add_launch(const muh_op_gate_add_args& g, cudaStream_t s) {
-  const int nvec = g.d / kVec;
-  int threads = round_warp(ceil_div(nvec, Policy<T, B>::kEltItems));
-  if (threads > Policy<T, B>::kEltThreads) threads = Policy<T, B>::kEltThreads;
-  dim3 grid((unsigned)g.rows, (unsigned)ceil_div(nvec, (long long)threads * Policy<T, B>::kEltItems));
+  int threads;
+  const dim3 grid = elt_grid<T, B>(g.rows, g.d / kVec, threads);
   gate_add_kernel<T, B, kVec, Policy<T, B>::kEltItems><<<grid, threads, 0, s>>>(
       static_cast<T*>(g.out), static_cast<const T*>(g.routed), static_cast<const T*>(g.shared),
       static_cast<const T*>(g.gate), g.d, g.out_stride, g.routed_stride, g.shared_stride, g.gate_stride);

@@ -64,13 +64,13 @@ int muh_op_silu_and_mul(int dtype, void* out, const void* in, long long rows, in
 /* out[r, :] = softmax(in[r, :]) (float accumulation) */
 int muh_op_softmax(int dtype, void* out, const void* in, long long rows, int cols, long long in_stride,
                    long long out_stride, void* stream);
-/* weights[r, j], ids[r, j]: the k largest of softmax(gating[r, :]) (ties: lower expert first), renormalised
-   to sum 1 when `renormalize`; token_expert_indices[r, j] = j * rows + r (vLLM's source rows) */
 int muh_op_norm(int dtype, const struct muh_op_norm_args* args, void* stream);
 int muh_op_gate_add(int dtype, const struct muh_op_gate_add_args* args, void* stream);
 /* muh_op_topk_softmax with int64 ids when `ids_int64`, token_expert_indices optional (NULL), a gating row stride */
 int muh_op_moe_route(int dtype, float* weights, void* ids, int ids_int64, int* token_expert_indices, const void* gating,
                      long long rows, int experts, long long gating_stride, int k, int renormalize, void* stream);
+/* weights[r, j], ids[r, j]: the k largest of softmax(gating[r, :]) (ties: lower expert first), renormalised
+   to sum 1 when `renormalize`; token_expert_indices[r, j] = j * rows + r (vLLM's source rows) */
 int muh_op_topk_softmax(int dtype, float* weights, int* ids, int* token_expert_indices, const void* gating,
                         long long rows, int experts, int k, int renormalize, void* stream);
 
