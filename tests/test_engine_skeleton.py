@@ -1,5 +1,5 @@
 """The recipe of docs/architecture.md "Adding an engine", done: a throw-away engine folder (the files the
-recipe lists, no others) and its one registry line make `muh build` run its emitter and `muh check` its check."""
+recipe lists, no others) and its one registry line make `muh build` run its emitter, `muh check` its check and `muh explain` its plan."""
 from __future__ import annotations
 
 import importlib
@@ -136,6 +136,10 @@ def test_build_runs_the_new_engine_s_emitter_and_check_its_check(sketch, tmp_pat
     [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["vllm_deploy"])
     assert result.status == "pass", result.cases
     assert check.CALLS == [(NAME, ["sketch/serve.sh"])]  # called once, with its own engine's files only
+    from muh.explain import explain
+
+    assert explain(loaded.derived, "deploy.serve", loaded.spec) == [
+        "deploy web on lab (sketch 0.4)", "  serve.port = 8000    [spec]", "  serve.max_running_requests = 4    [spec]"]
 
 
 def test_the_new_engine_s_diagnostics_reach_the_build(sketch, tmp_path):

@@ -19,7 +19,7 @@ BESIDE = {"runtime": {"runtime"}, "families": {"families", "runtime"}}
 
 # An engine (muh/engines/<engine>/) is one folder holding its parts of several stages. Its modules take
 # their stage from the first name below the engine's folder when that is a stage's name
-# (`muh/engines/vllm/codegen/emit.py` is codegen, `muh/engines/vllm/explain.py` explain); everything else
+# (`muh/engines/vllm/codegen/emit.py` is codegen, `muh/engines/vllm/check/verify.py` check); everything else
 # under muh/engines (the registry, the interface, the variants' model, an engine's record, its data
 # readers) is derive: derive resolves a deploy block with it.
 ENGINES = "engines"
