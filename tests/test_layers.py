@@ -124,10 +124,13 @@ def test_the_convention_s_loads_are_in_the_graph():
 
 
 def missing_parts(registry=None) -> list[str]:
-    """Each registered engine's convention module (muh.engines.PARTS) that is not a module of muh, or lacks its export."""
+    """Each registered engine's convention module (muh.engines.PARTS) that is not a module of muh, or lacks its
+    export; and a registry key that is not its plug-in's name (the key the registries look a plan's engine up by)."""
     from muh import engines
 
-    out = []
+    registry = engines.REGISTRY if registry is None else registry
+    out = [f"REGISTRY[{k!r}] is the plug-in named {p.name!r} (a plan names its engine by the plug-in's name)"
+           for k, p in sorted(registry.items()) if k != p.name]
     for stage, export in engines.PARTS.items():
         for mod in sorted(engine_parts(stage, registry)):
             if mod not in MODULES:
@@ -162,6 +165,8 @@ def test_an_engine_without_its_parts_is_found():
         "muh.engines.vllm.derive.check: missing (an engine folder's check package, exporting `check`)"]
     bare = {"bare": replace(engines.REGISTRY["vllm"], name="bare", package="muh")}  # muh.codegen, muh.check: no exports
     assert missing_parts(bare) == ["muh.codegen: does not define `EMITTERS`", "muh.check: does not define `check`"]
+    assert missing_parts({"other": engines.REGISTRY["vllm"]}) == [
+        "REGISTRY['other'] is the plug-in named 'vllm' (a plan names its engine by the plug-in's name)"]
 
 
 def test_no_stage_imports_a_later_stage():
