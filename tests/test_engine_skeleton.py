@@ -50,7 +50,7 @@ class SketchPlan(Plan):
 
 def resolve(spec, deploy, variant):
     if "port" not in deploy.serve:
-        return None, [Diagnostic("E-DEPLOY-FLAG", "the sketch engine needs a port", spec.span_of(("deploys", deploy.name)))]
+        return None, [Diagnostic("E-DEPLOY-KEY", "the sketch engine needs a port", spec.span_of(("deploys", deploy.name)))]
     args = tuple(f"--{k.replace('_', '-')}={v}" for k, v in sorted(deploy.serve.items()))
     tuned = {f"serve.{k}": Resolved(value=str(v), origin="spec", rule="spec") for k, v in deploy.serve.items()}
     return SketchPlan(deploy=deploy.name, hardware=deploy.on, engine=variant.engine, engine_version=variant.version,
@@ -150,6 +150,6 @@ def test_the_new_engine_s_diagnostics_reach_the_build(sketch, tmp_path):
     loaded = load_file(spec)
     with pytest.raises(MuhError) as err:
         render(loaded)
-    assert [d.code for d in err.value.diagnostics] == ["E-DEPLOY-FLAG"]
+    assert [d.code for d in err.value.diagnostics] == ["E-DEPLOY-KEY"]
     [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["vllm_deploy"])
     assert result.status == "fail" and "the sketch engine needs a port" in "\n".join(result.cases)
