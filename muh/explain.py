@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from muh.derive.model import Derived, Resolved
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
+from muh.schema.models import Spec
 
 
 def _fmt_value(r: Resolved) -> str:
@@ -36,11 +37,40 @@ def rests_on(spec, hw, inputs: dict) -> str | None:
     return "rests on measured: " + ", ".join(f"{f} ({m.device} {m.date})" for f, m in sorted(got.items()))
 
 
+def explain_deploy(spec: Spec, what: str, derived: Derived | None = None) -> list[str]:
+    """``what`` is ``deploy`` or ``deploy.<tuned key>`` (e.g. ``deploy.vllm.prefix_prefill.block``,
+    ``deploy.serve.max_num_seqs``, ``deploy.moe.tiles``); a prefix lists every key under it. The plan is
+    derive's (``derived.deploy``; without ``derived``, the spec's deploy block is derived here), whichever
+    engine made it: it reads only what every engine's plan has (``muh.engines.base.Plan``)."""
+    if not spec.deploys:
+        raise MuhError([Diagnostic("E-EXPLAIN", "this spec has no deploy block", None)])
+    from muh.derive.deploy import derive_deploy
+
+    plan, diags = (derived.deploy, derived.deploy_diagnostics) if derived is not None else derive_deploy(spec)
+    if plan is None:
+        raise MuhError(diags)
+    prefix = what.split(".", 1)[1] if "." in what else ""
+    keys = [k for k in plan.tuned if not prefix or k == prefix or k.startswith(prefix + ".")]
+    if not keys:
+        raise MuhError([Diagnostic("E-EXPLAIN", f"no deploy value `{prefix}`", None,
+                                   hint=did_you_mean(prefix, plan.tuned) or "try `muh explain SPEC deploy`")])
+    lines = [f"deploy {plan.deploy} on {plan.hardware} ({plan.engine} {plan.engine_version})"]
+    for k in keys:
+        r = plan.tuned[k]
+        lines.append(f"  {k} = {_fmt_value(r)}    [{r.origin}{' at ' + r.where if r.where else ''}]")
+        if r.origin != "spec" or r.rule != "spec":
+            lines.append(f"      rule: {r.rule}")
+        if r.inputs:
+            lines.append("      inputs: " + ", ".join(f"{a}={b}" for a, b in sorted(r.inputs.items())))
+            measured = rests_on(spec, spec.hardware[plan.hardware], r.inputs)
+            if measured:
+                lines.append("      " + measured)
+    return lines
+
+
 def explain(derived: Derived, what: str, spec=None) -> list[str]:
     head, *rest = what.split(".")
     if head == "deploy" and spec is not None:
-        from muh.engines.vllm.explain import explain as explain_deploy
-
         return explain_deploy(spec, what, derived)
     if head.partition("@")[0] == "ops":
         return explain_ops(derived, rest, what, spec)

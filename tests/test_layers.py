@@ -19,7 +19,7 @@ BESIDE = {"runtime": {"runtime"}, "families": {"families", "runtime"}}
 
 # An engine (muh/engines/<engine>/) is one folder holding its parts of several stages. Its modules take
 # their stage from the first name below the engine's folder when that is a stage's name
-# (`muh/engines/vllm/codegen/emit.py` is codegen, `muh/engines/vllm/explain.py` explain); everything else
+# (`muh/engines/vllm/codegen/emit.py` is codegen, `muh/engines/vllm/check/verify.py` check); everything else
 # under muh/engines (the registry, the interface, the variants' model, an engine's record, its data
 # readers) is derive: derive resolves a deploy block with it.
 ENGINES = "engines"
@@ -66,6 +66,32 @@ def imports(path: Path, name: str = "") -> set[str]:
     return out
 
 
+# The engines' convention (muh/engines/__init__.py PARTS): a call ``stage_parts("<stage>")`` imports every
+# registered engine folder's ``<stage>`` package by a computed name. The graph counts it as the caller's
+# import of each of them, read from the same registry, so a back-arrow through the convention fails here.
+LOADER = "stage_parts"
+
+
+def engine_parts(stage: str, registry=None) -> set[str]:
+    """The modules a ``stage_parts(stage)`` call imports: each registered engine's ``<folder>.<stage>``."""
+    from muh import engines
+
+    registry = engines.REGISTRY if registry is None else registry
+    return {engines.part_module(plugin, stage) for plugin in registry.values()}
+
+
+def loads(tree: ast.AST) -> list[str | None]:
+    """The stage named by each ``stage_parts(...)`` call in ``tree`` (None: not a literal string, unseeable)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) == LOADER:
+                arg = node.args[0] if node.args else None
+                out.append(arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None)
+    return out
+
+
 def _resolve(mod: str) -> str | None:
     while mod and mod not in MODULES:
         mod = mod.rpartition(".")[0]
@@ -76,8 +102,71 @@ def _resolve(mod: str) -> str | None:
 def graph() -> dict[str, set[str]]:
     g = {}
     for name, path in MODULES.items():
-        g[name] = {m for m in map(_resolve, imports(path, name)) if m and m != name}
+        found = imports(path, name)
+        for stage in loads(ast.parse(path.read_text(), str(path))):
+            found |= engine_parts(stage) if stage is not None else set()
+        g[name] = {m for m in map(_resolve, found) if m and m != name}
     return g
+
+
+def test_every_engine_load_names_its_stage():
+    """A ``stage_parts`` call the graph cannot follow (a computed stage) is a hidden dependency."""
+    bad = [name for name, path in MODULES.items() if None in loads(ast.parse(path.read_text(), str(path)))]
+    assert not bad, f"stage_parts called with a computed stage in: {', '.join(bad)}"
+
+
+def test_the_convention_s_loads_are_in_the_graph():
+    """The registries' convention calls are edges: codegen's registry imports each engine's codegen package,
+    check's deploy check each engine's check package."""
+    assert engine_parts("codegen") <= graph()["muh.codegen.registry"]
+    assert engine_parts("check") <= graph()["muh.check.deploy"]
+    assert loads(ast.parse('x = engines.stage_parts("codegen"); stage_parts(s)')) == ["codegen", None]
+
+
+def missing_parts(registry=None) -> list[str]:
+    """Each registered engine's convention module (muh.engines.PARTS) that is not a module of muh, or lacks its
+    export; and a registry key that is not its plug-in's name (the key the registries look a plan's engine up by)."""
+    from muh import engines
+
+    registry = engines.REGISTRY if registry is None else registry
+    out = [f"REGISTRY[{k!r}] is the plug-in named {p.name!r} (a plan names its engine by the plug-in's name)"
+           for k, p in sorted(registry.items()) if k != p.name]
+    for stage, export in engines.PARTS.items():
+        for mod in sorted(engine_parts(stage, registry)):
+            if mod not in MODULES:
+                out.append(f"{mod}: missing (an engine folder's {stage} package, exporting `{export}`)")
+            elif not _defines(MODULES[mod], export):
+                out.append(f"{mod}: does not define `{export}`")
+    return out
+
+
+def _defines(path: Path, name: str) -> bool:
+    for node in ast.parse(path.read_text(), str(path)).body:
+        targets = ([node.target] if isinstance(node, ast.AnnAssign) else node.targets if isinstance(node, ast.Assign) else [])
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+    return False
+
+
+def test_every_registered_engine_has_the_convention_s_parts():
+    assert not missing_parts(), "\n".join(missing_parts())
+
+
+def test_an_engine_without_its_parts_is_found():
+    from dataclasses import replace
+
+    from muh import engines
+
+    half = {"half": replace(engines.REGISTRY["vllm"], name="half", package="muh.engines.vllm.derive")}
+    assert missing_parts(half) == [
+        "muh.engines.vllm.derive.codegen: missing (an engine folder's codegen package, exporting `EMITTERS`)",
+        "muh.engines.vllm.derive.check: missing (an engine folder's check package, exporting `check`)"]
+    bare = {"bare": replace(engines.REGISTRY["vllm"], name="bare", package="muh")}  # muh.codegen, muh.check: no exports
+    assert missing_parts(bare) == ["muh.codegen: does not define `EMITTERS`", "muh.check: does not define `check`"]
+    assert missing_parts({"other": engines.REGISTRY["vllm"]}) == [
+        "REGISTRY['other'] is the plug-in named 'vllm' (a plan names its engine by the plug-in's name)"]
 
 
 def test_no_stage_imports_a_later_stage():

@@ -1,42 +1,38 @@
 """Check `vllm_deploy`: the deployment files of a spec's deploy block are sound.
 
-Anchored edits against the pinned vLLM wheel (anchor once, `patch --dry-run`, compiles, values read
-back), hadolint on the Dockerfile, yamllint and the platform's shape on computility-run.yaml. The
-wheel part is skipped (with the reason) when the wheel is not in muh's cache.
+The plan's engine's files are built (its folder's ``codegen.EMITTERS``) and handed to its folder's
+``check`` (``muh.engines.PARTS``). vLLM's: anchored edits against the pinned vLLM wheel (anchor once,
+`patch --dry-run`, compiles, values read back), hadolint on the Dockerfile, yamllint and the platform's
+shape on computility-run.yaml; the wheel part is skipped (with the reason) when the wheel is not in
+muh's cache. (The name is the first engine's; the check is every engine's.)
 """
 from __future__ import annotations
 
 from muh.check.base import CheckResult, register
 from muh.codegen.base import BuildContext
 from muh.diagnostics import MuhError
-from muh.engines.vllm import check as vllm
-from muh.engines.vllm.derive.plan import VllmPlan
-
-ENGINE_CHECKS = [(VllmPlan, vllm.check)]  # each engine's part of this check, by its plan's type
 
 
 @register("vllm_deploy")
 def vllm_deploy(ctx: BuildContext) -> CheckResult:
+    """The deploy files of the plan's engine, checked by that engine's folder's ``check`` (muh.engines.PARTS)."""
+    from muh import engines
     from muh.codegen import generate
+    from muh.codegen.registry import engine_emitters
 
     if not ctx.spec.deploys:
         return CheckResult("vllm_deploy", "skip", "the spec has no deploy block")
+    plan = ctx.derived.deploy
+    if plan is None:  # derive did not resolve the block; its diagnostics say why
+        return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
+                           [d.render() for d in ctx.derived.deploy_diagnostics if d.is_error])
     try:
-        files = {f.path: f.content for f in generate(ctx, only={"vllm", "docker"})}
+        files = {f.path: f.content for f in generate(ctx, only=set(engine_emitters()[plan.engine]))}
     except MuhError as err:
         return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
-    cases: list[str] = []  # every line, good or bad (shown with -v or on failure)
-    problems_found = 0  # only the bad ones are counted
-    skipped: list[str] = []  # parts that could not run, each with its reason
-    plan = ctx.derived.deploy
-    for kind, check in ENGINE_CHECKS:
-        if not isinstance(plan, kind):
-            continue
-        c, n, s = check(ctx, plan, files)
-        cases += c
-        problems_found += n
-        skipped += s
+    cases, problems_found, skipped = engines.stage_parts("check")[plan.engine].check(ctx, plan, files)
+    # cases: every line, good or bad (shown with -v or on failure); skipped: parts that could not run, with the reason
     if problems_found:
         return CheckResult("vllm_deploy", "fail", f"{problems_found} problem(s)", cases + skipped)
     if skipped:

@@ -10,6 +10,8 @@ def generate(ctx: BuildContext, only: set[str] | None = None) -> list[GeneratedF
 
     files: dict[str, tuple[str, GeneratedFile]] = {}
     diags: list[Diagnostic] = []
+    seen = {id(d) for d in ctx.diagnostics}  # derive's diagnostics about the deploy block join the build's, once
+    ctx.diagnostics.extend(d for d in ctx.derived.deploy_diagnostics if id(d) not in seen)
     for name, emit in sorted(emitters().items()):
         if only and name not in only:
             continue

@@ -1,22 +1,33 @@
-"""Every emitter, one line each (plain imports: the layer test sees them). Order does not matter:
-paths must not collide."""
+"""Every emitter: muh's own, one line each, and every registered engine's (its folder's
+``codegen.EMITTERS``, by the convention of ``muh.engines.PARTS``). Plain imports and one
+``stage_parts`` call, which the layer test reads as imports of each engine's codegen package.
+Order does not matter: paths must not collide."""
 from __future__ import annotations
 
+from muh import engines
 from muh.codegen import kernels, ops, ops_package, summary
 from muh.codegen.base import Emitter
 from muh.codegen.cxx import tuning
-from muh.engines.vllm.codegen import emit as vllm, image as docker
 
 EMITTERS: dict[str, Emitter] = {
     "summary": summary.emit,
     "cxx_tuning": tuning.emit,
-    "vllm": vllm.emit,          # the vLLM engine's files (plugin, patches, MoE configs, deploy.json)
-    "docker": docker.emit,      # its image: Dockerfile, computility-run.yaml, image/steps.sh
     "ops": ops.emit,
     "ops_package": ops_package.emit,
     "kernels": kernels.emit,
 }
 
 
+def engine_emitters() -> dict[str, dict[str, Emitter]]:
+    """Engine name → its folder's emitters (engines sharing a folder share them)."""
+    return {name: part.EMITTERS for name, part in engines.stage_parts("codegen").items()}
+
+
 def emitters() -> dict[str, Emitter]:
-    return EMITTERS
+    out = dict(EMITTERS)
+    for name, own in engine_emitters().items():
+        for key, emit in own.items():
+            if key in out and out[key] is not emit:
+                raise ValueError(f"engine `{name}`'s emitter `{key}` has the name of another emitter")
+            out[key] = emit
+    return out

@@ -26,7 +26,16 @@ class Resolved(Model):
     """A measured value whose hardware fingerprint no longer matches the spec."""
 
 
-class ResolvedBucket(Model):
+class _Values:
+    """What a model holding ``values: dict[str, Resolved]`` answers."""
+
+    def value(self, dim: str, default=None):
+        """The resolved value of ``dim``, or ``default`` where it is not set."""
+        r = self.values.get(dim)
+        return default if r is None else r.value
+
+
+class ResolvedBucket(_Values, Model):
     """The values of one size bucket of a policy (lo ≤ size < hi), each with its provenance."""
 
     size: str = "elements"
@@ -40,12 +49,8 @@ class ResolvedBucket(Model):
     values: dict[str, Resolved]
     smem_bytes: Optional[int] = None
 
-    def value(self, dim: str, default=None):
-        r = self.values.get(dim)
-        return default if r is None else r.value
 
-
-class ResolvedPolicy(Model):
+class ResolvedPolicy(_Values, Model):
     family: str
     hardware: str
     key: str
@@ -67,10 +72,6 @@ class ResolvedPolicy(Model):
 
     def get(self, dim: str) -> Resolved:
         return self.values[dim]
-
-    def value(self, dim: str, default=None):
-        r = self.values.get(dim)
-        return default if r is None else r.value
 
 
 class DerivedAlgorithm(Model):

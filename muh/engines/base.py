@@ -1,4 +1,5 @@
-"""The engine interface: what an engine plug-in supplies to derive (its codegen and checks plug into their stages)."""
+"""The engine interface: what an engine plug-in supplies to derive (its codegen and check packages plug into
+their stages by the convention of ``muh.engines.PARTS``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ plan subclasses it with what its emitters need (``muh.engines.vllm.derive.plan.V
 @dataclass(frozen=True)
 class EnginePlugin:
     name: str
+    package: str
+    """The engine folder's module (its ``__init__``'s ``__name__``, e.g. ``muh.engines.vllm``): its later
+    stages' parts are ``<package>.codegen`` and ``<package>.check`` (``muh.engines.PARTS``)."""
     folder: Path
     """The folder of the engine's ``<name>-<version>.json`` variant files."""
     resolve: Callable

@@ -10,6 +10,15 @@ class Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def matching(v: str, pattern: str, refusal: str) -> str:
+    """A validator's check that all of ``v`` matches ``pattern``: ``v``, else a ValueError saying ``refusal``."""
+    import re
+
+    if not re.fullmatch(pattern, v):
+        raise ValueError(refusal)
+    return v
+
+
 class SpecModel(Model):
     """A model of what a user writes: also strict about types (`threads = "256"` or `sm_count = 1e3`
     is an error, not an integer)."""

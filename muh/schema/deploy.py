@@ -18,13 +18,12 @@ This module only gives the block its shape.
 """
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from muh.schema.base import SpecModel as Model
+from muh.schema.base import SpecModel as Model, matching
 from muh.schema.units import INT_MAX
 
 Scalar = Union[bool, int, Decimal, str]
@@ -39,9 +38,7 @@ class Engine(Model):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", v):
-            raise ValueError(f"engine name must be a lower-case identifier, got {v!r}")
-        return v
+        return matching(v, r"[a-z][a-z0-9_]{0,31}", f"engine name must be a lower-case identifier, got {v!r}")
 
 
 class EngineExtensions(Model):
@@ -152,7 +149,5 @@ class Deploy(Model):
 
     @field_validator("folder")
     @classmethod
-    def _folder(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", v) or v in (".", ".."):
-            raise ValueError(f"folder must be one plain folder name, got {v!r}")
-        return v
+    def _folder(cls, v: str) -> str:  # (its first character is no dot: never `.` or `..`)
+        return matching(v, r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", f"folder must be one plain folder name, got {v!r}")

@@ -7,7 +7,7 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PrivateAttr, create_model, field_validator
 
 from muh.diagnostics import Span
-from muh.schema.base import SpecModel as Model
+from muh.schema.base import SpecModel as Model, matching
 from muh.schema.catalog import DELAY_KINDS, DIMS, Dim
 from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
 
@@ -49,11 +49,7 @@ class Toolchain(Model):
     @field_validator("cuda")
     @classmethod
     def _cuda_version(cls, v: str) -> str:
-        import re
-
-        if not re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", v):
-            raise ValueError(f"{v!r} is not a CUDA version; write e.g. \"10.2\" or \"12.4\"")
-        return v
+        return matching(v, r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", f"{v!r} is not a CUDA version; write e.g. \"10.2\" or \"12.4\"")
 
     @field_validator("arch")
     @classmethod

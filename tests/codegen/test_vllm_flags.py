@@ -131,7 +131,7 @@ def test_an_undeclared_qwen3_coder_on_stock_ships_muhs_provider(tmp_path):
     """Stock 0.6.3 lacks `qwen3_coder`; muh's parser registers it through --tool-parser-plugin."""
     import yaml
 
-    from muh.engines.vllm.explain import explain
+    from muh.explain import explain_deploy as explain
 
     text = spec_with('    tool_call_parsers = ["qwen3_coder"]\n', "")
     files, path = build(tmp_path, text)
@@ -187,7 +187,7 @@ def test_triton_free_image_refuses_prefix_caching(tmp_path):
 
 
 def test_explain_shows_rule_and_inputs(tmp_path):
-    from muh.engines.vllm.explain import explain
+    from muh.explain import explain_deploy as explain
 
     p = tmp_path / "t.muh"
     p.write_text(BASE)
@@ -301,7 +301,7 @@ def test_an_unknown_engine_or_variant_names_the_known_ones(tmp_path):
 
 def test_enginex_may_lack_the_reasoning_parser_a_warning_at_its_line_and_an_explain_line():
     from muh.derive.deploy import resolve_deploy
-    from muh.engines.vllm.explain import explain
+    from muh.explain import explain_deploy as explain
 
     path = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"
     spec = load_file(path).spec

@@ -18,6 +18,6 @@ def flag_table(variant) -> EngineInfo:
     return load_engine(variant.base)
 
 
-ENGINE = EnginePlugin(name="vllm", folder=VARIANTS, resolve=resolve, flag_table=flag_table,
+ENGINE = EnginePlugin(name="vllm", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
                       aliases=resolve_version)  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
-ENGINEX = EnginePlugin(name="enginex", folder=VARIANTS, resolve=resolve, flag_table=flag_table)
+ENGINEX = EnginePlugin(name="enginex", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table)

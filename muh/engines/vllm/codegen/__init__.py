@@ -1,1 +1,10 @@
-"""vLLM tuning emitters: the general plugin, MoE config files, anchored edits, and the flag check."""
+"""The vLLM engine's part of codegen: its emitters (``muh.engines.PARTS``; collected by muh/codegen/registry.py)."""
+from __future__ import annotations
+
+from muh.codegen.base import Emitter
+from muh.engines.vllm.codegen import emit, image
+
+EMITTERS: dict[str, Emitter] = {
+    "vllm": emit.emit,          # the plugin, patches, MoE configs, deploy.json
+    "docker": image.emit,       # the image: Dockerfile, computility-run.yaml, image/steps.sh
+}

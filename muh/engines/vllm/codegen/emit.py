@@ -22,10 +22,7 @@ PKG = "muh.engines.vllm.codegen"
 
 
 def plans(ctx: BuildContext) -> list[VllmPlan]:
-    """The build's deploy plan, as derive resolved it (``Derived.deploy``); derive's diagnostics about
-    the deploy blocks join the build's diagnostics once, when the first deploy emitter asks."""
-    seen = {id(d) for d in ctx.diagnostics}
-    ctx.diagnostics.extend(d for d in ctx.derived.deploy_diagnostics if id(d) not in seen)
+    """The build's deploy plan, as derive resolved it (``Derived.deploy``), when it is vLLM's (stock or a fork)."""
     return [ctx.derived.deploy] if isinstance(ctx.derived.deploy, VllmPlan) else []
 
 

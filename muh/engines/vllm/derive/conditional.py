@@ -8,7 +8,7 @@ from muh.engines.variant import Variant
 from muh.engines.vllm.derive.engine import EngineInfo
 from muh.engines.vllm.derive.flags import Extensions, Setting, flag_of, format_value, truthy
 from muh.engines.vllm.derive.plan import IMAGE_ROOT, CondFlag
-from muh.engines.vllm.derive.context import _Ctx
+from muh.engines.vllm.derive.context import Context
 
 
 COMMAND_HEAD = 3  # python3 -m <entrypoint>
@@ -21,7 +21,7 @@ PROVIDER_NEEDS = (("vllm/entrypoints/openai/cli_args.py", '"--tool-parser-plugin
 MIDDLEWARE = "muh_vllm_plugin.compat.RequestCompat"  # the plugin's request hook (templates/plugin_compat.py.j2)
 
 
-def _with_variant(ext: Extensions, variant: Variant, engine: EngineInfo) -> Extensions:
+def with_variant(ext: Extensions, variant: Variant, engine: EngineInfo) -> Extensions:
     """The spec's declared extensions plus what the variant has (or may have: ``unknown``) beyond its base's table."""
     flags = dict(ext.flags)
     parsers = dict(ext.tool_call_parsers)
@@ -36,7 +36,7 @@ def _with_variant(ext: Extensions, variant: Variant, engine: EngineInfo) -> Exte
     return Extensions(flags, parsers)
 
 
-def _cond_keys(variant: Variant, ext: Extensions, serve: list[Setting]) -> dict[str, CondFlag]:
+def conditional_keys(variant: Variant, ext: Extensions, serve: list[Setting]) -> dict[str, CondFlag]:
     """serve key → the condition group it belongs to: flags/parsers the variant leaves ``unknown``."""
     out: dict[str, CondFlag] = {}
     keys = {s.key: s for s in serve}
@@ -60,7 +60,7 @@ def _cond_keys(variant: Variant, ext: Extensions, serve: list[Setting]) -> dict[
     return out
 
 
-def _conditional(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting]) -> tuple[list[str], list[CondFlag]]:
+def split_conditional(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting]) -> tuple[list[str], list[CondFlag]]:
     """Collect the argv pieces of each condition group (the command keeps them, in place)."""
     pieces: dict[str, list[str]] = {}
     at: dict[str, list[int]] = {}
@@ -84,7 +84,7 @@ def parser_path(name: str) -> str:
     return f"{IMAGE_ROOT}/vllm/parsers/muh_{name}.py"
 
 
-def _parser_provider(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting], variant: Variant,
+def providers_for(argv: list[str], cond_keys: dict[str, CondFlag], serve: list[Setting], variant: Variant,
                      ext: Extensions, engine: EngineInfo) -> list[str]:
     """Insert ``--tool-parser-plugin <muh's file>`` before the tool flags when muh has a provider of the
     spec's tool-call parser and the engine may lack it: the variant leaves it unknown (the flags then
@@ -103,7 +103,7 @@ def _parser_provider(argv: list[str], cond_keys: dict[str, CondFlag], serve: lis
     return [name]
 
 
-def _derived_flags(c: _Ctx, argv: list[str], cond: list[CondFlag], variant: Variant, engine: EngineInfo) -> bool:
+def derived_flags(c: Context, argv: list[str], cond: list[CondFlag], variant: Variant, engine: EngineInfo) -> bool:
     """Flags muh adds itself, at the end of argv: ``--enable-reasoning`` beside ``--reasoning-parser`` where the
     engine has it (vLLM releases with reasoning parsers refuse the parser without it), and ``--middleware``
     with muh's request hook where the API has ``api`` features. A flag the variant leaves ``unknown`` is a
@@ -136,7 +136,7 @@ def _derived_flags(c: _Ctx, argv: list[str], cond: list[CondFlag], variant: Vari
     return True
 
 
-def _with_provider(g: CondFlag, argv: list[str]) -> CondFlag:
+def with_provider(g: CondFlag, argv: list[str]) -> CondFlag:
     i = argv.index("--tool-parser-plugin")
     return g.model_copy(update={"argv": (argv[i], argv[i + 1], *g.argv),
                                 "at": (COMMAND_HEAD + i, COMMAND_HEAD + i + 1, *g.at), "provider": PROVIDER_NEEDS,

@@ -14,14 +14,14 @@ from muh.schema.models import Deploy, Spec, text_problem
 
 
 MAX_VALUE_LEN = 4096  # longer env/flag values are refused: almost surely a pasted file, and risky in YAML/shell
-_IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
                        r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$")
-_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_IMPORT_PATH_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
-_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+IMPORT_PATH_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-class _Ctx:
+class Context:
     def __init__(self, spec: Spec, deploy: Deploy, engine: EngineInfo):
         self.spec, self.d, self.engine = spec, deploy, engine
         self.base = ("deploys", deploy.name)
@@ -44,7 +44,7 @@ class _Ctx:
         self.diags.append(Diagnostic(code, msg, span, hint, Severity.warning))
 
     def from_spec(self, value, *path) -> Resolved:
-        return Resolved(value=_plain(value), origin="spec", rule="spec", where=self.where(*path))
+        return Resolved(value=plain_value(value), origin="spec", rule="spec", where=self.where(*path))
 
 
 def stable_where(span: Span | None) -> str | None:
@@ -52,30 +52,30 @@ def stable_where(span: Span | None) -> str | None:
     return span.stable() if span is not None else None
 
 
-def _plain(v):
+def plain_value(v):
     if isinstance(v, Decimal):
         return int(v) if v.adjusted() < 30 and v == v.to_integral_value() else float(v)
     return v
 
 
-def _text_problem(value: str) -> str | None:
+def value_problem(value: str) -> str | None:
     """Why a string from the spec must not reach YAML/shell/Dockerfile/Python, or None."""
     if len(value) > MAX_VALUE_LEN:
         return f"is {len(value)} characters long (limit {MAX_VALUE_LEN})"
     return text_problem(value)
 
 
-def _flatten(tree: dict, prefix: tuple = ()) -> list[tuple[tuple, object]]:
+def flatten(tree: dict, prefix: tuple = ()) -> list[tuple[tuple, object]]:
     out = []
     for k, v in tree.items():
         if isinstance(v, dict):
-            out += _flatten(v, prefix + (k,))
+            out += flatten(v, prefix + (k,))
         else:
             out.append((prefix + (k,), v))
     return out
 
 
-def _int(s: Setting | None, default: int) -> int:
+def int_of(s: Setting | None, default: int) -> int:
     if s is None or isinstance(s.value, bool) or not isinstance(s.value, (int, Decimal)):
         return default
     return int(s.value)

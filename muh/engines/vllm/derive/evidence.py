@@ -6,11 +6,11 @@ from decimal import Decimal
 from muh.derive.model import Resolved
 from muh.engines.variant import Variant
 from muh.engines.vllm.derive.flags import Setting, format_value
-from muh.engines.vllm.derive.context import _Ctx, _flatten, _plain, stable_where
+from muh.engines.vllm.derive.context import Context, flatten, plain_value, stable_where
 
 
 def _as_run_text(v) -> str:
-    return str(v).lower() if isinstance(v, bool) else format_value(_plain(v))
+    return str(v).lower() if isinstance(v, bool) else format_value(plain_value(v))
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -20,10 +20,10 @@ def _same_value(a: str, b: str) -> bool:
         return a == b
 
 
-def _evidence(c: _Ctx, variant: Variant, paths, given: dict[str, Setting], env: dict[str, str]) -> None:
+def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting], env: dict[str, str]) -> None:
     """Each deploy value the variant has run records for: on a reported run (cited), or not — then a warning
     unless the spec's ``untested { <key> = "reason" }`` keeps it knowingly. The verdict is the value's rule."""
-    reasons = {".".join(k): v for k, v in _flatten(c.d.untested)}
+    reasons = {".".join(k): v for k, v in flatten(c.d.untested)}
     for key, why in reasons.items():
         if not isinstance(why, str) or not why.strip():
             c.error("E-DEPLOY-UNTESTED", f"untested `{key}` needs a reason (a string)", c.span("untested", *key.split(".")),
@@ -62,7 +62,7 @@ def _evidence(c: _Ctx, variant: Variant, paths, given: dict[str, Setting], env: 
             c.warn("W-DEPLOY-UNTESTED", f"`{key} = {text}` rests on no reported run of {variant.label}"
                    + (f": it failed ({failed})" if failed else f" (reported to serve: {tried})"), span,
                    hint=f"use a reported value ({tried}), or say why in `untested {{ {key} = \"…\" }}`")
-        c.tuned[key] = Resolved(value=_plain(s.value) if kind == "serve" and s is not None else text,
+        c.tuned[key] = Resolved(value=plain_value(s.value) if kind == "serve" and s is not None else text,
                                 origin="spec" if s is not None or kind == "env" else "default",
                                 rule=("spec; " if s is not None or kind == "env" else "not set: the engine's default; ") + verdict,
                                 where=where, inputs={"reported": tried})

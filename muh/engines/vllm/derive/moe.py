@@ -7,24 +7,24 @@ from muh.engines.vllm.derive import rules
 from muh.engines.vllm.derive.flags import Setting
 from muh.engines.vllm.derive.plan import MoePlan, MoeTile
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import _Ctx, _int, _text_problem, stable_where
+from muh.engines.vllm.derive.context import Context, int_of, value_problem, stable_where
 
 
-def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
+def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
     moe = c.d.moe
     if moe is None:
         return None
     span = lambda *k: c.span("moe", *k)  # noqa: E731
     experts, inter = moe.experts, moe.intermediate_size
-    tp = _int(given.get("tensor_parallel_size"), 1)
+    tp = int_of(given.get("tensor_parallel_size"), 1)
     if inter % tp:
         c.error("E-DEPLOY-MOE", f"moe.intermediate_size = {inter} is not divisible by tensor_parallel_size = {tp}", span("intermediate_size"))
         return None
     device = moe.device_name or hw.device_name
     bad = [ch for ch in "/," if isinstance(device, str) and ch in device]
-    if device and isinstance(device, str) and (bad or _text_problem(device)):
+    if device and isinstance(device, str) and (bad or value_problem(device)):
         where = span("device_name") if moe.device_name else c.spec.span_of(("hardware", hw.name, "device_name"))
-        why = f"it contains `{bad[0]}`" if bad else _text_problem(device)
+        why = f"it contains `{bad[0]}`" if bad else value_problem(device)
         c.error("E-DEPLOY-MOE", f"device_name {device!r} cannot be part of vLLM's MoE config file name "
                 f"(E=…,N=…,device_name=….json): {why}", where,
                 hint="use the name the runtime reports; `/` and `,` cannot appear in that file name")
@@ -34,10 +34,10 @@ def _moe(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
                 hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
         return None
     dtype = moe.dtype
-    max_seqs = _int(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
-    max_model_len = _int(given.get("max_model_len"), 0)
+    max_seqs = int_of(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
+    max_model_len = int_of(given.get("max_model_len"), 0)
     max_tokens_setting = given.get("max_num_batched_tokens")
-    max_tokens = min(_int(max_tokens_setting, max_model_len or 8192), 32768)
+    max_tokens = min(int_of(max_tokens_setting, max_model_len or 8192), 32768)
     elem = 1 if dtype else 2
     batch_sizes = moe.batch_sizes
     if batch_sizes is not None:

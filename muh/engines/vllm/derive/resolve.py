@@ -8,86 +8,186 @@ flags muh adds), ``evidence`` (the variant's record of runs), ``points``; ``cont
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic
 from muh.engines.variant import Variant
-from muh.engines.vllm.derive.engine import load_engine
-from muh.engines.vllm.derive.flags import NO_PROVIDER, flag_of, to_argv, truthy
-from muh.engines.vllm.derive.plan import VllmPlan
-from muh.schema.models import Deploy, Spec
-from muh.engines.vllm.derive.conditional import (_cond_keys, _conditional, _derived_flags, _parser_provider,
-                                                 _with_provider, _with_variant, parser_path)
-from muh.engines.vllm.derive.context import _Ctx, _IMAGE_RE, _int, _plain, _text_problem, stable_where
-from muh.engines.vllm.derive.evidence import _evidence
-from muh.engines.vllm.derive.moe import _moe
-from muh.engines.vllm.derive.points import _points
-from muh.engines.vllm.derive.run import API_BEHAVIOUR, _chat_template, _env, _pre_steps
-from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, _cross_checks, _serve_settings
-from muh.engines.vllm.derive.tune import _EDIT_POINT, _edits, _knobs, _provides, _rebind_live, _rebinds
+from muh.engines.vllm.derive.conditional import (conditional_keys, derived_flags, parser_path, providers_for,
+                                                 split_conditional, with_provider, with_variant)
+from muh.engines.vllm.derive.context import IMAGE_RE, Context, int_of, plain_value, stable_where, value_problem
+from muh.engines.vllm.derive.engine import EngineInfo, load_engine
+from muh.engines.vllm.derive.evidence import check_evidence
+from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv, truthy
+from muh.engines.vllm.derive.moe import moe_plan
+from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, VllmPlan
+from muh.engines.vllm.derive.points import tuning_points
+from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
+from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings
+from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
+from muh.schema.models import Deploy, Hardware, Spec
+
+
+@dataclass
+class Flags:
+    """The serve block as the engine's CLI: its settings, the ones used (not refused), the argv."""
+
+    serve: list[Setting]
+    ext: Extensions
+    cond_keys: dict[str, CondFlag]
+    """serve key → its condition group (what the variant leaves ``unknown``)."""
+    given: dict[str, Setting]
+    argv: list[str]
+
+
+@dataclass
+class Tuning:
+    """The tuning points and what ships for the live ones."""
+
+    knobs: dict[str, object]
+    triton: object
+    points: list[Point]
+    edits: list[Edit]
+    moe: MoePlan | None
+    """The MoE tiles, when their point is live."""
+    moe_file: str | None
+    """The MoE file the moe block names, shipped or not."""
+    rebinds: list[Rebind]
+    provides: list[Provide]
+    needs_triton: bool
+
+
+@dataclass
+class Conditional:
+    """The argv split into what always runs and what the image build must find first."""
+
+    argv: list[str]
+    cond: list[CondFlag]
+    providers: list[str]
+    """Tool-call parsers muh ships because the engine may lack them."""
+    api_hook_flag: bool
 
 
 def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | None, list[Diagnostic]]:
+    """The block's plan (None where an error was found) and every diagnostic, in the order of the steps."""
     engine = load_engine(variant.base)
-    c = _Ctx(spec, deploy, engine)
+    c = Context(spec, deploy, engine)
     hw = spec.hardware[deploy.on]
-    if not _IMAGE_RE.match(deploy.base_image) or len(deploy.base_image) > 255:
-        c.error("E-DEPLOY-IMAGE", f"`{deploy.base_image[:80]}` is not a container image reference", c.span("base_image"),
+    check_image(c, variant)
+    flags = resolve_flags(c, hw, variant)
+    env = run_env(c, variant)
+    tuning = resolve_tuning(c, hw, variant, flags.given)
+    warn_expected_flags(c, variant, flags.argv)
+    cond = resolve_conditional(c, variant, flags)
+    record_spellings(c, engine, cond.argv)
+    paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
+    check_evidence(c, variant, paths, flags.given, dict(env))
+    pre = pre_steps(c)
+    chat_template = run_chat_template(c, flags.given, engine)
+    record_api(c)
+    command = command_of(c, engine, cond.argv)
+    if any(d.is_error for d in c.diags):
+        return None, c.diags
+    return make_plan(c, hw, variant, flags, tuning, cond, env=env, pre=pre, chat_template=chat_template,
+                     command=command), c.diags
+
+
+def check_image(c: Context, variant: Variant) -> None:
+    """``base_image`` is an image reference, and the variant's image where the variant names one."""
+    image = c.d.base_image
+    if not IMAGE_RE.match(image) or len(image) > 255:
+        c.error("E-DEPLOY-IMAGE", f"`{image[:80]}` is not a container image reference", c.span("base_image"),
                 hint="write `registry/name:tag` (lower-case path, no spaces or quotes)")
-    elif variant.base_image and deploy.base_image != variant.base_image:
-        if variant.base_image.endswith("/" + deploy.base_image):
-            c.error("E-DEPLOY-IMAGE", f"`{deploy.base_image}` lacks the registry of {variant.label}'s image: the build would "
+    elif variant.base_image and image != variant.base_image:
+        if variant.base_image.endswith("/" + image):
+            c.error("E-DEPLOY-IMAGE", f"`{image}` lacks the registry of {variant.label}'s image: the build would "
                     "pull it from the default registry", c.span("base_image"), hint=f'write "{variant.base_image}"')
         else:
             c.warn("W-DEPLOY-IMAGE", f"{variant.label} is known in `{variant.base_image}`, not in this image",
                    c.span("base_image"), hint="the variant's facts may not hold for another image")
-    serve, ext = _serve_settings(c)
-    cond_keys = _cond_keys(variant, ext, serve)
-    argv, flag_diags = to_argv(serve, engine, _with_variant(ext, variant, engine))
+
+
+def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
+    """The serve block checked against the flag table and cross-checked; each setting recorded as the spec's."""
+    serve, ext = serve_settings(c)
+    cond_keys = conditional_keys(variant, ext, serve)
+    argv, flag_diags = to_argv(serve, c.engine, with_variant(ext, variant, c.engine))
     c.diags += flag_diags
     refused = {d.span for d in flag_diags if d.is_error}  # a refused value (e.g. tensor_parallel_size = 0) is not used
     given = {s.key: s for s in serve if s.span not in refused and s.key_span not in refused}
-    _cross_checks(c, hw, given)
-    if hw.vendor != "nvidia" and _int(given.get("tensor_parallel_size"), 1) > 1 and "disable_custom_all_reduce" not in given:
+    cross_checks(c, hw, given)
+    tp = int_of(given.get("tensor_parallel_size"), 1)
+    if hw.vendor != "nvidia" and tp > 1 and "disable_custom_all_reduce" not in given:
         argv.append("--disable-custom-all-reduce")
         c.tuned["serve.disable_custom_all_reduce"] = Resolved(
-            value=True, origin="derived", rule=NON_NVIDIA_NO_CUSTOM_AR,
-            inputs={"vendor": hw.vendor, "tensor_parallel_size": _int(given.get("tensor_parallel_size"), 1)})
+            value=True, origin="derived", rule=NON_NVIDIA_NO_CUSTOM_AR, inputs={"vendor": hw.vendor, "tensor_parallel_size": tp})
     for s in serve:
-        c.tuned[f"serve.{s.key}"] = Resolved(value=_plain(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
+        c.tuned[f"serve.{s.key}"] = Resolved(value=plain_value(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
                                              origin="spec", rule="spec", where=stable_where(s.span))
-    env = _env(c, variant)
-    knobs = _knobs(c)
-    triton = deploy.triton if deploy.triton is not None else variant.triton
-    points = _points(c, hw, variant, knobs, given, triton)
+    return Flags(serve=serve, ext=ext, cond_keys=cond_keys, given=given, argv=argv)
+
+
+def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, Setting]) -> Tuning:
+    """The tune block's knobs, the points they reach, and the edits, MoE tiles, rebinds and providers of the live ones."""
+    knobs = tune_knobs(c)
+    triton = c.d.triton if c.d.triton is not None else variant.triton
+    points = tuning_points(c, hw, variant, knobs, given, triton)
     live = {p.id for p in points if p.status in ("reached", "inactive")}
-    edits = [e for e in _edits(c, hw, engine, knobs, given) if _EDIT_POINT[e.id] in live]
-    checked = _moe(c, hw, given)  # the block is checked (its diagnostics) even when the point is dead
+    edits = [e for e in tune_edits(c, hw, c.engine, knobs, given) if EDIT_POINT[e.id] in live]
+    checked = moe_plan(c, hw, given)  # the block is checked (its diagnostics) even when the point is dead
     moe = checked if "moe.tiles" in live else None
     if checked is not None and moe is None:
         c.tuned = {k: r for k, r in c.tuned.items() if not k.startswith("moe.")}  # nothing of it ships
-    rebinds = [r for r in _rebinds(c, knobs, moe) if _rebind_live(r, live)]
-    provides = _provides(variant, knobs, live)
-    needs_triton = bool(moe) or any(truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
-        or _int(given.get("max_model_len"), 0) > 32768
-    if needs_triton and triton is False:
+    rebinds = [r for r in tune_rebinds(c, knobs, moe) if rebind_live(r, live)]
+    provides = tune_provides(variant, knobs, live)
+    return Tuning(knobs=knobs, triton=triton, points=points, edits=edits, moe=moe,
+                  moe_file=checked.file_name if checked is not None else None, rebinds=rebinds, provides=provides,
+                  needs_triton=needs_triton(c, given, moe, triton))
+
+
+def needs_triton(c: Context, given: dict[str, Setting], moe: MoePlan | None, triton) -> bool:
+    """Whether the served features call Triton kernels (an error where the deploy says the image has none)."""
+    needs = bool(moe) or any(truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
+        or int_of(given.get("max_model_len"), 0) > 32768
+    if needs and triton is False:
         c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
                 "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
                 hint="use an image with Triton, or turn those features off")
+    return needs
+
+
+def warn_expected_flags(c: Context, variant: Variant, argv: list[str]) -> None:
+    """Each flag every known good run of the variant had, and this argv lacks."""
     for f, why in variant.expected_flags.items():
         if f not in argv:
             c.warn("W-DEPLOY-FLAG", f"`{f}` is missing: {why}", c.span("serve"),
                    hint=f"add `{f.lstrip('-').replace('-', '_')} = true` to serve (or keep it out knowingly)")
-    providers = _parser_provider(argv, cond_keys, serve, variant, ext, engine)
-    for key, g in sorted(cond_keys.items()):
+
+
+def resolve_conditional(c: Context, variant: Variant, flags: Flags) -> Conditional:
+    """What the variant may lack: passed only when the image build finds it, or provided by muh; each recorded."""
+    providers = providers_for(flags.argv, flags.cond_keys, flags.serve, variant, flags.ext, c.engine)
+    warn_unprovidable(c, variant, flags)
+    argv, cond = split_conditional(flags.argv, flags.cond_keys, flags.serve)
+    cond = [with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
+    api_hook_flag = derived_flags(c, argv, cond, variant, c.engine)
+    record_conditional(c, variant, providers, cond)
+    return Conditional(argv=argv, cond=cond, providers=providers, api_hook_flag=api_hook_flag)
+
+
+def warn_unprovidable(c: Context, variant: Variant, flags: Flags) -> None:
+    """A flag the variant may lack that muh cannot provide: dropped at start when absent."""
+    for key, g in sorted(flags.cond_keys.items()):
         flag = flag_of(key)
         if key == g.id and flag in NO_PROVIDER:
             c.warn("W-DEPLOY-PARSER", f"`{flag}` may be absent in {variant.label} and muh cannot provide it: "
                    f"{NO_PROVIDER[flag]}; it is passed only when the image build finds it, else dropped with a log line",
-                   given[key].key_span or given[key].span,
+                   flags.given[key].key_span or flags.given[key].span,
                    hint="keep it (the fork may have it) or remove it; `muh explain SPEC deploy.run` says what happens")
-    argv, cond = _conditional(argv, cond_keys, serve)
-    cond = [_with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
-    api_hook_flag = _derived_flags(c, argv, cond, variant, engine)
+
+
+def record_conditional(c: Context, variant: Variant, providers: list[str], cond: list[CondFlag]) -> None:
+    """``run.parser_provider.*`` and ``run.conditional.*``: what muh ships and what the image build decides."""
     for name in providers:
         info = variant.tool_call_parsers.get(name)
         c.tuned[f"run.parser_provider.{name}"] = Resolved(
@@ -104,40 +204,51 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
             value=" ".join(g.argv), origin="derived",
             rule="passed only when the image build finds it in the engine: " + g.why + absent,
             inputs={"checks": " | ".join(g.checks)})
+
+
+def record_spellings(c: Context, engine: EngineInfo, argv: list[str]) -> None:
+    """``run.spelling.*``: the long option muh writes where the spec's flag has a short spelling too."""
     short = {f: o.long for o in engine.options for f in o.flags if not f.startswith("--")}
     for f, long in short.items():
         if long in argv:
             c.tuned[f"run.spelling.{long.lstrip('-')}"] = Resolved(
                 value=long, origin="derived", rule=f"muh writes exact long option names (`{f}` is the same option)",
                 inputs={"short": f})
-    paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
-    _evidence(c, variant, paths, given, dict(env))
-    pre = _pre_steps(c)
-    chat_template = _chat_template(c, given, engine)
-    for f in sorted(set(deploy.api.accept)):
+
+
+def record_api(c: Context) -> None:
+    """``api.*``: each accepted request feature, a hook of the plugin."""
+    for f in sorted(set(c.d.api.accept)):
         c.tuned[f"api.{f}"] = Resolved(value=API_BEHAVIOUR[f], origin="spec", rule="plugin hook on the API server's app",
                                        where=c.where("api", "accept"))
+
+
+def command_of(c: Context, engine: EngineInfo, argv: list[str]) -> tuple[str, ...]:
+    """The server's command; a safety net: every source of argv text was checked above."""
     command = ("python3", "-m", engine.entrypoint, *argv)
-    for i, a in enumerate(command):  # a safety net: every source of argv text was checked above
-        problem = None if any(d.is_error for d in c.diags) else _text_problem(a)
+    for i, a in enumerate(command):
+        problem = None if any(d.is_error for d in c.diags) else value_problem(a)
         if problem:
             c.error("E-DEPLOY-VALUE", f"argument {i} of the command {problem}", c.span("serve"))
-    if any(d.is_error for d in c.diags):
-        return None, c.diags
-    plan = VllmPlan(
+    return command
+
+
+def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: Tuning, cond: Conditional, *,
+              env: list[tuple[str, str]], pre: list[PreStep], chat_template: str | None, command: tuple[str, ...]) -> VllmPlan:
+    deploy, engine, edits = c.d, c.engine, tuning.edits
+    return VllmPlan(
         deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
         version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
         concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted(c.tuned.items())),
-        edits=tuple(edits), moe=moe, rebinds=tuple(rebinds), needs_triton=needs_triton,
-        kernels=bool(knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
-        variant=variant.label, points=tuple(points), cond_flags=tuple(cond), run_form=deploy.run.form, pre=tuple(pre),
-        provides=tuple(provides), triton=str(triton).lower(), site_packages=tuple(variant.site_packages),
+        edits=tuple(edits), moe=tuning.moe, rebinds=tuple(tuning.rebinds), needs_triton=tuning.needs_triton,
+        kernels=bool(tuning.knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
+        variant=variant.label, points=tuple(tuning.points), cond_flags=tuple(cond.cond), run_form=deploy.run.form, pre=tuple(pre),
+        provides=tuple(tuning.provides), triton=str(tuning.triton).lower(), site_packages=tuple(variant.site_packages),
         registry_subprocess=variant.model_registry_subprocess,
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
-        api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(providers),
-        moe_file=checked.file_name if checked is not None else None,
-        max_n=_int(given.get("max_num_seqs"), engine.default("max_num_seqs")) if "n_within_max_num_seqs" in deploy.api.accept else 0,
+        api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(cond.providers),
+        moe_file=tuning.moe_file,
+        max_n=int_of(flags.given.get("max_num_seqs"), engine.default("max_num_seqs")) if "n_within_max_num_seqs" in deploy.api.accept else 0,
         chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
-        api_hook_flag=api_hook_flag,
+        api_hook_flag=cond.api_hook_flag,
     )
-    return plan, c.diags

@@ -10,7 +10,7 @@ from muh.engines.variant import Variant
 from muh.engines.vllm.derive.engine import EngineInfo
 from muh.engines.vllm.derive.flags import Setting, format_value
 from muh.engines.vllm.derive.plan import IMAGE_ROOT, PreStep
-from muh.engines.vllm.derive.context import _Ctx, _ENV_NAME_RE, _plain, _text_problem, stable_where
+from muh.engines.vllm.derive.context import Context, ENV_NAME_RE, plain_value, value_problem, stable_where
 
 
 API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templates/plugin_compat.py.j2)
@@ -35,7 +35,7 @@ CHAT_TEMPLATE_OUT = "run/chat_template.jinja"   # written at start under the ima
 REASONING_INFO_OUT = "run/reasoning.json"       # idem: {"think_in_prompt": bool}, read by the request hook
 
 
-def _chat_template(c: _Ctx, given: dict[str, Setting], engine: EngineInfo) -> str | None:
+def run_chat_template(c: Context, given: dict[str, Setting], engine: EngineInfo) -> str | None:
     """The fixed template's path (``thinking_off``), ``-`` when only the reasoning info is written at start
     (``reasoning_split``), else None."""
     if "thinking_off" not in c.d.api.accept:
@@ -58,12 +58,12 @@ def _chat_template(c: _Ctx, given: dict[str, Setting], engine: EngineInfo) -> st
     return path
 
 
-def _pre_steps(c: _Ctx) -> list[PreStep]:
+def pre_steps(c: Context) -> list[PreStep]:
     out = []
     for i, step in enumerate(c.d.run.pre):
         span = c.span("run", "pre")
         words = list(step.command) + ([step.on_failure] if step.on_failure is not None else [])
-        bad = next(((w, p) for w in words if (p := _text_problem(w))), None)
+        bad = next(((w, p) for w in words if (p := value_problem(w))), None)
         if bad:
             c.error("E-DEPLOY-RUN", f"pre-step {i + 1}: `{bad[0][:40]}` {bad[1]}", span,
                     hint="a pre-step is one line of the run file's script")
@@ -85,15 +85,15 @@ def _pre_steps(c: _Ctx) -> list[PreStep]:
     return out
 
 
-def _env(c: _Ctx, variant: Variant) -> list[tuple[str, str]]:
+def run_env(c: Context, variant: Variant) -> list[tuple[str, str]]:
     out = []
     for name, value in c.d.env.items():
         span = c.span("env", name)
-        if not _ENV_NAME_RE.match(name):
+        if not ENV_NAME_RE.match(name):
             c.error("E-DEPLOY-ENV", f"`{name}` is not a valid environment variable name", span)
             continue
-        text = format_value(_plain(value))
-        problem = _text_problem(text)
+        text = format_value(plain_value(value))
+        problem = value_problem(text)
         if problem:
             c.error("E-DEPLOY-ENV", f"the value of `{name}` {problem}", span,
                     hint="environment values are one line of text; put larger data in a file the image ships")
@@ -102,7 +102,7 @@ def _env(c: _Ctx, variant: Variant) -> list[tuple[str, str]]:
             c.warn("W-DEPLOY-PLUGIN", "VLLM_PLUGINS does not list `muh`: the tuning plugin will not load", span)
         knob = variant.env.get(name)
         if knob is not None:
-            v = _plain(value)
+            v = plain_value(value)
             if knob.type == "bool01" and text not in ("0", "1"):
                 c.error("E-DEPLOY-ENV", f"`{name}` is a 0/1 switch of {variant.label}, not `{text}`", span,
                         hint=f"write `{name} = 1` or `0` ({knob.meaning})")

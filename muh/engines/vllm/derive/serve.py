@@ -7,13 +7,13 @@ import re
 from muh.diagnostics import Span
 from muh.engines.vllm.derive.flags import Extensions, Setting, format_value
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import _Ctx, _int, _text_problem
+from muh.engines.vllm.derive.context import Context, int_of, value_problem
 
 
 NON_NVIDIA_NO_CUSTOM_AR = "custom all-reduce needs NVLink P2P (world sizes 2/4/6/8 on NVIDIA); off elsewhere"
 
 
-def _serve_settings(c: _Ctx) -> tuple[list[Setting], Extensions]:
+def serve_settings(c: Context) -> tuple[list[Setting], Extensions]:
     serve: list[Setting] = [Setting("model", c.d.model, c.span("model"), c.key_span("model"))]
     for key, value in c.d.serve.items():
         if key == "model":
@@ -22,13 +22,13 @@ def _serve_settings(c: _Ctx) -> tuple[list[Setting], Extensions]:
         v = tuple(value) if isinstance(value, list) else value
         for item in (v if isinstance(v, tuple) else (v,)):
             if isinstance(item, str):
-                problem = _text_problem(item)
+                problem = value_problem(item)
                 if problem:
                     c.error("E-DEPLOY-VALUE", f"`{key}` {problem}", c.span("serve", key),
                             hint="values reach YAML and the engine's argv; keep them one short line")
         serve.append(Setting(key, v, c.span("serve", key), c.key_span("serve", key)))
-    if _text_problem(c.d.model):
-        c.error("E-DEPLOY-VALUE", f"`model` {_text_problem(c.d.model)}", c.span("model"))
+    if value_problem(c.d.model):
+        c.error("E-DEPLOY-VALUE", f"`model` {value_problem(c.d.model)}", c.span("model"))
     ext_flags: dict[str, Span | None] = {}
     ext_parsers: dict[str, Span | None] = {}
     ext = c.d.engine_extensions
@@ -45,9 +45,9 @@ def _serve_settings(c: _Ctx) -> tuple[list[Setting], Extensions]:
     return serve, Extensions(ext_flags, ext_parsers)
 
 
-def _cross_checks(c: _Ctx, hw: Hardware, given: dict[str, Setting]) -> None:
-    tp = _int(given.get("tensor_parallel_size"), 1)
-    pp = _int(given.get("pipeline_parallel_size"), 1)
+def cross_checks(c: Context, hw: Hardware, given: dict[str, Setting]) -> None:
+    tp = int_of(given.get("tensor_parallel_size"), 1)
+    pp = int_of(given.get("pipeline_parallel_size"), 1)
     if tp * pp > hw.gpu_count:
         s = given.get("tensor_parallel_size") or given.get("pipeline_parallel_size")
         c.error("E-DEPLOY-TP", f"tensor × pipeline parallel size {tp * pp} exceeds the {hw.gpu_count} device(s) of `{hw.name}`",

@@ -11,16 +11,16 @@ from muh.engines.vllm.derive.engine import EngineInfo
 from muh.engines.vllm.derive.flags import Setting
 from muh.engines.vllm.derive.plan import Edit, MoePlan, Provide, Rebind
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import _Ctx, _IMPORT_PATH_RE, _MODULE_RE, _flatten, _plain
+from muh.engines.vllm.derive.context import Context, IMPORT_PATH_RE, MODULE_RE, flatten, plain_value
 
 
-_EDIT_POINT = {"paged-attn-v1-threshold": "paged_attention.v1_v2_rule", "prefix-prefill-tile": "prefix_prefill.tile"}
+EDIT_POINT = {"paged-attn-v1-threshold": "paged_attention.v1_v2_rule", "prefix-prefill-tile": "prefix_prefill.tile"}
 _REBIND_POINT = {"moe_default_config": "moe.tiles", "top_k_top_p": "sampler.top_k_top_p"}
 
 
-def _knobs(c: _Ctx) -> dict[str, object]:
+def tune_knobs(c: Context) -> dict[str, object]:
     out: dict[str, object] = {}
-    for path, value in _flatten(c.d.tune):
+    for path, value in flatten(c.d.tune):
         key = ".".join(path)
         span = c.span("tune", *path)
         if key in tuning.REFUSED:
@@ -32,7 +32,7 @@ def _knobs(c: _Ctx) -> dict[str, object]:
             c.error("E-VLLM-KNOB", f"unknown vLLM tuning point `{key}`", c.key_span("tune", *path),
                     hint=did_you_mean(key, list(tuning.KNOBS) + list(tuning.REFUSED)) or f"known: {', '.join(tuning.KNOBS)}")
             continue
-        v = _plain(value)
+        v = plain_value(value)
         if v == "auto" and knob.kind == "int":
             continue
         if knob.kind == "int":
@@ -58,7 +58,7 @@ def _knobs(c: _Ctx) -> dict[str, object]:
     return out
 
 
-def _edits(c: _Ctx, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[str, Setting]) -> list[Edit]:
+def tune_edits(c: Context, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[str, Setting]) -> list[Edit]:
     sites = sites_for(engine.version) or ()
     path = lambda key: ("tune", *key.split("."))  # noqa: E731
     vals: dict[str, Resolved] = {}
@@ -124,18 +124,18 @@ def _ascii(text: str) -> str:
     return "".join(_ASCII.get(ch, ch if 32 <= ord(ch) < 127 else "?") for ch in text)
 
 
-def _rebinds(c: _Ctx, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
+def tune_rebinds(c: Context, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
     out: list[Rebind] = []
     if moe is not None and knobs.get("moe.default_config", True):
         mod, attr = tuning.REBIND_TARGETS["moe_default_config"]
         out.append(Rebind(name="moe_default_config", module=mod, attr=attr, provider="muh_vllm_plugin.moe:get_default_config", generated=True))
     ops_module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
-    if not _MODULE_RE.match(str(ops_module)):
+    if not MODULE_RE.match(str(ops_module)):
         c.error("E-VLLM-KNOB", f"`{ops_module}` is not a module path", c.span("tune", "ops_module"))
         return out
     if "sampler.top_k_top_p" in knobs:
         provider = knobs["sampler.top_k_top_p"]
-        if not _IMPORT_PATH_RE.match(provider):
+        if not IMPORT_PATH_RE.match(provider):
             c.error("E-VLLM-KNOB", f"`{provider}` is not an import path `pkg.module:callable`", c.span("tune", "sampler", "top_k_top_p"))
         else:
             mod, attr = tuning.REBIND_TARGETS["top_k_top_p"]
@@ -154,11 +154,11 @@ def _rebinds(c: _Ctx, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
     return sorted(out, key=lambda r: r.name)
 
 
-def _rebind_live(r: Rebind, live: set[str]) -> bool:
+def rebind_live(r: Rebind, live: set[str]) -> bool:
     return _REBIND_POINT.get(r.name, f"ops.{r.name}") in live or f"ops.{r.name}" in live
 
 
-def _provides(variant: Variant, knobs: dict, live: set[str]) -> list[Provide]:
+def tune_provides(variant: Variant, knobs: dict, live: set[str]) -> list[Provide]:
     vendor = variant.vendor_ops.get("topk_softmax")
     if "vendor.moe_topk_softmax" not in live or vendor is None or not variant.vendor_module:
         return []
