@@ -116,3 +116,23 @@ def test_a_policy_the_kernels_cannot_take_is_a_derive_diagnostic_at_its_hardware
     assert d.code == "E-KERNELS" and "histogram.int8: 64 sub-histograms of 256 counters need 65536 B" in d.message
     assert d.span == ctx.spec.span_of(("hardware", "h200")) and d.span is not None
     assert emit(ctx) == [] and [x.code for x in ctx.diagnostics] == ["E-KERNELS"]
+
+
+def test_a_topk_tile_the_gather_cannot_count_is_a_derive_diagnostic():
+    """topk's ordered gather counts a tile's greater and equal keys in 16 bits each (topk.cuh), so a
+    policy whose tile (threads x items x 16-byte vectors) reaches 2^16 keys is refused in derive
+    (E-KERNELS at its hardware) instead of giving wrong results on rows with many equal keys."""
+    def big_tile(text: str) -> str:  # topk's float16 policy on h200 at 1024 threads x 8 items
+        at = text.index("policy float16 {", text.index("algorithm topk on h200"))
+        for old, new in (("items = 2 ", "items = 8 "), ("threads = 256 ", "threads = 1024 ")):
+            i = text.index(old, at)
+            text = text[:i] + new + text[i + len(old):]
+        return text
+
+    ctx = _ctx("h200.muh", big_tile)
+    found, diags = derive_kernels.targets(ctx.spec, ctx.derived)
+    assert found == [] and [d.code for d in diags] == ["E-KERNELS"]
+    # float16: 8 per 16-byte vector, 1024 x 8 x 8 = 65536 keys; float32 keeps its own policy
+    assert "topk.float16 (k 0..256): a tile of threads x items x vec = 1024 x 8 x 8 = 65536 keys" in diags[0].message
+    assert "topk.float32" not in diags[0].message
+    assert diags[0].span == ctx.spec.span_of(("hardware", "h200"))

@@ -8,6 +8,9 @@ from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, MAX_GRID_Y, param, record, vec_of, xchg_bytes
 
 MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
+# The ordered gather counts a tile's greater and equal keys in one 32-bit scan value, 16 bits each
+# (topk.cuh: `counts`): a tile (threads x items x vec keys) must stay below 2^16 keys.
+MAX_TILE_KEYS = (1 << 16) - 1
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,11 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     errs = []
     if not 1 <= pol.bits_per_pass <= MAX_BITS_PER_PASS:
         errs.append(f"topk.{dtype}: bits_per_pass={pol.bits_per_pass} outside 1..{MAX_BITS_PER_PASS}")
+    tile = pol.threads * pol.items * vec_of(dtype)
+    if tile > MAX_TILE_KEYS:
+        errs.append(f"topk.{dtype}: a tile of threads x items x vec = {pol.threads} x {pol.items} x {vec_of(dtype)} "
+                    f"= {tile} keys; the gather counts a tile in 16 bits, at most {MAX_TILE_KEYS} keys: "
+                    f"lower threads or items")
     if smem(cfg, dtype, pol) > cfg.smem_per_block:
         errs.append(f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
                     f"the hardware has {cfg.smem_per_block} B per block")
