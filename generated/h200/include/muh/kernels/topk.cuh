@@ -59,36 +59,6 @@ __device__ __forceinline__ void sort_survivors(unsigned* sel_key, int* sel_idx, 
   }
 }
 
-// Digit of the k_rem-th largest key among the counted ones (bins scanned in descending order);
-// every thread gets s_digit / s_above / s_count after the call.
-template <typename P>
-__device__ __forceinline__ void find_digit(const unsigned* hist, unsigned k_rem, unsigned* scan_tmp, unsigned* s_digit,
-                                           unsigned* s_above, unsigned* s_count) {
-  enum { kThreads = P::kThreads, kBins = 1 << P::kBits };
-  unsigned own = 0u;
-#pragma unroll
-  for (int j = 0; j < P::kBinsPerThread; ++j) {
-    const int b = kBins - 1 - ((int)threadIdx.x * P::kBinsPerThread + j);
-    if (b >= 0) own += hist[b];
-  }
-  unsigned total;
-  unsigned above = block::exclusive_scan<kThreads>(own, Sum(), 0u, scan_tmp, total);
-#pragma unroll
-  for (int j = 0; j < P::kBinsPerThread; ++j) {
-    const int b = kBins - 1 - ((int)threadIdx.x * P::kBinsPerThread + j);
-    if (b >= 0) {
-      const unsigned h = hist[b];
-      if (above < k_rem && k_rem <= above + h) {
-        *s_digit = (unsigned)b;
-        *s_above = above;
-        *s_count = h;
-      }
-      above += h;
-    }
-  }
-  __syncthreads();
-}
-
 // The k survivors of row blockIdx.x sorted (sort_survivors), written out: values read back from
 // the row (signed zeros and NaN payloads as they went in) and their indices.
 template <int kThreads, typename T>
@@ -136,34 +106,190 @@ struct Key<bf16> {
   }
 };
 
+// ---- the radix select and the ordered gather (all three kernels) ---------------------------------
+// Shared memory of a radix select: one pass's histogram, the block scan's warp totals, the digit found.
+template <typename P>
+struct SelectShared {
+  unsigned hist[1 << P::kBits];
+  unsigned scan_tmp[block::Shape<P::kThreads>::kWarps];
+  unsigned digit, above, count;
+};
+
+// Digit of the k_rem-th largest key among the counted ones (bins scanned in descending order);
+// every thread gets sh.digit / sh.above / sh.count after the call.
+template <typename P>
+__device__ __forceinline__ void find_digit(SelectShared<P>& sh, unsigned k_rem) {
+  enum { kThreads = P::kThreads, kBins = 1 << P::kBits };
+  unsigned own = 0u;
+#pragma unroll
+  for (int j = 0; j < P::kBinsPerThread; ++j) {
+    const int b = kBins - 1 - ((int)threadIdx.x * P::kBinsPerThread + j);
+    if (b >= 0) own += sh.hist[b];
+  }
+  unsigned total;
+  unsigned above = block::exclusive_scan<kThreads>(own, Sum(), 0u, sh.scan_tmp, total);
+#pragma unroll
+  for (int j = 0; j < P::kBinsPerThread; ++j) {
+    const int b = kBins - 1 - ((int)threadIdx.x * P::kBinsPerThread + j);
+    if (b >= 0) {
+      const unsigned h = sh.hist[b];
+      if (above < k_rem && k_rem <= above + h) {
+        sh.digit = (unsigned)b;
+        sh.above = above;
+        sh.count = h;
+      }
+      above += h;
+    }
+  }
+  __syncthreads();
+}
+
+// Radix select of the k-th largest key: pass p looks at the kBits-digit below bit kKeyBits - p*kBits
+// (the last digit may be narrower), and the passes stop early once the threshold digit is exact.
+// The kernel owns the loop and the loads: in pass p every thread calls start(sh, p), count() for
+// each of its keys (any order, any share of the keys), then done(), which is true when no further
+// pass is needed. Afterwards the top k are the keys whose bits under `mask` are above `prefix`,
+// and the first `need` (in index order) of those equal to it.
+template <typename P>
+struct RadixSelect {
+  unsigned prefix, mask, need;
+  int shift;       // the pass's digit: bits shift .. shift + width - 1
+  unsigned dmask;  // (1 << width) - 1
+
+  __device__ __forceinline__ explicit RadixSelect(unsigned k) : prefix(0u), mask(0u), need(k), shift(0), dmask(0u) {}
+
+  // The digit comes from the pass number, not carried over from the previous pass: the same
+  // digits, but the compiler knows each pass's (ptxas then needs fewer registers).
+  __device__ __forceinline__ void start(SelectShared<P>& sh, int pass) {
+    const int hi = P::kKeyBits - pass * P::kBits;  // > 0 for pass < kPasses = ceil(kKeyBits / kBits)
+    shift = hi > P::kBits ? hi - P::kBits : 0;
+    dmask = (1u << (hi - shift)) - 1u;
+    for (int b = threadIdx.x; b < (1 << P::kBits); b += P::kThreads) sh.hist[b] = 0u;
+    __syncthreads();
+  }
+
+  __device__ __forceinline__ void count(SelectShared<P>& sh, unsigned key) const {
+    if ((key & mask) == prefix) atomicAdd(&sh.hist[(key >> shift) & dmask], 1u);
+  }
+
+  __device__ __forceinline__ bool done(SelectShared<P>& sh) {
+    __syncthreads();
+    find_digit<P>(sh, need);
+    need -= sh.above;
+    prefix |= sh.digit << shift;
+    mask |= dmask << shift;
+    const bool exact = sh.count == need;
+    __syncthreads();
+    return exact;
+  }
+};
+
+// The ordered gather, one tile at a time: each thread holds kN keys of the tile in index order
+// (ok[j]: key j exists), the threads' runs in thread order. gather_counts gives a thread's count
+// of keys above the threshold (low half) and equal to it (high half; each count of a tile must
+// stay below 2^16); the kernel scans them over the block, and gather_scatter writes the thread's keys with slots
+// from there: above the threshold to slot g, g+1, ...; the e-th equal one to slot n_gt + e while
+// e < need (n_gt = k - need, the number above). So above-threshold keys come first, then the
+// equal ones, each group in index order: equal keys are taken lowest index first.
+template <typename P, int kN>
+__device__ __forceinline__ unsigned gather_counts(const RadixSelect<P>& sel, const unsigned (&key)[kN],
+                                                  const bool (&ok)[kN]) {
+  unsigned counts = 0u;
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    const unsigned m = key[j] & sel.mask;
+    if (ok[j] && m > sel.prefix) counts += 1u;
+    if (ok[j] && m == sel.prefix) counts += 1u << 16;
+  }
+  return counts;
+}
+
+// The index a gathered key carries: its position first + j, or the merge's candidate's own index.
+struct AtPosition {
+  int first;
+  __device__ __forceinline__ int operator()(int j) const { return first + j; }
+};
+struct FromTable {
+  const int* idx;  // the row's candidate indices
+  int first;
+  __device__ __forceinline__ int operator()(int j) const { return idx[first + j]; }
+};
+
+template <typename P, int kN, typename Index>
+__device__ __forceinline__ void gather_scatter(const RadixSelect<P>& sel, const unsigned (&key)[kN],
+                                               const bool (&ok)[kN], unsigned n_gt, unsigned g, unsigned e,
+                                               unsigned* out_key, int* out_idx, Index index) {
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    const unsigned m = key[j] & sel.mask;
+    if (ok[j] && m > sel.prefix) {
+      out_key[g] = key[j];
+      out_idx[g] = index(j);
+      ++g;
+    } else if (ok[j] && m == sel.prefix) {
+      if (e < sel.need) {
+        out_key[n_gt + e] = key[j];
+        out_idx[n_gt + e] = index(j);
+      }
+      ++e;
+    }
+  }
+}
+
+// The row kernels' gather (topk_kernel, topk_merge_kernel) over a row of tiles: construct it after
+// the select, then every thread calls tile() with its keys of each tile in turn until it returns
+// true (all k are gathered). The survivors land in key[0..k) / idx[0..k); gt / eq count the keys
+// above / equal to the threshold in the tiles so far. (The kernels declare these as separate
+// __shared__ objects: as members of one struct with SelectShared, nvcc 13.0 gave the row kernels
+// up to 30 registers more on sm_90, and spills at 512 threads.)
+template <typename P>
+struct RowGather {
+  unsigned* key;
+  int* idx;
+  unsigned* gt;
+  unsigned* eq;
+  unsigned n_gt;
+
+  __device__ __forceinline__ RowGather(unsigned k, const RadixSelect<P>& sel, unsigned* key_, int* idx_, unsigned* gt_,
+                                       unsigned* eq_)
+      : key(key_), idx(idx_), gt(gt_), eq(eq_), n_gt(k - sel.need) {
+    if (threadIdx.x == 0) {
+      *gt = 0u;
+      *eq = 0u;
+    }
+    __syncthreads();
+  }
+
+  template <int kN, typename Index>
+  __device__ __forceinline__ bool tile(const RadixSelect<P>& sel, SelectShared<P>& sh, const unsigned (&keys)[kN],
+                                       const bool (&ok)[kN], Index index) const {
+    unsigned tot;
+    const unsigned ex = block::exclusive_scan<P::kThreads>(gather_counts(sel, keys, ok), Sum(), 0u, sh.scan_tmp, tot);
+    gather_scatter(sel, keys, ok, n_gt, *gt + (ex & 0xffffu), *eq + (ex >> 16), key, idx, index);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      *gt += tot & 0xffffu;
+      *eq += tot >> 16;
+    }
+    __syncthreads();
+    return *gt >= n_gt && *eq >= sel.need;
+  }
+};
+
 template <typename T, typename P, int kVec>
 __global__ void __launch_bounds__(P::kThreads)
     topk_kernel(const T* __restrict__ in, int cols, int k, T* __restrict__ out_vals, long long* __restrict__ out_idx) {
-  enum {
-    kThreads = P::kThreads,
-    kBins = 1 << P::kBits,
-    kPerThread = P::kItems * kVec,
-    kChunk = kThreads * kPerThread,
-    kMaxK = P::kMaxK
-  };
-  __shared__ unsigned hist[kBins];
-  __shared__ unsigned sel_key[kMaxK];
-  __shared__ int sel_idx[kMaxK];
-  __shared__ unsigned scan_tmp[block::Shape<kThreads>::kWarps];
-  __shared__ unsigned s_digit, s_above, s_count, s_gt, s_eq;
-
+  enum { kThreads = P::kThreads, kPerThread = P::kItems * kVec, kChunk = kThreads * kPerThread };
+  __shared__ SelectShared<P> sh;
+  __shared__ unsigned sel_key[P::kMaxK];
+  __shared__ int sel_idx[P::kMaxK];
+  __shared__ unsigned s_gt, s_eq;
   const T* row = in + (long long)blockIdx.x * cols;
-  unsigned prefix = 0u, mask = 0u;
-  unsigned k_rem = (unsigned)k;
-  int shift = P::kKeyBits;
 
   // ---- radix select: find the key prefix of the k-th largest element ----
+  RadixSelect<P> sel((unsigned)k);
   for (int pass = 0; pass < P::kPasses; ++pass) {
-    const int width = shift < P::kBits ? shift : P::kBits;
-    shift -= width;
-    const unsigned dmask = (1u << width) - 1u;
-    for (int b = threadIdx.x; b < kBins; b += kThreads) hist[b] = 0u;
-    __syncthreads();
+    sel.start(sh, pass);
     for (int base = 0; base < cols; base += kChunk) {
       T v[P::kItems][kVec];
       bool ok[P::kItems];
@@ -182,30 +308,14 @@ __global__ void __launch_bounds__(P::kThreads)
       for (int j = 0; j < P::kItems; ++j) {
         if (!ok[j]) continue;
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          const unsigned key = Key<T>::of(v[j][e]);
-          if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & dmask], 1u);
-        }
+        for (int e = 0; e < kVec; ++e) sel.count(sh, Key<T>::of(v[j][e]));
       }
     }
-    __syncthreads();
-    find_digit<P>(hist, k_rem, scan_tmp, &s_digit, &s_above, &s_count);
-    k_rem -= s_above;
-    prefix |= s_digit << shift;
-    mask |= dmask << shift;
-    const bool exact = s_count == k_rem;
-    __syncthreads();
-    if (exact) break;
+    if (sel.done(sh)) break;
   }
 
-  // ---- gather in index order: all keys above the prefix, then the first k_rem equal to it ----
-  const unsigned need = k_rem;
-  const unsigned n_gt = (unsigned)k - need;
-  if (threadIdx.x == 0) {
-    s_gt = 0u;
-    s_eq = 0u;
-  }
-  __syncthreads();
+  // ---- gather in index order: all keys above the prefix, then the first sel.need equal to it ----
+  const RowGather<P> gather((unsigned)k, sel, sel_key, sel_idx, &s_gt, &s_eq);
   for (int base = 0; base < cols; base += kChunk) {
     const int first = base + (int)threadIdx.x * kPerThread;
     unsigned key[kPerThread];
@@ -228,39 +338,7 @@ __global__ void __launch_bounds__(P::kThreads)
         key[j] = ok[j] ? Key<T>::of(row[first + j]) : 0u;
       }
     }
-    unsigned counts = 0u;  // greater in the low half, equal in the high half
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const unsigned m = key[j] & mask;
-      if (ok[j] && m > prefix) counts += 1u;
-      if (ok[j] && m == prefix) counts += 1u << 16;
-    }
-    unsigned tot;
-    const unsigned ex = block::exclusive_scan<kThreads>(counts, Sum(), 0u, scan_tmp, tot);
-    unsigned g = s_gt + (ex & 0xffffu);
-    unsigned e = s_eq + (ex >> 16);
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const unsigned m = key[j] & mask;
-      if (ok[j] && m > prefix) {
-        sel_key[g] = key[j];
-        sel_idx[g] = first + j;
-        ++g;
-      } else if (ok[j] && m == prefix) {
-        if (e < need) {
-          sel_key[n_gt + e] = key[j];
-          sel_idx[n_gt + e] = first + j;
-        }
-        ++e;
-      }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      s_gt += tot & 0xffffu;
-      s_eq += tot >> 16;
-    }
-    __syncthreads();
-    if (s_gt >= n_gt && s_eq >= need) break;
+    if (gather.tile(sel, sh, key, ok, AtPosition{first})) break;
   }
 
   write_survivors<kThreads>(row, sel_key, sel_idx, k, out_vals, out_idx);
@@ -281,12 +359,7 @@ __global__ void __launch_bounds__(P::kThreads)
 
 template <typename P>
 struct SliceSelect {
-  enum {
-    kThreads = P::kThreads,
-    kBins = 1 << P::kBits,
-    kPerThread = P::kItems * P::kVec,
-    kChunk = kThreads * kPerThread
-  };
+  enum { kThreads = P::kThreads, kPerThread = P::kItems * P::kVec, kChunk = kThreads * kPerThread };
 };
 
 template <typename T, typename P, bool kAligned>
@@ -294,10 +367,8 @@ __global__ void __launch_bounds__(P::kThreads)
     topk_slice_kernel(const T* __restrict__ in, int cols, int k, unsigned* __restrict__ ws_key,
                       int* __restrict__ ws_idx) {
   typedef SliceSelect<P> S;
-  enum { kThreads = S::kThreads, kBins = S::kBins, kPerThread = S::kPerThread, kChunk = S::kChunk, kVec = P::kVec };
-  __shared__ unsigned hist[kBins];
-  __shared__ unsigned scan_tmp[block::Shape<kThreads>::kWarps];
-  __shared__ unsigned s_digit, s_above, s_count;
+  enum { kThreads = S::kThreads, kPerThread = S::kPerThread, kChunk = S::kChunk, kVec = P::kVec };
+  __shared__ SelectShared<P> sh;
 
   const T* row = in + (long long)blockIdx.y * cols;
   const int start = (int)blockIdx.x * kChunk;
@@ -306,6 +377,9 @@ __global__ void __launch_bounds__(P::kThreads)
   int nvalid = len - first;
   nvalid = nvalid < 0 ? 0 : nvalid > kPerThread ? kPerThread : nvalid;
   unsigned key[kPerThread];
+  bool ok[kPerThread];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) ok[j] = j < nvalid;
   if (kAligned && nvalid == kPerThread) {
 #pragma unroll
     for (int j = 0; j < P::kItems; ++j) {
@@ -316,62 +390,25 @@ __global__ void __launch_bounds__(P::kThreads)
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j) key[j] = j < nvalid ? Key<T>::of(row[start + first + j]) : 0u;
+    for (int j = 0; j < kPerThread; ++j) key[j] = ok[j] ? Key<T>::of(row[start + first + j]) : 0u;
   }
   const unsigned kk = (unsigned)(k < len ? k : len);
 
-  unsigned prefix = 0u, mask = 0u;
-  unsigned k_rem = kk;
-  int shift = P::kKeyBits;
+  RadixSelect<P> sel(kk);
   for (int pass = 0; pass < P::kPasses; ++pass) {
-    const int width = shift < P::kBits ? shift : P::kBits;
-    shift -= width;
-    const unsigned dmask = (1u << width) - 1u;
-    for (int b = threadIdx.x; b < kBins; b += kThreads) hist[b] = 0u;
-    __syncthreads();
+    sel.start(sh, pass);
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j)
-      if (j < nvalid && (key[j] & mask) == prefix) atomicAdd(&hist[(key[j] >> shift) & dmask], 1u);
-    __syncthreads();
-    find_digit<P>(hist, k_rem, scan_tmp, &s_digit, &s_above, &s_count);
-    k_rem -= s_above;
-    prefix |= s_digit << shift;
-    mask |= dmask << shift;
-    const bool exact = s_count == k_rem;
-    __syncthreads();
-    if (exact) break;
+      if (ok[j]) sel.count(sh, key[j]);
+    if (sel.done(sh)) break;
   }
 
-  // ordered gather straight to the workspace: keys above the prefix, then the first k_rem equal
-  const unsigned need = k_rem;
-  const unsigned n_gt = kk - need;
-  unsigned counts = 0u;  // greater in the low half, equal in the high half (<= kChunk each)
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {
-    const unsigned m = key[j] & mask;
-    if (j < nvalid && m > prefix) counts += 1u;
-    if (j < nvalid && m == prefix) counts += 1u << 16;
-  }
+  // ordered gather straight to the workspace (one tile: the slice)
   unsigned tot;
-  const unsigned ex = block::exclusive_scan<kThreads>(counts, Sum(), 0u, scan_tmp, tot);
-  unsigned g = ex & 0xffffu;
-  unsigned e = ex >> 16;
+  const unsigned ex = block::exclusive_scan<kThreads>(gather_counts(sel, key, ok), Sum(), 0u, sh.scan_tmp, tot);
   const long long base = ((long long)blockIdx.y * gridDim.x + blockIdx.x) * k;
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {
-    const unsigned m = key[j] & mask;
-    if (j < nvalid && m > prefix) {
-      ws_key[base + g] = key[j];
-      ws_idx[base + g] = start + first + j;
-      ++g;
-    } else if (j < nvalid && m == prefix) {
-      if (e < need) {
-        ws_key[base + n_gt + e] = key[j];
-        ws_idx[base + n_gt + e] = start + first + j;
-      }
-      ++e;
-    }
-  }
+  gather_scatter(sel, key, ok, kk - sel.need, ex & 0xffffu, ex >> 16, ws_key + base, ws_idx + base,
+                 AtPosition{start + first});
 }
 
 template <typename T, typename P>
@@ -380,28 +417,19 @@ __global__ void __launch_bounds__(P::kThreads)
                       const int* __restrict__ ws_idx, T* __restrict__ out_vals, long long* __restrict__ out_idx) {
   enum {
     kThreads = P::kThreads,
-    kBins = 1 << P::kBits,
     kPerThread = P::kItems,  // candidates are 8-byte pairs: scalar loads, kItems per thread
-    kChunk = kThreads * kPerThread,
-    kMaxK = P::kMaxK
+    kChunk = kThreads * kPerThread
   };
-  __shared__ unsigned hist[kBins];
-  __shared__ unsigned sel_key[kMaxK];
-  __shared__ int sel_idx[kMaxK];
-  __shared__ unsigned scan_tmp[block::Shape<kThreads>::kWarps];
-  __shared__ unsigned s_digit, s_above, s_count, s_gt, s_eq;
+  __shared__ SelectShared<P> sh;
+  __shared__ unsigned sel_key[P::kMaxK];
+  __shared__ int sel_idx[P::kMaxK];
+  __shared__ unsigned s_gt, s_eq;
 
   const unsigned* ck = ws_key + (long long)blockIdx.x * stride;
   const int* ci = ws_idx + (long long)blockIdx.x * stride;
-  unsigned prefix = 0u, mask = 0u;
-  unsigned k_rem = (unsigned)k;
-  int shift = P::kKeyBits;
+  RadixSelect<P> sel((unsigned)k);
   for (int pass = 0; pass < P::kPasses; ++pass) {
-    const int width = shift < P::kBits ? shift : P::kBits;
-    shift -= width;
-    const unsigned dmask = (1u << width) - 1u;
-    for (int b = threadIdx.x; b < kBins; b += kThreads) hist[b] = 0u;
-    __syncthreads();
+    sel.start(sh, pass);
     for (int base = 0; base < m; base += kChunk) {
       unsigned key[kPerThread];
 #pragma unroll
@@ -412,64 +440,23 @@ __global__ void __launch_bounds__(P::kThreads)
 #pragma unroll
       for (int j = 0; j < kPerThread; ++j) {
         const int i = base + j * kThreads + (int)threadIdx.x;
-        if (i < m && (key[j] & mask) == prefix) atomicAdd(&hist[(key[j] >> shift) & dmask], 1u);
+        if (i < m) sel.count(sh, key[j]);
       }
     }
-    __syncthreads();
-    find_digit<P>(hist, k_rem, scan_tmp, &s_digit, &s_above, &s_count);
-    k_rem -= s_above;
-    prefix |= s_digit << shift;
-    mask |= dmask << shift;
-    const bool exact = s_count == k_rem;
-    __syncthreads();
-    if (exact) break;
+    if (sel.done(sh)) break;
   }
 
-  const unsigned need = k_rem;
-  const unsigned n_gt = (unsigned)k - need;
-  if (threadIdx.x == 0) {
-    s_gt = 0u;
-    s_eq = 0u;
-  }
-  __syncthreads();
+  const RowGather<P> gather((unsigned)k, sel, sel_key, sel_idx, &s_gt, &s_eq);
   for (int base = 0; base < m; base += kChunk) {
     const int first = base + (int)threadIdx.x * kPerThread;
     unsigned key[kPerThread];
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) key[j] = first + j < m ? ck[first + j] : 0u;
-    unsigned counts = 0u;
+    bool ok[kPerThread];
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
-      const unsigned mk = key[j] & mask;
-      if (first + j < m && mk > prefix) counts += 1u;
-      if (first + j < m && mk == prefix) counts += 1u << 16;
+      ok[j] = first + j < m;
+      key[j] = ok[j] ? ck[first + j] : 0u;
     }
-    unsigned tot;
-    const unsigned ex = block::exclusive_scan<kThreads>(counts, Sum(), 0u, scan_tmp, tot);
-    unsigned g = s_gt + (ex & 0xffffu);
-    unsigned e = s_eq + (ex >> 16);
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const unsigned mk = key[j] & mask;
-      if (first + j < m && mk > prefix) {
-        sel_key[g] = key[j];
-        sel_idx[g] = ci[first + j];
-        ++g;
-      } else if (first + j < m && mk == prefix) {
-        if (e < need) {
-          sel_key[n_gt + e] = key[j];
-          sel_idx[n_gt + e] = ci[first + j];
-        }
-        ++e;
-      }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      s_gt += tot & 0xffffu;
-      s_eq += tot >> 16;
-    }
-    __syncthreads();
-    if (s_gt >= n_gt && s_eq >= need) break;
+    if (gather.tile(sel, sh, key, ok, FromTable{ci, first})) break;
   }
 
   write_survivors<kThreads>(in + (long long)blockIdx.x * cols, sel_key, sel_idx, k, out_vals, out_idx);
