@@ -112,7 +112,8 @@ class Api(Model):
     accept: list[ApiFeature] = []
     """Each becomes a hook of muh's plugin in the API server; see docs/deploy.md for the behaviour of each."""
     max_tokens_cap: Optional[int] = Field(None, ge=1, le=INT_MAX)
-    """Largest ``max_tokens`` a request gets (also the value when it gives none); the team served 8192."""
+    """Largest ``max_tokens`` a request gets (also the value when it gives none), and never more than the
+    context the prompt leaves (max_model_len − prompt tokens); the team served 8192."""
 
 
 class Deploy(Model):

@@ -570,6 +570,75 @@ def test_max_tokens_is_capped(stock_request, compat, given, served):
     assert new["max_tokens"] == served  # -1: left for vLLM to refuse (t3_max_tokens_neg1)
 
 
+
+CONTEXT = 80_000  # the stand-in server's max_model_len
+
+
+@pytest.fixture
+def serving(stock_protocol, vllm_wheel, monkeypatch):
+    """The wheel's own ``OpenAIServing._validate_input`` (executed from its source) on a stand-in
+    ``OpenAIServing`` with ``max_model_len = CONTEXT``, where the hook looks for it."""
+    import ast
+    from typing import List, TypedDict
+
+    from muh.engines.vllm.wheel import read
+
+    tree = ast.parse(read(vllm_wheel, "vllm/entrypoints/openai/serving_engine.py"))
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    validate = next(n for n in classes["OpenAIServing"].body
+                    if isinstance(n, ast.FunctionDef) and n.name == "_validate_input")
+    ns = {n: getattr(stock_protocol, n)
+          for n in ("EmbeddingRequest", "TokenizeCompletionRequest", "TokenizeChatRequest", "DetokenizeRequest")}
+    ns.update(List=List, TypedDict=TypedDict, AnyRequest=Any)
+    exec(compile(ast.Module([classes["TextTokensPrompt"], validate], []), "serving_engine.py", "exec"), ns)
+    cls = type("OpenAIServing", (), {"_validate_input": ns["_validate_input"], "max_model_len": CONTEXT})
+    monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.serving_engine",
+                        _stub("vllm.entrypoints.openai.serving_engine", OpenAIServing=cls))
+    return cls
+
+
+def _validated(serving, stock_request, body, prompt_tokens):
+    request = stock_request.model_validate(body)
+    serving()._validate_input(request, list(range(prompt_tokens)), "prompt")
+    return request.max_tokens
+
+
+@pytest.mark.vllm
+def test_the_cap_never_refuses_a_prompt_the_stock_server_serves(serving, stock_request, compat, monkeypatch):
+    capped, _ = compat.rewrite(dict(BASE))  # no max_tokens: the cap sets 8192
+    long_prompt = CONTEXT - compat.MAX_TOKENS_CAP + 1000
+    with pytest.raises(ValueError, match="maximum context length"):  # the wheel's check alone: a 400
+        _validated(serving, stock_request, capped, long_prompt)
+    assert _validated(serving, stock_request, dict(BASE), long_prompt) is None  # stock without the cap serves it
+
+    assert compat.install_fit_context() and compat.install_fit_context()
+    assert _validated(serving, stock_request, capped, long_prompt) == CONTEXT - long_prompt
+    assert _validated(serving, stock_request, capped, CONTEXT - 1) == 1
+    assert _validated(serving, stock_request, dict(BASE, max_tokens=100), long_prompt) == 100  # fits: unchanged
+    assert _validated(serving, stock_request, capped, 1000) == compat.MAX_TOKENS_CAP
+    with pytest.raises(ValueError, match="maximum context length"):  # a prompt that fills the context
+        _validated(serving, stock_request, capped, CONTEXT)
+    with pytest.raises(ValueError, match="maximum context length"):
+        _validated(serving, stock_request, capped, CONTEXT + 5)
+
+
+@pytest.mark.vllm
+def test_the_context_fit_is_installed_once_by_either_hook_and_only_with_the_cap(serving, compat, monkeypatch):
+    stock = serving.__dict__["_validate_input"]
+    compat.RequestCompat(lambda *a: None)  # --middleware's hook
+    wrapped = serving.__dict__["_validate_input"]
+    assert wrapped is not stock and wrapped.__muh_rebind__ == "fit_context"
+    app = types.SimpleNamespace(user_middleware=[], add_middleware=lambda cls: None)
+    compat.wrap_build_app(lambda: app)()  # build_app's hook: already there, not wrapped twice
+    assert serving.__dict__["_validate_input"] is wrapped
+
+    monkeypatch.setattr(serving, "_validate_input", stock)
+    monkeypatch.setattr(compat, "MAX_TOKENS_CAP", None)
+    assert not compat.install_fit_context() and serving.__dict__["_validate_input"] is stock
+    monkeypatch.setattr(compat, "MAX_TOKENS_CAP", 8192)
+    monkeypatch.delattr(serving, "_validate_input")  # a fork without the method: the cap alone, no error
+    assert not compat.install_fit_context()
+
 def _vllm_like(calls, stream=False, text="hello"):
     """A stand-in route: vLLM 0.6.3's greedy rule (n > 1 at temperature < 1e-5: 400), else one answer per choice."""
     async def app(scope, receive, send):

@@ -278,6 +278,7 @@ class RequestCompat:
 
     def __init__(self, app):
         self.app = app
+        install_fit_context()  # installed by --middleware: wrap_build_app may not run
 
     async def __call__(self, scope, receive, send):
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") not in PATHS \
@@ -450,9 +451,53 @@ class _Rewriter:
         return await self.send({"type": "http.response.body", "body": raw})
 
 
+# -- max_tokens that the prompt leaves no room for ------------------------------------------------------------
+
+def fit_context(validate):
+    """``OpenAIServing._validate_input`` where a ``max_tokens`` above what the prompt leaves of the context
+    (max_model_len − prompt tokens) becomes that room instead of a 400. The cap sets ``max_tokens`` on
+    every request, so without this a prompt within ``MAX_TOKENS_CAP`` of the context would be refused
+    where the stock server serves it; a prompt that fills the context is still refused by ``validate``."""
+    def muh_validate_input(self, request, input_ids, *args, **kwargs):
+        try:
+            v = getattr(request, "max_tokens", None)
+            room = int(self.max_model_len) - len(input_ids)
+            if isinstance(v, int) and not isinstance(v, bool) and 1 <= room < v:
+                request.max_tokens = room
+                _once("fit", "max_tokens above the context left by the prompt lowered to it (max_model_len %d)",
+                      self.max_model_len)
+        except Exception as exc:  # noqa: BLE001 - the engine's own check decides then
+            _once("fit-off", "max_tokens context fit skipped: %s: %s", type(exc).__name__, exc)
+        return validate(self, request, input_ids, *args, **kwargs)
+
+    muh_validate_input.__muh_rebind__ = "fit_context"
+    return muh_validate_input
+
+
+def install_fit_context():
+    """With the cap on, fit ``max_tokens`` to the context (API server process; once; never raises)."""
+    if not MAX_TOKENS_CAP:
+        return False
+    try:
+        from vllm.entrypoints.openai.serving_engine import OpenAIServing
+
+        validate = OpenAIServing.__dict__.get("_validate_input")
+        if validate is None:
+            _once("fit-off", "max_tokens context fit off: this engine's OpenAIServing has no _validate_input")
+            return False
+        if getattr(validate, "__muh_rebind__", None) != "fit_context":
+            OpenAIServing._validate_input = fit_context(validate)
+            _once("fit-on", "max_tokens fitted to the context the prompt leaves")
+        return True
+    except Exception as exc:  # noqa: BLE001 - the cap alone stays on
+        _once("fit-off", "max_tokens context fit off: %s: %s", type(exc).__name__, exc)
+        return False
+
+
 def wrap_build_app(build_app):
     def muh_build_app(*args, **kwargs):
         app = build_app(*args, **kwargs)
+        install_fit_context()
         if any(getattr(m, "cls", None) is RequestCompat for m in getattr(app, "user_middleware", [])):
             logger.info("muh-api: request compatibility installed by --middleware")  # vLLM's own option did it
         else:
