@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping, Protocol
 
 from muh.derive.model import DeployPlan
 from muh.engines.variant import Variant, load_variants
@@ -13,6 +13,13 @@ Plan = DeployPlan
 """What an engine's resolve returns: a typed plan (``deploy``, ``hardware``, ``engine``, ``engine_version``,
 ``tuned`` with provenance) that derive stores in ``Derived.deploy`` and codegen only renders; an engine's
 plan subclasses it with what its emitters need (``muh.engines.vllm.derive.plan.VllmPlan``)."""
+
+
+class TuningPoint(Protocol):
+    """One key of a deploy block's ``tune { … }`` as the editor shows it."""
+
+    kind: str
+    doc: str
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,8 @@ class EnginePlugin:
     """``(variant) -> EngineInfo``: the exact CLI the variant accepts for sure."""
     aliases: Callable[[str], str | None] = lambda v: None
     """A shorthand version → the variant's exact version (``0.6.3`` → ``0.6.3.post1``)."""
+    tuning_points: Callable[[], Mapping[str, TuningPoint]] = lambda: {}
+    """The ``tune { … }`` keys the engine knows (name → kind and doc): the editor's completions and hovers."""
 
     def variants(self) -> dict[str, Variant]:
         return {v: x for v, x in load_variants(self.folder).items() if x.engine == self.name}

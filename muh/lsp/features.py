@@ -277,9 +277,7 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
             model = _submodel(model, part) if model else None
         doc = _field_doc(model, rest[-1]) if model else None
         if rest[0] == "tune":
-            from muh.engines.vllm.derive.tuning import KNOBS
-
-            knob = KNOBS.get(".".join(rest[1:]))
+            knob = _tuning_points(_engine_version(a.text)).get(".".join(rest[1:]))
             doc = f"**`{'.'.join(rest[1:])}`** — {knob.doc}" if knob else doc
         if rest[0] == "serve" and len(rest) == 2:
             doc = _serve_doc(a, rest[1])
@@ -297,16 +295,34 @@ def _deploy_target(a: Analysis, name: str) -> str | None:
     return next((m.target for m in a.module.members if isinstance(m, ast.Block) and m.kind == "deploy" and m.label == name), None)
 
 
-def _engine_options(engine: tuple[str, str] | None):
-    """The flag table of ``(engine plug-in, variant)``; the newest stock table when it is unknown."""
+def _engine_variants():
+    """Every registered engine's variants, as ``(plug-in, version, variant)``, in registry order."""
     from muh import engines
-    from muh.engines.vllm.derive.engine import available_versions, load_engine
+
+    return [(p, v, x) for p in engines.REGISTRY.values() for v, x in sorted(p.variants().items())]
+
+
+def _engine_options(engine: tuple[str, str] | None):
+    """The flag table of ``(engine plug-in, variant)``; the first registered engine's newest one when it is unknown."""
+    from muh import engines
 
     plugin = engines.get(engine[0]) if engine else None
     variant = plugin.variant(engine[1]) if plugin else None
-    if variant is not None:
-        return plugin.flag_table(variant).options
-    return load_engine(available_versions()[-1]).options if available_versions() else ()
+    if variant is None:
+        plugin = next(iter(engines.REGISTRY.values()), None)
+        known = sorted(plugin.variants().items()) if plugin else []
+        variant = known[-1][1] if known else None
+    return plugin.flag_table(variant).options if variant is not None else ()
+
+
+def _tuning_points(engine: tuple[str, str] | None):
+    """The ``tune`` keys of the spec's engine; of every registered engine when it names none known."""
+    from muh import engines
+
+    plugin = engines.get(engine[0]) if engine else None
+    if plugin is not None:
+        return plugin.tuning_points()
+    return {k: v for p in engines.REGISTRY.values() for k, v in p.tuning_points().items()}
 
 
 def _serve_doc(a: Analysis, key: str) -> str | None:
@@ -482,9 +498,7 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
     if kinds == ("deploy", "serve"):
         return [Item(o.dest, "key", o.long, insert=f"{o.dest} = ") for o in _engine_options(_engine_version(text))]
     if kinds == ("deploy", "tune"):
-        from muh.engines.vllm.derive.tuning import KNOBS
-
-        return [Item(k, "key", v.kind, v.doc, insert=f"{k} = ") for k, v in KNOBS.items()]
+        return [Item(k, "key", v.kind, v.doc, insert=f"{k} = ") for k, v in _tuning_points(_engine_version(text)).items()]
     model = _model_for(kinds)
     if model is None:
         return []
@@ -539,9 +553,7 @@ def _values(frames, kinds, family, ctx: Context, text: str) -> list[Item]:
             return [Item(c, "value", key[-1]) for c in ("true", "false")]
         return []
     if kinds == ("deploy",) and key == ("engine",):
-        from muh.engines.vllm.derive.engine import available_versions
-
-        return [Item(f'vllm "{v}"', "value", "pinned engine") for v in available_versions()]
+        return [Item(f'{p.name} "{v}"', "value", x.description) for p, v, x in _engine_variants()]
     model, name = _field_of(kinds, key, family)
     if model is None:
         return []

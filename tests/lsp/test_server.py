@@ -262,6 +262,10 @@ def test_completion_on_baseline_positions(editor):
     assert "warp_transpose" in editor.completion(uri, *at(text, "load = warp_transpose", 7))
     serve = editor.completion(uri, *at(text, "max_num_seqs = 2", 0))
     assert {"max_num_seqs", "tensor_parallel_size", "gpu_memory_utilization"} <= set(serve)
+    engines = editor.completion(uri, *at(text, "engine = enginex", len("engine = ")))
+    assert {'enginex "bi100-v1.2.3"', 'vllm "0.6.3.post1"'} <= set(engines)  # every registered engine's variants
+    tune = editor.completion(uri, *at(text, "prefix_prefill.head_dim = 256", 0))
+    assert {"paged_attention.v1_threshold", "moe.default_config", "ops"} <= set(tune)  # the spec's engine: enginex
 
 
 # -- formatting, symbols, code actions --------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 from muh.engines.base import EnginePlugin
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine, resolve_version
 from muh.engines.vllm.derive.resolve import resolve
+from muh.engines.vllm.derive.tuning import KNOBS
 
 VARIANTS = Path(__file__).parent / "variants"
 
@@ -19,5 +20,7 @@ def flag_table(variant) -> EngineInfo:
 
 
 ENGINE = EnginePlugin(name="vllm", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
-                      aliases=resolve_version)  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
-ENGINEX = EnginePlugin(name="enginex", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table)
+                      aliases=resolve_version,  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
+                      tuning_points=lambda: KNOBS)
+ENGINEX = EnginePlugin(name="enginex", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
+                       tuning_points=lambda: KNOBS)
