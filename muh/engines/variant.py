@@ -86,6 +86,24 @@ class ModelPaths(Model):
     source: str
 
 
+class ProbeMarker(Model):
+    """A path the engine probe looks for on the image (``contains``: a text the file must hold)."""
+
+    path: str
+    """Relative to site-packages, or absolute."""
+    what: str
+    contains: Optional[str] = None
+
+
+class ProbeTargets(Model):
+    """What ``muh probe``'s engine probe asks the image about this variant, beyond its ``vendor_ops``."""
+
+    functions: list[str] = []
+    """More ``vendor_module`` functions to report present or missing (the vendor_ops' are always asked)."""
+    markers: list[ProbeMarker] = []
+    source: str = ""
+
+
 class Variant(Model):
     engine: str
     version: str
@@ -117,6 +135,7 @@ class Variant(Model):
     """Variables with these prefixes are the variant's knobs: an unknown one is a warning listing the known."""
     models: dict[str, ModelPaths] = {}
     """Architecture (config.json ``architectures[0]``) → the paths it runs in this variant."""
+    probe: ProbeTargets = ProbeTargets()
     model_registry_subprocess: str = "vllm.model_executor.models.registry"
     """Module vLLM runs as ``python -m`` to inspect models; it loads general plugins, so the plugin must not patch there."""
 

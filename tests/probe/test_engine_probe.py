@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from muh.codegen.base import BuildContext
-from muh.codegen.probe import VENDOR_FUNCTIONS, emit_probe_bundle
+from muh import engines
+from muh.codegen.probe import emit_probe_bundle
 from muh.engines.vllm.derive import tuning
 from muh.engines.vllm.derive.edits import sites_for
 from muh.pipeline import load_file
@@ -76,10 +77,14 @@ def test_engine_probe_on_a_stand_in_image(vllm_wheel, tmp_path):
     sig = e["signatures"]["rms_norm"]
     assert sig["found"] and sig["where"].startswith("vllm/_custom_ops.py:") and "weight" in sig["signature"]
     assert e["signatures"]["top_k_top_p"]["found"]
-    # vendor functions: present / missing, as listed in muh's one table
-    v = e["vendor_functions"]["ixformer.functions"]
+    # vendor functions: present / missing; asked are the baseline's variant's vendor ops (what the plugin's
+    # rebind decisions rest on) and the variant's extra probe targets (its one record of the fork)
+    variant = engines.get("enginex").variant("bi100-v1.2.3")
+    v = e["vendor_functions"][variant.vendor_module]
     assert v["importable"] and set(v["present"]) == set(present)
-    assert "vllm_moe_topk_softmax" in v["missing"] and set(v["present"]) | set(v["missing"]) == set(VENDOR_FUNCTIONS["ixformer.functions"])
+    assert {"vllm_moe_topk_softmax", "vllm_moe_align_block_size", "vllm_rotary_embedding_neox"} <= set(v["missing"])
+    asked = {op.vendor for op in variant.vendor_ops.values()} | set(variant.probe.functions)
+    assert set(v["present"]) | set(v["missing"]) == asked
     # markers of the fork: stock files here, so the fork's flag and CoreX wrappers are absent
     assert e["markers"]["vllm/entrypoints/openai/cli_args.py"]["contains"] is False
     assert e["markers"]["vllm/model_executor/models/corex_moe.py"]["exists"] is False

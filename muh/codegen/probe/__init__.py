@@ -37,31 +37,6 @@ LATENCY_SAMPLES = 200
 TIMEOUT_S = 120  # run.sh's limit per step (the probe takes well under 60 s)
 CHILD_TIMEOUT_S = 120
 
-# What the engine probe looks for. Facts: shared/facts/enginex-fork.md §3.4-3.6 (the EngineX fork).
-VENDOR_FUNCTIONS = {
-    "ixformer.functions": (
-        "silu_and_mul", "rms_norm", "fused_add_rms_norm", "rotary_embedding", "vllm_single_query_cached_kv_attention_v2",
-        "vllm_cache_ops_reshape_and_cache", "vllm_swap_blocks", "vllm_copy_cache",
-        "vllm_moe_topk_softmax", "moe_compute_token_index_api", "moe_w16a16_group_gemm",
-    ),
-}
-MARKERS = (  # relative to site-packages; `contains`: a text the file must hold
-    {"path": "vllm/_custom_ops.py", "what": "the ops muh's plugin may rebind"},
-    {"path": "vllm/model_executor/models/corex_gdn.py", "what": "EngineX CoreX Gated-DeltaNet wrapper"},
-    {"path": "vllm/model_executor/models/corex_moe.py", "what": "EngineX CoreX MoE wrapper"},
-    {"path": "vllm/model_executor/models/corex_fa2.py", "what": "EngineX CoreX flash-attention wrapper"},
-    {"path": "vllm/model_executor/models/qwen3_5.py", "what": "the fork's Qwen3.5/3.6 model file"},
-    {"path": "vllm/entrypoints/openai/cli_args.py", "what": "the fork's --reasoning-parser flag", "contains": "--reasoning-parser"},
-    {"path": "vllm/reasoning", "what": "reasoning parsers (fork)"},
-    {"path": "vllm/entrypoints/openai/tool_parsers/qwen3coder_tool_parser.py", "what": "qwen3_coder tool parser (fork)"},
-    {"path": "vllm/attention/ops/paged_attn.py", "what": "stock PagedAttention dispatch (a muh anchor)"},
-)
-ABSOLUTE_MARKERS = (
-    {"path": "/usr/local/corex", "what": "CoreX SDK (Iluvatar)"},
-    {"path": "/usr/local/corex/lib64/libcorex_gdn.so", "what": "CoreX GDN kernels"},
-)
-
-
 def toolchain_of(hw, emulate: int | None) -> Toolchain:
     """The probe's toolchain (muh.runtime.toolchain): the spec's, whose ``program`` is the ops' command
     without the shared-library flags and the arch; an emulation build is nvcc for the lab GPU (no arch)."""
@@ -95,6 +70,26 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     return cfg
 
 
+def _variant_probe(plan):
+    """(vendor functions by module, markers split into site-packages-relative and absolute ones) the engine
+    probe asks about: the vLLM engine's markers, and the deploy's variant's vendor ops and probe targets
+    (muh/engines/vllm/variants/*.json). Without a deploy block, only the engine's markers."""
+    from muh import engines
+    from muh.engines.vllm.derive import tuning
+
+    plugin = engines.get(plan.engine) if plan is not None else None
+    variant = plugin.variant(plan.engine_version) if plugin else None
+    functions = {}
+    markers = list(tuning.PROBE_MARKERS)
+    if variant is not None:
+        if variant.vendor_module:
+            names = {op.vendor for op in variant.vendor_ops.values()} | set(variant.probe.functions)
+            functions[variant.vendor_module] = sorted(names)
+        markers += [m.model_dump(exclude_none=True) for m in variant.probe.markers]
+    return (functions, [m for m in markers if not m["path"].startswith("/")],
+            [m for m in markers if m["path"].startswith("/")])
+
+
 def _engine_data(ctx: BuildContext) -> dict:
     from muh.engines.vllm.derive import tuning
     from muh.engines.vllm.derive import rules
@@ -103,21 +98,22 @@ def _engine_data(ctx: BuildContext) -> dict:
     deploy = next(iter(ctx.spec.deploys.values()), None)
     version = deploy.engine.version if deploy else "0.6.3.post1"
     muh_moe, tp, model = None, 1, "/model"
+    plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive (the variant's base release)
     if deploy is not None:
         model = deploy.model
         tp = int(deploy.serve.get("tensor_parallel_size", 1))
-        plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive (the variant's base release)
         if plan is not None:
             version = plan.base_version or version
             muh_moe = plan.moe_file  # named by the moe block, shipped or not (dead on EngineX: corex_moe)
     sites = sites_for(version) or ()
+    functions, markers, absolute = _variant_probe(plan)
     return {
         "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
         "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
         "anchors": [{"id": s.id, "file": s.file, "line": s.line, "anchor": s.old} for s in sites],
         "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
-        "vendor_functions": {k: list(v) for k, v in VENDOR_FUNCTIONS.items()},
-        "markers": list(MARKERS), "absolute_markers": list(ABSOLUTE_MARKERS),
+        "vendor_functions": functions,
+        "markers": markers, "absolute_markers": absolute,
         "moe_file_pattern": rules.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
     }
 
@@ -171,4 +167,4 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     ]
 
 
-__all__ = ["emit_probe_bundle", "VENDOR_FUNCTIONS", "MARKERS"]
+__all__ = ["emit_probe_bundle"]

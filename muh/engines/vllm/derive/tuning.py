@@ -58,6 +58,10 @@ REBIND_TARGETS: dict[str, tuple[str, str]] = {
     "moe_default_config": ("vllm.model_executor.layers.fused_moe.fused_moe", "get_default_config"),
     **{name: (module, attr) for name, (module, attr, _params, _where) in VLLM_METHODS.items()},  # GemmaRMSNorm.forward_cuda
 }
+PROBE_MARKERS = (  # what the engine probe looks for in every vLLM (site-packages paths); a variant adds its own
+    {"path": "vllm/_custom_ops.py", "what": "the ops muh's plugin may rebind"},
+    {"path": "vllm/attention/ops/paged_attn.py", "what": "stock PagedAttention dispatch (a muh anchor)"},
+)
 OPS_PACKAGE = "muh_kernels"
 """The Python package of the LLM ops the image ships (emitted by muh.codegen.ops_package)."""
 PROVIDER_MODULE = f"{OPS_PACKAGE}.vllm_ops"
