@@ -146,7 +146,7 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompile CUB ground truth and headers; trust no cache."),
 ) -> None:
     """Run every check that applies; a table of name, status, time and detail."""
-    from muh.check import available, run_checks
+    from muh.check import available, known, run_checks
     from muh.codegen.base import BuildContext
     from muh.pipeline import load_file
 
@@ -156,7 +156,7 @@ def check(
         raise typer.Exit(EXIT_INPUT)
     names = available()
     for name in only or []:
-        if name not in names:
+        if not known(name):
             from muh.diagnostics import did_you_mean
 
             _err(f"error: --only {name}: unknown check; checks: {', '.join(names)} [E-OPTION]"

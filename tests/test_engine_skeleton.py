@@ -133,7 +133,7 @@ def test_build_runs_the_new_engine_s_emitter_and_check_its_check(sketch, tmp_pat
     assert files["sketch/serve.sh"].endswith("exec python3 -m sketch.server --max-running-requests=4 --port=8000\n")
     assert "Dockerfile" not in files and not any(p.startswith("vllm/") for p in files)  # vLLM's emitters render only its plans
     check = importlib.import_module(f"muh.engines.{NAME}.check")
-    [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["vllm_deploy"])
+    [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["deploy"])
     assert result.status == "pass", result.cases
     assert check.CALLS == [(NAME, ["sketch/serve.sh"])]  # called once, with its own engine's files only
     from muh.explain import explain
@@ -151,5 +151,5 @@ def test_the_new_engine_s_diagnostics_reach_the_build(sketch, tmp_path):
     with pytest.raises(MuhError) as err:
         render(loaded)
     assert [d.code for d in err.value.diagnostics] == ["E-DEPLOY-KEY"]
-    [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["vllm_deploy"])
+    [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["deploy"])
     assert result.status == "fail" and "the sketch engine needs a port" in "\n".join(result.cases)

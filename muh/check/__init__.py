@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import time
 
-from muh.check.base import CHECKS, Check, CheckResult, Status, register
+from muh.check.base import CHECKS, RENAMED, Check, CheckResult, Status, canonical, register
 from muh.codegen.base import BuildContext
 
-__all__ = ["CHECKS", "Check", "CheckResult", "Status", "available", "register", "run_checks"]
+__all__ = ["CHECKS", "Check", "CheckResult", "Status", "available", "canonical", "known", "register", "run_checks"]
 
 
 def _load_all() -> dict[str, Check]:
@@ -19,7 +19,7 @@ def run_checks(ctx: BuildContext, only: list[str] | None = None) -> list[CheckRe
     checks = _load_all()
     names = sorted(checks)
     if only:
-        names = [n for n in only]
+        names = list(dict.fromkeys(canonical(n) for n in only))  # a former name runs the check once
     results = []
     for name in names:
         t0 = time.perf_counter()
@@ -31,3 +31,9 @@ def run_checks(ctx: BuildContext, only: list[str] | None = None) -> list[CheckRe
 
 def available() -> list[str]:
     return sorted(_load_all())
+
+
+def known(name: str) -> bool:
+    """A check's name or a former name of one (what `--only` accepts)."""
+    _load_all()
+    return canonical(name) in CHECKS

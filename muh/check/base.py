@@ -20,10 +20,17 @@ class CheckResult:
 
 Check = Callable[[BuildContext], CheckResult]
 CHECKS: dict[str, Check] = {}
+RENAMED: dict[str, str] = {}  # an old check name -> its name now (`--only OLD` still runs it)
 
 
-def register(name: str):
+def register(name: str, *, formerly: tuple[str, ...] = ()):
     def deco(fn: Check) -> Check:
         CHECKS[name] = fn
+        RENAMED.update({old: name for old in formerly})
         return fn
     return deco
+
+
+def canonical(name: str) -> str:
+    """The registered name of a check given by its name or a former one (unknown names come back as given)."""
+    return RENAMED.get(name, name)

@@ -1,10 +1,10 @@
-"""Check `vllm_deploy`: the deployment files of a spec's deploy block are sound.
+"""Check `deploy`: the deployment files of a spec's deploy block are sound.
 
 The plan's engine's files are built (its folder's ``codegen.EMITTERS``) and handed to its folder's
 ``check`` (``muh.engines.PARTS``). vLLM's: anchored edits against the pinned vLLM wheel (anchor once,
 `patch --dry-run`, compiles, values read back), hadolint on the Dockerfile, yamllint and the platform's
 shape on computility-run.yaml; the wheel part is skipped (with the reason) when the wheel is not in
-muh's cache. (The name is the first engine's; the check is every engine's.)
+muh's cache. (Named `vllm_deploy` before the engines became plug-ins; `--only vllm_deploy` still runs it.)
 """
 from __future__ import annotations
 
@@ -13,28 +13,28 @@ from muh.codegen.base import BuildContext
 from muh.diagnostics import MuhError
 
 
-@register("vllm_deploy")
-def vllm_deploy(ctx: BuildContext) -> CheckResult:
+@register("deploy", formerly=("vllm_deploy",))
+def deploy(ctx: BuildContext) -> CheckResult:
     """The deploy files of the plan's engine, checked by that engine's folder's ``check`` (muh.engines.PARTS)."""
     from muh import engines
     from muh.codegen import generate
     from muh.codegen.registry import engine_emitters
 
     if not ctx.spec.deploys:
-        return CheckResult("vllm_deploy", "skip", "the spec has no deploy block")
+        return CheckResult("deploy", "skip", "the spec has no deploy block")
     plan = ctx.derived.deploy
     if plan is None:  # derive did not resolve the block; its diagnostics say why
-        return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
+        return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in ctx.derived.deploy_diagnostics if d.is_error])
     try:
         files = {f.path: f.content for f in generate(ctx, only=set(engine_emitters()[plan.engine]))}
     except MuhError as err:
-        return CheckResult("vllm_deploy", "fail", "the deploy block does not build",
+        return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
     cases, problems_found, skipped = engines.stage_parts("check")[plan.engine].check(ctx, plan, files)
     # cases: every line, good or bad (shown with -v or on failure); skipped: parts that could not run, with the reason
     if problems_found:
-        return CheckResult("vllm_deploy", "fail", f"{problems_found} problem(s)", cases + skipped)
+        return CheckResult("deploy", "fail", f"{problems_found} problem(s)", cases + skipped)
     if skipped:
-        return CheckResult("vllm_deploy", "skip", "; ".join(skipped), cases + skipped)
-    return CheckResult("vllm_deploy", "pass", "; ".join(cases), cases)
+        return CheckResult("deploy", "skip", "; ".join(skipped), cases + skipped)
+    return CheckResult("deploy", "pass", "; ".join(cases), cases)

@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
     def fetch_engine(
         version: str = typer.Option("0.6.3.post1", "--version", metavar="VERSION", help="The pinned vLLM release."),
     ) -> None:
-        """Download the pinned vLLM wheel into muh's cache (what `muh check`'s vllm_deploy reads the edits
+        """Download the pinned vLLM wheel into muh's cache (what `muh check`'s deploy check reads the edits
         against) and check that muh's flag table was read from exactly that wheel."""
         import hashlib
 

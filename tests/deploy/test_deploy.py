@@ -173,7 +173,7 @@ def test_spec_errors_are_reported_not_raised(tmp_path, repo):
 
 def test_checks_run_first_by_default(spec, repo, vllm_wheel):
     res = D.run(spec, repo)
-    assert any(line.startswith("check vllm_deploy: pass") for line in res.lines), res.lines
+    assert any(line.startswith("check deploy: pass") for line in res.lines), res.lines
     assert res.code == 2
 
 

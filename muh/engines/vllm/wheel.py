@@ -1,7 +1,7 @@
 """The pinned engine's wheel: downloaded once with pip, cached, read without installing.
 
 Cache: ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``) ``/wheels``. Fetched by `muh fetch-engine`; used by
-tools/extract_vllm_flags.py, the `vllm_deploy` check and the tests marked ``vllm``.
+tools/extract_vllm_flags.py, the `deploy` check and the tests marked ``vllm``.
 """
 from __future__ import annotations
 

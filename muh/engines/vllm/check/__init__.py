@@ -1,4 +1,4 @@
-"""The vLLM engine's part of ``muh check`` (check ``vllm_deploy``, muh/check/deploy.py): lint of the
+"""The vLLM engine's part of ``muh check`` (check ``deploy``, muh/check/deploy.py): lint of the
 Dockerfile and run file, the edits against the base release's wheel.
 
 Stock vLLM and the EngineX fork share it; everything that differs is read from the ``Variant``.

@@ -1,6 +1,6 @@
 """Verify generated deployment files: edits against the pinned wheel, Dockerfile and run-file lint/shape.
 
-Each function returns a list of problems (empty = fine) so that both the `vllm_deploy` check and
+Each function returns a list of problems (empty = fine) so that both the `deploy` check and
 the tests can use them.
 """
 from __future__ import annotations

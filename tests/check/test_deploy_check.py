@@ -1,4 +1,4 @@
-"""`vllm_deploy` says what it could not check, counts only problems, and needs no test extra to run
+"""The `deploy` check (formerly `vllm_deploy`) says what it could not check, counts only problems, and needs no test extra to run
 (issue 11 items 5, 12 and 21)."""
 from __future__ import annotations
 
@@ -11,11 +11,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 
 
-def _check(cli):
-    code, out, err = cli("check", str(SPEC), "--only", "vllm_deploy")
+def _check(cli, name="deploy"):
+    code, out, err = cli("check", str(SPEC), "--only", name)
     assert "Traceback" not in out + err
-    line = next(l for l in out.splitlines() if l.strip().startswith("vllm_deploy"))
+    line = next(l for l in out.splitlines() if l.strip().startswith("deploy "))
     return code, line, out
+
+
+def test_the_former_name_runs_the_check_once(cli):
+    """Scripts that say `--only vllm_deploy` (the name before engines were plug-ins) keep working:
+    the check runs once, under its name now; a name that never was a check is still refused."""
+    _, _, out = _check(cli, "vllm_deploy")
+    code, out_both, _ = cli("check", str(SPEC), "--only", "vllm_deploy", "--only", "deploy")
+    assert sum(l.strip().startswith("deploy ") for l in out_both.splitlines()) == 1, out_both
+    code, out, err = cli("check", str(SPEC), "--only", "vllm_deplo")
+    assert code == 2 and "unknown check" in err and "Traceback" not in err, (code, err)
 
 
 def test_without_yamllint_the_lint_is_skipped_with_its_reason(cli, monkeypatch, tmp_path):
@@ -31,7 +41,7 @@ def test_without_yamllint_the_lint_is_skipped_with_its_reason(cli, monkeypatch, 
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     code, out, err = cli("deploy", str(SPEC), "--repo", str(repo))
     assert code == 2 and "Traceback" not in err, err
-    assert "check vllm_deploy: skip — " in out and "yamllint: skipped" in out
+    assert "check deploy: skip — " in out and "yamllint: skipped" in out
 
 
 def test_a_fresh_cache_is_a_skip_not_a_pass(cli, monkeypatch):
