@@ -153,3 +153,9 @@ def test_the_new_engine_s_diagnostics_reach_the_build(sketch, tmp_path):
     assert [d.code for d in err.value.diagnostics] == ["E-DEPLOY-KEY"]
     [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["deploy"])
     assert result.status == "fail" and "the sketch engine needs a port" in "\n".join(result.cases)
+
+
+def test_fetch_engine_knows_the_new_engine(sketch, cli):
+    """`muh fetch-engine` reads the registry: the skeleton (no ``fetch``) has nothing to fetch."""
+    code, out, err = cli("fetch-engine", NAME)
+    assert code == 0 and out.strip() == f"{NAME}: nothing to fetch (its deploy check reads nothing from a download)", (out, err)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -30,31 +31,37 @@ def register(app: typer.Typer) -> None:
 
     @app.command("fetch-engine")
     def fetch_engine(
-        version: str = typer.Option("0.6.3.post1", "--version", metavar="VERSION", help="The pinned vLLM release."),
+        engine: str = typer.Argument("vllm", metavar="ENGINE", help="The engine, as a deploy block names it."),
+        version: Optional[str] = typer.Option(None, "--version", metavar="VERSION",
+                                              help="The variant (default: the engine's only one)."),
     ) -> None:
-        """Download the pinned vLLM wheel into muh's cache (what `muh check`'s deploy check reads the edits
-        against) and check that muh's flag table was read from exactly that wheel."""
-        import hashlib
+        """Download what the engine's deploy check reads into muh's cache and verify it (vLLM and EngineX:
+        the base release's wheel, which muh's flag table was read from, checked by its sha256)."""
+        from muh import engines
+        from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, Diagnostic, MuhError, did_you_mean, report
+        from muh.engines.base import FetchFailed
 
-        from muh.engines.vllm.wheel import cache_dir, fetch
-        from muh.engines.vllm.derive.engine import available_versions, load_engine
-        from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, _err
-
-        if version not in available_versions():
-            _err(f"error: --version {version}: muh has no flag table for vllm {version}; tables: "
-                 f"{', '.join(available_versions())} [E-DEPLOY-ENGINE]")
+        plugin = engines.get(engine)
+        if plugin is None:
+            hint = did_you_mean(engine, engines.names())
+            report([Diagnostic("E-DEPLOY-ENGINE", f"fetch-engine {engine}: no such engine; engines: "
+                               f"{', '.join(engines.names())}", hint=hint)])
             raise typer.Exit(EXIT_INPUT)
+        if plugin.fetch is None:
+            typer.echo(f"{engine}: nothing to fetch (its deploy check reads nothing from a download)")
+            return
+        if version is None:
+            known = sorted(plugin.variants())
+            if len(known) != 1:
+                report([Diagnostic("E-DEPLOY-ENGINE", f"fetch-engine {engine}: which variant? {', '.join(known)}",
+                                   hint=f"muh fetch-engine {engine} --version {known[0] if known else 'V'}")])
+                raise typer.Exit(EXIT_INPUT)
+            version = known[0]
         try:
-            wheel = fetch(version)
-        except Exception as err:  # noqa: BLE001 - pip's failure is a message, never a traceback
-            detail = (getattr(err, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()[-1:] or [str(err)]
-            _err(f"error: cannot download vllm {version} into {cache_dir()}: {detail[0]} [E-IO]\n"
-                 f"  hint: pip needs the package index; or put the wheel into {cache_dir()} yourself")
+            typer.echo(plugin.fetch(version))
+        except FetchFailed as err:
+            report(err.diagnostics)
             raise typer.Exit(EXIT_FAIL)
-        table = load_engine(version)
-        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-        if digest != table.wheel_sha256:
-            _err(f"error: {wheel} has sha256 {digest[:12]}…, muh's flag table was read from {table.wheel} "
-                 f"({table.wheel_sha256[:12]}…) [E-DEPLOY-ENGINE]")
-            raise typer.Exit(EXIT_FAIL)
-        typer.echo(f"{wheel}: the flag table's wheel ({len(table.options)} options of vllm {version})")
+        except MuhError as err:
+            report(err.diagnostics)
+            raise typer.Exit(EXIT_INPUT)

@@ -7,12 +7,18 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
 from muh.derive.model import DeployPlan
+from muh.diagnostics import MuhError
 from muh.engines.variant import Variant, load_variants
 
 Plan = DeployPlan
 """What an engine's resolve returns: a typed plan (``deploy``, ``hardware``, ``engine``, ``engine_version``,
 ``tuned`` with provenance) that derive stores in ``Derived.deploy`` and codegen only renders; an engine's
 plan subclasses it with what its emitters need (``muh.engines.vllm.derive.plan.VllmPlan``)."""
+
+
+class FetchFailed(MuhError):
+    """An engine's ``fetch`` could not download or verify what it fetches (`muh fetch-engine` exits 1); any
+    other MuhError from ``fetch`` is bad input (exit 2)."""
 
 
 class TuningPoint(Protocol):
@@ -38,6 +44,10 @@ class EnginePlugin:
     """A shorthand version → the variant's exact version (``0.6.3`` → ``0.6.3.post1``)."""
     tuning_points: Callable[[], Mapping[str, TuningPoint]] = lambda: {}
     """The ``tune { … }`` keys the engine knows (name → kind and doc): the editor's completions and hovers."""
+    fetch: Callable[[str], str] | None = None
+    """``(version) -> one line``: download what the engine's check reads for that variant into muh's cache
+    (`muh fetch-engine`); raises MuhError (``FetchFailed`` when the download or its verification fails).
+    None: the check reads nothing that has to be fetched."""
 
     def variants(self) -> dict[str, Variant]:
         return {v: x for v, x in load_variants(self.folder).items() if x.engine == self.name}

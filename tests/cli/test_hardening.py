@@ -235,7 +235,33 @@ def test_fetch_engine_is_an_installed_command(vllm_wheel):
     proc = muh("fetch-engine", cwd=Path("/"))
     assert proc.returncode == 0 and "the flag table's wheel" in proc.stdout, proc.stderr
     proc = muh("fetch-engine", "--version", "9.9", cwd=Path("/"))
-    assert proc.returncode == 2 and "no flag table for vllm 9.9" in proc.stderr
+    assert proc.returncode == 2 and "no variant vllm 9.9; variants: 0.6.3.post1" in proc.stderr, proc.stderr
+
+
+def test_fetch_engine_asks_the_engine_a_deploy_block_names(vllm_wheel):
+    """The command is the registry's, not vLLM's: EngineX fetches its base release (what the deploy check
+    proves its edits against), an unknown engine is bad input with the registry's names."""
+    proc = muh("fetch-engine", "enginex", cwd=Path("/"))
+    assert proc.returncode == 0 and proc.stdout.startswith(str(vllm_wheel)), proc.stderr
+    assert "the base release of enginex bi100-v1.2.3" in proc.stdout, proc.stdout
+    proc = muh("fetch-engine", "vlm", cwd=Path("/"))
+    assert proc.returncode == 2 and "no such engine; engines: enginex, vllm" in proc.stderr, proc.stderr
+    assert "did you mean `vllm`" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fetch_engine_refuses_a_wheel_that_is_not_the_flag_table_s(tmp_path):
+    """A cached wheel with another hash (a partial download, another build): exit 1, says which files
+    differ and how to fix it; the file is left for the user to inspect."""
+    cache = tmp_path / "wheels"
+    cache.mkdir()
+    bad = cache / "vllm-0.6.3.post1-cp38-abi3-manylinux1_x86_64.whl"
+    bad.write_bytes(b"not the wheel")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MUH_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "muh.cli", "fetch-engine"], capture_output=True, text=True,
+                          cwd="/", timeout=60, env=env)
+    assert proc.returncode == 1 and "muh's flag table was read from" in proc.stderr, proc.stderr
+    assert f"hint: delete {bad}" in proc.stderr and "Traceback" not in proc.stderr
+    assert bad.read_bytes() == b"not the wheel"
 
 
 def test_messages_point_at_the_installed_command_not_at_tools():

@@ -5,11 +5,15 @@ tools/extract_vllm_flags.py, the `deploy` check and the tests marked ``vllm``.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+from muh.diagnostics import Diagnostic, MuhError
+from muh.engines.base import FetchFailed
 
 
 def cache_dir() -> Path:
@@ -35,6 +39,31 @@ def fetch(version: str, engine: str = "vllm", timeout: int = 600) -> Path:
     if hit is None:
         raise FileNotFoundError(f"pip download left no {engine} {version} wheel in {d}")
     return hit
+
+
+def fetch_checked(version: str) -> str:
+    """`muh fetch-engine` for a vLLM release: its wheel in the cache, checked to be the very wheel muh's flag
+    table was read from (sha256). Raises MuhError (no table) or FetchFailed (download or hash)."""
+    from muh.engines.vllm.derive.engine import available_versions, load_engine, resolve_version
+
+    exact = resolve_version(version)
+    if exact is None:
+        raise MuhError([Diagnostic("E-DEPLOY-ENGINE", f"muh has no flag table for vllm {version}; tables: "
+                                   f"{', '.join(available_versions())}",
+                                   hint="tools/extract_vllm_flags.py --version X reads another release's table")])
+    try:
+        wheel = fetch(exact)
+    except Exception as err:  # noqa: BLE001 - pip's failure is a message, never a traceback
+        detail = (getattr(err, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()[-1:] or [str(err)]
+        raise FetchFailed([Diagnostic("E-IO", f"cannot download vllm {exact} into {cache_dir()}: {detail[0]}",
+                                      hint=f"pip needs the package index; or put the wheel into {cache_dir()} yourself")])
+    table = load_engine(exact)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != table.wheel_sha256:
+        raise FetchFailed([Diagnostic("E-DEPLOY-ENGINE", f"{wheel} has sha256 {digest[:12]}…, muh's flag table was "
+                                      f"read from {table.wheel} ({table.wheel_sha256[:12]}…)",
+                                      hint=f"delete {wheel} and fetch again")])
+    return f"{wheel}: the flag table's wheel ({len(table.options)} options of vllm {exact})"
 
 
 def extract(wheel: Path, members: list[str], dest: Path) -> None:
