@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from muh.check.base import CHECKS, RENAMED, Check, CheckResult, Status, canonical, register
+from muh.check.base import CHECKS, Check, CheckResult, Status, canonical, register
 from muh.codegen.base import BuildContext
 
 __all__ = ["CHECKS", "Check", "CheckResult", "Status", "available", "canonical", "known", "register", "run_checks"]
