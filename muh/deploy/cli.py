@@ -57,8 +57,13 @@ def register(app: typer.Typer) -> None:
                                    hint=f"muh fetch-engine {engine} --version {known[0] if known else 'V'}")])
                 raise typer.Exit(EXIT_INPUT)
             version = known[0]
+        variant = plugin.variant(version)
+        if variant is None:
+            report([Diagnostic("E-DEPLOY-ENGINE", f"muh has no variant {engine} {version}; variants: "
+                               f"{', '.join(sorted(plugin.variants()))}")])
+            raise typer.Exit(EXIT_INPUT)
         try:
-            typer.echo(plugin.fetch(version))
+            typer.echo(plugin.fetch(variant))
         except FetchFailed as err:
             report(err.diagnostics)
             raise typer.Exit(EXIT_FAIL)

@@ -44,8 +44,8 @@ class EnginePlugin:
     """A shorthand version → the variant's exact version (``0.6.3`` → ``0.6.3.post1``)."""
     tuning_points: Callable[[], Mapping[str, TuningPoint]] = lambda: {}
     """The ``tune { … }`` keys the engine knows (name → kind and doc): the editor's completions and hovers."""
-    fetch: Callable[[str], str] | None = None
-    """``(version) -> one line``: download what the engine's check reads for that variant into muh's cache
+    fetch: Callable[[Variant], str] | None = None
+    """``(variant) -> one line``: download what the engine's check reads for the variant into muh's cache
     (`muh fetch-engine`); raises MuhError (``FetchFailed`` when the download or its verification fails).
     None: the check reads nothing that has to be fetched."""
 

@@ -7,7 +7,6 @@ available, ``variants/enginex-*.json`` records what is known about it from share
 """
 from pathlib import Path
 
-from muh.diagnostics import Diagnostic, MuhError
 from muh.engines.base import EnginePlugin
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine, resolve_version
 from muh.engines.vllm.derive.resolve import resolve
@@ -21,22 +20,15 @@ def flag_table(variant) -> EngineInfo:
     return load_engine(variant.base)
 
 
-def fetch_base(engine: str):
+def fetch_base(variant) -> str:
     """`muh fetch-engine` for a variant: the wheel of its base release (what the deploy check proves the
     edits against; a fork's own build is not public)."""
-    def fetch(version: str) -> str:
-        plugin = ENGINE if engine == ENGINE.name else ENGINEX
-        variant = plugin.variant(version)
-        if variant is None:
-            raise MuhError([Diagnostic("E-DEPLOY-ENGINE", f"muh has no variant {engine} {version}; variants: "
-                                       f"{', '.join(sorted(plugin.variants()))}")])
-        line = fetch_checked(variant.base)
-        return line if variant.base == variant.version else f"{line}, the base release of {engine} {variant.version}"
-    return fetch
+    line = fetch_checked(variant.base)
+    return line if variant.base == variant.version else f"{line}, the base release of {variant.label}"
 
 
 ENGINE = EnginePlugin(name="vllm", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
                       aliases=resolve_version,  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
-                      tuning_points=lambda: KNOBS, fetch=fetch_base("vllm"))
+                      tuning_points=lambda: KNOBS, fetch=fetch_base)
 ENGINEX = EnginePlugin(name="enginex", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
-                       tuning_points=lambda: KNOBS, fetch=fetch_base("enginex"))
+                       tuning_points=lambda: KNOBS, fetch=fetch_base)
