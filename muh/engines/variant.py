@@ -60,6 +60,9 @@ class RunEvidence(Model):
     """Anything else the facts say (e.g. values written in a run file no report shows running)."""
     default: Optional[str] = None
     """The value a spec that leaves the key out runs with (a switch: ``false``), for the verdict."""
+    opt_in: str = ""
+    """Why the value is off unless a spec turns it on (never measured on this engine, and the evidence
+    against it); ``muh explain`` shows it for a deploy that leaves the key out."""
 
 
 class ModelPaths(Model):

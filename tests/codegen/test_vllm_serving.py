@@ -28,9 +28,31 @@ def test_the_baseline_serves_values_a_reported_run_used():
     plan, diags = _plan(BASELINE)
     assert _flag(plan.command, "--max-model-len") in RUNS["serve.max_model_len"]["worked"]
     assert _flag(plan.command, "--gpu-memory-utilization") in RUNS["serve.gpu_memory_utilization"]["worked"]
-    assert "--enable-prefix-caching" not in plan.command  # the only run that scored had it off
-    assert ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True") in plan.env
+    assert "--enable-prefix-caching" in plan.command  # d06_cache_hit: the rival failed it without (issue 37.1)
+    assert "true" in RUNS["serve.enable_prefix_caching"]["worked"]
     assert not [d for d in diags if d.code == "W-DEPLOY-UNTESTED"]
+
+
+def test_nothing_unmeasured_is_on_by_default():
+    """Issue 37.2: the allocator switch never ran on this stack and the chat-template edit undoes thinking-off:
+    the baseline serves neither; each is an opt-in whose evidence the plan carries."""
+    plan, _ = _plan(BASELINE)
+    assert "PYTORCH_CUDA_ALLOC_CONF" not in dict(plan.env)
+    assert "thinking_off" not in plan.api_features and plan.chat_template in (None, "-")
+    assert "--chat-template" not in " ".join(plan.command)
+    for key in ("env.PYTORCH_CUDA_ALLOC_CONF", "api.thinking_off"):
+        assert plan.tuned[key].rule.startswith("not measured, opt-in: ") and RUNS[key]["opt_in"] in plan.tuned[key].rule
+
+
+def test_an_opt_in_turned_on_warns_unless_kept_knowingly(tmp_path):
+    text = BASELINE.read_text().replace("accept = [", "accept = [thinking_off, ")
+    (w,) = _warnings(tmp_path, text)
+    assert "api.thinking_off = on" in w.message
+    kept = text.replace("  api {", '  untested { api.thinking_off = "the model emits only !" }\n  api {')
+    assert _warnings(tmp_path, kept) == []
+    plan, _ = _plan(tmp_path / "s.muh")
+    assert "--chat-template" in " ".join(plan.command) or plan.chat_template
+    assert "kept knowingly" in plan.tuned["api.thinking_off"].rule and "not measured, opt-in" in plan.tuned["api.thinking_off"].rule
 
 
 def test_explain_says_which_values_rest_on_a_reported_run(cli):
@@ -43,9 +65,9 @@ def test_explain_says_which_values_rest_on_a_reported_run(cli):
         return lines[i + 1]
 
     assert "reported run on enginex bi100-v1.2.3" in rule("serve.max_model_len") and "003:795" in rule("serve.max_model_len")
-    assert "reported run" in rule("serve.enable_prefix_caching") and "not set" in rule("serve.enable_prefix_caching")
-    env = rule("env.PYTORCH_CUDA_ALLOC_CONF")
-    assert "NOT a reported run" in env and "kept knowingly" in env
+    assert "reported run" in rule("serve.enable_prefix_caching") and "2544-2547" in rule("serve.enable_prefix_caching")
+    assert "not measured, opt-in" in rule("env.PYTORCH_CUDA_ALLOC_CONF")
+    assert "not measured, opt-in" in rule("api.thinking_off")
     assert "no run record for this flag" in rule("serve.served_model_name")
 
 
@@ -65,11 +87,14 @@ def test_a_value_no_reported_run_used_warns_at_its_line(tmp_path):
     assert "it failed (CUDA OOM" in failed.message
 
 
-def test_prefix_caching_needs_a_reason(tmp_path):
-    on = BASELINE.read_text().replace("enforce_eager = true", "enforce_eager = true\n    enable_prefix_caching = true")
-    (w,) = _warnings(tmp_path, on)
-    assert "serve.enable_prefix_caching = true" in w.message
-    reasoned = on.replace("  untested {", '  untested {\n    serve.enable_prefix_caching = "d06_cache_hit needs cached_tokens > 0"')
+def test_serving_without_prefix_caching_needs_a_reason(tmp_path):
+    off = BASELINE.read_text().replace("    enable_prefix_caching = true", "    enable_prefix_caching = false")
+    (w,) = _warnings(tmp_path, off)
+    assert "serve.enable_prefix_caching = false" in w.message and "d06_cache_hit" in w.message
+    left_out = BASELINE.read_text().replace("    enable_prefix_caching = true", "")
+    (w,) = _warnings(tmp_path, left_out)  # the engine's default is off: the same verdict
+    assert "d06_cache_hit" in w.message
+    reasoned = off.replace("  api {", '  untested { serve.enable_prefix_caching = "measuring without it" }\n  api {')
     assert _warnings(tmp_path, reasoned) == []
     plan, _ = _plan(tmp_path / "s.muh")
-    assert "kept knowingly: d06_cache_hit" in plan.tuned["serve.enable_prefix_caching"].rule
+    assert "kept knowingly: measuring without it" in plan.tuned["serve.enable_prefix_caching"].rule

@@ -42,9 +42,16 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
         elif kind == "env":
             s, text = None, env.get(name)
             where, span = c.where("env", name), c.span("env", name)
+        elif kind == "api":  # a request feature: on when `api { accept }` lists it
+            s, text = None, ("on" if name in c.d.api.accept else None)
+            where, span = c.where("api", "accept"), c.span("api", "accept")
         else:
             continue
         if text is None:
+            if ev.opt_in:
+                c.tuned[key] = Resolved(value="off" if kind == "api" else "(not set)", origin="default",
+                                        rule=f"not measured, opt-in: {ev.opt_in}",
+                                        inputs={"reported": ", ".join(sorted(ev.worked)) or "none"})
             continue
         worked = next((why for v, why in ev.worked.items() if _same_value(v, text)), None)
         failed = next((why for v, why in ev.failed.items() if _same_value(v, text)), None)
@@ -62,7 +69,10 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
             c.warn("W-DEPLOY-UNTESTED", f"`{key} = {text}` rests on no reported run of {variant.label}"
                    + (f": it failed ({failed})" if failed else f" (reported to serve: {tried})"), span,
                    hint=f"use a reported value ({tried}), or say why in `untested {{ {key} = \"…\" }}`")
+        if worked is None and ev.opt_in:
+            verdict += f"; not measured, opt-in: {ev.opt_in}"
+        spec_given = s is not None or kind in ("env", "api")
         c.tuned[key] = Resolved(value=plain_value(s.value) if kind == "serve" and s is not None else text,
-                                origin="spec" if s is not None or kind == "env" else "default",
-                                rule=("spec; " if s is not None or kind == "env" else "not set: the engine's default; ") + verdict,
+                                origin="spec" if spec_given else "default",
+                                rule=("spec; " if spec_given else "not set: the engine's default; ") + verdict,
                                 where=where, inputs={"reported": tried})

@@ -219,7 +219,9 @@ def record_spellings(c: Context, engine: EngineInfo, argv: list[str]) -> None:
 def record_api(c: Context) -> None:
     """``api.*``: each accepted request feature, a hook of the plugin."""
     for f in sorted(set(c.d.api.accept)):
-        c.tuned[f"api.{f}"] = Resolved(value=API_BEHAVIOUR[f], origin="spec", rule="plugin hook on the API server's app",
+        evidence = c.tuned.get(f"api.{f}")  # the variant's run record of the feature (check_evidence)
+        c.tuned[f"api.{f}"] = Resolved(value=API_BEHAVIOUR[f], origin="spec", rule="plugin hook on the API server's app"
+                                       + (f"; {evidence.rule}" if evidence is not None else ""),
                                        where=c.where("api", "accept"))
 
 
