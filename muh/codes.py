@@ -123,6 +123,8 @@ CODES: dict[str, Code] = {
                          "`VLLM_WORKER_MULTIPROC_METHOD` is missing: …"),
     "W-DEPLOY-UNTESTED": Code("a serving value no reported run of the engine variant used (and no reason given)",
                               "`serve.max_model_len = 131072` rests on no reported run of enginex bi100-v1.2.3 …"),
+    "W-DEPLOY-SELFTEST": Code("a muh op the start self-test cannot test, so it is never rebound",
+                              "the start self-test has no served shape for `rms_norm`: muh's op will never be rebound"),
     "W-DEPLOY-MODEL": Code("a model setting the variant has not been seen to serve", "the variant was not run with this model shape"),
     "E-DEPLOY-WRITE": Code("deploy could not write its files; nothing was changed", "nothing was changed: [Errno 13] Permission denied"),
     "E-DEPLOY-GIT": Code("files were written but git could not commit them", "files written but not committed: git exited with 128"),

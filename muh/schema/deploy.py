@@ -76,6 +76,8 @@ class ModelShape(Model):
     """Query heads of the whole model (muh divides by tensor_parallel_size)."""
     head_dim: Optional[int] = Field(None, ge=1)
     """Attention head size."""
+    hidden_size: Optional[int] = Field(None, ge=1)
+    """``hidden_size`` of the model's config.json: the rows the layer norms see (the start self-test's shape)."""
 
 
 class Step(Model):

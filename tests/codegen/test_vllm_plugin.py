@@ -7,6 +7,7 @@ the plugin inside a real vLLM — is the image build's `python -m muh_vllm_plugi
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -55,7 +56,11 @@ def fake_vllm(root: Path, version: str = "0.6.3.post1", with_moe: bool = True, o
 
 
 def run_py(code: str, *paths: Path, args: tuple = ()) -> subprocess.CompletedProcess:
-    env = {"PYTHONPATH": ":".join(str(p) for p in paths), "PATH": "/usr/bin:/bin"}
+    """``code`` with ``paths`` importable; the start self-test's result selects every muh op (issue 37.3)."""
+    selected = Path(paths[0]) / "selftest-all.json"
+    selected.write_text(json.dumps({"selected": ["rms_norm", "fused_add_rms_norm", "silu_and_mul", "topk_softmax",
+                                                 "gemma_rms_norm"]}))
+    env = {"PYTHONPATH": ":".join(str(p) for p in paths), "PATH": "/usr/bin:/bin", "MUH_SELFTEST_RESULT": str(selected)}
     return subprocess.run([sys.executable, *(args or ("-c", textwrap.dedent(code)))], capture_output=True, text=True,
                           env=env, timeout=60)
 

@@ -93,8 +93,9 @@ DEVIATIONS_ADDED = [("--disable-custom-all-reduce",), PROVIDER,  # custom all-re
 SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long option names
 # R4's values no reported run used, replaced by the reported ones (issue 27.1; the variant's `runs`)
 SAFE = {"--max-model-len": "80000", "--gpu-memory-utilization": "0.9"}
-SAFE_DROPPED = ("--enable-prefix-caching",)
-SAFE_ENV = [{"name": "PYTORCH_CUDA_ALLOC_CONF", "value": "expandable_segments:True"}]
+SAFE_DROPPED = ()  # prefix caching stays (issue 37.1)
+SAFE_ENV = []  # nothing unmeasured added (issue 37.2)
+SELFTEST = ["-m", "muh_kernels.selftest", "--out", "/opt/muh/run/selftest.json"]
 
 
 def r4_as_served() -> list[str]:
@@ -113,11 +114,20 @@ def baseline(tmp_path_factory):
     return build(tmp_path_factory.mktemp("b"), BASELINE.read_text())
 
 
+@pytest.fixture(scope="module")
+def thinking_off(tmp_path_factory):
+    """The baseline with the opt-in chat-template fix on (kept knowingly)."""
+    text = BASELINE.read_text().replace("accept = [", "accept = [thinking_off, ").replace(
+        "  api {", '  untested { api.thinking_off = "test" }\n  api {')
+    return build(tmp_path_factory.mktemp("t"), text)
+
+
 def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, tmp_path):
     calls, out = run_script(tmp_path, baseline["computility-run.yaml"],
                             accept=("reasoning_parser", "tool_call_parser_qwen3_coder", "enable_reasoning", "middleware"),
                             files=baseline)
-    (server,) = calls  # R4's pre-step ran a script the submission lacks: gone (muh's template fix runs instead)
+    selftest, server = calls  # R4's pre-step ran a script the submission lacks: gone; the card's self-test runs first
+    assert selftest == SELFTEST and "timeout 40 python3 -m muh_kernels.selftest" in baseline["computility-run.yaml"]
     assert "qwen3_6_scripts" in R4_PRE and "qwen3_6_scripts" not in baseline["computility-run.yaml"]
     assert server[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     expected = r4_as_served()
@@ -156,7 +166,7 @@ QWEN_TEMPLATE = ("{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + 
 
 
 @pytest.mark.parametrize("where", ["tokenizer_config.json", "chat_template.jinja"])
-def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(baseline, tmp_path, where):
+def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(thinking_off, tmp_path, where):
     """Issue 27.7: the template without the empty think block is written under muh's folder at start and
     passed with --chat-template; the read-only model folder is left as it was."""
     import jinja2
@@ -169,8 +179,8 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(basel
     before = {p.name: p.read_bytes() for p in model.iterdir()}
     model.chmod(0o555)
     try:
-        run_yaml = baseline["computility-run.yaml"].replace(" /model ", f" {model} ")
-        calls, out = run_script(tmp_path, run_yaml, files=baseline)
+        run_yaml = thinking_off["computility-run.yaml"].replace(" /model ", f" {model} ")
+        calls, out = run_script(tmp_path, run_yaml, files=thinking_off)
     finally:
         model.chmod(0o755)
     server = calls[-1]
@@ -189,7 +199,7 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(basel
     (model / where).unlink()
     (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": path.read_text()}))
     path.unlink()
-    calls, out = run_script(tmp_path, run_yaml, files=baseline)
+    calls, out = run_script(tmp_path, run_yaml, files=thinking_off)
     assert "--chat-template" not in calls[-1] and "no empty think block" in out and not path.exists()
 
 
@@ -240,7 +250,8 @@ def test_hostile_strings_stay_one_word(tmp_path, value):
     files = build(tmp_path, text)
     calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",), fail_pre=True)
     assert not (tmp_path / "PWNED").exists()
-    pre, server = calls
+    pre, selftest, server = calls
+    assert selftest == SELFTEST
     if "--served-model-name" in server:
         i = server.index("--served-model-name")
         assert server[i + 1] == value and server[i + 2] == "--max-model-len"

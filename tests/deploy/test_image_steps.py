@@ -148,7 +148,7 @@ def test_the_build_reports_whether_the_models_code_takes_the_gemma_points(tmp_pa
     # the plugin this image installs rebinds GemmaRMSNorm.forward_cuda to muh's adapter
     init = (site / "muh_vllm_plugin" / "__init__.py").read_text()
     assert "('gemma_rms_norm', 'vllm.model_executor.layers.layernorm', 'GemmaRMSNorm.forward_cuda', " \
-           "'muh_kernels.vllm_ops:gemma_rms_norm')" in init
+           "'muh_kernels.vllm_ops:gemma_rms_norm', 'gemma_rms_norm')" in init
 
 
 @pytest.mark.vllm

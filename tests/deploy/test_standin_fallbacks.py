@@ -89,6 +89,7 @@ call("topk_softmax again", ops.topk_softmax, *route())
 out["provided"] = getattr(getattr(ixf, "vllm_moe_topk_softmax", None), "__muh_rebind__", None)
 if out["provided"]:
     call("vllm_moe_topk_softmax", ixf.vllm_moe_topk_softmax, *route())
+    call("vllm_moe_topk_softmax, 5 arguments", ixf.vllm_moe_topk_softmax, *route(), True)
 
 if "muh_kernels.llm" in sys.modules:  # a kernel that raises CUDA's error
     def raising(*args, **kwargs):
@@ -148,11 +149,22 @@ def tree(nvcc, vllm_wheel, tmp_path_factory):
     return site, gen
 
 
-def run(tree, scenario: str, **env) -> tuple[dict, str]:
+SELECT_ALL = {"selected": ["gemma_rms_norm", "rms_norm", "fused_add_rms_norm", "silu_and_mul", "topk_softmax"]}
+
+
+def _path(tree) -> list[str]:
     site, gen = tree
     torch_dir = Path(importlib.util.find_spec("torch").origin).parents[1]
-    path = [str(site), str(gen / "vllm" / "plugin"), str(gen), str(torch_dir)]
-    full = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(path), **env}
+    return [str(site), str(gen / "vllm" / "plugin"), str(gen), str(torch_dir)]
+
+
+def run(tree, scenario: str, **env) -> tuple[dict, str]:
+    """The script in the stand-in fork; the self-test result selects every op unless ``env`` names one."""
+    site, gen = tree
+    if "MUH_SELFTEST_RESULT" not in env:
+        (gen / "selftest-all.json").write_text(json.dumps(SELECT_ALL))
+        env["MUH_SELFTEST_RESULT"] = str(gen / "selftest-all.json")
+    full = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(_path(tree)), **env}
     proc = subprocess.run([sys.executable, "-c", SCRIPT, scenario], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, env=full, timeout=300, cwd=site)  # vLLM's loggers write to stdout
     assert proc.returncode == 0, proc.stdout[-4000:]
@@ -167,6 +179,7 @@ def lines(log: str, text: str) -> int:
 SERVED = ["gemma_rms_norm", "moe_topk_softmax", "silu_and_mul", "topk_softmax"]
 CALLS = ["gemma cpu", "gemma op", "gemma op residual", "silu_and_mul", "topk_softmax", "topk_softmax again",
          "vllm_moe_topk_softmax"]
+ARITY = "vllm_moe_topk_softmax, 5 arguments"
 
 
 @pytest.mark.parametrize("scenario,fake_api", [("torch", "register_fake"), ("torch-2.3", "impl_abstract"),
@@ -176,7 +189,10 @@ def test_every_op_falls_back_to_the_engine_once_and_never_recurses(tree, scenari
     assert out["applied"] == SERVED, (out, log[-3000:])
     assert out["muh"] == [], "the image has no muh: the package must not import it"
     assert out["provided"] == "moe_topk_softmax"
+    arity = out["calls"].pop(ARITY)
     assert out["calls"] == {c: "ok" for c in CALLS}, log[-3000:]
+    # a call the fork never makes gets the fork's own error for the absent name (issue 37.3)
+    assert arity.startswith("AttributeError: module 'ixformer.functions' has no attribute 'vllm_moe_topk_softmax'"), arity
     assert out["gemma cpu equal"] and out["gemma op equal"] and out["gemma op residual equal"]
     assert out["fake_api"] == fake_api and out["meta shape"] == [2, 16]
     # each engine path ran once per call: the fork's wrapper said its line 3 times, never more
@@ -200,3 +216,66 @@ def test_a_missing_library_keeps_every_engine_op(tree):
     assert out["gemma cpu equal"]
     assert lines(log, "ixformer.functions has no vllm_moe_topk_softmax") == 2
     assert "falling back" not in log and "Traceback" not in log
+
+
+# ---- the start self-test decides (issue 37.3) ---------------------------------------------------------------
+
+CASES = {"budget_s": 30, "cases": [
+    {"op": "topk_softmax", "shape": [2, 16, 4], "dtype": "float32", "engine": "torch"},
+    {"op": "silu_and_mul", "shape": [2, 32], "dtype": "float32", "engine": "torch"},
+    {"op": "gemma_rms_norm", "shape": [2, 64], "dtype": "float32", "engine": "selftest_impls:slow_gemma"},
+    {"op": "gemma_rms_norm", "shape": [2, 4, 32], "dtype": "float32", "engine": "selftest_impls:slow_gemma"},
+    {"op": "fused_add_rms_norm", "shape": [2, 64], "dtype": "float32",
+     "engine": "selftest_impls:engine_fused_add_rms_norm"},
+]}
+
+
+def selftest(tree, tmp_path):
+    """``python3 -m muh_kernels.selftest`` (the generated package's copy) on the CPU, with kernels that abort
+    (topk_softmax), return wrong numbers (silu_and_mul), are correct and faster (gemma_rms_norm) or slower
+    (fused_add_rms_norm) than the engine: (the result file, the log)."""
+    cases, out = tmp_path / "cases.json", tmp_path / "run" / "selftest.json"
+    cases.write_text(json.dumps(CASES))
+    path = [str(ROOT / "tests" / "fixtures" / "enginex"), *_path(tree)]
+    proc = subprocess.run([sys.executable, "-m", "muh_kernels.selftest", "--cases", str(cases), "--out", str(out),
+                           "--device", "cpu", "--impl", "selftest_impls", "--calls", "30"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                          env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(path)})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return out, proc.stdout
+
+
+def test_the_self_test_selects_only_correct_and_faster_ops_and_survives_a_fault(tree, tmp_path):
+    out, log = selftest(tree, tmp_path)
+    result = json.loads(out.read_text())
+    assert result["selected"] == ["gemma_rms_norm"], log
+    verdicts = [(r["op"], r["verdict"]) for r in result["rows"]]
+    assert verdicts == [("topk_softmax", "fault"), ("silu_and_mul", "wrong"), ("gemma_rms_norm", "faster"),
+                        ("gemma_rms_norm", "faster"), ("fused_add_rms_norm", "slower")], log
+    assert "exit -6" in result["rows"][0]["detail"]  # abort(): the child died, the parent went on
+    assert result["rows"][1]["max_error"] > result["rows"][1]["tolerance"]
+    assert "[muh] op | shape | dtype | max error | muh us | engine us | verdict" in log
+    assert re.search(r"\[muh\] gemma_rms_norm \| 2x4x32 \| float32 \| [0-9.e+-]+ \| [0-9.]+ \| [0-9.]+ \| faster", log), log
+
+
+def test_the_plugin_rebinds_only_what_the_self_test_selected(tree, tmp_path):
+    out, _ = selftest(tree, tmp_path)
+    got, log = run(tree, "torch", MUH_SELFTEST_RESULT=str(out))
+    assert got["applied"] == ["gemma_rms_norm"], (got, log[-3000:])
+    assert got["provided"] is None  # topk_softmax faulted: the vendor name stays absent
+    assert "silu_and_mul (self-test did not select silu_and_mul)" in got["stock"]
+    assert "topk_softmax (self-test did not select topk_softmax)" in got["stock"]
+    assert "moe_topk_softmax (self-test did not select topk_softmax)" in got["stock"]
+    assert got["calls"]["silu_and_mul"] == "ok"  # the engine's own op, never muh's
+    assert lines(log, "silu_and_mul: falling back") == 0 and lines(log, "topk_softmax: falling back") == 0
+
+
+@pytest.mark.parametrize("content", [None, "{not json", '{"selected": "gemma_rms_norm"}'])
+def test_a_missing_or_corrupt_self_test_result_rebinds_no_muh_op(tree, tmp_path, content):
+    path = tmp_path / "selftest.json"
+    if content is not None:
+        path.write_text(content)
+    got, log = run(tree, "torch", MUH_SELFTEST_RESULT=str(path))
+    assert got["applied"] == [] and got["provided"] is None, got
+    assert lines(log, "self-test result %s unreadable" % path) == 1, log[-3000:]
+    assert "Traceback" not in log

@@ -8,8 +8,9 @@ emitters, ``""`` for a single hardware)::
     muh_kernels/build_info.cu    compiled with the ops: refuses a command line whose warp size is not the headers'
     muh_kernels/vllm_ops.py      the plugin's provider: loads libmuh_ops.so or raises the reason
     muh_kernels/_provider.py     muh/runtime/vllm_provider.py  ┐ copied byte for byte (the runtime imports its own
-    muh_kernels/llm.py           muh/runtime/llm.py            │ modules relatively): one source of truth for the ops'
-    muh_kernels/errors.py, …     its imports' closure          ┘ Python side; no pydantic, lark, jinja2 or muh CLI
+    muh_kernels/selftest.py      muh/runtime/selftest.py       │ modules relatively): one source of truth for the ops'
+    muh_kernels/llm.py           muh/runtime/llm.py            │ Python side; no pydantic, lark, jinja2 or muh CLI
+    muh_kernels/errors.py, …     their imports' closure        ┘
 
 The image copies the package beside vLLM, runs ``--build <folder>`` (the spec's toolchain: nvcc on
 NVIDIA, the CoreX SDK's clang++ on the BI-V100; no compiler → a recorded reason, no library) and
@@ -34,6 +35,7 @@ LIBRARY = "libmuh_ops.so"
 SOURCES = ("kernels/common.cu", "kernels/ops.cu")  # relative to the generated folder of the target
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # the copy's sources, read as text
 ENTRY = ("vllm_provider", "_provider")  # muh/runtime/vllm_provider.py ships as muh_kernels/_provider.py
+EXTRA = ("selftest",)  # run at start as `python3 -m muh_kernels.selftest` (issue 37.3), copied with its imports' closure
 # third-party modules the image has (vLLM's own dependencies); anything else is refused
 IMAGE_MODULES = frozenset({"torch", "vllm"})
 
@@ -98,7 +100,7 @@ def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
     muh.runtime. Raises RuntimeCopyError for an import the copy would not resolve: muh by name, a module
     outside muh/runtime, anything the image lacks, or the provider under its muh/runtime name."""
     out: dict[str, str] = {}
-    todo = [ENTRY[0]]
+    todo = [ENTRY[0], *(e for e in EXTRA if runtime == RUNTIME or (runtime / f"{e}.py").is_file())]
     while todo:
         mod = todo.pop()
         path = runtime / f"{mod}.py"

@@ -53,7 +53,21 @@ def engine_files(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
             tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
             files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
         files.append(GeneratedFile("vllm/deploy.json", _deploy_json(ctx, plan)))
+        files += _selftest_cases(ctx, plan)
     return files
+
+
+def _selftest_cases(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
+    """``muh_kernels/selftest_cases.json``: the start self-test's cases (muh/runtime/selftest.py reads them
+    beside itself), in the ops package of the plan's hardware."""
+    from muh.codegen import ops_package
+
+    prefix = ops_package.prefix_for(ctx, plan.hardware)
+    if plan.selftest is None or prefix is None:
+        return []
+    data = {"@generated": ctx.header_text(), "out": plan.selftest.out, "budget_s": plan.selftest.budget_s,
+            "cases": [c.model_dump(mode="json") for c in plan.selftest.cases]}
+    return [GeneratedFile(f"{prefix}{ops_package.NAME}/selftest_cases.json", json.dumps(data, indent=1) + "\n")]
 
 
 def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
@@ -62,6 +76,7 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
     base = "vllm/plugin"
     files = [
         GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides, api=bool(plan.api_features or plan.max_tokens_cap),
+                                                                   selftest_out=plan.selftest.out if plan.selftest else None,
                                                                    registry_subprocess=plan.registry_subprocess, **common)),
         GeneratedFile(f"{base}/muh_vllm_plugin/__main__.py", render(PKG, "plugin_main.py.j2", **common)),
     ]

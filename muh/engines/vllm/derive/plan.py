@@ -55,6 +55,8 @@ class Rebind(Model):
     provider: str
     generated: bool = False
     """The provider ships inside the plugin (e.g. the MoE default config) rather than elsewhere."""
+    selftest: Optional[str] = None
+    """The self-test op that gates it: rebound only when the card's self-test selected that op."""
 
 
 class Point(Model):
@@ -106,6 +108,32 @@ class Provide(Model):
     module: str
     attr: str
     provider: str
+    selftest: Optional[str] = None
+    """The self-test op that gates it (as ``Rebind.selftest``)."""
+    arity: Optional[int] = None
+    """The number of arguments the fork calls the vendor function with; a call with another raises what the
+    fork's lookup of the absent name raises (AttributeError)."""
+
+
+class SelfTestCase(Model):
+    op: str
+    """muh's op (``muh_kernels.selftest`` knows its inputs, reference and call)."""
+    shape: tuple[int, ...]
+    dtype: str
+    engine: str
+    """``module:attr`` of the engine's own function, or ``torch`` (the PyTorch path the engine runs instead)."""
+    why: str
+    """Where the shape comes from (the served flags and model)."""
+
+
+class SelfTest(Model):
+    """The start step that lets the card decide which muh ops run (``muh_kernels.selftest``)."""
+
+    out: str
+    """The result file the plugin reads (``MUH_SELFTEST_RESULT`` overrides it at run time)."""
+    cases: tuple[SelfTestCase, ...]
+    budget_s: int
+    timeout_s: int
 
 
 class VllmPlan(DeployPlan):
@@ -157,4 +185,6 @@ class VllmPlan(DeployPlan):
     passed as ``--chat-template`` when written; None: the model's own template."""
     model: str = "/model"
     max_n: int = 0
+    selftest: Optional[SelfTest] = None
+    """The self-test before the server starts (a start step, ``pre``), when muh's ops are rebound or provided."""
     """Largest ``n`` / ``best_of`` a request may ask for (``n_within_max_num_seqs``: max_num_seqs); 0 = no limit."""

@@ -20,9 +20,11 @@ from muh.engines.vllm.derive.engine import EngineInfo, load_engine
 from muh.engines.vllm.derive.evidence import check_evidence
 from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv, truthy
 from muh.engines.vllm.derive.moe import moe_plan
-from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, VllmPlan
+from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, SelfTest, VllmPlan
 from muh.engines.vllm.derive.points import tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
+from muh.engines.vllm.derive.selftest import plan_selftest, selftest_step
+from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
 from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings
 from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
 from muh.schema.models import Deploy, Hardware, Spec
@@ -83,13 +85,17 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
     check_evidence(c, variant, paths, flags.given, dict(env))
     pre = pre_steps(c)
+    tuning.rebinds, tuning.provides, selftest = plan_selftest(c, variant, tuning.rebinds, tuning.provides, flags.given,
+                                                              str(tuning.knobs.get("ops_module", DEFAULT_OPS_MODULE)))
+    if selftest is not None and c.d.run.form == "bash":
+        pre.append(selftest_step(selftest))
     chat_template = run_chat_template(c, flags.given, engine)
     record_api(c)
     command = command_of(c, engine, cond.argv)
     if any(d.is_error for d in c.diags):
         return None, c.diags
     return make_plan(c, hw, variant, flags, tuning, cond, env=env, pre=pre, chat_template=chat_template,
-                     command=command), c.diags
+                     command=command, selftest=selftest), c.diags
 
 
 def check_image(c: Context, variant: Variant) -> None:
@@ -236,7 +242,8 @@ def command_of(c: Context, engine: EngineInfo, argv: list[str]) -> tuple[str, ..
 
 
 def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: Tuning, cond: Conditional, *,
-              env: list[tuple[str, str]], pre: list[PreStep], chat_template: str | None, command: tuple[str, ...]) -> VllmPlan:
+              env: list[tuple[str, str]], pre: list[PreStep], chat_template: str | None, command: tuple[str, ...],
+              selftest: SelfTest | None = None) -> VllmPlan:
     deploy, engine, edits = c.d, c.engine, tuning.edits
     return VllmPlan(
         deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
@@ -252,5 +259,5 @@ def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: 
         moe_file=tuning.moe_file,
         max_n=int_of(flags.given.get("max_num_seqs"), engine.default("max_num_seqs")) if "n_within_max_num_seqs" in deploy.api.accept else 0,
         chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
-        api_hook_flag=cond.api_hook_flag,
+        api_hook_flag=cond.api_hook_flag, selftest=selftest,
     )

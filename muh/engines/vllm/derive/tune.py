@@ -163,4 +163,8 @@ def tune_provides(variant: Variant, knobs: dict, live: set[str]) -> list[Provide
     if "vendor.moe_topk_softmax" not in live or vendor is None or not variant.vendor_module:
         return []
     module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
-    return [Provide(name="moe_topk_softmax", module=variant.vendor_module, attr=vendor.vendor, provider=f"{module}:topk_softmax")]
+    from muh.runtime.llm import VLLM_SIGNATURES
+
+    # the fork's _custom_ops.topk_softmax passes its four arguments on (enginex-fork.md §3.2)
+    return [Provide(name="moe_topk_softmax", module=variant.vendor_module, attr=vendor.vendor, provider=f"{module}:topk_softmax",
+                    arity=len(VLLM_SIGNATURES["topk_softmax"][0]))]
