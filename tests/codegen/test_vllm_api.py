@@ -76,6 +76,7 @@ def compat(tmp_path_factory):
     files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
     p = out / "compat.py"
     p.write_text(files["vllm/plugin/muh_vllm_plugin/compat.py"])
+    (out / "compat.json").write_text(files["vllm/plugin/muh_vllm_plugin/compat.json"])  # its data, beside it
     spec = importlib.util.spec_from_file_location("muh_compat_under_test", p)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -348,9 +349,13 @@ print("applied", "moe_topk_softmax" in applied)
 print("call", F.vllm_moe_topk_softmax(1, 2, 3, 4))
 try:
     F.vllm_moe_topk_softmax(1, 2, 3, 4, 5)
-except TypeError:
-    print("refused")
+except AttributeError as e:  # the fork's own error for the absent name: its fallback runs (issue 37.3)
+    print("refused", e)
+except TypeError:  # the vendor's own function
+    print("vendor refused")
 """
+SELECT_ALL = '{"selected": ["topk_softmax", "gemma_rms_norm", "silu_and_mul", "rms_norm", "fused_add_rms_norm"]}'
+
 
 
 @pytest.mark.parametrize("vendor_has_it", [False, True])
@@ -370,16 +375,18 @@ def test_the_missing_vendor_routing_op_is_provided_only_while_absent(tmp_path, v
     for rel, text in tree.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
+    (tmp_path / "selftest.json").write_text(SELECT_ALL)  # the card's self-test selected it
     proc = subprocess.run([sys.executable, "-S", "-c", PROVIDE], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+                          env={"PYTHONPATH": str(tmp_path), "MUH_SELFTEST_RESULT": str(tmp_path / "selftest.json")},
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
     marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
     if vendor_has_it:
         assert proc.stdout.split("\n")[:2] == ["applied False", "call vendor"]
         assert "moe_topk_softmax (ixformer.functions.vllm_moe_topk_softmax exists: the vendor's is kept)" in marker
     else:
-        assert proc.stdout.split("\n")[:3] == ["applied True", "call muh", "refused"]
-        assert "muh's op refused this call (TypeError" in proc.stderr  # logged once, the caller's fallback runs
+        assert proc.stdout.split("\n")[:3] == ["applied True", "call muh", "refused module 'ixformer.functions' has no "
+                                                "attribute 'vllm_moe_topk_softmax' (muh provides only the 4-argument call)"]
 
 
 GUARD = """
@@ -414,8 +421,10 @@ def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tm
     for rel, text in tree.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
+    (tmp_path / "selftest.json").write_text(SELECT_ALL)
     proc = subprocess.run([sys.executable, "-S", "-c", GUARD], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+                          env={"PYTHONPATH": str(tmp_path), "MUH_SELFTEST_RESULT": str(tmp_path / "selftest.json")},
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ("muh" if rebound else "stock")
     marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
@@ -562,12 +571,36 @@ def test_requests_with_tools_are_rendered_without_thinking(stock_request, compat
 
 
 @pytest.mark.vllm
-@pytest.mark.parametrize("given,served", [(None, 8192), (64, 64), (8192, 8192), (100000, 8192), (-1, -1)])
-def test_max_tokens_is_capped(stock_request, compat, given, served):
+@pytest.mark.parametrize("given,served", [(None, 8192), (64, 64), (8192, 8192), (100000, 100000), (-1, -1)])
+def test_max_tokens_is_capped_only_when_absent(stock_request, compat, given, served, monkeypatch):
+    """Issue 37.4: an explicit value (t3_max_tokens_over included) keeps the engine's own answer."""
     assert compat.MAX_TOKENS_CAP == 8192  # the baseline's api.max_tokens_cap
+    monkeypatch.setattr(compat, "_fit", [])  # an engine whose _validate_input muh cannot wrap: the cap alone
     body = dict(BASE) if given is None else dict(BASE, max_completion_tokens=given)
     new, _ = compat.rewrite(body)
     assert new["max_tokens"] == served  # -1: left for vLLM to refuse (t3_max_tokens_neg1)
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("extra,want", [({"enable_thinking": False}, False), ({"thinking": {"type": "disabled"}}, False),
+                                        ({"thinking": {"type": "enabled"}}, True),
+                                        ({"enable_thinking": True, "chat_template_kwargs": {"enable_thinking": False}},
+                                         False)])
+def test_thinking_sent_at_the_top_level_is_honoured(stock_request, compat, with_protocol, extra, want):
+    """Issue 37.4: d10-style requests turn thinking off at the top level; before, the fields were dropped."""
+    body = json.loads(json.dumps(dict(BASE, **extra)))
+    new, err = compat.rewrite(body)
+    assert err is None and "enable_thinking" not in new and "thinking" not in new
+    assert stock_request.model_validate(new).chat_template_kwargs == {"enable_thinking": want}
+
+
+@pytest.mark.vllm
+def test_a_tool_result_with_null_content_is_valid(stock_request, compat):
+    body = json.loads(json.dumps(TOOL_HISTORY))
+    body["messages"][2]["content"] = None
+    new, _ = compat.rewrite(body)
+    assert new["messages"][2]["content"] == "" and new["messages"][1]["content"] == ""
+    stock_request.model_validate(new)
 
 
 
@@ -605,21 +638,23 @@ def _validated(serving, stock_request, body, prompt_tokens):
 
 @pytest.mark.vllm
 def test_the_cap_never_refuses_a_prompt_the_stock_server_serves(serving, stock_request, compat, monkeypatch):
-    capped, _ = compat.rewrite(dict(BASE))  # no max_tokens: the cap sets 8192
+    monkeypatch.setattr(compat, "_fit", [])
     long_prompt = CONTEXT - compat.MAX_TOKENS_CAP + 1000
-    with pytest.raises(ValueError, match="maximum context length"):  # the wheel's check alone: a 400
-        _validated(serving, stock_request, capped, long_prompt)
     assert _validated(serving, stock_request, dict(BASE), long_prompt) is None  # stock without the cap serves it
 
     assert compat.install_fit_context() and compat.install_fit_context()
-    assert _validated(serving, stock_request, capped, long_prompt) == CONTEXT - long_prompt
-    assert _validated(serving, stock_request, capped, CONTEXT - 1) == 1
+    absent, _ = compat.rewrite(dict(BASE))  # the wrapped validation applies the cap
+    assert absent.get("max_tokens") is None
+    assert _validated(serving, stock_request, absent, long_prompt) == CONTEXT - long_prompt
+    assert _validated(serving, stock_request, absent, CONTEXT - 1) == 1
+    assert _validated(serving, stock_request, absent, 1000) == compat.MAX_TOKENS_CAP
     assert _validated(serving, stock_request, dict(BASE, max_tokens=100), long_prompt) == 100  # fits: unchanged
-    assert _validated(serving, stock_request, capped, 1000) == compat.MAX_TOKENS_CAP
+    with pytest.raises(ValueError, match="maximum context length"):  # an explicit value over the context: the
+        _validated(serving, stock_request, dict(BASE, max_tokens=8192), long_prompt)  # engine's own answer (37.4)
     with pytest.raises(ValueError, match="maximum context length"):  # a prompt that fills the context
-        _validated(serving, stock_request, capped, CONTEXT)
+        _validated(serving, stock_request, absent, CONTEXT)
     with pytest.raises(ValueError, match="maximum context length"):
-        _validated(serving, stock_request, capped, CONTEXT + 5)
+        _validated(serving, stock_request, absent, CONTEXT + 5)
 
 
 @pytest.mark.vllm
@@ -880,3 +915,24 @@ def test_a_plain_streamed_answer_ends_with_stop(serving_chat, stock_protocol):
     events = _stream(serving_chat, stock_protocol, [("Hello", None), (" <tool", None), ("", "stop")])
     assert [c["finish_reason"] for e in events for c in e["choices"] if c.get("finish_reason")] == ["stop"]
     assert "".join(c["delta"].get("content") or "" for e in events for c in e["choices"]) == "Hello <tool"
+
+
+def test_the_request_hook_is_a_module_shipped_as_it_is_with_its_data_beside_it(monkeypatch):
+    """Issue 38 (code in templates becomes code): compat.py is muh/engines/vllm/plugin/compat.py byte for byte;
+    what the spec decides is compat.json; the module imported from muh's source has every feature off."""
+    import importlib
+
+    files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
+    source = (ROOT / "muh" / "engines" / "vllm" / "plugin" / "compat.py").read_text(encoding="utf-8")
+    shipped = files["vllm/plugin/muh_vllm_plugin/compat.py"]
+    assert shipped.startswith("# @generated by muh ") and shipped.endswith("byte for byte\n" + source)
+    data = json.loads(files["vllm/plugin/muh_vllm_plugin/compat.json"])
+    accept = load_file(ROOT / "specs" / "baseline.muh").spec.deploys["competition"].api
+    assert data["features"] == sorted(accept.accept) and data["max_tokens_cap"] == accept.max_tokens_cap
+    compat = importlib.reload(importlib.import_module("muh.engines.vllm.plugin.compat"))
+    assert compat.FEATURES == () and compat.MAX_TOKENS_CAP is None
+    assert compat.rewrite(dict(BASE, reasoning_effort="low")) == (dict(BASE, reasoning_effort="low"), None)
+    for name in ("FEATURES", "MAX_N", "MAX_TOKENS_CAP", "REASONING_INFO", "_fit"):  # restored after the test
+        monkeypatch.setattr(compat, name, getattr(compat, name))
+    compat.configure(data)
+    assert compat.rewrite(dict(BASE, reasoning_effort="low"))[0] == dict(BASE, max_tokens=8192)

@@ -3,6 +3,7 @@
 Output (relative to generated/<spec>/)::
 
     vllm/plugin/muh_vllm_plugin/{__init__,__main__,moe}.py, vllm/plugin/muh_vllm_plugin-<v>.dist-info/
+    vllm/plugin/muh_vllm_plugin/compat.py, compat.json   muh/engines/vllm/plugin/compat.py + the spec's api data
     vllm/moe_configs/E=…,N=…,device_name=….json
     vllm/patches/0001-<edit>.patch …          applied with `patch -p1 --forward` in site-packages
     vllm/check_anchors.py                     each anchor exactly once, before patching
@@ -11,6 +12,7 @@ Output (relative to generated/<spec>/)::
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
@@ -19,6 +21,7 @@ from muh.engines.vllm.derive.edits import EditSite, unified_diff
 from muh.engines.vllm.derive.plan import VllmPlan
 
 PKG = "muh.engines.vllm.codegen"
+COMPAT = Path(__file__).resolve().parents[1] / "plugin" / "compat.py"  # shipped as muh_vllm_plugin/compat.py
 
 
 def plans(ctx: BuildContext) -> list[VllmPlan]:
@@ -97,10 +100,14 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
         from muh.engines.vllm.derive.plan import IMAGE_ROOT
         from muh.engines.vllm.derive.run import API_BEHAVIOUR, REASONING_INFO_OUT
 
-        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", render(
-            PKG, "plugin_compat.py.j2", features=list(plan.api_features), max_n=plan.max_n,
-            max_tokens_cap=plan.max_tokens_cap, reasoning_info=(IMAGE_ROOT, REASONING_INFO_OUT),
-            behaviour=[(f, API_BEHAVIOUR[f]) for f in plan.api_features], **common)))
+        # code is code: muh/engines/vllm/plugin/compat.py as it is, its spec's data beside it
+        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", f"{ctx.header('#')}\n"
+                                   f"# copied from muh/engines/vllm/plugin/compat.py, byte for byte\n{COMPAT.read_text(encoding='utf-8')}"))
+        data = {"@generated": ctx.header_text(), "features": list(plan.api_features), "max_n": plan.max_n,
+                "max_tokens_cap": plan.max_tokens_cap, "reasoning_info": [IMAGE_ROOT, REASONING_INFO_OUT],
+                "behaviour": {f: API_BEHAVIOUR[f] for f in plan.api_features}}
+        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.json",
+                                   json.dumps(data, indent=1, ensure_ascii=False) + "\n"))
     if plan.moe is not None:
         tiles = [(m, t.model_dump()) for m, t in sorted(plan.moe.tiles.items())]
         files.append(GeneratedFile(f"{base}/muh_vllm_plugin/moe.py", render(

@@ -18,7 +18,7 @@ PROVIDER_NEEDS = (("vllm/entrypoints/openai/cli_args.py", '"--tool-parser-plugin
                   ("vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py", "def register_module"),
                   ("vllm/entrypoints/openai/protocol.py", "class ExtractedToolCallInformation"),
                   ("vllm/entrypoints/openai/protocol.py", "class DeltaToolCall"))
-MIDDLEWARE = "muh_vllm_plugin.compat.RequestCompat"  # the plugin's request hook (templates/plugin_compat.py.j2)
+MIDDLEWARE = "muh_vllm_plugin.compat.RequestCompat"  # the plugin's request hook (muh/engines/vllm/plugin/compat.py)
 
 
 def with_variant(ext: Extensions, variant: Variant, engine: EngineInfo) -> Extensions:

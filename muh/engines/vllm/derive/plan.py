@@ -176,8 +176,8 @@ class VllmPlan(DeployPlan):
     api_features: tuple[str, ...] = ()
     """Request features the plugin's API hook handles (``api { accept = [...] }``)."""
     max_tokens_cap: Optional[int] = None
-    """``api.max_tokens_cap``: the request hook caps (and defaults) ``max_tokens`` to it, then fits it to the
-    context the prompt leaves (compat.fit_context)."""
+    """``api.max_tokens_cap``: a request without ``max_tokens`` gets it, fitted to the context the prompt leaves
+    (compat.fit_context); an explicit ``max_tokens`` is left to the engine."""
     api_hook_flag: bool = False
     """The run file passes ``--middleware`` (the engine's own hook; conditional where the variant may lack it)."""
     chat_template: Optional[str] = None

@@ -13,14 +13,16 @@ from muh.engines.vllm.derive.plan import IMAGE_ROOT, PreStep
 from muh.engines.vllm.derive.context import Context, ENV_NAME_RE, plain_value, value_problem, stable_where
 
 
-API_BEHAVIOUR = {  # what each accepted request feature does (the hook in templates/plugin_compat.py.j2)
+API_BEHAVIOUR = {  # what each accepted request feature does (the hook: muh/engines/vllm/plugin/compat.py)
     "max_completion_tokens": "accepted: becomes max_tokens when max_tokens is absent (stock 0.6.3 forbids the field: 400)",
     "reasoning_effort": "accepted and ignored (stock 0.6.3 forbids the field: 400)",
-    "tool_calls_null_content": "assistant messages with tool_calls and content null get content \"\" (stock 0.6.3 reads "
-                               "null as empty text; the fork's preflight refused it: 400)",
+    "tool_calls_null_content": "assistant messages with tool_calls and role tool messages with content null get "
+                               "content \"\" (stock 0.6.3 reads null as empty text; the fork's preflight refused it: 400)",
     "n_within_max_num_seqs": "n or best_of above max_num_seqs: 400 with a message, before the engine sees it",
     "unknown_fields": "top-level request fields the engine's request model lacks are accepted and dropped, one log "
-                      "line per name (stock 0.6.3 forbids them: 400; the team served extra=\"allow\")",
+                      "line per name (stock 0.6.3 forbids them: 400; the team served extra=\"allow\"); enable_thinking "
+                      "and thinking {type: enabled|disabled} at the top level become chat_template_kwargs.enable_thinking "
+                      "(the request's own chat_template_kwargs win)",
     "tools_without_thinking": "a request with tools (tool_choice not \"none\") is rendered with enable_thinking false "
                               "unless it says otherwise (thinking instead of a <tool_call> failed d03)",
     "n_greedy_fan_out": "n > 1 at temperature 0 (vLLM: 400, greedy sampling takes n = 1) is served as n one-choice "

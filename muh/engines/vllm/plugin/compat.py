@@ -1,15 +1,16 @@
-# {{ header }}
 """Request compatibility for the OpenAI API server: an ASGI middleware on the chat/completions routes.
+
+Shipped into the image as ``muh_vllm_plugin/compat.py`` (this file, byte for byte, after muh's header) with its
+spec-dependent data beside it, ``compat.json`` (``features``, ``max_n``, ``max_tokens_cap``, ``reasoning_info``:
+rendered from the deploy plan by muh/engines/vllm/codegen/emit.py). Without that file (imported from muh's
+source) every feature is off until ``configure(data)`` is called.
 
 Installed in the API server process only, by either hook (both may be live: it runs once per request):
 ``--middleware muh_vllm_plugin.compat.RequestCompat`` (vLLM 0.6.3's own option, passed by the run file
 where the engine has it) and ``muh_vllm_plugin.register()``'s wrap of
 ``vllm.entrypoints.openai.api_server.build_app`` (looked up by ``run_server`` after plugins are
 loaded). The image build fails when neither can be installed. Standard library only; each feature is
-the spec's ``api { accept = [...] }``:
-{% for f, why in behaviour %}
-- ``{{ f }}``: {{ why }}
-{% endfor %}
+the spec's ``api { accept = [...] }`` (what each does: ``muh explain SPEC deploy.api``, docs/deploy.md).
 A body that is not a JSON object is passed on untouched (vLLM answers it as before).
 """
 import json
@@ -17,17 +18,44 @@ import logging
 import os
 import sys
 
-FEATURES = {{ features | py_repr }}
-MAX_N = {{ max_n | py_repr }}
-MAX_TOKENS_CAP = {{ max_tokens_cap | py_repr }}
 PATHS = ("/v1/chat/completions", "/v1/completions")
 CHAT = "/v1/chat/completions"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-REASONING_INFO = {{ reasoning_info | py_repr }}  # written at start by vllm/chat_template.py (think_in_prompt)
 GREEDY_EPS = 1e-5  # vLLM's _SAMPLING_EPS: a lower temperature is greedy sampling, which refuses n > 1
+DATA_FILE = "compat.json"
+FEATURES = ()
+MAX_N = 0
+MAX_TOKENS_CAP = None
+REASONING_INFO = ("/opt/muh", "run/reasoning.json")  # written at start by vllm/chat_template.py (think_in_prompt)
 logger = logging.getLogger("vllm.muh_plugin.api")
 _said = set()
 _fields = {}
+_fit = []  # [True] once OpenAIServing._validate_input applies the cap (install_fit_context)
+
+
+def configure(data):
+    """Set the spec's features from ``data`` (the contents of compat.json)."""
+    global FEATURES, MAX_N, MAX_TOKENS_CAP, REASONING_INFO
+    FEATURES = tuple(data.get("features") or ())
+    MAX_N = int(data.get("max_n") or 0)
+    MAX_TOKENS_CAP = data.get("max_tokens_cap")
+    REASONING_INFO = tuple(data.get("reasoning_info") or REASONING_INFO)
+
+
+def _load():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), DATA_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return  # muh's source: nothing configured
+    except (OSError, ValueError) as exc:
+        logger.warning("muh-api: %s unreadable (%s: %s): request compatibility off", path, type(exc).__name__, exc)
+        return
+    configure(data)
+
+
+_load()
 
 
 def _once(key, msg, *args):
@@ -60,6 +88,35 @@ def thinking(body):
     return not (isinstance(kw, dict) and kw.get("enable_thinking") is False)
 
 
+THINKING = {"disabled": False, "enabled": True}
+
+
+def thinking_fields(body):
+    """``enable_thinking`` and ``thinking: {type: enabled|disabled}`` sent at the top level become
+    ``chat_template_kwargs.enable_thinking`` (the request's own chat_template_kwargs win); the fields go.
+    Where the engine's request model has no ``chat_template_kwargs`` nothing can carry them (said once)."""
+    want = None
+    if "enable_thinking" in body:
+        v = body.pop("enable_thinking")
+        want = v if isinstance(v, bool) else None
+    if "thinking" in body:
+        v = body.pop("thinking")
+        kind = v.get("type") if isinstance(v, dict) else v
+        want = THINKING.get(kind, want) if isinstance(kind, str) else want
+    if want is None:
+        return
+    names = known_fields(CHAT)
+    if names is not None and "chat_template_kwargs" not in names:
+        _once("think-off", "enable_thinking/thinking cannot be honoured: the engine's request has no chat_template_kwargs")
+        return
+    kw = body.get("chat_template_kwargs")
+    if kw is None:
+        kw = body["chat_template_kwargs"] = {}
+    if isinstance(kw, dict):
+        kw.setdefault("enable_thinking", want)
+        _once("think", "top-level enable_thinking/thinking honoured as chat_template_kwargs.enable_thinking")
+
+
 def rewrite(body, path=CHAT):
     """(new body, None) or (None, error message for a 400). ``body`` is the decoded JSON object."""
     if "n_within_max_num_seqs" in FEATURES and MAX_N:
@@ -77,8 +134,12 @@ def rewrite(body, path=CHAT):
         _once("re", "reasoning_effort accepted and ignored")
     if "tool_calls_null_content" in FEATURES and isinstance(body.get("messages"), list):
         for m in body["messages"]:
-            if isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls") and m.get("content") is None:
-                m["content"] = ""
+            if not isinstance(m, dict) or m.get("content") is not None or "content" not in m and m.get("role") != "tool":
+                continue
+            if m.get("role") == "assistant" and m.get("tool_calls") or m.get("role") == "tool":
+                m["content"] = ""  # a tool result with content null: an empty result, as the gate means it
+    if path == CHAT and "unknown_fields" in FEATURES:
+        thinking_fields(body)
     if "tools_without_thinking" in FEATURES and path == CHAT and body.get("tools") and body.get("tool_choice") != "none":
         kw = body.get("chat_template_kwargs")
         if kw is None:
@@ -86,11 +147,9 @@ def rewrite(body, path=CHAT):
         if isinstance(kw, dict) and "enable_thinking" not in kw:
             kw["enable_thinking"] = False
             _once("twt", "requests with tools are rendered with thinking off")
-    if MAX_TOKENS_CAP:
-        v = body.get("max_tokens")
-        if v is None or (isinstance(v, int) and not isinstance(v, bool) and v > MAX_TOKENS_CAP):
-            body["max_tokens"] = MAX_TOKENS_CAP
-            _once("cap", "max_tokens capped at %d", MAX_TOKENS_CAP)
+    if MAX_TOKENS_CAP and body.get("max_tokens") is None and not _fit:
+        body["max_tokens"] = MAX_TOKENS_CAP  # the engine cannot fit it to the context: the cap alone
+        _once("cap", "max_tokens absent: %d", MAX_TOKENS_CAP)
     if "unknown_fields" in FEATURES:
         names = known_fields(path)
         if names is not None:
@@ -448,18 +507,17 @@ class _Rewriter:
 # -- max_tokens that the prompt leaves no room for ------------------------------------------------------------
 
 def fit_context(validate):
-    """``OpenAIServing._validate_input`` where a ``max_tokens`` above what the prompt leaves of the context
-    (max_model_len − prompt tokens) becomes that room instead of a 400. The cap sets ``max_tokens`` on
-    every request, so without this a prompt within ``MAX_TOKENS_CAP`` of the context would be refused
-    where the stock server serves it; a prompt that fills the context is still refused by ``validate``."""
+    """``OpenAIServing._validate_input`` where a request without ``max_tokens`` gets the cap, or what the prompt
+    leaves of the context (max_model_len − prompt tokens) when that is less: the stock server serves such a
+    prompt, so the cap never refuses one. An explicit ``max_tokens`` is the engine's to judge (its own 400
+    above the context); a prompt that fills the context is still refused by ``validate``."""
     def muh_validate_input(self, request, input_ids, *args, **kwargs):
         try:
-            v = getattr(request, "max_tokens", None)
             room = int(self.max_model_len) - len(input_ids)
-            if isinstance(v, int) and not isinstance(v, bool) and 1 <= room < v:
-                request.max_tokens = room
-                _once("fit", "max_tokens above the context left by the prompt lowered to it (max_model_len %d)",
-                      self.max_model_len)
+            if getattr(request, "max_tokens", 0) is None and room >= 1 and MAX_TOKENS_CAP:
+                request.max_tokens = min(int(MAX_TOKENS_CAP), room)
+                _once("fit", "max_tokens absent: the cap %d, or the context the prompt leaves (max_model_len %d)",
+                      MAX_TOKENS_CAP, self.max_model_len)
         except Exception as exc:  # noqa: BLE001 - the engine's own check decides then
             _once("fit-off", "max_tokens context fit skipped: %s: %s", type(exc).__name__, exc)
         return validate(self, request, input_ids, *args, **kwargs)
@@ -481,7 +539,9 @@ def install_fit_context():
             return False
         if getattr(validate, "__muh_rebind__", None) != "fit_context":
             OpenAIServing._validate_input = fit_context(validate)
-            _once("fit-on", "max_tokens fitted to the context the prompt leaves")
+            _once("fit-on", "max_tokens absent: the cap, fitted to the context the prompt leaves")
+        if not _fit:
+            _fit.append(True)
         return True
     except Exception as exc:  # noqa: BLE001 - the cap alone stays on
         _once("fit-off", "max_tokens context fit off: %s: %s", type(exc).__name__, exc)

@@ -1,0 +1,1 @@
+"""Python modules shipped into the image's vLLM plugin package as they are (their data beside them)."""
