@@ -144,6 +144,7 @@ def check(
     only: Optional[List[str]] = typer.Option(None, "--only", metavar="CHECK", help="Run only this check (repeatable)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print every case of every check."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompile CUB ground truth and headers; trust no cache."),
+    strict: bool = typer.Option(False, "--strict", help="Every skipped check is a failure (what CI runs)."),
 ) -> None:
     """Run every check that applies; a table of name, status, time and detail."""
     from muh.check import available, known, run_checks
@@ -177,7 +178,9 @@ def check(
             if verbose or r.status == "fail":  # cases: with -v, or when they explain a failure
                 for line in r.cases:
                     typer.echo(f"      {line}")
-        failed |= any(r.status == "fail" for r in results)
+        failed |= any(r.status == "fail" or strict and r.status == "skip" for r in results)
+        if strict and any(r.status == "skip" for r in results):
+            typer.echo(f"  --strict: skipped is a failure: {', '.join(r.name for r in results if r.status == 'skip')}")
     raise typer.Exit(EXIT_FAIL if failed else EXIT_OK)
 
 

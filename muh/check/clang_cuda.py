@@ -192,8 +192,8 @@ def check_clang_cuda(ctx: BuildContext) -> CheckResult:
         return CheckResult(NAME, "skip", "no hardware with `toolchain { compiler = clang }` has kernels in this spec")
     try:
         clang, root = find_clang(), cuda_root()
-    except Missing as e:
-        return CheckResult(NAME, "fail", str(e))
+    except Missing as e:  # a tool the target alone needs: said, never a block for deploy (`--strict` fails it)
+        return CheckResult(NAME, "skip", f"skipped: not installed: {e}")
     lines, failed, total = [f"{clang_version(clang)}; CUDA headers {root}"], [], 0
     for prefix, hw, files in targets:
         for unit, ok, text in compile_folder(clang, root, files, hw.toolchain.cxx, hw.warp_size):

@@ -99,7 +99,7 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
     with tempfile.TemporaryDirectory(prefix="muh-deploy-") as staging:
         write_atomic(files, Path(staging) / "build")  # the staging build: exactly what the repository gets
         if checks:
-            failed = _run_checks(loaded, lines)
+            failed = _run_checks(loaded, lines, force)
             if failed:
                 return _refuse(f"checks failed: {', '.join(failed)}", hint="run `muh check SPEC -v` for the cases", lines=lines)
         else:
@@ -193,13 +193,24 @@ def _problems(repo: Path, plan: Plan) -> list[tuple[str, str]]:
     return out
 
 
-def _run_checks(loaded, lines: list[str]) -> list[str]:
+BLOCKING_SKIPS = ("deploy",)
+"""Checks whose skip fails ``muh deploy`` (unless ``--force``): the files it commits were not checked. Other
+skips (a tool the target alone needs, e.g. clang 16 for ``clang_cuda``) are said and do not block."""
+
+
+def _run_checks(loaded, lines: list[str], force: bool = False) -> list[str]:
     from muh.check import run_checks
 
     results = run_checks(BuildContext(loaded.spec, loaded.derived))
+    failed = []
     for r in results:
-        lines.append(f"check {r.name}: {r.status}" + (f" — {r.detail}" if r.detail else ""))
-    return [r.name for r in results if r.status == "fail"]
+        blocks = r.status == "skip" and r.name in BLOCKING_SKIPS and loaded.spec.deploys
+        lines.append(f"check {r.name}: {r.status}" + (f" — {r.detail}" if r.detail else "")
+                     + (" (could not run: a failure for deploy; --force deploys anyway)" if blocks and not force
+                        else " (could not run; --force)" if blocks else ""))
+        if r.status == "fail" or blocks and not force:
+            failed.append(r.name)
+    return failed
 
 
 def render_plan(plan: Plan, spec_label: str, spec_sha: str) -> list[str]:

