@@ -136,6 +136,8 @@ class Variant(Model):
     env: dict[str, EnvKnob] = {}
     env_prefixes: list[str] = []
     """Variables with these prefixes are the variant's knobs: an unknown one is a warning listing the known."""
+    env_unread: dict[str, str] = {}
+    """Prefix → why no code the image ships reads such a variable (a deploy that sets one gets a warning)."""
     models: dict[str, ModelPaths] = {}
     """Architecture (config.json ``architectures[0]``) → the paths it runs in this variant."""
     probe: ProbeTargets = ProbeTargets()

@@ -312,3 +312,61 @@ def test_enginex_may_lack_the_reasoning_parser_a_warning_at_its_line_and_an_expl
     assert w.span.line == line and "muh cannot provide it" in w.message and "before any plugin loads" in w.message
     text = "\n".join(explain(spec, "deploy.run.conditional.reasoning_parser"))
     assert "when absent: dropped at start with a log line; muh cannot provide it" in text
+
+
+# -- issue 37.6: what vLLM 0.6.3 refuses at start-up is a spec error at its line, cited from the wheel -----------
+
+BASELINE_TEXT = (ROOT / "specs" / "baseline.muh").read_text()
+
+
+@pytest.mark.vllm
+def test_each_start_up_check_cites_the_wheels_own_line(vllm_wheel):
+    from muh.engines.vllm.derive.serve import WHEEL_CHECKS
+    from muh.engines.vllm.wheel import read
+
+    for key, (member, line, literal, _what) in WHEEL_CHECKS.items():
+        assert read(vllm_wheel, member).splitlines()[line - 1].strip() == literal, (key, member, line)
+
+
+def _diags(tmp_path, text):
+    from muh.derive.deploy import resolve_deploy
+
+    p = tmp_path / "s.muh"
+    p.write_text(text)
+    spec = load_file(p).spec
+    return resolve_deploy(spec, next(iter(spec.deploys.values())))[1]
+
+
+def _line(text, needle):
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("old,new,needle,message", [
+    ("    enable_chunked_prefill = true\n", "    enable_chunked_prefill = false\n", "max_num_batched_tokens = 4096",
+     "max_num_batched_tokens 4096 < max_model_len 80000 without chunked prefill: vLLM refuses to start (vllm/config.py:1039"),
+    ("max_num_seqs = 2 ", "max_num_seqs = 8192 ", "max_num_batched_tokens = 4096",
+     "max_num_batched_tokens 4096 < max_num_seqs 8192: vLLM refuses to start (vllm/config.py:1049"),
+    ('    served_model_name = "llm"\n', '    served_model_name = "llm"\n    port = 70000\n', "port = 70000",
+     "port 70000 is outside 1–65535 (vllm/entrypoints/openai/api_server.py:544"),
+    ('    served_model_name = "llm"\n', '    served_model_name = "llm"\n    port = 0\n', "port = 0", "port 0 is outside 1–65535"),
+    ("    top_k = 8  # num_experts_per_tok\n", "    top_k = 300\n", "top_k = 300",
+     "moe top_k 300 is above the 256 experts: the router cannot pick them (vllm/model_executor/layers/fused_moe/fused_moe.py:443"),
+])
+def test_a_configuration_vllm_refuses_at_start_is_an_error_at_its_line(tmp_path, old, new, needle, message):
+    assert old in BASELINE_TEXT
+    text = BASELINE_TEXT.replace(old, new)
+    errors = [d for d in _diags(tmp_path, text) if d.code == "E-VLLM-CONFIG"]
+    assert len(errors) == 1 and message in errors[0].message, [d.message for d in errors]
+    assert errors[0].span.line == _line(text, needle)
+
+
+def test_the_baseline_passes_the_start_up_checks_and_says_what_does_nothing(tmp_path):
+    diags = _diags(tmp_path, BASELINE_TEXT)
+    assert not [d for d in diags if d.code == "E-VLLM-CONFIG"]
+    noop = [d for d in diags if d.code == "W-DEPLOY-NOOP"]
+    capture = next(d for d in noop if "max_seq_len_to_capture" in d.message)
+    assert "vllm/worker/worker.py:286" in capture.message and capture.span.line == _line(BASELINE_TEXT, "max_seq_len_to_capture")
+    bi100 = [d for d in noop if d.message.startswith("`BI100_")]
+    assert len(bi100) == BASELINE_TEXT.count('    BI100_') and all("nothing in the image reads it" in d.message for d in bi100)
+    assert not [d for d in _diags(tmp_path, BASELINE_TEXT.replace("    enforce_eager = true\n", "")) if
+                d.code == "W-DEPLOY-NOOP" and "max_seq_len_to_capture" in d.message]

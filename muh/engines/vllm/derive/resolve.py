@@ -25,7 +25,7 @@ from muh.engines.vllm.derive.points import tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.selftest import plan_selftest, selftest_step
 from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
-from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings
+from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings, start_up_checks
 from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
 from muh.schema.models import Deploy, Hardware, Spec
 
@@ -122,6 +122,7 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
     refused = {d.span for d in flag_diags if d.is_error}  # a refused value (e.g. tensor_parallel_size = 0) is not used
     given = {s.key: s for s in serve if s.span not in refused and s.key_span not in refused}
     cross_checks(c, hw, given)
+    start_up_checks(c, given)
     tp = int_of(given.get("tensor_parallel_size"), 1)
     if hw.vendor != "nvidia" and tp > 1 and "disable_custom_all_reduce" not in given:
         argv.append("--disable-custom-all-reduce")

@@ -102,6 +102,10 @@ def run_env(c: Context, variant: Variant) -> list[tuple[str, str]]:
             continue
         if name == "VLLM_PLUGINS" and "muh" not in text.split(","):
             c.warn("W-DEPLOY-PLUGIN", "VLLM_PLUGINS does not list `muh`: the tuning plugin will not load", span)
+        unread = next((why for prefix, why in variant.env_unread.items() if name.startswith(prefix)), None)
+        if unread is not None:
+            c.warn("W-DEPLOY-NOOP", f"`{name}` does nothing: {unread}", c.key_span("env", name) or span,
+                   hint="drop it, or ship the code that reads it")
         knob = variant.env.get(name)
         if knob is not None:
             v = plain_value(value)
