@@ -29,8 +29,8 @@ def test_the_former_name_runs_the_check_once(cli):
 
 
 def test_without_yamllint_the_lint_is_skipped_with_its_reason(cli, monkeypatch, tmp_path):
-    """Item 5: muh installed without the test extras: no ModuleNotFoundError, a skip that says why;
-    `muh deploy` plans as before."""
+    """Item 5: muh installed without yamllint: no ModuleNotFoundError, a skip that says why; `muh deploy`
+    refuses files it could not check unless --force (issue 37.7)."""
     monkeypatch.setitem(sys.modules, "yamllint", None)  # `import yamllint` now raises ImportError
     monkeypatch.setitem(sys.modules, "yamllint.linter", None)
     code, line, out = _check(cli)
@@ -40,8 +40,10 @@ def test_without_yamllint_the_lint_is_skipped_with_its_reason(cli, monkeypatch, 
     repo = tmp_path / "r"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     code, out, err = cli("deploy", str(SPEC), "--repo", str(repo))
-    assert code == 2 and "Traceback" not in err, err
-    assert "check deploy: skip — " in out and "yamllint: skipped" in out
+    assert code == 1 and "Traceback" not in err, err
+    assert "check deploy: skip — " in out and "yamllint: skipped" in out and "a failure for deploy" in out
+    code, out, err = cli("deploy", str(SPEC), "--repo", str(repo), "--force")
+    assert code == 2 and "(could not run; --force)" in out, out + err
 
 
 def test_a_fresh_cache_is_a_skip_not_a_pass(cli, monkeypatch):

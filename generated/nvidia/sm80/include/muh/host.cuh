@@ -46,25 +46,28 @@ inline int cuda_check(cudaError_t e, const char* what) {
   return fail(MUH_ERR_CUDA, "muh: %s: %s", what, cudaGetErrorString(e));
 }
 
-// The device's warp width must be the hardware warp these kernels were generated for.
+// The device's warp width must be the hardware warp these kernels were generated for. The attribute is
+// asked once per device and process: a match and a mismatch are both remembered (a mismatch answers every
+// later call with the same error, without asking the driver again).
 inline int check_device() {
-  static int verdict[kMaxDevices];  // per library and device: 0 unknown, 1 fine, 2 mismatch
+  static int seen[kMaxDevices];  // per library and device: 0 unknown, else the device's warp width
   int dev = 0;
   int rc = cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
   if (rc) return rc;
-  if (dev < kMaxDevices && verdict[dev] == 1) return MUH_OK;
-  int ws = 0;
-  rc = cuda_check(cudaDeviceGetAttribute(&ws, cudaDevAttrWarpSize, dev), "cudaDeviceGetAttribute(warp size)");
-  if (rc) return rc;
+  int ws = dev < kMaxDevices ? seen[dev] : 0;
+  if (ws == warp::kPhysicalSize) return MUH_OK;
+  if (ws == 0) {
+    rc = cuda_check(cudaDeviceGetAttribute(&ws, cudaDevAttrWarpSize, dev), "cudaDeviceGetAttribute(warp size)");
+    if (rc) return rc;
+    if (dev < kMaxDevices) seen[dev] = ws;
+  }
   if (ws != warp::kPhysicalSize) {
-    if (dev < kMaxDevices) verdict[dev] = 2;
     return fail(MUH_ERR_WARP,
                 "muh: kernels of `%s` were generated for a %d-lane hardware warp (logical warp %d%s), "
                 "but device %d has %d-lane warps; regenerate them for this GPU's hardware spec, or build an "
                 "emulation variant (--emulate-warp)",
                 kSpecName, warp::kPhysicalSize, warp::kSize, warp::kEmulated ? ", emulated" : "", dev, ws);
   }
-  if (dev < kMaxDevices) verdict[dev] = 1;
   return MUH_OK;
 }
 
