@@ -66,8 +66,10 @@ print(json.dumps(out))
 
 
 def run(site: Path, plugin_dir: Path, lib: str) -> subprocess.CompletedProcess:
+    selected = plugin_dir / "selftest.json"  # the card's start self-test selected the op (issue 37.3)
+    selected.write_text(json.dumps({"selected": ["gemma_rms_norm"]}))
     env = {"PYTHONPATH": os.pathsep.join(map(str, (site, plugin_dir, ROOT, *sys.path))), "PATH": os.environ.get("PATH", ""),
-           "MUH_OPS_LIB": lib, "HOME": os.environ.get("HOME", "/tmp")}
+           "MUH_OPS_LIB": lib, "HOME": os.environ.get("HOME", "/tmp"), "MUH_SELFTEST_RESULT": str(selected)}
     return subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
 
 

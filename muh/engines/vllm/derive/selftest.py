@@ -86,7 +86,8 @@ def plan_selftest(c: Context, variant: Variant, rebinds: list[Rebind], provides:
         return rebinds, provides, None
     if ops_module.split(".")[0] != OPS_PACKAGE:
         c.warn("W-DEPLOY-SELFTEST", f"`ops_module = {ops_module}`: the start self-test runs muh_kernels' ops, not "
-               "this module's; nothing it provides is rebound", c.span("tune", "ops_module"))
+               "this module's, and its verdict gates this module's ops by name", c.span("tune", "ops_module"),
+               hint="keep the default ops_module in an image, or say knowingly that the verdict of muh's kernels applies")
     if c.d.run.form != "bash":
         c.warn("W-DEPLOY-SELFTEST", "`form = argv` runs only the server: the start self-test cannot run, so no muh op "
                "is rebound", c.span("run", "form"), hint="use `form = bash`")
