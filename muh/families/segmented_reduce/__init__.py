@@ -100,8 +100,8 @@ DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64")
 # `enum muh_segmented_reduce_op` (MUH_<NAME>: C enumerators share one namespace with reduce's MUH_SUM …),
 # and the Python entry point's op names for the same codes
 OPERATORS = {"seg_sum": 0, "seg_min": 1, "seg_max": 2, "seg_amin": 3, "seg_amax": 4}
-OPS = {"sum": 0, "min": 1, "max": 2, "argmin": 3, "argmax": 4}  # the Python entry point's op names
-OFFSETS = {"int32": 4, "int64": 8}  # the offsets' dtypes and the C interface's offset_bytes
+OPS = dict(zip(("sum", "min", "max", "argmin", "argmax"), OPERATORS.values()))  # the Python entry point's names
+OFFSETS = ("int32", "int64")  # the offsets' dtypes; the C interface takes their size (dtypes.SIZE)
 
 
 def segmented_reduce(x, begin, end, op: str = "sum", *, out=None, kernels=None):
@@ -113,7 +113,7 @@ def segmented_reduce(x, begin, end, op: str = "sum", *, out=None, kernels=None):
     if op not in OPS:
         raise ValueError(f"{T.API}.segmented_reduce: unknown op `{op}` (one of {', '.join(OPS)})")
     for what, t in (("begin", begin), ("end", end)):
-        T.check_tensor(t, "segmented_reduce", tuple(OFFSETS))
+        T.check_tensor(t, "segmented_reduce", OFFSETS)
         if t.dim() != 1 or t.device != x.device:
             raise ValueError(f"{T.API}.segmented_reduce: {what} offsets must be a 1-D tensor on {x.device}")
     if begin.dtype != end.dtype or begin.numel() != end.numel():
@@ -134,7 +134,7 @@ def segmented_reduce(x, begin, end, op: str = "sum", *, out=None, kernels=None):
     nbytes = int(k.raw("muh_segmented_reduce_workspace_bytes")(segments))
     ws = T.workspace(k, x, "segmented_reduce", nbytes)
     with torch.cuda.device(x.device):
-        k.call("muh_segmented_reduce", OPS[op], DT.CODE[name], OFFSETS[T.dtype_name(begin)], x.data_ptr(),
+        k.call("muh_segmented_reduce", OPS[op], DT.CODE[name], DT.SIZE[T.dtype_name(begin)], x.data_ptr(),
                begin.data_ptr(), end.data_ptr(), segments, vals.data_ptr(), idx.data_ptr() if arg else 0,
                ws[0].data_ptr(), ws[0].numel(), T.stream(x))
     return (vals, idx) if arg else vals
