@@ -62,8 +62,8 @@ class PolicyReader:
     ``get(dim)`` is a number the record needs (MissingValue when unset), ``get(dim, default)`` one with a
     default (``None`` included); ``get.sub(name)`` reads sub-policy ``name`` (a block inside the policy,
     ``onesweep { … }``; the catalogue's ``Tuning.subs``) the same way, and ``get.origin(dim)`` is a value's
-    provenance (its ``Resolved``: origin, rule, inputs, source; None for a tune candidate's value or an
-    unset one)."""
+    provenance (its ``Resolved``: origin, rule, inputs, source; None for a value a tune candidate varies
+    — its sub-policies are the spec's resolved ones — or an unset one)."""
 
     def __init__(self, value, where: str = "", subs: dict | None = None, origin=None, sub: str | None = None):
         self._value = value  # (dim, default) -> value
