@@ -87,7 +87,7 @@ def uniform_offsets(items: int, lo: int, hi: int, g) -> list[int]:
     segment ends at ``items``."""
     import torch
 
-    count = items // max(1, (lo + hi) // 2) * 2 + 16
+    count = int(items / max(0.5, (lo + hi) / 2) * 1.2) + 16  # enough draws to pass `items`
     sizes = torch.randint(lo, hi + 1, (count,), generator=g)
     ends = torch.cumsum(sizes, 0)
     ends = ends[ends < items]
