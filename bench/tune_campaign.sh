@@ -7,7 +7,7 @@
 #   run(command="cd .dev/campaign && WHL=../../.whl DEADLINE_S=400 bash bench/tune_campaign.sh PHASE…",
 #       carry=[".whl", ".dev/campaign"], timeout_s=…)
 # then copy $OUT/tune.sqlite (and $OUT/h200.muh) back to .dev/tunedb/ before the next call.
-# Phases: topk transform reduce scan shapes reduce-rest shapes-16 confirm
+# Phases: topk transform reduce scan shapes reduce-rest shapes-16 segmented_reduce confirm
 #         (default: topk transform reduce scan shapes confirm, in that order)
 #
 # Budgets (what a CCCL maintainer would accept for a merge, scaled to the device limits):
@@ -15,6 +15,8 @@
 #   transform   float32/float64/float16/bfloat16, whole space (16 each)
 #   reduce      float64/bfloat16/int32/int64 (REDUCE_TYPES): the whole space (192 each; 78/156/117/78 distinct
 #               kernels) in seeded random order, so a cut-short run is still a uniform sample
+#   segmented_reduce  float32/bfloat16/float64 (SEGRED_TYPES): the tile pass's threads x items, whole space,
+#               measured on segments of 4096 (the harness's shape: the block class; sub-policies kept)
 #   reduce-rest float32/float16 again, whole space (searched whole on 2026-11-30 with the older harness,
 #               before the twin A/A and the spin kernel; this records them as measured-and-kept or not)
 #   scan        float32/int32/float64/int64 (SCAN_TYPES): random order, budget $SCAN_BUDGET (default 96) of 432 each
@@ -84,6 +86,8 @@ tune_type() {  # FAMILY TYPE CAP ARGS…: search, apply, and prove a changed pol
       transform) for ty in float32 float64 float16 bfloat16; do tune_type transform $ty 40 --strategy exhaustive; done ;;
       reduce) for ty in ${REDUCE_TYPES:-float64 bfloat16 int32 int64}; do tune_type reduce $ty 70 --strategy random; done ;;
       reduce-rest) for ty in float32 float16; do tune_type reduce $ty 70 --strategy random; done ;;
+      segmented_reduce) for ty in ${SEGRED_TYPES:-float32 bfloat16 float64}; do  # the tile pass (threads x items)
+                          tune_type segmented_reduce $ty 40 --strategy exhaustive; done ;;
       scan) for ty in ${SCAN_TYPES:-float32 int32 float64 int64}; do
               tune_type scan $ty 75 --strategy random --budget "$SCAN_BUDGET"; done ;;
       shapes|shapes-16) ty=float32; [ $phase = shapes-16 ] && ty=bfloat16

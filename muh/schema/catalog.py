@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from muh.families import cub, histogram, reduce, scan, transform
+from muh.families import cub, histogram, reduce, scan, segmented_reduce, transform
 from muh.families.cub import CubTable
 from muh.runtime import dtypes
 
@@ -117,9 +117,10 @@ class Tuning:
         return self.cub.header if self.cub else None
 
 
-def _cub(doc: str, table: CubTable, **kw) -> Tuning:
-    """The entry of a family CUB tunes: dimensions and sub-policies from its table."""
-    return Tuning(doc, table.dims, subs=tuple(s.name for s in table.subs), cub=table, **kw)
+def _cub(doc: str, table: CubTable, own_subs: tuple[str, ...] = (), **kw) -> Tuning:
+    """The entry of a family CUB tunes: dimensions and sub-policies from its table, then muh's own
+    sub-policies (``own_subs``: CUB has no member for them, so parity compares none of their values)."""
+    return Tuning(doc, table.dims, subs=tuple(s.name for s in table.subs) + tuple(own_subs), cub=table, **kw)
 
 
 def _select(flags: str, impl: str) -> str:
@@ -149,11 +150,8 @@ def _table(entry: str, header: str, hub: str, agent: str | None, members, types=
 
 FAMILIES: dict[str, Tuning] = {
     "reduce": _cub("DeviceReduce", reduce.CUB, block_choices=BLOCK_REDUCE),
-    "segmented_reduce": _cub("DeviceSegmentedReduce", _table(
-        "DeviceSegmentedReduce::Sum (int offsets; the reduce hub's segmented policy)", reduce.CUB.header,
-        "typename cub::detail::reduce::policy_hub<T, typename std::make_signed<O>::type, Op>::MaxPolicy",
-        "SegmentedReducePolicy", reduce.CUB.members, cub.SUMS, takes_op=True, takes_offset=True, any_type=True),
-        block_choices=BLOCK_REDUCE),
+    "segmented_reduce": _cub("DeviceSegmentedReduce", segmented_reduce.CUB, block_choices=BLOCK_REDUCE,
+                             own_subs=segmented_reduce.SUBS),
     "scan": _cub("DeviceScan (decoupled look-back)", scan.CUB, stages_tile=True, block_choices=BLOCK_SCAN),
     "scan_by_key": _cub("DeviceScan::*ByKey", _table(
         "DeviceScan::InclusiveSumByKey / ExclusiveSumByKey (keys T*, values and accumulator of the value type)",

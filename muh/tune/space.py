@@ -92,6 +92,9 @@ class Effective:
     dtype: str
     values: tuple[tuple[str, object], ...]
     params: tuple[tuple[str, int], ...] = ()  # (constexpr name, value): what the kernel is instantiated with
+    # the candidate's sub-policies as derive resolved them (the spec's: `muh tune` varies top-level dims):
+    # {sub-policy: {dim: Resolved}}, what the record's ``get.sub`` reads, as ``muh build`` does
+    subs: dict = field(default_factory=dict, compare=False, hash=False)
 
     def get(self, dim: str, default=None):
         return dict(self.values).get(dim, default)
@@ -296,11 +299,11 @@ def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
     if rec is not None and not reasons:
         try:
             cfg = hardware_config(hw)
-            pol = read_policy(space.family, dict(values).get, f"{space.family}.{space.dtype}")
+            pol = read_policy(space.family, dict(values).get, f"{space.family}.{space.dtype}", rp.subs)
             params = tuple((p.cname, p.value) for p in rec.params(cfg, space.dtype, pol))
         except (TypeError, ValueError, KeyError):
             params = ()  # the emitter's own check (unit.emitter_reasons) says why
-    return Effective(space.family, space.dtype, values, params), reasons
+    return Effective(space.family, space.dtype, values, params, subs=dict(rp.subs)), reasons
 
 
 def effective(v: Variant, space: Space) -> Effective:

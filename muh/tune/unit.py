@@ -35,7 +35,7 @@ def kernel_config(eff: Effective, hw: Hardware):
         return hardware_config(hw)
     if eff.family not in families.NAMES:
         raise UnitError(f"no kernels for `{eff.family}`")
-    pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}")
+    pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}", eff.subs)
     return hardware_config(hw).with_policies(eff.family, {eff.dtype: pol})
 
 
@@ -62,7 +62,7 @@ def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
             from muh.derive.kernels import hardware_config, read_policy
 
             rec = families.get(eff.family)
-            pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}")
+            pol = read_policy(eff.family, eff.get, f"{eff.family}.{eff.dtype}", eff.subs)
             return rec.checks(hardware_config(hw), eff.dtype, pol) + ops_target(eff, hw).errors()
         return validate(kernel_config(eff, hw))
     except (TypeError, ValueError, KeyError) as err:

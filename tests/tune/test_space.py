@@ -151,3 +151,26 @@ def test_scan_ring_dims_are_searched_like_a_build_would_take_them():
     assert dict(ring.params)["kStages"] == 3 and emitter_reasons(ring, hw) == []
     two = effective(variant(stage="ublkcp", passes=4, stages=2), sp)
     assert any("stages=2 must be 1" in r for r in emitter_reasons(two, hw))
+
+
+def test_a_candidate_keeps_the_spec_s_sub_policies(tmp_path):
+    """`muh tune` varies a policy's own dims; its candidates are built with the spec's sub-policies (the
+    record's ``get.sub``), as `muh build` builds the winner — not with the record's defaults."""
+    from pathlib import Path
+
+    from muh.pipeline import load_file
+    from muh.tune.unit import kernel_config
+
+    src = Path(__file__).resolve().parents[2] / "specs" / "h200.muh"
+    text = src.read_text()
+    at = text.index("algorithm segmented_reduce on h200")
+    text = text[:at] + text[at:].replace("warp { items = 32", "warp { items = 7", 1).replace(
+        "small { threads = 256  items = 8", "small { threads = 128  items = 3", 1)
+    spec = tmp_path / "h200.muh"
+    spec.write_text(text)
+    loaded = load_file(spec)
+    sp = build_space(loaded.spec, "segmented_reduce", "float32")
+    eff = effective(sp.base, sp)
+    pol = kernel_config(eff, loaded.spec.hardware["h200"]).of("segmented_reduce")["float32"]
+    assert (pol.small_threads, pol.small_items, pol.warp_items) == (128, 3, 7)
+    assert ("kWarpItems", 7) in eff.params

@@ -45,4 +45,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     return muh_histogram_even(dtype, ptr(samples), n, bins, lower, upper, static_cast<int*>(ptr(histogram)),
                               ptr(stream));
   });
+  m.def("muh_segmented_reduce_workspace_bytes",
+        [](int64_t segments) { return static_cast<int64_t>(muh_segmented_reduce_workspace_bytes(segments)); });
+  m.def("muh_segmented_reduce", [](int op, int dtype, int offset_bytes, int64_t in, int64_t begin_offsets,
+                                   int64_t end_offsets, int64_t segments, int64_t out, int64_t out_index,
+                                   int64_t workspace, int64_t workspace_bytes, int64_t stream) {
+    return muh_segmented_reduce(op, dtype, offset_bytes, ptr(in), ptr(begin_offsets), ptr(end_offsets), segments,
+                                ptr(out), ptr(out_index), ptr(workspace), static_cast<size_t>(workspace_bytes),
+                                ptr(stream));
+  });
 }

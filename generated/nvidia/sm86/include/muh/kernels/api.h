@@ -29,6 +29,7 @@ enum muh_dtype {
 };
 enum muh_reduce_op { MUH_SUM = 0, MUH_MAX = 1, MUH_MIN = 2 };
 enum muh_transform_op { MUH_SCALE = 0, MUH_RELU = 1, MUH_SILU = 2 };
+enum muh_segmented_reduce_op { MUH_SEG_SUM = 0, MUH_SEG_MIN = 1, MUH_SEG_MAX = 2, MUH_SEG_AMIN = 3, MUH_SEG_AMAX = 4 };
 
 /* what the last failing call said */
 const char* muh_last_error(void);
@@ -51,6 +52,10 @@ int muh_topk_max_k(void);
 int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values, long long* indices, void* stream);
 int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper,
                        int* histogram, void* stream);
+size_t muh_segmented_reduce_workspace_bytes(long long segments);
+int muh_segmented_reduce(int op, int dtype, int offset_bytes, const void* in, const void* begin_offsets,
+                         const void* end_offsets, long long segments, void* out, void* out_index, void* workspace,
+                         size_t workspace_bytes, void* stream);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@ namespace params {
 constexpr int kSmemPerBlock = 49152;  // hardware smem_per_block
 constexpr int kSmemBanks = 32;        // shared-memory banks (32 on every CUDA-class GPU)
 constexpr int kReduceMaxGrid = 4096;  // first-pass blocks: 16 x 256-thread blocks, one second-pass tile
+// tile-pass blocks: as reduce's first pass (the workspace holds two partials each)
+constexpr int kSegmentedReduceMaxGrid = 4096;
 
 namespace reduce_float32 {
 constexpr int kThreads = 256;  // policy threads
@@ -220,6 +222,42 @@ constexpr int kVec = 4;
 constexpr int kCopies = 32;       // 1-byte samples: one copy per shared-memory bank (smem_banks=32)
 constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted in global memory (smem_per_block=49152)
 }  // namespace histogram_uint8
+
+namespace segmented_reduce_float32 {
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 16;          // policy items
+constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
+constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
+constexpr int kSmallItems = 8;      // default: 8 (no small.items)
+constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+}  // namespace segmented_reduce_float32
+
+namespace segmented_reduce_float64 {
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 8;           // policy items
+constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
+constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
+constexpr int kSmallItems = 8;      // default: 8 (no small.items)
+constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+}  // namespace segmented_reduce_float64
+
+namespace segmented_reduce_int32 {
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 16;          // policy items
+constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
+constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
+constexpr int kSmallItems = 8;      // default: 8 (no small.items)
+constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+}  // namespace segmented_reduce_int32
+
+namespace segmented_reduce_int64 {
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 8;           // policy items
+constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
+constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
+constexpr int kSmallItems = 8;      // default: 8 (no small.items)
+constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+}  // namespace segmented_reduce_int64
 
 }  // namespace params
 }  // namespace muh

@@ -1,0 +1,413 @@
+// Segmented reduce (sum, min, max, argmin, argmax over segments [begin[i], end[i]) of one input; CUB
+// DeviceSegmentedReduce semantics), static CUDA. Each segment is reduced by the class its length falls in,
+// chosen on the device, in three launches whatever the lengths:
+//   1. small_kernel: one thread per segment. A segment of at most kSmallItems elements is reduced by its
+//      thread; one of at most warp::kSize * kWarpItems by its warp (the warp takes its lanes' such segments
+//      one after the other); a longer one is appended to the work list with its count of tiles (one 64-bit
+//      atomic gives its entry and its first tile, so tiles are numbered in entry order).
+//   2. tiles_kernel: the listed segments' tiles (kThreads * kItems elements each), split evenly over a grid
+//      sized to fill the GPU: each block reduces a contiguous run of tiles; a segment whose tiles all fall
+//      in one block's run is written by that block (a block per segment), a longer one leaves a partial at
+//      each end of the block's run (many blocks per segment).
+//   3. fixup_kernel: the first block of each segment spread over several blocks combines their partials
+//      in block order (deterministic) and writes the result.
+// No numbers of its own: kernels/segmented_reduce.cu instantiates it with each element type's resolved
+// policy P (params.cuh). Compiles on its own against the generated common layer (include/muh: block.cuh,
+// host.cuh, types.cuh, warp.cuh); C++14, CUDA 10.2 subset.
+//
+// Policy P (enums): kThreads, kItems, kLdg (the tile pass: CUB's SegmentedReducePolicy), kSmallThreads
+// (block of the first pass), kSmallItems (longest segment a thread reduces alone), kWarpItems (elements
+// per lane of the longest segment a warp reduces), kMaxGrid (most blocks of the tile pass: the workspace
+// holds two partials each).
+#pragma once
+
+#include <float.h>
+#include <stdint.h>
+
+#include "muh/block.cuh"
+#include "muh/host.cuh"
+#include "muh/types.cuh"
+#include "muh/warp.cuh"
+
+namespace muh {
+namespace segmented_reduce_impl MUH_LIBRARY_LOCAL {
+
+// The finite extremes CUB starts min and max from (cuda::std::numeric_limits<T>::max() / lowest()).
+template <typename T>
+struct Finite;
+template <>
+struct Finite<float> {
+  static __device__ __forceinline__ float highest() { return FLT_MAX; }
+};
+template <>
+struct Finite<double> {
+  static __device__ __forceinline__ double highest() { return DBL_MAX; }
+};
+template <>
+struct Finite<__half> {
+  static __device__ __forceinline__ float highest() { return 65504.0f; }
+};
+template <>
+struct Finite<bf16> {
+  static __device__ __forceinline__ float highest() { return 3.38953139e38f; }
+};
+template <>
+struct Finite<int> {
+  static __device__ __forceinline__ int highest() { return INT_MAX; }
+  static __device__ __forceinline__ int lowest() { return INT_MIN; }
+};
+template <>
+struct Finite<long long> {
+  static __device__ __forceinline__ long long highest() { return LLONG_MAX; }
+  static __device__ __forceinline__ long long lowest() { return LLONG_MIN; }
+};
+template <typename T>
+__device__ __forceinline__ typename Acc<T>::type lowest_of() {
+  return -Finite<T>::highest();
+}
+template <>
+__device__ __forceinline__ int lowest_of<int>() {
+  return Finite<int>::lowest();
+}
+template <>
+__device__ __forceinline__ long long lowest_of<long long>() {
+  return Finite<long long>::lowest();
+}
+
+// A value and its offset in the segment (CUB's KeyValuePair<offset, T>, key first).
+template <typename A>
+struct KV {
+  long long key;
+  A value;
+};
+
+// The operators: R is the running value, init() CUB's initial value (what an empty segment gives),
+// fold() takes element x at offset i of the segment, combine() two running values, value()/key() the
+// output. Every fold starts from init(), as CUB's does.
+template <typename T>
+struct OpSum {
+  typedef typename Acc<T>::type A;
+  typedef A R;
+  static __device__ __forceinline__ R init() { return A(0); }
+  static __device__ __forceinline__ R fold(R r, A x, long long) { return r + x; }
+  static __device__ __forceinline__ R combine(R a, R b) { return a + b; }
+  static __device__ __forceinline__ A value(R r) { return r; }
+  static __device__ __forceinline__ long long key(R) { return 0; }
+};
+template <typename T>
+struct OpMin {  // cuda::minimum from numeric_limits<T>::max()
+  typedef typename Acc<T>::type A;
+  typedef A R;
+  static __device__ __forceinline__ R init() { return Finite<T>::highest(); }
+  static __device__ __forceinline__ R fold(R r, A x, long long) { return x < r ? x : r; }
+  static __device__ __forceinline__ R combine(R a, R b) { return b < a ? b : a; }
+  static __device__ __forceinline__ A value(R r) { return r; }
+  static __device__ __forceinline__ long long key(R) { return 0; }
+};
+template <typename T>
+struct OpMax {  // cuda::maximum from numeric_limits<T>::lowest()
+  typedef typename Acc<T>::type A;
+  typedef A R;
+  static __device__ __forceinline__ R init() { return lowest_of<T>(); }
+  static __device__ __forceinline__ R fold(R r, A x, long long) { return x > r ? x : r; }
+  static __device__ __forceinline__ R combine(R a, R b) { return b > a ? b : a; }
+  static __device__ __forceinline__ A value(R r) { return r; }
+  static __device__ __forceinline__ long long key(R) { return 0; }
+};
+// cub::ArgMin / ArgMax: the smaller (larger) value, the first offset on ties; from {1, max()} ({1, lowest()}).
+template <typename T, bool kMax>
+struct OpArg {
+  typedef typename Acc<T>::type A;
+  typedef KV<A> R;
+  static __device__ __forceinline__ bool better(A b, A a) { return kMax ? b > a : b < a; }
+  static __device__ __forceinline__ R init() {
+    R r;
+    r.key = 1;
+    r.value = kMax ? lowest_of<T>() : (A)Finite<T>::highest();
+    return r;
+  }
+  static __device__ __forceinline__ R combine(R a, R b) {
+    return (better(b.value, a.value) || (a.value == b.value && b.key < a.key)) ? b : a;
+  }
+  static __device__ __forceinline__ R fold(R r, A x, long long i) {
+    R b;
+    b.key = i;
+    b.value = x;
+    return combine(r, b);
+  }
+  static __device__ __forceinline__ A value(R r) { return r.value; }
+  static __device__ __forceinline__ long long key(R r) { return r.key; }
+};
+
+template <typename Op>
+struct Combine {
+  __device__ __forceinline__ typename Op::R operator()(typename Op::R a, typename Op::R b) const {
+    return Op::combine(a, b);
+  }
+};
+
+// Op::combine over the warp (every lane gets it): the warp layer's reduce for a plain value; a key-value
+// pair is exchanged field by field (the emulated warp's exchange moves at most 8 bytes at a time).
+template <typename Op, typename R>
+struct Lanes {
+  static __device__ __forceinline__ R reduce(R v) { return warp::reduce(v, Combine<Op>()); }
+};
+template <typename Op, typename A>
+struct Lanes<Op, KV<A>> {
+  static __device__ __forceinline__ KV<A> reduce(KV<A> v) {
+#pragma unroll
+    for (int o = warp::kSize / 2; o > 0; o >>= 1) {
+      KV<A> t;
+      t.key = warp::shfl_xor(v.key, o);
+      t.value = warp::shfl_xor(v.value, o);
+      v = Op::combine(v, t);
+    }
+    return v;
+  }
+};
+template <typename Op>
+__device__ __forceinline__ typename Op::R warp_reduce(typename Op::R v) {
+  return Lanes<Op, typename Op::R>::reduce(v);
+}
+
+// Op::combine over the block (every thread gets it), as block::reduce with warp_reduce's exchange;
+// `smem` holds one value per warp.
+template <int kThreads, typename Op>
+__device__ __forceinline__ typename Op::R block_reduce(typename Op::R v, typename Op::R* smem) {
+  v = warp_reduce<Op>(v);
+  if (warp::lane() == 0) smem[warp::id()] = v;
+  __syncthreads();
+  typename Op::R r = smem[0];
+  for (int i = 1; i < block::Shape<kThreads>::kWarps; ++i) r = Op::combine(r, smem[i]);
+  __syncthreads();
+  return r;
+}
+
+// A segment longer than a warp's share: its place in the work list.
+struct Entry {
+  long long segment;
+  long long begin;
+  long long size;
+  long long first_tile;  // tiles of all earlier entries
+};
+
+// Workspace: the list's counter (entries << 36 | tiles), the partials, the list. 2^36 tiles of at least
+// one warp each, 2^28 segments (run refuses more).
+constexpr int kCountBits = 36;
+constexpr long long kMaxSegments = 1LL << (64 - kCountBits);
+constexpr unsigned long long kTileMask = (1ull << kCountBits) - 1;
+constexpr size_t kCounterBytes = 16;
+
+template <typename P>
+constexpr size_t partial_bytes() {
+  return sizeof(KV<double>) * 2 * (size_t)P::kMaxGrid;
+}
+
+template <typename T, typename Op>
+__device__ __forceinline__ void put(T* out, long long* out_key, long long s, typename Op::R r) {
+  out[s] = Cvt<typename Acc<T>::type, T>::out(Op::value(r));
+  if (out_key) out_key[s] = Op::key(r);
+}
+
+// One element as its accumulator type (types.cuh's load_vec: the read-only path where kLdg).
+template <typename T, bool kLdg>
+__device__ __forceinline__ typename Acc<T>::type ld(const T* p) {
+  T v[1];
+  load_vec<T, 1, kLdg>(p, v);
+  return Cvt<typename Acc<T>::type, T>::in(v[0]);
+}
+
+template <typename T, typename O, typename P, typename Op>
+__global__ void __launch_bounds__(P::kSmallThreads)
+    small_kernel(const T* __restrict__ in, const O* __restrict__ begins, const O* __restrict__ ends, long long segments,
+                 T* __restrict__ out, long long* __restrict__ out_key, Entry* __restrict__ list,
+                 unsigned long long* counter) {
+  typedef typename Op::R R;
+  enum { kTile = P::kThreads * P::kItems };
+  const long long s = (long long)blockIdx.x * P::kSmallThreads + threadIdx.x;
+  const bool live = s < segments;
+  long long b = 0, n = 0;
+  if (live) {
+    b = (long long)begins[s];
+    const long long e = (long long)ends[s];
+    n = e > b ? e - b : 0;
+  }
+  if (live && n <= P::kSmallItems) {  // a thread's segment
+    R r = Op::init();
+    for (long long i = 0; i < n; ++i) r = Op::fold(r, ld<T, P::kLdg != 0>(in + b + i), i);
+    put<T, Op>(out, out_key, s, r);
+  }
+  // A warp's segments, one after the other, all lanes loading each.
+  bool pending = live && n > P::kSmallItems && n <= (long long)warp::kSize * P::kWarpItems;
+  while (warp::any(pending)) {
+    const int src = warp::first_lane(pending);
+    const long long sb = warp::shfl_idx(b, src), sn = warp::shfl_idx(n, src), ss = warp::shfl_idx(s, src);
+    R r = Op::init();
+    for (long long i = warp::lane(); i < sn; i += warp::kSize) r = Op::fold(r, ld<T, P::kLdg != 0>(in + sb + i), i);
+    r = warp_reduce<Op>(r);
+    if (warp::lane() == src) {
+      put<T, Op>(out, out_key, ss, r);
+      pending = false;
+    }
+  }
+  if (live && n > (long long)warp::kSize * P::kWarpItems) {  // a block's or many blocks': listed
+    const long long tiles = (n + kTile - 1) / kTile;
+    const unsigned long long old = atomicAdd(counter, (1ull << kCountBits) + (unsigned long long)tiles);
+    Entry en;
+    en.segment = s;
+    en.begin = b;
+    en.size = n;
+    en.first_tile = (long long)(old & kTileMask);
+    list[old >> kCountBits] = en;
+  }
+}
+
+// The entry holding tile t (entries' first tiles ascend with their index).
+__device__ __forceinline__ long long entry_of(const Entry* list, long long entries, long long t) {
+  long long lo = 0, hi = entries - 1;
+  while (lo < hi) {
+    const long long mid = (lo + hi + 1) / 2;
+    if (list[mid].first_tile <= t)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+// Block g's run of tiles [lo, hi) of `tiles`, the grid's even share.
+__device__ __forceinline__ void run_of(long long tiles, long long g, long long grid, long long& lo, long long& hi) {
+  const long long per = (tiles + grid - 1) / grid;
+  lo = g * per;
+  hi = lo + per < tiles ? lo + per : tiles;
+}
+
+template <typename T, typename P, typename Op>
+__global__ void __launch_bounds__(P::kThreads)
+    tiles_kernel(const T* __restrict__ in, T* __restrict__ out, long long* __restrict__ out_key,
+                 const Entry* __restrict__ list, const unsigned long long* counter, typename Op::R* partials) {
+  typedef typename Op::R R;
+  enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems };
+  __shared__ R warp_partials[block::Shape<kThreads>::kWarps];
+  const unsigned long long c = *counter;
+  const long long entries = (long long)(c >> kCountBits), tiles = (long long)(c & kTileMask);
+  long long lo, hi;
+  run_of(tiles, blockIdx.x, gridDim.x, lo, hi);
+  if (lo >= hi) return;
+  long long e = entry_of(list, entries, lo);
+  for (long long t = lo; t < hi; ++e) {
+    const Entry en = list[e];
+    const long long count = (en.size + kTile - 1) / kTile;
+    const long long last = en.first_tile + count < hi ? en.first_tile + count : hi;
+    const T* base = in + en.begin;
+    R r = Op::init();
+    for (; t < last; ++t) {
+      const long long off = (t - en.first_tile) * kTile;
+      if (off + kTile <= en.size) {
+        typename Acc<T>::type v[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) v[i] = ld<T, P::kLdg != 0>(base + off + i * kThreads + threadIdx.x);
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) r = Op::fold(r, v[i], off + i * kThreads + threadIdx.x);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+          const long long k = off + i * kThreads + threadIdx.x;
+          if (k < en.size) r = Op::fold(r, ld<T, P::kLdg != 0>(base + k), k);
+        }
+      }
+    }
+    r = block_reduce<kThreads, Op>(r, warp_partials);
+    if (threadIdx.x == 0) {
+      const bool starts = en.first_tile >= lo, ends = en.first_tile + count <= hi;
+      if (starts && ends)
+        put<T, Op>(out, out_key, en.segment, r);
+      else
+        partials[2 * blockIdx.x + (starts ? 1 : 0)] = r;  // 0: the run's first segment, 1: its last
+    }
+  }
+}
+
+template <typename T, typename P, typename Op>
+__global__ void fixup_kernel(T* __restrict__ out, long long* __restrict__ out_key, const Entry* __restrict__ list,
+                             const unsigned long long* counter, const typename Op::R* partials, int grid) {
+  typedef typename Op::R R;
+  enum { kTile = P::kThreads * P::kItems };
+  const unsigned long long c = *counter;
+  const long long entries = (long long)(c >> kCountBits), tiles = (long long)(c & kTileMask);
+  long long lo, hi;
+  run_of(tiles, blockIdx.x, grid, lo, hi);
+  if (lo >= hi) return;
+  const Entry en = list[entry_of(list, entries, hi - 1)];
+  const long long count = (en.size + kTile - 1) / kTile;
+  if (en.first_tile < lo || en.first_tile + count <= hi) return;  // not a segment this block starts and leaves
+  const long long per = (tiles + grid - 1) / grid;
+  const long long last_block = (en.first_tile + count - 1) / per;
+  // partials: this block's "last" slot, then each later block's "first" slot, in block order
+  R r = Op::init();
+  const long long n = last_block - blockIdx.x + 1;
+  for (long long i = warp::lane(); i < n; i += warp::kSize)
+    r = Op::combine(r, i == 0 ? partials[2 * blockIdx.x + 1] : partials[2 * (blockIdx.x + i)]);
+  r = warp_reduce<Op>(r);
+  if (warp::lane() == 0) put<T, Op>(out, out_key, en.segment, r);
+}
+
+// Blocks of the tile pass: all that fit on the device at once (cached per device), at most P::kMaxGrid.
+template <typename T, typename P, typename Op>
+int tile_grid() {
+  static int per_device[host::kMaxDevices];
+  int& cached = per_device[host::current_device()];
+  if (!cached) {
+    int per_sm = 0;
+    int rc =
+        host::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiles_kernel<T, P, Op>, P::kThreads, 0),
+                         "occupancy(segmented_reduce)");
+    if (rc) return -rc;
+    long long g = (long long)(per_sm > 0 ? per_sm : 1) * host::sm_count();
+    cached = (int)(g < P::kMaxGrid ? g : P::kMaxGrid);
+  }
+  return cached;
+}
+
+// Workspace bytes for `segments` segments.
+template <typename P>
+size_t workspace_bytes(long long segments) {
+  return kCounterBytes + partial_bytes<P>() + sizeof(Entry) * (size_t)(segments > 0 ? segments : 0);
+}
+
+template <typename T, typename O, typename P, typename Op>
+int run(const void* in, const void* begins, const void* ends, long long segments, void* out, long long* out_key,
+        void* ws, size_t ws_bytes, cudaStream_t s) {
+  typedef typename Op::R R;
+  if (segments == 0) return MUH_OK;
+  if (segments >= kMaxSegments)
+    return host::fail(MUH_ERR_ARGUMENT, "muh_segmented_reduce: %lld segments, at most %lld", segments,
+                      kMaxSegments - 1);
+  if (ws_bytes < workspace_bytes<P>(segments))
+    return host::fail(MUH_ERR_ARGUMENT, "muh_segmented_reduce: workspace of %zu bytes is too small (%zu needed)",
+                      ws_bytes, workspace_bytes<P>(segments));
+  unsigned long long* counter = static_cast<unsigned long long*>(ws);
+  R* partials = reinterpret_cast<R*>(static_cast<char*>(ws) + kCounterBytes);
+  Entry* list = reinterpret_cast<Entry*>(static_cast<char*>(ws) + kCounterBytes + partial_bytes<P>());
+  int rc = host::cuda_check(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), s), "segmented_reduce memset");
+  if (rc) return rc;
+  const long long blocks = (segments + P::kSmallThreads - 1) / P::kSmallThreads;
+  if (blocks > 2147483647LL)
+    return host::fail(MUH_ERR_ARGUMENT, "muh_segmented_reduce: %lld segments is too many", segments);
+  small_kernel<T, O, P, Op><<<(unsigned)blocks, P::kSmallThreads, 0, s>>>(
+      static_cast<const T*>(in), static_cast<const O*>(begins), static_cast<const O*>(ends), segments,
+      static_cast<T*>(out), out_key, list, counter);
+  rc = host::launch_check("segmented_reduce launch (segments)");
+  if (rc) return rc;
+  const int grid = tile_grid<T, P, Op>();
+  if (grid < 0) return -grid;
+  tiles_kernel<T, P, Op>
+      <<<grid, P::kThreads, 0, s>>>(static_cast<const T*>(in), static_cast<T*>(out), out_key, list, counter, partials);
+  rc = host::launch_check("segmented_reduce launch (tiles)");
+  if (rc) return rc;
+  fixup_kernel<T, P, Op><<<grid, warp::kSize, 0, s>>>(static_cast<T*>(out), out_key, list, counter, partials, grid);
+  return host::launch_check("segmented_reduce launch (fixup)");
+}
+
+}  // namespace segmented_reduce_impl MUH_LIBRARY_LOCAL
+}  // namespace muh
