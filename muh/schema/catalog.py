@@ -74,8 +74,7 @@ DIMS: dict[str, Dim] = {
     "algorithm": Dim("enum", "transform algorithm", TRANSFORM_ALGORITHMS),
     "radix_bits": Dim("int", "radix bits per pass", lo=1, hi=16),
     "bits_per_pass": Dim("int", "key bits resolved per pass (topk radix select)", lo=1, hi=16),
-    "warp_cols": Dim("int", "rows of at most this many columns are each selected by one warp, threads / warp rows "
-                     "per block (topk's small-row path; 0: every row takes a block)", lo=0, hi=8192,
+    "warp_cols": Dim("int", "rows of at most this many columns take one warp each, threads / warp rows a block (topk; 0: off)", lo=0, hi=8192,
                      unset="every row takes a block (no small-row path)"),
     "rank": Dim("enum", "radix ranking algorithm", RADIX_RANK),
     "pixels_per_thread": Dim("int", "pixels per thread (histogram)", lo=1, hi=64),

@@ -23,8 +23,7 @@ struct policy {
   int items;                   //!< items per thread
   block_scan_algorithm block;  //!< block-wide reduce or scan algorithm
   int bits_per_pass;           //!< key bits resolved per pass (topk radix select)
-  int warp_cols;  //!< rows of at most this many columns are each selected by one warp, threads / warp rows per block
-                  //!< (topk's small-row path; 0: every row takes a block)
+  int warp_cols;  //!< rows of at most this many columns take one warp each, threads / warp rows a block (topk; 0: off)
 };
 
 MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
