@@ -117,3 +117,21 @@ def test_warp_cols_belongs_to_topk_only(tmp_path):
     with pytest.raises(MuhError) as e:
         load_file(_spec(tmp_path, text))
     assert [d.code for d in e.value.diagnostics] == ["E-DIM"]
+
+
+def test_an_emulated_warp_of_more_than_two_hardware_warps_has_no_small_row_path():
+    """The path is verified natively and with a logical warp of up to 2 hardware warps (the BI-V100's 64
+    lanes on 32-lane hardware); at 128 lanes emulated it faulted in the GPU test run (cause not found:
+    muh/families/topk MAX_EMULATED_PARTS), so that build's params turn it off, saying why."""
+    from bench import presets
+    from muh.families import topk
+
+    bi = presets.bi100()
+    for cfg, want in ((bi, 1024), (bi.emulated(64), 1024), (bi.emulated(16), 1024), (bi.emulated(128), 0)):
+        pol = cfg.of("topk")["float32"]
+        got = {p.cname: p for p in topk.params(cfg, "float32", pol)}
+        assert got["kWarpCols"].value == want, cfg.name
+        assert topk.checks(cfg, "float32", pol) == []
+    off = {p.cname: p for p in topk.params(bi.emulated(128), "float32", bi.of("topk")["float32"])}
+    assert off["kWarpCols"].rule.startswith("0: a logical warp of 128 lanes emulated on 4 hardware warps")
+    assert (off["kWarpVecs"].value, off["kWarpMaxK"].value) == (0, 0)

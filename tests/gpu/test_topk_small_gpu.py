@@ -7,7 +7,11 @@ with its 64-lane warp emulated on the 32-lane GPU, and at 16 and 128 lanes), top
 cover the path's edges: k = 1, k = the row, the largest k and row it takes and one past each (the
 one-block kernel then), rows that leave warps of the last block idle, odd row lengths and an
 unaligned input (scalar loads), ties, all-equal rows and sampling masks (-inf, NaN). One test asks
-the profiler which kernel ran, so a launcher that never takes the path fails here too."""
+the profiler which kernel ran, so a launcher that never takes the path fails here too.
+
+At 128 lanes emulated (4 hardware warps a logical warp) the build has no small-row path (the topk record's
+MAX_EMULATED_PARTS: the warp kernel faulted there in the test run, cause not found); the same shapes then
+check the one-block kernel, and a test checks that the path is off there and on everywhere else."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -38,13 +42,18 @@ def configs() -> dict:
             "bi100-emu128": _topk_only(bi.emulated(128), "bi100-topk-emu128")}
 
 
+# builds whose policies take the small-row path (the others: none, MAX_EMULATED_PARTS)
+WITH_PATH = ("h200", "bi100-emu64", "bi100-emu16")
+
+
 def warp_limits(cfg, dtype: str, k: int) -> tuple[int, int]:
-    """(warp_cols, largest k) of the small-row path of the policy ``muh_topk`` picks for ``k``."""
+    """(longest row, largest k) of the small-row path of the policy ``muh_topk`` picks for ``k``, as the
+    topk record derives them for this build (kWarpCols, kWarpMaxK; 0: no path)."""
     from muh.families import topk
 
     for lo, hi, pol in cfg.buckets_of("topk", dtype):
         if cfg.bucket_key("topk", dtype) != "k" or lo <= k and (hi is None or k < hi):
-            return pol.warp_cols, topk.warp_max_k(cfg, pol)
+            return topk.warp_cols(cfg, pol)[0], topk.warp_max_k(cfg, pol)
     raise AssertionError(f"no bucket of topk.{dtype} takes k={k}")
 
 
@@ -70,9 +79,11 @@ def built(tmp_path_factory):
 
 
 def _cases(cfg, dtype: str) -> list[tuple[int, int, int]]:
-    """(rows, row length, k): the small-row path's edges for this build's policy, and one past them."""
+    """(rows, row length, k): the small-row path's edges for this build's policy, and one past them (a build
+    without the path: the edges it has at warp 64)."""
     cols, max_k = warp_limits(cfg, dtype, 8)
-    assert cols >= 256, f"{cfg.name}: the spec's topk.{dtype} policy has no small-row path for 256 columns"
+    if not cols:
+        cols, max_k = 1024, 512
     rows_per_block = cfg.of("topk")[dtype].threads // cfg.warp_size
     return [(4096, 256, 8),  # the MoE router's shape
             (3, 256, 1), (5, 64, 64), (2, min(cols, max_k), min(cols, max_k)),  # k = 1, k = the row
@@ -141,7 +152,19 @@ def test_small_rows_masked_and_unaligned(built, variant, dtype):
         _check(k_, x, k, f"{variant} {dtype} {rows}x{cols} k={k} unaligned")
 
 
-@pytest.mark.parametrize("variant", ["h200", "bi100-emu64"])
+def test_the_path_is_on_where_verified(built):
+    """The bundled specs' policies give every build the path for the router's rows (256 columns, k = 8),
+    except the 128-lane emulation."""
+    for variant, (cfg, _) in built.items():
+        for dtype in ("float32", "float16", "bfloat16"):
+            cols, max_k = warp_limits(cfg, dtype, 8)
+            if variant in WITH_PATH:
+                assert cols >= 256 and max_k >= 8, f"{variant} topk.{dtype}: no small-row path for 256 columns"
+            else:
+                assert cols == 0, f"{variant} topk.{dtype}: the small-row path is on"
+
+
+@pytest.mark.parametrize("variant", ["h200", "bi100-emu64", "bi100-emu128"])
 def test_short_rows_run_the_warp_kernel(built, variant):
     """Which kernel ran (the profiler's CUDA kernel names): a row the policy's warp_cols covers takes
     topk_warp_kernel, a longer one the one-block topk_kernel."""
@@ -165,7 +188,12 @@ def test_short_rows_run_the_warp_kernel(built, variant):
             pytest.skip("the profiler recorded no kernels on this machine (CUPTI)")
         return names
 
+    warp = lambda names: any("topk_warp_kernel" in n for n in names)  # noqa: E731
+    block = lambda names: any("topk_kernel" in n.replace("topk_warp_kernel", "") for n in names)  # noqa: E731
+    if variant not in WITH_PATH:  # no small-row path: the router's rows take the one-block kernel
+        short = kernels_of(4096, 256)
+        assert block(short) and not warp(short), short
+        return
     short, long_ = kernels_of(4096, min(256, cols)), kernels_of(4, cols + 1)
-    assert any("topk_warp_kernel" in n for n in short) and not any("topk_kernel" in n.replace("topk_warp_kernel", "")
-                                                                    for n in short), short
-    assert any("topk_kernel" in n for n in long_) and not any("topk_warp_kernel" in n for n in long_), long_
+    assert warp(short) and not block(short), short
+    assert block(long_) and not warp(long_), long_
