@@ -31,23 +31,25 @@ CASES = [(1, 152064, 50, "float32"), (2, 152064, 50, "float32"), (8, 152064, 50,
          (1, 256, 8, "float32"), (64, 256, 8, "float32")]
 
 
-def topk_lib(gen: Path, cache: Path):
-    """The topk kernels of a generated folder, built alone (content-hash cache)."""
-    from muh import families
-    from muh.runtime import build
-    from muh.runtime.library import Kernels
-
-    import torch
-
-    root = cache / f"topk-{gen.resolve().as_posix().replace('/', '_')}"
+def topk_folder(gen: Path, cache: Path) -> Path:
+    """A copy of a generated folder with its topk kernels alone (and the common unit)."""
+    root = cache / f"topk-{gen.resolve().as_posix().strip('/').replace('/', '_')}"
     if root.exists():
         shutil.rmtree(root)
     shutil.copytree(gen / "include", root / "include")
     (root / "kernels").mkdir(parents=True)
     for name in ("common.cu", "topk.cu"):
         shutil.copy(gen / "kernels" / name, root / "kernels" / name)
-    major, minor = torch.cuda.get_device_capability()
-    return Kernels.from_library(build.build_capi(root, arch=f"sm_{major}{minor}"), families.api())
+    return root
+
+
+def topk_lib(gen: Path, cache: Path, arch: str):
+    """The topk kernels of a generated folder, built alone for ``arch`` (content-hash cache)."""
+    from muh import families
+    from muh.runtime import build
+    from muh.runtime.library import Kernels
+
+    return Kernels.from_library(build.build_capi(topk_folder(gen, cache), arch=arch), families.api())
 
 
 def main() -> int:
@@ -67,7 +69,9 @@ def main() -> int:
 
     cache = ROOT / ".muh-cache" / "bench"
     cache.mkdir(parents=True, exist_ok=True)
-    libs = {"before": topk_lib(args.before, cache), "after": topk_lib(args.after, cache)}
+    major, minor = torch.cuda.get_device_capability()
+    libs = {side: topk_lib(gen, cache, f"sm_{major}{minor}") for side, gen in (("before", args.before),
+                                                                            ("after", args.after))}
     dev = torch.cuda.get_device_properties(0)
     print(f"device: {dev.name}, {dev.multi_processor_count} SMs, torch {torch.__version__}", flush=True)
     rows_out = []
