@@ -74,6 +74,8 @@ DIMS: dict[str, Dim] = {
     "algorithm": Dim("enum", "transform algorithm", TRANSFORM_ALGORITHMS),
     "radix_bits": Dim("int", "radix bits per pass", lo=1, hi=16),
     "bits_per_pass": Dim("int", "key bits resolved per pass (topk radix select)", lo=1, hi=16),
+    "warp_cols": Dim("int", "rows of at most this many columns take one warp each, threads / warp rows a block (topk; 0: off)", lo=0, hi=8192,
+                     unset="every row takes a block (no small-row path)"),
     "rank": Dim("enum", "radix ranking algorithm", RADIX_RANK),
     "pixels_per_thread": Dim("int", "pixels per thread (histogram)", lo=1, hi=64),
     "rle_compress": Dim("bool", "run-length compress samples before binning (histogram)"),
@@ -252,7 +254,8 @@ FAMILIES: dict[str, Tuning] = {
         "typename cub::detail::adjacent_difference::policy_hub<T*, false>::MaxPolicy", "AdjacentDifferencePolicy",
         _MERGE, any_type=True), scaling="nominal_8b", stages_tile=True),
     "find": Tuning("DeviceFind (newer CCCL)", ("threads", "items", "vec", "modifier"), scaling="none"),
-    "topk": Tuning("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass"),
+    "topk": Tuning("DeviceTopK (newer CCCL): per-row top-k by radix select", ("threads", "items", "load", "block", "bits_per_pass",
+                                                                            "warp_cols"),
                    scaling="none", block_choices=BLOCK_SCAN),
     # The LLM ops' own policies (muh's, no CCCL counterpart; records muh/families/rms_norm/ and
     # silu_and_mul/): values are literal (no scaling); buckets are by rows x hidden.

@@ -11,6 +11,18 @@ MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of share
 # The ordered gather counts a tile's greater and equal keys in one 32-bit scan value, 16 bits each
 # (topk.cuh: `counts`): a tile (threads x items x vec keys) must stay below 2^16 keys.
 MAX_TILE_KEYS = (1 << 16) - 1
+# The small-row path holds a row in one warp's registers: at most this many keys per lane (beyond, the
+# keys would not stay in registers; the one-block kernel serves such rows).
+MAX_WARP_KEYS_PER_LANE = 64
+# ... and ranks at most this many survivors per lane (each against all k: k <= 8 x warp size; a larger
+# k takes the one-block kernel and its bitonic sort).
+MAX_WARP_RANKS_PER_LANE = 8
+# An emulated warp (tests: a logical warp of 64 or 128 lanes on 32-lane hardware) takes the small-row path
+# only up to this many hardware warps per logical warp. At 4 (warp 128 emulated) topk_warp_kernel faulted
+# (illegal address) in the GPU test run after the other variants' kernels, while the same calls passed
+# alone and under compute-sanitizer memcheck; the cause is not found (bench/results/topk-small-2026-12-06).
+# Warp 64 emulated (the BI-V100's width, 2 hardware warps), 16 and native passed every test.
+MAX_EMULATED_PARTS = 2
 
 
 @dataclass(frozen=True)
@@ -22,10 +34,41 @@ class Policy:
     # Long rows: several blocks per row (one register-resident slice each) + a merge kernel.
     # False: always one block per row (the kernel measured before 2026-11-30 evening).
     split: bool = True
+    # Short rows: rows of at most warp_cols columns are each selected by one warp (threads / warp
+    # rows per block, the row held in registers); 0: every row takes a block.
+    warp_cols: int = 0
 
 
 def read(get) -> Policy:
-    return Policy(int(get("threads", 512)), int(get("items", 4)), int(get("bits_per_pass", 11)))
+    return Policy(int(get("threads", 512)), int(get("items", 4)), int(get("bits_per_pass", 11)),
+                  warp_cols=int(get("warp_cols", 0) or 0))
+
+
+def warp_cols(cfg, pol: Policy) -> tuple[int, str]:
+    """(the longest row the small-row path takes, its rule): the policy's warp_cols, except in an
+    emulation build whose logical warp spans more than MAX_EMULATED_PARTS hardware warps (0: off)."""
+    parts = cfg.warp_size // cfg.physical
+    if pol.warp_cols and parts > MAX_EMULATED_PARTS:
+        return 0, (f"0: a logical warp of {cfg.warp_size} lanes emulated on {parts} hardware warps (the small-row "
+                   f"path is verified up to {MAX_EMULATED_PARTS}); policy warp_cols {pol.warp_cols}")
+    return pol.warp_cols, "policy warp_cols: rows of at most this many columns take a warp each (0: none)"
+
+
+def warp_vecs(cfg, dtype: str, pol: Policy) -> int:
+    """16-byte vectors per lane of the small-row path: a warp's tile covers the longest row it serves."""
+    return -(-warp_cols(cfg, pol)[0] // (cfg.warp_size * vec_of(dtype)))
+
+
+def warp_max_k(cfg, pol: Policy) -> int:
+    """The largest k the small-row path takes: a row of at most warp_cols columns has no more, and each
+    lane ranks at most MAX_WARP_RANKS_PER_LANE survivors."""
+    return min(pol.max_k, warp_cols(cfg, pol)[0], MAX_WARP_RANKS_PER_LANE * cfg.warp_size)
+
+
+def warp_smem(cfg, pol: Policy) -> int:
+    """The small-row kernel's shared memory: each warp's survivors (4-byte key, 4-byte index), plus
+    the emulated warp's exchange buffer."""
+    return (pol.threads // cfg.warp_size) * warp_max_k(cfg, pol) * 8 + xchg_bytes(cfg)
 
 
 def smem(cfg, dtype: str, pol: Policy) -> int:
@@ -44,6 +87,17 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     if smem(cfg, dtype, pol) > cfg.smem_per_block:
         errs.append(f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
                     f"the hardware has {cfg.smem_per_block} B per block")
+    if warp_cols(cfg, pol)[0]:
+        keys = warp_vecs(cfg, dtype, pol) * vec_of(dtype)
+        if keys > MAX_WARP_KEYS_PER_LANE:
+            errs.append(f"topk.{dtype}: warp_cols={pol.warp_cols} puts {keys} keys in each of a warp's "
+                        f"{cfg.warp_size} lanes (rows of up to {pol.warp_cols} columns in {vec_of(dtype)}-element "
+                        f"vectors); the small-row path holds at most {MAX_WARP_KEYS_PER_LANE} per lane: "
+                        f"lower warp_cols to {cfg.warp_size * MAX_WARP_KEYS_PER_LANE} or less")
+        if warp_smem(cfg, pol) > cfg.smem_per_block:
+            errs.append(f"topk.{dtype}: the small-row path (warp_cols={pol.warp_cols}) needs {warp_smem(cfg, pol)} B "
+                        f"of shared memory ({pol.threads // cfg.warp_size} rows x {warp_max_k(cfg, pol)} survivors x 8 B), "
+                        f"the hardware has {cfg.smem_per_block} B per block: lower warp_cols or threads")
     return errs
 
 
@@ -52,7 +106,10 @@ def params(cfg, dtype: str, pol: Policy):
     16-byte vectors: 8192 float32 / 16384 half columns at 512 x 4), loaded once into registers as
     order-preserving keys. Each slice writes its own top-k to a workspace; one block per row then
     selects from the nblk*k candidates. Split when the row has at least two slices and
-    k <= slice / 4 (the merge then reads at most a quarter of the row again)."""
+    k <= slice / 4 (the merge then reads at most a quarter of the row again).
+
+    A short row (at most the policy's warp_cols columns) is selected by one warp, threads / warp rows
+    per block: each lane holds at most kWarpVecs 16-byte vectors of the row in registers."""
     key_bits = 8 * DT.SIZE[dtype]
     vec = vec_of(dtype)
     chunk = pol.threads * pol.items * vec
@@ -70,6 +127,14 @@ def params(cfg, dtype: str, pol: Policy):
         param("kSplitMinCols", 2 * chunk, "2 slices"),
         param("kSplitMaxK", min(pol.max_k, chunk // 4), "min(max_k, slice / 4)"),
         param("kSplitMaxRows", MAX_GRID_Y, "CUDA's gridDim.y limit (rows are the grid's y)"),
+        param("kWarpCols", *warp_cols(cfg, pol)),
+        param("kWarpRows", pol.threads // cfg.warp_size, "threads / warp size: rows per block of the small-row path",
+              warp_size=cfg.warp_size),
+        param("kWarpVecs", warp_vecs(cfg, dtype, pol), "ceil(warp_cols / (warp size x kVec)): vectors per lane",
+              warp_size=cfg.warp_size),
+        param("kWarpMaxK", warp_max_k(cfg, pol), f"min(max_k, warp_cols, {MAX_WARP_RANKS_PER_LANE} x warp size): "
+              f"the largest k of the small-row path (each lane ranks at most {MAX_WARP_RANKS_PER_LANE} survivors)",
+              warp_size=cfg.warp_size),
     ]
 
 

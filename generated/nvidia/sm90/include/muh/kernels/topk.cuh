@@ -8,11 +8,12 @@
 // pass, histogram in shared memory, passes stop early once the threshold digit is exact), then one
 // ordered gather pass (block scans keep index order, so equal keys are taken lowest index first),
 // then a bitonic sort of the k survivors by (key descending, index ascending). Long rows: several
-// blocks per row (topk_slice_kernel + topk_merge_kernel, below), same result bit for bit.
+// blocks per row (topk_slice_kernel + topk_merge_kernel, below), same result bit for bit. Rows of at
+// most kWarpCols columns: one warp per row (topk_warp_kernel, below), same result bit for bit.
 //
 // Policy P (enums): kThreads, kItems, kVec, kBits (digit bits per pass), kBinsPerThread, kMaxK,
-// kKeyBits, kPasses, and the split path's kSplit, kSplitChunk, kSplitMinCols, kSplitMaxK,
-// kSplitMaxRows.
+// kKeyBits, kPasses, the split path's kSplit, kSplitChunk, kSplitMinCols, kSplitMaxK,
+// kSplitMaxRows, and the small-row path's kWarpCols, kWarpRows, kWarpVecs, kWarpMaxK.
 #pragma once
 
 #include <stdint.h>
@@ -519,6 +520,154 @@ inline void* split_workspace(size_t bytes, cudaStream_t s) {
   return p;
 }
 
+// ---- short rows, one warp per row ----------------------------------------------------------------
+// topk_warp_kernel: warp w of block b selects row b * kWarpRows + w (a row of at most kWarpCols
+// columns, k at most kWarpMaxK). Lane l holds the row's columns [l * kPer, (l + 1) * kPer) as
+// order-preserving keys in registers (kN 16-byte vectors, kN the fewest halvings of kWarpVecs that
+// still cover the row; scalar loads where the row is not 16-byte aligned). The k-th largest key is
+// found one key bit at a time, most significant first: the warp counts the keys that match the
+// prefix so far with the bit set (a warp reduction) and keeps the bit when at least `need` do; it
+// stops once exactly `need` keys match. Then the ordered gather of the row kernels (a warp scan of
+// the lanes' packed counts: above-threshold keys first, then the first `need` matching ones, each
+// group in index order) puts the k survivors in the warp's slice of shared memory, and each
+// survivor's output position is its rank under (key descending, index ascending), counted against
+// the other k - 1. All shared memory a warp uses is its own; the one __syncthreads() between writing
+// and reading it is reached by every warp of the block (warp collectives never order shared memory:
+// muh's warp layer is shuffles only).
+template <typename T, typename P, int kN>
+__global__ void __launch_bounds__(P::kThreads)
+    topk_warp_kernel(const T* __restrict__ in, int rows, int cols, int k, bool aligned, T* __restrict__ out_vals,
+                     long long* __restrict__ out_idx) {
+  enum { kVec = P::kVec, kPer = kN * kVec, kRows = P::kThreads / warp::kSize };
+  static_assert((int)kRows == (int)P::kWarpRows, "topk: rows per block differ from P::kWarpRows");
+  __shared__ unsigned sel_key[kRows][P::kWarpMaxK];
+  __shared__ int sel_idx[kRows][P::kWarpMaxK];
+  const int w = warp::id();
+  const long long r = (long long)blockIdx.x * kRows + w;
+  const bool live = r < rows;  // the same for every lane of the warp
+  const T* row = in + (live ? r : 0LL) * cols;
+  const int first = warp::lane() * kPer;
+  int nvalid = live ? cols - first : 0;
+  nvalid = nvalid < 0 ? 0 : nvalid > kPer ? kPer : nvalid;
+  unsigned key[kPer];
+  bool ok[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) ok[j] = j < nvalid;
+  if (aligned && nvalid == kPer) {
+#pragma unroll
+    for (int j = 0; j < kN; ++j) {
+      T v[kVec];
+      load_vec<T, kVec, true>(row + first + j * kVec, v);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) key[j * kVec + e] = Key<T>::of(v[e]);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) key[j] = ok[j] ? Key<T>::of(row[first + j]) : 0u;
+  }
+
+  // ---- select: prefix/mask of the k-th largest key; need: how many keys equal to it are taken ----
+  unsigned prefix = 0u, mask = 0u;
+  unsigned need = live ? (unsigned)k : 0u;
+  unsigned match = live ? (unsigned)cols : 0u;  // keys whose bits under mask equal prefix
+  for (int b = P::kKeyBits - 1; b >= 0 && match != need; --b) {
+    const unsigned bit = 1u << b;
+    unsigned c = 0u;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) c += (ok[j] && (key[j] & (mask | bit)) == (prefix | bit)) ? 1u : 0u;
+    c = warp::reduce(c, Sum());
+    if (need <= c) {
+      prefix |= bit;
+      match = c;
+    } else {
+      need -= c;
+      match -= c;
+    }
+    mask |= bit;
+  }
+
+  // ---- ordered gather into the warp's slots: above the prefix first, then the first `need` equal ----
+  unsigned counts = 0u;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const unsigned m = key[j] & mask;
+    if (ok[j] && m > prefix) counts += 1u;
+    if (ok[j] && m == prefix) counts += 1u << 16;  // a row has fewer than 2^16 columns (kWarpCols)
+  }
+  const unsigned ex = warp::exclusive_scan(counts, Sum(), 0u);
+  const unsigned n_gt = live ? (unsigned)k - need : 0u;
+  unsigned g = ex & 0xffffu, e = ex >> 16;
+  unsigned* wk = sel_key[w];
+  int* wi = sel_idx[w];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const unsigned m = key[j] & mask;
+    if (ok[j] && m > prefix) {
+      wk[g] = key[j];
+      wi[g] = first + j;
+      ++g;
+    } else if (ok[j] && m == prefix) {
+      if (e < need) {
+        wk[n_gt + e] = key[j];
+        wi[n_gt + e] = first + j;
+      }
+      ++e;
+    }
+  }
+  __syncthreads();
+
+  // ---- each survivor to its rank under (key descending, index ascending) ----
+  if (!live) return;
+  T* vo = out_vals + r * k;
+  long long* io = out_idx + r * k;
+  for (int s = warp::lane(); s < k; s += warp::kSize) {
+    const unsigned ks = wk[s];
+    const int is = wi[s];
+    int rank = 0;
+    for (int t = 0; t < k; ++t) {
+      const unsigned kt = wk[t];
+      rank += (kt > ks || (kt == ks && wi[t] < is)) ? 1 : 0;
+    }
+    vo[rank] = row[is];
+    io[rank] = is;
+  }
+}
+
+template <bool b>
+struct Bool {};
+
+// Launch topk_warp_kernel with kN vectors per lane, halving kN while half still covers the row.
+template <typename T, typename P, int kN>
+struct WarpLaunch {
+  static void go(const T* in, int rows, int cols, int k, T* vals, long long* idx, bool vec_ok, cudaStream_t s) {
+    enum { kHalf = kN / 2 > 0 ? kN / 2 : 1 };
+    if (kN > 1 && cols <= (int)(warp::kSize * kHalf * P::kVec)) {
+      WarpLaunch<T, P, kHalf>::go(in, rows, cols, k, vals, idx, vec_ok, s);
+      return;
+    }
+    enum { kRows = P::kWarpRows };
+    const int blocks = (int)(((long long)rows + kRows - 1) / kRows);
+    topk_warp_kernel<T, P, kN><<<blocks, P::kThreads, 0, s>>>(in, rows, cols, k, vec_ok, vals, idx);
+  }
+};
+template <typename T, typename P>
+struct WarpLaunch<T, P, 0> {  // kWarpVecs = 0 (no small-row path): never launched
+  static void go(const T*, int, int, int, T*, long long*, bool, cudaStream_t) {}
+};
+
+// The small-row path, where the policy has one (kWarpCols > 0) and the row fits it: true when launched.
+template <typename T, typename P>
+bool run_warp(Bool<false>, const T*, int, int, int, T*, long long*, bool, cudaStream_t) {
+  return false;
+}
+template <typename T, typename P>
+bool run_warp(Bool<true>, const T* in, int rows, int cols, int k, T* vals, long long* idx, bool vec_ok,
+              cudaStream_t s) {
+  if (cols > P::kWarpCols || k > P::kWarpMaxK) return false;
+  WarpLaunch<T, P, P::kWarpVecs>::go(in, rows, cols, k, vals, idx, vec_ok, s);
+  return true;
+}
+
 template <typename T, typename P>
 int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, cudaStream_t s) {
   if (k < 0 || k > cols) return host::fail(MUH_ERR_ARGUMENT, "muh_topk: k=%d outside 0..%d (the row length)", k, cols);
@@ -528,6 +677,8 @@ int run(const void* in_, int rows, int cols, int k, void* vals, long long* idx, 
   const T* in = static_cast<const T*>(in_);
   enum { kVec = P::kVec };
   const bool vec_ok = kVec > 1 && (reinterpret_cast<uintptr_t>(in) % (sizeof(T) * kVec)) == 0 && cols % kVec == 0;
+  if (run_warp<T, P>(Bool<(P::kWarpCols > 0)>(), in, rows, cols, k, static_cast<T*>(vals), idx, vec_ok, s))
+    return host::launch_check("topk launch (a warp per row)");
   if (P::kSplit && cols >= P::kSplitMinCols && k <= P::kSplitMaxK && rows <= P::kSplitMaxRows) {
     enum { kChunk = SliceSelect<P>::kChunk };
     static_assert((int)kChunk == (int)P::kSplitChunk, "topk: slice size differs from P::kSplitChunk");
