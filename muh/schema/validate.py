@@ -472,7 +472,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                                           hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
                 out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
             out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
-            out.extend(_buckets(pkey, pol, alg, hw, spec, ppath))
+            out.extend(_buckets(pkey, pol, alg, hw, spec, ppath, low.broken))
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
             if skey != "default":
@@ -494,9 +494,10 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     return out
 
 
-def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnostic]:
+def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple, broken: set = frozenset()) -> list[Diagnostic]:
     """A policy's size buckets: allowed where they are, ascending, disjoint, covering every size; each
-    bucket's values checked like any policy's."""
+    bucket's values checked like any policy's. ``broken``: buckets whose bounds lowering reported (their
+    order is not checked: it would only repeat that error)."""
     if not pol.buckets:
         return []
     out: list[Diagnostic] = []
@@ -528,9 +529,10 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
     if out:
         return out
     size = bs[0].size
+    unordered = any(ppath + ("buckets", i) in broken for i in range(len(bs)))
     for i, b in enumerate(bs):
         out.extend(_policy_dims(b.given(), alg.family, hw, spec, ppath + ("buckets", i)))
-        if i == 0:
+        if i == 0 or unordered:
             continue
         prev = bs[i - 1]
         if b.lo < prev.lo:
@@ -545,7 +547,7 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
             out.append(Diagnostic("E-BUCKET", f"sizes {pow2_text(prev.hi)}..{pow2_text(b.lo)} fall in no bucket "
                                   f"(between `{prev.label}` and `{b.label}`)", span(i),
                                   hint=f"start `{b.label}` at {pow2_text(prev.hi)}, or add a bucket for them"))
-    if out:
+    if out or unordered:
         return out
     if bs[0].lo > 0:
         out.append(Diagnostic("E-BUCKET", f"sizes below {pow2_text(bs[0].lo)} fall in no bucket", span(0),
