@@ -252,6 +252,17 @@ def units() -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda u: u.endswith("/s"))  # sizes, times, frequencies, then rates
 
 
+@lru_cache(maxsize=1)
+def keywords() -> frozenset[str]:
+    """The language's words (`muh`, `on`, `when`, `true`, …), read off the grammar: its string terminals
+    spelled like a name. No block may be named with one (muh/schema/lower.py)."""
+    import re
+
+    name = _parser().get_terminal("NAME").pattern.value
+    return frozenset(t.pattern.value for t in _parser().terminals
+                     if t.pattern.type == "str" and re.fullmatch(name, t.pattern.value))
+
+
 def _unit_like(word: str) -> str | None:
     """The unit ``word`` was probably meant to be (``kib`` → ``KiB``, ``KiBs`` → ``KiB``), or None."""
     import difflib

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from muh.diagnostics import Diagnostic, Span, did_you_mean
 from muh.families.base import BUCKET_SIZES
 from muh.grammar import ast
+from muh.grammar.parser import keywords
 from muh.schema.catalog import FAMILIES
 from muh.schema.units import Quantity
 
@@ -318,6 +319,9 @@ def _parity(b: ast.Block, low: Lowered) -> None:
     low.value_spans[path] = b.span
 
 
+_EXAMPLE_NAMES = {"hardware": "bi100", "type": "pair16", "deploy": "competition"}
+
+
 def lower(module: ast.Module) -> Lowered:
     low = Lowered(raw={"hardware": {}, "types": {}, "algorithms": {}, "deploys": {}}, source=module.source)
     if module.version is None:
@@ -345,6 +349,10 @@ def lower(module: ast.Module) -> Lowered:
         if m.label is None:
             low.error("E-BLOCK", f"a `{m.kind}` block needs a name: `{m.kind} <name> {{ … }}`", m.kind_span)
             continue
+        if m.label in keywords() and m.kind != "algorithm":  # an algorithm's label is its family (E-FAMILY)
+            low.error("E-NAME", f"`{m.label}` is a word of the language, not a name for a `{m.kind}` block",
+                      m.label_span, hint=f"name it for what it is, e.g. `{m.kind} {_EXAMPLE_NAMES.get(m.kind, 'mine')} {{ … }}`"
+                      f" (the language's words: {', '.join(f'`{k}`' for k in sorted(keywords()))})")
         if m.kind == "type":
             if m.target is not None:
                 low.error("E-TARGET", "a type block takes no `on`", m.target_span,

@@ -419,6 +419,18 @@ def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
     out = []
     base = ("hardware", hw.name)
     vendor = VENDORS[hw.vendor]
+    if hw.warp_size not in vendor.warp_sizes:
+        others = [v for v, f in VENDORS.items() if hw.warp_size in f.warp_sizes]
+        out.append(Diagnostic("E-HARDWARE", f"warp_size = {hw.warp_size}: no {hw.vendor} GPU has a {hw.warp_size}-lane warp "
+                              f"({hw.vendor}'s: {', '.join(map(str, vendor.warp_sizes))})",
+                              spec.span_of(base + ("warp_size",)),
+                              hint=(f"a {hw.warp_size}-lane card is {' or '.join(others)}'s: write `vendor = {others[0]}`"
+                                    if others else f"write warp_size = {vendor.warp_sizes[0]}") + f" ({hw.vendor}: {vendor.warp_source})"))
+    if hw.launch_latency is not None and hw.launch_latency <= 0:
+        out.append(Diagnostic("E-HARDWARE", "launch_latency = 0: no kernel launches in no time",
+                              spec.span_of(base + ("launch_latency",)),
+                              hint="write the measured time of an empty kernel's launch (e.g. `6.2 us`; `muh probe` "
+                                   "measures it), or leave launch_latency out"))
     if vendor.max_threads_per_block is not None and hw.max_threads_per_block > vendor.max_threads_per_block:
         out.append(Diagnostic("E-HARDWARE", f"max_threads_per_block = {hw.max_threads_per_block} exceeds {hw.vendor}'s "
                               f"limit of {vendor.max_threads_per_block} threads per block",
