@@ -87,16 +87,17 @@ def fmt(
 ) -> None:
     """Canonical layout (comments kept)."""
     from muh.grammar.format import format_module
-    from muh.grammar.parser import parse, read_source
+    from muh.grammar.parser import parse, read_spec, with_ending
 
     unformatted = []
     for path in specs:
         try:
-            text, shown = read_source(path)
+            text, shown, ending = read_spec(path)
             new = format_module(parse(text, shown))
         except MuhError as err:
             raise fail_input(err)
         if new != text:
+            new = with_ending(new, ending)  # the file keeps its own line endings (CRLF, CR or LF)
             unformatted.append(shown)
             if not check:
                 from muh.output import replace_file

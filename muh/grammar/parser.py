@@ -5,6 +5,7 @@ from contextvars import ContextVar
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
@@ -390,7 +391,9 @@ def _pretty_terminal(name: str) -> str:
 
 
 def parse(text: str, file: str = "<input>") -> ast.Module:
-    """Parse ``text``; raise ``MuhError`` with diagnostics on bad input (never anything else)."""
+    """Parse ``text``; raise ``MuhError`` with diagnostics on bad input (never anything else). CRLF and CR
+    end a line as LF does (the module's source is the LF text)."""
+    text = to_lf(text)
     diags = _precheck(text, file)
     if diags:
         raise MuhError(diags)
@@ -452,8 +455,40 @@ def read_bounded(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
+LINE_ENDINGS = ("\r\n", "\r", "\n")  # what ends a line in a spec: CRLF, CR alone or LF (as in LSP and most editors)
+
+
+def line_ending(text: str) -> str:
+    """The line ending a text uses (its first one; LF when it has none)."""
+    i = next((j for j, ch in enumerate(text) if ch in "\r\n"), None)
+    return "\n" if i is None else "\r\n" if text.startswith("\r\n", i) else text[i]
+
+
+def to_lf(text: str) -> str:
+    """``text`` with every line ending (CRLF, CR) written as LF: what the parser reads, so that lines and
+    columns are the editor's whatever the file's endings."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def with_ending(text: str, ending: str) -> str:
+    """LF ``text`` written with ``ending`` (a rewritten spec keeps the file's own line endings)."""
+    return text if ending == "\n" else text.replace("\n", ending)
+
+
+class Source(NamedTuple):
+    text: str  # LF line endings
+    shown: str  # the path as the user wrote it
+    ending: str  # the file's own line ending (write it back with ``with_ending``)
+
+
 def read_source(path: str | Path) -> tuple[str, str]:
-    """Read a spec file as text; raise ``MuhError`` for unreadable, binary or oversized files."""
+    """Read a spec file as text (LF line endings); raise ``MuhError`` for unreadable, binary or oversized files."""
+    src = read_spec(path)
+    return src.text, src.shown
+
+
+def read_spec(path: str | Path) -> Source:
+    """:func:`read_source` with the file's own line ending, for commands that write the spec back."""
     p = Path(path)
     shown = str(path)
     try:
@@ -468,15 +503,17 @@ def read_source(path: str | Path) -> tuple[str, str]:
         raise MuhError([Diagnostic("E-IO", f"{shown} is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
                                    Span(shown, 1, 1, 1, 2))])
     try:
-        text = data.decode("utf-8")
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        before = data[: err.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
         raise MuhError([Diagnostic("E-ENCODING", f"not UTF-8 text (byte 0x{data[err.start]:02x})", Span(shown, line, col, line, col + 1),
                                    hint="save the spec as UTF-8")]) from None
+    text = to_lf(raw)
     if "\x00" in text:
         i = text.index("\x00")
         line = text.count("\n", 0, i) + 1
         col = i - (text.rfind("\n", 0, i) + 1) + 1
         raise MuhError([Diagnostic("E-ENCODING", "binary data (a NUL byte) in the spec", Span(shown, line, col, line, col + 1))])
-    return text, shown
+    return Source(text, shown, line_ending(raw))

@@ -65,12 +65,12 @@ def _check_flags(out, emulate_warp, ingest, apply: bool, accept_device_name: boo
 def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> None:
     """--ingest: compare the result with the spec, print each fact's outcome, write the spec back."""
     from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, MuhError, _err, report
-    from muh.grammar.parser import read_source
+    from muh.grammar.parser import read_spec
     from muh.probe.ingest import ingest as run_ingest
     from muh.probe.ingest import read_result
 
     try:
-        text, shown = read_source(spec)
+        text, shown, ending = read_spec(spec)
         result = read_result(ingest)
     except MuhError as err:
         raise fail_input(err)
@@ -88,7 +88,7 @@ def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> 
     _print_outcomes(done.outcomes, apply)
     if spec_errors and not apply:  # agreement, but the spec itself is broken: nothing to write into
         raise fail_input(MuhError(spec_errors))
-    _write_back(spec, text, shown, done, result, apply)
+    _write_back(spec, text, shown, ending, done, result, apply)
 
 
 def _spec_model(spec: Path, text: str, shown: str) -> tuple:
@@ -120,18 +120,23 @@ def _print_outcomes(outcomes, apply: bool) -> None:
             typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
 
 
-def _write_back(spec: Path, text: str, shown: str, done, result, apply: bool) -> None:
-    """The spec with the provenance (and, with --apply, the measured values) written, if that changes it."""
+def _write_back(spec: Path, text: str, shown: str, ending: str, done, result, apply: bool) -> None:
+    """With --apply, the spec with the measured values and their provenance written, if that changes it;
+    without, the compare is read-only (as `muh deploy` without --apply): it says what --apply would write."""
     from muh.diagnostics import EXIT_FAIL, Diagnostic, MuhError, _err, report
+    from muh.grammar.parser import with_ending
     from muh.probe.ingest import write_spec
 
     try:
-        if done.new_text is not None and done.new_text != text:
-            write_spec(Path(spec), done.new_text, shown)
-            typer.echo(f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written"
-                       + (", measured values applied" if apply else ""))
-        else:
+        if done.new_text is None or done.new_text == text:
             typer.echo(f"{shown}: nothing to change")
+        elif not apply:
+            typer.echo(f"{shown}: unchanged (a compare is read-only); `--apply` writes the provenance"
+                       + (" and the measured values" if any(o.status != "agree" for o in done.outcomes) else ""))
+        else:
+            write_spec(Path(spec), with_ending(done.new_text, ending), shown)
+            typer.echo(f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written, "
+                       "measured values applied")
     except MuhError as err:
         report([Diagnostic(d.code, d.message, d.span, d.hint) for d in err.diagnostics])
         _err("the spec was left unchanged")

@@ -80,8 +80,7 @@ class Hardware(Model):
     architecture to compile for."""
     sm_count: int = Field(ge=1, le=4096)
     warp_size: int = Field(ge=1, le=1024)
-    """Threads per warp: 32 on NVIDIA, 64 on the BI-V100 (`vendor = iluvatar`); a width the vendor never built is an
-    error."""
+    """Threads per warp: 32 on NVIDIA, 64 on the BI-V100. A width its vendor never built is an error."""
     smem_per_block: Bytes
     """Shared memory one block may use without opt-in (CUB's 48 KiB)."""
     smem_per_block_optin: Optional[Bytes] = None

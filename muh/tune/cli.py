@@ -434,13 +434,13 @@ def _dry_run(ctx) -> None:
 
 def _apply(ctx, reports) -> str:
     from muh.derive import hardware_fingerprint
-    from muh.grammar.parser import read_source
+    from muh.grammar.parser import read_spec, with_ending
     from muh.schema import load
     from muh.tune.rewrite import Evidence, apply_winner
 
     spec = ctx["loaded"].spec
     machine = ctx["machine"]
-    text, shown = read_source(ctx["spec_path"])
+    text, shown, ending = read_spec(ctx["spec_path"])
     changed = []
     from muh.tune.space import spec_buckets
 
@@ -500,7 +500,7 @@ def _apply(ctx, reports) -> str:
     derive(load(text, shown))
     from muh.output import replace_file
 
-    replace_file(Path(ctx["spec_path"]), text)  # atomic, keeps the mode, a link stays a link
+    replace_file(Path(ctx["spec_path"]), with_ending(text, ending))  # atomic, keeps the mode and line endings
     return "; ".join(changed)
 
 

@@ -41,3 +41,44 @@ def test_an_untested_entry_for_a_value_the_block_does_not_set_is_an_error(cli, t
     ok = baseline_with(tmp_path, UNTESTED, '    serve.enable_prefix_caching = "x"\n' + UNTESTED, "ok.muh")
     code, _, err = cli("build", ok, "-o", tmp_path / "ok")
     assert code == 0, err
+
+
+# -- line endings ------------------------------------------------------------------------------------
+
+def _with_endings(tmp_path: Path, name: str, ending: str, text: str | None = None) -> Path:
+    p = tmp_path / name
+    p.write_bytes((text if text is not None else BASELINE.read_text()).replace("\n", ending).encode())
+    return p
+
+
+def test_cr_and_crlf_end_lines(cli, tmp_path):
+    """A CR-only spec read as one comment line: an empty build, exit 0 (issue 42). CR and CRLF end a line,
+    the build is the LF spec's (same content hash), and a place is the editor's line and column."""
+    lf = tmp_path / "lf" / "s.muh"
+    lf.parent.mkdir()
+    lf.write_text(BASELINE.read_text())
+    assert cli("build", lf, "-o", tmp_path / "out_lf")[0] == 0
+    want = {p.relative_to(tmp_path / "out_lf"): p.read_bytes() for p in (tmp_path / "out_lf").rglob("*") if p.is_file()}
+    for ending, folder in (("\r", "cr"), ("\r\n", "crlf")):
+        (tmp_path / folder).mkdir()
+        spec = _with_endings(tmp_path / folder, "s.muh", ending)
+        code, _, err = cli("build", spec, "-o", tmp_path / f"out_{folder}")
+        assert code == 0, err
+        got = {p.relative_to(tmp_path / f"out_{folder}"): p.read_bytes()
+               for p in (tmp_path / f"out_{folder}").rglob("*") if p.is_file()}
+        assert got == want, folder
+        bad = _with_endings(tmp_path / folder, "bad.muh", ending, BASELINE.read_text().replace("sm_count = 16", "sm_count = 0"))
+        code, _, err = cli("build", bad, "-o", tmp_path / f"bad_{folder}")
+        assert code == 2 and f"{bad}:7:14: error: " in err, err
+
+
+def test_fmt_keeps_the_file_s_own_line_ending(cli, tmp_path):
+    messy = BASELINE.read_text().replace("sm_count = 16", "sm_count   =   16")
+    for ending in ("\r", "\r\n", "\n"):
+        spec = _with_endings(tmp_path, "s.muh", ending, messy)
+        assert cli("fmt", "--check", spec)[0] == 1
+        code, out, _ = cli("fmt", spec)
+        assert code == 0 and "formatted" in out
+        data = spec.read_bytes()
+        assert data == BASELINE.read_text().replace("\n", ending).encode(), repr(ending)
+        assert cli("fmt", "--check", spec)[0] == 0
