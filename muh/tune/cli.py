@@ -71,7 +71,7 @@ def tune(
         _check_db(db)
         shape = _topk_shape(topk_shape, algo)
         ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
-                       buckets, shape)
+                       buckets, shape, against)
         ctx["topk"] = None if shape is None else tuple(part[0] for part in shape)
     except MuhError as err:
         raise fail_input(err)
@@ -151,9 +151,10 @@ def _outputs(view, ctx, reports, spec: Path, plot: Path | None, apply: bool) -> 
 
 
 def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
-             buckets=None, shape=None) -> dict:
+             buckets=None, shape=None, against=None) -> dict:
     """Everything a tune run needs before it measures, each flag checked in turn (a bad one is a
-    MuhError): the loaded spec, its types, the spaces to search and, unless --dry-run, the machine."""
+    MuhError), --dry-run included: the loaded spec, its types, the spaces to search, where --plot draws,
+    the --against spec and, unless --dry-run, the machine."""
     from muh.pipeline import load_file
 
     _check_strategy(strategy)
@@ -162,7 +163,9 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     size_list = _sizes(sizes)
     spaces, unsearched, all_buckets = _spaces(loaded.spec, algo, type_list, size_list, sizes, buckets, shape)
     _check_shape_per_bucket(algo, shape, spaces)
+    _check_plot(plot)
     _check_optional_tools(plot, ray, ray_address)
+    old = _against_spec(against) if against is not None else None
     if not spaces:
         what = "--topk-shape" if shape is not None else "--sizes"
         raise MuhError([Diagnostic("E-FLAG", "no bucket to search: " + ", ".join(n for n, _ in unsearched)
@@ -171,7 +174,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
                                    else "add a size in a bucket to --sizes")])
     ctx = {"loaded": loaded, "types": type_list, "spaces": spaces, "sizes": tuple(size_list), "algo": algo,
            "unsearched": unsearched, "buckets": all_buckets,
-           "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec}
+           "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec, "against": old}
     if dry_run:
         return ctx
     ctx["machine"] = _machine(compile_only, ray_address)
@@ -208,13 +211,17 @@ def _sizes(sizes: str | None) -> list[int]:
     """--sizes as element counts (default CCCL's)."""
     from muh.tune import stats
 
-    if not sizes:
+    if sizes is None:
         return list(stats.SIZES)
     try:
-        return [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
+        out = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
     except ValueError:
+        out = []
+    if not out:  # `--sizes ''` measured nothing (the default was taken silently)
         raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536 (each 1 … 2^40 "
-                                   "elements)", None)]) from None
+                                   "elements)", None, hint="leave --sizes out for CCCL's sizes, "
+                                   + ",".join(f"2^{n.bit_length() - 1}" for n in stats.SIZES))])
+    return out
 
 
 def _spaces(spec, algo: str, type_list: list[str], size_list: list[int], sizes: str | None, buckets: str | None,
@@ -255,6 +262,30 @@ def _check_shape_per_bucket(algo: str, shape, spaces: dict) -> None:
         raise MuhError([Diagnostic("E-FLAG", f"--topk-shape lists several values of {', '.join(several)}, measured one per "
                                    "bucket", None, hint=f"search per bucket, e.g. --buckets {several[0].split()[0]}:256, "
                                    "or give one value")])
+
+
+def _check_plot(plot: Path | None) -> None:
+    """--plot FILE.png: a file in a folder that exists (found out before the search, not after it)."""
+    if plot is None:
+        return
+    folder = plot.parent
+    if plot.is_dir():
+        raise MuhError([Diagnostic("E-FLAG", f"--plot {plot}: is a folder; --plot takes the image's file name", None,
+                                   hint=f"write e.g. --plot {plot / 'heatmap.png'}")])
+    if not folder.is_dir():
+        raise MuhError([Diagnostic("E-FLAG", f"--plot {plot}: the folder {folder} does not exist", None,
+                                   hint=f"create it (mkdir -p {folder}) or draw elsewhere")])
+
+
+def _against_spec(path: Path):
+    """--against OLD.muh, loaded before anything is measured (a missing or broken spec is a bad flag)."""
+    from muh.pipeline import load_file
+
+    try:
+        return load_file(path).spec
+    except MuhError as err:
+        raise MuhError([Diagnostic("E-FLAG", f"--against {path}: the spec to time against does not load", None,
+                                   hint="name a .muh spec that `muh build` accepts")] + err.diagnostics) from None
 
 
 def _check_optional_tools(plot, ray: bool, ray_address) -> None:
@@ -512,7 +543,7 @@ def _against(runner, view, ctx, old_path: Path) -> int:
 
     view.header(ctx, runner.opts)
     try:
-        old = load_file(old_path).spec
+        old = ctx["against"] if ctx.get("against") is not None else load_file(old_path).spec
         for dtype in ctx["types"]:
             rounds, aa, old_label, new_label = runner.compare(old, dtype)
             cand = stats.Candidate(new_label, rounds)

@@ -82,3 +82,26 @@ def test_fmt_keeps_the_file_s_own_line_ending(cli, tmp_path):
         data = spec.read_bytes()
         assert data == BASELINE.read_text().replace("\n", ending).encode(), repr(ending)
         assert cli("fmt", "--check", spec)[0] == 0
+
+
+# -- read-only compares and checked options ---------------------------------------------------------
+
+def test_tune_dry_run_checks_its_options(cli, tmp_path):
+    """A dry run is where a user finds out a command line is wrong: it took `--sizes ''` for the default
+    sizes, and found a missing --plot folder or --against spec only after the search (issue 42)."""
+    spec = baseline_with(tmp_path, "muh 1", "muh 1")
+    cases = [
+        (["--sizes", ""], "error: --sizes '': write sizes like 2^16,2^20", "leave --sizes out for CCCL's sizes"),
+        (["--sizes", " , "], "error: --sizes ' , ': write sizes like", "2^16,2^20,2^24,2^28"),
+        (["--plot", str(tmp_path / "no" / "heat.png")], f"error: --plot {tmp_path / 'no' / 'heat.png'}: the folder "
+         f"{tmp_path / 'no'} does not exist [E-FLAG]", "mkdir -p"),
+        (["--plot", str(tmp_path)], f"error: --plot {tmp_path}: is a folder", "--plot takes the image's file name"),
+        (["--against", str(tmp_path / "old.muh")], f"error: --against {tmp_path / 'old.muh'}: the spec to time "
+         "against does not load [E-FLAG]", "no such file"),
+    ]
+    for args, first, also in cases:
+        code, out, err = cli("tune", spec, "reduce", "--dry-run", *args)
+        assert code == 2 and errors_of(err)[0].startswith(first), (args, err)
+        assert also in err and "variants in the space" not in out, args
+    code, out, err = cli("tune", spec, "reduce", "--dry-run", "--sizes", "2^16", "--against", BASELINE)
+    assert code == 0 and "variants in the space" in out, err
