@@ -105,12 +105,12 @@ def fmt(
                 try:
                     replace_file(path, new)  # the file a link points to is formatted; the link stays
                 except OSError as err:
-                    _err(f"{shown}: cannot write: {err.strerror or err} [E-IO]")
+                    _err(f"error: {shown}: cannot write: {err.strerror or err} [E-IO]")
                     raise typer.Exit(EXIT_FAIL)
                 typer.echo(f"formatted {shown}")
     if check and unformatted:
         for name in unformatted:
-            _err(f"{name}: not formatted (run `muh fmt {name}`)")
+            _err(f"error: {name} is not formatted (run `muh fmt {name}`)")
         raise typer.Exit(EXIT_FAIL)
 
 
@@ -190,7 +190,7 @@ def lsp() -> None:
     except ModuleNotFoundError as err:
         if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
             raise
-        _err(f"muh lsp needs {err.name}: pip install 'muh[lsp]'")
+        _err(f"error: muh lsp needs {err.name}: pip install 'muh[lsp]'")
         raise typer.Exit(EXIT_FAIL)
     serve()
 
@@ -243,7 +243,7 @@ def main() -> None:
         _err("interrupted")
         sys.exit(130)
     except RecursionError:
-        _err("muh: input nests too deeply")
+        _err("error: the input nests too deeply [E-DEPTH]")
         sys.exit(EXIT_INPUT)
 
 

@@ -32,6 +32,17 @@ _EXAMPLES: dict[str, list[str]] = {
     "a list needs `,` between items": ["hardware x { a = [1 2] }"],
     "`muh <version>` must be the first line": ["hardware x { } muh 1"],
 }
+_VERSION_LABEL = "`muh <version>` must be the first line"
+# Words other languages use to pull in another file: muh has none (a spec is one file).
+_NOT_LANGUAGE = ("include", "import", "use", "require", "source")
+
+
+def span_of_word(text: str, file: str, end: int, word: str) -> Span:
+    """The span of ``word``, the last one before offset ``end`` on its line."""
+    start = text.rfind(word, 0, end)
+    line = text.count("\n", 0, start) + 1
+    col = start - (text.rfind("\n", 0, start) + 1) + 1
+    return Span(file, line, col, line, col + len(word))
 
 
 # Comments are ignored by the parser but kept (for `muh fmt`) through a lexer callback that
@@ -359,6 +370,14 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
         label = err.match_examples(_parser().parse, _EXAMPLES, use_accepts=True)
     except Exception:  # noqa: BLE001 - a failed heuristic must never hide the real error
         label = None
+    before = text[:err_pos].rsplit("\n", 1)[-1].split() if err_pos is not None else []
+    if label == _VERSION_LABEL and "muh" not in before:  # the same parser state as any top-level `word <value>`
+        label = None
+    if before and before[0] in _NOT_LANGUAGE and len(before) == 1:  # `include "x.muh"`, `import x`
+        word = before[0]
+        return Diagnostic("E-SYNTAX", f"`{word}` is not part of the language: a spec is one file", span_of_word(
+            text, file, err_pos, word), hint="copy the blocks you need into this spec (hardware, algorithm, deploy); "
+                                              "top-level items are `hardware`, `type`, `algorithm`, `deploy` and `parity` blocks")
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
         shown, char_hint = _character(ch)

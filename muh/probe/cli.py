@@ -52,13 +52,13 @@ def _check_flags(out, emulate_warp, ingest, apply: bool, accept_device_name: boo
     from muh.diagnostics import EXIT_INPUT, _err
 
     if ingest is None and (apply or accept_device_name):
-        _err("--apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
+        _err("error: --apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
     if ingest is not None and (out is not None or emulate_warp):
-        _err("--ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]")
+        _err("error: --ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
     if emulate_warp is not None and (emulate_warp < 1 or emulate_warp & (emulate_warp - 1)):
-        _err(f"--emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
+        _err(f"error: --emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
 
 
@@ -139,7 +139,7 @@ def _write_back(spec: Path, text: str, shown: str, ending: str, done, result, ap
                        "measured values applied")
     except MuhError as err:
         report([Diagnostic(d.code, d.message, d.span, d.hint) for d in err.diagnostics])
-        _err("the spec was left unchanged")
+        _err("note: the spec was left unchanged")
         raise typer.Exit(EXIT_FAIL)
 
 

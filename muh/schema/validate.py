@@ -225,6 +225,8 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
     for e in err.errors():
         loc = _strip_loc(prefix + tuple(e["loc"]), raw)
         name = str(loc[-1]) if loc else "?"
+        if len(loc) > 1 and isinstance(loc[-1], int):  # a list's entry: named by its list (`accept`, not `0`)
+            name = str(loc[-2])
         typ = e["type"]
         value_span = low.value_spans.get(loc) or low.key_spans.get(loc) or _nearest_span(loc, low)
         key_span = low.key_spans.get(loc) or value_span
@@ -246,7 +248,8 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
             expected = e.get("ctx", {}).get("expected", "")
             given = e.get("input")
             choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",") if c.strip()]
-            what = f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1 else f"`{name}`"
+            what = (f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1
+                    else f"entry of `{name}`" if isinstance(loc[-1], int) else f"`{name}`")
             out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid {what}", value_span,
                                   hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
         elif typ == "too_short":
@@ -265,6 +268,10 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
                                   value_span, hint=hint))
         elif typ in _STRICT_TYPES and not isinstance(e.get("input"), (Quantity, RangeValue, dict, list)):
             out.append(_wrong_type(name, typ, e.get("input"), low.written(value_span), value_span))
+        elif typ in _BOUNDS and not isinstance(e.get("input"), (Quantity, RangeValue)):
+            out.append(_out_of_range(name, loc, e, low.written(value_span), value_span))
+        elif typ in ("model_type", "dict_type") and not isinstance(e.get("input"), dict):
+            out.append(_not_a_block(name, loc, e.get("input"), low.written(value_span), value_span))
         else:
             msg = e["msg"].removeprefix("Value error, ")
             given = e.get("input")
@@ -298,6 +305,56 @@ def _call_kinds(loc: tuple) -> tuple[str, ...]:
     if not (isinstance(target, type) and issubclass(target, BaseModel) and "kind" in target.model_fields):
         return ()
     return tuple(typing.get_args(_unwrap(target.model_fields["kind"].annotation)))
+
+
+_BOUNDS = {"greater_than_equal": "ge", "greater_than": "gt", "less_than_equal": "le", "less_than": "lt"}
+
+
+def _field_bounds(loc: tuple) -> dict:
+    """The bounds (ge, gt, le, lt) a model field puts on its value (a list's: its entries'), from the model."""
+    model = _model_at(loc if not isinstance(loc[-1], int) else loc[:-1])
+    field = model.model_fields.get(str(loc[-1] if not isinstance(loc[-1], int) else loc[-2])) if model else None
+    if field is None:
+        return {}
+    metas = list(field.metadata)
+    t = field.annotation
+    while typing.get_origin(t) in (typing.Union, getattr(__import__("types"), "UnionType", None), list):
+        t = next(a for a in typing.get_args(t) if a is not type(None))
+    if typing.get_origin(t) is typing.Annotated:
+        metas += [m for a in typing.get_args(t)[1:] for m in (getattr(a, "metadata", None) or [a])]
+    return {k: getattr(m, k) for m in metas for k in ("ge", "gt", "le", "lt") if getattr(m, k, None) is not None}
+
+
+def _out_of_range(name: str, loc: tuple, e: dict, written: str | None, span: Span | None) -> Diagnostic:
+    """`sm_count = 0`: the value is outside the field's bounds (pydantic's "Input should be greater than or
+    equal to 1"), said with the whole range and how to write a value in it."""
+    bounds = _field_bounds(loc) or dict(e.get("ctx", {}))
+    lo = bounds["ge"] if "ge" in bounds else bounds["gt"] + 1 if "gt" in bounds else None
+    hi = bounds["le"] if "le" in bounds else bounds["lt"] - 1 if "lt" in bounds else None
+    given = written or str(e.get("input"))
+    what = f"entries of `{name}` are" if isinstance(loc[-1], int) else f"`{name}` is"
+    span_text = (f"{lo} … {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None
+                 else f"at most {hi}")
+    example = lo if lo is not None and (hi is None or e["type"].startswith("greater")) else hi
+    return Diagnostic("E-VALUE", f"`{name}` = {given} is out of range: {what} {span_text}", span,
+                      hint=f"the nearest value in range: `{name} = {example}`" if not isinstance(loc[-1], int)
+                      else f"the nearest value in range: {example}")
+
+
+def _not_a_block(name: str, loc: tuple, given, written: str | None, span: Span | None) -> Diagnostic:
+    """A block (`env { … }`) or a tagged value (`engine = vllm "0.6.3.post1"`) written as something else:
+    said in the language's words, not as pydantic's "valid dictionary or instance of Engine"."""
+    model = _model_at(loc)
+    field = model.model_fields.get(name) if model is not None else None
+    target = _unwrap(field.annotation) if field is not None else None
+    shown = written or (f'"{given}"' if isinstance(given, str) else str(given))
+    if isinstance(target, type) and issubclass(target, BaseModel) and set(target.model_fields) == {"name", "version"}:
+        word = given if isinstance(given, str) and given.isidentifier() else "<name>"
+        return Diagnostic("E-VALUE", f"`{name}` takes a name and its version, not `{shown}`", span,
+                          hint=f'write `{name} = {word} "<version>"`, e.g. `{name} = vllm "0.6.3.post1"`')
+    return Diagnostic("E-VALUE", f"`{name}` is a block, not `{shown}`", span,
+                      hint=f"write `{name} {{ key = value … }}`, one setting a line" + (
+                          f', e.g. `{name} {{ VLLM_LOGGING_LEVEL = "INFO" }}`' if name == "env" else ""))
 
 
 _STRICT_TYPES = {"int_type": "a whole number", "bool_type": "`true` or `false`", "string_type": "a string",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "specs" / "baseline.muh"
 
@@ -105,3 +107,89 @@ def test_tune_dry_run_checks_its_options(cli, tmp_path):
         assert also in err and "variants in the space" not in out, args
     code, out, err = cli("tune", spec, "reduce", "--dry-run", "--sizes", "2^16", "--against", BASELINE)
     assert code == 0 and "variants in the space" in out, err
+
+
+# -- messages in muh's words ---------------------------------------------------------------------------
+
+# Every bounded field of the spec (`Field(ge=…, le=…)` in muh/schema): pydantic said "Input should be greater
+# than or equal to 1", without a hint (issue 42: 16 seen). (old, new, the message's tail)
+RANGES = [
+    ("arch = ivcore10", "arch = ivcore10\n  compute_capability = 5", "`compute_capability` is 10 … 1300"),
+    ("arch = ivcore10", "arch = ivcore10\n  reported_capability = 2000", "`reported_capability` is 10 … 1300"),
+    ("sm_count = 16", "sm_count = 0", "`sm_count` is 1 … 4096"),
+    ("warp_size = 64", "warp_size = 2048", "`warp_size` is 1 … 1024"),
+    ("max_threads_per_block = 1024", "max_threads_per_block = 0", "`max_threads_per_block` is 1 … 4096"),
+    ("gpu_count = 4", "gpu_count = 2000", "`gpu_count` is 1 … 1024"),
+    ("experts = 256", "experts = 0", "`experts` is 1 … 65536"),
+    ("intermediate_size = 512", "intermediate_size = 0", "`intermediate_size` is 1 … 2147483647"),
+    ("top_k = 8", "top_k = 0", "`top_k` is 1 … 65536"),
+    ("top_k = 8", "top_k = 8\n    batch_sizes = [1, 0]", "entries of `batch_sizes` are 1 … 2147483647"),
+    ("num_attention_heads = 16", "num_attention_heads = 0", "`num_attention_heads` is at least 1"),
+    ("head_dim = 256", "head_dim = -1", "`head_dim` is at least 1"),
+    ("form = bash", 'form = bash\n    pre = [step(command = ["true"], timeout_s = 0)]', "`timeout_s` is 1 … 3600"),
+    ("max_tokens_cap = 8192", "max_tokens_cap = 0", "`max_tokens_cap` is 1 … 2147483647"),
+    ("concurrency = 1", "concurrency = 65", "`concurrency` is 1 … 64"),
+    ("    threads = 256\n    items = 16", "    threads = 0\n    items = 16", "`threads` is 1 … 4096"),
+]
+
+
+@pytest.mark.parametrize("old,new,tail", RANGES, ids=[r[2].split("`")[1] for r in RANGES])
+def test_a_value_out_of_its_range_says_the_range_and_the_nearest_value(cli, tmp_path, old, new, tail):
+    spec = baseline_with(tmp_path, old, new)
+    code, _, err = cli("build", spec, "-o", tmp_path / "o")
+    assert code == 2, err
+    first = errors_of(err)[0]
+    assert f"is out of range: {tail} [E-VALUE]" in first and "Input should" not in err, err
+    assert "  hint: the nearest value in range: " in err
+
+
+LEAKS = [
+    # an unknown `api { accept }` value: named by its list, not its index (``not a valid `0` ``)
+    ("accept = [max_completion_tokens,", "accept = [bogus, max_completion_tokens,",
+     "`bogus` is not a valid entry of `accept` [E-ENUM]", "choose one of: max_completion_tokens"),
+    # an engine without its version: not "a valid dictionary or instance of Engine"
+    ('engine = enginex "bi100-v1.2.3"', "engine = vllm", "`engine` takes a name and its version, not `vllm` [E-VALUE]",
+     'write `engine = vllm "<version>"`'),
+    # `include`: not "`muh <version>` must be the first line"
+    ("muh 1\n", 'muh 1\ninclude "x.muh"\n', "`include` is not part of the language: a spec is one file [E-SYNTAX]",
+     "copy the blocks you need into this spec"),
+]
+
+
+@pytest.mark.parametrize("old,new,message,hint", LEAKS, ids=["accept", "engine", "include"])
+def test_messages_speak_the_language_not_the_implementation(cli, tmp_path, old, new, message, hint):
+    spec = baseline_with(tmp_path, old, new)
+    code, _, err = cli("build", spec, "-o", tmp_path / "o")
+    assert code == 2
+    (first,) = errors_of(err)
+    assert message in first and hint in err, err
+    assert "instance of" not in err and "dictionary" not in err
+
+
+def test_an_env_list_is_one_error_saying_env_is_a_block(cli, tmp_path):
+    import re
+
+    text = re.sub(r"  env \{.*?\n  \}\n", '  env = ["VLLM_X=1", "B=2"]\n', BASELINE.read_text(), flags=re.S)
+    spec = tmp_path / "spec.muh"
+    spec.write_text(text)
+    code, _, err = cli("build", spec, "-o", tmp_path / "o")
+    assert code == 2 and err.strip().endswith("\n1 error"), err
+    assert '`env` is a block, not `["VLLM_X=1", "B=2"]` [E-VALUE]' in err and "write `env { key = value … }`" in err
+
+
+def test_every_error_line_says_error(tmp_path):
+    """Messages a command prints itself (not through a diagnostic) start with `error:` too."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    messy = baseline_with(tmp_path, "sm_count = 16", "sm_count   =   16")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "muh.cli", *map(str, args)], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=120)
+    for args in (["fmt", "--check", messy], ["probe", "--apply", BASELINE], ["probe", BASELINE, "--ingest", messy, "-o", tmp_path],
+                 ["probe", BASELINE, "-o", tmp_path / "b", "--emulate-warp", "3"]):
+        r = run(*args)
+        assert r.returncode in (1, 2) and r.stderr.startswith("error: "), (args, r.stderr)
