@@ -83,6 +83,8 @@ CODES: dict[str, Code] = {
                       "kernels for `bi100`: scan.float32: tile needs 70144 B of shared memory, the hardware has 49152 B"),
     "E-CXX-LEVEL": Code("the toolchain's C++ level is below what the tuning headers need",
                         "hardware `old`: the tuning headers need C++14 (the toolchain says C++11)"),
+    "W-ACK-UNUSED": Code("an `@acknowledged` annotation whose line gives no such warning (it keeps nothing)",
+                         '`@acknowledged(warning = "W-DEPLOY-PARSER")`: this line gives no W-DEPLOY-PARSER warning'),
     "W-CXX-UNSET": Code("a tuning-header dimension has no value (the header holds zero)",
                         "reduce on h200: `block` is not set (first for float32); the tuning header holds a zero value"),
     "E-OPS": Code("the LLM ops cannot be generated for a hardware", "ops.float32.row_threads = 96 is not a multiple of the warp size 64"),

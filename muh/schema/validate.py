@@ -121,12 +121,18 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 # -- measurements (`@measured(...)` annotations) ---------------------------------------------------
+ANNOTATIONS = ("measured", "acknowledged")
+
+
 def _measurements(low: Lowered) -> dict:
     out = {}
     for path, call in low.annotations.items():
+        if call.name == "acknowledged":
+            _acknowledged(path, call, low)
+            continue
         if call.name != "measured":
             low.error("E-ANNOTATION", f"unknown annotation `@{call.name}`", call.span,
-                      hint=did_you_mean(call.name, ["measured"]) or "the only annotation is `@measured(…)`")
+                      hint=did_you_mean(call.name, ANNOTATIONS) or "annotations: `@measured(…)`, `@acknowledged(…)`")
             continue
         args = value_of(call, low, {})
         args.pop("kind", None)
@@ -134,6 +140,42 @@ def _measurements(low: Lowered) -> dict:
         low.value_spans[("measured", ".".join(map(str, path)))] = call.span
         low.key_spans[("measured", ".".join(map(str, path)))] = call.span
     return out
+
+
+def _acknowledged(path: tuple, call, low: Lowered) -> None:
+    """`@acknowledged(warning = "W-…", reason = "…")`: a registered warning kept knowingly at this value's
+    line (``Spec.acknowledge`` matches it to what the build warns)."""
+    from muh.codes import CODES
+
+    args = value_of(call, low, {})
+    args.pop("kind", None)
+    warnings = sorted(c for c in CODES if c.startswith("W-") and c != "W-ACK-UNUSED")
+    example = '`@acknowledged(warning = "W-DEPLOY-PARSER", reason = "why the value stays")`'
+    unknown = sorted(set(args) - {"warning", "reason"})
+    if unknown:
+        low.error("E-ANNOTATION", f"`@acknowledged` takes `warning` and `reason`, not `{unknown[0]}`", call.span,
+                  hint=f"write {example}")
+        return
+    code, reason = args.get("warning"), args.get("reason")
+    if isinstance(code, str) and code.startswith("E-") and code in CODES:
+        low.error("E-ANNOTATION", f"`@acknowledged` needs the code of one of muh's warnings, not `{code}`: an error "
+                  "cannot be acknowledged", call.span, hint="fix what the error says; only warnings (W-…) can be kept")
+        return
+    if not isinstance(code, str) or code not in warnings:
+        low.error("E-ANNOTATION", "`@acknowledged` needs the code of one of muh's warnings" +
+                  (f", not `{code}`" if code is not None else ""), call.span,
+                  hint=(did_you_mean(str(code), warnings) if isinstance(code, str) else None)
+                  or f"write {example}; the warnings: docs/diagnostics.md")
+        return
+    if not isinstance(reason, str) or not reason.strip():
+        low.error("E-ANNOTATION", f"`@acknowledged(warning = \"{code}\")` needs its reason", call.span,
+                  hint=f'add `reason = "…"`: why the spec keeps what {code} warns about')
+        return
+    key = ".".join(map(str, path))
+    low.raw.setdefault("acknowledged", {})[key] = {"warning": code, "reason": reason}
+    start = low.key_spans.get(path) or call.span
+    low.value_spans[("acknowledged", key)] = Span(start.file, start.line, start.col, call.span.end_line,
+                                                  call.span.end_col)
 
 
 # -- spaces: ranges expand to lists ----------------------------------------------------------------

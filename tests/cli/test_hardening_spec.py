@@ -193,3 +193,51 @@ def test_every_error_line_says_error(tmp_path):
                  ["probe", BASELINE, "-o", tmp_path / "b", "--emulate-warp", "3"]):
         r = run(*args)
         assert r.returncode in (1, 2) and r.stderr.startswith("error: "), (args, r.stderr)
+
+
+# -- acknowledged warnings -----------------------------------------------------------------------------
+
+ACK = '@acknowledged(warning = "W-DEPLOY-PARSER", reason = "unknown in the image: the run file passes it only when the image build finds it")'
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "specs").glob("*.muh")))
+def test_the_bundled_specs_build_without_a_warning(cli, tmp_path, name):
+    """The README's first command printed a five-line `--reasoning-parser` warning the spec already handles."""
+    code, out, err = cli("build", ROOT / "specs" / name, "-o", tmp_path / "o")
+    assert code == 0 and err == "", err
+
+
+def test_an_acknowledged_warning_is_kept_quiet_at_its_line_only(cli, tmp_path):
+    assert ACK in BASELINE.read_text()
+    quiet = baseline_with(tmp_path, ACK, ACK, "quiet.muh")
+    assert cli("build", quiet, "-o", tmp_path / "q")[2] == ""
+    loud = baseline_with(tmp_path, " " + ACK, "", "loud.muh")  # without it, the warning is back
+    code, _, err = cli("build", loud, "-o", tmp_path / "l")
+    assert code == 0 and f"{loud}:93:5: warning: `--reasoning-parser` may be absent" in err and "[W-DEPLOY-PARSER]" in err
+    # on another line it keeps nothing: the warning prints, and so does the idle acknowledgment
+    moved = loud.read_text().replace("    max_num_seqs = 2 ", f"    max_num_seqs = 2 {ACK} ")
+    (tmp_path / "moved.muh").write_text(moved)
+    code, _, err = cli("build", tmp_path / "moved.muh", "-o", tmp_path / "m")
+    assert code == 0 and "[W-DEPLOY-PARSER]" in err
+    assert f"{tmp_path / 'moved.muh'}:85:5: warning: `@acknowledged(warning = \"W-DEPLOY-PARSER\")`: this line gives " \
+           "no W-DEPLOY-PARSER warning [W-ACK-UNUSED]" in err
+
+
+@pytest.mark.parametrize("new,message,hint", [
+    ('@acknowledged(warning = "W-DEPLOY-PARSR", reason = "x")', "needs the code of one of muh's warnings, not `W-DEPLOY-PARSR`",
+     "did you mean `W-DEPLOY-PARSER`?"),
+    ('@acknowledged(warning = "E-DEPLOY-VALUE", reason = "x")', "needs the code of one of muh's warnings, not `E-DEPLOY-VALUE`",
+     "only warnings (W-…) can be kept"),
+    ('@acknowledged(warning = "W-DEPLOY-PARSER")', '`@acknowledged(warning = "W-DEPLOY-PARSER")` needs its reason',
+     'add `reason = "…"`'),
+    ('@acknowledged(warning = "W-DEPLOY-PARSER", reason = "x", until = "2027")', "takes `warning` and `reason`, not `until`",
+     "write `@acknowledged("),
+    ('@acknowleged(warning = "W-DEPLOY-PARSER", reason = "x")', "unknown annotation `@acknowleged`", "did you mean `acknowledged`?"),
+], ids=["typo", "an-error", "no-reason", "extra", "misspelt"])
+def test_a_malformed_acknowledgment_is_an_error_at_its_line(cli, tmp_path, new, message, hint):
+    spec = baseline_with(tmp_path, ACK, new)
+    code, _, err = cli("build", spec, "-o", tmp_path / "o")
+    assert code == 2 and not (tmp_path / "o").exists()
+    (first,) = errors_of(err)
+    assert first.startswith(f"{spec}:93:33: error: ") and message in first and "[E-ANNOTATION]" in first, err
+    assert hint in err
