@@ -17,7 +17,7 @@ try:  # Ctrl-C while the interpreter is still importing: one line, exit 130 (as 
     import typer
 
     import muh
-    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Diagnostic, MuhError, _err, report
+    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Diagnostic, MuhError, _err, number_option, report
 except KeyboardInterrupt:  # pragma: no cover - timing-dependent; tests/cli/test_output.py sends it
     sys.stderr.write("interrupted\n")
     raise SystemExit(130) from None
@@ -64,7 +64,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 def build(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", help="Also emit kernels that emulate this logical warp width on the build GPU."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", parser=number_option(), help="Also emit kernels that emulate this logical warp width on the build GPU."),
 ) -> None:
     """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
     from muh.pipeline import build as run_build

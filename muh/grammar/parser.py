@@ -398,7 +398,7 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
 
 _TERMINALS = {
     "LBRACE": "`{`", "RBRACE": "`}`", "LSQB": "`[`", "RSQB": "`]`", "LPAR": "`(`", "RPAR": "`)`",
-    "EQUAL": "`=`", "COMMA": "`,`", "DOT": "`.`", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+    "EQUAL": "`=`", "COMMA": "`,`", "DOT": "`.`", "AT": "`@`", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
     "UNIT": "a unit", "INT": "an integer", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of file",
 }
 

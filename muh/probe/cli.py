@@ -14,6 +14,8 @@ from typing import Optional
 
 import typer
 
+from muh.diagnostics import number_option
+
 
 def fail_input(err) -> typer.Exit:
     """Print the diagnostics of a bad input; the exit for it (2)."""
@@ -30,7 +32,7 @@ def register(app: typer.Typer) -> None:
 def probe(
     spec: Path = typer.Argument(..., help="The .muh spec (one hardware block)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Bundle folder (default probe-<spec name>/); the bundle is DIR/probe/."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic)."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", parser=number_option(), help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic)."),
     ingest: Optional[Path] = typer.Option(None, "--ingest", help="A result written by probe/run.sh: compare it with SPEC."),
     apply: bool = typer.Option(False, "--apply", help="With --ingest: write measured values over contradicting ones and add missing facts."),
     accept_device_name: bool = typer.Option(False, "--accept-device-name", help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device."),

@@ -264,8 +264,12 @@ def _unwrap(t):
 
 def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple = ()) -> list[Diagnostic]:
     out = []
+    seen: set[tuple] = set()
     for e in err.errors():
         loc = _strip_loc(prefix + tuple(e["loc"]), raw)
+        if loc in seen and e["type"] not in ("extra_forbidden", "missing"):  # a union's other members: one value, one error
+            continue
+        seen.add(loc)
         name = str(loc[-1]) if loc else "?"
         if len(loc) > 1 and isinstance(loc[-1], int):  # a list's entry: named by its list (`accept`, not `0`)
             name = str(loc[-2])
@@ -321,8 +325,10 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
                 msg = f"`{name}` takes a plain value, not a quantity with a unit ({given})"
             elif isinstance(given, RangeValue):
                 msg = f"`{name}` takes one value; ranges belong in a `space` block"
-            elif isinstance(given, (dict, list)) and typ.endswith("_type"):
-                msg = f"`{name}`: {msg.lower()}"
+            elif isinstance(given, list) and typ.endswith("_type"):
+                msg = f"`{name}` takes one value, not a list"
+            elif isinstance(given, dict) and typ.endswith("_type"):
+                msg = f"`{name}` takes one value, not a block"
             else:
                 msg = f"`{name}`: {msg}"
             out.append(Diagnostic("E-VALUE", msg, value_span))

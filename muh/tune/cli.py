@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from muh.diagnostics import Diagnostic, MuhError
+from muh.diagnostics import Diagnostic, MuhError, number_option
 from muh.families import registry
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -35,7 +35,7 @@ def tune(
     algo: str = typer.Argument(..., metavar="ALGO",
                                help="Algorithm family to tune: " + ", ".join(r.name for r in registry.tunable()) + "."),
     types: Optional[str] = typer.Option(None, "--types", metavar="TYPES", help="Element types, comma-separated (default: float32)."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=1, metavar="N", help="Measure at most N variants per type (cached ones count)."),
+    budget: Optional[int] = typer.Option(None, "--budget", metavar="N", parser=number_option(lo=1), help="Measure at most N variants per type (cached ones count)."),
     time_limit: Optional[str] = typer.Option(None, "--time", metavar="DURATION", help="Stop proposing variants after this long, e.g. 10m."),
     strategy: str = typer.Option("random", "--strategy", metavar="STRATEGY", help="exhaustive | random | model"),
     apply: bool = typer.Option(False, "--apply", help="Write winners back into SPEC with @measured(…) evidence (a kept incumbent gets @measured(…, kept = true))."),
@@ -43,21 +43,21 @@ def tune(
     ray: bool = typer.Option(False, "--ray", help="Compile on Ray and measure with one Ray actor per GPU (a local cluster unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="Use the existing Ray cluster at this address (its GPUs measure)."),
     topk_shape: Optional[str] = typer.Option(None, "--topk-shape", metavar="ROWLENxK", help="topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, rows = size / row length. With --buckets k:…, one k per bucket: 152064x50,1024."),
-    gpus: Optional[int] = typer.Option(None, "--gpus", min=1, metavar="N", help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
+    gpus: Optional[int] = typer.Option(None, "--gpus", metavar="N", parser=number_option(lo=1), help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
     db: Path = typer.Option(Path(".muh-cache/tune.sqlite"), "--db", metavar="FILE", help="Results database (SQLite)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the random and model strategies (same seed = same order)."),
-    batch: int = typer.Option(8, "--batch", min=1, max=64, metavar="N", help="Variants per translation unit."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, metavar="N", help="Parallel compile jobs (default: CPU count)."),
-    runs: int = typer.Option(15, "--runs", min=3, metavar="N", help="Timed runs per size in the search (median taken)."),
-    confirm_top: int = typer.Option(3, "--confirm-top", min=1, metavar="N", help="Candidates re-measured before a winner is chosen."),
-    confirm_rounds: int = typer.Option(3, "--confirm-rounds", min=2, metavar="N", help="Confirmation rounds (each with an A/A test of the base)."),
-    confirm_runs: int = typer.Option(25, "--confirm-runs", min=3, metavar="N", help="Timed runs per size in each confirmation round."),
+    seed: int = typer.Option(0, "--seed", metavar="N", parser=number_option(), help="Seed of the random and model strategies (same seed = same order)."),
+    batch: int = typer.Option(8, "--batch", metavar="N", parser=number_option(lo=1, hi=64), help="Variants per translation unit."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", metavar="N", parser=number_option(lo=1), help="Parallel compile jobs (default: CPU count)."),
+    runs: int = typer.Option(15, "--runs", metavar="N", parser=number_option(lo=3), help="Timed runs per size in the search (median taken)."),
+    confirm_top: int = typer.Option(3, "--confirm-top", metavar="N", parser=number_option(lo=1), help="Candidates re-measured before a winner is chosen."),
+    confirm_rounds: int = typer.Option(3, "--confirm-rounds", metavar="N", parser=number_option(lo=2), help="Confirmation rounds (each with an A/A test of the base)."),
+    confirm_runs: int = typer.Option(25, "--confirm-runs", metavar="N", parser=number_option(lo=3), help="Timed runs per size in each confirmation round."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="SIZES", help="Problem sizes (default CCCL's 2^16,2^20,2^24,2^28), e.g. 2^16,2^20."),
     buckets: Optional[str] = typer.Option(None, "--buckets", metavar="BOUNDS", help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24, or at values of another size the family's buckets test, e.g. k:256 (topk); each bucket is measured at the --sizes (or the --topk-shape k) in it and --apply writes `when` blocks. Default: the buckets of the spec's policy, if any."),
-    top: int = typer.Option(10, "--top", min=1, metavar="N", help="Rows in the final table."),
+    top: int = typer.Option(10, "--top", metavar="N", parser=number_option(lo=1), help="Rows in the final table."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only enumerate and statically filter the space (no GPU, no compiler)."),
     compile_only: bool = typer.Option(False, "--compile-only", help="Compile the variants but do not measure (no GPU needed)."),
-    variant_timeout: float = typer.Option(120.0, "--variant-timeout", min=1, metavar="SECONDS", help="Seconds without a result before a variant counts as hung."),
+    variant_timeout: float = typer.Option(120.0, "--variant-timeout", metavar="SECONDS", parser=number_option(lo=1, kind=float), help="Seconds without a result before a variant counts as hung."),
     against: Optional[Path] = typer.Option(None, "--against", metavar="OLD.muh", help="No search: time this spec's policy against OLD.muh's (correctness-gated)."),
 ) -> None:
     """Measure a policy space on this machine's GPU(s); store every trial; print CCCL annotations."""

@@ -156,7 +156,19 @@ LEAKS = [
 ]
 
 
-@pytest.mark.parametrize("old,new,message,hint", LEAKS, ids=["accept", "engine", "include"])
+LEAKS += [
+    # a list for one value: not pydantic's lower-cased "input should be a valid integer"
+    ("sm_count = 16", "sm_count = [16]", "`sm_count` takes one value, not a list [E-VALUE]", "sm_count = [16]"),
+    # a quantity for a plain number: one error, not one per member of the field's union (three before)
+    ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0.90 GB",
+     "`gpu_memory_utilization` takes a plain value, not a quantity with a unit (0.90 GB)", "0.90 GB"),
+    # the parser's `@` token: not "expected one of: `at`"
+    ('device_name = "Iluvatar BI-V100"', 'device_name = "Iluvatar BI-V100".x', "unexpected `.` [E-SYNTAX]",
+     "expected one of: `@`,"),
+]
+
+
+@pytest.mark.parametrize("old,new,message,hint", LEAKS, ids=["accept", "engine", "include", "list", "quantity", "at"])
 def test_messages_speak_the_language_not_the_implementation(cli, tmp_path, old, new, message, hint):
     spec = baseline_with(tmp_path, old, new)
     code, _, err = cli("build", spec, "-o", tmp_path / "o")
@@ -241,3 +253,15 @@ def test_a_malformed_acknowledgment_is_an_error_at_its_line(cli, tmp_path, new, 
     (first,) = errors_of(err)
     assert first.startswith(f"{spec}:93:33: error: ") and message in first and "[E-ANNOTATION]" in first, err
     assert hint in err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["build", BASELINE, "--emulate-warp", "abc"], "Invalid value for '--emulate-warp': 'abc' is not a whole number"),
+    (["tune", BASELINE, "reduce", "--dry-run", "--batch", "0"], "Invalid value for '--batch': 0 is out of range: 1 … 64"),
+    (["tune", BASELINE, "reduce", "--dry-run", "--confirm-runs", "x"], "'x' is not a whole number"),
+    (["tune", BASELINE, "reduce", "--dry-run", "--variant-timeout", "nan"], "'nan' is not a number"),
+], ids=["emulate-warp", "batch", "confirm-runs", "variant-timeout"])
+def test_a_bad_number_option_is_said_in_muh_s_words(cli, args, message):
+    """typer checks numbers with pydantic: "Input should be a valid integer, unable to parse string as an integer"."""
+    code, out, err = cli(*args)
+    assert code == 64 and message in out + err and "Input should" not in out + err  # a usage error (EXIT_USAGE)
