@@ -202,6 +202,7 @@ SPEC_EDITS += [
     # messages that leaked the implementation (see LEAKS)
     ("accept = [max_completion_tokens,", "accept = [bogus, max_completion_tokens,"),
     ("  env {  # R4's env", '  env = ["VLLM_X=1", "B=2"]\n  env_old {  # R4\'s env'),
+    ('VLLM_IMAGE_FETCH_TIMEOUT = "10"', 'VLLM_IMAGE_FETCH_TIMEOUT = ["10", "20"]'),  # four errors, one per union member
     ('engine = enginex "bi100-v1.2.3"', "engine = vllm"),
     ("muh 1\n", 'muh 1\ninclude "x.muh"\n'),
     ("head_dim = 256", "head_dim = 0"),

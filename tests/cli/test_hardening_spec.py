@@ -187,6 +187,11 @@ def test_an_env_list_is_one_error_saying_env_is_a_block(cli, tmp_path):
     code, _, err = cli("build", spec, "-o", tmp_path / "o")
     assert code == 2 and err.strip().endswith("\n1 error"), err
     assert '`env` is a block, not `["VLLM_X=1", "B=2"]` [E-VALUE]' in err and "write `env { key = value … }`" in err
+    # a list for one variable: four errors before, one per member of the value's union ("a valid boolean", …)
+    spec = baseline_with(tmp_path, 'VLLM_IMAGE_FETCH_TIMEOUT = "10"', 'VLLM_IMAGE_FETCH_TIMEOUT = ["10", "20"]', "one.muh")
+    code, _, err = cli("build", spec, "-o", tmp_path / "o")
+    assert code == 2 and err.strip().endswith("\n1 error"), err
+    assert "`VLLM_IMAGE_FETCH_TIMEOUT` takes one value, not a list [E-VALUE]" in err
 
 
 def test_every_error_line_says_error(tmp_path):
