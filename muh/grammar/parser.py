@@ -1,6 +1,7 @@
 """Parse .muh text into a ``Module``: lark (LALR) + a Transformer, errors as diagnostics."""
 from __future__ import annotations
 
+import re
 from contextvars import ContextVar
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -378,6 +379,11 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
         return Diagnostic("E-SYNTAX", f"`{word}` is not part of the language: a spec is one file", span_of_word(
             text, file, err_pos, word), hint="copy the blocks you need into this spec (hardware, algorithm, deploy); "
                                               "top-level items are `hardware`, `type`, `algorithm`, `deploy` and `parity` blocks")
+    if isinstance(err, UnexpectedCharacters) and text[err.pos_in_stream:err.pos_in_stream + 1] == '"':
+        rest = text[err.pos_in_stream + 1:].split("\n", 1)[0]
+        if not re.search(r'(?<!\\)(\\\\)*"', rest):  # no closing quote on its line
+            return Diagnostic("E-STRING", "a line break inside a string: a string ends on the line it starts", span,
+                              hint='close it on its line; write `\\n` for a line break in the value')
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
         shown, char_hint = _character(ch)

@@ -74,6 +74,16 @@ def test_cr_and_crlf_end_lines(cli, tmp_path):
         assert code == 2 and f"{bad}:7:14: error: " in err, err
 
 
+def test_a_line_end_inside_a_string_is_said_so(cli, tmp_path):
+    """CR, CRLF or LF inside a string: the string is not closed on its line (it said "unexpected character")."""
+    for ending in ("\r", "\r\n", "\n"):
+        spec = tmp_path / "s.muh"
+        spec.write_bytes(BASELINE.read_text().replace('"Iluvatar BI-V100"', f'"Iluvatar{ending}BI-V100"').encode())
+        code, _, err = cli("build", spec, "-o", tmp_path / "o")
+        assert code == 2 and errors_of(err)[0] == (f"{spec}:15:17: error: a line break inside a string: a string ends "
+                                                   "on the line it starts [E-STRING]"), err
+
+
 def test_fmt_keeps_the_file_s_own_line_ending(cli, tmp_path):
     messy = BASELINE.read_text().replace("sm_count = 16", "sm_count   =   16")
     for ending in ("\r", "\r\n", "\n"):
