@@ -17,7 +17,7 @@ try:  # Ctrl-C while the interpreter is still importing: one line, exit 130 (as 
     import typer
 
     import muh
-    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Diagnostic, MuhError, _err, report
+    from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, EXIT_OK, Diagnostic, MuhError, _err, number_option, report
 except KeyboardInterrupt:  # pragma: no cover - timing-dependent; tests/cli/test_output.py sends it
     sys.stderr.write("interrupted\n")
     raise SystemExit(130) from None
@@ -64,7 +64,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 def build(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", help="Also emit kernels that emulate this logical warp width on the build GPU."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", parser=number_option(), help="Also emit kernels that emulate this logical warp width on the build GPU."),
 ) -> None:
     """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
     from muh.pipeline import build as run_build
@@ -87,16 +87,17 @@ def fmt(
 ) -> None:
     """Canonical layout (comments kept)."""
     from muh.grammar.format import format_module
-    from muh.grammar.parser import parse, read_source
+    from muh.grammar.parser import parse, read_spec, with_ending
 
     unformatted = []
     for path in specs:
         try:
-            text, shown = read_source(path)
+            text, shown, ending = read_spec(path)
             new = format_module(parse(text, shown))
         except MuhError as err:
             raise fail_input(err)
         if new != text:
+            new = with_ending(new, ending)  # the file keeps its own line endings (CRLF, CR or LF)
             unformatted.append(shown)
             if not check:
                 from muh.output import replace_file
@@ -104,12 +105,12 @@ def fmt(
                 try:
                     replace_file(path, new)  # the file a link points to is formatted; the link stays
                 except OSError as err:
-                    _err(f"{shown}: cannot write: {err.strerror or err} [E-IO]")
+                    _err(f"error: {shown}: cannot write: {err.strerror or err} [E-IO]")
                     raise typer.Exit(EXIT_FAIL)
                 typer.echo(f"formatted {shown}")
     if check and unformatted:
         for name in unformatted:
-            _err(f"{name}: not formatted (run `muh fmt {name}`)")
+            _err(f"error: {name} is not formatted (run `muh fmt {name}`)")
         raise typer.Exit(EXIT_FAIL)
 
 
@@ -192,7 +193,7 @@ def lsp() -> None:
     except ModuleNotFoundError as err:
         if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
             raise
-        _err(f"muh lsp needs {err.name}: pip install 'muh[lsp]'")
+        _err(f"error: muh lsp needs {err.name}: pip install 'muh[lsp]'")
         raise typer.Exit(EXIT_FAIL)
     serve()
 
@@ -245,7 +246,7 @@ def main() -> None:
         _err("interrupted")
         sys.exit(130)
     except RecursionError:
-        _err("muh: input nests too deeply")
+        _err("error: the input nests too deeply [E-DEPTH]")
         sys.exit(EXIT_INPUT)
 
 

@@ -28,6 +28,8 @@ CODES: dict[str, Code] = {
     # -- the spec's structure ------------------------------------------------------------------------------
     "E-TOPLEVEL": Code("a key = value outside any block", "`threads = …` outside a block"),
     "E-BLOCK": Code("a block where that kind of block is not allowed", "`space` blocks are not allowed here"),
+    "E-NAME": Code("a block named with a word of the language (`muh`, `on`, `when`, `in`, `step`, `true`, `false`)",
+                   "`when` is a word of the language, not a name for a `hardware` block"),
     "E-KEY": Code("a key the block does not have", "unknown key `thread` in an algorithm block"),
     "E-DUP": Code("a key or argument given twice", "argument `ns` given twice"),
     "E-ARG": Code("a call's arguments are not written `name = value`",
@@ -59,7 +61,8 @@ CODES: dict[str, Code] = {
                       "threads = 2048 exceeds max_threads_per_block = 1024 on `h200`"),
     "E-PARITY-SCOPE": Code("a `parity { out_of_scope }` pattern that excuses no case (empty, a broken glob, no family) "
                            "or every case", "`*` excuses every case of every family: the parity check would check nothing"),
-    "E-HARDWARE": Code("a hardware fact beyond its vendor's documented limit, or contradicting another fact",
+    "E-HARDWARE": Code("a hardware fact beyond its vendor's documented limit (a warp width it never built, too many "
+                       "threads per block), a time of zero, or contradicting another fact",
                        "max_threads_per_block = 4096 exceeds nvidia's limit of 1024 threads per block"),
     "E-WARP": Code("a block size or thread count that is no multiple of the warp",
                    "max_threads_per_block = 1000 is not a multiple of warp_size = 64"),
@@ -80,6 +83,8 @@ CODES: dict[str, Code] = {
                       "kernels for `bi100`: scan.float32: tile needs 70144 B of shared memory, the hardware has 49152 B"),
     "E-CXX-LEVEL": Code("the toolchain's C++ level is below what the tuning headers need",
                         "hardware `old`: the tuning headers need C++14 (the toolchain says C++11)"),
+    "W-ACK-UNUSED": Code("an `@acknowledged` annotation whose line gives no such warning (it keeps nothing)",
+                         '`@acknowledged(warning = "W-DEPLOY-PARSER")`: this line gives no W-DEPLOY-PARSER warning'),
     "W-CXX-UNSET": Code("a tuning-header dimension has no value (the header holds zero)",
                         "reduce on h200: `block` is not set (first for float32); the tuning header holds a zero value"),
     "E-OPS": Code("the LLM ops cannot be generated for a hardware", "ops.float32.row_threads = 96 is not a multiple of the warp size 64"),
@@ -110,7 +115,7 @@ CODES: dict[str, Code] = {
                              "the target repository has uncommitted changes"),
     "E-DEPLOY-API": Code("an `api { }` feature the engine or the rest of the spec cannot serve",
                          "`thinking_off` writes its own chat template; the spec also sets `chat_template`"),
-    "E-DEPLOY-UNTESTED": Code("an `untested { }` entry without its reason", "untested `serve.x` needs a reason (a string)"),
+    "E-DEPLOY-UNTESTED": Code("an `untested { }` entry without its reason, or for a value the block does not set", "untested `serve.x` needs a reason (a string)"),
     "E-DEPLOY-RUN": Code("a run-file pre-step that cannot be written or says contradictory things",
                          "pre-step 1 is both required and tolerated (`on_failure`)"),
     "W-DEPLOY-PROBE": Code("the image carries no probe bundle (the run file says so at start)", "the image carries no probe: …"),

@@ -136,6 +136,27 @@ EXIT_USAGE = 64  # a command line the option parser refuses (unknown option, mis
 # apart from 2, which `muh deploy` uses for "changes planned"
 
 
+def number_option(lo: float | None = None, hi: float | None = None, kind: type = int):
+    """A command-line option's parser (typer's ``parser=``): a whole number (or, with ``kind=float``, a number)
+    in ``lo`` … ``hi``, refused in muh's words (typer's own check words it as pydantic does: "Input should be
+    a valid integer, unable to parse string as an integer")."""
+    def parse(text: str):
+        import typer
+
+        what = "a whole number" if kind is int else "a number"
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise typer.BadParameter(f"{text!r} is not {what}") from None
+        if kind is float and value != value:
+            raise typer.BadParameter(f"{text!r} is not {what}")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            bounds = f"{lo} … {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None else f"at most {hi}"
+            raise typer.BadParameter(f"{text} is out of range: {bounds}")
+        return value
+    return parse
+
+
 def _err(text: str) -> None:
     sys.stderr.write(text + "\n")
 

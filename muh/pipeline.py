@@ -30,11 +30,13 @@ def load_file(path: str | Path) -> Loaded:
 
 
 def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None) -> list[GeneratedFile]:
-    """Every generated file plus the manifest; emitters' warnings are appended to ``warnings``."""
+    """Every generated file plus the manifest; the warnings of derive and the emitters are appended to
+    ``warnings``, less those the spec acknowledges at their line (``@acknowledged``)."""
     ctx = BuildContext(loaded.spec, loaded.derived, options=dict(options or {}))
     files = generate(ctx)
     if warnings is not None:
-        warnings.extend(d for d in ctx.diagnostics if not d.is_error)
+        shown, _ = loaded.spec.acknowledge([d for d in ctx.diagnostics if not d.is_error])
+        warnings.extend(shown)
     return files + [_manifest(ctx, files)]
 
 

@@ -172,7 +172,7 @@ def _pass_marker(nvcc: str, files, unit: Unit) -> Path:
     """Where a unit that compiled is remembered: keyed by everything the compilation read."""
     h = hashlib.sha256()
     for part in (cub_truth.toolchain_digest(nvcc), str(cub_truth.cub_version(nvcc)), unit.name, str(unit.std),
-                 unit.source):
+                 " ".join(Toolchain("nvcc", unit.std).header_object()), unit.source):
         h.update(part.encode() + b"\0")
     for f in sorted(unit.files if unit.files is not None else files, key=lambda f: f.path):
         h.update(f.path.encode() + b"\0" + f.content.encode() + b"\0")

@@ -27,11 +27,36 @@ MAX_NAMED_BARRIERS = 16  # PTX: barrier ids 0..15; id 0 is __syncthreads
 RESIDENT_THREADS_PER_SM = 2048  # every CUDA-class SM since sm_30 (CUDA C++ Programming Guide, table 21)
 MAX_LOAD_BYTES = 16  # the widest vector load instruction (ld.global.v4.b32)
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y (rows of a 2-D launch)
+
+
+@dataclass(frozen=True)
+class BucketSize:
+    """A problem size a size bucket may test: what it is, and the element type the launch code holds it in
+    (the C interface's argument: reduce's ``long long n``, the ops' rows × hidden, topk's ``int k``), which
+    bounds what a bucket may name."""
+
+    doc: str
+    dtype: str  # muh's name of the integer type (muh/runtime/dtypes.py)
+
+    @property
+    def ctype(self) -> str:
+        return DT.TABLE[self.dtype].storage
+
+    @property
+    def max_exp(self) -> int:
+        """The largest value the type holds is ``2^max_exp - 1``."""
+        return 8 * DT.TABLE[self.dtype].size - (1 if DT.TABLE[self.dtype].kind == "int" else 0)
+
+    @property
+    def max(self) -> int:
+        return 2 ** self.max_exp - 1
+
+
 # The problem sizes a size bucket (`when <size> … { … }`) may test; a family record names the ones its
 # launch code picks a bucket by (``Family.buckets_by``).
 BUCKET_SIZES = {
-    "elements": "the input's element count (an op's rows × hidden count as its elements)",
-    "k": "the number of values kept per row (top-k)",
+    "elements": BucketSize("the input's element count (an op's rows × hidden count as its elements)", "int64"),
+    "k": BucketSize("the number of values kept per row (top-k)", "int32"),
 }
 
 

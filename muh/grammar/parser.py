@@ -1,10 +1,12 @@
 """Parse .muh text into a ``Module``: lark (LALR) + a Transformer, errors as diagnostics."""
 from __future__ import annotations
 
+import re
 from contextvars import ContextVar
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
@@ -31,6 +33,17 @@ _EXAMPLES: dict[str, list[str]] = {
     "a list needs `,` between items": ["hardware x { a = [1 2] }"],
     "`muh <version>` must be the first line": ["hardware x { } muh 1"],
 }
+_VERSION_LABEL = "`muh <version>` must be the first line"
+# Words other languages use to pull in another file: muh has none (a spec is one file).
+_NOT_LANGUAGE = ("include", "import", "use", "require", "source")
+
+
+def span_of_word(text: str, file: str, end: int, word: str) -> Span:
+    """The span of ``word``, the last one before offset ``end`` on its line."""
+    start = text.rfind(word, 0, end)
+    line = text.count("\n", 0, start) + 1
+    col = start - (text.rfind("\n", 0, start) + 1) + 1
+    return Span(file, line, col, line, col + len(word))
 
 
 # Comments are ignored by the parser but kept (for `muh fmt`) through a lexer callback that
@@ -252,6 +265,17 @@ def units() -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda u: u.endswith("/s"))  # sizes, times, frequencies, then rates
 
 
+@lru_cache(maxsize=1)
+def keywords() -> frozenset[str]:
+    """The language's words (`muh`, `on`, `when`, `true`, …), read off the grammar: its string terminals
+    spelled like a name. No block may be named with one (muh/schema/lower.py)."""
+    import re
+
+    name = _parser().get_terminal("NAME").pattern.value
+    return frozenset(t.pattern.value for t in _parser().terminals
+                     if t.pattern.type == "str" and re.fullmatch(name, t.pattern.value))
+
+
 def _unit_like(word: str) -> str | None:
     """The unit ``word`` was probably meant to be (``kib`` → ``KiB``, ``KiBs`` → ``KiB``), or None."""
     import difflib
@@ -347,6 +371,19 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
         label = err.match_examples(_parser().parse, _EXAMPLES, use_accepts=True)
     except Exception:  # noqa: BLE001 - a failed heuristic must never hide the real error
         label = None
+    before = text[:err_pos].rsplit("\n", 1)[-1].split() if err_pos is not None else []
+    if label == _VERSION_LABEL and "muh" not in before:  # the same parser state as any top-level `word <value>`
+        label = None
+    if before and before[0] in _NOT_LANGUAGE and len(before) == 1:  # `include "x.muh"`, `import x`
+        word = before[0]
+        return Diagnostic("E-SYNTAX", f"`{word}` is not part of the language: a spec is one file", span_of_word(
+            text, file, err_pos, word), hint="copy the blocks you need into this spec (hardware, algorithm, deploy); "
+                                              "top-level items are `hardware`, `type`, `algorithm`, `deploy` and `parity` blocks")
+    if isinstance(err, UnexpectedCharacters) and text[err.pos_in_stream:err.pos_in_stream + 1] == '"':
+        rest = text[err.pos_in_stream + 1:].split("\n", 1)[0]
+        if not re.search(r'(?<!\\)(\\\\)*"', rest):  # no closing quote on its line
+            return Diagnostic("E-STRING", "a line break inside a string: a string ends on the line it starts", span,
+                              hint='close it on its line; write `\\n` for a line break in the value')
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
         shown, char_hint = _character(ch)
@@ -367,7 +404,7 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
 
 _TERMINALS = {
     "LBRACE": "`{`", "RBRACE": "`}`", "LSQB": "`[`", "RSQB": "`]`", "LPAR": "`(`", "RPAR": "`)`",
-    "EQUAL": "`=`", "COMMA": "`,`", "DOT": "`.`", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+    "EQUAL": "`=`", "COMMA": "`,`", "DOT": "`.`", "AT": "`@`", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
     "UNIT": "a unit", "INT": "an integer", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of file",
 }
 
@@ -379,7 +416,9 @@ def _pretty_terminal(name: str) -> str:
 
 
 def parse(text: str, file: str = "<input>") -> ast.Module:
-    """Parse ``text``; raise ``MuhError`` with diagnostics on bad input (never anything else)."""
+    """Parse ``text``; raise ``MuhError`` with diagnostics on bad input (never anything else). CRLF and CR
+    end a line as LF does (the module's source is the LF text)."""
+    text = to_lf(text)
     diags = _precheck(text, file)
     if diags:
         raise MuhError(diags)
@@ -441,8 +480,40 @@ def read_bounded(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
+LINE_ENDINGS = ("\r\n", "\r", "\n")  # what ends a line in a spec: CRLF, CR alone or LF (as in LSP and most editors)
+
+
+def line_ending(text: str) -> str:
+    """The line ending a text uses (its first one; LF when it has none)."""
+    i = next((j for j, ch in enumerate(text) if ch in "\r\n"), None)
+    return "\n" if i is None else "\r\n" if text.startswith("\r\n", i) else text[i]
+
+
+def to_lf(text: str) -> str:
+    """``text`` with every line ending (CRLF, CR) written as LF: what the parser reads, so that lines and
+    columns are the editor's whatever the file's endings."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def with_ending(text: str, ending: str) -> str:
+    """LF ``text`` written with ``ending`` (a rewritten spec keeps the file's own line endings)."""
+    return text if ending == "\n" else text.replace("\n", ending)
+
+
+class Source(NamedTuple):
+    text: str  # LF line endings
+    shown: str  # the path as the user wrote it
+    ending: str  # the file's own line ending (write it back with ``with_ending``)
+
+
 def read_source(path: str | Path) -> tuple[str, str]:
-    """Read a spec file as text; raise ``MuhError`` for unreadable, binary or oversized files."""
+    """Read a spec file as text (LF line endings); raise ``MuhError`` for unreadable, binary or oversized files."""
+    src = read_spec(path)
+    return src.text, src.shown
+
+
+def read_spec(path: str | Path) -> Source:
+    """:func:`read_source` with the file's own line ending, for commands that write the spec back."""
     p = Path(path)
     shown = str(path)
     try:
@@ -457,15 +528,17 @@ def read_source(path: str | Path) -> tuple[str, str]:
         raise MuhError([Diagnostic("E-IO", f"{shown} is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
                                    Span(shown, 1, 1, 1, 2))])
     try:
-        text = data.decode("utf-8")
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        before = data[: err.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
         raise MuhError([Diagnostic("E-ENCODING", f"not UTF-8 text (byte 0x{data[err.start]:02x})", Span(shown, line, col, line, col + 1),
                                    hint="save the spec as UTF-8")]) from None
+    text = to_lf(raw)
     if "\x00" in text:
         i = text.index("\x00")
         line = text.count("\n", 0, i) + 1
         col = i - (text.rfind("\n", 0, i) + 1) + 1
         raise MuhError([Diagnostic("E-ENCODING", "binary data (a NUL byte) in the spec", Span(shown, line, col, line, col + 1))])
-    return text, shown
+    return Source(text, shown, line_ending(raw))

@@ -14,6 +14,8 @@ from typing import Optional
 
 import typer
 
+from muh.diagnostics import number_option
+
 
 def fail_input(err) -> typer.Exit:
     """Print the diagnostics of a bad input; the exit for it (2)."""
@@ -30,7 +32,7 @@ def register(app: typer.Typer) -> None:
 def probe(
     spec: Path = typer.Argument(..., help="The .muh spec (one hardware block)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Bundle folder (default probe-<spec name>/); the bundle is DIR/probe/."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic)."),
+    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", parser=number_option(), help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic)."),
     ingest: Optional[Path] = typer.Option(None, "--ingest", help="A result written by probe/run.sh: compare it with SPEC."),
     apply: bool = typer.Option(False, "--apply", help="With --ingest: write measured values over contradicting ones and add missing facts."),
     accept_device_name: bool = typer.Option(False, "--accept-device-name", help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device."),
@@ -52,25 +54,25 @@ def _check_flags(out, emulate_warp, ingest, apply: bool, accept_device_name: boo
     from muh.diagnostics import EXIT_INPUT, _err
 
     if ingest is None and (apply or accept_device_name):
-        _err("--apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
+        _err("error: --apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
     if ingest is not None and (out is not None or emulate_warp):
-        _err("--ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]")
+        _err("error: --ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
     if emulate_warp is not None and (emulate_warp < 1 or emulate_warp & (emulate_warp - 1)):
-        _err(f"--emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
+        _err(f"error: --emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
 
 
 def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> None:
     """--ingest: compare the result with the spec, print each fact's outcome, write the spec back."""
     from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, MuhError, _err, report
-    from muh.grammar.parser import read_source
+    from muh.grammar.parser import read_spec
     from muh.probe.ingest import ingest as run_ingest
     from muh.probe.ingest import read_result
 
     try:
-        text, shown = read_source(spec)
+        text, shown, ending = read_spec(spec)
         result = read_result(ingest)
     except MuhError as err:
         raise fail_input(err)
@@ -88,7 +90,7 @@ def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> 
     _print_outcomes(done.outcomes, apply)
     if spec_errors and not apply:  # agreement, but the spec itself is broken: nothing to write into
         raise fail_input(MuhError(spec_errors))
-    _write_back(spec, text, shown, done, result, apply)
+    _write_back(spec, text, shown, ending, done, result, apply)
 
 
 def _spec_model(spec: Path, text: str, shown: str) -> tuple:
@@ -120,21 +122,26 @@ def _print_outcomes(outcomes, apply: bool) -> None:
             typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
 
 
-def _write_back(spec: Path, text: str, shown: str, done, result, apply: bool) -> None:
-    """The spec with the provenance (and, with --apply, the measured values) written, if that changes it."""
+def _write_back(spec: Path, text: str, shown: str, ending: str, done, result, apply: bool) -> None:
+    """With --apply, the spec with the measured values and their provenance written, if that changes it;
+    without, the compare is read-only (as `muh deploy` without --apply): it says what --apply would write."""
     from muh.diagnostics import EXIT_FAIL, Diagnostic, MuhError, _err, report
+    from muh.grammar.parser import with_ending
     from muh.probe.ingest import write_spec
 
     try:
-        if done.new_text is not None and done.new_text != text:
-            write_spec(Path(spec), done.new_text, shown)
-            typer.echo(f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written"
-                       + (", measured values applied" if apply else ""))
-        else:
+        if done.new_text is None or done.new_text == text:
             typer.echo(f"{shown}: nothing to change")
+        elif not apply:
+            typer.echo(f"{shown}: unchanged (a compare is read-only); `--apply` writes the provenance"
+                       + (" and the measured values" if any(o.status != "agree" for o in done.outcomes) else ""))
+        else:
+            write_spec(Path(spec), with_ending(done.new_text, ending), shown)
+            typer.echo(f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written, "
+                       "measured values applied")
     except MuhError as err:
         report([Diagnostic(d.code, d.message, d.span, d.hint) for d in err.diagnostics])
-        _err("the spec was left unchanged")
+        _err("note: the spec was left unchanged")
         raise typer.Exit(EXIT_FAIL)
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from muh.diagnostics import Diagnostic, Span, did_you_mean
+from muh.families.base import BUCKET_SIZES
 from muh.grammar import ast
+from muh.grammar.parser import keywords
 from muh.schema.catalog import FAMILIES
 from muh.schema.units import Quantity
 
@@ -33,6 +35,7 @@ class Lowered:
     diags: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the spec's text (to quote a value as it was written)
     orphans: dict = field(default_factory=dict)  # blocks `on` unknown hardware: validated alone, for their own errors
+    broken: set = field(default_factory=set)  # paths of buckets whose bounds were reported (not ordered against others)
 
     def written(self, span: Span | None) -> str | None:
         """The text at ``span`` (one line), or None."""
@@ -255,8 +258,16 @@ def _bounds(c: ast.Condition, low: Lowered, path: tuple) -> dict:
             what = "an element count" if c.size == "elements" else f"a `{c.size}` (a whole number)"
             low.error("E-BUCKET", f"`{n}` is not {what}", n.span,
                       hint="sizes are whole numbers without a unit, e.g. `2^24` or `16777216`")
+        size = BUCKET_SIZES.get(c.size)  # an unknown size is validate's to report (the family's sizes)
+        if ok and size is not None and n.value > size.max:
+            low.error("E-BUCKET", f"`{n}` is more than any `{c.size}` can be: the kernels hold it as `{size.ctype}`, "
+                      f"at most 2^{size.max_exp} - 1", n.span,
+                      hint=f"the last bucket covers every larger size: end the buckets with `when {c.size} >= n`, "
+                           f"n below 2^{size.max_exp}")
+            ok = False
         vals.append(int(n.value) if ok else None)
     if None in vals:
+        low.broken.add(path)
         return {"size": c.size, "lo": 0}  # reported above
     if c.op == "<":
         return {"size": c.size, "lo": 0, "hi": max(vals[0], 1)} if vals[0] >= 1 else _empty(c, low)
@@ -308,6 +319,9 @@ def _parity(b: ast.Block, low: Lowered) -> None:
     low.value_spans[path] = b.span
 
 
+_EXAMPLE_NAMES = {"hardware": "bi100", "type": "pair16", "deploy": "competition"}
+
+
 def lower(module: ast.Module) -> Lowered:
     low = Lowered(raw={"hardware": {}, "types": {}, "algorithms": {}, "deploys": {}}, source=module.source)
     if module.version is None:
@@ -335,6 +349,10 @@ def lower(module: ast.Module) -> Lowered:
         if m.label is None:
             low.error("E-BLOCK", f"a `{m.kind}` block needs a name: `{m.kind} <name> {{ … }}`", m.kind_span)
             continue
+        if m.label in keywords() and m.kind != "algorithm":  # an algorithm's label is its family (E-FAMILY)
+            low.error("E-NAME", f"`{m.label}` is a word of the language, not a name for a `{m.kind}` block",
+                      m.label_span, hint=f"name it for what it is, e.g. `{m.kind} {_EXAMPLE_NAMES.get(m.kind, 'mine')} {{ … }}`"
+                      f" (the language's words: {', '.join(f'`{k}`' for k in sorted(keywords()))})")
         if m.kind == "type":
             if m.target is not None:
                 low.error("E-TARGET", "a type block takes no `on`", m.target_span,

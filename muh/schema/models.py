@@ -6,7 +6,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import Field, PrivateAttr, create_model, field_validator
 
-from muh.diagnostics import Span
+from muh.diagnostics import Diagnostic, Severity, Span
 from muh.schema.base import SpecModel as Model, matching
 from muh.schema.catalog import DELAY_KINDS, DIMS, Dim
 from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
@@ -80,7 +80,7 @@ class Hardware(Model):
     architecture to compile for."""
     sm_count: int = Field(ge=1, le=4096)
     warp_size: int = Field(ge=1, le=1024)
-    """Threads per warp: 32 on NVIDIA, 64 on the BI-V100."""
+    """Threads per warp: 32 on NVIDIA, 64 on the BI-V100. A width its vendor never built is an error."""
     smem_per_block: Bytes
     """Shared memory one block may use without opt-in (CUB's 48 KiB)."""
     smem_per_block_optin: Optional[Bytes] = None
@@ -262,6 +262,16 @@ class ParityScope(Model):
     a pattern with fewer words matches every case that starts with them."""
 
 
+class Acknowledged(Model):
+    """A warning the spec keeps knowingly, at the line that gives it (`@acknowledged(warning = "W-…",
+    reason = "…")` after a value): the build does not print it, and says so when the line no longer gives it."""
+
+    warning: str
+    """The warning's code (muh/codes.py, a `W-` code)."""
+    reason: str
+    """Why the spec keeps the value that gives it."""
+
+
 class Spec(Model):
     version: int = 1
     parity: ParityScope = ParityScope()
@@ -272,6 +282,8 @@ class Spec(Model):
     deploys: dict[str, Deploy] = {}
     measured: dict[str, Measured] = {}
     """Evidence per value path (``algorithms.<family>@<hw>.policies.<key>.<dim>``)."""
+    acknowledged: dict[str, Acknowledged] = {}
+    """Warnings kept knowingly, per value path (the line of that value)."""
     file: str = "<input>"
     sha256: str = ""
     """sha256 of the spec's text."""
@@ -289,6 +301,28 @@ class Spec(Model):
                 return self._spans[path]
             path = path[:-1]
         return None
+
+    def acknowledge(self, warnings: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+        """``warnings`` split into (those to print, those the spec acknowledges at their line); an
+        acknowledgment no warning matches is printed as a warning of its own (it keeps nothing)."""
+        shown, acked, used = [], [], set()
+        places = {key: self.span_of(("acknowledged", key)) for key in self.acknowledged}
+        for d in warnings:
+            key = next((k for k, a in self.acknowledged.items() if a.warning == d.code and d.span is not None
+                        and places[k] is not None and d.span.file == places[k].file
+                        and places[k].line <= d.span.line <= places[k].end_line), None)
+            if key is None or d.is_error:
+                shown.append(d)
+            else:
+                acked.append(d)
+                used.add(key)
+        for key, a in self.acknowledged.items():
+            if key not in used:
+                shown.append(Diagnostic("W-ACK-UNUSED", f"`@acknowledged(warning = \"{a.warning}\")`: this line gives no "
+                                        f"{a.warning} warning", places[key],
+                                        hint="remove the annotation: the warning it kept is gone (or moved to "
+                                             "another line)", severity=Severity.warning))
+        return shown, acked
 
     def element_sizes(self) -> dict[str, int]:
         """Every element type the spec can name, catalogue first: name -> size in bytes."""

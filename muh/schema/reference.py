@@ -102,7 +102,8 @@ def render_reference() -> str:
             "### Size buckets", "",
             "Inside the policy of an element type: `when <size> < n { … }`, `when <size> in a..b { … }` "
             "(a ≤ size < b), `when <size> >= n { … }`; `<size>` is what the family's launch code picks a "
-            "bucket by: " + "; ".join(f"`{z}`, {why}" for z, why in BUCKET_SIZES.items()) + "; `n` a whole number, `2^k` allowed. The buckets of a "
+            "bucket by: " + "; ".join(f"`{z}`, {b.doc} (at most 2^{b.max_exp} - 1, a `{b.ctype}`)" for z, b in BUCKET_SIZES.items())
+            + "; `n` a whole number, `2^k` allowed. The buckets of a "
             "policy test one size, go from small to large, do not overlap and together cover every size; a "
             "bucket's values override the policy's (which it inherits as usual), each checked like any policy's. "
             "Not in `policy default`, not on `cub_parity` hardware. Families with buckets, and the sizes they "

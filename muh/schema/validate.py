@@ -121,12 +121,18 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 # -- measurements (`@measured(...)` annotations) ---------------------------------------------------
+ANNOTATIONS = ("measured", "acknowledged")
+
+
 def _measurements(low: Lowered) -> dict:
     out = {}
     for path, call in low.annotations.items():
+        if call.name == "acknowledged":
+            _acknowledged(path, call, low)
+            continue
         if call.name != "measured":
             low.error("E-ANNOTATION", f"unknown annotation `@{call.name}`", call.span,
-                      hint=did_you_mean(call.name, ["measured"]) or "the only annotation is `@measured(…)`")
+                      hint=did_you_mean(call.name, ANNOTATIONS) or "annotations: `@measured(…)`, `@acknowledged(…)`")
             continue
         args = value_of(call, low, {})
         args.pop("kind", None)
@@ -134,6 +140,42 @@ def _measurements(low: Lowered) -> dict:
         low.value_spans[("measured", ".".join(map(str, path)))] = call.span
         low.key_spans[("measured", ".".join(map(str, path)))] = call.span
     return out
+
+
+def _acknowledged(path: tuple, call, low: Lowered) -> None:
+    """`@acknowledged(warning = "W-…", reason = "…")`: a registered warning kept knowingly at this value's
+    line (``Spec.acknowledge`` matches it to what the build warns)."""
+    from muh.codes import CODES
+
+    args = value_of(call, low, {})
+    args.pop("kind", None)
+    warnings = sorted(c for c in CODES if c.startswith("W-") and c != "W-ACK-UNUSED")
+    example = '`@acknowledged(warning = "W-DEPLOY-PARSER", reason = "why the value stays")`'
+    unknown = sorted(set(args) - {"warning", "reason"})
+    if unknown:
+        low.error("E-ANNOTATION", f"`@acknowledged` takes `warning` and `reason`, not `{unknown[0]}`", call.span,
+                  hint=f"write {example}")
+        return
+    code, reason = args.get("warning"), args.get("reason")
+    if isinstance(code, str) and code.startswith("E-") and code in CODES:
+        low.error("E-ANNOTATION", f"`@acknowledged` needs the code of one of muh's warnings, not `{code}`: an error "
+                  "cannot be acknowledged", call.span, hint="fix what the error says; only warnings (W-…) can be kept")
+        return
+    if not isinstance(code, str) or code not in warnings:
+        low.error("E-ANNOTATION", "`@acknowledged` needs the code of one of muh's warnings" +
+                  (f", not `{code}`" if code is not None else ""), call.span,
+                  hint=(did_you_mean(str(code), warnings) if isinstance(code, str) else None)
+                  or f"write {example}; the warnings: docs/diagnostics.md")
+        return
+    if not isinstance(reason, str) or not reason.strip():
+        low.error("E-ANNOTATION", f"`@acknowledged(warning = \"{code}\")` needs its reason", call.span,
+                  hint=f'add `reason = "…"`: why the spec keeps what {code} warns about')
+        return
+    key = ".".join(map(str, path))
+    low.raw.setdefault("acknowledged", {})[key] = {"warning": code, "reason": reason}
+    start = low.key_spans.get(path) or call.span
+    low.value_spans[("acknowledged", key)] = Span(start.file, start.line, start.col, call.span.end_line,
+                                                  call.span.end_col)
 
 
 # -- spaces: ranges expand to lists ----------------------------------------------------------------
@@ -222,9 +264,15 @@ def _unwrap(t):
 
 def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple = ()) -> list[Diagnostic]:
     out = []
+    seen: set[tuple] = set()
     for e in err.errors():
         loc = _strip_loc(prefix + tuple(e["loc"]), raw)
+        if loc in seen and e["type"] not in ("extra_forbidden", "missing"):  # a union's other members: one value, one error
+            continue
+        seen.add(loc)
         name = str(loc[-1]) if loc else "?"
+        if len(loc) > 1 and isinstance(loc[-1], int):  # a list's entry: named by its list (`accept`, not `0`)
+            name = str(loc[-2])
         typ = e["type"]
         value_span = low.value_spans.get(loc) or low.key_spans.get(loc) or _nearest_span(loc, low)
         key_span = low.key_spans.get(loc) or value_span
@@ -246,7 +294,8 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
             expected = e.get("ctx", {}).get("expected", "")
             given = e.get("input")
             choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",") if c.strip()]
-            what = f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1 else f"`{name}`"
+            what = (f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1
+                    else f"entry of `{name}`" if isinstance(loc[-1], int) else f"`{name}`")
             out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid {what}", value_span,
                                   hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
         elif typ == "too_short":
@@ -265,6 +314,10 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
                                   value_span, hint=hint))
         elif typ in _STRICT_TYPES and not isinstance(e.get("input"), (Quantity, RangeValue, dict, list)):
             out.append(_wrong_type(name, typ, e.get("input"), low.written(value_span), value_span))
+        elif typ in _BOUNDS and not isinstance(e.get("input"), (Quantity, RangeValue)):
+            out.append(_out_of_range(name, loc, e, low.written(value_span), value_span))
+        elif typ in ("model_type", "dict_type") and not isinstance(e.get("input"), dict):
+            out.append(_not_a_block(name, loc, e.get("input"), low.written(value_span), value_span))
         else:
             msg = e["msg"].removeprefix("Value error, ")
             given = e.get("input")
@@ -272,8 +325,10 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
                 msg = f"`{name}` takes a plain value, not a quantity with a unit ({given})"
             elif isinstance(given, RangeValue):
                 msg = f"`{name}` takes one value; ranges belong in a `space` block"
-            elif isinstance(given, (dict, list)) and typ.endswith("_type"):
-                msg = f"`{name}`: {msg.lower()}"
+            elif isinstance(given, list) and typ.endswith("_type"):
+                msg = f"`{name}` takes one value, not a list"
+            elif isinstance(given, dict) and typ.endswith("_type"):
+                msg = f"`{name}` takes one value, not a block"
             else:
                 msg = f"`{name}`: {msg}"
             out.append(Diagnostic("E-VALUE", msg, value_span))
@@ -298,6 +353,56 @@ def _call_kinds(loc: tuple) -> tuple[str, ...]:
     if not (isinstance(target, type) and issubclass(target, BaseModel) and "kind" in target.model_fields):
         return ()
     return tuple(typing.get_args(_unwrap(target.model_fields["kind"].annotation)))
+
+
+_BOUNDS = {"greater_than_equal": "ge", "greater_than": "gt", "less_than_equal": "le", "less_than": "lt"}
+
+
+def _field_bounds(loc: tuple) -> dict:
+    """The bounds (ge, gt, le, lt) a model field puts on its value (a list's: its entries'), from the model."""
+    model = _model_at(loc if not isinstance(loc[-1], int) else loc[:-1])
+    field = model.model_fields.get(str(loc[-1] if not isinstance(loc[-1], int) else loc[-2])) if model else None
+    if field is None:
+        return {}
+    metas = list(field.metadata)
+    t = field.annotation
+    while typing.get_origin(t) in (typing.Union, getattr(__import__("types"), "UnionType", None), list):
+        t = next(a for a in typing.get_args(t) if a is not type(None))
+    if typing.get_origin(t) is typing.Annotated:
+        metas += [m for a in typing.get_args(t)[1:] for m in (getattr(a, "metadata", None) or [a])]
+    return {k: getattr(m, k) for m in metas for k in ("ge", "gt", "le", "lt") if getattr(m, k, None) is not None}
+
+
+def _out_of_range(name: str, loc: tuple, e: dict, written: str | None, span: Span | None) -> Diagnostic:
+    """`sm_count = 0`: the value is outside the field's bounds (pydantic's "Input should be greater than or
+    equal to 1"), said with the whole range and how to write a value in it."""
+    bounds = _field_bounds(loc) or dict(e.get("ctx", {}))
+    lo = bounds["ge"] if "ge" in bounds else bounds["gt"] + 1 if "gt" in bounds else None
+    hi = bounds["le"] if "le" in bounds else bounds["lt"] - 1 if "lt" in bounds else None
+    given = written or str(e.get("input"))
+    what = f"entries of `{name}` are" if isinstance(loc[-1], int) else f"`{name}` is"
+    span_text = (f"{lo} … {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None
+                 else f"at most {hi}")
+    example = lo if lo is not None and (hi is None or e["type"].startswith("greater")) else hi
+    return Diagnostic("E-VALUE", f"`{name}` = {given} is out of range: {what} {span_text}", span,
+                      hint=f"the nearest value in range: `{name} = {example}`" if not isinstance(loc[-1], int)
+                      else f"the nearest value in range: {example}")
+
+
+def _not_a_block(name: str, loc: tuple, given, written: str | None, span: Span | None) -> Diagnostic:
+    """A block (`env { … }`) or a tagged value (`engine = vllm "0.6.3.post1"`) written as something else:
+    said in the language's words, not as pydantic's "valid dictionary or instance of Engine"."""
+    model = _model_at(loc)
+    field = model.model_fields.get(name) if model is not None else None
+    target = _unwrap(field.annotation) if field is not None else None
+    shown = written or (f'"{given}"' if isinstance(given, str) else str(given))
+    if isinstance(target, type) and issubclass(target, BaseModel) and set(target.model_fields) == {"name", "version"}:
+        word = given if isinstance(given, str) and given.isidentifier() else "<name>"
+        return Diagnostic("E-VALUE", f"`{name}` takes a name and its version, not `{shown}`", span,
+                          hint=f'write `{name} = {word} "<version>"`, e.g. `{name} = vllm "0.6.3.post1"`')
+    return Diagnostic("E-VALUE", f"`{name}` is a block, not `{shown}`", span,
+                      hint=f"write `{name} {{ key = value … }}`, one setting a line" + (
+                          f', e.g. `{name} {{ VLLM_LOGGING_LEVEL = "INFO" }}`' if name == "env" else ""))
 
 
 _STRICT_TYPES = {"int_type": "a whole number", "bool_type": "`true` or `false`", "string_type": "a string",
@@ -419,6 +524,18 @@ def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
     out = []
     base = ("hardware", hw.name)
     vendor = VENDORS[hw.vendor]
+    if hw.warp_size not in vendor.warp_sizes:
+        others = [v for v, f in VENDORS.items() if hw.warp_size in f.warp_sizes]
+        out.append(Diagnostic("E-HARDWARE", f"warp_size = {hw.warp_size}: no {hw.vendor} GPU has a {hw.warp_size}-lane warp "
+                              f"({hw.vendor}'s: {', '.join(map(str, vendor.warp_sizes))})",
+                              spec.span_of(base + ("warp_size",)),
+                              hint=(f"a {hw.warp_size}-lane card is {' or '.join(others)}'s: write `vendor = {others[0]}`"
+                                    if others else f"write warp_size = {vendor.warp_sizes[0]}") + f" ({hw.vendor}: {vendor.warp_source})"))
+    if hw.launch_latency is not None and hw.launch_latency <= 0:
+        out.append(Diagnostic("E-HARDWARE", "launch_latency = 0: no kernel launches in no time",
+                              spec.span_of(base + ("launch_latency",)),
+                              hint="write the measured time of an empty kernel's launch (e.g. `6.2 us`; `muh probe` "
+                                   "measures it), or leave launch_latency out"))
     if vendor.max_threads_per_block is not None and hw.max_threads_per_block > vendor.max_threads_per_block:
         out.append(Diagnostic("E-HARDWARE", f"max_threads_per_block = {hw.max_threads_per_block} exceeds {hw.vendor}'s "
                               f"limit of {vendor.max_threads_per_block} threads per block",
@@ -472,7 +589,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                                           hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
                 out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
             out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
-            out.extend(_buckets(pkey, pol, alg, hw, spec, ppath))
+            out.extend(_buckets(pkey, pol, alg, hw, spec, ppath, low.broken))
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
             if skey != "default":
@@ -494,9 +611,10 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     return out
 
 
-def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnostic]:
+def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple, broken: set = frozenset()) -> list[Diagnostic]:
     """A policy's size buckets: allowed where they are, ascending, disjoint, covering every size; each
-    bucket's values checked like any policy's."""
+    bucket's values checked like any policy's. ``broken``: buckets whose bounds lowering reported (their
+    order is not checked: it would only repeat that error)."""
     if not pol.buckets:
         return []
     out: list[Diagnostic] = []
@@ -528,9 +646,10 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
     if out:
         return out
     size = bs[0].size
+    unordered = any(ppath + ("buckets", i) in broken for i in range(len(bs)))
     for i, b in enumerate(bs):
         out.extend(_policy_dims(b.given(), alg.family, hw, spec, ppath + ("buckets", i)))
-        if i == 0:
+        if i == 0 or unordered:
             continue
         prev = bs[i - 1]
         if b.lo < prev.lo:
@@ -545,7 +664,7 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple) -> list[Diagnost
             out.append(Diagnostic("E-BUCKET", f"sizes {pow2_text(prev.hi)}..{pow2_text(b.lo)} fall in no bucket "
                                   f"(between `{prev.label}` and `{b.label}`)", span(i),
                                   hint=f"start `{b.label}` at {pow2_text(prev.hi)}, or add a bucket for them"))
-    if out:
+    if out or unordered:
         return out
     if bs[0].lo > 0:
         out.append(Diagnostic("E-BUCKET", f"sizes below {pow2_text(bs[0].lo)} fall in no bucket", span(0),

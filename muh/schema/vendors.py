@@ -13,10 +13,18 @@ class Vendor(NamedTuple):
     """The most threads one block may have on every device of the vendor (None: not documented)."""
     source: str
     """Where the vendor says so."""
+    warp_sizes: tuple[int, ...]
+    """The warp widths the vendor's devices have (a `warp_size` of another width is no device of it)."""
+    warp_source: str
+    """Where that is said or measured."""
 
 
 VENDORS: dict[str, Vendor] = {
     "nvidia": Vendor(1024, "CUDA C++ Programming Guide, 'Features and Technical Specifications': at most 1024 "
-                           "threads per block on every compute capability"),
-    "iluvatar": Vendor(None, "no documented limit in the project's facts (shared/facts/target-bi100.md)"),
+                           "threads per block on every compute capability",
+                     (32,), "CUDA C++ Programming Guide, 'Features and Technical Specifications': warp size 32 on "
+                            "every compute capability"),
+    "iluvatar": Vendor(None, "no documented limit in the project's facts (shared/facts/target-bi100.md)",
+                       (64,), "the BI-V100 (CoreX) runs 64-lane warps: measured with `warpSize` inside a kernel "
+                              "(not in the vendor's public documents)"),
 }

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from muh.diagnostics import Diagnostic, MuhError
+from muh.diagnostics import Diagnostic, MuhError, number_option
 from muh.families import registry
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -35,7 +35,7 @@ def tune(
     algo: str = typer.Argument(..., metavar="ALGO",
                                help="Algorithm family to tune: " + ", ".join(r.name for r in registry.tunable()) + "."),
     types: Optional[str] = typer.Option(None, "--types", metavar="TYPES", help="Element types, comma-separated (default: float32)."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=1, metavar="N", help="Measure at most N variants per type (cached ones count)."),
+    budget: Optional[int] = typer.Option(None, "--budget", metavar="N", parser=number_option(lo=1), help="Measure at most N variants per type (cached ones count)."),
     time_limit: Optional[str] = typer.Option(None, "--time", metavar="DURATION", help="Stop proposing variants after this long, e.g. 10m."),
     strategy: str = typer.Option("random", "--strategy", metavar="STRATEGY", help="exhaustive | random | model"),
     apply: bool = typer.Option(False, "--apply", help="Write winners back into SPEC with @measured(…) evidence (a kept incumbent gets @measured(…, kept = true))."),
@@ -43,21 +43,21 @@ def tune(
     ray: bool = typer.Option(False, "--ray", help="Compile on Ray and measure with one Ray actor per GPU (a local cluster unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="Use the existing Ray cluster at this address (its GPUs measure)."),
     topk_shape: Optional[str] = typer.Option(None, "--topk-shape", metavar="ROWLENxK", help="topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, rows = size / row length. With --buckets k:…, one k per bucket: 152064x50,1024."),
-    gpus: Optional[int] = typer.Option(None, "--gpus", min=1, metavar="N", help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
+    gpus: Optional[int] = typer.Option(None, "--gpus", metavar="N", parser=number_option(lo=1), help="Measure on at most N GPUs (default: every visible GPU, or every GPU of the Ray cluster)."),
     db: Path = typer.Option(Path(".muh-cache/tune.sqlite"), "--db", metavar="FILE", help="Results database (SQLite)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the random and model strategies (same seed = same order)."),
-    batch: int = typer.Option(8, "--batch", min=1, max=64, metavar="N", help="Variants per translation unit."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, metavar="N", help="Parallel compile jobs (default: CPU count)."),
-    runs: int = typer.Option(15, "--runs", min=3, metavar="N", help="Timed runs per size in the search (median taken)."),
-    confirm_top: int = typer.Option(3, "--confirm-top", min=1, metavar="N", help="Candidates re-measured before a winner is chosen."),
-    confirm_rounds: int = typer.Option(3, "--confirm-rounds", min=2, metavar="N", help="Confirmation rounds (each with an A/A test of the base)."),
-    confirm_runs: int = typer.Option(25, "--confirm-runs", min=3, metavar="N", help="Timed runs per size in each confirmation round."),
+    seed: int = typer.Option(0, "--seed", metavar="N", parser=number_option(), help="Seed of the random and model strategies (same seed = same order)."),
+    batch: int = typer.Option(8, "--batch", metavar="N", parser=number_option(lo=1, hi=64), help="Variants per translation unit."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", metavar="N", parser=number_option(lo=1), help="Parallel compile jobs (default: CPU count)."),
+    runs: int = typer.Option(15, "--runs", metavar="N", parser=number_option(lo=3), help="Timed runs per size in the search (median taken)."),
+    confirm_top: int = typer.Option(3, "--confirm-top", metavar="N", parser=number_option(lo=1), help="Candidates re-measured before a winner is chosen."),
+    confirm_rounds: int = typer.Option(3, "--confirm-rounds", metavar="N", parser=number_option(lo=2), help="Confirmation rounds (each with an A/A test of the base)."),
+    confirm_runs: int = typer.Option(25, "--confirm-runs", metavar="N", parser=number_option(lo=3), help="Timed runs per size in each confirmation round."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="SIZES", help="Problem sizes (default CCCL's 2^16,2^20,2^24,2^28), e.g. 2^16,2^20."),
     buckets: Optional[str] = typer.Option(None, "--buckets", metavar="BOUNDS", help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24, or at values of another size the family's buckets test, e.g. k:256 (topk); each bucket is measured at the --sizes (or the --topk-shape k) in it and --apply writes `when` blocks. Default: the buckets of the spec's policy, if any."),
-    top: int = typer.Option(10, "--top", min=1, metavar="N", help="Rows in the final table."),
+    top: int = typer.Option(10, "--top", metavar="N", parser=number_option(lo=1), help="Rows in the final table."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only enumerate and statically filter the space (no GPU, no compiler)."),
     compile_only: bool = typer.Option(False, "--compile-only", help="Compile the variants but do not measure (no GPU needed)."),
-    variant_timeout: float = typer.Option(120.0, "--variant-timeout", min=1, metavar="SECONDS", help="Seconds without a result before a variant counts as hung."),
+    variant_timeout: float = typer.Option(120.0, "--variant-timeout", metavar="SECONDS", parser=number_option(lo=1, kind=float), help="Seconds without a result before a variant counts as hung."),
     against: Optional[Path] = typer.Option(None, "--against", metavar="OLD.muh", help="No search: time this spec's policy against OLD.muh's (correctness-gated)."),
 ) -> None:
     """Measure a policy space on this machine's GPU(s); store every trial; print CCCL annotations."""
@@ -71,7 +71,7 @@ def tune(
         _check_db(db)
         shape = _topk_shape(topk_shape, algo)
         ctx = _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
-                       buckets, shape)
+                       buckets, shape, against)
         ctx["topk"] = None if shape is None else tuple(part[0] for part in shape)
     except MuhError as err:
         raise fail_input(err)
@@ -151,9 +151,10 @@ def _outputs(view, ctx, reports, spec: Path, plot: Path | None, apply: bool) -> 
 
 
 def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, sizes, dry_run, compile_only,
-             buckets=None, shape=None) -> dict:
+             buckets=None, shape=None, against=None) -> dict:
     """Everything a tune run needs before it measures, each flag checked in turn (a bad one is a
-    MuhError): the loaded spec, its types, the spaces to search and, unless --dry-run, the machine."""
+    MuhError), --dry-run included: the loaded spec, its types, the spaces to search, where --plot draws,
+    the --against spec and, unless --dry-run, the machine."""
     from muh.pipeline import load_file
 
     _check_strategy(strategy)
@@ -162,7 +163,9 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
     size_list = _sizes(sizes)
     spaces, unsearched, all_buckets = _spaces(loaded.spec, algo, type_list, size_list, sizes, buckets, shape)
     _check_shape_per_bucket(algo, shape, spaces)
+    _check_plot(plot)
     _check_optional_tools(plot, ray, ray_address)
+    old = _against_spec(against) if against is not None else None
     if not spaces:
         what = "--topk-shape" if shape is not None else "--sizes"
         raise MuhError([Diagnostic("E-FLAG", "no bucket to search: " + ", ".join(n for n, _ in unsearched)
@@ -171,7 +174,7 @@ def _prepare(spec, algo, types, strategy, plot, ray, ray_address, time_limit, si
                                    else "add a size in a bucket to --sizes")])
     ctx = {"loaded": loaded, "types": type_list, "spaces": spaces, "sizes": tuple(size_list), "algo": algo,
            "unsearched": unsearched, "buckets": all_buckets,
-           "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec}
+           "time": parse_duration(time_limit) if time_limit else None, "spec_path": spec, "against": old}
     if dry_run:
         return ctx
     ctx["machine"] = _machine(compile_only, ray_address)
@@ -208,13 +211,17 @@ def _sizes(sizes: str | None) -> list[int]:
     """--sizes as element counts (default CCCL's)."""
     from muh.tune import stats
 
-    if not sizes:
+    if sizes is None:
         return list(stats.SIZES)
     try:
-        return [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
+        out = [int(eval_pow(s)) for s in sizes.split(",") if s.strip()]
     except ValueError:
+        out = []
+    if not out:  # `--sizes ''` measured nothing (the default was taken silently)
         raise MuhError([Diagnostic("E-FLAG", f"--sizes {sizes!r}: write sizes like 2^16,2^20 or 65536 (each 1 … 2^40 "
-                                   "elements)", None)]) from None
+                                   "elements)", None, hint="leave --sizes out for CCCL's sizes, "
+                                   + ",".join(f"2^{n.bit_length() - 1}" for n in stats.SIZES))])
+    return out
 
 
 def _spaces(spec, algo: str, type_list: list[str], size_list: list[int], sizes: str | None, buckets: str | None,
@@ -255,6 +262,30 @@ def _check_shape_per_bucket(algo: str, shape, spaces: dict) -> None:
         raise MuhError([Diagnostic("E-FLAG", f"--topk-shape lists several values of {', '.join(several)}, measured one per "
                                    "bucket", None, hint=f"search per bucket, e.g. --buckets {several[0].split()[0]}:256, "
                                    "or give one value")])
+
+
+def _check_plot(plot: Path | None) -> None:
+    """--plot FILE.png: a file in a folder that exists (found out before the search, not after it)."""
+    if plot is None:
+        return
+    folder = plot.parent
+    if plot.is_dir():
+        raise MuhError([Diagnostic("E-FLAG", f"--plot {plot}: is a folder; --plot takes the image's file name", None,
+                                   hint=f"write e.g. --plot {plot / 'heatmap.png'}")])
+    if not folder.is_dir():
+        raise MuhError([Diagnostic("E-FLAG", f"--plot {plot}: the folder {folder} does not exist", None,
+                                   hint=f"create it (mkdir -p {folder}) or draw elsewhere")])
+
+
+def _against_spec(path: Path):
+    """--against OLD.muh, loaded before anything is measured (a missing or broken spec is a bad flag)."""
+    from muh.pipeline import load_file
+
+    try:
+        return load_file(path).spec
+    except MuhError as err:
+        raise MuhError([Diagnostic("E-FLAG", f"--against {path}: the spec to time against does not load", None,
+                                   hint="name a .muh spec that `muh build` accepts")] + err.diagnostics) from None
 
 
 def _check_optional_tools(plot, ray: bool, ray_address) -> None:
@@ -434,13 +465,13 @@ def _dry_run(ctx) -> None:
 
 def _apply(ctx, reports) -> str:
     from muh.derive import hardware_fingerprint
-    from muh.grammar.parser import read_source
+    from muh.grammar.parser import read_spec, with_ending
     from muh.schema import load
     from muh.tune.rewrite import Evidence, apply_winner
 
     spec = ctx["loaded"].spec
     machine = ctx["machine"]
-    text, shown = read_source(ctx["spec_path"])
+    text, shown, ending = read_spec(ctx["spec_path"])
     changed = []
     from muh.tune.space import spec_buckets
 
@@ -500,7 +531,7 @@ def _apply(ctx, reports) -> str:
     derive(load(text, shown))
     from muh.output import replace_file
 
-    replace_file(Path(ctx["spec_path"]), text)  # atomic, keeps the mode, a link stays a link
+    replace_file(Path(ctx["spec_path"]), with_ending(text, ending))  # atomic, keeps the mode and line endings
     return "; ".join(changed)
 
 
@@ -512,7 +543,7 @@ def _against(runner, view, ctx, old_path: Path) -> int:
 
     view.header(ctx, runner.opts)
     try:
-        old = load_file(old_path).spec
+        old = ctx["against"] if ctx.get("against") is not None else load_file(old_path).spec
         for dtype in ctx["types"]:
             rounds, aa, old_label, new_label = runner.compare(old, dtype)
             cand = stats.Candidate(new_label, rounds)

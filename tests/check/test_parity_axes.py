@@ -166,11 +166,11 @@ def test_operator_classes_layer_by_specificity():
 # ---- a parity hardware whose shared memory and warp differ from CUB's constants ---------------------
 
 def b200x(cub_parity: bool) -> str:
-    """sm_100 with a 64-thread warp and 32 KiB per block, running CUB's sm_100 reduce tuning; every
-    other CUB case is declared out of scope."""
+    """sm_100 with a 64-thread warp and 32 KiB per block (no NVIDIA card: a CUDA-compatible one of a vendor
+    with 64-lane warps), running CUB's sm_100 reduce tuning; every other CUB case is declared out of scope."""
     text = NVIDIA.read_text()
     hw = text[text.index("hardware sm100 {"):text.index("\n}\n", text.index("hardware sm100 {")) + 3]
-    hw = hw.replace("hardware sm100", "hardware b200x").replace("warp_size = 32", "warp_size = 64") \
+    hw = hw.replace("hardware sm100", "hardware b200x").replace("vendor = nvidia", "vendor = iluvatar").replace("warp_size = 32", "warp_size = 64") \
         .replace("smem_per_block = 48 KiB", "smem_per_block = 32 KiB") \
         .replace("cub_parity = true", f"cub_parity = {'true' if cub_parity else 'false'}")
     alg = text[text.index("algorithm reduce on sm100 {"):text.index("\n}\n", text.index("algorithm reduce on sm100 {")) + 3]

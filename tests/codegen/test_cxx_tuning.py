@@ -136,7 +136,11 @@ def baseline_results(nvcc):
                     "reg_bound_threads(352, 22, element_size(type), 49152, 64)")
     smem = _patched(files, "tuning_scan.cuh", "reg_bound_items(22, element_size(type))",
                     "reg_bound_items(100, element_size(type))")
-    units += [th.Unit("bad_warp", src, 14, tuple(warp)), th.Unit("bad_smem", src, 14, tuple(smem))]
+    # ... and a literal no `long long` holds (issue 42: a `2^70` bucket bound compiled, with a warning only)
+    literal = _patched(files, "tuning_scan.cuh", "reg_bound_items(22, element_size(type))",
+                       "reg_bound_items(22 + 0 * (1180591620717411303424LL > 0), element_size(type))")
+    units += [th.Unit("bad_warp", src, 14, tuple(warp)), th.Unit("bad_smem", src, 14, tuple(smem)),
+              th.Unit("bad_literal", src, 14, tuple(literal))]
     radix = th.header_files(ctx_of("radix", text=RADIX))
     units.append(th.Unit("radix_cxx14", th.include_all_source(radix), 14, tuple(radix)))
     return th.compile_units(files, units)
@@ -170,6 +174,14 @@ def test_negative_controls_trip_static_asserts(baseline_results):
     assert not ok and "threads must be a multiple of the warp size (64)" in text
     ok, text = baseline_results["bad_smem"]
     assert not ok and "the tile must fit smem_per_block (49152 B)" in text
+
+
+@pytest.mark.nvcc
+def test_a_warning_fails_the_headers_check(baseline_results):
+    """Warnings are errors: an overflowing literal is only a warning to a C++ compiler, and the tuning
+    headers declare themselves system headers (no warnings shown) unless the check says otherwise."""
+    ok, text = baseline_results["bad_literal"]
+    assert not ok and "integer constant is too large" in text
 
 
 @pytest.mark.nvcc

@@ -135,6 +135,9 @@ def test_unsafe_env_values_are_refused_at_their_line(tmp_path, literal, words):
     with pytest.raises(MuhError) as info:
         build(tmp_path, text)
     err = next(d for d in info.value.diagnostics if d.is_error)
+    if "\r" in literal:  # a CR ends a line (issue 42): the string is not closed on its line, refused by the parser
+        assert err.code == "E-STRING" and words in err.message
+        return
     assert err.code == "E-DEPLOY-ENV" and words in err.message
     assert err.span.line == text[: text.index("MUH_TEST")].count("\n") + 1
 

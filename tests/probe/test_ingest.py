@@ -59,10 +59,15 @@ def test_agreement_adds_provenance_and_explain_says_measured(cli, spec, tmp_path
     before = spec.read_text()
     code, out, err = cli("probe", "--ingest", RESULT, spec)
     assert code == 0, err
-    text = spec.read_text()
-    assert text != before
+    # a compare is read-only (issue 42: it wrote `@measured` into agreeing values without --apply)
+    assert spec.read_text() == before and "unchanged (a compare is read-only); `--apply` writes the provenance" in out
+    assert "not stated  mem_bandwidth" in out  # facts the spec does not state are reported, added with --apply
     for f in ("compute_capability", "device_name", "sm_count", "warp_size", "smem_per_block", "l2_cache"):
         assert f"agree       {f}" in out
+    code, out, err = cli("probe", "--ingest", RESULT, spec, "--apply")
+    assert code == 0, err
+    text = spec.read_text()
+    assert text != before
     assert "# static" in text and "# the lab card" in text  # comments kept
     code, _, _ = cli("fmt", "--check", spec)
     assert code == 0  # it was canonical; it stays canonical
@@ -74,10 +79,8 @@ def test_agreement_adds_provenance_and_explain_says_measured(cli, spec, tmp_path
     assert "hardware.h200.warp_size" in loaded.spec.measured
     code, explained, _ = cli("explain", spec, "reduce.float32.threads")
     assert code == 0 and "rests on measured: smem_per_block (NVIDIA H200 2026-12-01), warp_size (NVIDIA H200 2026-12-01)" in explained
-    # facts the spec does not state are reported, not written, without --apply
-    assert "mem_bandwidth" not in text and "not stated  mem_bandwidth" in out
     # ingesting again replaces the annotations instead of piling them up
-    code, _, _ = cli("probe", "--ingest", RESULT, spec)
+    code, _, _ = cli("probe", "--ingest", RESULT, spec, "--apply")
     assert code == 0 and spec.read_text() == text
 
 

@@ -107,7 +107,8 @@ def test_the_checks_purposes():
         "--cuda-path=/cuda", "-DMUH_WARP_SIZE=64")
     with pytest.raises(ValueError):
         Toolchain("nvcc").syntax_check("/cuda")
-    assert Toolchain("nvcc", 14).header_object() == ("-std=c++14", "-x", "cu", "-c")
+    assert Toolchain("nvcc", 14).header_object() == ("-std=c++14", "-x", "cu", "-Werror", "all-warnings", "-Xcompiler",
+                                                     "-Werror", "-D_CCCL_NO_SYSTEM_HEADER", "-c")
     assert HOST.host_program() == ("-std=c++17", "-x", "cu") and HOST.dependencies()[-1] == "-M"
 
 

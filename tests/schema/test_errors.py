@@ -39,7 +39,7 @@ def test_several_independent_errors_in_one_run(cli, tmp_path):
 def test_hardware_checks_report_alongside_structural_errors(cli, tmp_path):
     """A typo in the deploy block does not hide a warp-size error in an algorithm (one run, both)."""
     src = tmp_path / "mix.muh"
-    src.write_text("muh 1\n" + hardware("h", warp_size="64")
+    src.write_text("muh 1\n" + hardware("h", warp_size="64", vendor="iluvatar")
                    + "algorithm reduce on h { policy default { threads = 96  items = 16 } }\n"
                    "deploy d on h {\n  base_image = 5\n  engine = vllm \"0.6.3.post1\"\n}\n")
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
@@ -108,7 +108,7 @@ def test_independent_errors_are_all_reported(cli, tmp_path):
     """Issue 11 item 17: a bad `cxx` hid a `threads = 96` warp error; a dangling `on bi200` hid a
     typo in the same block. One run reports all four."""
     src = tmp_path / "four.muh"
-    text = ("muh 1\n" + hardware("bi100", warp_size="64", toolchain={"cxx": "15"})
+    text = ("muh 1\n" + hardware("bi100", warp_size="64", vendor="iluvatar", toolchain={"cxx": "15"})
             + "algorithm reduce on bi100 {\n  policy default { threads = 96  items = 16 }\n}\n"
             "algorithm scan on bi200 {\n  policy default { threads = 128  load = warp_transposd }\n}\n")
     src.write_text(text)

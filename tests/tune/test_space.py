@@ -51,7 +51,7 @@ def test_static_reasons_are_validates_and_derives(loaded, tmp_path):
     from muh.pipeline import load_file
 
     w64 = tmp_path / "w64.muh"
-    w64.write_text(loaded.source.replace("warp_size = 32", "warp_size = 64"))
+    w64.write_text(loaded.source.replace("warp_size = 32", "warp_size = 64").replace("vendor = nvidia", "vendor = iluvatar"))
     sp = build_space(load_file(w64).spec, "reduce", "float32")
     bad = Variant("reduce", "float32", (("items", 16), ("modifier", "ldg"), ("threads", 96), ("vec", 4)))
     assert static_reasons(bad, sp) == ["threads = 96 is not a multiple of warp_size = 64 on `lab`"]

@@ -34,6 +34,9 @@ from typing import Literal
 Compiler = Literal["nvcc", "clang"]
 COMPILERS: tuple[Compiler, ...] = ("nvcc", "clang")
 
+# CCCL's headers, and muh's tuning headers after them, declare themselves system headers (no warnings shown)
+# unless this is defined (CCCL tests with it: github.com/NVIDIA/cccl, libcudacxx/include/cuda/std/__cccl/system_header.h)
+NO_SYSTEM_HEADER = "_CCCL_NO_SYSTEM_HEADER"
 PTXAS_VERBOSE = ("-Xptxas", "-v")  # ptxas reports each function's spill stores and loads (muh.runtime.ptxas)
 WARP_DEFINE = "MUH_WARP_SIZE"  # the macro the generated warp layer and build_info.cu compare with their own
 TUNE_MIN_CXX = 14  # the tune harness is C++14 (a C++11 spec still tunes at 14)
@@ -184,8 +187,14 @@ class Toolchain:
                 *self._cuda_path(cuda_root), *self.warp_define())
 
     def header_object(self) -> tuple[str, ...]:
-        """A translation unit of headers to an object (with ``-o``): does it compile at this C++ level?"""
-        return (self.std, *self.language, "-c")
+        """A translation unit of headers to an object (with ``-o``): does it compile at this C++ level, without
+        a warning (an overflowing literal is a warning, not an error, to C++ compilers: it must fail here)?"""
+        return (self.std, *self.language, *self.werror, f"-D{NO_SYSTEM_HEADER}", "-c")
+
+    @property
+    def werror(self) -> tuple[str, ...]:
+        """Every warning an error: nvcc's own and its front end's (``-Werror all-warnings``) and the host compiler's."""
+        return ("-Werror",) if self.compiler == "clang" else ("-Werror", "all-warnings", "-Xcompiler", "-Werror")
 
     def host_program(self) -> tuple[str, ...]:
         """A host program (before ``SOURCE -o EXE``) at this level."""

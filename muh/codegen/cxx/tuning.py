@@ -589,7 +589,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         files.append(GeneratedFile(f"{OUT}/tuning_{family}.cuh", render(
             "muh.codegen.cxx", "tuning.cuh.j2", header=ctx.header("//"), family=ident(family),
             doc=catalog.FAMILIES[family].doc, fields=fields, subs=subs, branches=branches, fallback=branches[-1],
-            sized=sized(algs), size_docs=BUCKET_SIZES,
+            sized=sized(algs), size_docs={z: b.doc for z, b in BUCKET_SIZES.items()},
             key_value=catalog.FAMILIES[family].key_value,
             eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
             sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs})))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from muh.derive.model import Resolved
+from muh.diagnostics import did_you_mean
 from muh.engines.variant import Variant
 from muh.engines.vllm.derive.flags import Setting, format_value
 from muh.engines.vllm.derive.context import Context, flatten, plain_value, stable_where
@@ -29,6 +30,15 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
             c.error("E-DEPLOY-UNTESTED", f"untested `{key}` needs a reason (a string)", c.span("untested", *key.split(".")),
                     hint=f'write `{key} = "why this value is kept without a reported run"`')
     runs = paths.runs if paths is not None else {}
+    known = {f"serve.{n}" for n in given} | {f"env.{n}" for n in env} | {k for k in runs if k.startswith("serve.")}
+    for key in reasons:
+        if key not in known:  # keeps nothing: a typo, or a value since removed
+            kind = key.partition(".")[0]
+            c.error("E-DEPLOY-UNTESTED", f"untested `{key}` names no value of this deploy block",
+                    c.key_span("untested", *key.split(".")),
+                    hint=did_you_mean(key, sorted(known)) or (
+                        f"remove it, or set `{key.partition('.')[2]}` in `{kind} {{ }}`" if kind in ("serve", "env")
+                        else "an untested entry names a `serve.<flag>` or `env.<NAME>` the block sets"))
     for name, s in given.items():
         if f"serve.{name}" not in runs and name != "model":
             c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(
