@@ -360,13 +360,19 @@ def test_a_configuration_vllm_refuses_at_start_is_an_error_at_its_line(tmp_path,
     assert errors[0].span.line == _line(text, needle)
 
 
-def test_the_baseline_passes_the_start_up_checks_and_says_what_does_nothing(tmp_path):
+def test_the_baseline_passes_the_start_up_checks_and_ships_nothing_that_does_nothing(tmp_path):
     diags = _diags(tmp_path, BASELINE_TEXT)
-    assert not [d for d in diags if d.code == "E-VLLM-CONFIG"]
-    noop = [d for d in diags if d.code == "W-DEPLOY-NOOP"]
+    assert not [d for d in diags if d.code in ("E-VLLM-CONFIG", "W-DEPLOY-NOOP")], [d.message for d in diags]
+
+
+def test_r4s_dead_values_put_back_into_the_baseline_each_say_what_does_nothing(tmp_path):
+    text = BASELINE_TEXT.replace("    enforce_eager = true\n", "    enforce_eager = true\n    max_seq_len_to_capture = 32768\n")
+    text = text.replace('    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
+                        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MAX_NUM_SEQS = "2"\n    BI100_GDN_CACHE_POLICY = "admission64"\n')
+    noop = [d for d in _diags(tmp_path, text) if d.code == "W-DEPLOY-NOOP"]
     capture = next(d for d in noop if "max_seq_len_to_capture" in d.message)
-    assert "vllm/worker/worker.py:286" in capture.message and capture.span.line == _line(BASELINE_TEXT, "max_seq_len_to_capture")
+    assert "vllm/worker/worker.py:286" in capture.message and capture.span.line == _line(text, "max_seq_len_to_capture")
     bi100 = [d for d in noop if d.message.startswith("`BI100_")]
-    assert len(bi100) == BASELINE_TEXT.count('    BI100_') and all("nothing in the image reads it" in d.message for d in bi100)
-    assert not [d for d in _diags(tmp_path, BASELINE_TEXT.replace("    enforce_eager = true\n", "")) if
+    assert len(bi100) == 2 and all("nothing in the image reads it" in d.message for d in bi100)
+    assert not [d for d in _diags(tmp_path, text.replace("    enforce_eager = true\n", "")) if
                 d.code == "W-DEPLOY-NOOP" and "max_seq_len_to_capture" in d.message]
