@@ -71,6 +71,20 @@ def read_policy(family: str, value, where: str = ""):
     return families.get(family).read(get)
 
 
+def policy_values(p):
+    """``value(dim, default)`` of a resolved policy (or bucket): a top-level dimension, or a sub-policy's as
+    ``<sub>.<dim>`` (radix sort's ``onesweep.threads``)."""
+    subs = getattr(p, "subs", {}) or {}
+
+    def value(dim, default=None):
+        sub, dot, name = dim.partition(".")
+        if dot:
+            r = subs.get(sub, {}).get(name)
+            return default if r is None else r.value
+        return p.value(dim, default)
+    return value
+
+
 def config_from_derived(derived, hw) -> KernelConfig:
     """The kernels' config for hardware ``hw`` (a schema Hardware) from ``derived``.
     Raises MissingValue when a policy lacks a required number."""
@@ -82,7 +96,7 @@ def config_from_derived(derived, hw) -> KernelConfig:
                 if d in alg.policies:
                     p = alg.for_type(d, rec.op)
                     where = f"{p.family}.{p.key} on {p.hardware}"
-                    table[d] = read_policy(rec.name, p.value, where)
+                    table[d] = read_policy(rec.name, policy_values(p), where)
                     if p.buckets:
                         buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, b.value, f"{where} ({b.label})"))
                                            for b in p.buckets)
