@@ -433,9 +433,9 @@ template <typename U, int kKind, typename V, typename P>
 __global__ void __launch_bounds__(P::kSingleThreads)
     single_tile_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, int n, Digits<U, kKind> dg,
                        int begin, int end, int passes) {
-  typedef Rank<P::kSingleThreads, P::kSingleItems, P::kBits> R;
-  typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kBits> S;
-  enum { kRadix = 1 << P::kBits, kItems = P::kSingleItems, kPer = R::kPer };
+  typedef Rank<P::kSingleThreads, P::kSingleItems, P::kSingleBits> R;
+  typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kSingleBits> S;
+  enum { kRadix = 1 << P::kSingleBits, kItems = P::kSingleItems, kPer = R::kPer };
   extern __shared__ __align__(16) unsigned char smem_raw[];
   U* keys_x = reinterpret_cast<U*>(smem_raw);
   V* vals_x = reinterpret_cast<V*>(smem_raw + S::kKeys);
@@ -453,7 +453,7 @@ __global__ void __launch_bounds__(P::kSingleThreads)
     }
   }
   for (int p = 0; p < passes; ++p) {
-    const Digits<U, kKind> d = dg.template pass<P::kBits>(begin, end, p);
+    const Digits<U, kKind> d = dg.template pass<P::kSingleBits>(begin, end, p);
     unsigned digits[kItems];
 #pragma unroll
     for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < n ? d.digit(keys[u]) : (unsigned)kRadix;

@@ -34,11 +34,11 @@ size_t workspace_bytes(long long n) {
   return Workspace::bytes(n > S::kSingle ? S::tiles(n) : 0, passes, S::kRadix);
 }
 
-// The kernel's dynamic shared memory above 48 KiB, asked for once per device.
+// The kernel's dynamic shared memory above 48 KiB, asked for once per device (`done`: the caller's
+// per-instantiation record, one slot per device).
 template <typename K>
-int allow_smem(K kernel, int bytes) {
+int allow_smem(K kernel, int bytes, int* done) {
   if (bytes <= kStaticSmem) return 0;
-  static int done[host::kMaxDevices];
   int* d = done + host::current_device();
   if (*d == bytes) return 0;
   int rc = host::cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
@@ -71,12 +71,15 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
     int rc = copy(keys_out, keys_in, n, s);
     return rc || !pairs ? rc : copy(vals_out, vals_in, n, s);
   }
-  if (n <= S::kSingle) {
-    typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kBits> Smem;
+  if (n <= S::kSingle) {  // one block, every pass (digits of the single-tile policy's bits)
+    typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kSingleBits> Smem;
+    const int single_passes = (end - begin + P::kSingleBits - 1) / P::kSingleBits;
     void (*k)(const U*, U*, const V*, V*, int, Digits<U, kKind>, int, int, int) = single_tile_kernel<U, kKind, V, P>;
-    int rc = allow_smem(k, (int)Smem::kBytes);
+    static int done_single[host::kMaxDevices];
+    int rc = allow_smem(k, (int)Smem::kBytes, done_single);
     if (rc) return rc;
-    k<<<1, P::kSingleThreads, Smem::kBytes, s>>>(keys_in, keys_out, vals_in, vals_out, (int)n, dg, begin, end, passes);
+    k<<<1, P::kSingleThreads, Smem::kBytes, s>>>(keys_in, keys_out, vals_in, vals_out, (int)n, dg, begin, end,
+                                                 single_passes);
     if (selector) *selector = 1;
     return host::launch_check("radix sort (single tile)");
   }
@@ -104,7 +107,8 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> Smem;
   void (*k)(const U*, U*, const V*, V*, long long, Digits<U, kKind>, const unsigned*, unsigned long long*, unsigned*,
             const unsigned*, int) = onesweep_kernel<U, kKind, V, P>;
-  if ((rc = allow_smem(k, (int)Smem::kBytes))) return rc;
+  static int done[host::kMaxDevices];
+  if ((rc = allow_smem(k, (int)Smem::kBytes, done))) return rc;
   // pass p writes to the buffer that makes the last pass land in keys_out (out of place), or alternates
   // (double buffer)
   const U* src = keys_in;

@@ -51,6 +51,12 @@ int muh_topk_max_k(void);
 int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values, long long* indices, void* stream);
 int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper,
                        int* histogram, void* stream);
+/* bytes (zero-filled before the first sort) */
+size_t muh_radix_sort_workspace(int key_dtype, long long n);
+/* selector 0: out of place */
+int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
+                   const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit, int end_bit,
+                   int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream);
 
 #ifdef __cplusplus
 }
