@@ -16,6 +16,8 @@ constexpr int kPhysicalSize = 64;  // lanes per hardware warp (checked at launch
 constexpr bool kEmulated = false;
 constexpr unsigned kFullMask = 0xffffffffu;  // all lanes of a hardware warp (maps to 64 lanes on warp-64 hardware)
 typedef unsigned long long mask_t;           // one bit per logical lane
+// ballot() is one hardware vote (native 32-lane and sub-warp modes), not a shuffle butterfly or an exchange
+constexpr bool kBallotIsVote = false;
 
 __device__ __forceinline__ int lane() { return (int)(threadIdx.x & (unsigned)(kSize - 1)); }
 __device__ __forceinline__ int id() { return (int)(threadIdx.x >> kLog2Size); }

@@ -309,12 +309,15 @@ constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted
 }  // namespace histogram_uint8
 
 namespace radix_sort_bfloat16 {
-constexpr int kKeyKind = 2;          // float keys: sign-magnitude bits (dtype=bfloat16)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=bfloat16)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -322,12 +325,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_bfloat16
 
 namespace radix_sort_float16 {
-constexpr int kKeyKind = 2;          // float keys: sign-magnitude bits (dtype=float16)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float16)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -335,12 +341,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float16
 
 namespace radix_sort_float32 {
-constexpr int kKeyKind = 2;          // float keys: sign-magnitude bits (dtype=float32)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float32)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -348,12 +357,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float32
 
 namespace radix_sort_float64 {
-constexpr int kKeyKind = 2;          // float keys: sign-magnitude bits (dtype=float64)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float64)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -361,12 +373,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float64
 
 namespace radix_sort_int16 {
-constexpr int kKeyKind = 1;          // int keys: int bits (dtype=int16)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int16)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -374,12 +389,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int16
 
 namespace radix_sort_int32 {
-constexpr int kKeyKind = 1;          // int keys: int bits (dtype=int32)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int32)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -387,12 +405,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int32
 
 namespace radix_sort_int64 {
-constexpr int kKeyKind = 1;          // int keys: int bits (dtype=int64)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int64)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -400,12 +421,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int64
 
 namespace radix_sort_int8 {
-constexpr int kKeyKind = 1;          // int keys: int bits (dtype=int8)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int8)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -413,12 +437,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int8
 
 namespace radix_sort_uint16 {
-constexpr int kKeyKind = 0;          // uint keys: uint bits (dtype=uint16)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint16)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -426,12 +453,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint16
 
 namespace radix_sort_uint32 {
-constexpr int kKeyKind = 0;          // uint keys: uint bits (dtype=uint32)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint32)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -439,12 +469,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint32
 
 namespace radix_sort_uint64 {
-constexpr int kKeyKind = 0;          // uint keys: uint bits (dtype=uint64)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint64)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items
@@ -452,12 +485,15 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint64
 
 namespace radix_sort_uint8 {
-constexpr int kKeyKind = 0;          // uint keys: uint bits (dtype=uint8)
-constexpr int kBits = 8;             // policy onesweep.radix_bits
-constexpr int kThreads = 256;        // policy onesweep.threads
-constexpr int kItems = 12;           // policy onesweep.items
-constexpr int kHistThreads = 256;    // policy histogram.threads
-constexpr int kHistItems = 8;        // policy histogram.items
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint8)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 256;      // policy onesweep.threads
+constexpr int kItems = 12;         // policy onesweep.items
+constexpr int kHistThreads = 256;  // policy histogram.threads
+constexpr int kHistItems = 8;      // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=256)
+constexpr int kHistBlocksPerSm = 8;
 constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
 constexpr int kSingleThreads = 256;  // policy single_tile.threads
 constexpr int kSingleItems = 8;      // policy single_tile.items

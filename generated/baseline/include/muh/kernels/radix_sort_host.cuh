@@ -98,7 +98,8 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
   unsigned* counts = Workspace::counts(ws);
   {
     enum { kHistTile = P::kHistThreads * P::kHistItems };
-    const long long want = (n + kHistTile - 1) / kHistTile, cap = 2LL * host::sm_count();
+    // a grid of kHistBlocksPerSm blocks per SM striding over the tiles
+    const long long want = (n + kHistTile - 1) / kHistTile, cap = (long long)P::kHistBlocksPerSm * host::sm_count();
     histogram_kernel<U, kKind, P>
         <<<(int)(want < cap ? want : cap), P::kHistThreads, 0, s>>>(keys_in, n, dg, begin, end, passes, counts);
     if ((rc = host::launch_check("radix sort histogram"))) return rc;

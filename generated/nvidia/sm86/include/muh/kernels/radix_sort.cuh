@@ -30,8 +30,8 @@
 // words of earlier passes read as "not published", so the status array is never cleared.
 //
 // Policy P (enums): kBits (radix bits per pass), kThreads, kItems (onesweep tile); kHistThreads,
-// kHistItems (histogram tile); kScanThreads (exclusive sum block); kSingleThreads, kSingleItems
-// (single-tile block).
+// kHistItems (histogram tile), kHistBlocksPerSm (the histogram's grid per SM); kScanThreads (exclusive sum
+// block); kSingleThreads, kSingleItems, kSingleBits (single-tile block).
 #pragma once
 
 #include <stdint.h>
@@ -158,14 +158,17 @@ __global__ void __launch_bounds__(P::kHistThreads) histogram_kernel(const U* key
   for (int i = threadIdx.x; i < passes * kRadix; i += P::kHistThreads) hist[i / kRadix][i % kRadix] = 0;
   __syncthreads();
   for (long long base = (long long)blockIdx.x * kTile; base < n; base += (long long)gridDim.x * kTile) {
+    U ord[P::kHistItems];  // the tile's keys loaded first: kHistItems loads in flight per thread
 #pragma unroll
     for (int u = 0; u < P::kHistItems; ++u) {
       const long long i = base + (long long)u * P::kHistThreads + threadIdx.x;
-      if (i < n) {
-        const U ord = dg.ordered(keys[i]);
-        for (int p = 0; p < passes; ++p) atomicAdd(&hist[p][dg.template pass<P::kBits>(begin, end, p).digit(ord)], 1u);
-      }
+      ord[u] = i < n ? dg.ordered(keys[i]) : (U)0;
     }
+#pragma unroll
+    for (int u = 0; u < P::kHistItems; ++u)
+      if (base + (long long)u * P::kHistThreads + threadIdx.x < n)
+        for (int p = 0; p < passes; ++p)
+          atomicAdd(&hist[p][dg.template pass<P::kBits>(begin, end, p).digit(ord[u])], 1u);
   }
   __syncthreads();
   for (int i = threadIdx.x; i < passes * kRadix; i += P::kHistThreads) {
@@ -223,10 +226,27 @@ struct Rank {
   };
 
   // counts[j]: the tile's count of digit t * kPer + j; excl[j]: keys of the tile with a smaller digit.
-  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile).
+  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile). Inlined where a ballot is
+  // one vote (warp::kBallotIsVote); where it is a shuffle butterfly (a 64-lane warp) or an exchange (emulated),
+  // one out-of-line copy serves every kernel of the same shape, which keeps the build's size and compile time
+  // in check.
   template <bool kPartial>
   static __device__ __forceinline__ void run(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+    if (!warp::kBallotIsVote) {
+      outlined<kPartial>(s, digits, ranks, counts, excl);
+    } else {
+      body<kPartial>(s, digits, ranks, counts, excl);
+    }
+  }
+  template <bool kPartial>
+  static __device__ __noinline__ void outlined(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
+                                               unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+    body<kPartial>(s, digits, ranks, counts, excl);
+  }
+  template <bool kPartial>
+  static __device__ __forceinline__ void body(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
+                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
     const int w = warp::id();
     for (int b = warp::lane(); b < kRadix; b += warp::kSize) s.warp_counts[w][b] = 0;
     __syncthreads();
