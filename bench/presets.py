@@ -2,8 +2,8 @@
 
 They are derived from ``specs/h200.muh`` (the lab GPU: CUB 3.0.1's sm_90 policies) and
 ``specs/baseline.muh`` (the BI-V100) through the same pipeline as ``muh build`` — parse, validate,
-derive, ``derive.kernels.config_from_derived`` — so tests and benchmarks run exactly the numbers a build
-emits, with no second copy of them. Needs the repository's ``specs/`` folder, which an installed muh
+derive's kernel configs (``Derived.kernels``, made once by ``derive.kernels.kernel_builds``) — so tests and
+benchmarks run exactly the numbers a build emits, with no second copy of them. Needs the repository's ``specs/`` folder, which an installed muh
 does not ship: so it lives in bench/, not in muh; tests import it as ``bench.presets``
 (tests/conftest.py puts the repository root on the path). ``plant_lane32_bug`` is the negative
 control the tests build (a test hook, kept out of muh's config).
@@ -14,7 +14,6 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from muh.derive.kernels import config_from_derived
 from muh.families.base import KernelConfig
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
@@ -34,7 +33,7 @@ def _loaded(file: str):
 @lru_cache(maxsize=None)
 def _from_spec(file: str, hardware: str, name: str) -> KernelConfig:
     loaded = _loaded(file)
-    return replace(config_from_derived(loaded.derived, loaded.spec.hardware[hardware]), name=name)
+    return replace(loaded.derived.kernels.configs[hardware], name=name)
 
 
 def h200() -> KernelConfig:

@@ -145,11 +145,9 @@ def sources(files: dict[str, str]) -> tuple[list[str], list[str]]:
 
 def folders(ctx: BuildContext) -> list[tuple[str, object, dict[str, str]]]:
     """(prefix, Hardware, {path relative to the prefix: content}) of every clang-toolchain hardware."""
-    from muh.codegen.kernels import targets
     from muh.pipeline import Loaded, render
 
-    clang = [(t.prefix, t.hardware) for t in targets(ctx, report=False)
-             if t.hardware.toolchain.compiler == "clang" and t.config.warp_size == t.hardware.warp_size]
+    clang = [(t.prefix, t.hardware) for t in ctx.derived.kernels.native() if t.hardware.toolchain.compiler == "clang"]
     if not clang:
         return []
     rendered = {f.path: f.content for f in render(Loaded(ctx.spec, ctx.derived, ""),

@@ -9,7 +9,7 @@ what only ``--emulate-warp`` causes); codegen renders the configs ``targets`` re
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from muh import families
 from muh.diagnostics import Diagnostic
@@ -55,34 +55,58 @@ def hardware_config(hw) -> KernelConfig:
 _REQUIRED = object()
 
 
-def read_policy(family: str, value, where: str = ""):
-    """The record's policy from ``value(dim, default)`` (a resolved policy's or a tune candidate's).
+class PolicyReader:
+    """What a family record's ``read(get)`` receives: the one path from a resolved policy (or a tune
+    candidate) to the record.
 
-    The record calls ``get(dim)`` for a number it needs (MissingValue when unset) and
-    ``get(dim, default)`` for one with a default (``None`` included)."""
-    def get(dim, default=_REQUIRED):
-        v = value(dim, None)
+    ``get(dim)`` is a number the record needs (MissingValue when unset), ``get(dim, default)`` one with a
+    default (``None`` included); ``get.sub(name)`` reads sub-policy ``name`` (a block inside the policy,
+    ``onesweep { … }``; the catalogue's ``Tuning.subs``) the same way, and ``get.origin(dim)`` is a value's
+    provenance (its ``Resolved``: origin, rule, inputs, source; None for a tune candidate's value or an
+    unset one)."""
+
+    def __init__(self, value, where: str = "", subs: dict | None = None, origin=None, sub: str | None = None):
+        self._value = value  # (dim, default) -> value
+        self._origin = origin or (lambda dim: None)  # dim -> Resolved | None
+        self._subs = subs or {}  # sub-policy -> {dim: Resolved}
+        self._where = where
+        self._sub = sub
+
+    def __call__(self, dim: str, default=_REQUIRED):
+        v = self._value(dim, None)
         if v is None:
             if default is _REQUIRED:
-                raise MissingValue(f"{where}: `{dim}` is not set (and has no default)")
+                what = f"{self._sub}.{dim}" if self._sub else dim
+                raise MissingValue(f"{self._where}: `{what}` is not set (and has no default)")
             return default
         return v
 
+    def origin(self, dim: str):
+        return self._origin(dim)
+
+    def sub(self, name: str) -> "PolicyReader":
+        """Sub-policy ``name``'s values (none set: every ``get`` answers its default)."""
+        return PolicyReader(_values(self._subs.get(name) or {}), self._where, origin=(self._subs.get(name) or {}).get,
+                            sub=name)
+
+    @classmethod
+    def of(cls, policy, where: str = "", subs: dict | None = None) -> "PolicyReader":
+        """The reader of a resolved policy or size bucket (``values``: dim → Resolved) with its
+        sub-policies (``subs``; a bucket's are its policy's)."""
+        return cls(_values(policy.values), where, getattr(policy, "subs", None) if subs is None else subs,
+                   origin=policy.values.get)
+
+
+def _values(resolved: dict):
+    """``(dim, default) -> value`` over ``{dim: Resolved}``."""
+    return lambda dim, default=None: resolved[dim].value if dim in resolved else default
+
+
+def read_policy(family: str, value, where: str = "", subs: dict | None = None):
+    """The record's policy from a ``PolicyReader`` (a resolved policy's) or from ``value(dim, default)``
+    (a tune candidate's values; ``subs``: its sub-policies, {name: {dim: Resolved}})."""
+    get = value if isinstance(value, PolicyReader) else PolicyReader(value, where, subs)
     return families.get(family).read(get)
-
-
-def policy_values(p):
-    """``value(dim, default)`` of a resolved policy (or bucket): a top-level dimension, or a sub-policy's as
-    ``<sub>.<dim>`` (radix sort's ``onesweep.threads``)."""
-    subs = getattr(p, "subs", {}) or {}
-
-    def value(dim, default=None):
-        sub, dot, name = dim.partition(".")
-        if dot:
-            r = subs.get(sub, {}).get(name)
-            return default if r is None else r.value
-        return p.value(dim, default)
-    return value
 
 
 def config_from_derived(derived, hw) -> KernelConfig:
@@ -96,10 +120,10 @@ def config_from_derived(derived, hw) -> KernelConfig:
                 if d in alg.policies:
                     p = alg.for_type(d, rec.op)
                     where = f"{p.family}.{p.key} on {p.hardware}"
-                    table[d] = read_policy(rec.name, policy_values(p), where)
+                    table[d] = read_policy(rec.name, PolicyReader.of(p, where))
                     if p.buckets:
-                        buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, b.value, f"{where} ({b.label})"))
-                                           for b in p.buckets)
+                        buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, PolicyReader.of(
+                            b, f"{where} ({b.label})", p.subs))) for b in p.buckets)
                         keys[d] = p.buckets[0].size
         if table:
             cfg = cfg.with_policies(rec.name, table, buckets, keys)
@@ -114,44 +138,109 @@ class Target:
     hardware: object
     config: KernelConfig
 
+    @property
+    def native(self) -> bool:
+        """Built for the hardware's own warp (not an emulation build, a test device)."""
+        return self.config.warp_size == self.hardware.warp_size
 
-def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target], list[Diagnostic]]:
-    """The kernel builds of ``spec`` for every hardware with kernel algorithms, plus the emulation build
-    (``emulate_warp``: that logical warp on a 32-lane GPU) under ``emu<W>/``; and the diagnostics of the
-    configs that cannot be generated (those are left out): E-KERNELS on the hardware's span, E-OPTION
-    for what only the emulation causes."""
+
+@dataclass(frozen=True)
+class KernelBuilds:
+    """The kernels' configs of a spec, made once by derive (``Derived.kernels``) and read by every later
+    stage: the kernels, ops and ops-package emitters, the probe, the clang_cuda check.
+
+    ``configs``: each hardware with kernel families, its config as read from the policies (before
+    validation: the probe sizes its own blocks from it); ``errors``: why a hardware's config could not be
+    read; ``targets``: the validated builds, in order; ``diagnostics``: why the others are left out
+    (E-KERNELS on the hardware's span). ``with_emulation(w)`` adds the emulation builds."""
+
+    configs: dict = field(default_factory=dict)  # hardware name -> KernelConfig
+    hardware: dict = field(default_factory=dict)  # hardware name -> schema Hardware
+    errors: dict = field(default_factory=dict)  # hardware name -> why its config cannot be read
+    spans: dict = field(default_factory=dict)  # hardware name -> its span in the spec (E-KERNELS points there)
+    targets: tuple = ()  # Target, …
+    diagnostics: tuple = ()  # Diagnostic, …
+    _emulated: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def native(self) -> list[Target]:
+        """The builds for each hardware's own warp (no emulation build)."""
+        return [t for t in self.targets if t.native]
+
+    def prefix_for(self, hardware: str) -> str | None:
+        """The folder prefix of ``hardware``'s native build, or None when there is none."""
+        return next((t.prefix for t in self.native() if t.hardware.name == hardware), None)
+
+    def with_emulation(self, emulate_warp: int | None) -> "KernelBuilds":
+        """These builds plus, after each hardware's, its emulation build (``emulate_warp``: that logical
+        warp on a 32-lane GPU) under ``<prefix>emu<W>/``; what only the emulation causes is an E-OPTION."""
+        if emulate_warp is None:
+            return self
+        w = int(emulate_warp)
+        if w not in self._emulated:
+            self._emulated[w] = _emulate(self, w)
+        return self._emulated[w]
+
+
+def kernel_builds(spec, derived) -> KernelBuilds:
+    """The kernel builds of ``spec`` (every hardware with kernel algorithms), each config read once."""
     hws = sorted({a.hardware.name: a.hardware for a in derived.algorithms.values()
                   if a.family in families.NAMES}.items())
-    out: list[Target] = []
-    diags: list[Diagnostic] = []
+    configs, errors, out, diags = {}, {}, [], []
     for name, hw in hws:
         base = "" if len(hws) == 1 else f"{name}/"
         try:
             cfg = config_from_derived(derived, hw)
         except (MissingValue, TypeError, ValueError) as e:
+            errors[name] = str(e)
             diags.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
                                     spec.span_of(("hardware", name))))
             continue
-        cands = [(base, cfg)]
-        if emulate_warp is not None:
-            cands.append((f"{base}emu{emulate_warp}/", cfg.emulated(int(emulate_warp), 32)))
-        for prefix, c in cands:
-            errs = validate(c)
-            if c is not cfg and errs:  # the emulation build: what only the option causes is the option's error
-                own = [e for e in errs if e not in validate(cfg)]
-                if own:
-                    powers = ", ".join(str(2 ** i) for i in range(0, 9))
-                    width = "power" in own[0] or "physical warps" in own[0]
-                    diags.append(Diagnostic(
-                        "E-OPTION", f"--emulate-warp {emulate_warp}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
-                        hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}" if width else
-                        "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy"))
-                    continue
-            if errs:
-                diags.append(Diagnostic(
-                    "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
-                    spec.span_of(("hardware", name)),
-                    hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
-            else:
-                out.append(Target(prefix, hw, c))
-    return out, diags
+        configs[name] = cfg
+        errs = validate(cfg)
+        if errs:
+            diags.append(Diagnostic(
+                "E-KERNELS", f"kernels for `{cfg.name}` cannot be generated: " + "; ".join(errs),
+                spec.span_of(("hardware", name)),
+                hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+        else:
+            out.append(Target(base, hw, cfg))
+    spans = {name: spec.span_of(("hardware", name)) for name, _ in hws}
+    return KernelBuilds(configs, dict(hws), errors, spans, tuple(out), tuple(diags))
+
+
+def _emulate(builds: KernelBuilds, emulate_warp: int) -> KernelBuilds:
+    out, diags = [], list(builds.diagnostics)
+    by_name = {t.hardware.name: t for t in builds.targets}
+    multi = len(builds.hardware) > 1
+    for name, hw in sorted(builds.hardware.items()):
+        if name not in builds.configs:
+            continue
+        cfg = builds.configs[name]
+        base = f"{name}/" if multi else ""
+        if name in by_name:
+            out.append(by_name[name])
+        c = cfg.emulated(emulate_warp, 32)
+        errs = validate(c)
+        own = [e for e in errs if e not in validate(cfg)]
+        if own:
+            powers = ", ".join(str(2 ** i) for i in range(0, 9))
+            width = "power" in own[0] or "physical warps" in own[0]
+            diags.append(Diagnostic(
+                "E-OPTION", f"--emulate-warp {emulate_warp}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
+                hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}" if width else
+                "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy"))
+        elif errs:
+            diags.append(Diagnostic(
+                "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
+                builds.spans.get(name),
+                hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+        else:
+            out.append(Target(f"{base}emu{emulate_warp}/", hw, c))
+    return replace(builds, targets=tuple(out), diagnostics=tuple(diags), _emulated={})
+
+
+def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target], list[Diagnostic]]:
+    """The kernel builds of ``derived`` (``Derived.kernels``, made by derive) with the emulation build
+    (``emulate_warp``), and the diagnostics of the configs that cannot be generated (those are left out)."""
+    builds = derived.kernels.with_emulation(emulate_warp)
+    return list(builds.targets), list(builds.diagnostics)

@@ -5,6 +5,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import Field, InstanceOf
 
+from muh.derive.kernels import KernelBuilds
 from muh.families import limits
 from muh.schema.base import Model
 from muh.diagnostics import Diagnostic
@@ -178,6 +179,10 @@ class Derived(Model):
     deploy_diagnostics: list[InstanceOf[Diagnostic]] = Field([], exclude=True)
     """What resolving the deploy block found (errors and warnings); ``muh build`` reports them with the
     deploy files (a bad deploy block does not stop kernels, tune or explain of the algorithms)."""
+    kernels: Optional[InstanceOf[KernelBuilds]] = Field(None, exclude=True)
+    """The kernels' configs, one per hardware with kernel families, validated (muh/derive/kernels.py):
+    made once here; the kernels, ops and ops-package emitters, the probe and the clang_cuda check read
+    them (``kernels.with_emulation(w)`` adds a ``--emulate-warp`` build)."""
 
     def of(self, family: str, hardware: str | None = None) -> list[DerivedAlgorithm]:
         return [a for k, a in self.algorithms.items() if a.family == family and (hardware is None or a.hardware.name == hardware)]

@@ -13,6 +13,7 @@ import json
 
 from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
+from muh.derive.kernels import kernel_builds
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedBucket, ResolvedPolicy
 from muh.derive.ops import from_spec as derive_ops
 from muh.families import limits
@@ -108,7 +109,7 @@ def derive(spec: Spec) -> Derived:
     derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms, deploy=plan,
                       deploy_diagnostics=deploy_diags)
     ops = {name: derive_ops(derived, hw) for name, hw in sorted(spec.hardware.items())}
-    return derived.model_copy(update={"ops": ops})
+    return derived.model_copy(update={"ops": ops, "kernels": kernel_builds(spec, derived)})
 
 
 def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:

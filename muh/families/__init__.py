@@ -7,6 +7,14 @@ A family's folder holds everything of it: its record (``__init__.py``: ``RECORD`
 """
 from __future__ import annotations
 
-from muh.families.registry import ALL, NAMES, OPS, api, find, get, ops_records, records, tunable, validate
+from muh.families import registry
+from muh.families.registry import api, find, get, ops_records, records, tunable, validate
 
 __all__ = ["ALL", "NAMES", "OPS", "api", "find", "get", "ops_records", "records", "tunable", "validate"]
+
+
+def __getattr__(name: str):
+    """``NAMES``, ``OPS``, ``ALL``: the registry's, read when asked (muh/families/registry.py is their one place)."""
+    if name in ("NAMES", "OPS", "ALL"):
+        return getattr(registry, name)
+    raise AttributeError(name)

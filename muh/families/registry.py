@@ -26,17 +26,22 @@ OPS = (
 @lru_cache(maxsize=None)
 def get(name: str):
     """The record of family ``name`` (KeyError when muh generates no kernels for it)."""
-    if name not in ALL:
+    if name not in NAMES + OPS:
         raise KeyError(name)
     return importlib.import_module(f"muh.families.{name}").RECORD
 
 
-ALL = NAMES + OPS  # every family with a record
+def __getattr__(name: str):
+    """``ALL``: every family with a record (``NAMES + OPS``, read when asked, so the one line in ``NAMES``
+    is all a new family adds)."""
+    if name == "ALL":
+        return NAMES + OPS
+    raise AttributeError(name)
 
 
 def find(name: str):
     """The record of family ``name``, or None where muh has none (a catalogue family it only describes)."""
-    return get(name) if name in ALL else None
+    return get(name) if name in NAMES + OPS else None
 
 
 def records() -> list:

@@ -296,7 +296,7 @@ def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
     if rec is not None and not reasons:
         try:
             cfg = hardware_config(hw)
-            pol = read_policy(space.family, dict(values).get, f"{space.family}.{space.dtype}")
+            pol = read_policy(space.family, dict(values).get, f"{space.family}.{space.dtype}", rp.subs)
             params = tuple((p.cname, p.value) for p in rec.params(cfg, space.dtype, pol))
         except (TypeError, ValueError, KeyError):
             params = ()  # the emitter's own check (unit.emitter_reasons) says why

@@ -1,8 +1,8 @@
 """Kernel emitter: the warp layer, block collectives and one kernel source per family (muh/families/).
 
 ``generate(cfg, header)`` renders the files for one ``KernelConfig``; ``emit(ctx)`` is the registry
-entry: it renders the configs derive validated (``muh.derive.kernels.targets``) and passes on
-derive's diagnostics for those that cannot be generated.
+entry: it renders the configs derive made and validated once (``Derived.kernels``,
+muh/derive/kernels.py) and passes on derive's diagnostics for those that cannot be generated.
 """
 from __future__ import annotations
 
@@ -10,18 +10,22 @@ from muh.families.base import KernelConfig, KernelConfigError
 from muh.families.registry import validate
 from muh.codegen.kernels.emitter import files, generate
 
-__all__ = ["KernelConfig", "KernelConfigError", "emit", "files", "generate", "targets", "validate"]
+__all__ = ["KernelConfig", "KernelConfigError", "builds", "emit", "files", "generate", "targets", "validate"]
+
+
+def builds(ctx):
+    """derive's kernel builds (``Derived.kernels``) with this build's ``--emulate-warp``: a
+    ``muh.derive.kernels.KernelBuilds``, what every emitter and check of the kernels reads."""
+    return ctx.derived.kernels.with_emulation(ctx.options.get("emulate_warp"))
 
 
 def targets(ctx, report: bool = False):
-    """derive's kernel builds of this build (``muh.derive.kernels.targets`` with its ``--emulate-warp``);
-    ``report``: add derive's diagnostics to the build's (the kernels emitter does, once)."""
-    from muh.derive.kernels import targets as derived_targets
-
-    found, diags = derived_targets(ctx.spec, ctx.derived, ctx.options.get("emulate_warp"))
+    """The builds' targets (``muh.derive.kernels.Target``: prefix, hardware, config); ``report``: add
+    derive's diagnostics to the build's (the kernels emitter does, once)."""
+    found = builds(ctx)
     if report:
-        ctx.diagnostics.extend(diags)
-    return found
+        ctx.diagnostics.extend(found.diagnostics)
+    return list(found.targets)
 
 
 def emit(ctx):

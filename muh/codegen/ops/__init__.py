@@ -73,25 +73,21 @@ def write(target: OpsTarget, root, header: Callable[[str], str]) -> list[str]:
     return out
 
 
-def _targets(ctx) -> list[tuple[str, object, object]]:
-    """(path prefix, Hardware, KernelConfig): the same hardware (and folders) the kernels emitter uses."""
-    from muh.codegen.kernels import targets
-
-    return [(t.prefix, t.hardware, t.config) for t in targets(ctx)]  # the kernels emitter reports, once
-
-
 def emit(ctx) -> list:
     from muh.codegen.base import GeneratedFile
     from muh.diagnostics import Diagnostic
 
+    from muh.codegen.kernels import targets
+
     files = []
-    for prefix, hw, cfg in _targets(ctx):
+    for t in targets(ctx):  # the kernels emitter's folders (it reports derive's diagnostics, once)
+        hw, cfg = t.hardware, t.config
         target = ctx.derived.ops[hw.name]
-        if cfg.warp_size != hw.warp_size:  # an emulation build: same policies, the logical warp of cfg
+        if not t.native:  # an emulation build: same policies, the logical warp of cfg
             target = target.with_warp(cfg.name, cfg.warp_size)
         try:
             for path, text in generate(target, ctx.header):
-                files.append(GeneratedFile(f"{prefix}{path}", text))
+                files.append(GeneratedFile(f"{t.prefix}{path}", text))
         except OpsConfigError as e:
             ctx.diagnostics.append(Diagnostic("E-OPS", str(e), ctx.spec.span_of(("hardware", hw.name))))
     return files

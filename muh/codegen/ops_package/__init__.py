@@ -62,9 +62,7 @@ def recipe(hw) -> Recipe:
 def targets(ctx: BuildContext) -> list[tuple[str, object]]:
     """(path prefix, Hardware) of every folder that gets the package: where the ops are generated,
     except warp-emulation builds (a test device, not a deployment)."""
-    from muh.codegen import ops as ops_emit
-
-    return [(prefix, hw) for prefix, hw, cfg in ops_emit._targets(ctx) if cfg.warp_size == hw.warp_size]
+    return [(t.prefix, t.hardware) for t in ctx.derived.kernels.native()]
 
 
 def prefix_for(ctx: BuildContext, hardware: str) -> str | None:

@@ -56,14 +56,15 @@ def shell_candidates(tc: Toolchain) -> list[str]:
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     """The kernels' config of this hardware, sized for the probe's blocks (the warp layer's exchange
     buffer holds one slot per thread of the largest block)."""
-    from muh.derive.kernels import MissingValue, config_from_derived
+    from muh.derive.kernels import hardware_config
     from muh.families import reduce
 
-    try:
-        cfg = config_from_derived(ctx.derived, hw)
-    except (MissingValue, TypeError, ValueError) as e:  # a policy the kernels need is incomplete
-        raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: {e}",
-                                   ctx.spec.span_of(("hardware", hw.name)))]) from None
+    builds = ctx.derived.kernels  # derive's config of each hardware with kernels (read once there)
+    if hw.name in builds.errors:  # a policy the kernels need is incomplete
+        raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: "
+                                              f"{builds.errors[hw.name]}",
+                                   ctx.spec.span_of(("hardware", hw.name)))])
+    cfg = builds.configs.get(hw.name) or hardware_config(hw)
     cfg = replace(cfg, name=f"{hw.name}-probe", policies={"reduce": {"float32": reduce.Policy(THREADS, 1, 1)}})
     if emulate:
         cfg = cfg.emulated(int(emulate), 32)

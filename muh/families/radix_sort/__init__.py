@@ -51,9 +51,11 @@ class Policy:
 
 
 def read(get) -> Policy:
-    return Policy(int(get("onesweep.threads")), int(get("onesweep.items")), int(get("onesweep.radix_bits")),
-                  int(get("histogram.threads")), int(get("histogram.items")), int(get("exclusive_sum.threads")),
-                  int(get("single_tile.threads")), int(get("single_tile.items")), int(get("single_tile.radix_bits")))
+    """The policy from CUB's sub-policies (``get.sub``: muh.derive.kernels.PolicyReader)."""
+    one, hist, ex, single = (get.sub(s) for s in ("onesweep", "histogram", "exclusive_sum", "single_tile"))
+    return Policy(int(one("threads")), int(one("items")), int(one("radix_bits")), int(hist("threads")),
+                  int(hist("items")), int(ex("threads")), int(single("threads")), int(single("items")),
+                  int(single("radix_bits")))
 
 
 def _rank_bytes(threads: int, bits: int, warp: int) -> int:
