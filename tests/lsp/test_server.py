@@ -290,7 +290,7 @@ def test_document_symbols(editor):
     syms = editor.symbols(uri_of(BASELINE))
     names = [s.name for s in syms]
     assert names == ["hardware bi100", "algorithm reduce", "algorithm scan", "algorithm transform", "algorithm topk",
-                     "algorithm histogram", "deploy competition"]
+                     "algorithm histogram", "algorithm radix_sort", "deploy competition"]
     reduce = syms[1]
     assert reduce.detail == "on bi100"
     assert [c.name for c in reduce.children] == ["policy default", "policy float32.plus", "space"]
