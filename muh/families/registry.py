@@ -14,6 +14,7 @@ NAMES = (
     "topk",
     "histogram",
     "segmented_reduce",
+    "radix_sort",
 )
 # The LLM ops' tunable policies: read into the ops' Policy<T, B> (muh/derive/ops.py), measured
 # by `muh tune` like the kernel families; not kernels of their own (``records()`` leaves them out).

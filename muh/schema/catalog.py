@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from muh.families import cub, histogram, reduce, scan, segmented_reduce, transform
+from muh.families import cub, histogram, radix_sort, reduce, scan, segmented_reduce, transform
 from muh.families.cub import CubTable
 from muh.runtime import dtypes
 
@@ -135,13 +135,8 @@ _LOOKBACK = dict(stages_tile=True, block_choices=BLOCK_SCAN)
 _SELECTS = dict(stages_tile=True, scaling="nominal_4b", block_choices=BLOCK_SCAN)
 _BY_KEY_SUMS = ("int32", "int64", "struct16a8")  # values that are summed: types that accumulate in themselves
 _PAIR_VALUES = ("uint8", "uint16", "uint32", "uint64", "struct16a8")  # a value type per size class, and a record
-_RADIX_SUBS = (cub.sub("onesweep", "OnesweepPolicy", "threads", "items", "radix_bits", "rank"),
-               cub.sub("histogram", "HistogramPolicy", "threads", "items", "radix_bits"),
-               cub.sub("exclusive_sum", "ExclusiveSumPolicy", "threads", "radix_bits"),
-               cub.sub("downsweep", "DownsweepPolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"),
-               cub.sub("upsweep", "UpsweepPolicy", "threads", "items", "radix_bits", "modifier"),
-               cub.sub("single_tile", "SingleTilePolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"))
-_RADIX_MEMBERS = cub.SORT + cub.members(("use_onesweep", "ONESWEEP"))
+_RADIX_SUBS = radix_sort.SUBS  # the family's (muh/families/radix_sort/): one agent policy per pass kind
+_RADIX_MEMBERS = radix_sort.MEMBERS
 _SM = "SmallAndMediumSegmentedSortPolicyT"
 _MERGE = cub.TILE + cub.members(("scaling", None))
 
@@ -197,10 +192,7 @@ FAMILIES: dict[str, Tuning] = {
         "DeviceSelect::UniqueByKey", "tuning_unique_by_key.cuh",
         "typename cub::detail::unique_by_key::policy_hub<key_of<T>, value_of<T>>::MaxPolicy", "UniqueByKeyPolicyT",
         cub.LOOKBACK, any_type=True, values=_PAIR_VALUES), **_SELECTS, key_value=True),
-    "radix_sort": _cub("DeviceRadixSort", _table(
-        "DeviceRadixSort::SortKeys (the chain policy holds one agent policy per pass)", "tuning_radix_sort.cuh",
-        "typename cub::detail::radix::policy_hub<T, cub::NullType, O>::MaxPolicy", None, _RADIX_MEMBERS,
-        subs=_RADIX_SUBS, takes_offset=True), scaling="reg_bound", stages_tile=True),
+    "radix_sort": _cub("DeviceRadixSort", radix_sort.CUB, scaling="reg_bound", stages_tile=True),
     "radix_sort_pairs": _cub("DeviceRadixSort::SortPairs (values of the key's type)", _table(
         "DeviceRadixSort::SortPairs", "tuning_radix_sort.cuh",
         "typename cub::detail::radix::policy_hub<key_of<T>, value_of<T>, O>::MaxPolicy", None, _RADIX_MEMBERS,

@@ -16,6 +16,8 @@ constexpr int kPhysicalSize = 32;  // lanes per hardware warp (checked at launch
 constexpr bool kEmulated = false;
 constexpr unsigned kFullMask = 0xffffffffu;  // all lanes of a hardware warp (maps to 64 lanes on warp-64 hardware)
 typedef unsigned mask_t;                     // one bit per logical lane
+// ballot() is one hardware vote (native 32-lane and sub-warp modes), not a shuffle butterfly or an exchange
+constexpr bool kBallotIsVote = true;
 
 __device__ __forceinline__ int lane() { return (int)(threadIdx.x & (unsigned)(kSize - 1)); }
 __device__ __forceinline__ int id() { return (int)(threadIdx.x >> kLog2Size); }
@@ -79,6 +81,36 @@ __device__ __forceinline__ int first_lane(bool p) {
   return m ? __ffs(m) - 1 : kSize;
 }
 __device__ __forceinline__ int count(bool p) { return __popc(ballot(p)); }
+
+// ---- lane masks (one bit per logical lane, mask_t) ----
+
+__device__ __forceinline__ int popc(unsigned m) { return __popc(m); }
+__device__ __forceinline__ int popc(unsigned long long m) { return __popcll(m); }
+// Highest set lane of a non-empty mask.
+__device__ __forceinline__ int last_lane(unsigned m) { return 31 - __clz((int)m); }
+__device__ __forceinline__ int last_lane(unsigned long long m) { return 63 - __clzll((long long)m); }
+// The lanes below this one; every lane of the logical warp.
+__device__ __forceinline__ mask_t lanes_below() { return ((mask_t)1 << lane()) - (mask_t)1; }
+__device__ __forceinline__ mask_t all_lanes() {
+  const int bits = 8 * (int)sizeof(mask_t);
+  return kSize == bits ? ~(mask_t)0 : (((mask_t)1 << (kSize % bits)) - (mask_t)1);
+}
+
+#define MUH_WARP_HAS_MATCH 1  // match_any below (a ballot covers the logical warp)
+
+// The lanes whose kBits-bit label equals this lane's: one ballot per label bit over the full
+// logical warp (every lane must call it).
+template <int kBits>
+__device__ __forceinline__ mask_t match_any(unsigned label) {
+  mask_t m = all_lanes();
+#pragma unroll
+  for (int b = 0; b < kBits; ++b) {
+    const bool bit = (label >> b) & 1u;
+    const mask_t v = ballot(bit);
+    m &= bit ? v : ~v;
+  }
+  return m;
+}
 
 // ---- collectives built on the shuffles above (identical code in every mode) ----
 

@@ -1,0 +1,227 @@
+"""radix_sort: stable LSD radix sort of keys, or of keys and values (CUB DeviceRadixSort::SortKeys/SortPairs).
+
+Onesweep (Adinets & Merrill 2022, CUB's algorithm since 1.15): one histogram pass counts every digit pass's
+digits, an exclusive sum turns them into starts, then one kernel per digit pass ranks each tile's keys and
+finds its global offsets by a decoupled look-back over per-tile digit counts (the scan's look-back words,
+muh/families/scan/scan_tile.cuh). Problems of at most one single-tile block sort in one block. Keys of 1, 2,
+4 and 8 bytes: unsigned, signed (sign bit flipped) and floating point (order-preserving bit transform; -0.0
+and +0.0 equal, NaNs by their bits, as CUB); bits [begin_bit, end_bit); ascending or descending; values of
+1, 2, 4 or 8 bytes. Policies are CUB's sub-policies (``onesweep``, ``histogram``, ``exclusive_sum``,
+``single_tile``; ``upsweep`` / ``downsweep`` are described for parity, the kernels always run onesweep).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muh.families import cub, tensors as T
+from muh.families.base import Harness, cfuncs, param, record, warp_checks, xchg_bytes
+from muh.runtime import dtypes as DT
+
+# CUB's radix hub: one agent policy per pass kind (CCCL 3.0.1 cub/device/dispatch/tuning/tuning_radix_sort.cuh).
+SUBS = (cub.sub("onesweep", "OnesweepPolicy", "threads", "items", "radix_bits", "rank"),
+        cub.sub("histogram", "HistogramPolicy", "threads", "items", "radix_bits"),
+        cub.sub("exclusive_sum", "ExclusiveSumPolicy", "threads", "radix_bits"),
+        cub.sub("downsweep", "DownsweepPolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"),
+        cub.sub("upsweep", "UpsweepPolicy", "threads", "items", "radix_bits", "modifier"),
+        cub.sub("single_tile", "SingleTilePolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"))
+MEMBERS = cub.SORT + cub.members(("use_onesweep", "ONESWEEP"))
+CUB = cub.CubTable(
+    "DeviceRadixSort::SortKeys (the chain policy holds one agent policy per pass)", "tuning_radix_sort.cuh",
+    hub="typename cub::detail::radix::policy_hub<T, cub::NullType, O>::MaxPolicy", agent=None,
+    types=cub.PROBED, members=MEMBERS, subs=SUBS, takes_offset=True)
+
+MIN_BITS, MAX_BITS = 4, 8  # radix bits per onesweep pass: 64-bit keys in at most 16 passes; 256 digits at most
+MAX_PASSES = 16  # radix_sort.cuh kMaxPasses
+HEAD_BYTES = 512  # radix_sort.cuh kHeadBytes
+KINDS = {"uint": 0, "int": 1, "float": 2}  # radix_sort.cuh kUnsigned, kSigned, kFloat
+MAX_VALUE_BYTES = 8
+
+
+@dataclass(frozen=True)
+class Policy:
+    threads: int  # onesweep block
+    items: int  # onesweep keys per thread
+    radix_bits: int  # onesweep (and histogram) digit bits
+    hist_threads: int
+    hist_items: int
+    scan_threads: int  # exclusive sum block
+    single_threads: int
+    single_items: int
+    single_bits: int
+
+
+def read(get) -> Policy:
+    """The policy from CUB's sub-policies (``get.sub``: muh.derive.kernels.PolicyReader)."""
+    one, hist, ex, single = (get.sub(s) for s in ("onesweep", "histogram", "exclusive_sum", "single_tile"))
+    return Policy(int(one("threads")), int(one("items")), int(one("radix_bits")), int(hist("threads")),
+                  int(hist("items")), int(ex("threads")), int(single("threads")), int(single("items")),
+                  int(single("radix_bits")))
+
+
+def _rank_bytes(threads: int, bits: int, warp: int) -> int:
+    """radix_sort.cuh Rank::Smem: per warp and digit an int, per warp a scan word."""
+    warps = threads // warp
+    return warps * (1 << bits) * 4 + warps * 4
+
+
+def onesweep_smem(cfg, dtype: str, pol: Policy, value_bytes: int = MAX_VALUE_BYTES) -> int:
+    """radix_sort.cuh OnesweepSmem::kBytes (the largest, values of ``value_bytes``) plus the emulation's exchange."""
+    tile = pol.threads * pol.items
+    union = max(tile * max(DT.SIZE[dtype], value_bytes), _rank_bytes(pol.threads, pol.radix_bits, cfg.warp_size))
+    return (union + 15) // 16 * 16 + 16 + (1 << pol.radix_bits) * 4 + xchg_bytes(cfg)
+
+
+def single_smem(cfg, dtype: str, pol: Policy, value_bytes: int = MAX_VALUE_BYTES) -> int:
+    """radix_sort.cuh SingleSmem::kBytes plus the emulation's exchange."""
+    tile = pol.single_threads * pol.single_items
+    up = lambda b: (b + 15) // 16 * 16  # noqa: E731
+    return (up(tile * DT.SIZE[dtype]) + up(tile * value_bytes)
+            + _rank_bytes(pol.single_threads, pol.single_bits, cfg.warp_size) + xchg_bytes(cfg))
+
+
+def checks(cfg, dtype: str, pol: Policy) -> list[str]:
+    where = f"radix_sort.{dtype}"
+    errs = []
+    if not MIN_BITS <= pol.radix_bits <= MAX_BITS:
+        errs.append(f"{where}: onesweep radix_bits={pol.radix_bits} must be {MIN_BITS}..{MAX_BITS} "
+                    f"(64-bit keys in at most {MAX_PASSES} passes, at most 256 digits)")
+    if not 1 <= pol.single_bits <= MAX_BITS:
+        errs.append(f"{where}: single_tile radix_bits={pol.single_bits} must be 1..{MAX_BITS}")
+    for name, t in (("histogram", pol.hist_threads), ("exclusive_sum", pol.scan_threads),
+                    ("single_tile", pol.single_threads)):
+        errs += [e.replace(f"{where} ", f"{where}.{name} ") for e in warp_checks(cfg, f"{where}.{name}", t)]
+    for name, items in (("onesweep", pol.items), ("histogram", pol.hist_items), ("single_tile", pol.single_items)):
+        if items < 1:
+            errs.append(f"{where}.{name}: items={items} must be at least 1")
+    budget = cfg.smem_per_block_optin or cfg.smem_per_block
+    for name, need in (("onesweep", onesweep_smem(cfg, dtype, pol)), ("single_tile", single_smem(cfg, dtype, pol))):
+        if need > budget:
+            errs.append(f"{where}.{name}: the tile needs {need} B of shared memory (keys and {MAX_VALUE_BYTES}-byte "
+                        f"values), the hardware allows {budget} B per block: fewer threads or items")
+    return errs
+
+
+def params(cfg, dtype: str, pol: Policy):
+    kind = DT.TABLE[dtype].kind
+    return [
+        param("kKeyKind", KINDS[kind], f"{kind} keys: {'sign-magnitude bits' if kind == 'float' else kind + ' bits'}",
+              dtype=dtype),
+        param("kBits", pol.radix_bits, "policy onesweep.radix_bits"),
+        param("kThreads", pol.threads, "policy onesweep.threads"),
+        param("kItems", pol.items, "policy onesweep.items"),
+        param("kHistThreads", pol.hist_threads, "policy histogram.threads"),
+        param("kHistItems", pol.hist_items, "policy histogram.items"),
+        param("kHistBlocksPerSm", max(1, cfg.max_threads_per_sm // pol.hist_threads),
+              "histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)",
+              max_threads_per_sm=cfg.max_threads_per_sm, threads=pol.hist_threads),
+        param("kScanThreads", pol.scan_threads, "policy exclusive_sum.threads"),
+        param("kSingleThreads", pol.single_threads, "policy single_tile.threads"),
+        param("kSingleItems", pol.single_items, "policy single_tile.items"),
+        param("kSingleBits", pol.single_bits, "policy single_tile.radix_bits"),
+    ]
+
+
+DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32", "int64", "uint64",
+          "float64")
+VALUE_BYTES = (1, 2, 4, 8)
+
+
+def _bits(name: str) -> int:
+    return 8 * DT.SIZE[name]
+
+
+def _check_values(values, keys, op: str) -> str:
+    name = T.check_tensor(values, op, tuple(n for n in DT.ORDER if DT.SIZE[n] in VALUE_BYTES))
+    if values.device != keys.device or values.numel() != keys.numel():
+        raise ValueError(f"{T.API}.{op}: values must be on {keys.device} with {keys.numel()} element(s), "
+                         f"got {values.numel()} on {values.device}")
+    return name
+
+
+def radix_sort(keys, values=None, *, descending: bool = False, begin_bit: int = 0, end_bit: int | None = None,
+               out=None, values_out=None, kernels=None):
+    """Stable radix sort of ``keys`` (any contiguous CUDA tensor, sorted as one flat sequence) over bits
+    [begin_bit, end_bit), ascending unless ``descending``; with ``values`` (same length, 1/2/4/8-byte elements)
+    they move with their keys. Returns the sorted keys, or (keys, values). CUB DeviceRadixSort semantics."""
+    torch = T.torch()
+    name = T.check_tensor(keys, "radix_sort", DTYPES)
+    bits = _bits(name)
+    end_bit = bits if end_bit is None else end_bit
+    if not (isinstance(begin_bit, int) and isinstance(end_bit, int) and 0 <= begin_bit <= end_bit <= bits):
+        raise ValueError(f"{T.API}.radix_sort: bits [{begin_bit}, {end_bit}) must lie in [0, {bits}] for "
+                         f"{keys.dtype} keys (0 <= begin_bit <= end_bit <= {bits})")
+    n = keys.numel()
+    if n > 0xFFFFFFFF:
+        raise ValueError(f"{T.API}.radix_sort: {n} keys; at most 2^32 - 1 per call (sort in parts and merge)")
+    if values is not None:
+        _check_values(values, keys, "radix_sort")
+    k = T.kernels(kernels)
+    out = torch.empty_like(keys) if out is None else out
+    T.check_out(out, keys, n, "radix_sort")
+    if values is not None:
+        values_out = torch.empty_like(values) if values_out is None else values_out
+        T.check_out(values_out, values, n, "radix_sort")
+    if n == 0:
+        return out if values is None else (out, values_out)
+    vb = 0 if values is None else values.element_size()
+    ws_bytes = int(k.raw("muh_radix_sort_workspace")(DT.CODE[name], n))
+    ws = T.workspace(k, keys, "radix_sort", ws_bytes)[0]
+    alt = torch.empty_like(keys)
+    valt = None if values is None else torch.empty_like(values)
+    with torch.cuda.device(keys.device):
+        k.call("muh_radix_sort", DT.CODE[name], vb, keys.data_ptr(), out.data_ptr(), alt.data_ptr(),
+               0 if values is None else values.data_ptr(), 0 if values is None else values_out.data_ptr(),
+               0 if valt is None else valt.data_ptr(), n, begin_bit, end_bit, int(bool(descending)), ws.data_ptr(),
+               ws.numel(), 0, T.stream(keys))
+    return out if values is None else (out, values_out)
+
+
+def sort_rows(x, *, descending: bool = False, kernels=None):
+    """Each row of a 2-D ``x`` sorted on its own (stable): (values, int64 column indices), as
+    ``torch.sort(x, dim=-1, stable=True)``. One flat stable sort of (key, flat index) pairs, then a stable
+    sort of the flat indices by their row (LSD: rows stay together, keys in order within each)."""
+    torch = T.torch()
+    T.check_tensor(x, "sort_rows", DTYPES)
+    if x.dim() != 2:
+        raise ValueError(f"{T.API}.sort_rows: expected a 2-D tensor (rows x cols), got {x.dim()} dimension(s)")
+    rows, cols = x.shape
+    n = rows * cols
+    if n >= 1 << 31:
+        raise ValueError(f"{T.API}.sort_rows: {rows} x {cols} elements; at most 2^31 - 1 (int32 positions)")
+    if n == 0:
+        return x.clone(), torch.empty_like(x, dtype=torch.int64)
+    flat = torch.arange(n, dtype=torch.int32, device=x.device)
+    _, pos = radix_sort(x.reshape(-1), flat, descending=descending, kernels=kernels)
+    if rows > 1:
+        row = torch.div(pos, cols, rounding_mode="floor")
+        _, pos = radix_sort(row, pos, end_bit=max(1, (rows - 1).bit_length()), kernels=kernels)
+    values = x.reshape(-1)[pos.long()].view(rows, cols)
+    return values, (pos.view(rows, cols) % cols).long()
+
+
+def argsort(x, *, descending: bool = False, kernels=None):
+    """Stable argsort: int64 indices that sort ``x`` (1-D: the whole tensor; 2-D: each row), as
+    ``torch.argsort(x, dim=-1, stable=True)``."""
+    torch = T.torch()
+    T.check_tensor(x, "argsort", DTYPES)
+    if x.dim() == 2:
+        return sort_rows(x, descending=descending, kernels=kernels)[1]
+    if x.dim() != 1:
+        raise ValueError(f"{T.API}.argsort: expected a 1-D or 2-D tensor, got {x.dim()} dimensions")
+    idx = torch.arange(x.numel(), dtype=torch.int64, device=x.device)
+    return radix_sort(x, idx, descending=descending, kernels=kernels)[1]
+
+
+RECORD = record(
+    __name__,
+    doc="stable LSD radix sort of keys or key-value pairs, Onesweep (DeviceRadixSort::SortKeys / SortPairs)",
+    tunable=(),
+    api=cfuncs("""
+size_t muh_radix_sort_workspace(int key_dtype, long long n);  // bytes (zero-filled before the first sort)
+int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt, const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit, int end_bit, int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream);  // selector 0: out of place
+"""),
+    op=None,
+    size_buckets=False,
+    static=("radix_sort.cuh", "radix_sort_host.cuh"),
+    python_ops={"radix_sort": radix_sort, "argsort": argsort, "sort_rows": sort_rows},
+)

@@ -1,0 +1,513 @@
+// LSD radix sort, Onesweep-style (Adinets & Merrill, "Onesweep: A Faster Least Significant Digit Radix
+// Sort for GPUs", 2022; the algorithm of CUB's DeviceRadixSort), static CUDA: no numbers of its own;
+// kernels/radix_sort.cu instantiates it with each key type's resolved policy (params.cuh). Compiles on its
+// own against the generated include/muh layer (warp.cuh, block.cuh, scan_tile.cuh): C++14, CUDA 10.2 subset.
+//
+// A sort of n keys over bits [begin, end) in passes of kBits-bit digits (least significant first):
+//   1. histogram_kernel: every pass's digit counts over all keys, in one read of the keys;
+//   2. exclusive_sum_kernel: per pass, the counts' exclusive prefix (where each digit starts);
+//   3. onesweep_kernel, once per pass: each block takes the next tile (an atomic counter, so every tile a
+//      block waits for belongs to a block already running), ranks its keys stably by digit, publishes its
+//      per-digit counts, and finds where its keys of each digit go by a decoupled look-back over the
+//      counts of the tiles before it (one thread per digit); then scatters keys (and values) through
+//      shared memory so that the writes of one digit are contiguous.
+// A problem of at most one single-tile block's keys is sorted by single_tile_kernel, all passes in one
+// block, keys held in shared memory between passes.
+//
+// Keys are sorted as unsigned bit patterns: signed keys with the sign bit flipped, floating point keys
+// with the sign bit flipped when positive and all bits flipped when negative (so -NaN < -inf < ... < -0,
+// +0 < ... < +inf < +NaN by bits); descending sorts flip every bit. As in CUB, -0.0 and +0.0 have one
+// digit (that of +0.0): they are equal keys and keep their input order. The sort is stable.
+//
+// Ranking (per tile, per pass): warp-private digit counts (shared-memory atomics), summed over the warps
+// per digit, a block scan over digits; then each key's rank is its warp's running offset for the digit
+// plus the peers below it in the warp, found with a match over the digit's bits (warp::match_any: one
+// ballot per bit, over the full logical warp), the highest peer adding the group's size.
+//
+// The look-back words are the scan's (scan_tile::TileState of 4-byte values: the launch's epoch and
+// AGGREGATE / PREFIX in the high half, the count in the low half), one per (tile, digit); the epoch makes
+// words of earlier passes read as "not published", so the status array is never cleared.
+//
+// Policy P (enums): kBits (radix bits per pass), kThreads, kItems (onesweep tile); kHistThreads,
+// kHistItems (histogram tile), kHistBlocksPerSm (the histogram's grid per SM); kScanThreads (exclusive sum
+// block); kSingleThreads, kSingleItems, kSingleBits (single-tile block).
+#pragma once
+
+#include <stdint.h>
+
+#include "muh/block.cuh"
+#include "muh/kernels/params.cuh"
+#include "muh/scan_tile.cuh"
+#include "muh/types.cuh"
+#include "muh/warp.cuh"
+
+// Library-private linkage (as host.cuh says why); the same definition as host.cuh's.
+#ifndef MUH_LIBRARY_LOCAL
+#if defined(__GNUC__) || defined(__clang__)
+#define MUH_LIBRARY_LOCAL __attribute__((visibility("hidden")))
+#else
+#define MUH_LIBRARY_LOCAL
+#endif
+#endif
+
+namespace muh {
+namespace radix_sort MUH_LIBRARY_LOCAL {
+
+enum { kMaxPasses = 16, kHeadBytes = 512 };  // passes per sort (radix bits >= 4 for 64-bit keys)
+
+// ---- key bits ------------------------------------------------------------------------------------
+
+template <int kBytes>
+struct Bits;
+template <>
+struct Bits<1> {
+  typedef unsigned char type;
+};
+template <>
+struct Bits<2> {
+  typedef unsigned short type;
+};
+template <>
+struct Bits<4> {
+  typedef unsigned type;
+};
+template <>
+struct Bits<8> {
+  typedef unsigned long long type;
+};
+
+enum { kUnsigned = 0, kSigned = 1, kFloat = 2 };
+
+// Order-preserving bit transform of a key of kind kKind held as unsigned bits U.
+template <typename U, int kKind>
+struct Order {
+  static __host__ __device__ __forceinline__ U high() { return (U)((U)1 << (8 * sizeof(U) - 1)); }
+  static __device__ __forceinline__ U in(U b) {
+    if (kKind == kSigned) return (U)(b ^ high());
+    if (kKind == kFloat) return (b & high()) ? (U)~b : (U)(b ^ high());
+    return b;
+  }
+  static __device__ __forceinline__ U out(U b) {
+    if (kKind == kSigned) return (U)(b ^ high());
+    if (kKind == kFloat) return (b & high()) ? (U)(b ^ high()) : (U)~b;
+    return b;
+  }
+};
+
+// What the passes see of a key: its ordered bits (flipped for a descending sort), -0.0 as +0.0.
+template <typename U, int kKind>
+struct Digits {
+  U flip;  // all ones for a descending sort
+  unsigned shift, mask;
+  __device__ __forceinline__ U ordered(U raw) const { return (U)(Order<U, kKind>::in(raw) ^ flip); }
+  __device__ __forceinline__ U raw(U ord) const { return Order<U, kKind>::out((U)(ord ^ flip)); }
+  // The digits of pass p of a sort over bits [begin, end): kBits bits from begin + p * kBits, fewer in the last.
+  template <int kBits>
+  __host__ __device__ __forceinline__ Digits pass(int begin, int end, int p) const {
+    Digits d = *this;
+    d.shift = (unsigned)(begin + p * kBits);
+    const int nb = end - (int)d.shift < kBits ? end - (int)d.shift : kBits;
+    d.mask = (1u << nb) - 1u;
+    return d;
+  }
+  __device__ __forceinline__ unsigned digit(U ord) const {
+    if (kKind == kFloat) {
+      const U minus_zero = (U)(Order<U, kKind>::in(Order<U, kKind>::high()) ^ flip);
+      if (ord == minus_zero) ord = (U)(Order<U, kKind>::in((U)0) ^ flip);
+    }
+    return (unsigned)(ord >> shift) & mask;
+  }
+};
+
+// ---- workspace -----------------------------------------------------------------------------------
+// [0, 4): the epoch of the last sort (kept between calls); [64, 64 + 4 * kMaxPasses): each pass's tile
+// counter; [kHeadBytes, + passes * radix * 4): the digit counts, then their exclusive prefixes; then the
+// look-back words (8 bytes per tile and digit). The counters and counts are cleared per sort (memset);
+// the look-back words never are (epochs).
+
+struct Workspace {
+  static __host__ __device__ size_t counts_offset() { return kHeadBytes; }
+  static __host__ __device__ size_t status_offset(int passes, int radix) {
+    return ((size_t)kHeadBytes + (size_t)passes * radix * 4u + 255u) / 256u * 256u;
+  }
+  static __host__ __device__ size_t bytes(long long tiles, int passes, int radix) {
+    return status_offset(passes, radix) + (size_t)tiles * radix * 8u;
+  }
+  static __host__ __device__ unsigned* epoch(void* ws) { return static_cast<unsigned*>(ws); }
+  static __host__ __device__ unsigned* counters(void* ws) {
+    return reinterpret_cast<unsigned*>(static_cast<char*>(ws) + 64);
+  }
+  static __host__ __device__ unsigned* counts(void* ws) {
+    return reinterpret_cast<unsigned*>(static_cast<char*>(ws) + counts_offset());
+  }
+  static __host__ __device__ unsigned long long* status(void* ws, int passes, int radix) {
+    return reinterpret_cast<unsigned long long*>(static_cast<char*>(ws) + status_offset(passes, radix));
+  }
+};
+
+enum { kEpochMask = (1 << 30) - 1 };  // the look-back word keeps 30 bits of the epoch
+
+// ---- 1. histogram --------------------------------------------------------------------------------
+
+template <typename U, int kKind, typename P>
+__global__ void __launch_bounds__(P::kHistThreads) histogram_kernel(const U* keys, long long n, Digits<U, kKind> dg,
+                                                                    int begin, int end, int passes, unsigned* counts) {
+  enum { kRadix = 1 << P::kBits, kTile = P::kHistThreads * P::kHistItems };
+  __shared__ unsigned hist[kMaxPasses][kRadix];
+  for (int i = threadIdx.x; i < passes * kRadix; i += P::kHistThreads) hist[i / kRadix][i % kRadix] = 0;
+  __syncthreads();
+  for (long long base = (long long)blockIdx.x * kTile; base < n; base += (long long)gridDim.x * kTile) {
+    U ord[P::kHistItems];  // the tile's keys loaded first: kHistItems loads in flight per thread
+#pragma unroll
+    for (int u = 0; u < P::kHistItems; ++u) {
+      const long long i = base + (long long)u * P::kHistThreads + threadIdx.x;
+      ord[u] = i < n ? dg.ordered(keys[i]) : (U)0;
+    }
+#pragma unroll
+    for (int u = 0; u < P::kHistItems; ++u)
+      if (base + (long long)u * P::kHistThreads + threadIdx.x < n)
+        for (int p = 0; p < passes; ++p)
+          atomicAdd(&hist[p][dg.template pass<P::kBits>(begin, end, p).digit(ord[u])], 1u);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < passes * kRadix; i += P::kHistThreads) {
+    const unsigned c = hist[i / kRadix][i % kRadix];
+    if (c) atomicAdd(counts + i, c);
+  }
+}
+
+// ---- 2. exclusive sum of each pass's counts (block p: pass p); block 0 also advances the epoch -----
+
+struct Add {
+  __device__ __forceinline__ unsigned operator()(unsigned a, unsigned b) const { return a + b; }
+};
+
+template <typename P>
+__global__ void __launch_bounds__(P::kScanThreads) exclusive_sum_kernel(unsigned* counts, unsigned* epoch, int passes) {
+  enum { kRadix = 1 << P::kBits, kPer = (kRadix + P::kScanThreads - 1) / P::kScanThreads };
+  __shared__ unsigned tmp[P::kScanThreads / warp::kSize];
+  unsigned* c = counts + (size_t)blockIdx.x * kRadix;
+  unsigned v[kPer], sum = 0;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int b = threadIdx.x * kPer + j;
+    v[j] = b < kRadix ? c[b] : 0u;
+    sum += v[j];
+  }
+  unsigned total;
+  unsigned ex = block::exclusive_scan<P::kScanThreads>(sum, Add(), 0u, tmp, total);
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int b = threadIdx.x * kPer + j;
+    if (b < kRadix) c[b] = ex;
+    ex += v[j];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *epoch = (*epoch + (unsigned)passes) & (unsigned)kEpochMask;
+}
+
+#if MUH_WARP_HAS_MATCH  // ranking matches digits with warp ballots (none cover a 128-lane warp)
+
+// ---- ranking (shared by the onesweep and single-tile kernels) --------------------------------------
+// Keys are held warp-striped: item u of lane l of warp w is the tile's key w * kItems * kSize + u * kSize + l,
+// so a tile's keys in (warp, item, lane) order are its keys in memory order, and ranking in that order is
+// stable.
+
+template <int kThreads, int kItems, int kBits>
+struct Rank {
+  enum {
+    kRadix = 1 << kBits,
+    kWarps = kThreads / warp::kSize,
+    kPer = (kRadix + kThreads - 1) / kThreads,  // digits per thread (thread t: digits t * kPer + j)
+  };
+  struct Smem {
+    int warp_counts[kWarps][kRadix];  // per warp and digit: count, then the warp's running offset
+    unsigned scan[kWarps];
+  };
+
+  // counts[j]: the tile's count of digit t * kPer + j; excl[j]: keys of the tile with a smaller digit.
+  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile). Inlined where a ballot is
+  // one vote (warp::kBallotIsVote); where it is a shuffle butterfly (a 64-lane warp) or an exchange (emulated),
+  // one out-of-line copy serves every kernel of the same shape, which keeps the build's size and compile time
+  // in check.
+  template <bool kPartial>
+  static __device__ __forceinline__ void run(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
+                                             unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+    if (!warp::kBallotIsVote) {
+      outlined<kPartial>(s, digits, ranks, counts, excl);
+    } else {
+      body<kPartial>(s, digits, ranks, counts, excl);
+    }
+  }
+  template <bool kPartial>
+  static __device__ __noinline__ void outlined(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
+                                               unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+    body<kPartial>(s, digits, ranks, counts, excl);
+  }
+  template <bool kPartial>
+  static __device__ __forceinline__ void body(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
+                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+    const int w = warp::id();
+    for (int b = warp::lane(); b < kRadix; b += warp::kSize) s.warp_counts[w][b] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kItems; ++u)
+      if (!kPartial || digits[u] < (unsigned)kRadix) atomicAdd(&s.warp_counts[w][digits[u]], 1);
+    __syncthreads();
+    unsigned sum = 0;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int b = threadIdx.x * kPer + j;
+      unsigned run = 0;
+      if (b < kRadix)
+        for (int v = 0; v < kWarps; ++v) {
+          const int c = s.warp_counts[v][b];
+          s.warp_counts[v][b] = (int)run;
+          run += (unsigned)c;
+        }
+      counts[j] = run;
+      sum += run;
+    }
+    unsigned total;
+    unsigned ex = block::exclusive_scan<kThreads>(sum, Add(), 0u, s.scan, total);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int b = threadIdx.x * kPer + j;
+      excl[j] = ex;
+      if (b < kRadix)
+        for (int v = 0; v < kWarps; ++v) s.warp_counts[v][b] += (int)ex;
+      ex += counts[j];
+    }
+    __syncthreads();
+    int* mine = s.warp_counts[w];
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const unsigned d = digits[u];
+      const warp::mask_t peers = warp::match_any<(kPartial ? kBits + 1 : kBits)>(d);
+      const int leader = warp::last_lane(peers);
+      const int below = warp::popc(peers & warp::lanes_below());
+      int base = 0;
+      if (warp::lane() == leader && (!kPartial || d < (unsigned)kRadix)) base = atomicAdd(mine + d, warp::popc(peers));
+      base = warp::shfl_idx(base, leader);
+      ranks[u] = base + below;
+    }
+  }
+};
+
+// ---- 3. one pass: onesweep --------------------------------------------------------------------------
+
+struct NoValue {};  // the values of a keys-only sort
+
+template <typename V>
+struct Payload {  // values of a key-value sort (V: the values' raw bits; NoValue: keys only)
+  enum { kBytes = sizeof(V) };
+};
+template <>
+struct Payload<NoValue> {
+  enum { kBytes = 0 };
+};
+
+template <typename U, typename V, int kThreads, int kItems, int kBits>
+struct OnesweepSmem {
+  typedef Rank<kThreads, kItems, kBits> R;
+  enum {
+    kTile = kThreads * kItems,
+    kExchange = kTile * (sizeof(U) > (size_t)Payload<V>::kBytes ? sizeof(U) : (size_t)Payload<V>::kBytes),
+    kRankBytes = sizeof(typename R::Smem),
+    kUnion = kExchange > kRankBytes ? kExchange : kRankBytes,
+    kBytes = (kUnion + 15) / 16 * 16 + 16 + (1 << kBits) * 4,
+  };
+};
+
+template <typename V>
+struct Values {
+  template <int kThreads, int kItems>
+  static __device__ __forceinline__ void load(const V* in, long long base, int valid, V (&v)[kItems]) {
+    const long long seg = base + (long long)warp::id() * kItems * warp::kSize + warp::lane();
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const int at = (int)(seg - base) + u * warp::kSize;
+      if (at < valid) v[u] = in[seg + u * warp::kSize];
+    }
+  }
+};
+
+// One digit pass of keys (and values V, NoValue for none). `epoch_of` is the epoch word; this pass's epoch
+// is epoch - (passes - 1 - pass).
+template <typename U, int kKind, typename V, typename P>
+__global__ void __launch_bounds__(P::kThreads)
+    onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
+                    const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
+                    int back) {
+  typedef Rank<P::kThreads, P::kItems, P::kBits> R;
+  typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
+  enum { kRadix = 1 << P::kBits, kTile = P::kThreads * P::kItems, kPer = R::kPer, kItems = P::kItems };
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  typename R::Smem& rank_smem = *reinterpret_cast<typename R::Smem*>(smem_raw);
+  U* keys_x = reinterpret_cast<U*>(smem_raw);
+  unsigned* tile_slot = reinterpret_cast<unsigned*>(smem_raw + (S::kUnion + 15) / 16 * 16);
+  unsigned* global_off = tile_slot + 4;
+
+  if (threadIdx.x == 0) *tile_slot = atomicAdd(counter, 1u);
+  __syncthreads();
+  const unsigned tile = *tile_slot;
+  const long long base = (long long)tile * kTile;
+  const long long left = n - base;
+  const int valid = left < kTile ? (int)left : (int)kTile;
+  const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
+
+  // keys (warp-striped), ordered bits and digits
+  U keys[kItems];
+  unsigned digits[kItems];
+  const int seg = warp::id() * kItems * warp::kSize + warp::lane();
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) {
+    const int at = seg + u * warp::kSize;
+    keys[u] = at < valid ? dg.ordered(keys_in[base + at]) : (U)0;
+    digits[u] = at < valid ? dg.digit(keys[u]) : (unsigned)kRadix;
+  }
+  V vals[kItems];
+  if (Payload<V>::kBytes) Values<V>::template load<P::kThreads, kItems>(vals_in, base, valid, vals);
+
+  int ranks[kItems];
+  unsigned counts[kPer], excl[kPer];
+  if (valid == kTile) {
+    R::template run<false>(rank_smem, digits, ranks, counts, excl);
+  } else {
+    R::template run<true>(rank_smem, digits, ranks, counts, excl);
+  }
+
+  // publish this tile's counts, then look back for the counts of the tiles before it (one thread per digit)
+  typedef scan_tile::TileState<unsigned, 0> State;
+  State st;
+  st.words = status;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int b = threadIdx.x * kPer + j;
+    if (b < kRadix)
+      st.publish((long long)tile * kRadix + b, epoch, tile ? scan_tile::kAggregate : scan_tile::kPrefix, counts[j]);
+  }
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int b = threadIdx.x * kPer + j;
+    if (b < kRadix) {
+      unsigned before = 0;
+      for (long long t = (long long)tile - 1; t >= 0; --t) {
+        int kind;
+        unsigned v;
+        do {
+          st.read(t * kRadix + b, epoch, kind, v);
+        } while (kind == scan_tile::kInvalid);
+        before += v;
+        if (kind == scan_tile::kPrefix) break;
+      }
+      if (tile) st.publish((long long)tile * kRadix + b, epoch, scan_tile::kPrefix, before + counts[j]);
+      global_off[b] = starts[b] + before - excl[j];
+    }
+  }
+  __syncthreads();  // ranks made (the exchange buffer may be overwritten), offsets known
+
+  // scatter through shared memory: position i of the tile's sorted keys goes to global_off[digit] + i
+#pragma unroll
+  for (int u = 0; u < kItems; ++u)
+    if (digits[u] < (unsigned)kRadix) keys_x[ranks[u]] = keys[u];
+  __syncthreads();
+  unsigned out_digit[kItems];
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) {
+    const int i = u * P::kThreads + threadIdx.x;
+    if (i < valid) {
+      const U k = keys_x[i];
+      out_digit[u] = dg.digit(k);
+      keys_out[global_off[out_digit[u]] + (unsigned)i] = dg.raw(k);
+    }
+  }
+  if (Payload<V>::kBytes) {
+    V* vals_x = reinterpret_cast<V*>(smem_raw);
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kItems; ++u)
+      if (digits[u] < (unsigned)kRadix) vals_x[ranks[u]] = vals[u];
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const int i = u * P::kThreads + threadIdx.x;
+      if (i < valid) vals_out[global_off[out_digit[u]] + (unsigned)i] = vals_x[i];
+    }
+  }
+}
+
+// ---- a small problem: every pass in one block -------------------------------------------------------
+
+template <typename U, typename V, int kThreads, int kItems, int kBits>
+struct SingleSmem {
+  typedef Rank<kThreads, kItems, kBits> R;
+  enum {
+    kTile = kThreads * kItems,
+    kKeys = (kTile * sizeof(U) + 15) / 16 * 16,
+    kVals = (kTile * (size_t)Payload<V>::kBytes + 15) / 16 * 16,
+    kBytes = kKeys + kVals + sizeof(typename R::Smem),
+  };
+};
+
+template <typename U, int kKind, typename V, typename P>
+__global__ void __launch_bounds__(P::kSingleThreads)
+    single_tile_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, int n, Digits<U, kKind> dg,
+                       int begin, int end, int passes) {
+  typedef Rank<P::kSingleThreads, P::kSingleItems, P::kSingleBits> R;
+  typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kSingleBits> S;
+  enum { kRadix = 1 << P::kSingleBits, kItems = P::kSingleItems, kPer = R::kPer };
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  U* keys_x = reinterpret_cast<U*>(smem_raw);
+  V* vals_x = reinterpret_cast<V*>(smem_raw + S::kKeys);
+  typename R::Smem& rank_smem = *reinterpret_cast<typename R::Smem*>(smem_raw + S::kKeys + S::kVals);
+
+  U keys[kItems];
+  V vals[kItems];
+  const int seg = warp::id() * kItems * warp::kSize + warp::lane();
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) {
+    const int at = seg + u * warp::kSize;
+    if (at < n) {
+      keys[u] = dg.ordered(keys_in[at]);
+      if (Payload<V>::kBytes) vals[u] = vals_in[at];
+    }
+  }
+  for (int p = 0; p < passes; ++p) {
+    const Digits<U, kKind> d = dg.template pass<P::kSingleBits>(begin, end, p);
+    unsigned digits[kItems];
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < n ? d.digit(keys[u]) : (unsigned)kRadix;
+    int ranks[kItems];
+    unsigned counts[kPer], excl[kPer];
+    R::template run<true>(rank_smem, digits, ranks, counts, excl);
+#pragma unroll
+    for (int u = 0; u < kItems; ++u)
+      if (digits[u] < (unsigned)kRadix) {
+        keys_x[ranks[u]] = keys[u];
+        if (Payload<V>::kBytes) vals_x[ranks[u]] = vals[u];
+      }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const int at = seg + u * warp::kSize;
+      if (at < n) {
+        keys[u] = keys_x[at];
+        if (Payload<V>::kBytes) vals[u] = vals_x[at];
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) {
+    const int at = seg + u * warp::kSize;
+    if (at < n) {
+      keys_out[at] = dg.raw(keys[u]);
+      if (Payload<V>::kBytes) vals_out[at] = vals[u];
+    }
+  }
+}
+
+#endif  // MUH_WARP_HAS_MATCH
+
+}  // namespace radix_sort MUH_LIBRARY_LOCAL
+}  // namespace muh

@@ -1,0 +1,142 @@
+// Host launcher of the radix sort (include/muh/kernels/radix_sort.cuh), static CUDA: no numbers of its own;
+// kernels/radix_sort.cu calls sort<U, kKind, V, P> with each key type's resolved policy P (params.cuh).
+// Compiles on its own against the generated common layer (include/muh: host.cuh); C++14, CUDA 10.2 subset.
+//
+// Buffers (CUB's two APIs): out of place, keys_in is read only and the result is written to keys_out,
+// with keys_alt (n keys) as the other buffer of the passes (unused by a one-pass or single-tile sort);
+// double buffer (selector != 0), keys_in and keys_out are the two buffers, both overwritten, and
+// *selector says which one holds the result (0: keys_in, 1: keys_out). Values likewise.
+#pragma once
+
+#include <stdint.h>
+
+#include "muh/host.cuh"
+#include "muh/kernels/radix_sort.cuh"
+
+#if MUH_WARP_HAS_MATCH
+namespace muh {
+namespace radix_sort MUH_LIBRARY_LOCAL {
+
+enum { kStaticSmem = 48 * 1024 };  // dynamic shared memory beyond this needs the kernel's opt-in
+
+template <typename P>
+struct Shape {
+  enum { kRadix = 1 << P::kBits, kTile = P::kThreads * P::kItems, kSingle = P::kSingleThreads * P::kSingleItems };
+  static int passes(int begin, int end) { return (end - begin + P::kBits - 1) / P::kBits; }
+  static long long tiles(long long n) { return (n + kTile - 1) / kTile; }
+};
+
+// Workspace bytes a sort of n keys of this policy needs (every pass a key of this size can have).
+template <typename U, typename P>
+size_t workspace_bytes(long long n) {
+  typedef Shape<P> S;
+  const int passes = S::passes(0, 8 * (int)sizeof(U));
+  return Workspace::bytes(n > S::kSingle ? S::tiles(n) : 0, passes, S::kRadix);
+}
+
+// The kernel's dynamic shared memory above 48 KiB, asked for once per device (`done`: the caller's
+// per-instantiation record, one slot per device).
+template <typename K>
+int allow_smem(K kernel, int bytes, int* done) {
+  if (bytes <= kStaticSmem) return 0;
+  int* d = done + host::current_device();
+  if (*d == bytes) return 0;
+  int rc = host::cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                            "radix sort shared memory opt-in");
+  if (!rc) *d = bytes;
+  return rc;
+}
+
+template <typename T>
+int copy(T* dst, const T* src, long long n, cudaStream_t s) {
+  if (dst == src || n == 0) return 0;
+  return host::cuda_check(cudaMemcpyAsync(dst, src, (size_t)n * sizeof(T), cudaMemcpyDeviceToDevice, s),
+                          "radix sort copy");
+}
+
+template <typename U, int kKind, typename V, typename P>
+int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_out, V* vals_alt, long long n, int begin,
+         int end, bool descending, void* ws, size_t ws_bytes, int* selector, cudaStream_t s) {
+  typedef Shape<P> S;
+  const bool pairs = Payload<V>::kBytes != 0;
+  Digits<U, kKind> dg;
+  dg.flip = descending ? (U) ~(U)0 : (U)0;
+  dg.shift = 0;
+  dg.mask = 0;
+  const int passes = S::passes(begin, end);
+  if (selector) *selector = 0;
+  if (n == 0) return 0;
+  if (passes == 0) {  // no bits to sort by: the keys as they are
+    if (selector) return 0;
+    int rc = copy(keys_out, keys_in, n, s);
+    return rc || !pairs ? rc : copy(vals_out, vals_in, n, s);
+  }
+  if (n <= S::kSingle) {  // one block, every pass (digits of the single-tile policy's bits)
+    typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kSingleBits> Smem;
+    const int single_passes = (end - begin + P::kSingleBits - 1) / P::kSingleBits;
+    void (*k)(const U*, U*, const V*, V*, int, Digits<U, kKind>, int, int, int) = single_tile_kernel<U, kKind, V, P>;
+    static int done_single[host::kMaxDevices];
+    int rc = allow_smem(k, (int)Smem::kBytes, done_single);
+    if (rc) return rc;
+    k<<<1, P::kSingleThreads, Smem::kBytes, s>>>(keys_in, keys_out, vals_in, vals_out, (int)n, dg, begin, end,
+                                                 single_passes);
+    if (selector) *selector = 1;
+    return host::launch_check("radix sort (single tile)");
+  }
+  if (!selector && passes > 1 && (!keys_alt || (pairs && !vals_alt)))
+    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: %d passes need the alternate buffer(s) of %lld elements",
+                      passes, n);
+  const long long tiles = S::tiles(n);
+  if (ws_bytes < Workspace::bytes(tiles, passes, S::kRadix))
+    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: workspace of %zu bytes, need %zu (muh_radix_sort_workspace)",
+                      ws_bytes, Workspace::bytes(tiles, passes, S::kRadix));
+  int rc = host::cuda_check(
+      cudaMemsetAsync(static_cast<char*>(ws) + 64, 0, Workspace::status_offset(passes, S::kRadix) - 64, s),
+      "radix sort workspace clear");
+  if (rc) return rc;
+  unsigned* counts = Workspace::counts(ws);
+  {
+    enum { kHistTile = P::kHistThreads * P::kHistItems };
+    // a grid of kHistBlocksPerSm blocks per SM striding over the tiles
+    const long long want = (n + kHistTile - 1) / kHistTile, cap = (long long)P::kHistBlocksPerSm * host::sm_count();
+    histogram_kernel<U, kKind, P>
+        <<<(int)(want < cap ? want : cap), P::kHistThreads, 0, s>>>(keys_in, n, dg, begin, end, passes, counts);
+    if ((rc = host::launch_check("radix sort histogram"))) return rc;
+    exclusive_sum_kernel<P><<<passes, P::kScanThreads, 0, s>>>(counts, Workspace::epoch(ws), passes);
+    if ((rc = host::launch_check("radix sort exclusive sum"))) return rc;
+  }
+  typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> Smem;
+  void (*k)(const U*, U*, const V*, V*, long long, Digits<U, kKind>, const unsigned*, unsigned long long*, unsigned*,
+            const unsigned*, int) = onesweep_kernel<U, kKind, V, P>;
+  static int done[host::kMaxDevices];
+  if ((rc = allow_smem(k, (int)Smem::kBytes, done))) return rc;
+  // pass p writes to the buffer that makes the last pass land in keys_out (out of place), or alternates
+  // (double buffer)
+  const U* src = keys_in;
+  const V* vsrc = vals_in;
+  for (int p = 0; p < passes; ++p) {
+    U* dst;
+    V* vdst;
+    if (selector) {
+      const bool to_out = (p & 1) == 0;
+      dst = to_out ? keys_out : const_cast<U*>(keys_in);
+      vdst = to_out ? vals_out : const_cast<V*>(vals_in);
+    } else {
+      const bool to_out = ((passes - 1 - p) & 1) == 0;
+      dst = to_out ? keys_out : keys_alt;
+      vdst = to_out ? vals_out : vals_alt;
+    }
+    k<<<(unsigned)tiles, P::kThreads, Smem::kBytes, s>>>(
+        src, dst, vsrc, vdst, n, dg.template pass<P::kBits>(begin, end, p), counts + (size_t)p * S::kRadix,
+        Workspace::status(ws, passes, S::kRadix), Workspace::counters(ws) + p, Workspace::epoch(ws), passes - 1 - p);
+    if ((rc = host::launch_check("radix sort onesweep"))) return rc;
+    src = dst;
+    vsrc = vdst;
+  }
+  if (selector) *selector = (passes & 1) ? 1 : 0;
+  return 0;
+}
+
+}  // namespace radix_sort MUH_LIBRARY_LOCAL
+}  // namespace muh
+#endif  // MUH_WARP_HAS_MATCH

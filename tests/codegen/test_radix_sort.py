@@ -1,0 +1,65 @@
+"""radix_sort's record without a GPU: the policy read from CUB's sub-policies in the bundled specs, the numbers
+its kernels are instantiated with, what it refuses, and the 128-lane emulation build that has no ballot."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from bench import presets
+from muh.codegen.kernels import emitter
+from muh.families import radix_sort
+from muh.families.registry import validate
+
+
+def test_policy_comes_from_the_spec_s_sub_policies():
+    """specs/h200.muh: CUB's sm_90 onesweep 384 x 20 (float32 19, 1-2 byte keys 512 x 19, 8-byte keys 30
+    nominal items scaled by reg_bound to 15), histogram 128 x 16, exclusive sum 256, single tile 256 x 19 at 6 bits."""
+    pol = presets.h200().of("radix_sort")
+    assert (pol["uint32"].threads, pol["uint32"].items, pol["uint32"].radix_bits) == (384, 20, 8)
+    assert pol["float32"].items == 19
+    assert (pol["int8"].threads, pol["int8"].items) == (512, 19)
+    assert pol["int64"].items == 15  # 4 * 30 / 8: CUB's RegBoundScaling of the nominal 30
+    assert (pol["int32"].hist_threads, pol["int32"].hist_items, pol["int32"].scan_threads) == (128, 16, 256)
+    assert (pol["int32"].single_threads, pol["int32"].single_bits) == (256, 6)
+    bi = presets.bi100().of("radix_sort")["float64"]
+    assert (bi.threads, bi.items, bi.radix_bits) == (256, 12, 8)
+
+
+def test_params_carry_the_key_kind_and_their_rules():
+    cfg = presets.h200()
+    by = {d: {p.cname: p for p in radix_sort.params(cfg, d, cfg.of("radix_sort")[d])} for d in ("uint16", "int32",
+                                                                                              "bfloat16")}
+    assert [by[d]["kKeyKind"].value for d in ("uint16", "int32", "bfloat16")] == [0, 1, 2]
+    hb = by["int32"]["kHistBlocksPerSm"]
+    assert hb.value == cfg.max_threads_per_sm // 128 and "resident threads per SM" in hb.rule
+    text = dict(emitter.generate(cfg))["include/muh/kernels/params.cuh"]
+    assert "namespace radix_sort_float16" in text and "constexpr int kSingleBits = 6;  // policy single_tile.radix_bits" in text
+
+
+@pytest.mark.parametrize("change, why", [
+    (dict(radix_bits=9), "radix_bits=9 must be 4..8"),
+    (dict(radix_bits=3), "radix_bits=3 must be 4..8"),
+    (dict(single_bits=0), "single_tile radix_bits=0"),
+    (dict(hist_threads=100), "radix_sort.uint32.histogram: threads=100 is not a multiple of the warp size 64"),
+    (dict(threads=1024, items=24), "radix_sort.uint32.onesweep: the tile needs"),
+])
+def test_refuses_what_the_kernels_cannot_run(change, why):
+    cfg = presets.bi100()
+    table = dict(cfg.of("radix_sort"))
+    table["uint32"] = replace(table["uint32"], **change)
+    errs = validate(cfg.with_policies("radix_sort", table))
+    assert any(why in e for e in errs), errs
+
+
+def test_a_128_lane_warp_builds_without_radix_kernels():
+    """No ballot covers 128 lanes: the warp layer says MUH_WARP_HAS_MATCH 0 and the entry point answers
+    MUH_ERR_UNSUPPORTED (the other families still build for that emulation)."""
+    files = dict(emitter.generate(presets.bi100().emulated(128)))
+    assert "#define MUH_WARP_HAS_MATCH 0" in files["include/muh/warp.cuh"]
+    src = files["kernels/radix_sort.cu"]
+    assert "MUH_ERR_UNSUPPORTED" in src and "radix_sort::sort<" not in src and "Key<" not in src
+    native = dict(emitter.generate(presets.bi100()))
+    assert "#define MUH_WARP_HAS_MATCH 1" in native["include/muh/warp.cuh"]
+    assert "constexpr bool kBallotIsVote = false;" in native["include/muh/warp.cuh"]
+    assert "constexpr bool kBallotIsVote = true;" in dict(emitter.generate(presets.h200()))["include/muh/warp.cuh"]
