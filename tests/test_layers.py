@@ -247,3 +247,40 @@ def test_runtime_needs_no_spec_stack():
         if stage_of(name) in ("runtime", "families"):
             bad += [f"{name} imports {m}" for m in deps if stage_of(m) in ORDER]
     assert not bad, "\n".join(bad)
+
+
+# Each engine's folder is its own: the core reaches an engine only through the interface (muh/engines/base.py)
+# and the registry (muh/engines/__init__.py, one line per engine), never by importing the folder's modules.
+REGISTRIES = {ENGINES: "muh.engines"}
+
+
+def plugin_folders(kind: str = ENGINES) -> list[str]:
+    """The packages of every plug-in folder of ``kind`` (``muh.engines.vllm``)."""
+    root = PKG / kind
+    return sorted(f"muh.{kind}.{d.name}" for d in root.iterdir() if (d / "__init__.py").is_file())
+
+
+def foreign_imports(kind: str = ENGINES, graph_=None) -> list[str]:
+    """Imports of a plug-in folder's modules by a module outside that folder (its registry excepted)."""
+    direct = graph_ if graph_ is not None else {n: {m for m in map(_resolve, imports(p, n)) if m and m != n}
+                                                for n, p in MODULES.items()}
+    bad = []
+    for folder in plugin_folders(kind):
+        for name, deps in sorted(direct.items()):
+            if name == folder or name.startswith(folder + ".") or name == REGISTRIES[kind]:
+                continue
+            bad += [f"{name}: imports {m} (only {folder} and the registry {REGISTRIES[kind]} may)"
+                    for m in sorted(deps) if m == folder or m.startswith(folder + ".")]
+    return bad
+
+
+def test_no_module_outside_an_engine_s_folder_imports_it():
+    assert not foreign_imports(), "\n".join(foreign_imports())
+
+
+def test_an_import_of_an_engine_s_module_from_outside_is_found():
+    g = {"muh.codegen.probe": {"muh.engines.vllm.derive.tuning", "muh.engines.base"},
+         "muh.engines": {"muh.engines.vllm"}, "muh.engines.vllm.codegen.emit": {"muh.engines.vllm.derive.plan"}}
+    assert foreign_imports(graph_=g) == [
+        "muh.codegen.probe: imports muh.engines.vllm.derive.tuning (only muh.engines.vllm and the registry "
+        "muh.engines may)"]

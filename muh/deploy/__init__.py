@@ -11,6 +11,7 @@ from pathlib import Path
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
+from muh import engines
 from muh.deploy import git as g
 from muh.deploy import write
 from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
@@ -105,7 +106,8 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
         else:
             lines.append("checks: skipped (--skip-checks)")
     ctx = BuildContext(loaded.spec, loaded.derived)
-    plan = compute(repo_p, files, folder)
+    engine = engines.get(loaded.derived.deploy.engine) if loaded.derived.deploy is not None else None
+    plan = compute(repo_p, files, folder, tuned=engine.tuned_file if engine else None)
     state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
                                                       loaded.spec.sha256, muh.__version__))
     plan.files[plan.state_path] = state

@@ -70,52 +70,18 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     return cfg
 
 
-def _variant_probe(plan):
-    """(vendor functions by module, markers split into site-packages-relative and absolute ones) the engine
-    probe asks about: the vLLM engine's markers, and the deploy's variant's vendor ops and probe targets
-    (muh/engines/vllm/variants/*.json). Without a deploy block, only the engine's markers."""
-    from muh import engines
-    from muh.engines.vllm.derive import tuning
-
-    plugin = engines.get(plan.engine) if plan is not None else None
-    variant = plugin.variant(plan.engine_version) if plugin else None
-    functions = {}
-    markers = list(tuning.PROBE_MARKERS)
-    if variant is not None:
-        if variant.vendor_module:
-            names = {op.vendor for op in variant.vendor_ops.values()} | set(variant.probe.functions)
-            functions[variant.vendor_module] = sorted(names)
-        markers += [m.model_dump(exclude_none=True) for m in variant.probe.markers]
-    return (functions, [m for m in markers if not m["path"].startswith("/")],
-            [m for m in markers if m["path"].startswith("/")])
-
-
 def _engine_data(ctx: BuildContext) -> dict:
-    from muh.engines.vllm.derive import tuning
-    from muh.engines.vllm.derive import rules
-    from muh.engines.vllm.derive.edits import sites_for
+    """The probe's data: the spec, and what the served engine's plug-in asks about it (``probe_data``); a
+    spec without a deploy block (or naming an engine muh lacks) is probed for the default engine."""
+    from muh import engines
 
     deploy = next(iter(ctx.spec.deploys.values()), None)
-    version = deploy.engine.version if deploy else "0.6.3.post1"
-    muh_moe, tp, model = None, 1, "/model"
-    plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive (the variant's base release)
-    if deploy is not None:
-        model = deploy.model
-        tp = int(deploy.serve.get("tensor_parallel_size", 1))
-        if plan is not None:
-            version = plan.base_version or version
-            muh_moe = plan.moe_file  # named by the moe block, shipped or not (dead on EngineX: corex_moe)
-    sites = sites_for(version) or ()
-    functions, markers, absolute = _variant_probe(plan)
-    return {
-        "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
-        "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
-        "anchors": [{"id": s.id, "file": s.file, "line": s.line, "anchor": s.old} for s in sites],
-        "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
-        "vendor_functions": functions,
-        "markers": markers, "absolute_markers": absolute,
-        "moe_file_pattern": rules.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
-    }
+    plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive
+    plugin = (engines.get(plan.engine) if plan is not None else None) or \
+        (engines.get(deploy.engine.name) if deploy is not None else None) or engines.get(engines.DEFAULT)
+    variant = plugin.variant(plan.engine_version) if plugin is not None and plan is not None else None
+    asked = plugin.probe_data(ctx.spec, plan, variant) if plugin is not None and plugin.probe_data else {}
+    return {"spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}", **asked}
 
 
 def hardware_of(spec):

@@ -16,7 +16,7 @@ import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
 from muh.engines.vllm.derive.edits import EditSite, unified_diff
-from muh.engines.vllm.derive.plan import VllmPlan
+from muh.engines.vllm.derive.plan import TUNED_FILE, VllmPlan
 
 PKG = "muh.engines.vllm.codegen"
 
@@ -52,7 +52,7 @@ def engine_files(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
             # numeric key order (vLLM reads the keys as ints; the order is for people)
             tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
             files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
-        files.append(GeneratedFile("vllm/deploy.json", _deploy_json(ctx, plan)))
+        files.append(GeneratedFile(TUNED_FILE, _deploy_json(ctx, plan)))
     return files
 
 

@@ -13,6 +13,8 @@ from muh.schema.base import Model
 
 IMAGE_ROOT = "/opt/muh"
 """Where the image keeps muh's files (the Dockerfile's COPY target; ``MUH_ROOT`` overrides it in tests)."""
+TUNED_FILE = "vllm/deploy.json"
+"""The generated file with every tuned value and its provenance (``EnginePlugin.tuned_file``)."""
 
 
 class MoeTile(Model):
