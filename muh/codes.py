@@ -90,6 +90,7 @@ CODES: dict[str, Code] = {
     # -- deploy (vLLM) --------------------------------------------------------------------------------------
     "E-DEPLOY-MANY": Code("more than one deploy block", "a spec describes one deployment; `deploy b` is a second one"),
     "E-DEPLOY-ENGINE": Code("an engine or version without a flag table in muh", "muh has no flag table for vllm 0.5.0"),
+    "E-DEPLOY-PLATFORM": Code("a platform muh has no plug-in for", "muh has no platform `k8s`; platforms: computility, kubernetes"),
     "E-DEPLOY-IMAGE": Code("a base image that is no image reference", "`my image` is not a container image reference"),
     "E-DEPLOY-KEY": Code("a deploy setting in the wrong place", "set the model path with `model = …` in the deploy block, not in serve"),
     "E-DEPLOY-VALUE": Code("a value that cannot be put on the server's command line safely",

@@ -1,6 +1,6 @@
 """Check `deploy`: the deployment files of a spec's deploy block are sound.
 
-The plan's engine's files are built (its folder's ``codegen.EMITTERS``) and handed to its folder's
+The plan's engine's files and its platform's are built (their folders' ``codegen.EMITTERS``) and handed to its folder's
 ``check`` (``muh.engines.PARTS``). vLLM's: anchored edits against the pinned vLLM wheel (anchor once,
 `patch --dry-run`, compiles, values read back), hadolint on the Dockerfile, yamllint and the platform's
 shape on computility-run.yaml; the wheel part is skipped (with the reason) when the wheel is not in
@@ -18,7 +18,7 @@ def deploy(ctx: BuildContext) -> CheckResult:
     """The deploy files of the plan's engine, checked by that engine's folder's ``check`` (muh.engines.PARTS)."""
     from muh import engines
     from muh.codegen import generate
-    from muh.codegen.registry import engine_emitters
+    from muh.codegen.registry import engine_emitters, platform_emitters
 
     if not ctx.spec.deploys:
         return CheckResult("deploy", "skip", "the spec has no deploy block")
@@ -27,7 +27,8 @@ def deploy(ctx: BuildContext) -> CheckResult:
         return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in ctx.derived.deploy_diagnostics if d.is_error])
     try:
-        files = {f.path: f.content for f in generate(ctx, only=set(engine_emitters()[plan.engine]))}
+        only = set(engine_emitters()[plan.engine]) | set(platform_emitters().get(plan.platform, {}))
+        files = {f.path: f.content for f in generate(ctx, only=only)}
     except MuhError as err:
         return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])

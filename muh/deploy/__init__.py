@@ -11,10 +11,10 @@ from pathlib import Path
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
-from muh import engines
+from muh import engines, platforms
 from muh.deploy import git as g
 from muh.deploy import write
-from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
+from muh.deploy.plan import ROOT_FILES, Plan, compute, escapes, make_state, safe_relpath
 from muh.diagnostics import Diagnostic, MuhError
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
@@ -107,7 +107,9 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
             lines.append("checks: skipped (--skip-checks)")
     ctx = BuildContext(loaded.spec, loaded.derived)
     engine = engines.get(loaded.derived.deploy.engine) if loaded.derived.deploy is not None else None
-    plan = compute(repo_p, files, folder, tuned=engine.tuned_file if engine else None)
+    platform = platforms.get(loaded.derived.deploy.platform) if loaded.derived.deploy is not None else None
+    plan = compute(repo_p, files, folder, tuned=engine.tuned_file if engine else None,
+                   root_files=platform.facts.root_files if platform else ROOT_FILES)
     state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
                                                       loaded.spec.sha256, muh.__version__))
     plan.files[plan.state_path] = state

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from muh.codegen.base import GeneratedFile
 
 ROOT_FILES = ("Dockerfile", "computility-run.yaml")
+"""The default platform's root files (``muh.platforms``' ``computility``: ``PlatformFacts.root_files``)."""
 STATE = "deploy-state.json"
 
 
@@ -24,8 +25,8 @@ def sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
-def repo_path(generated: str, folder: str) -> str:
-    return generated if generated in ROOT_FILES else f"{folder}/{generated}"
+def repo_path(generated: str, folder: str, root_files: tuple[str, ...] = ROOT_FILES) -> str:
+    return generated if generated in root_files else f"{folder}/{generated}"
 
 
 @dataclass
@@ -70,10 +71,11 @@ def _current(repo: Path, rel: str) -> bytes | None:
         return None
 
 
-def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str | None = None) -> Plan:
+def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str | None = None,
+            root_files: tuple[str, ...] = ROOT_FILES) -> Plan:
     """``tuned``: the build's file of tuned values with provenance (the engine's ``EnginePlugin.tuned_file``),
     diffed value by value; None: no semantic diff."""
-    files = {repo_path(f.path, folder): f for f in generated}
+    files = {repo_path(f.path, folder, root_files): f for f in generated}
     plan = Plan(files=files, state_path=f"{folder}/{STATE}")
     state = read_state(repo, folder)
     plan.state = state

@@ -6,7 +6,7 @@ reads the plan from ``Derived.deploy``.
 """
 from __future__ import annotations
 
-from muh import engines
+from muh import engines, platforms
 from muh.diagnostics import Diagnostic, did_you_mean
 from muh.engines.base import Plan
 from muh.schema.models import Deploy, Spec
@@ -25,6 +25,14 @@ def derive_deploy(spec: Spec) -> tuple[Plan | None, list[Diagnostic]]:
     for d in deploys[:1]:
         plan, found = resolve_deploy(spec, d)
         diags.extend(found)
+        if platforms.get(d.platform) is None:
+            diags.append(Diagnostic("E-DEPLOY-PLATFORM", f"muh has no platform `{d.platform}`",
+                                    spec.span_of(("deploys", d.name, "platform")),
+                                    hint=(did_you_mean(d.platform, platforms.names()) or "")
+                                    + f" platforms: {', '.join(platforms.names())}"))
+            plan = None
+        elif plan is not None:
+            plan = plan.model_copy(update={"platform": d.platform})
     return plan, diags
 
 

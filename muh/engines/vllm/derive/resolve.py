@@ -21,6 +21,7 @@ from muh.engines.vllm.derive.evidence import check_evidence
 from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv, truthy
 from muh.engines.vllm.derive.moe import moe_plan
 from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, VllmPlan
+from muh.engines.vllm.derive.launch import launch
 from muh.engines.vllm.derive.points import tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings
@@ -236,7 +237,7 @@ def command_of(c: Context, engine: EngineInfo, argv: list[str]) -> tuple[str, ..
 def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: Tuning, cond: Conditional, *,
               env: list[tuple[str, str]], pre: list[PreStep], chat_template: str | None, command: tuple[str, ...]) -> VllmPlan:
     deploy, engine, edits = c.d, c.engine, tuning.edits
-    return VllmPlan(
+    plan = VllmPlan(
         deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
         version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
         concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted(c.tuned.items())),
@@ -252,3 +253,5 @@ def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: 
         chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
         api_hook_flag=cond.api_hook_flag,
     )
+    port = int_of(flags.given.get("port"), engine.default("port"))
+    return plan.model_copy(update={"launch": launch(plan, port, int_of(flags.given.get("tensor_parallel_size"), 1))})
