@@ -114,6 +114,8 @@ CODES: dict[str, Code] = {
     "E-DEPLOY-UNTESTED": Code("an `untested { }` entry without its reason", "untested `serve.x` needs a reason (a string)"),
     "E-DEPLOY-RUN": Code("a run-file pre-step that cannot be written or says contradictory things",
                          "pre-step 1 is both required and tolerated (`on_failure`)"),
+    "W-DEPLOY-PLATFORM": Code("the platform cannot say something of the plan (a card without a device-plugin resource)",
+                              "the kubernetes platform knows no device-plugin resource for `amd` cards"),
     "W-DEPLOY-PROBE": Code("the image carries no probe bundle (the run file says so at start)", "the image carries no probe: …"),
     "W-DEPLOY-IMAGE": Code("an engine variant known in another base image than this one",
                            "enginex-3.2 is known in `enginex/bi100:v1`, not in this image"),

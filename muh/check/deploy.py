@@ -16,7 +16,7 @@ from muh.diagnostics import MuhError
 @register("deploy", formerly=("vllm_deploy",))
 def deploy(ctx: BuildContext) -> CheckResult:
     """The deploy files of the plan's engine, checked by that engine's folder's ``check`` (muh.engines.PARTS)."""
-    from muh import engines
+    from muh import engines, platforms
     from muh.codegen import generate
     from muh.codegen.registry import engine_emitters, platform_emitters
 
@@ -33,6 +33,10 @@ def deploy(ctx: BuildContext) -> CheckResult:
         return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
     cases, problems_found, skipped = engines.stage_parts("check")[plan.engine].check(ctx, plan, files)
+    own = platforms.stage_parts("check").get(plan.platform)
+    if own is not None:  # the platform's files (image, run file, objects), by its folder's check
+        c, p, s = own.check(ctx, plan, files)
+        cases, problems_found, skipped = cases + c, problems_found + p, skipped + s
     # cases: every line, good or bad (shown with -v or on failure); skipped: parts that could not run, with the reason
     if problems_found:
         return CheckResult("deploy", "fail", f"{problems_found} problem(s)", cases + skipped)

@@ -18,7 +18,11 @@ _HERE = Path(__file__).parent
 
 REGISTRY: dict[str, PlatformPlugin] = {
     "computility": PlatformPlugin("computility", "muh.platforms.computility", _HERE / "computility"),
+    "kubernetes": PlatformPlugin("kubernetes", "muh.platforms.kubernetes", _HERE / "kubernetes"),
 }
+
+PARTS: dict[str, str] = {"codegen": "EMITTERS", "check": "check"}
+"""A later stage's part of a platform folder → the name its package exports (``check`` is optional)."""
 
 DEFAULT = "computility"
 """The platform of a deploy block that names none."""
@@ -33,16 +37,22 @@ def get(name: str) -> PlatformPlugin | None:
 
 
 def stage_parts(stage: str) -> dict[str, ModuleType]:
-    """Platform name → its folder's ``stage`` package (``codegen``), which exports ``EMITTERS``.
+    """Platform name → its folder's ``stage`` package: ``codegen`` (every platform's; exports ``EMITTERS``) or
+    ``check`` (where the platform has one; exports ``check(ctx, plan, files) -> (cases, problems, skipped)``).
 
     Like ``muh.engines.stage_parts``: tests/test_layers.py reads each call as imports of every registered
     platform's ``<package>.<stage>``, so a call names the stage as a literal string."""
-    if stage != "codegen":
-        raise ValueError(f"a platform folder has no `{stage}` part (parts: codegen)")
+    if stage not in PARTS:
+        raise ValueError(f"a platform folder has no `{stage}` part (parts: {', '.join(PARTS)})")
     out = {}
     for name, plugin in sorted(REGISTRY.items()):
-        module = importlib.import_module(f"{plugin.package}.{stage}")
-        if not hasattr(module, "EMITTERS"):
-            raise AttributeError(f"{module.__name__} lacks `EMITTERS`: every platform folder's codegen package exports it")
+        try:
+            module = importlib.import_module(f"{plugin.package}.{stage}")
+        except ModuleNotFoundError as err:
+            if stage == "check" and err.name == f"{plugin.package}.{stage}":
+                continue  # a platform without checks of its own
+            raise
+        if not hasattr(module, PARTS[stage]):
+            raise AttributeError(f"{module.__name__} lacks `{PARTS[stage]}`: a platform folder's {stage} package exports it")
         out[name] = module
     return out

@@ -22,6 +22,14 @@ class PlatformFacts(Model):
     """Where the platform puts the model's weights in the container."""
     run_file: str | None = None
     """The file the platform reads the start command from (None: the platform's own objects)."""
+    api_version: str | None = None
+    """The platform's API release the generated objects are validated against (Kubernetes: ``1.30.0``)."""
+    gpu_resources: dict[str, str] = {}
+    """Hardware vendor → the resource name a container requests its cards by."""
+    model_claim: str | None = None
+    """The volume claim holding the model's weights (``{name}``: the deployment's name)."""
+    start_seconds: int | None = None
+    """How long the server may take to start before the platform's liveness check applies."""
     sources: dict[str, str] = {}
     """Fact → where it comes from."""
 

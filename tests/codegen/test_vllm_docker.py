@@ -10,6 +10,7 @@ import yaml
 from dockerfile_parse import DockerfileParser
 
 from muh.engines.vllm.check import verify
+from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
@@ -36,7 +37,7 @@ def parse_dockerfile(text: str) -> DockerfileParser:
 
 def test_run_file_has_exactly_the_platform_shape(tmp_path):
     files = build(tmp_path)
-    assert verify.run_file_shape(files["computility-run.yaml"]) == []
+    assert platform_check.run_file_shape(files["computility-run.yaml"]) == []
     data = yaml.safe_load(files["computility-run.yaml"])
     assert data["concurrency"] == 1
     assert data["env"] == [{"name": "VLLM_ENGINE_ITERATION_TIMEOUT_S", "value": "3600"}]
@@ -104,7 +105,7 @@ def test_hostile_env_values_round_trip_exactly(tmp_path, literal):
     env = yaml.safe_load(files["computility-run.yaml"])["env"]
     assert {"name": "MUH_TEST", "value": expected} in env
     assert verify.yamllint(files["computility-run.yaml"]) == []
-    assert verify.run_file_shape(files["computility-run.yaml"]) == []
+    assert platform_check.run_file_shape(files["computility-run.yaml"]) == []
 
 
 @pytest.mark.parametrize("literal", HOSTILE)

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from muh.engines.vllm.check import verify
+from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
@@ -210,7 +211,7 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(basel
 
 def test_the_run_file_lints_and_parses(baseline):
     run = baseline["computility-run.yaml"]
-    assert verify.yamllint(run) == [] and verify.run_file_shape(run) == [] and verify.run_script(run) == []
+    assert verify.yamllint(run) == [] and platform_check.run_file_shape(run) == [] and platform_check.run_script(run) == []
     assert json.loads(baseline["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(run)["command"]
 
 

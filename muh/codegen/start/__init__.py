@@ -1,4 +1,4 @@
-"""The start script (``image/start.sh``): what every platform runs to start a plan's server
+"""The image and its start script (``Dockerfile``, ``image/start.sh``): what every platform runs to start a plan's server
 (``DeployPlan.launch``, muh.derive.model.Launch), rendered the same way for every platform and engine.
 
 The platform's command is ``bash <root>/image/start.sh <the server's argv>``: the server's flags stay
@@ -11,6 +11,7 @@ muh does all the quoting: every word passes through ``shlex.quote`` once, a path
 """
 from __future__ import annotations
 
+import json
 import shlex
 
 from muh.codegen.templates import render
@@ -65,3 +66,22 @@ def script(launch: Launch, header: str, steps: tuple[StartStep, ...] | None = No
 def command(launch: Launch) -> list[str]:
     """The platform's command: the start script with the server's argv, or the argv alone (no script)."""
     return ["bash", f"{launch.root}/{PATH}", *launch.argv] if launch.script else list(launch.argv)
+
+
+def exec_form(words) -> str:
+    """The JSON array of a Dockerfile exec-form instruction. Quotes and backslashes inside a word are
+    written as ``\\u0022`` and ``\\u005c``: the same JSON to Docker, and hadolint's parser, which
+    misreads ``\\\\\\"`` (DL3025), reads it as JSON too."""
+    return json.dumps(list(words), ensure_ascii=True).replace("\\\\", "\\u005c").replace('\\"', "\\u0022")
+
+
+def dockerfile(ctx, plan, probe: bool, purpose: str) -> str:
+    """The image every container platform builds: the base image, muh's folder copied to the launch's root, the
+    engine's build-time steps, muh's probe (``probe``: the image carries it), the start command as ``CMD``."""
+    from muh.codegen.probe.image import PROBE_BUILD_DIR, PROBE_BUILD_TIMEOUT_S
+
+    launch = plan.launch
+    return render(PKG, "Dockerfile.j2", header=ctx.header_text(), purpose=purpose,
+                  variant=f"{plan.engine} {plan.engine_version}", hardware=plan.hardware, base_image=launch.base_image,
+                  folder=launch.folder, root=launch.root, image_steps=launch.image_steps, probe=probe,
+                  probe_build=PROBE_BUILD_DIR, probe_timeout_s=PROBE_BUILD_TIMEOUT_S, cmd=exec_form(command(launch)))

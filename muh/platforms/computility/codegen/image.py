@@ -9,22 +9,13 @@ exec-form CMD, YAML double-quoted scalars for the run file, shell words in the s
 """
 from __future__ import annotations
 
-import json
-
 from muh.codegen import start
 from muh.codegen.base import BuildContext, GeneratedFile
-from muh.codegen.probe.image import PROBE_BUILD_DIR, PROBE_BUILD_TIMEOUT_S, probe_bundle, probe_step
+from muh.codegen.probe.image import probe_bundle, probe_step
 from muh.codegen.templates import render
 
 PKG = "muh.platforms.computility.codegen"
 NAME = "computility"
-
-
-def exec_form(words) -> str:
-    """The JSON array of a Dockerfile exec-form instruction. Quotes and backslashes inside a word are
-    written as ``\\u0022`` and ``\\u005c``: the same JSON to Docker, and hadolint's parser, which
-    misreads ``\\\\\\"`` (DL3025), reads it as JSON too."""
-    return json.dumps(list(words), ensure_ascii=True).replace("\\\\", "\\u005c").replace('\\"', "\\u0022")
 
 
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
@@ -35,10 +26,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     probe, probe_files = probe_bundle(ctx)
     steps = launch.steps + ((probe_step(),) if probe else ())
     command = start.command(launch)
-    docker = render(PKG, "Dockerfile.j2", header=ctx.header_text(), variant=plan.engine + " " + plan.engine_version,
-                    hardware=plan.hardware, base_image=launch.base_image, folder=launch.folder, root=launch.root,
-                    image_steps=launch.image_steps, probe=probe, probe_build=PROBE_BUILD_DIR,
-                    probe_timeout_s=PROBE_BUILD_TIMEOUT_S, cmd=exec_form(command))
+    docker = start.dockerfile(ctx, plan, probe, purpose="competition")
     run = render(PKG, "computility-run.yaml.j2", header=ctx.header_text(), concurrency=launch.concurrency,
                  command=command, env=launch.env)
     files = [GeneratedFile("Dockerfile", docker), GeneratedFile("computility-run.yaml", run)]
