@@ -14,7 +14,7 @@ from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 BASE = SPEC.read_text()
 

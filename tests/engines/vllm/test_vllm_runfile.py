@@ -22,7 +22,7 @@ from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BASELINE = ROOT / "specs" / "baseline.muh"
 R4 = yaml.safe_load((ROOT / "tests" / "fixtures" / "deploy" / "team-r4.yaml").read_text())
 
