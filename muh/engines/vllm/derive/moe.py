@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from muh.derive.model import Resolved
 from muh.engines.vllm.derive import rules
+from muh.engines.vllm.derive.effective import Effective
 from muh.engines.vllm.derive.flags import Setting
 from muh.engines.vllm.derive.plan import MoePlan, MoeTile
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import Context, int_of, value_problem, stable_where
+from muh.engines.vllm.derive.context import Context, value_problem, stable_where
 
 
-def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
+def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting], eff: Effective) -> MoePlan | None:
     moe = c.d.moe
     if moe is None:
         return None
     span = lambda *k: c.span("moe", *k)  # noqa: E731
     experts, inter = moe.experts, moe.intermediate_size
-    tp = int_of(given.get("tensor_parallel_size"), 1)
+    tp = eff.tensor_parallel_size
     if inter % tp:
         c.error("E-DEPLOY-MOE", f"moe.intermediate_size = {inter} is not divisible by tensor_parallel_size = {tp}", span("intermediate_size"))
         return None
@@ -34,10 +35,8 @@ def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting]) -> MoePlan | N
                 hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
         return None
     dtype = moe.dtype
-    max_seqs = int_of(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
-    max_model_len = int_of(given.get("max_model_len"), 0)
-    max_tokens_setting = given.get("max_num_batched_tokens")
-    max_tokens = min(int_of(max_tokens_setting, max_model_len or 8192), 32768)
+    max_seqs, max_model_len = eff.max_num_seqs, eff.max_model_len
+    max_tokens = min(eff.max_num_batched_tokens or max_model_len or 8192, 32768)
     elem = 1 if dtype else 2
     batch_sizes = moe.batch_sizes
     if batch_sizes is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from muh.derive.model import DeployPlan, Resolved
+from muh.engines.vllm.derive.effective import Effective
 from muh.schema.base import Model
 
 IMAGE_ROOT = "/opt/muh"
@@ -158,5 +159,7 @@ class VllmPlan(DeployPlan):
     """Where the run file writes the model's chat template without the empty think block (``thinking_off``),
     passed as ``--chat-template`` when written; None: the model's own template."""
     model: str = "/model"
+    effective: Optional[Effective] = None
+    """The serve values the server runs with, read once from the serve block (muh/engines/vllm/derive/effective.py)."""
     max_n: int = 0
     """Largest ``n`` / ``best_of`` a request may ask for (``n_within_max_num_seqs``: max_num_seqs); 0 = no limit."""

@@ -33,8 +33,9 @@ def probe_data(spec, plan, variant) -> dict:
     muh_moe, tp, model = None, 1, "/model"
     if deploy is not None:
         model = deploy.model
-        tp = int(deploy.serve.get("tensor_parallel_size", 1))
+        tp = int(deploy.serve.get("tensor_parallel_size", 1))  # the block as written when it did not resolve
         if plan is not None:
+            tp = plan.effective.tensor_parallel_size if plan.effective else tp
             version = plan.base_version or version
             muh_moe = plan.moe_file  # named by the moe block, shipped or not (dead on EngineX: corex_moe)
     sites = sites_for(version) or ()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 from muh.diagnostics import Span
+from muh.engines.vllm.derive.effective import Effective
 from muh.engines.vllm.derive.flags import Extensions, Setting, format_value
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import Context, int_of, value_problem
+from muh.engines.vllm.derive.context import Context, value_problem
 
 
 NON_NVIDIA_NO_CUSTOM_AR = "custom all-reduce needs NVLink P2P (world sizes 2/4/6/8 on NVIDIA); off elsewhere"
@@ -45,9 +46,8 @@ def serve_settings(c: Context) -> tuple[list[Setting], Extensions]:
     return serve, Extensions(ext_flags, ext_parsers)
 
 
-def cross_checks(c: Context, hw: Hardware, given: dict[str, Setting]) -> None:
-    tp = int_of(given.get("tensor_parallel_size"), 1)
-    pp = int_of(given.get("pipeline_parallel_size"), 1)
+def cross_checks(c: Context, hw: Hardware, given: dict[str, Setting], eff: Effective) -> None:
+    tp, pp = eff.tensor_parallel_size, eff.pipeline_parallel_size
     if tp * pp > hw.gpu_count:
         s = given.get("tensor_parallel_size") or given.get("pipeline_parallel_size")
         c.error("E-DEPLOY-TP", f"tensor × pipeline parallel size {tp * pp} exceeds the {hw.gpu_count} device(s) of `{hw.name}`",
