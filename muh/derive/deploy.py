@@ -36,6 +36,17 @@ def derive_deploy(spec: Spec) -> tuple[Plan | None, list[Diagnostic]]:
     return plan, diags
 
 
+def complete_deploy(spec: Spec, derived):
+    """The plan's engine decides what waits for the kernels (``EnginePlugin.complete``); its diagnostics join the
+    deploy block's."""
+    plan = derived.deploy
+    plugin = engines.get(plan.engine) if plan is not None else None
+    if plugin is None or plugin.complete is None:
+        return derived
+    plan, diags = plugin.complete(spec, derived, plan)
+    return derived.model_copy(update={"deploy": plan, "deploy_diagnostics": [*derived.deploy_diagnostics, *diags]})
+
+
 def resolve_deploy(spec: Spec, deploy: Deploy) -> tuple[Plan | None, list[Diagnostic]]:
     """The engine plug-in named by ``deploy.engine`` resolves the block (unknown engine/variant: a diagnostic)."""
     e = deploy.engine

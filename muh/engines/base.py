@@ -77,6 +77,9 @@ class EnginePlugin:
     """``(spec, plan or None, the plan's variant or None) -> dict``: what the probe bundle's engine probe asks about the served engine
     (``engine``: its top-level package, ``version``, anchors, markers, …; muh.codegen.probe writes it beside
     the probe's code). None: the probe asks nothing about this engine."""
+    complete: Callable[[Any, Any, Plan], tuple[Plan, list]] | None = None
+    """``(spec, derived, plan) -> (plan, diagnostics)``: what the engine decides once the spec's kernels are derived
+    (``Derived.algorithms``; vLLM: whether the image ships muh's ops). None: nothing."""
     tuned_file: str | None = None
     """The generated file (relative to the build folder) holding every tuned value with its provenance as
     ``{"tuned": {key: {"value": …}}}``: what `muh deploy` diffs between the repository and the build."""

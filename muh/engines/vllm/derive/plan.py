@@ -111,6 +111,18 @@ class Provide(Model):
     provider: str
 
 
+class OpsImage(Model):
+    """muh's ops in the image: the ``muh_kernels`` package built from the deploy hardware's kernels (decided in
+    derive, once the kernels are: muh/engines/vllm/derive/ops_image.py; the image steps only run it)."""
+
+    package: str
+    """The package's folder in the build (``muh_kernels``, or ``<hardware>/muh_kernels`` beside several)."""
+    src: str
+    """The kernels' folder under the image's muh folder (``""``: its root)."""
+    compiler: str
+    flags: tuple[str, ...]
+
+
 class VllmPlan(DeployPlan):
     base_version: str = ""
     """The upstream vLLM release whose flag table and anchors the variant shares (the wheel muh checks against)."""
@@ -161,5 +173,7 @@ class VllmPlan(DeployPlan):
     model: str = "/model"
     effective: Optional[Effective] = None
     """The serve values the server runs with, read once from the serve block (muh/engines/vllm/derive/effective.py)."""
+    ops_image: Optional[OpsImage] = None
+    """muh's ops in the image (None: no rebind is served by the ops package, or it cannot be built here)."""
     max_n: int = 0
     """Largest ``n`` / ``best_of`` a request may ask for (``n_within_max_num_seqs``: max_num_seqs); 0 = no limit."""
