@@ -30,7 +30,9 @@ def repo_path(generated: str, folder: str, root_files: tuple[str, ...] = ROOT_FI
 
 
 @dataclass
-class Plan:
+class Changes:
+    """What a deploy would change in the repository (the deploy command's plan; not an engine's ``Plan``)."""
+
     files: dict[str, GeneratedFile]  # repo path → content to write
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -72,11 +74,11 @@ def _current(repo: Path, rel: str) -> bytes | None:
 
 
 def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str | None = None,
-            root_files: tuple[str, ...] = ROOT_FILES) -> Plan:
+            root_files: tuple[str, ...] = ROOT_FILES) -> Changes:
     """``tuned``: the build's file of tuned values with provenance (the engine's ``EnginePlugin.tuned_file``),
     diffed value by value; None: no semantic diff."""
     files = {repo_path(f.path, folder, root_files): f for f in generated}
-    plan = Plan(files=files, state_path=f"{folder}/{STATE}")
+    plan = Changes(files=files, state_path=f"{folder}/{STATE}")
     state = read_state(repo, folder)
     plan.state = state
     owned: dict[str, str] = {p: h for p, h in state.get("files", {}).items() if isinstance(p, str) and isinstance(h, str)}

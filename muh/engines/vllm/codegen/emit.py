@@ -43,16 +43,13 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
 
 
 def engine_files(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
-    """The vLLM family's own files: plugin, anchored edits, MoE configs, deploy.json."""
-    files: list[GeneratedFile] = []
-    if True:
-        files += _plugin(ctx, plan)
-        files += _patches(ctx, plan)
-        if plan.moe is not None:
-            # numeric key order (vLLM reads the keys as ints; the order is for people)
-            tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
-            files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
-        files.append(GeneratedFile(TUNED_FILE, _deploy_json(ctx, plan)))
+    """The vLLM engine's own files: plugin, anchored edits, MoE configs, deploy.json."""
+    files = _plugin(ctx, plan) + _patches(ctx, plan)
+    if plan.moe is not None:
+        # numeric key order (vLLM reads the keys as ints; the order is for people)
+        tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
+        files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
+    files.append(GeneratedFile(TUNED_FILE, _deploy_json(ctx, plan)))
     return files
 
 

@@ -28,7 +28,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
 
 
 def image_steps(ctx: BuildContext, plan: VllmPlan) -> str:
-    """The vLLM family's image fragment: image/steps.sh."""
+    """The vLLM engine's image fragment: image/steps.sh."""
     moe_files = [f"vllm/moe_configs/{plan.moe.file_name}"] if plan.moe else []
     required_files = sorted({s.argv[0] for s in plan.pre if s.required and s.argv[0].startswith("/")})
     return render(
