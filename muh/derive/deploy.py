@@ -7,7 +7,8 @@ reads the plan from ``Derived.deploy``.
 from __future__ import annotations
 
 from muh import engines, platforms
-from muh.diagnostics import Diagnostic, did_you_mean
+from muh.derive.kernels import probe_problems
+from muh.diagnostics import Diagnostic, Severity, did_you_mean
 from muh.engines.base import Plan
 from muh.schema.models import Deploy, Spec
 
@@ -37,13 +38,22 @@ def derive_deploy(spec: Spec) -> tuple[Plan | None, list[Diagnostic]]:
 
 
 def complete_deploy(spec: Spec, derived):
-    """The plan's engine decides what waits for the kernels (``EnginePlugin.complete``); its diagnostics join the
-    deploy block's."""
+    """What waits for the kernels: whether the image carries muh's probe (``Launch.probe``; W-DEPLOY-PROBE when it
+    cannot), then what the plan's engine decides (``EnginePlugin.complete``); their diagnostics join the block's."""
     plan = derived.deploy
-    plugin = engines.get(plan.engine) if plan is not None else None
-    if plugin is None or plugin.complete is None:
+    if plan is None:
         return derived
-    plan, diags = plugin.complete(spec, derived, plan)
+    diags: list[Diagnostic] = []
+    if plan.launch is not None:
+        problems = probe_problems(spec, derived)
+        if problems:
+            diags.append(Diagnostic("W-DEPLOY-PROBE", "the image carries no probe: " + "; ".join(problems[:2]), None,
+                                    severity=Severity.warning))
+        plan = plan.model_copy(update={"launch": plan.launch.model_copy(update={"probe": not problems})})
+    plugin = engines.get(plan.engine)
+    if plugin is not None and plugin.complete is not None:
+        plan, more = plugin.complete(spec, derived, plan)
+        diags += more
     return derived.model_copy(update={"deploy": plan, "deploy_diagnostics": [*derived.deploy_diagnostics, *diags]})
 
 

@@ -223,6 +223,8 @@ class Launch(Model):
     concurrency: int = 1
     gpus: int = 1
     """Devices the server uses (the tensor-parallel size)."""
+    probe: bool = False
+    """The image carries muh's probe of the card (decided in derive, muh/derive/deploy.py: it can be built)."""
 
 
 class DeployPlan(Model):

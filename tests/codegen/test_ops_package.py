@@ -438,3 +438,21 @@ def test_what_ships_is_decided_in_derive(tmp_path):
     derived = load_file(p).derived
     assert derived.deploy.ops_image is None
     assert any(d.code == "W-DEPLOY-OPS" and "no kernels are generated" in d.message for d in derived.deploy_diagnostics)
+
+
+def test_whether_the_image_carries_the_probe_is_decided_in_derive(tmp_path):
+    """Issue 38: ``Launch.probe`` and its W-DEPLOY-PROBE warning come from derive (a probe measures one card: a spec
+    with two hardware blocks ships none), before any emitter runs."""
+    text = BASELINE.read_text()
+    assert load_file(BASELINE).derived.deploy.launch.probe is True
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("hardware bi100 {"))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("}"))
+    twin = "".join(lines[start:end + 1]).replace("hardware bi100 {", "hardware bi100b {", 1)
+    p = tmp_path / "two.muh"
+    p.write_text(text + "\n" + twin)
+    derived = load_file(p).derived
+    assert derived.deploy.launch.probe is False
+    assert any(d.code == "W-DEPLOY-PROBE" and "one hardware block" in d.message for d in derived.deploy_diagnostics)
+    files = {f.path for f in render(load_file(p))}
+    assert not any(f.startswith("probe/") for f in files)

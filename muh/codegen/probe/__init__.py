@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import replace
 from pathlib import Path
 
 import muh
@@ -29,11 +28,12 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION
 from muh.codegen.templates import render
 from muh.diagnostics import Diagnostic, MuhError
+from muh.derive.kernels import PROBE_THREADS, probe_config
 from muh.runtime.toolchain import Toolchain
 
 PKG = "muh.codegen.probe"
 ROOT = "probe"
-THREADS = 256  # threads per block of the warp-layer tests (whole logical warps at 16…128 lanes)
+THREADS = PROBE_THREADS
 SPIN_CYCLES = 4_000_000  # residency test: each block stays ~2-4 ms at 1-2 GHz
 BW_SAMPLES = 15
 LATENCY_SAMPLES = 200
@@ -59,18 +59,11 @@ def shell_candidates(tc: Toolchain) -> list[str]:
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     """The kernels' config of this hardware, sized for the probe's blocks (the warp layer's exchange
     buffer holds one slot per thread of the largest block)."""
-    from muh.derive.kernels import MissingValue, config_from_derived
-    from muh.families import reduce
-
     try:
-        cfg = config_from_derived(ctx.derived, hw)
-    except (MissingValue, TypeError, ValueError) as e:  # a policy the kernels need is incomplete
+        return probe_config(ctx.derived, hw, emulate)
+    except ValueError as e:  # a policy the kernels need is incomplete
         raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: {e}",
                                    ctx.spec.span_of(("hardware", hw.name)))]) from None
-    cfg = replace(cfg, name=f"{hw.name}-probe", policies={"reduce": {"float32": reduce.Policy(THREADS, 1, 1)}})
-    if emulate:
-        cfg = cfg.emulated(int(emulate), 32)
-    return cfg
 
 
 def _engine_data(ctx: BuildContext) -> dict:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.derive.model import InRoot, StartStep
-from muh.diagnostics import Diagnostic, MuhError, Severity
 
 PROBE_RESULT = "/workspace/muh-probe.json"
 PROBE_LOG = "/workspace/muh-probe.log"
@@ -15,20 +14,18 @@ PROBE_OPT_IN = "MUH_PROBE_AT_START"
 
 
 def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
-    """Whether the image carries muh's probe bundle (``muh.codegen.probe``), and its files."""
+    """Whether the image carries muh's probe bundle (``muh.codegen.probe``), and its files: as derive decided
+    (``Launch.probe``, with its W-DEPLOY-PROBE warning)."""
+    launch = ctx.derived.deploy.launch if ctx.derived.deploy is not None else None
+    if launch is None or not launch.probe:
+        return False, []
     try:
         from muh.codegen.probe import emit_probe_bundle
     except ImportError:  # a muh without the probe package: the image goes without it, the start script skips it
         return False, []
     # the image's probe measures the real card: a development build's --emulate-warp does not apply to it
     native = BuildContext(ctx.spec, ctx.derived, options={k: v for k, v in ctx.options.items() if k != "emulate_warp"})
-    try:
-        return True, list(emit_probe_bundle(native))
-    except MuhError as err:  # the probe cannot be built for this hardware: the image goes without it
-        ctx.diagnostics.append(Diagnostic(
-            "W-DEPLOY-PROBE", "the image carries no probe: " + "; ".join(d.message for d in err.diagnostics[:2]),
-            None, severity=Severity.warning))
-        return False, []
+    return True, list(emit_probe_bundle(native))
 
 
 def probe_step() -> StartStep:
