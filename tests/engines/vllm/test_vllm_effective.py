@@ -33,3 +33,26 @@ def test_defaults_come_from_the_engine_and_the_long_context_rule_is_applied_once
     assert plan.launch.gpus == eff.tensor_parallel_size == 4 and plan.launch.port == eff.port
     short = plan_of(tmp_path, text.replace("max_model_len = 80000", "max_model_len = 16384")).effective
     assert short.max_model_len == 16384 and short.chunked_prefill is False
+
+
+def test_no_step_rewrites_what_others_recorded():
+    """Issue 38: steps return their values (points_tuned, moe_tuned) instead of writing into the shared context and
+    deleting them again when the MoE point turned out dead: no module reassigns ``c.tuned``."""
+    import ast
+
+    folder = ROOT / "muh" / "engines" / "vllm" / "derive"
+    bad = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "tuned" for t in node.targets):
+                bad.append(f"{path.name}:{node.lineno}")
+    assert bad == []
+
+
+def test_a_dead_moe_point_ships_no_moe_values(tmp_path):
+    from muh.engines.vllm.derive.moe import moe_tuned
+
+    plan = plan_of(tmp_path, BASELINE.read_text())
+    assert (plan.moe is None) == (not any(k.startswith("moe.") for k in plan.tuned))
+    if plan.moe is not None:
+        assert moe_tuned(plan.moe, load_file(BASELINE).spec.hardware[plan.hardware]).items() <= plan.tuned.items()

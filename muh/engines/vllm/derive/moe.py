@@ -62,14 +62,20 @@ def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting], eff: Effective
                       inputs={"experts": experts, "warp_size": hw.warp_size, "smem_bytes": rules.triton_smem(hw),
                               "elem_bytes": elem, "max_num_seqs": max_seqs, "max_batch_tokens": max_tokens}),
     )
-    c.tuned["moe.file"] = Resolved(value=name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
-                                   inputs={"E": experts, "N": n, "device_name": device})
-    smem = rules.triton_smem(hw)
-    for m, t in tiles.items():
+    return plan
+
+
+def moe_tuned(plan: MoePlan, hw: Hardware) -> dict[str, Resolved]:
+    """The MoE plan's values as ``muh explain`` shows them (``moe.file``, ``moe.tiles.<M>.<key>``): read from the
+    plan, added to the deploy plan's ``tuned`` only when the MoE point ships."""
+    experts, elem, smem = plan.experts.value, plan.rule.inputs["elem_bytes"], rules.triton_smem(hw)
+    out = {"moe.file": Resolved(value=plan.file_name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
+                                inputs={"E": experts, "N": plan.n.value, "device_name": plan.device_name.value})}
+    for m, t in plan.tiles.items():
         shape = "vLLM's fallback shape for M ≤ E" if m <= experts else "vLLM's fallback shape for M > E"
         why = {"num_warps": ("Triton's default 128 threads / warp_size", {"warp_size": hw.warp_size}),
                "num_stages": ("min(3, smem / ((BM·BK + BK·BN) × elem_bytes))", {"smem_bytes": smem, "elem_bytes": elem})}
         for k, v in t.model_dump().items():
             rule, inputs = why.get(k, (shape, {"E": experts}))
-            c.tuned[f"moe.tiles.{m:05d}.{k}"] = Resolved(value=v, origin="derived", rule=rule, inputs={"M": m, **inputs})
-    return plan
+            out[f"moe.tiles.{m:05d}.{k}"] = Resolved(value=v, origin="derived", rule=rule, inputs={"M": m, **inputs})
+    return out

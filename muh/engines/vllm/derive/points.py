@@ -67,10 +67,13 @@ def tuning_points(c: Context, hw: Hardware, variant: Variant, knobs: dict, given
     head_norm(p)
     p.add("sampler.top_k_top_p", "reached" if "sampler.top_k_top_p" in knobs else "off",
           "requests with top_k/top_p" if "sampler.top_k_top_p" in knobs else "no provider given")
-    for pt in p.out:
-        c.tuned[f"points.{pt.id}"] = Resolved(value=pt.status, origin="derived", rule=pt.reason,
-                                              inputs={"variant": variant.label, "reaches": pt.reaches})
     return p.out
+
+
+def points_tuned(points: list[Point], variant: Variant) -> dict[str, Resolved]:
+    """Each point's status as ``muh explain`` shows it (``points.<id>``)."""
+    return {f"points.{pt.id}": Resolved(value=pt.status, origin="derived", rule=pt.reason,
+                                        inputs={"variant": variant.label, "reaches": pt.reaches}) for pt in points}
 
 
 def warn_unknown_model(c: Context, p: Points) -> None:

@@ -20,10 +20,10 @@ from muh.engines.vllm.derive.effective import Effective, effective
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine
 from muh.engines.vllm.derive.evidence import check_evidence
 from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv
-from muh.engines.vllm.derive.moe import moe_plan
+from muh.engines.vllm.derive.moe import moe_plan, moe_tuned
 from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, VllmPlan
 from muh.engines.vllm.derive.launch import launch
-from muh.engines.vllm.derive.points import tuning_points
+from muh.engines.vllm.derive.points import points_tuned, tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings
 from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
@@ -59,6 +59,8 @@ class Tuning:
     rebinds: list[Rebind]
     provides: list[Provide]
     needs_triton: bool
+    tuned: dict[str, Resolved]
+    """The points' statuses and, when it ships, the MoE plan's values (``muh explain``)."""
 
 
 @dataclass
@@ -141,13 +143,12 @@ def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, 
     edits = [e for e in tune_edits(c, hw, c.engine, knobs, given) if EDIT_POINT[e.id] in live]
     checked = moe_plan(c, hw, given, eff)  # the block is checked (its diagnostics) even when the point is dead
     moe = checked if "moe.tiles" in live else None
-    if checked is not None and moe is None:
-        c.tuned = {k: r for k, r in c.tuned.items() if not k.startswith("moe.")}  # nothing of it ships
     rebinds = [r for r in tune_rebinds(c, knobs, moe) if rebind_live(r, live)]
     provides = tune_provides(variant, knobs, live)
     return Tuning(knobs=knobs, triton=triton, points=points, edits=edits, moe=moe,
                   moe_file=checked.file_name if checked is not None else None, rebinds=rebinds, provides=provides,
-                  needs_triton=needs_triton(c, eff, moe, triton))
+                  needs_triton=needs_triton(c, eff, moe, triton),
+                  tuned={**points_tuned(points, variant), **(moe_tuned(moe, hw) if moe is not None else {})})
 
 
 def needs_triton(c: Context, eff: Effective, moe: MoePlan | None, triton) -> bool:
@@ -243,7 +244,7 @@ def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: 
     plan = VllmPlan(
         deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
         version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
-        concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted(c.tuned.items())),
+        concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted({**c.tuned, **tuning.tuned}.items())),
         edits=tuple(edits), moe=tuning.moe, rebinds=tuple(tuning.rebinds), needs_triton=tuning.needs_triton,
         kernels=bool(tuning.knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
         variant=variant.label, points=tuple(tuning.points), cond_flags=tuple(cond.cond), run_form=deploy.run.form, pre=tuple(pre),
