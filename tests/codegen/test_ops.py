@@ -308,3 +308,21 @@ def test_the_torch_binding_is_static_code_with_its_element_types_beside_it():
     assert out["kernels/bindings/ops_torch.cpp"].split("\n", 1)[1] == static
     dtypes = out["kernels/bindings/ops_torch_dtypes.h"]
     assert "#define MUH_OPS_TORCH_DTYPES(X) X(Float, FLOAT32) X(Half, FLOAT16) X(BFloat16, BFLOAT16)" in dtypes
+
+
+@pytest.mark.torch
+def test_the_torch_binding_compiles_against_torch_s_headers(tmp_path):
+    """The static binding and its generated element types: a syntax-only compile with the host compiler against
+    PyTorch's headers (what muh.runtime.operators builds the extension from)."""
+    import shutil
+    import subprocess
+
+    torch_ext = pytest.importorskip("torch.utils.cpp_extension")
+    cxx = shutil.which("g++") or shutil.which("c++")
+    assert cxx, "a host C++ compiler is needed"
+    ops.write(presets.ops("bi100"), tmp_path, kernels_emitter.default_header(presets.bi100()))
+    incs = [f"-I{p}" for p in torch_ext.include_paths()]
+    r = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-w", f"-I{tmp_path / 'include'}", *incs,
+                        str(tmp_path / "kernels" / "bindings" / "ops_torch.cpp")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
