@@ -95,6 +95,7 @@ CODES: dict[str, Code] = {
     # -- deploy (vLLM) --------------------------------------------------------------------------------------
     "E-DEPLOY-MANY": Code("more than one deploy block", "a spec describes one deployment; `deploy b` is a second one"),
     "E-DEPLOY-ENGINE": Code("an engine or version without a flag table in muh", "muh has no flag table for vllm 0.5.0"),
+    "E-DEPLOY-PLATFORM": Code("a platform muh has no plug-in for", "muh has no platform `k8s`; platforms: computility, kubernetes"),
     "E-DEPLOY-IMAGE": Code("a base image that is no image reference", "`my image` is not a container image reference"),
     "E-DEPLOY-KEY": Code("a deploy setting in the wrong place", "set the model path with `model = …` in the deploy block, not in serve"),
     "E-DEPLOY-VALUE": Code("a value that cannot be put on the server's command line safely",
@@ -118,6 +119,8 @@ CODES: dict[str, Code] = {
     "E-DEPLOY-UNTESTED": Code("an `untested { }` entry without its reason, or for a value the block does not set", "untested `serve.x` needs a reason (a string)"),
     "E-DEPLOY-RUN": Code("a run-file pre-step that cannot be written or says contradictory things",
                          "pre-step 1 is both required and tolerated (`on_failure`)"),
+    "W-DEPLOY-PLATFORM": Code("the platform cannot say something of the plan (a card without a device-plugin resource)",
+                              "the kubernetes platform knows no device-plugin resource for `amd` cards"),
     "W-DEPLOY-PROBE": Code("the image carries no probe bundle (the run file says so at start)", "the image carries no probe: …"),
     "W-DEPLOY-IMAGE": Code("an engine variant known in another base image than this one",
                            "enginex-3.2 is known in `enginex/bi100:v1`, not in this image"),

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lab_card import hardware
 from muh import engines
@@ -39,7 +40,7 @@ ENGINE = EnginePlugin(name="sketch", package=__name__, folder=VARIANTS, resolve=
                                 '"description": "a test engine", "source": "tests/test_engine_skeleton.py"}\n',
     "derive/__init__.py": "",
     "derive/resolve.py": '''
-from muh.derive.model import Resolved
+from muh.derive.model import Launch, Resolved
 from muh.diagnostics import Diagnostic
 from muh.engines.base import Plan
 
@@ -53,8 +54,10 @@ def resolve(spec, deploy, variant):
         return None, [Diagnostic("E-DEPLOY-KEY", "the sketch engine needs a port", spec.span_of(("deploys", deploy.name)))]
     args = tuple(f"--{k.replace('_', '-')}={v}" for k, v in sorted(deploy.serve.items()))
     tuned = {f"serve.{k}": Resolved(value=str(v), origin="spec", rule="spec") for k, v in deploy.serve.items()}
+    command = ("python3", "-m", "sketch.server", *args)
+    launch = Launch(argv=command, base_image=deploy.base_image, folder=deploy.folder, port=int(deploy.serve["port"]))
     return SketchPlan(deploy=deploy.name, hardware=deploy.on, engine=variant.engine, engine_version=variant.version,
-                      command=("python3", "-m", "sketch.server", *args), tuned=tuned), []
+                      command=command, tuned=tuned, launch=launch), []
 ''',
     "codegen/__init__.py": '''
 from muh.codegen.base import GeneratedFile
@@ -131,11 +134,18 @@ def test_build_runs_the_new_engine_s_emitter_and_check_its_check(sketch, tmp_pat
     assert type(loaded.derived.deploy).__name__ == "SketchPlan"
     files = {f.path: f.content for f in render(loaded)}
     assert files["sketch/serve.sh"].endswith("exec python3 -m sketch.server --max-running-requests=4 --port=8000\n")
-    assert "Dockerfile" not in files and not any(p.startswith("vllm/") for p in files)  # vLLM's emitters render only its plans
+    assert not any(p.startswith("vllm/") for p in files)  # vLLM's emitters render only its plans
+    # the image on the shared platform (computility, the default): its Dockerfile, run file and start script
+    assert "FROM example.org/sketch:0.4\n" in files["Dockerfile"] and "image/steps.sh" not in files
+    run = yaml.safe_load(files["computility-run.yaml"])["command"]
+    assert run == ["bash", "/opt/muh/image/start.sh", "python3", "-m", "sketch.server", "--max-running-requests=4",
+                   "--port=8000"]
+    assert files["image/start.sh"].startswith("#!/usr/bin/env bash\n")
     check = importlib.import_module(f"muh.engines.{NAME}.check")
     [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["deploy"])
     assert result.status == "pass", result.cases
-    assert check.CALLS == [(NAME, ["sketch/serve.sh"])]  # called once, with its own engine's files only
+    [(engine, checked)] = check.CALLS  # called once, with its engine's and its platform's files
+    assert engine == NAME and {"sketch/serve.sh", "Dockerfile", "computility-run.yaml", "image/start.sh"} <= set(checked)
     from muh.explain import explain
 
     assert explain(loaded.derived, "deploy.serve", loaded.spec) == [

@@ -23,13 +23,16 @@ BESIDE = {"runtime": {"runtime"}, "families": {"families", "runtime"}}
 # under muh/engines (the registry, the interface, the variants' model, an engine's record, its data
 # readers) is derive: derive resolves a deploy block with it.
 ENGINES = "engines"
+# A platform (muh/platforms/<platform>/) is one folder the same way: `muh/platforms/computility/codegen/image.py`
+# is codegen; its facts' readers are derive.
+PLATFORMS = "platforms"
 
 
 def stage_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "muh" or len(parts) < 2:
         return None
-    if parts[1] == ENGINES:
+    if parts[1] in (ENGINES, PLATFORMS):
         return parts[3] if len(parts) > 3 and parts[3] in ORDER else "derive"
     return parts[1].removesuffix(".py")
 
@@ -80,6 +83,13 @@ def engine_parts(stage: str, registry=None) -> set[str]:
     return {engines.part_module(plugin, stage) for plugin in registry.values()}
 
 
+def platform_parts(stage: str) -> set[str]:
+    """The modules a ``platforms.stage_parts(stage)`` call imports: each registered platform's ``<folder>.<stage>``."""
+    from muh import platforms
+
+    return {f"{p.package}.{stage}" for p in platforms.REGISTRY.values() if f"{p.package}.{stage}" in MODULES}
+
+
 def loads(tree: ast.AST) -> list[str | None]:
     """The stage named by each ``stage_parts(...)`` call in ``tree`` (None: not a literal string, unseeable)."""
     out = []
@@ -104,7 +114,7 @@ def graph() -> dict[str, set[str]]:
     for name, path in MODULES.items():
         found = imports(path, name)
         for stage in loads(ast.parse(path.read_text(), str(path))):
-            found |= engine_parts(stage) if stage is not None else set()
+            found |= (engine_parts(stage) | platform_parts(stage)) if stage is not None else set()
         g[name] = {m for m in map(_resolve, found) if m and m != name}
     return g
 
@@ -247,3 +257,48 @@ def test_runtime_needs_no_spec_stack():
         if stage_of(name) in ("runtime", "families"):
             bad += [f"{name} imports {m}" for m in deps if stage_of(m) in ORDER]
     assert not bad, "\n".join(bad)
+
+
+# Each engine's folder is its own: the core reaches an engine only through the interface (muh/engines/base.py)
+# and the registry (muh/engines/__init__.py, one line per engine), never by importing the folder's modules.
+REGISTRIES = {ENGINES: "muh.engines", PLATFORMS: "muh.platforms"}
+
+
+def plugin_folders(kind: str = ENGINES) -> list[str]:
+    """The packages of every plug-in folder of ``kind`` (``muh.engines.vllm``)."""
+    root = PKG / kind
+    return sorted(f"muh.{kind}.{d.name}" for d in root.iterdir() if (d / "__init__.py").is_file())
+
+
+def foreign_imports(kind: str = ENGINES, graph_=None) -> list[str]:
+    """Imports of a plug-in folder's modules by a module outside that folder (its registry excepted)."""
+    direct = graph_ if graph_ is not None else {n: {m for m in map(_resolve, imports(p, n)) if m and m != n}
+                                                for n, p in MODULES.items()}
+    bad = []
+    for folder in plugin_folders(kind):
+        for name, deps in sorted(direct.items()):
+            if name == folder or name.startswith(folder + ".") or name == REGISTRIES[kind]:
+                continue
+            bad += [f"{name}: imports {m} (only {folder} and the registry {REGISTRIES[kind]} may)"
+                    for m in sorted(deps) if m == folder or m.startswith(folder + ".")]
+    return bad
+
+
+def test_no_module_outside_an_engine_s_folder_imports_it():
+    assert not foreign_imports(), "\n".join(foreign_imports())
+
+
+def test_no_module_outside_a_platform_s_folder_imports_it():
+    assert not foreign_imports(PLATFORMS), "\n".join(foreign_imports(PLATFORMS))
+
+
+def test_the_platforms_codegen_parts_are_in_the_graph():
+    assert platform_parts("codegen") and platform_parts("codegen") <= graph()["muh.codegen.registry"]
+
+
+def test_an_import_of_an_engine_s_module_from_outside_is_found():
+    g = {"muh.codegen.probe": {"muh.engines.vllm.derive.tuning", "muh.engines.base"},
+         "muh.engines": {"muh.engines.vllm"}, "muh.engines.vllm.codegen.emit": {"muh.engines.vllm.derive.plan"}}
+    assert foreign_imports(graph_=g) == [
+        "muh.codegen.probe: imports muh.engines.vllm.derive.tuning (only muh.engines.vllm and the registry "
+        "muh.engines may)"]

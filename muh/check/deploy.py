@@ -1,6 +1,6 @@
 """Check `deploy`: the deployment files of a spec's deploy block are sound.
 
-The plan's engine's files are built (its folder's ``codegen.EMITTERS``) and handed to its folder's
+The plan's engine's files and its platform's are built (their folders' ``codegen.EMITTERS``) and handed to its folder's
 ``check`` (``muh.engines.PARTS``). vLLM's: anchored edits against the pinned vLLM wheel (anchor once,
 `patch --dry-run`, compiles, values read back), hadolint on the Dockerfile, yamllint and the platform's
 shape on computility-run.yaml; the wheel part is skipped (with the reason) when the wheel is not in
@@ -16,9 +16,9 @@ from muh.diagnostics import MuhError
 @register("deploy", formerly=("vllm_deploy",))
 def deploy(ctx: BuildContext) -> CheckResult:
     """The deploy files of the plan's engine, checked by that engine's folder's ``check`` (muh.engines.PARTS)."""
-    from muh import engines
+    from muh import engines, platforms
     from muh.codegen import generate
-    from muh.codegen.registry import engine_emitters
+    from muh.codegen.registry import engine_emitters, platform_emitters
 
     if not ctx.spec.deploys:
         return CheckResult("deploy", "skip", "the spec has no deploy block")
@@ -27,11 +27,16 @@ def deploy(ctx: BuildContext) -> CheckResult:
         return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in ctx.derived.deploy_diagnostics if d.is_error])
     try:
-        files = {f.path: f.content for f in generate(ctx, only=set(engine_emitters()[plan.engine]))}
+        only = set(engine_emitters()[plan.engine]) | set(platform_emitters().get(plan.platform, {}))
+        files = {f.path: f.content for f in generate(ctx, only=only)}
     except MuhError as err:
         return CheckResult("deploy", "fail", "the deploy block does not build",
                            [d.render() for d in err.diagnostics])
     cases, problems_found, skipped = engines.stage_parts("check")[plan.engine].check(ctx, plan, files)
+    own = platforms.stage_parts("check").get(plan.platform)
+    if own is not None:  # the platform's files (image, run file, objects), by its folder's check
+        c, p, s = own.check(ctx, plan, files)
+        cases, problems_found, skipped = cases + c, problems_found + p, skipped + s
     # cases: every line, good or bad (shown with -v or on failure); skipped: parts that could not run, with the reason
     if problems_found:
         return CheckResult("deploy", "fail", f"{problems_found} problem(s)", cases + skipped)

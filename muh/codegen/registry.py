@@ -1,10 +1,11 @@
-"""Every emitter: muh's own, one line each, and every registered engine's (its folder's
-``codegen.EMITTERS``, by the convention of ``muh.engines.PARTS``). Plain imports and one
+"""Every emitter: muh's own, one line each, every registered engine's (its folder's
+``codegen.EMITTERS``, by the convention of ``muh.engines.PARTS``) and every registered platform's (the same
+convention, ``muh.platforms.stage_parts``). Plain imports and one
 ``stage_parts`` call, which the layer test reads as imports of each engine's codegen package.
 Order does not matter: paths must not collide."""
 from __future__ import annotations
 
-from muh import engines
+from muh import engines, platforms
 from muh.codegen import kernels, ops, ops_package, summary
 from muh.codegen.base import Emitter
 from muh.codegen.cxx import tuning
@@ -23,11 +24,16 @@ def engine_emitters() -> dict[str, dict[str, Emitter]]:
     return {name: part.EMITTERS for name, part in engines.stage_parts("codegen").items()}
 
 
+def platform_emitters() -> dict[str, dict[str, Emitter]]:
+    """Platform name → its folder's emitters (``muh.platforms.stage_parts``)."""
+    return {name: part.EMITTERS for name, part in platforms.stage_parts("codegen").items()}
+
+
 def emitters() -> dict[str, Emitter]:
     out = dict(EMITTERS)
-    for name, own in engine_emitters().items():
+    for name, own in [*engine_emitters().items(), *platform_emitters().items()]:
         for key, emit in own.items():
             if key in out and out[key] is not emit:
-                raise ValueError(f"engine `{name}`'s emitter `{key}` has the name of another emitter")
+                raise ValueError(f"`{name}`'s emitter `{key}` has the name of another emitter")
             out[key] = emit
     return out

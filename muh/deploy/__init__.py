@@ -11,9 +11,10 @@ from pathlib import Path
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
+from muh import engines, platforms
 from muh.deploy import git as g
 from muh.deploy import write
-from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
+from muh.deploy.plan import ROOT_FILES, Changes, compute, escapes, make_state, safe_relpath
 from muh.diagnostics import Diagnostic, MuhError
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
@@ -25,10 +26,10 @@ class DeployResult:
     lines: list[str] = field(default_factory=list)  # the plan / what was done, for stdout
     diagnostics: list[Diagnostic] = field(default_factory=list)  # for stderr
     commit: str | None = None
-    plan: Plan | None = None
+    plan: Changes | None = None
 
 
-def _refuse(msg: str, hint: str | None = None, plan: Plan | None = None, lines: list[str] | None = None) -> DeployResult:
+def _refuse(msg: str, hint: str | None = None, plan: Changes | None = None, lines: list[str] | None = None) -> DeployResult:
     return DeployResult(EXIT_ERROR, lines or [], [Diagnostic("E-DEPLOY-REFUSED", msg, None, hint)], plan=plan)
 
 
@@ -105,7 +106,10 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
         else:
             lines.append("checks: skipped (--skip-checks)")
     ctx = BuildContext(loaded.spec, loaded.derived)
-    plan = compute(repo_p, files, folder)
+    engine = engines.get(loaded.derived.deploy.engine) if loaded.derived.deploy is not None else None
+    platform = platforms.get(loaded.derived.deploy.platform) if loaded.derived.deploy is not None else None
+    plan = compute(repo_p, files, folder, tuned=engine.tuned_file if engine else None,
+                   root_files=platform.facts.root_files if platform else ROOT_FILES)
     state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
                                                       loaded.spec.sha256, muh.__version__))
     plan.files[plan.state_path] = state
@@ -142,7 +146,7 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
     return result
 
 
-def _swap_and_commit(repo_p: Path, plan: Plan, ctx, loaded, lines: list[str]) -> DeployResult:
+def _swap_and_commit(repo_p: Path, plan: Changes, ctx, loaded, lines: list[str]) -> DeployResult:
     try:
         tx = write.apply(repo_p, {rel: (plan.files[rel].content, plan.files[rel].executable) for rel in plan.added + plan.changed},
                          plan.removed)
@@ -163,7 +167,7 @@ def _swap_and_commit(repo_p: Path, plan: Plan, ctx, loaded, lines: list[str]) ->
     return DeployResult(EXIT_OK, lines, commit=commit, plan=plan)
 
 
-def _classify_state(repo: Path, plan: Plan, state) -> None:
+def _classify_state(repo: Path, plan: Changes, state) -> None:
     """Put the state file itself into added/changed/unchanged (it is muh's but never in its own hashes)."""
     p = repo / plan.state_path
     cur = p.read_bytes() if p.is_file() and not p.is_symlink() else None
@@ -178,7 +182,7 @@ def _classify_state(repo: Path, plan: Plan, state) -> None:
         plan.changed.append(plan.state_path)
 
 
-def _problems(repo: Path, plan: Plan) -> list[tuple[str, str]]:
+def _problems(repo: Path, plan: Changes) -> list[tuple[str, str]]:
     out = []
     dirty = g.dirty(repo)
     if dirty:
@@ -213,7 +217,7 @@ def _run_checks(loaded, lines: list[str], force: bool = False) -> list[str]:
     return failed
 
 
-def render_plan(plan: Plan, spec_label: str, spec_sha: str) -> list[str]:
+def render_plan(plan: Changes, spec_label: str, spec_sha: str) -> list[str]:
     out = [f"plan: {spec_label} (sha256 {spec_sha[:12]}), muh {muh.__version__}"]
     for mark, paths in (("+", plan.added), ("~", plan.changed), ("-", plan.removed)):
         out += [f"  {mark} {p}" for p in paths]

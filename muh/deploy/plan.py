@@ -17,20 +17,22 @@ from pathlib import Path, PurePosixPath
 from muh.codegen.base import GeneratedFile
 
 ROOT_FILES = ("Dockerfile", "computility-run.yaml")
+"""The default platform's root files (``muh.platforms``' ``computility``: ``PlatformFacts.root_files``)."""
 STATE = "deploy-state.json"
-TUNED = "vllm/deploy.json"  # inside the folder: every tuned value with provenance
 
 
 def sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
-def repo_path(generated: str, folder: str) -> str:
-    return generated if generated in ROOT_FILES else f"{folder}/{generated}"
+def repo_path(generated: str, folder: str, root_files: tuple[str, ...] = ROOT_FILES) -> str:
+    return generated if generated in root_files else f"{folder}/{generated}"
 
 
 @dataclass
-class Plan:
+class Changes:
+    """What a deploy would change in the repository (the deploy command's plan; not an engine's ``Plan``)."""
+
     files: dict[str, GeneratedFile]  # repo path → content to write
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -71,9 +73,12 @@ def _current(repo: Path, rel: str) -> bytes | None:
         return None
 
 
-def compute(repo: Path, generated: list[GeneratedFile], folder: str) -> Plan:
-    files = {repo_path(f.path, folder): f for f in generated}
-    plan = Plan(files=files, state_path=f"{folder}/{STATE}")
+def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str | None = None,
+            root_files: tuple[str, ...] = ROOT_FILES) -> Changes:
+    """``tuned``: the build's file of tuned values with provenance (the engine's ``EnginePlugin.tuned_file``),
+    diffed value by value; None: no semantic diff."""
+    files = {repo_path(f.path, folder, root_files): f for f in generated}
+    plan = Changes(files=files, state_path=f"{folder}/{STATE}")
     state = read_state(repo, folder)
     plan.state = state
     owned: dict[str, str] = {p: h for p, h in state.get("files", {}).items() if isinstance(p, str) and isinstance(h, str)}
@@ -97,10 +102,10 @@ def compute(repo: Path, generated: list[GeneratedFile], folder: str) -> Plan:
     for rel in sorted(set(owned) - set(files)):
         if _current(repo, rel) is not None:
             plan.removed.append(rel)
-    old_tuned = _load_tuned(_current(repo, f"{folder}/{TUNED}"))
-    new_f = files.get(f"{folder}/{TUNED}")
+    old_tuned = _load_tuned(_current(repo, f"{folder}/{tuned}")) if tuned else {}
+    new_f = files.get(f"{folder}/{tuned}") if tuned else None
     new_tuned = _load_tuned(new_f.content.encode() if new_f else None)
-    plan.tuned_diff = tuned_diff(old_tuned, new_tuned)
+    plan.tuned_diff = tuned_diff(old_tuned, new_tuned, source=tuned or "")
     return plan
 
 
@@ -155,7 +160,7 @@ def _show(entry: dict) -> str:
     return f"{text} ({how})" if how else text
 
 
-def tuned_diff(old: dict, new: dict, limit: int = 60) -> list[str]:
+def tuned_diff(old: dict, new: dict, limit: int = 60, source: str = "the tuned values") -> list[str]:
     """Changed tuned values, one line each; MoE tile rows are summarised."""
     lines: list[str] = []
     moe_changes = 0
@@ -173,7 +178,7 @@ def tuned_diff(old: dict, new: dict, limit: int = 60) -> list[str]:
         else:
             lines.append(f"  ~ {key}: {_show(a)} → {_show(b)}")
     if moe_changes:
-        lines.append(f"  ~ moe.tiles: {moe_changes} tile values differ (see {TUNED})")
+        lines.append(f"  ~ moe.tiles: {moe_changes} tile values differ (see {source})")
     if len(lines) > limit:
         lines = lines[:limit] + [f"  … {len(lines) - limit} more"]
     return lines

@@ -6,8 +6,9 @@ reads the plan from ``Derived.deploy``.
 """
 from __future__ import annotations
 
-from muh import engines
-from muh.diagnostics import Diagnostic, did_you_mean
+from muh import engines, platforms
+from muh.derive.kernels import probe_problems
+from muh.diagnostics import Diagnostic, Severity, did_you_mean
 from muh.engines.base import Plan
 from muh.schema.models import Deploy, Spec
 
@@ -25,7 +26,35 @@ def derive_deploy(spec: Spec) -> tuple[Plan | None, list[Diagnostic]]:
     for d in deploys[:1]:
         plan, found = resolve_deploy(spec, d)
         diags.extend(found)
+        if platforms.get(d.platform) is None:
+            diags.append(Diagnostic("E-DEPLOY-PLATFORM", f"muh has no platform `{d.platform}`",
+                                    spec.span_of(("deploys", d.name, "platform")),
+                                    hint=(did_you_mean(d.platform, platforms.names()) or "")
+                                    + f" platforms: {', '.join(platforms.names())}"))
+            plan = None
+        elif plan is not None:
+            plan = plan.model_copy(update={"platform": d.platform})
     return plan, diags
+
+
+def complete_deploy(spec: Spec, derived):
+    """What waits for the kernels: whether the image carries muh's probe (``Launch.probe``; W-DEPLOY-PROBE when it
+    cannot), then what the plan's engine decides (``EnginePlugin.complete``); their diagnostics join the block's."""
+    plan = derived.deploy
+    if plan is None:
+        return derived
+    diags: list[Diagnostic] = []
+    if plan.launch is not None:
+        problems = probe_problems(spec, derived)
+        if problems:
+            diags.append(Diagnostic("W-DEPLOY-PROBE", "the image carries no probe: " + "; ".join(problems[:2]), None,
+                                    severity=Severity.warning))
+        plan = plan.model_copy(update={"launch": plan.launch.model_copy(update={"probe": not problems})})
+    plugin = engines.get(plan.engine)
+    if plugin is not None and plugin.complete is not None:
+        plan, more = plugin.complete(spec, derived, plan)
+        diags += more
+    return derived.model_copy(update={"deploy": plan, "deploy_diagnostics": [*derived.deploy_diagnostics, *diags]})
 
 
 def resolve_deploy(spec: Spec, deploy: Deploy) -> tuple[Plan | None, list[Diagnostic]]:

@@ -244,3 +244,36 @@ def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target
     (``emulate_warp``), and the diagnostics of the configs that cannot be generated (those are left out)."""
     builds = derived.kernels.with_emulation(emulate_warp)
     return list(builds.targets), list(builds.diagnostics)
+
+
+PROBE_THREADS = 256
+"""Threads per block of the probe's warp-layer tests (whole logical warps at 16…128 lanes)."""
+
+
+def probe_config(derived, hw, emulate: int | None = None) -> KernelConfig:
+    """The kernels' config of ``hw`` sized for the probe's blocks (the warp layer's exchange buffer holds one slot
+    per thread of the largest block); ``emulate``: that logical warp on a 32-lane GPU. Raises ValueError (why not)."""
+    from dataclasses import replace
+
+    from muh.families import reduce
+
+    builds = derived.kernels  # derive's config of each hardware with kernels (made once there)
+    if hw.name in builds.errors:  # a policy the kernels need is incomplete
+        raise ValueError(builds.errors[hw.name])
+    cfg = builds.configs.get(hw.name) or hardware_config(hw)
+    cfg = replace(cfg, name=f"{hw.name}-probe", policies={"reduce": {"float32": reduce.Policy(PROBE_THREADS, 1, 1)}})
+    return cfg.emulated(int(emulate), 32) if emulate else cfg
+
+
+def probe_problems(spec, derived) -> list[str]:
+    """Why no probe bundle can be built for ``spec`` (empty: one can): it measures one card, whose warp layer must
+    generate."""
+    hws = list(spec.hardware.values())
+    if len(hws) != 1:
+        return [f"a probe bundle is for one hardware block; the spec has {len(hws)}"]
+    try:
+        cfg = probe_config(derived, hws[0])
+    except ValueError as e:
+        return [f"the probe's kernels for `{hws[0].name}` cannot be generated: {e}"]
+    errs = validate(cfg)
+    return [f"the warp layer for `{hws[0].name}` cannot be generated: " + "; ".join(errs)] if errs else []

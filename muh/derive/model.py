@@ -154,6 +154,80 @@ class OpsTarget(Model):
         return errs
 
 
+class InRoot(Model):
+    """A path under the image's muh folder (``MUH_ROOT``, default ``Launch.root``): rendered as
+    ``"${MUH_ROOT}"/<path>`` so the start script works wherever the folder is."""
+
+    path: str
+
+
+Word = Union[str, InRoot]
+"""One word of a command: a literal (quoted once by the renderer) or a path in the image's muh folder."""
+
+
+class StartStep(Model):
+    """One step the start script runs before the server (muh/codegen/start.py renders it, in order)."""
+
+    name: str
+    argv: tuple[Word, ...]
+    required: bool = False
+    """A failure stops the container (the server does not start); else it is logged and start goes on."""
+    on_failure: Optional[str] = None
+    """A tolerated step's line on failure (None: none)."""
+    timeout_s: Optional[int] = None
+    stderr_to_stdout: bool = True
+    adds: tuple[Word, ...] = ()
+    """Server words appended when the step succeeds (``--chat-template <file it wrote>``)."""
+    opt_in: Optional[str] = None
+    """An environment variable that must be ``1`` for the step to run (else one line says how to turn it on)."""
+    needs: tuple[InRoot, ...] = ()
+    """Files the image build made that the step runs (absent: one line, the step is skipped)."""
+    output: Optional[str] = None
+    """A file the step's output goes to instead of the log."""
+    on_success: Optional[str] = None
+    """The line logged when the step succeeds (None: none)."""
+
+
+class FlagGroup(Model):
+    """Server words passed only when the image build found them in the engine (a marker file)."""
+
+    id: str
+    at: tuple[int, ...]
+    """Indices of the words in ``Launch.argv``."""
+    marker: str
+    """The marker file (relative to the image's muh folder) the image build writes when the engine has them."""
+
+
+class Launch(Model):
+    """What a platform starts, in no platform's terms: the engine's server, its environment and what runs
+    before it. The engine's resolve makes it (``DeployPlan.launch``); every platform renders it the same
+    way (muh/codegen/start.py: the start script) inside its own files (run file, image, Deployment)."""
+
+    argv: tuple[str, ...]
+    """The server's command line, every flag visible (the conditional ones too: ``groups`` drops them)."""
+    env: tuple[tuple[str, str], ...] = ()
+    steps: tuple[StartStep, ...] = ()
+    groups: tuple[FlagGroup, ...] = ()
+    script: bool = True
+    """Start through the start script (False: the server's argv alone, no steps)."""
+    root: str = "/opt/muh"
+    """Where the image keeps muh's files (the deployed folder's copy)."""
+    image_steps: tuple[str, ...] = ()
+    """Build-time scripts (generated paths, relative to the muh folder) the image runs, in order."""
+    base_image: str = ""
+    folder: str = "muh"
+    """Where the non-root files live in the deployed repository (copied to ``root``)."""
+    model: str = "/model"
+    port: int = 8000
+    health: str = "/health"
+    """The server's health endpoint (a GET answers 200 once it serves)."""
+    concurrency: int = 1
+    gpus: int = 1
+    """Devices the server uses (the tensor-parallel size)."""
+    probe: bool = False
+    """The image carries muh's probe of the card (decided in derive, muh/derive/deploy.py: it can be built)."""
+
+
 class DeployPlan(Model):
     """What every engine's plan of a deploy block has (``muh.engines.base.Plan``); an engine's plan
     (``VllmPlan``) adds what its files need. Built by derive (muh/derive/deploy.py), rendered by codegen."""
@@ -164,6 +238,10 @@ class DeployPlan(Model):
     engine_version: str
     tuned: dict[str, Resolved] = {}
     """Every value the plan sets, keyed like ``muh explain SPEC deploy.<key>``, with its provenance."""
+    launch: Optional[Launch] = None
+    """What a platform starts (None: the engine starts nothing a platform renders)."""
+    platform: str = "computility"
+    """The platform plug-in (``muh.platforms``) whose files start ``launch`` (the deploy block's ``platform``)."""
 
 
 class Derived(Model):

@@ -103,13 +103,15 @@ def derive(spec: Spec) -> Derived:
         diags.extend(_ops_checks(spec, akey, alg, policies))
     if diags:
         raise MuhError(diags)
-    from muh.derive.deploy import derive_deploy
+    from muh.derive.deploy import complete_deploy, derive_deploy
 
     plan, deploy_diags = derive_deploy(spec)
     derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms, deploy=plan,
                       deploy_diagnostics=deploy_diags)
+    derived = derived.model_copy(update={"kernels": kernel_builds(spec, derived)})  # the deploy's probe and ops read them
+    derived = complete_deploy(spec, derived)
     ops = {name: derive_ops(derived, hw) for name, hw in sorted(spec.hardware.items())}
-    return derived.model_copy(update={"ops": ops, "kernels": kernel_builds(spec, derived)})
+    return derived.model_copy(update={"ops": ops})
 
 
 def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:

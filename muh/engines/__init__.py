@@ -22,6 +22,9 @@ REGISTRY: dict[str, EnginePlugin] = {
     "enginex": vllm.ENGINEX,    # the competition's EngineX fork of vLLM 0.6.3 (BI-V100): a variant of vllm
 }
 
+DEFAULT = "vllm"
+"""The engine a spec without a deploy block is probed for (the probe bundle's engine part)."""
+
 PARTS: dict[str, str] = {
     "codegen": "EMITTERS",      # muh/engines/<folder>/codegen/__init__.py: EMITTERS = {"<name>": emit, …}
     "check": "check",           # muh/engines/<folder>/check/__init__.py: def check(ctx, plan, files) -> (cases, problems, skipped)

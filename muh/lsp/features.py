@@ -282,7 +282,8 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
         if rest[0] == "serve" and len(rest) == 2:
             doc = _serve_doc(a, rest[1])
         explained = None
-        for cand in (".".join(rest), "vllm." + ".".join(rest[1:]), ".".join(rest[1:])):
+        prefix = _tuned_prefix(_engine_version(a.text)) if rest[0] == "tune" else ""
+        for cand in (".".join(rest), f"{prefix}." + ".".join(rest[1:]) if prefix else "", ".".join(rest[1:])):
             if cand and (explained := _explain(a, f"deploy.{cand}")):
                 break
         return _join(doc, _code(explained)) or None
@@ -312,7 +313,16 @@ def _engine_options(engine: tuple[str, str] | None):
         plugin = next(iter(engines.REGISTRY.values()), None)
         known = sorted(plugin.variants().items()) if plugin else []
         variant = known[-1][1] if known else None
-    return plugin.flag_table(variant).options if variant is not None else ()
+    table = plugin.flag_table(variant) if variant is not None else None  # None: muh has no table for the variant
+    return tuple(getattr(table, "options", None) or ())
+
+
+def _tuned_prefix(engine: tuple[str, str] | None) -> str:
+    """The prefix of the spec's engine's tuned keys of ``tune`` values (``EnginePlugin.tuned_prefix``)."""
+    from muh import engines
+
+    plugin = engines.get(engine[0]) if engine else None
+    return plugin.tuned_prefix if plugin is not None else ""
 
 
 def _tuning_points(engine: tuple[str, str] | None):

@@ -149,6 +149,14 @@ class Deploy(Model):
     """The base image ships Triton; default: what the engine variant says (``unknown`` for EngineX)."""
     folder: str = "muh"
     """Folder of the deployed repository that holds muh's files (beside the root Dockerfile)."""
+    platform: str = "computility"
+    """Where the server runs (``muh.platforms``): ``computility`` (the competition's platform: the root
+    Dockerfile and ``computility-run.yaml``) or ``kubernetes`` (a Deployment and a Service); see docs/deploy.md."""
+
+    @field_validator("platform")
+    @classmethod
+    def _platform(cls, v: str) -> str:
+        return matching(v, r"[a-z][a-z0-9_]{0,31}", f"platform must be a lower-case identifier, got {v!r}")
 
     @field_validator("folder")
     @classmethod

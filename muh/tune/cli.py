@@ -447,7 +447,7 @@ def _dry_run(ctx) -> None:
     spec = ctx["loaded"].spec
     for t, space in ctx["spaces"].items():
         hw = spec.hardware[spec.algorithms[space.akey].on]
-        keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
+        keep, rejected = static_filter(space, extra=lambda e: emitter_reasons(e, hw))
         dims = tuple(space.dims)
         where = f"`policy {space.policy_key}`" + (f", bucket `{space.bucket_label}`" if space.bucket else "")
         at = "" if space.shape is None else "; measured at " + ", ".join(

@@ -249,7 +249,7 @@ class Runner:
                                        f"{o.family} {dtype}", None, hint="add a size in it to --sizes")])
         hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
         dims = tuple(space.dims)
-        keep, rejected = static_filter(space, hw, extra=lambda e: emitter_reasons(e, hw))
+        keep, rejected = static_filter(space, extra=lambda e: emitter_reasons(e, hw))
         base_reasons = emitter_reasons(effective(space.base, space), hw)
         if base_reasons:
             raise MuhError([Diagnostic("E-TUNE", f"the current {o.family} {dtype} policy cannot be generated: {base_reasons[0]}",

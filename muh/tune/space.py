@@ -24,7 +24,7 @@ from muh import families
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.runtime.dtypes import SIZE as DTYPES
 from muh.schema.catalog import FAMILIES
-from muh.schema.models import Algorithm, Bucket, Delay, Hardware, Policy, Spec
+from muh.schema.models import Algorithm, Bucket, Delay, Policy, Spec
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
 TOKENS = {"items": "ipt", "threads": "tpb", "vec": "ipv", "delay.ns": "ns", "delay.kind": "dcid",
@@ -320,12 +320,11 @@ def static_reasons(v: Variant, space: Space) -> list[str]:
     return evaluate(space, v)[1]
 
 
-def static_filter(space: Space, hw: Hardware | None = None, extra=None) -> tuple[list[Variant], list[Rejected]]:
+def static_filter(space: Space, extra=None) -> tuple[list[Variant], list[Rejected]]:
     """Split the space into runnable variants and rejected ones (with reasons), before compiling.
 
     ``extra(eff) -> list[str]`` adds the kernel emitter's own constraints (e.g. its shared-memory
-    layout); it is called only for variants that validate and derive accept. (``hw`` is the spec's
-    hardware of the algorithm; kept for callers, the candidate spec says it.)
+    layout); it is called only for variants that validate and derive accept (the candidate spec says the hardware).
     """
     keep, rejected = [], []
     for v in space.iter_variants():  # streamed: the space is never held whole

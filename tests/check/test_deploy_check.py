@@ -58,8 +58,8 @@ def test_a_fresh_cache_is_a_skip_not_a_pass(cli, monkeypatch):
 
 def test_one_problem_is_counted_once(cli, monkeypatch, vllm_wheel):
     """Item 12: "2 problem(s)" for one problem counted the success line of the wheel edits."""
-    from muh.engines.vllm.check import verify
+    from muh.platforms.computility import check as platform_check
 
-    monkeypatch.setattr(verify, "hadolint", lambda text: ["1: DL3025 warning: use JSON notation"])
+    monkeypatch.setattr(platform_check, "hadolint", lambda text: ["1: DL3025 warning: use JSON notation"])
     code, line, out = _check(cli)
     assert code == 1 and " fail " in line and "1 problem(s)" in line, out

@@ -81,7 +81,7 @@ def _static_sources() -> dict[str, str]:
         if family and not file.endswith(".j2"):  # a family's static header, from its folder
             out[path] = str(res(families.get(family).package).joinpath(file))
     out.update({path: str(res(ops.PKG).joinpath("templates", src)) for path, src, _ in ops.FILES
-                if not src.endswith(".j2")})
+                if src.endswith(".cuh")})
     return out
 
 

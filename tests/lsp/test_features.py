@@ -47,3 +47,21 @@ def test_hover_documents_keys_from_their_docstrings():
     from muh.schema.models import Hardware
 
     assert "Threads per warp: 32 on NVIDIA, 64 on the BI-V100." in _field_doc(Hardware, "warp_size")
+
+
+def test_serve_options_of_an_engine_without_a_flag_table_are_none(monkeypatch):
+    """An engine whose ``flag_table`` has nothing for its variant (returns None) offers no serve keys; the
+    hover and the completion of a ``serve`` key go through the interface, not vLLM's table shape."""
+    from dataclasses import replace
+
+    from muh import engines
+    from muh.lsp.features import _engine_options, _serve_doc
+
+    bare = replace(engines.REGISTRY["vllm"], flag_table=lambda variant: None)
+    monkeypatch.setitem(engines.REGISTRY, "vllm", bare)
+    assert _engine_options(("vllm", "0.6.3.post1")) == ()
+
+    class A:  # the analysis of a buffer whose spec serves the bare engine
+        spec = type("S", (), {"deploys": {"d": type("D", (), {"engine": type("E", (), {"name": "vllm",
+                                                                                       "version": "0.6.3.post1"})})}})
+    assert _serve_doc(A, "max_num_seqs") is None

@@ -19,7 +19,7 @@ import pytest
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 FILES = {"probe/README.md", "probe/include/muh/warp.cuh", "probe/probe.cu", "probe/nanosleep_test.cu",
-         "probe/build.sh", "probe/run.sh", "probe/engine_probe.py"}
+         "probe/build.sh", "probe/run.sh", "probe/engine_probe.py", "probe/engine_probe.json"}
 
 
 def lowest_arch(nvcc: str) -> str:

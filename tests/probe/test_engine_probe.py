@@ -30,6 +30,7 @@ def _engine_probe(tmp_path: Path) -> Path:
     files = {f.path: f.content for f in emit_probe_bundle(BuildContext(loaded.spec, loaded.derived))}
     p = tmp_path / "engine_probe.py"
     p.write_text(files["probe/engine_probe.py"])
+    (tmp_path / "engine_probe.json").write_text(files["probe/engine_probe.json"])
     return p
 
 
@@ -96,3 +97,20 @@ def test_engine_probe_on_a_stand_in_image(vllm_wheel, tmp_path):
     moe = e["moe_config"]
     assert moe["file_by_rule"] == "E=256,N=128,device_name=Iluvatar_BI-V100.json"
     assert moe["muh_ships"] == moe["file_by_rule"] and moe["muh_file_matches"] is True
+
+
+def test_the_engine_probe_is_the_module_as_it_is_and_its_data_is_beside_it(tmp_path):
+    """Issue 38: code that does not depend on the spec is a module (muh/codegen/probe/engine_probe.py, importable
+    and tested directly); the bundle gets it byte for byte below its header, the spec's data as JSON beside it."""
+    from muh.codegen.probe import engine_probe
+
+    copy = _engine_probe(tmp_path).read_text()
+    source = Path(engine_probe.__file__).read_text()
+    assert copy.split("byte for byte below this line\n", 1)[1] == source.partition("\n")[2]
+    data = engine_probe.load_data(str(tmp_path / "engine_probe.json"))
+    assert data["engine"] == "vllm" and data["tensor_parallel_size"] == 4 and data["spec"].startswith("specs/baseline.muh")
+    out = tmp_path / "out.json"
+    r = subprocess.run([sys.executable, str(tmp_path / "engine_probe.py"), "--model", str(tmp_path), "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["spec"] == data["spec"]

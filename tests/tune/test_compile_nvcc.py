@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.slow]
 def _units(loaded, family, n_units=2, per_unit=2):
     hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, family, "float32")
-    keep, _ = static_filter(sp, hw)
+    keep, _ = static_filter(sp)
     dims = tuple(sp.dims)
     base = UnitVariant(0, sp.base.label(dims), effective(sp.base, sp))
     out = []

@@ -28,7 +28,7 @@ def test_labels_follow_cccl_token_order(loaded):
 def test_static_filter_rejects_warp_thread_and_smem_violations(loaded):
     hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, "reduce", "float32")
-    keep, rejected = static_filter(sp, hw)
+    keep, rejected = static_filter(sp)
     reasons = {r for x in rejected for r in x.reasons}
     # `threads = 1056` is refused by `muh build` (validate checks the value written), so tune refuses
     # every variant with it, whatever the scaling would make of it: one rule for both
@@ -36,7 +36,7 @@ def test_static_filter_rejects_warp_thread_and_smem_violations(loaded):
     assert all(effective(v, sp).get("threads") <= 1024 for v in keep)
     assert not any(v.get("threads") == 1056 for v in keep) and len(keep) == 3 * 3 * 2
     scan = build_space(loaded.spec, "scan", "float32")
-    keep, rejected = static_filter(scan, hw, extra=lambda e: emitter_reasons(e, hw))
+    keep, rejected = static_filter(scan, extra=lambda e: emitter_reasons(e, hw))
     # the scan kernel holds its tile in registers: a full 48 KiB tile (512 x 24 x 4 B), which the
     # old padded shared-memory layout could not take, is kept; none is larger
     assert any(effective(v, scan).get("threads") * effective(v, scan).get("items") * 4 == 48 * 1024 for v in keep)

@@ -25,7 +25,8 @@ FILES = (
     ("include/muh/ops/ops.h", "ops.h.j2", "//"),
     ("include/muh/ops/ops.cuh", "ops.cuh", "//"),  # static: copied as it is
     ("kernels/ops.cu", "ops.cu.j2", "//"),
-    ("kernels/bindings/ops_torch.cpp", "ops_torch.cpp.j2", "//"),
+    ("kernels/bindings/ops_torch_dtypes.h", "ops_torch_dtypes.h.j2", "//"),
+    ("kernels/bindings/ops_torch.cpp", "ops_torch.cpp", "//"),  # static: copied as it is
 )
 
 __all__ = ["FILES", "OpsTarget", "emit", "from_spec", "generate", "write"]

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.engines.vllm.derive.tuning import OPS_PACKAGE, PROVIDER_MODULE  # noqa: F401 - PROVIDER_MODULE: its users read it here
 from muh.diagnostics import Diagnostic, Severity
+from muh.runtime.package import OPS_PACKAGE, PROVIDER_MODULE  # noqa: F401 - PROVIDER_MODULE: its users read it here
 from muh.runtime.toolchain import Toolchain, cplusplus_range
 
 PKG = "muh.codegen.ops_package"

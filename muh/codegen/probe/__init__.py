@@ -8,7 +8,9 @@
     probe/nanosleep_test.cu      compiled only: does the toolchain have __nanosleep?
     probe/build.sh               the spec's toolchain (nvcc, or the CoreX SDK's clang++) and flags
     probe/run.sh RESULT.json     build + run + engine probe → one JSON document (schema: result.py)
-    probe/engine_probe.py        the serving engine's facts (stdlib only, never starts CUDA itself)
+    probe/engine_probe.py        the serving engine's facts (stdlib only, never starts CUDA itself): a copy of
+                                 muh/codegen/probe/engine_probe.py, the module as it is
+    probe/engine_probe.json      what it asks (the spec, and the engine plug-in's ``probe_data``)
 
 Not a registered emitter: `muh build` does not write it; `muh probe SPEC -o DIR` does (the
 competition image gets it from the deploy emitter's helper, which calls this function).
@@ -19,23 +21,24 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import replace
+from pathlib import Path
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION
 from muh.codegen.templates import render
 from muh.diagnostics import Diagnostic, MuhError
+from muh.derive.kernels import PROBE_THREADS, probe_config
 from muh.runtime.toolchain import Toolchain
 
 PKG = "muh.codegen.probe"
 ROOT = "probe"
-THREADS = 256  # threads per block of the warp-layer tests (whole logical warps at 16…128 lanes)
+THREADS = PROBE_THREADS
 SPIN_CYCLES = 4_000_000  # residency test: each block stays ~2-4 ms at 1-2 GHz
 BW_SAMPLES = 15
 LATENCY_SAMPLES = 200
 TIMEOUT_S = 120  # run.sh's limit per step (the probe takes well under 60 s)
-CHILD_TIMEOUT_S = 120
+ENGINE_PROBE = Path(__file__).with_name("engine_probe.py")  # copied into the bundle as it is
 
 def toolchain_of(hw, emulate: int | None) -> Toolchain:
     """The probe's toolchain (muh.runtime.toolchain): the spec's, whose ``program`` is the ops' command
@@ -56,67 +59,31 @@ def shell_candidates(tc: Toolchain) -> list[str]:
 def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     """The kernels' config of this hardware, sized for the probe's blocks (the warp layer's exchange
     buffer holds one slot per thread of the largest block)."""
-    from muh.derive.kernels import hardware_config
-    from muh.families import reduce
-
-    builds = ctx.derived.kernels  # derive's config of each hardware with kernels (read once there)
-    if hw.name in builds.errors:  # a policy the kernels need is incomplete
-        raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: "
-                                              f"{builds.errors[hw.name]}",
-                                   ctx.spec.span_of(("hardware", hw.name)))])
-    cfg = builds.configs.get(hw.name) or hardware_config(hw)
-    cfg = replace(cfg, name=f"{hw.name}-probe", policies={"reduce": {"float32": reduce.Policy(THREADS, 1, 1)}})
-    if emulate:
-        cfg = cfg.emulated(int(emulate), 32)
-    return cfg
-
-
-def _variant_probe(plan):
-    """(vendor functions by module, markers split into site-packages-relative and absolute ones) the engine
-    probe asks about: the vLLM engine's markers, and the deploy's variant's vendor ops and probe targets
-    (muh/engines/vllm/variants/*.json). Without a deploy block, only the engine's markers."""
-    from muh import engines
-    from muh.engines.vllm.derive import tuning
-
-    plugin = engines.get(plan.engine) if plan is not None else None
-    variant = plugin.variant(plan.engine_version) if plugin else None
-    functions = {}
-    markers = list(tuning.PROBE_MARKERS)
-    if variant is not None:
-        if variant.vendor_module:
-            names = {op.vendor for op in variant.vendor_ops.values()} | set(variant.probe.functions)
-            functions[variant.vendor_module] = sorted(names)
-        markers += [m.model_dump(exclude_none=True) for m in variant.probe.markers]
-    return (functions, [m for m in markers if not m["path"].startswith("/")],
-            [m for m in markers if m["path"].startswith("/")])
+    try:
+        return probe_config(ctx.derived, hw, emulate)
+    except ValueError as e:  # a policy the kernels need is incomplete
+        raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: {e}",
+                                   ctx.spec.span_of(("hardware", hw.name)))]) from None
 
 
 def _engine_data(ctx: BuildContext) -> dict:
-    from muh.engines.vllm.derive import tuning
-    from muh.engines.vllm.derive import rules
-    from muh.engines.vllm.derive.edits import sites_for
+    """The probe's data: the spec, and what the served engine's plug-in asks about it (``probe_data``); a
+    spec without a deploy block (or naming an engine muh lacks) is probed for the default engine."""
+    from muh import engines
 
     deploy = next(iter(ctx.spec.deploys.values()), None)
-    version = deploy.engine.version if deploy else "0.6.3.post1"
-    muh_moe, tp, model = None, 1, "/model"
-    plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive (the variant's base release)
-    if deploy is not None:
-        model = deploy.model
-        tp = int(deploy.serve.get("tensor_parallel_size", 1))
-        if plan is not None:
-            version = plan.base_version or version
-            muh_moe = plan.moe_file  # named by the moe block, shipped or not (dead on EngineX: corex_moe)
-    sites = sites_for(version) or ()
-    functions, markers, absolute = _variant_probe(plan)
-    return {
-        "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
-        "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
-        "anchors": [{"id": s.id, "file": s.file, "line": s.line, "anchor": s.old} for s in sites],
-        "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
-        "vendor_functions": functions,
-        "markers": markers, "absolute_markers": absolute,
-        "moe_file_pattern": rules.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
-    }
+    plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive
+    plugin = (engines.get(plan.engine) if plan is not None else None) or \
+        (engines.get(deploy.engine.name) if deploy is not None else None) or engines.get(engines.DEFAULT)
+    variant = plugin.variant(plan.engine_version) if plugin is not None and plan is not None else None
+    asked = plugin.probe_data(ctx.spec, plan, variant) if plugin is not None and plugin.probe_data else {}
+    return {"spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}", **asked}
+
+
+def engine_probe_copy(header: str) -> str:
+    """muh/codegen/probe/engine_probe.py as it is, with the build's header after its first line."""
+    first, _, rest = ENGINE_PROBE.read_text(encoding="utf-8").partition("\n")
+    return f"{first}\n# {header}\n# copied from muh/codegen/probe/engine_probe.py, byte for byte below this line\n{rest}"
 
 
 def hardware_of(spec):
@@ -151,7 +118,7 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
               spin_cycles=SPIN_CYCLES, bw_samples=BW_SAMPLES, latency_samples=LATENCY_SAMPLES,
               ptx=compiler == "nvcc", nanosleep_test=True, emulated_warp=emulate, compiler=compiler, cxx=cxx,
               mode=wv["mode"], logical=wv["logical"], physical=wv["physical"])
-    data = json.dumps(_engine_data(ctx), sort_keys=True, ensure_ascii=True)
+    data = json.dumps(_engine_data(ctx), sort_keys=True, ensure_ascii=True, indent=1)
     readme = render(PKG, "README.md.j2", hw=hw, emulate=emulate, wv=wv, **common)
     return [
         GeneratedFile(f"{ROOT}/README.md", readme),
@@ -163,8 +130,8 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
                                                  **{**common, "header": ctx.header("#")}),
                       executable=True),
         GeneratedFile(f"{ROOT}/run.sh", render(PKG, "run.sh.j2", header=ctx.header("#"), timeout_s=TIMEOUT_S), executable=True),
-        GeneratedFile(f"{ROOT}/engine_probe.py", render(PKG, "engine_probe.py.j2", data=data, child_timeout_s=CHILD_TIMEOUT_S,
-                                                        header=ctx.header_text()), executable=True),
+        GeneratedFile(f"{ROOT}/engine_probe.py", engine_probe_copy(ctx.header_text()), executable=True),
+        GeneratedFile(f"{ROOT}/engine_probe.json", data + "\n"),
     ]
 
 

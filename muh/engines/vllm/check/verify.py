@@ -18,7 +18,7 @@ from muh.engines.vllm.derive.plan import VllmPlan
 
 # yamllint's defaults, except line length: the mandatory @generated header is longer than 80
 # columns, and argv items (model paths, JSON-ish flag values) are as long as they are.
-YAMLLINT_CONFIG = "extends: default\nrules:\n  line-length: disable\n"
+from muh.check.lint import YAMLLINT_CONFIG, hadolint, shell_syntax, shellcheck, yamllint  # noqa: F401 - its users read them here
 
 
 def edits_against_wheel(plan: VllmPlan, wheel: Path, patches: dict[str, str]) -> list[str]:
@@ -59,73 +59,3 @@ def edits_against_wheel(plan: VllmPlan, wheel: Path, patches: dict[str, str]) ->
 
 def _site(e) -> E.EditSite:
     return E.EditSite(id=e.id, file=e.file, line=e.line, old=e.anchor, new=e.new, knobs=tuple(e.values), doc="")
-
-
-def run_file_shape(text: str) -> list[str]:
-    """The platform's shape: concurrency int, command list of str, env list of {name, value} str."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        return [f"computility-run.yaml does not parse: {err}"]
-    if not isinstance(data, dict) or set(data) != {"concurrency", "command", "env"}:
-        return [f"computility-run.yaml must have exactly concurrency, command, env; has {sorted(data) if isinstance(data, dict) else type(data).__name__}"]
-    out = []
-    if not isinstance(data["concurrency"], int) or isinstance(data["concurrency"], bool):
-        out.append("concurrency is not an integer")
-    if not isinstance(data["command"], list) or not all(isinstance(a, str) for a in data["command"]):
-        out.append("command is not a list of strings")
-    env = data["env"]
-    if not isinstance(env, list) or not all(isinstance(e, dict) and set(e) == {"name", "value"}
-                                            and isinstance(e["name"], str) and isinstance(e["value"], str) for e in env):
-        out.append("env is not a list of {name, value} with string values")
-    return out
-
-
-def yamllint(text: str) -> list[str] | None:
-    """yamllint's findings, or None when yamllint is not installed (it is a run-time dependency)."""
-    try:
-        from yamllint import linter
-        from yamllint.config import YamlLintConfig
-    except ImportError:
-        return None
-
-    return [f"{p.line}:{p.column} {p.level} {p.message} ({p.rule})"
-            for p in linter.run(text, YamlLintConfig(YAMLLINT_CONFIG))]
-
-
-def hadolint(text: str) -> list[str] | None:
-    """hadolint's findings (all levels), or None when hadolint is not installed."""
-    exe = shutil.which("hadolint")
-    if exe is None:
-        return None
-    proc = subprocess.run([exe, "-f", "json", "-"], input=text, capture_output=True, text=True, timeout=60)
-    try:
-        found = json.loads(proc.stdout or "[]")
-    except ValueError:
-        return [f"hadolint failed: {proc.stderr.strip() or proc.stdout.strip()}"]
-    problems = [f"{f['line']}: {f['code']} {f['level']}: {f['message']}" for f in found]
-    if "hadolint ignore" in text or "hadolint global ignore" in text:
-        problems.append("the Dockerfile silences hadolint")
-    return problems
-
-
-def run_script(text: str) -> list[str]:
-    """A ``bash -c`` command's script parses (``bash -n``); nothing to check for the argv form."""
-    data = yaml.safe_load(text)
-    cmd = data.get("command") if isinstance(data, dict) else None
-    if not (isinstance(cmd, list) and len(cmd) == 3 and cmd[:2] == ["bash", "-c"]):
-        return []
-    bash = shutil.which("bash")
-    if bash is None:
-        return []
-    proc = subprocess.run([bash, "-n", "-c", cmd[2]], capture_output=True, text=True, timeout=30)
-    return [f"the bash -c script does not parse: {proc.stderr.strip()}"] if proc.returncode else []
-
-
-def shell_syntax(script: str) -> list[str]:
-    """``bash -n`` on a generated script (empty list when bash is absent or the script parses)."""
-    bash = shutil.which("bash")
-    if bash is None or not script:
-        return []
-    proc = subprocess.run([bash, "-n"], input=script, capture_output=True, text=True, timeout=30)
-    return [f"does not parse: {proc.stderr.strip()}"] if proc.returncode else []

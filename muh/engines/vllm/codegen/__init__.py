@@ -6,5 +6,5 @@ from muh.engines.vllm.codegen import emit, image
 
 EMITTERS: dict[str, Emitter] = {
     "vllm": emit.emit,          # the plugin, patches, MoE configs, deploy.json
-    "docker": image.emit,       # the image: Dockerfile, computility-run.yaml, image/steps.sh
+    "vllm_image": image.emit,   # image/steps.sh: the engine's build-time steps in a platform's image
 }

@@ -18,7 +18,7 @@ import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
 from muh.engines.vllm.derive.edits import EditSite, unified_diff
-from muh.engines.vllm.derive.plan import VllmPlan
+from muh.engines.vllm.derive.plan import TUNED_FILE, VllmPlan
 
 PKG = "muh.engines.vllm.codegen"
 COMPAT = Path(__file__).resolve().parents[1] / "plugin" / "compat.py"  # shipped as muh_vllm_plugin/compat.py
@@ -46,17 +46,14 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
 
 
 def engine_files(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
-    """The vLLM family's own files: plugin, anchored edits, MoE configs, deploy.json."""
-    files: list[GeneratedFile] = []
-    if True:
-        files += _plugin(ctx, plan)
-        files += _patches(ctx, plan)
-        if plan.moe is not None:
-            # numeric key order (vLLM reads the keys as ints; the order is for people)
-            tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
-            files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
-        files.append(GeneratedFile("vllm/deploy.json", _deploy_json(ctx, plan)))
-        files += _selftest_cases(ctx, plan)
+    """The vLLM engine's own files: plugin, anchored edits, MoE configs, deploy.json."""
+    files = _plugin(ctx, plan) + _patches(ctx, plan)
+    if plan.moe is not None:
+        # numeric key order (vLLM reads the keys as ints; the order is for people)
+        tiles = {str(m): dict(sorted(t.model_dump().items())) for m, t in sorted(plan.moe.tiles.items())}
+        files.append(GeneratedFile(f"vllm/moe_configs/{plan.moe.file_name}", json.dumps(tiles, indent=4) + "\n"))
+    files.append(GeneratedFile(TUNED_FILE, _deploy_json(ctx, plan)))
+    files += _selftest_cases(ctx, plan)
     return files
 
 

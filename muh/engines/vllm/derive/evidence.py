@@ -30,7 +30,8 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
             c.error("E-DEPLOY-UNTESTED", f"untested `{key}` needs a reason (a string)", c.span("untested", *key.split(".")),
                     hint=f'write `{key} = "why this value is kept without a reported run"`')
     runs = paths.runs if paths is not None else {}
-    known = {f"serve.{n}" for n in given} | {f"env.{n}" for n in env} | {k for k in runs if k.startswith("serve.")}
+    known = ({f"serve.{n}" for n in given} | {f"env.{n}" for n in env} | {f"api.{n}" for n in c.d.api.accept}
+             | {k for k in runs if k.startswith("serve.")})
     for key in reasons:
         if key not in known:  # keeps nothing: a typo, or a value since removed
             kind = key.partition(".")[0]
@@ -38,7 +39,8 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
                     c.key_span("untested", *key.split(".")),
                     hint=did_you_mean(key, sorted(known)) or (
                         f"remove it, or set `{key.partition('.')[2]}` in `{kind} {{ }}`" if kind in ("serve", "env")
-                        else "an untested entry names a `serve.<flag>` or `env.<NAME>` the block sets"))
+                        else f"remove it, or add `{key.partition('.')[2]}` to `api {{ accept }}`" if kind == "api"
+                        else "an untested entry names a `serve.<flag>`, `env.<NAME>` or `api.<feature>` the block sets"))
     for name, s in given.items():
         if f"serve.{name}" not in runs and name != "model":
             c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from muh.derive.model import Resolved
 from muh.engines.vllm.derive import rules
+from muh.engines.vllm.derive.effective import Effective
 from muh.engines.vllm.derive.flags import Setting
 from muh.engines.vllm.derive.plan import MoePlan, MoeTile
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import Context, int_of, value_problem, stable_where
+from muh.engines.vllm.derive.context import Context, value_problem, stable_where
 
 
-def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting]) -> MoePlan | None:
+def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting], eff: Effective) -> MoePlan | None:
     moe = c.d.moe
     if moe is None:
         return None
     span = lambda *k: c.span("moe", *k)  # noqa: E731
     experts, inter = moe.experts, moe.intermediate_size
-    tp = int_of(given.get("tensor_parallel_size"), 1)
+    tp = eff.tensor_parallel_size
     if inter % tp:
         c.error("E-DEPLOY-MOE", f"moe.intermediate_size = {inter} is not divisible by tensor_parallel_size = {tp}", span("intermediate_size"))
         return None
@@ -34,10 +35,8 @@ def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting]) -> MoePlan | N
                 hint=f"set `device_name = \"…\"` in `hardware {hw.name}` or in the moe block")
         return None
     dtype = moe.dtype
-    max_seqs = int_of(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
-    max_model_len = int_of(given.get("max_model_len"), 0)
-    max_tokens_setting = given.get("max_num_batched_tokens")
-    max_tokens = min(int_of(max_tokens_setting, max_model_len or 8192), 32768)
+    max_seqs, max_model_len = eff.max_num_seqs, eff.max_model_len
+    max_tokens = min(eff.max_num_batched_tokens or max_model_len or 8192, 32768)
     elem = 1 if dtype else 2
     batch_sizes = moe.batch_sizes
     if batch_sizes is not None:
@@ -63,14 +62,20 @@ def moe_plan(c: Context, hw: Hardware, given: dict[str, Setting]) -> MoePlan | N
                       inputs={"experts": experts, "warp_size": hw.warp_size, "smem_bytes": rules.triton_smem(hw),
                               "elem_bytes": elem, "max_num_seqs": max_seqs, "max_batch_tokens": max_tokens}),
     )
-    c.tuned["moe.file"] = Resolved(value=name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
-                                   inputs={"E": experts, "N": n, "device_name": device})
-    smem = rules.triton_smem(hw)
-    for m, t in tiles.items():
+    return plan
+
+
+def moe_tuned(plan: MoePlan, hw: Hardware) -> dict[str, Resolved]:
+    """The MoE plan's values as ``muh explain`` shows them (``moe.file``, ``moe.tiles.<M>.<key>``): read from the
+    plan, added to the deploy plan's ``tuned`` only when the MoE point ships."""
+    experts, elem, smem = plan.experts.value, plan.rule.inputs["elem_bytes"], rules.triton_smem(hw)
+    out = {"moe.file": Resolved(value=plan.file_name, origin="derived", rule="E={E},N={N},device_name={name}[,dtype=…].json",
+                                inputs={"E": experts, "N": plan.n.value, "device_name": plan.device_name.value})}
+    for m, t in plan.tiles.items():
         shape = "vLLM's fallback shape for M ≤ E" if m <= experts else "vLLM's fallback shape for M > E"
         why = {"num_warps": ("Triton's default 128 threads / warp_size", {"warp_size": hw.warp_size}),
                "num_stages": ("min(3, smem / ((BM·BK + BK·BN) × elem_bytes))", {"smem_bytes": smem, "elem_bytes": elem})}
         for k, v in t.model_dump().items():
             rule, inputs = why.get(k, (shape, {"E": experts}))
-            c.tuned[f"moe.tiles.{m:05d}.{k}"] = Resolved(value=v, origin="derived", rule=rule, inputs={"M": m, **inputs})
-    return plan
+            out[f"moe.tiles.{m:05d}.{k}"] = Resolved(value=v, origin="derived", rule=rule, inputs={"M": m, **inputs})
+    return out

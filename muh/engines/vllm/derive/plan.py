@@ -9,10 +9,13 @@ from __future__ import annotations
 from typing import Optional
 
 from muh.derive.model import DeployPlan, Resolved
+from muh.engines.vllm.derive.effective import Effective
 from muh.schema.base import Model
 
 IMAGE_ROOT = "/opt/muh"
 """Where the image keeps muh's files (the Dockerfile's COPY target; ``MUH_ROOT`` overrides it in tests)."""
+TUNED_FILE = "vllm/deploy.json"
+"""The generated file with every tuned value and its provenance (``EnginePlugin.tuned_file``)."""
 
 
 class MoeTile(Model):
@@ -136,6 +139,18 @@ class SelfTest(Model):
     timeout_s: int
 
 
+class OpsImage(Model):
+    """muh's ops in the image: the ``muh_kernels`` package built from the deploy hardware's kernels (decided in
+    derive, once the kernels are: muh/engines/vllm/derive/ops_image.py; the image steps only run it)."""
+
+    package: str
+    """The package's folder in the build (``muh_kernels``, or ``<hardware>/muh_kernels`` beside several)."""
+    src: str
+    """The kernels' folder under the image's muh folder (``""``: its root)."""
+    compiler: str
+    flags: tuple[str, ...]
+
+
 class VllmPlan(DeployPlan):
     base_version: str = ""
     """The upstream vLLM release whose flag table and anchors the variant shares (the wheel muh checks against)."""
@@ -184,6 +199,10 @@ class VllmPlan(DeployPlan):
     """Where the run file writes the model's chat template without the empty think block (``thinking_off``),
     passed as ``--chat-template`` when written; None: the model's own template."""
     model: str = "/model"
+    effective: Optional[Effective] = None
+    """The serve values the server runs with, read once from the serve block (muh/engines/vllm/derive/effective.py)."""
+    ops_image: Optional[OpsImage] = None
+    """muh's ops in the image (None: no rebind is served by the ops package, or it cannot be built here)."""
     max_n: int = 0
     selftest: Optional[SelfTest] = None
     """The self-test before the server starts (a start step, ``pre``), when muh's ops are rebound or provided."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 from muh.derive.model import Resolved
 from muh.engines.variant import Variant
 from muh.engines.vllm.derive import rules, tuning
-from muh.engines.vllm.derive.flags import Setting, truthy
+from muh.engines.vllm.derive.effective import Effective
+from muh.engines.vllm.derive.flags import Setting
 from muh.engines.vllm.derive.plan import Point
 from muh.schema.models import Hardware
-from muh.engines.vllm.derive.context import Context, int_of
+from muh.engines.vllm.derive.context import Context
 
 
 _PATH_OF = {"ops.silu_and_mul": "activation", "ops.topk_softmax": "moe_routing", "vendor.moe_topk_softmax": "moe_routing"}
@@ -52,12 +53,13 @@ class Points:
                                       if paths is not None and pid in _PATH_OF else tuning.POINTS[pid].reaches))
 
 
-def tuning_points(c: Context, hw: Hardware, variant: Variant, knobs: dict, given: dict[str, Setting], triton) -> list[Point]:
+def tuning_points(c: Context, hw: Hardware, variant: Variant, knobs: dict, given: dict[str, Setting], triton,
+                  eff: Effective) -> list[Point]:
     """Each tuning point: reached, dead (with the reason and numbers) or off, for this model + variant + flags."""
     p = Points(variant, c.d.model_shape, set(knobs.get("ops", [])))
     warn_unknown_model(c, p)
-    decode_rule(p, c, hw, knobs, given)
-    prefix_prefill(p, given, triton)
+    decode_rule(p, hw, knobs, eff)
+    prefix_prefill(p, eff, triton)
     moe_tiles(p, c, triton)
     norm_ops(p)
     routing_ops(p)
@@ -65,10 +67,13 @@ def tuning_points(c: Context, hw: Hardware, variant: Variant, knobs: dict, given
     head_norm(p)
     p.add("sampler.top_k_top_p", "reached" if "sampler.top_k_top_p" in knobs else "off",
           "requests with top_k/top_p" if "sampler.top_k_top_p" in knobs else "no provider given")
-    for pt in p.out:
-        c.tuned[f"points.{pt.id}"] = Resolved(value=pt.status, origin="derived", rule=pt.reason,
-                                              inputs={"variant": variant.label, "reaches": pt.reaches})
     return p.out
+
+
+def points_tuned(points: list[Point], variant: Variant) -> dict[str, Resolved]:
+    """Each point's status as ``muh explain`` shows it (``points.<id>``)."""
+    return {f"points.{pt.id}": Resolved(value=pt.status, origin="derived", rule=pt.reason,
+                                        inputs={"variant": variant.label, "reaches": pt.reaches}) for pt in points}
 
 
 def warn_unknown_model(c: Context, p: Points) -> None:
@@ -78,11 +83,10 @@ def warn_unknown_model(c: Context, p: Points) -> None:
                hint=f"known: {', '.join(sorted(p.variant.models))}")
 
 
-def decode_rule(p: Points, c: Context, hw: Hardware, knobs: dict, given: dict[str, Setting]) -> None:
+def decode_rule(p: Points, hw: Hardware, knobs: dict, eff: Effective) -> None:
     """The decode v1/v2 rule: dead where the variant, the model or the numbers leave no choice to tune."""
     shape, paths, variant = p.shape, p.paths, p.variant
-    tp = int_of(given.get("tensor_parallel_size"), 1)
-    seqs = int_of(given.get("max_num_seqs"), c.engine.default("max_num_seqs"))
+    tp, seqs = eff.tensor_parallel_size, eff.max_num_seqs
     heads = shape.num_attention_heads // tp if shape and shape.num_attention_heads and shape.num_attention_heads >= tp else None
     why = []
     if variant.paged_attention_v2 is False:
@@ -101,12 +105,10 @@ def decode_rule(p: Points, c: Context, hw: Hardware, knobs: dict, given: dict[st
     p.add("paged_attention.v1_v2_rule", "dead" if why else "reached", "; ".join(why) or "decode through PagedAttention")
 
 
-def prefix_prefill(p: Points, given: dict[str, Setting], triton) -> None:
+def prefix_prefill(p: Points, eff: Effective, triton) -> None:
     """The prefix-prefill tile: reached by prefix caching / chunked prefill through the Triton kernel."""
     why = []
-    uses = any(truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
-        or int_of(given.get("max_model_len"), 0) > 32768
-    if not uses:
+    if not eff.prefix_prefill:
         why.append("neither prefix caching nor chunked prefill is on")
     if triton is False:
         why.append("no Triton in the image")

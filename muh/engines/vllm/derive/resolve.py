@@ -15,13 +15,15 @@ from muh.diagnostics import Diagnostic
 from muh.engines.variant import Variant
 from muh.engines.vllm.derive.conditional import (conditional_keys, derived_flags, parser_path, providers_for,
                                                  split_conditional, with_provider, with_variant)
-from muh.engines.vllm.derive.context import IMAGE_RE, Context, int_of, plain_value, stable_where, value_problem
+from muh.engines.vllm.derive.context import IMAGE_RE, Context, plain_value, stable_where, value_problem
+from muh.engines.vllm.derive.effective import Effective, effective
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine
 from muh.engines.vllm.derive.evidence import check_evidence
 from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv, truthy
-from muh.engines.vllm.derive.moe import moe_plan
+from muh.engines.vllm.derive.launch import launch
+from muh.engines.vllm.derive.moe import moe_plan, moe_tuned
 from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, SelfTest, VllmPlan
-from muh.engines.vllm.derive.points import tuning_points
+from muh.engines.vllm.derive.points import points_tuned, tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.selftest import plan_selftest, selftest_step
 from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
@@ -40,6 +42,8 @@ class Flags:
     """serve key → its condition group (what the variant leaves ``unknown``)."""
     given: dict[str, Setting]
     argv: list[str]
+    effective: Effective
+    """The values the server runs with, read once (the plan keeps them)."""
 
 
 @dataclass
@@ -57,6 +61,8 @@ class Tuning:
     rebinds: list[Rebind]
     provides: list[Provide]
     needs_triton: bool
+    tuned: dict[str, Resolved]
+    """The points' statuses and, when it ships, the MoE plan's values (``muh explain``)."""
 
 
 @dataclass
@@ -78,7 +84,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     check_image(c, variant)
     flags = resolve_flags(c, hw, variant)
     env = run_env(c, variant)
-    tuning = resolve_tuning(c, hw, variant, flags.given)
+    tuning = resolve_tuning(c, hw, variant, flags.given, flags.effective)
     warn_expected_flags(c, variant, flags.argv)
     cond = resolve_conditional(c, variant, flags)
     record_spellings(c, engine, cond.argv)
@@ -121,9 +127,10 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
     c.diags += flag_diags
     refused = {d.span for d in flag_diags if d.is_error}  # a refused value (e.g. tensor_parallel_size = 0) is not used
     given = {s.key: s for s in serve if s.span not in refused and s.key_span not in refused}
-    cross_checks(c, hw, given)
-    start_up_checks(c, given)
-    tp = int_of(given.get("tensor_parallel_size"), 1)
+    eff = effective(given, c.engine)
+    cross_checks(c, hw, given, eff)
+    start_up_checks(c, given, eff)
+    tp = eff.tensor_parallel_size
     if hw.vendor != "nvidia" and tp > 1 and "disable_custom_all_reduce" not in given:
         argv.append("--disable-custom-all-reduce")
         c.tuned["serve.disable_custom_all_reduce"] = Resolved(
@@ -131,31 +138,29 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
     for s in serve:
         c.tuned[f"serve.{s.key}"] = Resolved(value=plain_value(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
                                              origin="spec", rule="spec", where=stable_where(s.span))
-    return Flags(serve=serve, ext=ext, cond_keys=cond_keys, given=given, argv=argv)
+    return Flags(serve=serve, ext=ext, cond_keys=cond_keys, given=given, argv=argv, effective=eff)
 
 
-def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, Setting]) -> Tuning:
+def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, Setting], eff: Effective) -> Tuning:
     """The tune block's knobs, the points they reach, and the edits, MoE tiles, rebinds and providers of the live ones."""
     knobs = tune_knobs(c)
     triton = c.d.triton if c.d.triton is not None else variant.triton
-    points = tuning_points(c, hw, variant, knobs, given, triton)
+    points = tuning_points(c, hw, variant, knobs, given, triton, eff)
     live = {p.id for p in points if p.status in ("reached", "inactive")}
     edits = [e for e in tune_edits(c, hw, c.engine, knobs, given) if EDIT_POINT[e.id] in live]
-    checked = moe_plan(c, hw, given)  # the block is checked (its diagnostics) even when the point is dead
+    checked = moe_plan(c, hw, given, eff)  # the block is checked (its diagnostics) even when the point is dead
     moe = checked if "moe.tiles" in live else None
-    if checked is not None and moe is None:
-        c.tuned = {k: r for k, r in c.tuned.items() if not k.startswith("moe.")}  # nothing of it ships
     rebinds = [r for r in tune_rebinds(c, knobs, moe) if rebind_live(r, live)]
     provides = tune_provides(variant, knobs, live)
     return Tuning(knobs=knobs, triton=triton, points=points, edits=edits, moe=moe,
                   moe_file=checked.file_name if checked is not None else None, rebinds=rebinds, provides=provides,
-                  needs_triton=needs_triton(c, given, moe, triton))
+                  needs_triton=needs_triton(c, eff, moe, triton),
+                  tuned={**points_tuned(points, variant), **(moe_tuned(moe, hw) if moe is not None else {})})
 
 
-def needs_triton(c: Context, given: dict[str, Setting], moe: MoePlan | None, triton) -> bool:
+def needs_triton(c: Context, eff: Effective, moe: MoePlan | None, triton) -> bool:
     """Whether the served features call Triton kernels (an error where the deploy says the image has none)."""
-    needs = bool(moe) or any(truthy(given.get(k)) for k in ("enable_prefix_caching", "enable_chunked_prefill")) \
-        or int_of(given.get("max_model_len"), 0) > 32768
+    needs = bool(moe) or eff.prefix_prefill
     if needs and triton is False:
         c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
                 "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
@@ -246,10 +251,10 @@ def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: 
               env: list[tuple[str, str]], pre: list[PreStep], chat_template: str | None, command: tuple[str, ...],
               selftest: SelfTest | None = None) -> VllmPlan:
     deploy, engine, edits = c.d, c.engine, tuning.edits
-    return VllmPlan(
+    plan = VllmPlan(
         deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
         version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
-        concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted(c.tuned.items())),
+        concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted({**c.tuned, **tuning.tuned}.items())),
         edits=tuple(edits), moe=tuning.moe, rebinds=tuple(tuning.rebinds), needs_triton=tuning.needs_triton,
         kernels=bool(tuning.knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
         variant=variant.label, points=tuple(tuning.points), cond_flags=tuple(cond.cond), run_form=deploy.run.form, pre=tuple(pre),
@@ -258,7 +263,10 @@ def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: 
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
         api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(cond.providers),
         moe_file=tuning.moe_file,
-        max_n=int_of(flags.given.get("max_num_seqs"), engine.default("max_num_seqs")) if "n_within_max_num_seqs" in deploy.api.accept else 0,
+        max_n=flags.effective.max_num_seqs if "n_within_max_num_seqs" in deploy.api.accept else 0,
+        effective=flags.effective,
         chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
         api_hook_flag=cond.api_hook_flag, selftest=selftest,
     )
+    eff = flags.effective
+    return plan.model_copy(update={"launch": launch(plan, eff.port, eff.tensor_parallel_size)})

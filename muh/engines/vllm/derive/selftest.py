@@ -9,7 +9,7 @@ from muh.engines.variant import Variant
 from muh.engines.vllm.derive.context import Context, int_of
 from muh.engines.vllm.derive.flags import Setting, format_value
 from muh.engines.vllm.derive.plan import IMAGE_ROOT, PreStep, Provide, Rebind, SelfTest, SelfTestCase
-from muh.engines.vllm.derive.tuning import OPS_PACKAGE
+from muh.runtime.package import OPS_PACKAGE
 
 OUT = f"{IMAGE_ROOT}/run/selftest.json"
 BUDGET_S = 30

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from muh.diagnostics import Span
+from muh.engines.vllm.derive.effective import Effective
 from muh.engines.vllm.derive.flags import Extensions, Setting, format_value, truthy
 from muh.schema.models import Hardware
 from muh.engines.vllm.derive.context import Context, int_of, value_problem
@@ -66,9 +67,8 @@ def serve_settings(c: Context) -> tuple[list[Setting], Extensions]:
     return serve, Extensions(ext_flags, ext_parsers)
 
 
-def cross_checks(c: Context, hw: Hardware, given: dict[str, Setting]) -> None:
-    tp = int_of(given.get("tensor_parallel_size"), 1)
-    pp = int_of(given.get("pipeline_parallel_size"), 1)
+def cross_checks(c: Context, hw: Hardware, given: dict[str, Setting], eff: Effective) -> None:
+    tp, pp = eff.tensor_parallel_size, eff.pipeline_parallel_size
     if tp * pp > hw.gpu_count:
         s = given.get("tensor_parallel_size") or given.get("pipeline_parallel_size")
         c.error("E-DEPLOY-TP", f"tensor × pipeline parallel size {tp * pp} exceeds the {hw.gpu_count} device(s) of `{hw.name}`",
@@ -85,15 +85,11 @@ def cross_checks(c: Context, hw: Hardware, given: dict[str, Setting]) -> None:
                dtype.span if dtype else c.span("serve"), hint="set `dtype = half`")
 
 
-def start_up_checks(c: Context, given: dict[str, Setting]) -> None:
+def start_up_checks(c: Context, given: dict[str, Setting], eff: Effective) -> None:
     """What vLLM 0.6.3 refuses at start-up is an error at its spec line; a flag another flag makes inert is a warning.
-    Defaults are the wheel's (max_num_seqs 256; chunked prefill on by itself above 32768)."""
-    engine = c.engine
-    model_len = int_of(given.get("max_model_len"), 0)
-    seqs = int_of(given.get("max_num_seqs"), engine.default("max_num_seqs") or 256)
+    The values are the ones the server runs with (``eff``: the spec's, else the wheel's defaults and rules)."""
+    model_len, seqs, chunked = eff.max_model_len, eff.max_num_seqs, eff.chunked_prefill
     batched_s = given.get("max_num_batched_tokens")
-    chunked_s = given.get("enable_chunked_prefill")
-    chunked = truthy(chunked_s) if chunked_s is not None else model_len > 32768
     if batched_s is not None:
         batched = int_of(batched_s, 0)
         if model_len and batched < model_len and not chunked:

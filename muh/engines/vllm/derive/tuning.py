@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muh.runtime.llm import VLLM_METHODS
+from muh.runtime.package import PROVIDER_MODULE
 
 REFUSED = {
     "paged_attention.partition_size": (
@@ -62,9 +63,6 @@ PROBE_MARKERS = (  # what the engine probe looks for in every vLLM (site-package
     {"path": "vllm/_custom_ops.py", "what": "the ops muh's plugin may rebind"},
     {"path": "vllm/attention/ops/paged_attn.py", "what": "stock PagedAttention dispatch (a muh anchor)"},
 )
-OPS_PACKAGE = "muh_kernels"
-"""The Python package of the LLM ops the image ships (emitted by muh.codegen.ops_package)."""
-PROVIDER_MODULE = f"{OPS_PACKAGE}.vllm_ops"
 DEFAULT_OPS_MODULE = PROVIDER_MODULE  # the plugin's provider in that package
 
 

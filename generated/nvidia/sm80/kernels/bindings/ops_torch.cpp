@@ -10,6 +10,8 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 
+#include "ops_torch_dtypes.h"  // generated beside this file: the element types this build's ops serve
+
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -52,11 +54,12 @@ std::string msg(const A&... a) {
 int code_of(const at::Tensor& t, const char* op) {
   MUH_CHECK(t.is_cuda(), "muh::", op, ": expected CUDA tensors, got one on ", t.device());
   switch (t.scalar_type()) {
-    case at::ScalarType::Float: return MUH_OP_FLOAT32;
-    case at::ScalarType::Half: return MUH_OP_FLOAT16;
-    case at::ScalarType::BFloat16: return MUH_OP_BFLOAT16;
+#define MUH_CASE(aten, code) \
+  case at::ScalarType::aten: return MUH_OP_##code;
+    MUH_OPS_TORCH_DTYPES(MUH_CASE)
+#undef MUH_CASE
     default:
-      MUH_CHECK(false, "muh::", op, ": dtype ", t.scalar_type(), " is not supported (float32, float16, bfloat16)");
+      MUH_CHECK(false, "muh::", op, ": dtype ", t.scalar_type(), " is not supported (" MUH_OPS_TORCH_DTYPE_NAMES ")");
   }
   return -1;
 }

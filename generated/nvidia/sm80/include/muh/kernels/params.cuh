@@ -259,5 +259,165 @@ constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
 }  // namespace segmented_reduce_int64
 
+namespace radix_sort_float32 {
+constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float32)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_float32
+
+namespace radix_sort_float64 {
+constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float64)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 10;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 9;      // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_float64
+
+namespace radix_sort_int16 {
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int16)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_int16
+
+namespace radix_sort_int32 {
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int32)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_int32
+
+namespace radix_sort_int64 {
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int64)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 10;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 9;      // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_int64
+
+namespace radix_sort_int8 {
+constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int8)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 5;       // policy single_tile.radix_bits
+}  // namespace radix_sort_int8
+
+namespace radix_sort_uint16 {
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint16)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_uint16
+
+namespace radix_sort_uint32 {
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint32)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_uint32
+
+namespace radix_sort_uint64 {
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint64)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 10;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 9;      // policy single_tile.items
+constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
+}  // namespace radix_sort_uint64
+
+namespace radix_sort_uint8 {
+constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint8)
+constexpr int kBits = 8;           // policy onesweep.radix_bits
+constexpr int kThreads = 384;      // policy onesweep.threads
+constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kHistThreads = 128;  // policy histogram.threads
+constexpr int kHistItems = 16;     // policy histogram.items
+// histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
+//   (max_threads_per_sm=2048, threads=128)
+constexpr int kHistBlocksPerSm = 16;
+constexpr int kScanThreads = 256;    // policy exclusive_sum.threads
+constexpr int kSingleThreads = 256;  // policy single_tile.threads
+constexpr int kSingleItems = 19;     // policy single_tile.items
+constexpr int kSingleBits = 5;       // policy single_tile.radix_bits
+}  // namespace radix_sort_uint8
+
 }  // namespace params
 }  // namespace muh

@@ -56,6 +56,12 @@ size_t muh_segmented_reduce_workspace_bytes(long long segments);
 int muh_segmented_reduce(int op, int dtype, int offset_bytes, const void* in, const void* begin_offsets,
                          const void* end_offsets, long long segments, void* out, void* out_index, void* workspace,
                          size_t workspace_bytes, void* stream);
+/* bytes (zero-filled before the first sort) */
+size_t muh_radix_sort_workspace(int key_dtype, long long n);
+/* selector 0: out of place */
+int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
+                   const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit, int end_bit,
+                   int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _stub(name: str, **attrs) -> types.ModuleType:

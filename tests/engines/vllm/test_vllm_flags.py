@@ -13,7 +13,7 @@ from muh.engines.vllm.derive.engine import load_engine, resolve_version
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 BASE = SPEC.read_text()
 
@@ -303,7 +303,7 @@ def test_enginex_may_lack_the_reasoning_parser_a_warning_at_its_line_and_an_expl
     from muh.derive.deploy import resolve_deploy
     from muh.explain import explain_deploy as explain
 
-    path = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"
+    path = Path(__file__).resolve().parents[3] / "specs" / "baseline.muh"
     spec = load_file(path).spec
     plan, diags = resolve_deploy(spec, next(iter(spec.deploys.values())))
     assert plan is not None

@@ -1,4 +1,3 @@
-{{ header }}
 // PyTorch operators `torch.ops.muh.*` over the C interface of muh/ops/ops.h (docs/ops.md, "PyTorch
 // operators"). CUDA implementations only: the schemas (with their mutation annotations) and the fake
 // implementations are registered from Python (muh/runtime/operators.py, one table for both the
@@ -9,6 +8,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
+
+#include "ops_torch_dtypes.h"  // generated beside this file: the element types this build's ops serve
 
 #include <initializer_list>
 #include <optional>
@@ -52,10 +53,12 @@ std::string msg(const A&... a) {
 int code_of(const at::Tensor& t, const char* op) {
   MUH_CHECK(t.is_cuda(), "muh::", op, ": expected CUDA tensors, got one on ", t.device());
   switch (t.scalar_type()) {
-{% for p in policies %}
-    case at::ScalarType::{{ aten[p.dtype] }}: return MUH_OP_{{ p.dtype | upper }};
-{% endfor %}
-    default: MUH_CHECK(false, "muh::", op, ": dtype ", t.scalar_type(), " is not supported ({{ ops_dtypes | join(", ") }})");
+#define MUH_CASE(aten, code) \
+  case at::ScalarType::aten: return MUH_OP_##code;
+    MUH_OPS_TORCH_DTYPES(MUH_CASE)
+#undef MUH_CASE
+    default:
+      MUH_CHECK(false, "muh::", op, ": dtype ", t.scalar_type(), " is not supported (" MUH_OPS_TORCH_DTYPE_NAMES ")");
   }
   return -1;
 }
@@ -68,7 +71,7 @@ void ok(int rc) { MUH_CHECK(rc == 0, muh_last_error()); }
 
 void same(const char* op, const at::Tensor& a, const at::Tensor& b, const char* what) {
   MUH_CHECK(a.scalar_type() == b.scalar_type(), "muh::", op, ": ", what, " is ", b.scalar_type(), ", input ",
-              a.scalar_type());
+            a.scalar_type());
   MUH_CHECK(a.device() == b.device(), "muh::", op, ": ", what, " is on ", b.device(), ", input on ", a.device());
 }
 
@@ -84,8 +87,10 @@ Split split_rows(const at::Tensor& t) {
   std::vector<std::pair<int64_t, int64_t>> d;  // (size, stride)
   for (int64_t i = 0; i + 1 < t.dim(); ++i) {
     if (t.size(i) == 1) continue;
-    if (!d.empty() && d.back().second == t.stride(i) * t.size(i)) d.back() = {d.back().first * t.size(i), t.stride(i)};
-    else d.push_back({t.size(i), t.stride(i)});
+    if (!d.empty() && d.back().second == t.stride(i) * t.size(i))
+      d.back() = {d.back().first * t.size(i), t.stride(i)};
+    else
+      d.push_back({t.size(i), t.stride(i)});
   }
   if (d.size() > 2) {
     int64_t rows = 1;
@@ -135,7 +140,7 @@ muh_op_norm_args norm_args(const at::Tensor& out, const at::Tensor& in, const at
 void check_weight(const char* op, const at::Tensor& x, const at::Tensor& w) {
   same(op, x, w, "weight");
   MUH_CHECK(w.numel() == x.size(-1), "muh::", op, ": weight has ", w.numel(), " elements, the last dimension ",
-              x.size(-1));
+            x.size(-1));
 }
 
 // One norm over the last dimension of `input` into `out` (same shape); gate: the gated form.
@@ -160,8 +165,7 @@ void norm_into(const char* op, const at::Tensor& out, const at::Tensor& input, c
   at::Tensor g3;
   if (gate) {
     same(op, input, *gate, "gate");
-    MUH_CHECK(gate->sizes() == input.sizes(), "muh::", op, ": gate ", gate->sizes(), " is not input ",
-                input.sizes());
+    MUH_CHECK(gate->sizes() == input.sizes(), "muh::", op, ": gate ", gate->sizes(), " is not input ", input.sizes());
     g3 = rows3(*gate, s.tokens, s.heads, hidden);
     a.gate = g3.data_ptr();
     a.gate_stride = g3.stride(0);
@@ -178,7 +182,7 @@ void fused_norm(const char* op, const at::Tensor& input, const at::Tensor& resid
   check_weight(op, input, weight);
   same(op, input, residual, "residual");
   MUH_CHECK(residual.sizes() == input.sizes(), "muh::", op, ": residual ", residual.sizes(), " is not input ",
-              input.sizes());
+            input.sizes());
   if (input.numel() == 0) return;
   const int64_t hidden = input.size(-1), rows = input.numel() / hidden;
   const at::Tensor x3 = rows3(input, rows, 1, hidden), r3 = rows3(residual, rows, 1, hidden);
@@ -227,10 +231,10 @@ void silu_and_mul(at::Tensor& out, const at::Tensor& x) {
   const int dtype = code_of(x, "silu_and_mul");
   same("silu_and_mul", x, out, "out");
   MUH_CHECK(x.dim() >= 1 && x.size(-1) % 2 == 0, "muh::silu_and_mul: the last dimension of x (",
-              x.dim() ? x.size(-1) : 0, ") must be even");
+            x.dim() ? x.size(-1) : 0, ") must be even");
   const int64_t d = x.size(-1) / 2;
   MUH_CHECK(out.dim() == x.dim() && out.size(-1) == d && out.numel() * 2 == x.numel(), "muh::silu_and_mul: out ",
-              out.sizes(), " is not x ", x.sizes(), " with half the last dimension");
+            out.sizes(), " is not x ", x.sizes(), " with half the last dimension");
   if (x.numel() == 0) return;
   const int64_t rows = x.numel() / x.size(-1);
   const at::Tensor x2 = rows3(x, rows, 1, 2 * d), o2 = rows3(out, rows, 1, d);
@@ -244,16 +248,16 @@ at::Tensor shared_expert_combine(const at::Tensor& routed, const at::Tensor& sha
   same("shared_expert_combine", routed, shared, "shared");
   same("shared_expert_combine", routed, gate, "gate");
   MUH_CHECK(routed.dim() >= 1 && shared.sizes() == routed.sizes(), "muh::shared_expert_combine: shared ",
-              shared.sizes(), " is not routed ", routed.sizes());
+            shared.sizes(), " is not routed ", routed.sizes());
   at::Tensor out = at::empty(routed.sizes(), routed.options());
   if (routed.numel() == 0) return out;
   const int64_t d = routed.size(-1), rows = routed.numel() / d;
   MUH_CHECK(gate.numel() == rows, "muh::shared_expert_combine: gate has ", gate.numel(), " elements, one per row (",
-              rows, ") expected");
+            rows, ") expected");
   const at::Tensor r2 = rows3(routed, rows, 1, d), s2 = rows3(shared, rows, 1, d), g2 = gate.reshape({rows});
   c10::DeviceGuard guard(routed.device());
-  muh_op_gate_add_args a = {out.data_ptr(), r2.data_ptr(), s2.data_ptr(), g2.data_ptr(), rows, (int)d,
-                            d, r2.stride(0), s2.stride(0), g2.stride(0)};
+  muh_op_gate_add_args a = {out.data_ptr(), r2.data_ptr(), s2.data_ptr(), g2.data_ptr(), rows, (int)d, d,
+                            r2.stride(0),   s2.stride(0),  g2.stride(0)};
   ok(muh_op_gate_add(dtype, &a, stream_of(routed)));
   return out;
 }
@@ -265,11 +269,11 @@ void route_into(const char* op, const at::Tensor& w, const at::Tensor& ids, cons
   const int64_t experts = gating.size(-1), rows = experts ? gating.numel() / experts : 0, k = w.size(-1);
   MUH_CHECK(w.scalar_type() == at::kFloat, "muh::", op, ": topk_weights must be float32, got ", w.scalar_type());
   MUH_CHECK(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong, "muh::", op,
-              ": topk_ids must be int32 or int64, got ", ids.scalar_type());
+            ": topk_ids must be int32 or int64, got ", ids.scalar_type());
   for (const at::Tensor* t : {&w, &ids, src}) {
     if (!t) continue;
     MUH_CHECK(t->is_contiguous() && t->numel() == rows * k && t->device() == gating.device(), "muh::", op,
-                ": outputs must be contiguous [", rows, ", ", k, "] tensors on ", gating.device(), ", got ", t->sizes());
+              ": outputs must be contiguous [", rows, ", ", k, "] tensors on ", gating.device(), ", got ", t->sizes());
   }
   MUH_CHECK(!src || src->scalar_type() == at::kInt, "muh::", op, ": token_expert_indicies must be int32");
   if (rows == 0) return;

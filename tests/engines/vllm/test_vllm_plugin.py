@@ -17,7 +17,7 @@ import pytest
 
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 
 

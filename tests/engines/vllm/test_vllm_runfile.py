@@ -1,7 +1,9 @@
-"""The run file's `bash -c` form: the team's latest run file reproduced, quoting muh does itself.
+"""The run file's command: the start script (image/start.sh) with the server's argv; the team's latest run file
+reproduced, quoting muh does itself.
 
 Each script is *run* by bash with a fake `python3` on PATH that records its argv (and fails on
-request), so the tests see exactly the words the server and the pre-steps would get.
+request), so the tests see exactly the words the server and the pre-steps would get (muh's self-test, which
+the start script runs before the server, is left out of the calls: tests/codegen/test_start_script.py).
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import pytest
 import yaml
 
 from muh.engines.vllm.check import verify
+from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BASELINE = ROOT / "specs" / "baseline.muh"
 R4 = yaml.safe_load((ROOT / "tests" / "fixtures" / "deploy" / "team-r4.yaml").read_text())
 
@@ -39,18 +42,29 @@ def build(tmp: Path, text: str) -> dict[str, str]:
     return {f.path: f.content for f in render(load_file(p))}
 
 
+def start_command(cmd: list[str], opt: Path, files: dict[str, str]) -> list[str]:
+    """The run file's command with the start script put in the stand-in image's muh folder ``opt``."""
+    assert cmd[:2] == ["bash", "/opt/muh/image/start.sh"], cmd[:2]
+    script = opt / "image" / "start.sh"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(files["image/start.sh"])
+    return ["bash", str(script), *cmd[2:]]
+
+
+SELFTEST = ["-m", "muh_kernels.selftest"]
+
+
 def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False, extra_env=None,
                files: dict[str, str] | None = None):
-    """Run the run file's command; returns (calls of python3 as argv lists, stdout). ``files``: the build's
-    output, whose muh scripts the run file calls are put in the stand-in image's muh folder."""
-    cmd = yaml.safe_load(run_yaml)["command"]
-    assert cmd[:2] == ["bash", "-c"] and len(cmd) == 3
+    """Run the run file's command; returns (calls of python3 as argv lists, muh's self-test left out, stdout).
+    ``files``: the build's output, whose muh scripts the run file calls are put in the stand-in image's muh folder."""
+    opt = tmp / "opt-muh"
+    cmd = start_command(yaml.safe_load(run_yaml)["command"], opt, files)
     bin_ = tmp / "bin"
     bin_.mkdir(exist_ok=True)
     fake = bin_ / "python3"
     fake.write_text(FAKE.format(py=sys.executable))
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    opt = tmp / "opt-muh"
     (opt / "run" / "accept").mkdir(parents=True, exist_ok=True)
     for a in accept:
         (opt / "run" / "accept" / a).touch()
@@ -66,7 +80,8 @@ def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre:
     env.update(extra_env or {})
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
-    return [json.loads(line) for line in log.read_text().splitlines()], proc.stdout
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    return [c for c in calls if c[:2] != SELFTEST], proc.stdout
 
 
 def pairs(argv: list[str]) -> list[tuple[str, ...]]:
@@ -95,15 +110,22 @@ SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long optio
 SAFE = {"--max-model-len": "80000", "--gpu-memory-utilization": "0.9"}
 SAFE_DROPPED = ()  # prefix caching stays (issue 37.1)
 SAFE_ENV = []  # nothing unmeasured added (issue 37.2)
+# R4's values nothing in the image reads (issue 37.6, W-DEPLOY-NOOP): dropped with their values
+DEAD = {"--max-seq-len-to-capture"}  # no CUDA graphs under --enforce-eager
+DEAD_ENV = "BI100_"  # the team's switches: only the team's own model file (not shipped) reads them
 SELFTEST = ["-m", "muh_kernels.selftest", "--out", "/opt/muh/run/selftest.json"]
 
 
 def r4_as_served() -> list[str]:
-    """R4's argv with exact long names and the measured-safe values in place of R4's untested ones."""
-    out = []
+    """R4's argv with exact long names, the measured-safe values in place of R4's untested ones, and no dead flag."""
+    out, skip = [], False
     for a in R4_ARGV:
         a = SPELLING.get(a, a)
-        if a in SAFE_DROPPED:
+        if skip or a in SAFE_DROPPED:
+            skip = False
+            continue
+        if a in DEAD:  # the flag and its value
+            skip = True
             continue
         out.append(SAFE[out[-1]] if out and out[-1] in SAFE else a)
     return out
@@ -127,7 +149,7 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
                             accept=("reasoning_parser", "tool_call_parser_qwen3_coder", "enable_reasoning", "middleware"),
                             files=baseline)
     selftest, server = calls  # R4's pre-step ran a script the submission lacks: gone; the card's self-test runs first
-    assert selftest == SELFTEST and "timeout 40 python3 -m muh_kernels.selftest" in baseline["computility-run.yaml"]
+    assert selftest == SELFTEST and "timeout 40 python3 -m muh_kernels.selftest" in baseline["image/start.sh"]
     assert "qwen3_6_scripts" in R4_PRE and "qwen3_6_scripts" not in baseline["computility-run.yaml"]
     assert server[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     expected = r4_as_served()
@@ -143,7 +165,8 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
 
 def test_the_run_file_env_is_the_teams(baseline):
     env = yaml.safe_load(baseline["computility-run.yaml"])["env"]
-    assert env == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"]] + SAFE_ENV
+    assert env == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"]
+                   if not e["name"].startswith(DEAD_ENV)] + SAFE_ENV
 
 
 def test_unknown_flags_are_dropped_with_a_line_when_the_image_lacks_them(baseline, tmp_path):
@@ -179,8 +202,9 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(think
     before = {p.name: p.read_bytes() for p in model.iterdir()}
     model.chmod(0o555)
     try:
-        run_yaml = thinking_off["computility-run.yaml"].replace(" /model ", f" {model} ")
-        calls, out = run_script(tmp_path, run_yaml, files=thinking_off)
+        run_yaml = thinking_off["computility-run.yaml"].replace('"/model"', json.dumps(str(model)))
+        files = {**thinking_off, "image/start.sh": thinking_off["image/start.sh"].replace(" /model ", f" {model} ")}
+        calls, out = run_script(tmp_path, run_yaml, files=files)
     finally:
         model.chmod(0o755)
     server = calls[-1]
@@ -199,13 +223,13 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(think
     (model / where).unlink()
     (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": path.read_text()}))
     path.unlink()
-    calls, out = run_script(tmp_path, run_yaml, files=thinking_off)
+    calls, out = run_script(tmp_path, run_yaml, files=files)
     assert "--chat-template" not in calls[-1] and "no empty think block" in out and not path.exists()
 
 
 def test_the_run_file_lints_and_parses(baseline):
     run = baseline["computility-run.yaml"]
-    assert verify.yamllint(run) == [] and verify.run_file_shape(run) == [] and verify.run_script(run) == []
+    assert verify.yamllint(run) == [] and platform_check.run_file_shape(run) == [] and platform_check.run_script(run) == []
     assert json.loads(baseline["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(run)["command"]
 
 
@@ -248,7 +272,8 @@ def test_hostile_strings_stay_one_word(tmp_path, value):
     text = text.replace('served_model_name = "llm"', f"served_model_name = {lit}")
     text = text.replace('"/model"], on_failure', f'"/model", {lit}], on_failure')
     files = build(tmp_path, text)
-    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",), fail_pre=True)
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",), fail_pre=True,
+                            files=files)
     assert not (tmp_path / "PWNED").exists()
     pre, selftest, server = calls
     assert selftest == SELFTEST
@@ -283,13 +308,13 @@ def test_a_pre_step_must_say_what_its_failure_means(tmp_path):
 def test_a_required_pre_step_stops_the_container(tmp_path):
     text = with_pre().replace('on_failure = "[runtime] chat template patch failed"', "required = true")
     files = build(tmp_path, text)
-    cmd = yaml.safe_load(files["computility-run.yaml"])["command"]
+    cmd = start_command(yaml.safe_load(files["computility-run.yaml"])["command"], tmp_path / "opt-muh", files)
     bin_ = tmp_path / "bin"
     bin_.mkdir()
     (bin_ / "python3").write_text("#!/bin/sh\necho ran \"$@\"\nexit 7\n")
     (bin_ / "python3").chmod(0o755)
     proc = subprocess.run(cmd, capture_output=True, text=True, env={"PATH": f"{bin_}:/usr/bin:/bin"}, timeout=30)
-    assert proc.returncode == 1 and "required pre-step patch_chat_template.py failed" in proc.stdout
+    assert proc.returncode == 1 and "required step patch_chat_template.py failed" in proc.stdout
     assert "ran -m" not in proc.stdout  # the server was not started
 
 
@@ -317,7 +342,7 @@ def test_an_unknown_bi100_knob_warns_with_the_known_list(tmp_path):
 
 
 def test_a_switch_knob_takes_0_or_1(tmp_path):
-    text = BASELINE.read_text().replace('BI100_MOE_COREX_DIRECT_ROUTED = "1"', 'BI100_MOE_COREX_DIRECT_ROUTED = true')
+    text = BASELINE.read_text().replace('  env {', '  env {\n    BI100_MOE_COREX_DIRECT_ROUTED = true', 1)
     with pytest.raises(MuhError) as info:
         build(tmp_path, text)
     err = next(d for d in info.value.diagnostics if d.is_error)
@@ -353,23 +378,26 @@ def fake_probe(monkeypatch):
     return mod
 
 
+def _at(files: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The build with the start script's /workspace files in a temporary folder (the test's)."""
+    start = files["image/start.sh"].replace("/workspace/muh-probe.json", str(tmp_path / "muh-probe.json"))
+    return {**files, "image/start.sh": start.replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))}
+
+
 def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_probe):
     files = build(tmp_path, BASELINE.read_text())
     assert "probe/run.sh" in files
-    assert 'optional "probe build' in files["image/steps.sh"]
-    cmd = yaml.safe_load(files["computility-run.yaml"])["command"][2]
-    assert "timeout 60 bash" in cmd and "/workspace/muh-probe.json" in cmd
+    assert "RUN timeout 600 bash /opt/muh/probe/build.sh /opt/muh/probe/build" in files["Dockerfile"]
+    assert "timeout 60 bash" in files["image/start.sh"] and "/workspace/muh-probe.json" in files["image/start.sh"]
     opt = tmp_path / "opt-muh"
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text(files["probe/run.sh"])
-    # the run file writes under /workspace: point it at a temporary folder for the test
-    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.json", str(tmp_path / "muh-probe.json"))
-    run_yaml = run_yaml.replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
     (opt / "probe" / "build").mkdir()
     (opt / "probe" / "build" / "probe").write_text("")
     (opt / "probe" / "build" / "probe").chmod(0o755)  # what the image build compiled
-    calls, out = run_script(tmp_path, run_yaml, accept=("reasoning_parser",), extra_env={"MUH_PROBE_AT_START": "1"})
-    assert f"[muh] probe: device=Iluvatar BI-V100 cc=70 sm=16 ({tmp_path / 'muh-probe.json'})" in out.splitlines()
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",),
+                            extra_env={"MUH_PROBE_AT_START": "1"}, files=_at(files, tmp_path))
+    assert f"[muh] probe: {tmp_path / 'muh-probe.json'} written (log {tmp_path / 'muh-probe.log'})" in out.splitlines()
     assert json.loads((tmp_path / "muh-probe.json").read_text())["hardware"]["sm_count_kernel"]["value"] == 16
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]  # the server still starts
     assert f"--prebuilt {opt}/probe/build" in (tmp_path / "muh-probe.log").read_text()  # the stand-in echoes its argv
@@ -377,17 +405,17 @@ def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_
 
 def test_the_probe_is_off_by_default_and_never_compiles_at_start(tmp_path, fake_probe):
     """Issue 27.8: no probe before the server unless MUH_PROBE_AT_START=1, and then the prebuilt one."""
-    files = build(tmp_path, BASELINE.read_text())
+    files = _at(build(tmp_path, BASELINE.read_text()), tmp_path)
     opt = tmp_path / "opt-muh"
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text(f"touch {tmp_path / 'RAN'}\n")
-    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml, files=files)
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], files=files)
     assert [line for line in out.splitlines() if "probe" in line] == [
-        "[muh] probe off (set MUH_PROBE_AT_START=1 to run the prebuilt probe at start)"]
+        "[muh] probe off (set MUH_PROBE_AT_START=1 to run it at start)"]
     assert not (tmp_path / "RAN").exists() and calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
-    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"}, files=files)  # opted in, nothing built
-    assert "[muh] probe skipped: the image build did not build it" in out and not (tmp_path / "RAN").exists()
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], extra_env={"MUH_PROBE_AT_START": "1"}, files=files)
+    assert "[muh] probe skipped: the image build did not make probe/build/probe" in out  # opted in, nothing built
+    assert not (tmp_path / "RAN").exists()
 
 
 def test_the_bundles_run_sh_runs_a_prebuilt_probe_without_building(tmp_path):
@@ -409,25 +437,25 @@ def test_the_bundles_run_sh_runs_a_prebuilt_probe_without_building(tmp_path):
 
 
 def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe):
-    files = build(tmp_path, BASELINE.read_text())
+    files = _at(build(tmp_path, BASELINE.read_text()), tmp_path)
     opt = tmp_path / "opt-muh"
     (opt / "probe").mkdir(parents=True)
     (opt / "probe" / "run.sh").write_text("echo broken >&2; exit 3\n")
     (opt / "probe" / "build").mkdir()
     (opt / "probe" / "build" / "probe").write_text("")
     (opt / "probe" / "build" / "probe").chmod(0o755)
-    run_yaml = files["computility-run.yaml"].replace("/workspace/muh-probe.log", str(tmp_path / "muh-probe.log"))
-    calls, out = run_script(tmp_path, run_yaml, extra_env={"MUH_PROBE_AT_START": "1"}, files=files)
+    calls, out = run_script(tmp_path, files["computility-run.yaml"], extra_env={"MUH_PROBE_AT_START": "1"}, files=files)
     assert [line for line in out.splitlines() if "probe" in line] == [
-        f"[muh] probe skipped: exit 3 within 60 s (log {tmp_path / 'muh-probe.log'})"]
+        f"[muh] probe skipped: it failed or took over 60 s (log {tmp_path / 'muh-probe.log'})"]
+    assert "broken" in (tmp_path / "muh-probe.log").read_text()
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
 
 
 def test_without_the_probe_bundle_nothing_is_emitted_for_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "muh.codegen.probe", None)  # as if the module did not exist
     files = build(tmp_path, BASELINE.read_text())
-    assert "probe" not in files["image/steps.sh"] and not any(p.startswith("probe/") for p in files)
-    assert "probe" not in yaml.safe_load(files["computility-run.yaml"])["command"][2]
+    assert not any(p.startswith("probe/") for p in files)
+    assert "probe" not in files["image/start.sh"] and "probe" not in files["Dockerfile"]
 
 
 def test_a_flag_every_good_run_had_is_missed_with_a_warning(tmp_path):

@@ -23,7 +23,7 @@ from muh.engines.vllm.codegen.emit import plans
 from muh.engines.vllm.wheel import extract, read
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 
 pytestmark = pytest.mark.vllm

@@ -10,10 +10,11 @@ import yaml
 from dockerfile_parse import DockerfileParser
 
 from muh.engines.vllm.check import verify
+from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
 from muh.pipeline import load_file, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 BASE = SPEC.read_text()
 
@@ -36,7 +37,7 @@ def parse_dockerfile(text: str) -> DockerfileParser:
 
 def test_run_file_has_exactly_the_platform_shape(tmp_path):
     files = build(tmp_path)
-    assert verify.run_file_shape(files["computility-run.yaml"]) == []
+    assert platform_check.run_file_shape(files["computility-run.yaml"]) == []
     data = yaml.safe_load(files["computility-run.yaml"])
     assert data["concurrency"] == 1
     assert data["env"] == [{"name": "VLLM_ENGINE_ITERATION_TIMEOUT_S", "value": "3600"}]
@@ -65,7 +66,7 @@ def test_dockerfile_structure(tmp_path):
     assert 'required "install plugin" cp -r' in steps
     for e in ("paged-attn-v1-threshold", "prefix-prefill-tile"):  # each edit: one optional, dry-run gated step
         assert f'optional "edit {e}" python3 "${{MUH_ROOT}}/vllm/check_anchors.py" "${{site}}" --apply --only {e}' in steps
-    assert 'optional "triton importable' in steps and 'optional "plugin check" python3 -m muh_vllm_plugin --check' in steps
+    assert 'optional "triton importable' in steps and 'optional "plugin check" timeout 180 python3 -m muh_vllm_plugin --check' in steps
     assert 'optional "MoE config E=256,N=128,device_name=Iluvatar_BI-V100.json"' in steps
     kind, cmd = instr[-1]
     assert kind == "CMD"
@@ -104,7 +105,7 @@ def test_hostile_env_values_round_trip_exactly(tmp_path, literal):
     env = yaml.safe_load(files["computility-run.yaml"])["env"]
     assert {"name": "MUH_TEST", "value": expected} in env
     assert verify.yamllint(files["computility-run.yaml"]) == []
-    assert verify.run_file_shape(files["computility-run.yaml"]) == []
+    assert platform_check.run_file_shape(files["computility-run.yaml"]) == []
 
 
 @pytest.mark.parametrize("literal", HOSTILE)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from muh.pipeline import load_file
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BASELINE = ROOT / "specs" / "baseline.muh"
 VARIANT = json.loads((ROOT / "muh" / "engines" / "vllm" / "variants" / "enginex-bi100-v1.2.3.json").read_text())
 RUNS = VARIANT["models"]["Qwen3_5ForCausalLM"]["runs"]

@@ -1,5 +1,4 @@
 #!/usr/bin/env python3
-# {{ header }}
 """What the serving engine in this image really is, without model weights and without CUDA.
 
     python3 engine_probe.py [--hardware HW.json] [--model DIR] [-o OUT.json]
@@ -10,7 +9,8 @@ vendor-library functions are present, the model class the served config maps to 
 name vLLM would look for. This process imports neither torch nor vllm: everything that must import them
 runs in a child process with a time limit, so no CUDA context is ever created in a process vLLM uses.
 With --hardware, the hardware probe's document is extended with an "engine" part (run.sh does this).
-Standard library only (Python 3.8+).
+Standard library only (Python 3.8+). What it asks about the engine is data: engine_probe.json beside it (written by
+muh's probe bundle from the spec and the engine plug-in), or --data FILE. This file is copied into the bundle as it is.
 """
 import argparse
 import ast
@@ -21,8 +21,16 @@ import re
 import subprocess
 import sys
 
-DATA = json.loads({{ data | py_repr }})
-CHILD_TIMEOUT_S = {{ child_timeout_s }}
+DATA_FILE = "engine_probe.json"  # beside this file
+DATA = {}  # what to ask: read by main() from DATA_FILE (or --data)
+CHILD_TIMEOUT_S = 120  # each child interpreter's limit (importing torch or vllm)
+
+
+def load_data(path=None):
+    """The probe's data: ``path``, else engine_probe.json beside this file."""
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), DATA_FILE)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def child(code):
@@ -209,11 +217,15 @@ def moe_file(root, cfg, device_name):
 
 
 def main(argv=None):
+    global DATA
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hardware", help="the hardware probe's JSON: extended with an 'engine' part")
-    ap.add_argument("--model", default=DATA["model"], help="model folder with config.json (default %(default)s)")
+    ap.add_argument("--model", help="model folder with config.json (default: the data's model)")
+    ap.add_argument("--data", help="what to ask (default: %s beside this file)" % DATA_FILE)
     ap.add_argument("-o", "--out", help="write here (default: stdout)")
     args = ap.parse_args(argv)
+    DATA = load_data(args.data)
+    args.model = args.model or DATA["model"]
     doc, device_name = None, None
     if args.hardware:
         with open(args.hardware, encoding="utf-8") as f:
