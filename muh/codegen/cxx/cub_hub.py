@@ -1,0 +1,90 @@
+"""`include/muh/cub/<family>.cuh`: policy hubs that CUB's own dispatch (CCCL 3.0) takes as its ``PolicyHub``.
+
+Per algorithm family of the spec that CUB tunes (its CUB table, muh/families/cub.py) and whose hub
+template exists (``templates/cub/<family>.cuh.j2``), on the spec's NVIDIA hardware: a ``policy_hub`` with
+the template parameters of CUB's ``cub::detail::<hub>::policy_hub``, a ``ChainedPolicy`` ladder with one
+policy per compute capability of the hardware the family is declared on, and in each CUB's own
+``Agent…Policy`` types filled from the generated selector (``include/muh/tuning/tuning_<family>.cuh``:
+the resolved values, already scaled, kept exact by ``muh::cub::exact``). A member muh's spec does not
+set, and a call the spec cannot name (an element type without a muh element, an operator outside the
+catalogue), takes what CUB's own hub selects for the same architecture. ``common.cuh`` holds the shared
+vocabulary: C++ type → ``muh::tuning::element``, operator → ``operation``, muh's enumerations →
+CUB's and muh's delays → CUB's delay constructors (``muh.families.cub.cub_enums`` / ``DELAYS``, the one
+table of that correspondence: validate and the checks read it too), and the chain walk that finds CUB's
+own policy for an architecture.
+
+This module decides which hubs exist and what each template is given; the templates spell CUB's types.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.resources import files as _files
+
+from muh.codegen.base import BuildContext, GeneratedFile
+from muh.codegen.cxx import tuning
+from muh.codegen.templates import render
+from muh.derive.model import DerivedAlgorithm
+from muh.families import cub
+from muh.schema import catalog
+
+OUT = "include/muh/cub"
+#: The toolkit CCCL the hubs are written for (its ``policy_hub`` parameters and ``Agent…Policy`` types).
+CCCL = "3.0"
+
+
+def has_hub(family: str) -> bool:
+    """Whether muh renders a CUB policy hub for ``family`` (a CUB table and a hub template)."""
+    fam = catalog.FAMILIES.get(family)
+    if fam is None or fam.cub is None:
+        return False
+    return _files("muh.codegen.cxx").joinpath("templates", "cub", f"{family}.cuh.j2").is_file()
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One policy of the chain: CUB's version number (SM x 10) and the hardware whose values it holds."""
+    cc: int
+    hardware: str
+
+
+def chain(algorithms: list[DerivedAlgorithm]) -> list[Rung]:
+    """The family's NVIDIA hardware with a compute capability, oldest first, one per compute capability
+    (the first hardware by name where two share one: the selector's ladder reaches it first)."""
+    rungs: dict[int, str] = {}
+    for a in sorted(algorithms, key=lambda a: a.hardware.name):
+        hw = a.hardware
+        if hw.vendor == "nvidia" and hw.compute_capability:
+            rungs.setdefault(hw.compute_capability * 10, hw.name)
+    return [Rung(cc, tuning.ident(name)) for cc, name in sorted(rungs.items())]
+
+
+def hub_families(ctx: BuildContext) -> list[str]:
+    """The spec's families that get a hub: CUB tunes them, a template exists, NVIDIA hardware runs them."""
+    return [f for f in sorted({a.family for a in ctx.derived.algorithms.values()})
+            if has_hub(f) and chain(ctx.derived.of(f))]
+
+
+def _records(ctx: BuildContext) -> list[tuple[str, int, int]]:
+    """The spec's own element types (name, size, alignment): a C++ type that is neither arithmetic nor
+    half-precision takes the first of its size and alignment."""
+    return [(tuning.ident(n), int(t.size), int(t.align)) for n, t in sorted(ctx.spec.types.items())
+            if n not in catalog.DTYPES]
+
+
+def emit(ctx: BuildContext) -> list[GeneratedFile]:
+    families = hub_families(ctx)
+    if not families:
+        return []
+    enums = [dict(muh=m, cub=t, pairs=[(tuning.ident(v), c) for v, c in pairs]) for m, t, pairs in cub.cub_enums()]
+    out = [GeneratedFile(f"{OUT}/common.cuh", render(
+        "muh.codegen.cxx", "cub/common.cuh.j2", header=ctx.header("//"), enums=enums, records=_records(ctx),
+        ops=[tuning.ident(o) for o in catalog.OPS], delays=cub.DELAYS, cccl=CCCL))]
+    for family in families:
+        algs = ctx.derived.of(family)
+        fields = {f.name for f in tuning.fields_of(family, algs)}
+        subs = {sp.name: {f.name for f in sp.fields} for sp in tuning.subs_of(family, algs)}
+        out.append(GeneratedFile(f"{OUT}/{family}.cuh", render(
+            "muh.codegen.cxx", f"cub/{family}.cuh.j2", header=ctx.header("//"), family=tuning.ident(family),
+            doc=catalog.FAMILIES[family].doc, entry=catalog.FAMILIES[family].cub.entry, rungs=chain(algs),
+            fields=fields, subs=subs, sized=["0LL" for _ in tuning.sized(algs)], cccl=CCCL)))
+    return out
