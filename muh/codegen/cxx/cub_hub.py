@@ -32,12 +32,22 @@ OUT = "include/muh/cub"
 CCCL = "3.0"
 
 
+#: Families whose hub is another's template with their own values (the same CUB hub and agent policy).
+SHARED = {"select_flagged": "select_if", "partition": "select_if", "unique": "select_if",
+          "segmented_reduce": "reduce"}
+
+
+def template(family: str) -> str:
+    """The hub template of ``family`` (``templates/cub/<name>.cuh.j2``)."""
+    return f"cub/{SHARED.get(family, family)}.cuh.j2"
+
+
 def has_hub(family: str) -> bool:
     """Whether muh renders a CUB policy hub for ``family`` (a CUB table and a hub template)."""
     fam = catalog.FAMILIES.get(family)
     if fam is None or fam.cub is None:
         return False
-    return _files("muh.codegen.cxx").joinpath("templates", "cub", f"{family}.cuh.j2").is_file()
+    return _files("muh.codegen.cxx").joinpath("templates", template(family)).is_file()
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         fields = {f.name for f in tuning.fields_of(family, algs)}
         subs = {sp.name: {f.name for f in sp.fields} for sp in tuning.subs_of(family, algs)}
         out.append(GeneratedFile(f"{OUT}/{family}.cuh", render(
-            "muh.codegen.cxx", f"cub/{family}.cuh.j2", header=ctx.header("//"), family=tuning.ident(family),
+            "muh.codegen.cxx", template(family), header=ctx.header("//"), family=tuning.ident(family),
             doc=catalog.FAMILIES[family].doc, entry=catalog.FAMILIES[family].cub.entry, rungs=chain(algs),
             fields=fields, subs=subs, sized=["0LL" for _ in tuning.sized(algs)], cccl=CCCL)))
     return out
