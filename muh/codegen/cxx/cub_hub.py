@@ -34,7 +34,7 @@ CCCL = "3.0"
 
 #: Families whose hub is another's template with their own values (the same CUB hub and agent policy).
 SHARED = {"select_flagged": "select_if", "partition": "select_if", "unique": "select_if",
-          "segmented_reduce": "reduce"}
+          "segmented_reduce": "reduce", "radix_sort_pairs": "radix_sort", "segmented_radix_sort": "radix_sort"}
 
 
 def template(family: str) -> str:

@@ -51,6 +51,7 @@ struct policy_hub {
   struct Policy900 : arch_policy<900, AccumT, OffsetT, ReductionOpT>,
                      ::cub::ChainedPolicy<900, Policy900, Policy900> {};
   using MaxPolicy = Policy900;
+  using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
 
 //! DeviceReduce::Sum over `num_items` elements with muh's hub (CUB's dispatch, CUB's kernels).

@@ -60,6 +60,7 @@ struct policy_hub {
   struct Policy1000 : arch_policy<1000, AccumT, OffsetT, ReductionOpT>,
                       ::cub::ChainedPolicy<1000, Policy1000, Policy900> {};
   using MaxPolicy = Policy1000;
+  using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
 
 //! DeviceSegmentedReduce::Sum with muh's hub (CUB's dispatch, CUB's kernels).

@@ -56,6 +56,7 @@ struct policy_hub {
   struct Policy1000 : arch_policy<1000, InputT, FlagT, OffsetT, DistinctPartitions, Impl>,
                       ::cub::ChainedPolicy<1000, Policy1000, Policy900> {};
   using MaxPolicy = Policy1000;
+  using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
 
 //! muh::cub::unique::run: DeviceSelect::Unique with muh's unique hub.
