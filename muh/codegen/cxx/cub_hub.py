@@ -38,8 +38,9 @@ SHARED = {"select_flagged": "select_if", "partition": "select_if", "unique": "se
 
 
 def template(family: str) -> str:
-    """The hub template of ``family`` (``templates/cub/<name>.cuh.j2``)."""
-    return f"cub/{SHARED.get(family, family)}.cuh.j2"
+    """The hub template of ``family`` (``templates/cub/<name>.cuh.j2``; the single-agent hubs of ``AGENTS``
+    share ``agent.cuh.j2``)."""
+    return "cub/agent.cuh.j2" if family in AGENTS else f"cub/{SHARED.get(family, family)}.cuh.j2"
 
 
 def has_hub(family: str) -> bool:
@@ -96,5 +97,83 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         out.append(GeneratedFile(f"{OUT}/{family}.cuh", render(
             "muh.codegen.cxx", template(family), header=ctx.header("//"), family=tuning.ident(family),
             doc=catalog.FAMILIES[family].doc, entry=catalog.FAMILIES[family].cub.entry, rungs=chain(algs),
-            fields=fields, subs=subs, sized=["0LL" for _ in tuning.sized(algs)], cccl=CCCL)))
+            fields=fields, subs=subs, sized=["0LL" for _ in tuning.sized(algs)], cccl=CCCL,
+            agent=AGENTS.get(family), agent_args=agent_args(family, fields) if family in AGENTS else [])))
+    return out
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A hub whose chain policy holds one agent policy (``agent.cuh.j2``): CUB's hub (``cub_ns``, its
+    template parameters and their names), how the selector is asked (the key, value and operator
+    types, C++ expressions over the parameters), the chain policy's member holding the agent, the agent
+    type and the dimensions its template takes, in order (``"@T"``: a type parameter passed as is)."""
+    dispatch: tuple[str, ...]  # the CUB headers it includes (below cub/device/dispatch/)
+    cub_ns: str
+    params: str
+    args: str
+    key: str
+    member: str
+    agent: str
+    dims: tuple[str, ...]
+    value: str | None = None
+    op: str | None = None
+    max_name: str = "MaxPolicy"
+
+
+#: The single-agent hubs (families listed here use ``agent.cuh.j2``).
+AGENTS = {
+    "reduce_by_key": Agent(("dispatch_reduce_by_key.cuh",), "reduce_by_key", "class ReductionOpT, class AccumT, class KeyT",
+                           "ReductionOpT, AccumT, KeyT", "KeyT", "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
+                           ("threads", "items", "load", "modifier", "block", "delay"), value="AccumT", op="ReductionOpT"),
+    "scan_by_key": Agent(("dispatch_scan_by_key.cuh",), "scan_by_key",
+                         "class KeysInputIteratorT, class AccumT, class ValueT, class ScanOpT",
+                         "KeysInputIteratorT, AccumT, ValueT, ScanOpT", "::cub::detail::it_value_t<KeysInputIteratorT>",
+                         "ScanByKeyPolicyT", "::cub::AgentScanByKeyPolicy",
+                         ("threads", "items", "load", "modifier", "block", "store", "delay"), value="AccumT", op="ScanOpT"),
+    "rle_encode": Agent(("dispatch_reduce_by_key.cuh", "tuning/tuning_run_length_encode.cuh"), "rle::encode", "class LengthT, class KeyT", "LengthT, KeyT", "KeyT",
+                        "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
+                        ("threads", "items", "load", "modifier", "block", "delay")),
+    "rle_non_trivial_runs": Agent(("dispatch_rle.cuh",), "rle::non_trivial_runs", "class LengthT, class KeyT",
+                                  "LengthT, KeyT", "KeyT", "RleSweepPolicyT", "::cub::AgentRlePolicy",
+                                  ("threads", "items", "load", "modifier", "store_time_slicing", "block", "delay")),
+    "three_way_partition": Agent(("dispatch_three_way_partition.cuh",), "three_way_partition",
+                                 "class InputT, class OffsetT", "InputT, OffsetT", "InputT", "ThreeWayPartitionPolicy",
+                                 "::cub::AgentThreeWayPartitionPolicy",
+                                 ("threads", "items", "load", "modifier", "block", "delay")),
+    "unique_by_key": Agent(("dispatch_unique_by_key.cuh",), "unique_by_key", "class KeyT, class ValueT", "KeyT, ValueT",
+                           "KeyT", "UniqueByKeyPolicyT", "::cub::AgentUniqueByKeyPolicy",
+                           ("threads", "items", "load", "modifier", "block", "delay"), value="ValueT"),
+    "merge_sort": Agent(("dispatch_merge_sort.cuh",), "merge_sort", "class KeyIteratorT", "KeyIteratorT",
+                        "::cub::detail::it_value_t<KeyIteratorT>", "MergeSortPolicy", "::cub::AgentMergeSortPolicy",
+                        ("threads", "items", "load", "modifier", "store")),
+    "merge": Agent(("dispatch_merge.cuh",), "merge", "class KeyT, class ValueT", "KeyT, ValueT", "KeyT", "merge_policy",
+                   "::cub::detail::merge::agent_policy_t", ("threads", "items", "load", "modifier", "store"),
+                   max_name="max_policy"),
+    "adjacent_difference": Agent(("dispatch_adjacent_difference.cuh",), "adjacent_difference",
+                                 "class InputIteratorT, bool MayAlias", "InputIteratorT, MayAlias",
+                                 "::cub::detail::it_value_t<InputIteratorT>", "AdjacentDifferencePolicy",
+                                 "::cub::AgentAdjacentDifferencePolicy", ("threads", "items", "load", "modifier", "store")),
+}
+
+
+def agent_args(family: str, fields: set[str]) -> list[str]:
+    """The agent's template arguments: muh's value where the spec sets the dimension (``p.<dim>``, an
+    enumeration converted to CUB's type, a delay to CUB's constructor), else CUB's own member (``C::…``,
+    the member the family's CUB table names)."""
+    table = catalog.FAMILIES[family].cub
+    held = {m.dim: m.cub for m in table.cub_members}
+    block = "cub::BlockReduceAlgorithm" if catalog.FAMILIES[family].block_choices == catalog.BLOCK_REDUCE \
+        else "cub::BlockScanAlgorithm"
+    out = []
+    for dim in AGENTS[family].dims:
+        mine = dim in fields
+        if catalog.DIMS[dim].kind == "delay":
+            out.append("::muh::cub::delay_t<p.delay.kind, p.delay.ns, p.delay.l2_write_latency>" if mine
+                       else f"typename C::{held[dim]}")
+        elif dim in cub.HUB_ENUM:
+            cub_type = block if dim == "block" else cub.HUB_ENUM[dim]
+            out.append(f"::muh::cub::to<::{cub_type}>::from(p.{dim})" if mine else f"C::{held[dim]}")
+        else:
+            out.append(f"p.{dim}" if mine else f"C::{held[dim]}")
     return out
