@@ -170,3 +170,15 @@ def cub_choices(family: str, dim: str, block_enum: str, sub: str | None = None) 
         if m == muh_enum and (cub_type is None or t == cub_type):
             return tuple(v for v, _ in pairs)
     return None
+
+
+#: Values CUB's agents hold as one: per family, groups of (sub-policy, dimension) a generated hub passes to
+#: CUB as one member, with why. A policy whose group members differ cannot be run by CUB's dispatch.
+AGREE: dict[str, tuple[tuple[tuple[tuple[str, str], ...], str], ...]] = {
+    "segmented_sort": (((("small", "threads"), ("medium", "threads")),
+                        "CUB sorts small and medium segments in one block size "
+                        "(AgentSmallAndMediumSegmentedSortPolicy's BLOCK_THREADS)"),),
+    **{f: (((("onesweep", "radix_bits"), ("histogram", "radix_bits"), ("exclusive_sum", "radix_bits")),
+            "CUB's one-sweep passes share one digit width (the policy's ONESWEEP_RADIX_BITS)"),)
+       for f in ("radix_sort", "radix_sort_pairs")},
+}
