@@ -53,8 +53,10 @@ def hub_files(ctx: BuildContext) -> list[GeneratedFile]:
     return [f for f in tuning.emit(ctx) if f.path.endswith(".cuh")] + cub_hub.emit(ctx)
 
 
-def units(ctx: BuildContext) -> tuple[list[tuning_headers.Unit], int, int, list[str], list[str]]:
-    """(the units, cases, static_asserts, gaps, families without a hub) for the spec's covered cases."""
+def units(ctx: BuildContext, only: set[str] | None = None) -> tuple[list[tuning_headers.Unit], int, int, list[str],
+                                                                    list[str]]:
+    """(the units, cases, static_asserts, gaps, families without a hub) for the spec's covered cases
+    (``only``: those of these families)."""
     compared, gaps, _ = parity.coverage(ctx.spec)
     missing = [f"{parity.case_name(p)}: {why}" for p, why in gaps]
     hubs = set(cub_hub.hub_families(ctx))
@@ -62,7 +64,7 @@ def units(ctx: BuildContext) -> tuple[list[tuning_headers.Unit], int, int, list[
     by_family: dict[str, list[dict]] = {}
     asserts = 0
     for probe, _ in compared:
-        if probe.algorithm not in hubs:
+        if probe.algorithm not in hubs or (only is not None and probe.algorithm not in only):
             continue
         ms = members(probe.algorithm)
         asserts += len(ms)

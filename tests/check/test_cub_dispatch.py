@@ -1,0 +1,96 @@
+"""`cub_dispatch`: CUB's own dispatch, run on the policy hubs generated from a spec, selects CUB's policies."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from muh.check import cub_dispatch as cd
+from muh.check import parity, tuning_headers
+from muh.codegen.base import BuildContext
+from muh.codegen.cxx import cub_hub
+from muh.derive import derive
+from muh.schema import load
+from muh.schema.catalog import FAMILIES
+
+ROOT = Path(__file__).resolve().parents[2]
+NVIDIA = (ROOT / "specs" / "nvidia.muh").read_text()
+MEMCPY_SM90 = "algorithm batch_memcpy on sm90 {"
+
+
+def ctx_of(text: str, name: str = "specs/nvidia.muh") -> BuildContext:
+    spec = load(text, name)
+    return BuildContext(spec, derive(spec))
+
+
+def test_every_family_cub_tunes_has_a_hub():
+    """All of CCCL 3.0.1's tuned families (the catalogue's CUB tables) render a hub template."""
+    tabled = sorted(f for f, fam in FAMILIES.items() if fam.cub is not None)
+    assert tabled and [f for f in tabled if not cub_hub.has_hub(f)] == []
+
+
+def test_hub_names_cub_s_hub_parameters_and_a_chain_per_compute_capability():
+    ctx = ctx_of(NVIDIA)
+    files = {f.path: f.content for f in cub_hub.emit(ctx)}
+    reduce = re.sub(r"\s+", " ", files["include/muh/cub/reduce.cuh"])
+    assert "template <class AccumT, class OffsetT, class ReductionOpT> struct policy_hub {" in reduce
+    chain = re.findall(r"::cub::ChainedPolicy<(\d+), Policy(\d+), Policy(\d+)>", reduce)
+    assert chain == [("800", "800", "800"), ("860", "860", "800"), ("900", "900", "860"), ("1000", "1000", "900")]
+    assert "::cub::AgentReducePolicy<" in reduce and "::muh::cub::exact<p.threads, p.items>" in reduce
+    assert {"include/muh/cub/common.cuh"} | {f"include/muh/cub/{f}.cuh" for f in cub_hub.hub_families(ctx)} == set(files)
+
+
+def test_a_spec_without_nvidia_hardware_gets_no_hub():
+    spec = load((ROOT / "specs" / "baseline.muh").read_text(), "specs/baseline.muh")
+    assert cub_hub.emit(BuildContext(spec, derive(spec))) == []
+
+
+def test_a_member_the_spec_leaves_unset_is_cub_s():
+    """h200.muh's scan sets muh's own dimensions and not CUB's store algorithm: the hub reads CUB's member."""
+    spec = load((ROOT / "specs" / "h200.muh").read_text(), "specs/h200.muh")
+    files = {f.path: f.content for f in cub_hub.emit(BuildContext(spec, derive(spec)))}
+    scan = files["include/muh/cub/scan.cuh"]
+    fields = {f.name for f in cub_hub.tuning.fields_of("scan", BuildContext(spec, derive(spec)).derived.of("scan"))}
+    for dim, member in (("store", "C::STORE_ALGORITHM"), ("block", "C::SCAN_ALGORITHM"), ("load", "C::LOAD_ALGORITHM")):
+        assert (member in scan) == (dim not in fields), dim
+
+
+@pytest.mark.nvcc
+@pytest.mark.slow
+def test_nvidia_hubs_select_cub_s_policies_for_every_case(nvcc):
+    """The whole parity table of specs/nvidia.muh: every unit compiles, the count is the parity check's."""
+    ctx = ctx_of(NVIDIA)
+    res = cd.check_cub_dispatch(ctx)
+    compared, gaps, _ = parity.coverage(ctx.spec)
+    assert not gaps
+    assert res.status == "pass", "\n".join(res.cases)
+    assert f"{len(compared)} CUB cases" in res.detail
+
+
+@pytest.mark.nvcc
+def test_a_value_changed_in_the_spec_is_a_named_failing_case(nvcc):
+    """batch_memcpy's small-buffer threads on sm90 changed: the sm90 (and sm100, which runs sm90's)
+    cases fail by name, member by member; the unchanged spec's unit compiles."""
+    a = NVIDIA.index(MEMCPY_SM90)
+    bad_text = NVIDIA[:a] + NVIDIA[a:].replace("      threads = 128\n", "      threads = 160\n", 1)
+    good, bad = ctx_of(NVIDIA), ctx_of(bad_text)
+    (g_unit,), cases, asserts, _, _ = cd.units(good, {"batch_memcpy"})
+    (b_unit,), *_ = cd.units(bad, {"batch_memcpy"})
+    assert cases == len([p for p, _ in parity.coverage(good.spec)[0] if p.algorithm == "batch_memcpy"])
+    assert asserts == cases * len(cd.members("batch_memcpy"))
+    b_unit = tuning_headers.Unit("bad", b_unit.source, b_unit.std, tuple(cd.hub_files(bad)))
+    res = tuning_headers.compile_units(cd.hub_files(good), [g_unit, b_unit], use_cache=False)
+    assert res[g_unit.name][0], res[g_unit.name][1]
+    ok, text = res["bad"]
+    assert not ok
+    assert "batch_memcpy sm90 uint8: small/threads (AgentSmallBufferPolicyT::BLOCK_THREADS) differs from CUB's" in text
+    assert "batch_memcpy sm80 uint8: small/threads" not in text
+
+
+def test_check_counts_gaps_and_families_without_a_hub(monkeypatch):
+    """A family whose hub template is missing is named and fails the check (nothing compiled for it)."""
+    ctx = ctx_of(NVIDIA)
+    monkeypatch.setattr(cub_hub, "has_hub", lambda f: f != "merge" and FAMILIES[f].cub is not None)
+    _, _, _, gaps, no_hub = cd.units(ctx)
+    assert no_hub == ["merge"] and gaps == []
