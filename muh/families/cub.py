@@ -108,23 +108,30 @@ def _upper(prefix: str, names) -> tuple[tuple[str, str], ...]:
     return tuple((n, prefix + n.upper()) for n in names)
 
 
+#: CCCL 3.0.1's enumerators (cub/block/block_load.cuh, block_store.cuh, thread/thread_load.cuh, thread_store.cuh,
+#: block_reduce.cuh, block_scan.cuh, warp/warp_load.cuh, block_radix_rank.cuh), by their suffix: muh spells
+#: each value as its lower-case suffix.
+_CUB_LOADS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
+_CUB_LOAD_MODIFIERS = ("default", "ca", "cg", "cs", "cv", "ldg", "volatile")
+_CUB_STORE_MODIFIERS = ("default", "wb", "cg", "cs", "wt", "volatile")
+
+
 def cub_enums() -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]:
     """muh enumeration -> (CUB enumeration type, (muh enumerator, CUB enumerator) for every value CUB 3.0.1
     has). A muh value missing here has no CUB counterpart: validate refuses it in a family with a hub
-    (``cub_choices``). The catalogue's names are read when called (the catalogue imports this module)."""
-    from muh.schema import catalog
-
+    (``cub_choices``)."""
     return (
-        ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", catalog.LOAD_ALGORITHMS)),
+        ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", _CUB_LOADS)),
         # segmented sort's sub-warp policies load with a WarpLoadAlgorithm; muh spells them as block loads.
         ("block_load_algorithm", "cub::WarpLoadAlgorithm",
          _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose"))),
-        ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", catalog.STORE_ALGORITHMS)),
-        ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", catalog.LOAD_MODIFIERS)),
-        ("cache_store_modifier", "cub::CacheStoreModifier", _upper("cub::STORE_", catalog.STORE_MODIFIERS)),
+        ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", _CUB_LOADS)),
+        ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", _CUB_LOAD_MODIFIERS)),
+        ("cache_store_modifier", "cub::CacheStoreModifier", _upper("cub::STORE_", _CUB_STORE_MODIFIERS)),
         ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",
          _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions"))),
-        ("block_scan_algorithm", "cub::BlockScanAlgorithm", _upper("cub::BLOCK_SCAN_", catalog.BLOCK_SCAN)),
+        ("block_scan_algorithm", "cub::BlockScanAlgorithm",
+         _upper("cub::BLOCK_SCAN_", ("warp_scans", "raking", "raking_memoize"))),
         ("transform_algorithm", "cub::detail::transform::Algorithm",
          (("prefetch", "cub::detail::transform::Algorithm::prefetch"),
           ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"))),

@@ -94,3 +94,16 @@ def test_check_counts_gaps_and_families_without_a_hub(monkeypatch):
     monkeypatch.setattr(cub_hub, "has_hub", lambda f: f != "merge" and FAMILIES[f].cub is not None)
     _, _, _, gaps, no_hub = cd.units(ctx)
     assert no_hub == ["merge"] and gaps == []
+
+
+def test_every_cub_enumerator_is_spelled_as_a_catalogue_choice():
+    """muh/families/cub.py's CUB side (CCCL's enumerators) names only values muh's catalogue has, and the
+    generated hub's conversion covers exactly them (a value outside is validate's E-ENUM)."""
+    from muh.codegen.cxx.tuning import ENUMS
+    from muh.families import cub
+
+    choices = {name: set(c) for name, _, c in ENUMS}
+    for muh_enum, cub_type, pairs in cub.cub_enums():
+        assert {v for v, _ in pairs} <= choices[muh_enum], (muh_enum, cub_type)
+    assert cub.cub_choices("reduce", "block", "block_reduce_algorithm") == (
+        "raking_commutative_only", "raking", "warp_reductions")  # no warp_reductions_nondeterministic in CUB 3.0
