@@ -107,3 +107,46 @@ def test_every_cub_enumerator_is_spelled_as_a_catalogue_choice():
         assert {v for v, _ in pairs} <= choices[muh_enum], (muh_enum, cub_type)
     assert cub.cub_choices("reduce", "block", "block_reduce_algorithm") == (
         "raking_commutative_only", "raking", "warp_reductions")  # no warp_reductions_nondeterministic in CUB 3.0
+
+
+@pytest.mark.nvcc
+def test_a_call_the_spec_cannot_name_runs_cub_s_own_policy(nvcc, tmp_path):
+    """An operator outside the catalogue and an element type with no muh element (a 16-byte type aligned
+    to 16: specs/nvidia.muh declares none) take CUB's own policy; a known call takes the selector's."""
+    a = NVIDIA.index("algorithm select_if on sm80 {")  # its default (records take it) gets 96 threads
+    ctx = ctx_of(NVIDIA[:a] + NVIDIA[a:].replace("    threads = 128\n    items = 10\n", "    threads = 96\n    items = 10\n", 1))
+    for f in cd.hub_files(ctx):
+        path = tmp_path / f.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f.content)
+    (tmp_path / "t.cu").write_text("""#include "muh/cub/reduce.cuh"
+#include "muh/cub/select_if.cuh"
+struct MyOp { __host__ __device__ int operator()(int a, int b) const { return a ^ b; } };
+struct alignas(16) Wide { long long a, b; };
+template <class H, class C> constexpr bool same_reduce() {
+  using A = typename H::ReducePolicy; using B = typename C::ReducePolicy;
+  return A::BLOCK_THREADS == B::BLOCK_THREADS && A::ITEMS_PER_THREAD == B::ITEMS_PER_THREAD
+      && A::VECTOR_LOAD_LENGTH == B::VECTOR_LOAD_LENGTH;
+}
+using MH = muh::cub::chain_pick<muh::cub::reduce::policy_hub<int, unsigned, MyOp>::MaxPolicy, 900>;
+using MC = muh::cub::chain_pick<cub::detail::reduce::policy_hub<int, unsigned, MyOp>::MaxPolicy, 900>;
+static_assert(!muh::cub::known_v<int, MyOp> && same_reduce<MH, MC>(), "unknown operator: CUB's policy");
+using SH = muh::cub::chain_pick<muh::cub::select_if::policy_hub<Wide, cub::NullType, int, false,
+                                                                cub::SelectImpl::Select>::MaxPolicy, 900>;
+using SC = muh::cub::chain_pick<cub::detail::select::policy_hub<Wide, cub::NullType, int, false,
+                                                                cub::SelectImpl::Select>::MaxPolicy, 900>;
+static_assert(!muh::cub::known_v<Wide> && SH::SelectIfPolicyT::BLOCK_THREADS == SC::SelectIfPolicyT::BLOCK_THREADS,
+              "no muh element: CUB's policy");
+// a known call takes the spec's value (select_if's default on sm80, which a 12-byte record takes: 96 threads)
+using KH = muh::cub::chain_pick<muh::cub::select_if::policy_hub<muh_check_record, cub::NullType, int, false,
+                                                                cub::SelectImpl::Select>::MaxPolicy, 800>;
+static_assert(KH::SelectIfPolicyT::BLOCK_THREADS == 96, "a known call: the spec's value");
+int main() {}
+""".replace("muh_check_record", "Rec12"))
+    src = (tmp_path / "t.cu").read_text().replace("#include \"muh/cub/select_if.cuh\"\n",
+                                                  "#include \"muh/cub/select_if.cuh\"\nstruct alignas(4) Rec12 { char b[12]; };\n")
+    (tmp_path / "t.cu").write_text(src)
+    import subprocess
+    proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-c", str(tmp_path / "t.cu"), "-o", str(tmp_path / "t.o"),
+                           "-I", str(tmp_path / "include")], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
