@@ -150,7 +150,7 @@ def write(out: Path) -> None:
     nv = ROOT / "generated" / "nvidia" / "include"
     h200 = ROOT / "generated" / "h200" / "include"
     programs = {}
-    groups = {"reduce": ["reduce", "segmented_reduce"], "scan": ["scan"],
+    groups = {"reduce": ["reduce", "segmented_reduce", "reduce_by_key"], "scan": ["scan"],
               "select": ["select_if", "select_flagged", "unique", "partition"],
               "radix": ["radix_sort", "radix_sort_pairs", "segmented_radix_sort"], "segsort": ["segmented_sort"],
               "histogram": ["histogram", "transform"]}

@@ -37,6 +37,19 @@ int main() {
     call([&](void* t, size_t& s) { return cub::DeviceSegmentedReduce::Sum(t, s, din, sa, segs, doff, doff + 1); });
     call([&](void* t, size_t& s) { return muh_nv::cub::segmented_reduce_sum(t, s, din, sb, segs, doff, doff + 1); });
     verdict(P, "segmented_reduce_sum int32 (segments of 1000)", n, same(to_host(sa, segs), to_host(sb, segs), why), why);
+    // reduce_by_key: runs of 7 equal keys
+    std::vector<int> hk(n);
+    for (long long i = 0; i < n; ++i) hk[i] = (int)(i / 7);
+    int* dk = to_device(hk);
+    int *ua = empty<int>(n), *ub = empty<int>(n), *aa = empty<int>(n), *ab = empty<int>(n);
+    int *ra = empty<int>(1), *rb = empty<int>(1);
+    call([&](void* t, size_t& s) { return cub::DeviceReduce::ReduceByKey(t, s, dk, ua, din, aa, ra, ::cuda::std::plus<>{}, n); });
+    call([&](void* t, size_t& s) { return muh_nv::cub::reduce_by_key::run(t, s, dk, ub, din, ab, rb, ::cuda::std::plus<>{}, n); });
+    int runs = to_host(ra, 1)[0];
+    bool ok = runs == to_host(rb, 1)[0] && same(to_host(ua, runs), to_host(ub, runs), why) &&
+              same(to_host(aa, runs), to_host(ab, runs), why);
+    verdict(P, "reduce_by_key int32 (runs of 7)", n, ok, why);
+    cudaFree(dk); cudaFree(ua); cudaFree(ub); cudaFree(aa); cudaFree(ab);
     cudaFree(din); cudaFree(fin); cudaFree(doff);
   }
 #endif

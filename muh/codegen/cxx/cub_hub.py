@@ -119,13 +119,35 @@ class Agent:
     value: str | None = None
     op: str | None = None
     max_name: str = "MaxPolicy"
+    entry: str = ""  # the convenience entry (C++ in the family's namespace; "": the hub is passed by hand)
+
+
+_REDUCE_BY_KEY_RUN = """//! DeviceReduce::ReduceByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class UniqueOut, class ValuesIn, class AggregatesOut, class NumRunsOut, class ReductionOpT,
+          class NumItemsT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, UniqueOut d_unique_out,
+                ValuesIn d_values_in, AggregatesOut d_aggregates_out, NumRunsOut d_num_runs_out,
+                ReductionOpT reduction_op, NumItemsT num_items, cudaStream_t stream = 0)
+{
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  using ValueT  = ::cub::detail::it_value_t<ValuesIn>;
+  using AccumT  = ::cuda::std::__accumulator_t<ReductionOpT, ValueT, ValueT>;
+  using KeyT    = ::cub::detail::non_void_value_t<UniqueOut, ::cub::detail::it_value_t<KeysIn>>;
+  using EqualT  = ::cuda::std::equal_to<>;
+  return ::cub::DispatchReduceByKey<KeysIn, UniqueOut, ValuesIn, AggregatesOut, NumRunsOut, EqualT, ReductionOpT,
+                                    OffsetT, AccumT, policy_hub<ReductionOpT, AccumT, KeyT>>::
+    Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in, d_unique_out, d_values_in, d_aggregates_out,
+             d_num_runs_out, EqualT{}, reduction_op, static_cast<OffsetT>(num_items), stream);
+}
+"""
 
 
 #: The single-agent hubs (families listed here use ``agent.cuh.j2``).
 AGENTS = {
     "reduce_by_key": Agent(("dispatch_reduce_by_key.cuh",), "reduce_by_key", "class ReductionOpT, class AccumT, class KeyT",
                            "ReductionOpT, AccumT, KeyT", "KeyT", "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
-                           ("threads", "items", "load", "modifier", "block", "delay"), value="AccumT", op="ReductionOpT"),
+                           ("threads", "items", "load", "modifier", "block", "delay"), value="AccumT", op="ReductionOpT",
+                           entry=_REDUCE_BY_KEY_RUN),
     "scan_by_key": Agent(("dispatch_scan_by_key.cuh",), "scan_by_key",
                          "class KeysInputIteratorT, class AccumT, class ValueT, class ScanOpT",
                          "KeysInputIteratorT, AccumT, ValueT, ScanOpT", "::cub::detail::it_value_t<KeysInputIteratorT>",

@@ -56,6 +56,25 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceReduce::ReduceByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class UniqueOut, class ValuesIn, class AggregatesOut, class NumRunsOut, class ReductionOpT,
+          class NumItemsT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, UniqueOut d_unique_out,
+                ValuesIn d_values_in, AggregatesOut d_aggregates_out, NumRunsOut d_num_runs_out,
+                ReductionOpT reduction_op, NumItemsT num_items, cudaStream_t stream = 0) {
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  using ValueT = ::cub::detail::it_value_t<ValuesIn>;
+  using AccumT = ::cuda::std::__accumulator_t<ReductionOpT, ValueT, ValueT>;
+  using KeyT = ::cub::detail::non_void_value_t<UniqueOut, ::cub::detail::it_value_t<KeysIn>>;
+  using EqualT = ::cuda::std::equal_to<>;
+  return ::cub::DispatchReduceByKey<
+      KeysIn, UniqueOut, ValuesIn, AggregatesOut, NumRunsOut, EqualT, ReductionOpT, OffsetT, AccumT,
+      policy_hub<ReductionOpT, AccumT, KeyT>>::Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in, d_unique_out,
+                                                        d_values_in, d_aggregates_out, d_num_runs_out, EqualT{},
+                                                        reduction_op, static_cast<OffsetT>(num_items), stream);
+}
+
 }  // namespace reduce_by_key
 }  // namespace cub
 }  // namespace muh
