@@ -151,8 +151,8 @@ def write(out: Path) -> None:
     h200 = ROOT / "generated" / "h200" / "include"
     programs = {}
     groups = {"reduce": ["reduce", "segmented_reduce", "reduce_by_key"], "scan": ["scan"],
-              "select": ["select_if", "select_flagged", "unique", "partition"],
-              "radix": ["radix_sort", "radix_sort_pairs", "segmented_radix_sort"], "segsort": ["segmented_sort"],
+              "select": ["select_if", "select_flagged", "unique", "partition", "unique_by_key"],
+              "radix": ["radix_sort", "radix_sort_pairs", "segmented_radix_sort", "merge_sort"], "segsort": ["segmented_sort"],
               "histogram": ["histogram", "transform"]}
     for g, fams in groups.items():
         programs[f"entries_{g}"] = (tree_code("nv", nv, fams) + f"#define MUH_ENTRIES_{g.upper()} 1\n")

@@ -103,6 +103,19 @@ int main() {
       bool ok = na == nb && same(to_host(a, n), to_host(b, n), why);
       verdict(P, "partition int32 x < 0 (whole output)", n, ok, why);
     }
+    {  // unique_by_key: keys of the input's runs (x / 16: mostly equal neighbours in sorted data)
+      std::vector<int> hk(hi);
+      std::sort(hk.begin(), hk.end());
+      for (auto& x : hk) x /= 16;
+      int* dk = to_device(hk);
+      int *ka = empty<int>(n), *kb = empty<int>(n);
+      call([&](void* t, size_t& s) { return cub::DeviceSelect::UniqueByKey(t, s, dk, din, ka, a, ca, n); });
+      call([&](void* t, size_t& s) { return muh_nv::cub::unique_by_key::run(t, s, dk, din, kb, b, cb, n); });
+      auto na = to_host(ca, 1)[0], nb = to_host(cb, 1)[0];
+      bool ok = na == nb && same(to_host(ka, na), to_host(kb, nb), why) && same(to_host(a, na), to_host(b, nb), why);
+      verdict(P, "unique_by_key int32:int32", n, ok, why);
+      cudaFree(dk); cudaFree(ka); cudaFree(kb);
+    }
     cudaFree(din); cudaFree(dflags); cudaFree(a); cudaFree(b);
   }
 #endif
@@ -129,6 +142,9 @@ int main() {
     call([&](void* t, size_t& s) { return cub::DeviceSegmentedRadixSort::SortKeys(t, s, din, a, (int)n, (int)segs, doff, doff + 1); });
     call([&](void* t, size_t& s) { return muh_nv::cub::segmented_radix_sort::run(t, s, din, b, (int)n, (int)segs, doff, doff + 1); });
     verdict(P, "segmented_radix_sort int32 (segments of 4096)", n, same(to_host(a, n), to_host(b, n), why), why);
+    call([&](void* t, size_t& s) { return cub::DeviceMergeSort::SortKeysCopy(t, s, din, a, n, ::cuda::std::less<>{}); });
+    call([&](void* t, size_t& s) { return muh_nv::cub::merge_sort::run(t, s, din, b, n, ::cuda::std::less<>{}); });
+    verdict(P, "merge_sort keys int32 (less)", n, same(to_host(a, n), to_host(b, n), why), why);
     cudaFree(din); cudaFree(fv); cudaFree(a); cudaFree(b); cudaFree(va); cudaFree(vb); cudaFree(doff);
   }
 #endif

@@ -150,3 +150,23 @@ int main() {}
     proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-c", str(tmp_path / "t.cu"), "-o", str(tmp_path / "t.o"),
                            "-I", str(tmp_path / "include")], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.nvcc
+def test_every_hub_compiles_beside_cub_s_public_headers(nvcc, tmp_path):
+    """All of specs/nvidia.muh's hubs in one translation unit after <cub/cub.cuh> (CCCL 3.0.1's
+    dispatch_unique_by_key.cuh has no `#pragma once`: a hub that included it directly broke this)."""
+    import subprocess
+
+    ctx = ctx_of(NVIDIA)
+    for f in cd.hub_files(ctx):
+        path = tmp_path / f.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f.content)
+    hubs = sorted(p.name for p in (tmp_path / "include" / "muh" / "cub").glob("*.cuh"))
+    assert len(hubs) == len(cub_hub.hub_families(ctx)) + 1
+    (tmp_path / "t.cu").write_text("#include <cub/cub.cuh>\n" + "".join(f'#include "muh/cub/{h}"\n' for h in hubs)
+                                   + "int main() {}\n")
+    proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-c", str(tmp_path / "t.cu"), "-o", str(tmp_path / "t.o"),
+                           "-I", str(tmp_path / "include")], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]

@@ -108,7 +108,9 @@ class Agent:
     template parameters and their names), how the selector is asked (the key, value and operator
     types, C++ expressions over the parameters), the chain policy's member holding the agent, the agent
     type and the dimensions its template takes, in order (``"@T"``: a type parameter passed as is)."""
-    dispatch: tuple[str, ...]  # the CUB headers it includes (below cub/device/dispatch/)
+    dispatch: tuple[str, ...]  # the CUB headers it includes (below cub/; CCCL 3.0.1's dispatch_unique_by_key.cuh
+    # has no `#pragma once`: it is reached through device_select.cuh, which has, so a user's include does not
+    # define it twice)
     cub_ns: str
     params: str
     args: str
@@ -140,39 +142,68 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
              d_num_runs_out, EqualT{}, reduction_op, static_cast<OffsetT>(num_items), stream);
 }
 """
+_UNIQUE_BY_KEY_RUN = """//! DeviceSelect::UniqueByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class ValuesIn, class KeysOut, class ValuesOut, class NumSelectedOut, class NumItemsT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, ValuesIn d_values_in,
+                KeysOut d_keys_out, ValuesOut d_values_out, NumSelectedOut d_num_selected_out, NumItemsT num_items,
+                cudaStream_t stream = 0)
+{
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  using EqualT  = ::cuda::std::equal_to<>;
+  using Hub     = policy_hub<::cub::detail::it_value_t<KeysIn>, ::cub::detail::it_value_t<ValuesIn>>;
+  return ::cub::DispatchUniqueByKey<KeysIn, ValuesIn, KeysOut, ValuesOut, NumSelectedOut, EqualT, OffsetT, Hub>::
+    Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in, d_values_in, d_keys_out, d_values_out, d_num_selected_out,
+             EqualT{}, static_cast<OffsetT>(num_items), stream);
+}
+"""
+
+_MERGE_SORT_RUN = """//! DeviceMergeSort::SortKeysCopy (a comparator, not in place) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class KeysOut, class NumItemsT, class CompareOpT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, KeysOut d_keys_out,
+                NumItemsT num_items, CompareOpT compare_op, cudaStream_t stream = 0)
+{
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  return ::cub::DispatchMergeSort<KeysIn, ::cub::NullType*, KeysOut, ::cub::NullType*, OffsetT, CompareOpT,
+                                  policy_hub<KeysOut>>::Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in,
+                                                                 static_cast<::cub::NullType*>(nullptr), d_keys_out,
+                                                                 static_cast<::cub::NullType*>(nullptr),
+                                                                 static_cast<OffsetT>(num_items), compare_op, stream);
+}
+"""
 
 
 #: The single-agent hubs (families listed here use ``agent.cuh.j2``).
 AGENTS = {
-    "reduce_by_key": Agent(("dispatch_reduce_by_key.cuh",), "reduce_by_key", "class ReductionOpT, class AccumT, class KeyT",
+    "reduce_by_key": Agent(("device/dispatch/dispatch_reduce_by_key.cuh",), "reduce_by_key", "class ReductionOpT, class AccumT, class KeyT",
                            "ReductionOpT, AccumT, KeyT", "KeyT", "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
                            ("threads", "items", "load", "modifier", "block", "delay"), value="AccumT", op="ReductionOpT",
                            entry=_REDUCE_BY_KEY_RUN),
-    "scan_by_key": Agent(("dispatch_scan_by_key.cuh",), "scan_by_key",
+    "scan_by_key": Agent(("device/dispatch/dispatch_scan_by_key.cuh",), "scan_by_key",
                          "class KeysInputIteratorT, class AccumT, class ValueT, class ScanOpT",
                          "KeysInputIteratorT, AccumT, ValueT, ScanOpT", "::cub::detail::it_value_t<KeysInputIteratorT>",
                          "ScanByKeyPolicyT", "::cub::AgentScanByKeyPolicy",
                          ("threads", "items", "load", "modifier", "block", "store", "delay"), value="AccumT", op="ScanOpT"),
-    "rle_encode": Agent(("dispatch_reduce_by_key.cuh", "tuning/tuning_run_length_encode.cuh"), "rle::encode", "class LengthT, class KeyT", "LengthT, KeyT", "KeyT",
+    "rle_encode": Agent(("device/dispatch/dispatch_reduce_by_key.cuh", "device/dispatch/tuning/tuning_run_length_encode.cuh"), "rle::encode", "class LengthT, class KeyT", "LengthT, KeyT", "KeyT",
                         "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
                         ("threads", "items", "load", "modifier", "block", "delay")),
-    "rle_non_trivial_runs": Agent(("dispatch_rle.cuh",), "rle::non_trivial_runs", "class LengthT, class KeyT",
+    "rle_non_trivial_runs": Agent(("device/dispatch/dispatch_rle.cuh",), "rle::non_trivial_runs", "class LengthT, class KeyT",
                                   "LengthT, KeyT", "KeyT", "RleSweepPolicyT", "::cub::AgentRlePolicy",
                                   ("threads", "items", "load", "modifier", "store_time_slicing", "block", "delay")),
-    "three_way_partition": Agent(("dispatch_three_way_partition.cuh",), "three_way_partition",
+    "three_way_partition": Agent(("device/dispatch/dispatch_three_way_partition.cuh",), "three_way_partition",
                                  "class InputT, class OffsetT", "InputT, OffsetT", "InputT", "ThreeWayPartitionPolicy",
                                  "::cub::AgentThreeWayPartitionPolicy",
                                  ("threads", "items", "load", "modifier", "block", "delay")),
-    "unique_by_key": Agent(("dispatch_unique_by_key.cuh",), "unique_by_key", "class KeyT, class ValueT", "KeyT, ValueT",
+    "unique_by_key": Agent(("device/device_select.cuh",), "unique_by_key", "class KeyT, class ValueT", "KeyT, ValueT",
                            "KeyT", "UniqueByKeyPolicyT", "::cub::AgentUniqueByKeyPolicy",
-                           ("threads", "items", "load", "modifier", "block", "delay"), value="ValueT"),
-    "merge_sort": Agent(("dispatch_merge_sort.cuh",), "merge_sort", "class KeyIteratorT", "KeyIteratorT",
+                           ("threads", "items", "load", "modifier", "block", "delay"), value="ValueT",
+                           entry=_UNIQUE_BY_KEY_RUN),
+    "merge_sort": Agent(("device/dispatch/dispatch_merge_sort.cuh",), "merge_sort", "class KeyIteratorT", "KeyIteratorT",
                         "::cub::detail::it_value_t<KeyIteratorT>", "MergeSortPolicy", "::cub::AgentMergeSortPolicy",
-                        ("threads", "items", "load", "modifier", "store")),
-    "merge": Agent(("dispatch_merge.cuh",), "merge", "class KeyT, class ValueT", "KeyT, ValueT", "KeyT", "merge_policy",
+                        ("threads", "items", "load", "modifier", "store"), entry=_MERGE_SORT_RUN),
+    "merge": Agent(("device/dispatch/dispatch_merge.cuh",), "merge", "class KeyT, class ValueT", "KeyT, ValueT", "KeyT", "merge_policy",
                    "::cub::detail::merge::agent_policy_t", ("threads", "items", "load", "modifier", "store"),
                    max_name="max_policy"),
-    "adjacent_difference": Agent(("dispatch_adjacent_difference.cuh",), "adjacent_difference",
+    "adjacent_difference": Agent(("device/dispatch/dispatch_adjacent_difference.cuh",), "adjacent_difference",
                                  "class InputIteratorT, bool MayAlias", "InputIteratorT, MayAlias",
                                  "::cub::detail::it_value_t<InputIteratorT>", "AdjacentDifferencePolicy",
                                  "::cub::AgentAdjacentDifferencePolicy", ("threads", "items", "load", "modifier", "store")),

@@ -50,6 +50,19 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceMergeSort::SortKeysCopy (a comparator, not in place) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class KeysOut, class NumItemsT, class CompareOpT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, KeysOut d_keys_out,
+                NumItemsT num_items, CompareOpT compare_op, cudaStream_t stream = 0) {
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  return ::cub::DispatchMergeSort<KeysIn, ::cub::NullType*, KeysOut, ::cub::NullType*, OffsetT, CompareOpT,
+                                  policy_hub<KeysOut>>::Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in,
+                                                                 static_cast<::cub::NullType*>(nullptr), d_keys_out,
+                                                                 static_cast<::cub::NullType*>(nullptr),
+                                                                 static_cast<OffsetT>(num_items), compare_op, stream);
+}
+
 }  // namespace merge_sort
 }  // namespace cub
 }  // namespace muh

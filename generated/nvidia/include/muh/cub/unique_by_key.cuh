@@ -3,7 +3,7 @@
 // ::cub::AgentUniqueByKeyPolicy.
 #pragma once
 
-#include <cub/device/dispatch/dispatch_unique_by_key.cuh>
+#include <cub/device/device_select.cuh>
 
 #include "../tuning/tuning_unique_by_key.cuh"
 #include "common.cuh"
@@ -51,6 +51,21 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceSelect::UniqueByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class ValuesIn, class KeysOut, class ValuesOut, class NumSelectedOut, class NumItemsT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, ValuesIn d_values_in,
+                KeysOut d_keys_out, ValuesOut d_values_out, NumSelectedOut d_num_selected_out, NumItemsT num_items,
+                cudaStream_t stream = 0) {
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  using EqualT = ::cuda::std::equal_to<>;
+  using Hub = policy_hub<::cub::detail::it_value_t<KeysIn>, ::cub::detail::it_value_t<ValuesIn>>;
+  return ::cub::DispatchUniqueByKey<KeysIn, ValuesIn, KeysOut, ValuesOut, NumSelectedOut, EqualT, OffsetT,
+                                    Hub>::Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in, d_values_in,
+                                                   d_keys_out, d_values_out, d_num_selected_out, EqualT{},
+                                                   static_cast<OffsetT>(num_items), stream);
+}
+
 }  // namespace unique_by_key
 }  // namespace cub
 }  // namespace muh
