@@ -150,7 +150,7 @@ def write(out: Path) -> None:
     nv = ROOT / "generated" / "nvidia" / "include"
     h200 = ROOT / "generated" / "h200" / "include"
     programs = {}
-    groups = {"reduce": ["reduce", "segmented_reduce", "reduce_by_key"], "scan": ["scan"],
+    groups = {"reduce": ["reduce", "segmented_reduce", "reduce_by_key"], "scan": ["scan", "scan_by_key"],
               "select": ["select_if", "select_flagged", "unique", "partition", "unique_by_key"],
               "radix": ["radix_sort", "radix_sort_pairs", "segmented_radix_sort", "merge_sort"], "segsort": ["segmented_sort"],
               "histogram": ["histogram", "transform"]}

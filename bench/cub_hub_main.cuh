@@ -68,6 +68,13 @@ int main() {
     call([&](void* t, size_t& s) { return cub::DeviceScan::InclusiveSum(t, s, dl, la, n); });
     call([&](void* t, size_t& s) { return muh_nv::cub::inclusive_sum(t, s, dl, lb, n); });
     verdict(P, "inclusive_sum int64", n, same(to_host(la, n), to_host(lb, n), why), why);
+    std::vector<int> hk(n);
+    for (long long i = 0; i < n; ++i) hk[i] = (int)(i / 100);  // segments of 100 equal keys
+    int* dk = to_device(hk);
+    call([&](void* t, size_t& s) { return cub::DeviceScan::InclusiveSumByKey(t, s, dk, din, a, n); });
+    call([&](void* t, size_t& s) { return muh_nv::cub::scan_by_key::run(t, s, dk, din, b, n); });
+    verdict(P, "inclusive_sum_by_key int32 (runs of 100)", n, same(to_host(a, n), to_host(b, n), why), why);
+    cudaFree(dk);
     cudaFree(din); cudaFree(a); cudaFree(b); cudaFree(dl); cudaFree(la); cudaFree(lb);
   }
 #endif

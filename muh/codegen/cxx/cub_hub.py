@@ -171,6 +171,23 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
 }
 """
 
+_SCAN_BY_KEY_RUN = """//! DeviceScan::InclusiveSumByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class ValuesIn, class ValuesOut, class NumItemsT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, ValuesIn d_values_in,
+                ValuesOut d_values_out, NumItemsT num_items, cudaStream_t stream = 0)
+{
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  using EqualT  = ::cuda::std::equal_to<>;
+  using OpT     = ::cuda::std::plus<>;
+  using ValueT  = ::cub::detail::it_value_t<ValuesIn>;
+  using AccumT  = ::cuda::std::__accumulator_t<OpT, ValueT, ValueT>;
+  return ::cub::DispatchScanByKey<KeysIn, ValuesIn, ValuesOut, EqualT, OpT, ::cub::NullType, OffsetT, AccumT,
+                                  policy_hub<KeysIn, AccumT, ValueT, OpT>>::
+    Dispatch(d_temp_storage, temp_storage_bytes, d_keys_in, d_values_in, d_values_out, EqualT{}, OpT{},
+             ::cub::NullType{}, static_cast<OffsetT>(num_items), stream);
+}
+"""
+
 
 #: The single-agent hubs (families listed here use ``agent.cuh.j2``).
 AGENTS = {
@@ -182,7 +199,8 @@ AGENTS = {
                          "class KeysInputIteratorT, class AccumT, class ValueT, class ScanOpT",
                          "KeysInputIteratorT, AccumT, ValueT, ScanOpT", "::cub::detail::it_value_t<KeysInputIteratorT>",
                          "ScanByKeyPolicyT", "::cub::AgentScanByKeyPolicy",
-                         ("threads", "items", "load", "modifier", "block", "store", "delay"), value="AccumT", op="ScanOpT"),
+                         ("threads", "items", "load", "modifier", "block", "store", "delay"), value="AccumT", op="ScanOpT",
+                         entry=_SCAN_BY_KEY_RUN),
     "rle_encode": Agent(("device/dispatch/dispatch_reduce_by_key.cuh", "device/dispatch/tuning/tuning_run_length_encode.cuh"), "rle::encode", "class LengthT, class KeyT", "LengthT, KeyT", "KeyT",
                         "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
                         ("threads", "items", "load", "modifier", "block", "delay")),

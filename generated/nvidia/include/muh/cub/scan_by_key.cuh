@@ -60,6 +60,25 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceScan::InclusiveSumByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class KeysIn, class ValuesIn, class ValuesOut, class NumItemsT>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, ValuesIn d_values_in,
+                ValuesOut d_values_out, NumItemsT num_items, cudaStream_t stream = 0) {
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  using EqualT = ::cuda::std::equal_to<>;
+  using OpT = ::cuda::std::plus<>;
+  using ValueT = ::cub::detail::it_value_t<ValuesIn>;
+  using AccumT = ::cuda::std::__accumulator_t<OpT, ValueT, ValueT>;
+  return ::cub::DispatchScanByKey<KeysIn, ValuesIn, ValuesOut, EqualT, OpT, ::cub::NullType, OffsetT, AccumT,
+                                  policy_hub<KeysIn, AccumT, ValueT, OpT>>::Dispatch(d_temp_storage, temp_storage_bytes,
+                                                                                     d_keys_in, d_values_in,
+                                                                                     d_values_out, EqualT{}, OpT{},
+                                                                                     ::cub::NullType{},
+                                                                                     static_cast<OffsetT>(num_items),
+                                                                                     stream);
+}
+
 }  // namespace scan_by_key
 }  // namespace cub
 }  // namespace muh
