@@ -107,3 +107,50 @@ extern "C" int cub_histogram_even(int dtype, const void* in, long long n, int bi
   if (dtype == 4) return histogram_even<int, int>(in, hist, n, bins, (int)lower, (int)upper, s);
   return 99;
 }
+
+// ---- CUB with muh's hub: the same calls through the hubs generated from specs/h200.muh (include path
+// generated/h200/include; bench/kernels.py's column "CUB with muh's hub"). float32 and the histogram's codes.
+#if __has_include("muh/cub/reduce.cuh") && __has_include("muh/cub/histogram.cuh")
+#include "muh/cub/histogram.cuh"
+#include "muh/cub/reduce.cuh"
+#include "muh/cub/scan.cuh"
+#include "muh/cub/transform.cuh"
+
+extern "C" int hub_reduce(int op, int dtype, const void* in, void* out, long long n, void* stream) {
+  if (op != 0 || dtype != 0) return 99;
+  size_t bytes = 0;
+  muh::cub::reduce_sum(nullptr, bytes, (const float*)in, (float*)out, (int)n, (cudaStream_t)stream);
+  if (ensure(bytes)) return 1;
+  return (int)muh::cub::reduce_sum(g_temp, bytes, (const float*)in, (float*)out, (int)n, (cudaStream_t)stream);
+}
+
+extern "C" int hub_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* stream) {
+  if (exclusive || dtype != 0) return 99;
+  size_t bytes = 0;
+  muh::cub::inclusive_sum(nullptr, bytes, (const float*)in, (float*)out, (int)n, (cudaStream_t)stream);
+  if (ensure(bytes)) return 1;
+  return (int)muh::cub::inclusive_sum(g_temp, bytes, (const float*)in, (float*)out, (int)n, (cudaStream_t)stream);
+}
+
+extern "C" int hub_transform_scale(int dtype, const void* in, void* out, long long n, float alpha, void* stream) {
+  if (dtype != 0) return 99;
+  return (int)muh::cub::transform::run((const float*)in, (float*)out, (int)n, ScaleF{alpha}, (cudaStream_t)stream);
+}
+
+template <typename T, typename L>
+int hub_histogram(const void* in, int* hist, long long n, int bins, L lower, L upper, cudaStream_t s) {
+  size_t bytes = 0;
+  muh::cub::histogram::run(nullptr, bytes, (const T*)in, hist, bins + 1, lower, upper, (int)n, s);
+  if (ensure(bytes)) return 1;
+  return (int)muh::cub::histogram::run(g_temp, bytes, (const T*)in, hist, bins + 1, lower, upper, (int)n, s);
+}
+
+extern "C" int hub_histogram_even(int dtype, const void* in, long long n, int bins, double lower, double upper,
+                                  int* hist, void* stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == 0) return hub_histogram<float, float>(in, hist, n, bins, (float)lower, (float)upper, s);
+  if (dtype == 7) return hub_histogram<unsigned char, int>(in, hist, n, bins, (int)lower, (int)upper, s);
+  if (dtype == 4) return hub_histogram<int, int>(in, hist, n, bins, (int)lower, (int)upper, s);
+  return 99;
+}
+#endif

@@ -1,4 +1,7 @@
-"""muh's generated kernels vs CUB vs PyTorch, in one run, on the present GPU.
+"""muh's generated kernels vs CUB vs CUB with muh's hub vs PyTorch, in one run, on the present GPU.
+
+"CUB with muh's hub": CUB's own dispatch and kernels on the policy hubs generated from specs/h200.muh
+(generated/h200/include/muh/cub/, docs/parity.md), each call's result checked against CUB's first.
 
     python3 bench/kernels.py [--gen DIR] [--out-json FILE] [--out-md FILE] [--quick]
 
@@ -24,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SIZES = [1 << 16, 1 << 20, 1 << 24, 1 << 28]
+#: The policy hubs generated from specs/h200.muh: CUB's own kernels on muh's h200 policies (column "CUB with muh's hub").
+HUBS = ROOT / "generated" / "h200" / "include"
 L2_BYTES = 60 << 20
 
 
@@ -34,18 +39,26 @@ def build_cub(cache: Path) -> ctypes.CDLL:
     src = ROOT / "bench" / "cub_harness.cu"
     import hashlib
 
-    key = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+    h = hashlib.sha256(src.read_bytes())
+    for f in sorted(HUBS.rglob("*.cuh")):
+        h.update(f.read_bytes())
+    key = h.hexdigest()[:16]
     lib = cache / f"cub-{key}" / "libcub_harness.so"
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
         flags = Toolchain.lab("sm_90").shared_library().flags  # muh's own library flags (with -lineinfo)
-        subprocess.run([build.nvcc(), *flags, "-o", str(lib), str(src)], check=True)
+        hubs = ["-I", str(HUBS)]  # CUB with muh's hub: the hubs generated from specs/h200.muh
+        subprocess.run([build.nvcc(), *flags, *hubs, "-o", str(lib), str(src)], check=True)
     cub = ctypes.CDLL(str(lib))
     vp, ll = ctypes.c_void_p, ctypes.c_longlong
     cub.cub_reduce.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]
     cub.cub_scan.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, ll, vp]
     cub.cub_transform_scale.argtypes = [ctypes.c_int, vp, vp, ll, ctypes.c_float, vp]
     cub.cub_histogram_even.argtypes = [ctypes.c_int, vp, ll, ctypes.c_int, ctypes.c_double, ctypes.c_double, vp, vp]
+    cub.hub_reduce.argtypes = cub.cub_reduce.argtypes
+    cub.hub_scan.argtypes = cub.cub_scan.argtypes
+    cub.hub_transform_scale.argtypes = cub.cub_transform_scale.argtypes
+    cub.hub_histogram_even.argtypes = cub.cub_histogram_even.argtypes
     return cub
 
 
@@ -205,12 +218,14 @@ def main() -> int:
     del a, b
     print(f"device: {dev.name}, {dev.multi_processor_count} SMs; copy {copy_bw / 1e9:.0f} GB/s (1 GiB)", flush=True)
 
-    def record(alg, variant, n, bytes_moved, t_muh, t_cub, t_torch, lat=None, t_copy=None):
+    def record(alg, variant, n, bytes_moved, t_muh, t_cub, t_torch, lat=None, t_copy=None, t_hub=None):
         """t_copy: a device copy of the same bytes in this run (else the 1 GiB copy's rate is the ceiling)."""
         ceil = copy_bw if t_copy is None else bytes_moved / t_copy
         row = {"latency_us": lat,"alg": alg, "variant": variant, "n": n, "muh_us": t_muh * 1e6,
                "cub_us": None if t_cub is None else t_cub * 1e6,
                "torch_us": None if t_torch is None else t_torch * 1e6,
+               "cub_hub_us": None if t_hub is None else t_hub * 1e6,
+               "cub_vs_cub_hub": None if t_hub is None or t_cub is None else t_cub / t_hub,
                "copy_us": None if t_copy is None else t_copy * 1e6,
                "vs_cub": None if t_cub is None else t_cub / t_muh,
                "vs_torch": None if t_torch is None else t_torch / t_muh,
@@ -237,13 +252,15 @@ def main() -> int:
                                     ws[0].numel(), s), torch, it, reps)
         t_cub = timeit(lambda i: cub.cub_reduce(0, 0, xs[i % nb].data_ptr(), out.data_ptr(), n, s), torch, it, reps)
         t_torch = timeit(lambda i: torch.sum(xs[i % nb]), torch, it, reps)
+        assert cub.hub_reduce(0, 0, xs[0].data_ptr(), out.data_ptr(), n, stream()) == 0 and out.item() == want
+        t_hub = timeit(lambda i: cub.hub_reduce(0, 0, xs[i % nb].data_ptr(), out.data_ptr(), n, s), torch, it, reps)
         lat = None
         if n <= 1 << 20:
             lat = [latency(lambda i: fn(0, 0, xs[i % nb].data_ptr(), n, out.data_ptr(), ws[0].data_ptr(),
                                         ws[0].numel(), s), torch) * 1e6,
                    latency(lambda i: cub.cub_reduce(0, 0, xs[i % nb].data_ptr(), out.data_ptr(), n, s), torch) * 1e6,
                    latency(lambda i: torch.sum(xs[i % nb]), torch) * 1e6]
-        record("reduce", "sum float32", n, 4 * n, t_muh, t_cub, t_torch, lat)
+        record("reduce", "sum float32", n, 4 * n, t_muh, t_cub, t_torch, lat, t_hub=t_hub)
         del xs
 
     # ---- scan sum: inclusive per type and size (+ exclusive), vs CUB, torch.cumsum and a copy ----
@@ -275,13 +292,20 @@ def main() -> int:
                            torch, it, reps)
             t_torch = timeit(lambda i: torch.cumsum(xs[i % nb], 0, dtype=tdt[dname], out=ys[i % nb]), torch, it, reps)
             t_copy = timeit(lambda i: ys[i % nb].copy_(xs[i % nb]), torch, it, reps)
+            t_hub = None
+            if dname == "float32":  # CUB with muh's h200 hub: the same exact answer, then timed
+                assert cub.hub_scan(0, code, xs[0].data_ptr(), ys[0].data_ptr(), n, s) == 0
+                torch.cuda.synchronize()
+                assert torch.equal(ys[0].to(torch.int64), torch.cumsum(xs[0].to(torch.int64), 0)), ("hub", dname, n)
+                t_hub = timeit(lambda i: cub.hub_scan(0, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s),
+                               torch, it, reps)
             lat = None
             if n <= 1 << 20 and dname == "float32":
                 lat = [latency(muh_scan, torch) * 1e6,
                        latency(lambda i: cub.cub_scan(0, code, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, s),
                                torch) * 1e6,
                        latency(lambda i: torch.cumsum(xs[i % nb], 0, out=ys[i % nb]), torch) * 1e6]
-            record("scan", f"inclusive sum {dname}", n, 2 * size * n, t_muh, t_cub, t_torch, lat, t_copy)
+            record("scan", f"inclusive sum {dname}", n, 2 * size * n, t_muh, t_cub, t_torch, lat, t_copy, t_hub)
             if args.scan_exclusive and n >= 1 << 24:
                 want = torch.cumsum(xs[0].to(torch.int64), 0) - xs[0].to(torch.int64)
                 assert torch.equal(calls.scan(xs[0], exclusive=True, kernels=k).to(torch.int64), want), (dname, n)
@@ -318,7 +342,12 @@ def main() -> int:
         t_cub = timeit(lambda i: cub.cub_transform_scale(0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, 0.5, s),
                        torch, it, reps)
         t_torch = timeit(lambda i: torch.mul(xs[i % nb], 0.5, out=ys[i % nb]), torch, it, reps)
-        record("transform", "scale float32", n, 8 * n, t_muh, t_cub, t_torch)
+        assert cub.hub_transform_scale(0, xs[0].data_ptr(), ys[0].data_ptr(), n, 0.5, s) == 0
+        torch.cuda.synchronize()
+        assert torch.equal(ys[0], xs[0] * 0.5)
+        t_hub = timeit(lambda i: cub.hub_transform_scale(0, xs[i % nb].data_ptr(), ys[i % nb].data_ptr(), n, 0.5, s),
+                       torch, it, reps)
+        record("transform", "scale float32", n, 8 * n, t_muh, t_cub, t_torch, t_hub=t_hub)
         del xs, ys
 
     # ---- topk per row (sampling shapes), float32 ----
@@ -384,8 +413,13 @@ def main() -> int:
             t_cub = timeit(lambda i: cub.cub_histogram_even(code, xs[i % nb].data_ptr(), n, bins, lo, hi,
                                                             h_cub.data_ptr(), s), torch, it, reps)
             t_torch = timeit(lambda i: torch.histc(xs[i % nb].float(), bins, lo, hi), torch, it, reps)
+            h_hub = torch.empty(bins, dtype=torch.int32, device="cuda")
+            assert cub.hub_histogram_even(code, xs[0].data_ptr(), n, bins, lo, hi, h_hub.data_ptr(), s) == 0
+            assert torch.equal(h_hub, want), f"histogram {dtype} n={n}: CUB with muh's hub differs from CUB"
+            t_hub = timeit(lambda i: cub.hub_histogram_even(code, xs[i % nb].data_ptr(), n, bins, lo, hi,
+                                                            h_hub.data_ptr(), s), torch, it, reps)
             what = f"even {bins} bins {dtype}" + ("" if dist == "uniform" else f" {dist}")
-            record("histogram", what, n, size * n, t_muh, t_cub, t_torch)
+            record("histogram", what, n, size * n, t_muh, t_cub, t_torch, t_hub=t_hub)
             tried = dtype == "uint8" and bins == 256 and n >= 1 << 24
             for name, kv in (variants.get("histogram", {}).items() if tried else ()):
                 fv = kv.raw("muh_histogram_even")
@@ -417,13 +451,15 @@ def render_md(r: dict) -> str:
              f"{r['copy_gbs']:.0f} GB/s", "",
              "% copy: against a device copy of the same bytes in this run where the copy µs column has one, "
              "else against the 1 GiB copy's rate", "",
-             "| algorithm | case | n | muh µs | CUB µs | torch µs | copy µs | muh vs CUB | muh vs torch | muh GB/s "
-             "| muh % copy | CUB % copy | torch % copy |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| algorithm | case | n | muh µs | CUB µs | CUB with muh's hub µs | torch µs | copy µs | muh vs CUB "
+             "| CUB vs CUB with muh's hub | muh vs torch | muh GB/s | muh % copy | CUB % copy | torch % copy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     f = lambda v, fmt, unit="": "—" if v is None else format(v, fmt) + unit  # noqa: E731
     for x in r["rows"]:
         lines.append(f"| {x['alg']} | {x['variant']} | {_size(x['n'])} | {x['muh_us']:.1f} | {f(x['cub_us'], '.1f')} | "
+                     f"{f(x.get('cub_hub_us'), '.1f')} | "
                      f"{f(x.get('torch_us'), '.1f')} | {f(x.get('copy_us'), '.1f')} | {f(x['vs_cub'], '.2f', '×')} | "
+                     f"{f(x.get('cub_vs_cub_hub'), '.2f', '×')} | "
                      f"{f(x.get('vs_torch'), '.2f', '×')} | {x['muh_gbs']:.0f} | {x['pct_copy']:.0f}% | "
                      f"{f(x['cub_pct_copy'], '.0f', '%')} | {f(x.get('torch_pct_copy'), '.0f', '%')} |")
     lat = [x for x in r["rows"] if x.get("latency_us")]

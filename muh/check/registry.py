@@ -6,3 +6,4 @@ from muh.check import deploy  # noqa: F401
 from muh.check import measured  # noqa: F401
 from muh.check import clang_cuda  # noqa: F401
 from muh.check import warp_smem  # noqa: F401
+from muh.check import cub_dispatch  # noqa: F401

@@ -60,30 +60,8 @@ def _init(family: str, algorithms) -> tuple[list[str], list[str]] | None:
     return init, members
 
 
-def _upper(prefix: str, names) -> tuple[tuple[str, str], ...]:
-    return tuple((n, prefix + n.upper()) for n in names)
-
-
-#: muh enumeration -> (CUB enumeration type, (muh enumerator, CUB enumerator) for the values CUB 3.0.1 has).
-CUB_ENUMS = (
-    ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", catalog.LOAD_ALGORITHMS)),
-    # segmented sort's sub-warp policies load with a WarpLoadAlgorithm; muh spells them as block loads.
-    ("block_load_algorithm", "cub::WarpLoadAlgorithm",
-     _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose"))),
-    ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", catalog.STORE_ALGORITHMS)),
-    ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", catalog.LOAD_MODIFIERS)),
-    ("cache_store_modifier", "cub::CacheStoreModifier", _upper("cub::STORE_", catalog.STORE_MODIFIERS)),
-    ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",
-     _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions"))),
-    ("block_scan_algorithm", "cub::BlockScanAlgorithm", _upper("cub::BLOCK_SCAN_", catalog.BLOCK_SCAN)),
-    ("transform_algorithm", "cub::detail::transform::Algorithm",
-     (("prefetch", "cub::detail::transform::Algorithm::prefetch"), ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"))),
-    ("radix_rank_algorithm", "cub::RadixRankAlgorithm",
-     _upper("cub::RADIX_RANK_", ("basic", "memoize", "match", "match_early_counts_any"))
-     + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),)),
-    ("histogram_memory", "cub::BlockHistogramMemoryPreference",
-     (("gmem", "cub::GMEM"), ("smem", "cub::SMEM"), ("blended", "cub::BLEND"))),
-)
+#: muh enumeration -> (CUB enumeration type, (muh enumerator, CUB enumerator)): the one table, muh/families/cub.py.
+CUB_ENUMS = cub.cub_enums()
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ from __future__ import annotations
 from muh import engines, platforms
 from muh.codegen import kernels, ops, ops_package, summary
 from muh.codegen.base import Emitter
-from muh.codegen.cxx import tuning
+from muh.codegen.cxx import cub_hub, tuning
 
 EMITTERS: dict[str, Emitter] = {
     "summary": summary.emit,
     "cxx_tuning": tuning.emit,
+    "cxx_cub_hub": cub_hub.emit,
     "ops": ops.emit,
     "ops_package": ops_package.emit,
     "kernels": kernels.emit,

@@ -100,3 +100,92 @@ LOOKBACK = members("threads", "items", "load", "modifier", "block", "delay", ("s
 SCAN = members("threads", "items", "load", "store", "modifier", "block", "delay", ("scaling", None))
 SORT = members(*(("threads", None), ("items", None), ("radix_bits", None), ("rank", None), ("load", None),
                  ("modifier", None), ("scaling", None)))
+
+
+# ---- muh's enumerations and delays in CUB's spelling (CCCL 3.0.1) --------------------------------------
+
+def _upper(prefix: str, names) -> tuple[tuple[str, str], ...]:
+    return tuple((n, prefix + n.upper()) for n in names)
+
+
+#: CCCL 3.0.1's enumerators (cub/block/block_load.cuh, block_store.cuh, thread/thread_load.cuh, thread_store.cuh,
+#: block_reduce.cuh, block_scan.cuh, warp/warp_load.cuh, block_radix_rank.cuh), by their suffix: muh spells
+#: each value as its lower-case suffix.
+_CUB_LOADS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
+_CUB_LOAD_MODIFIERS = ("default", "ca", "cg", "cs", "cv", "ldg", "volatile")
+_CUB_STORE_MODIFIERS = ("default", "wb", "cg", "cs", "wt", "volatile")
+
+
+def cub_enums() -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]:
+    """muh enumeration -> (CUB enumeration type, (muh enumerator, CUB enumerator) for every value CUB 3.0.1
+    has). A muh value missing here has no CUB counterpart: validate refuses it in a family with a hub
+    (``cub_choices``)."""
+    return (
+        ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", _CUB_LOADS)),
+        # segmented sort's sub-warp policies load with a WarpLoadAlgorithm; muh spells them as block loads.
+        ("block_load_algorithm", "cub::WarpLoadAlgorithm",
+         _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose"))),
+        ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", _CUB_LOADS)),
+        ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", _CUB_LOAD_MODIFIERS)),
+        ("cache_store_modifier", "cub::CacheStoreModifier", _upper("cub::STORE_", _CUB_STORE_MODIFIERS)),
+        ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",
+         _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions"))),
+        ("block_scan_algorithm", "cub::BlockScanAlgorithm",
+         _upper("cub::BLOCK_SCAN_", ("warp_scans", "raking", "raking_memoize"))),
+        ("transform_algorithm", "cub::detail::transform::Algorithm",
+         (("prefetch", "cub::detail::transform::Algorithm::prefetch"),
+          ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"))),
+        ("radix_rank_algorithm", "cub::RadixRankAlgorithm",
+         _upper("cub::RADIX_RANK_", ("basic", "memoize", "match", "match_early_counts_any"))
+         + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),)),
+        ("histogram_memory", "cub::BlockHistogramMemoryPreference",
+         (("gmem", "cub::GMEM"), ("smem", "cub::SMEM"), ("blended", "cub::BLEND"))),
+    )
+
+
+#: muh's delay kinds -> CUB 3.0.1's look-back delay constructor (``cub::detail::<name><ns, l2w>``;
+#: ``no_delay`` takes the L2 write latency only, ``no_delay_constructor_t<l2w>``).
+DELAYS = {
+    "fixed": "fixed_delay_constructor_t", "backoff": "exponential_backoff_constructor_t",
+    "backoff_jitter": "exponential_backoff_jitter_constructor_t",
+    "backoff_jitter_window": "exponential_backoff_jitter_window_constructor_t",
+    "backon_jitter_window": "exponential_backon_jitter_window_constructor_t",
+    "backon_jitter": "exponential_backon_jitter_constructor_t", "backon": "exponential_backon_constructor_t",
+    "reduce_by_key": "reduce_by_key_delay_constructor_t",
+}
+
+#: The CUB type a dimension's value becomes in a generated hub (``block``: the family's block enumeration,
+#: whichever CUB type maps it; segmented sort's small and medium loads: ``HUB_SUB_ENUM``).
+HUB_ENUM = {"load": "cub::BlockLoadAlgorithm", "store": "cub::BlockStoreAlgorithm",
+            "modifier": "cub::CacheLoadModifier", "block": None, "rank": "cub::RadixRankAlgorithm",
+            "memory": "cub::BlockHistogramMemoryPreference", "algorithm": "cub::detail::transform::Algorithm"}
+HUB_SUB_ENUM = {("segmented_sort", "small", "load"): "cub::WarpLoadAlgorithm",
+                ("segmented_sort", "medium", "load"): "cub::WarpLoadAlgorithm"}
+#: muh's C++ enumeration of an enumerated dimension (the tuning headers' types).
+MUH_ENUM = {"load": "block_load_algorithm", "store": "block_store_algorithm", "modifier": "cache_load_modifier",
+            "rank": "radix_rank_algorithm", "memory": "histogram_memory", "algorithm": "transform_algorithm"}
+
+
+def cub_choices(family: str, dim: str, block_enum: str, sub: str | None = None) -> tuple[str, ...] | None:
+    """The values of ``dim`` CUB's agent takes in ``family``'s generated hub (None: not an enumerated
+    dimension a hub converts). ``block_enum``: the family's block enumeration (reduce or scan)."""
+    if dim not in HUB_ENUM:
+        return None
+    muh_enum = block_enum if dim == "block" else MUH_ENUM[dim]
+    cub_type = HUB_SUB_ENUM.get((family, sub, dim), HUB_ENUM[dim])
+    for m, t, pairs in cub_enums():
+        if m == muh_enum and (cub_type is None or t == cub_type):
+            return tuple(v for v, _ in pairs)
+    return None
+
+
+#: Values CUB's agents hold as one: per family, groups of (sub-policy, dimension) a generated hub passes to
+#: CUB as one member, with why. A policy whose group members differ cannot be run by CUB's dispatch.
+AGREE: dict[str, tuple[tuple[tuple[tuple[str, str], ...], str], ...]] = {
+    "segmented_sort": (((("small", "threads"), ("medium", "threads")),
+                        "CUB sorts small and medium segments in one block size "
+                        "(AgentSmallAndMediumSegmentedSortPolicy's BLOCK_THREADS)"),),
+    **{f: (((("onesweep", "radix_bits"), ("histogram", "radix_bits"), ("exclusive_sum", "radix_bits")),
+            "CUB's one-sweep passes share one digit width (the policy's ONESWEEP_RADIX_BITS)"),)
+       for f in ("radix_sort", "radix_sort_pairs")},
+}

@@ -9,10 +9,11 @@ from pydantic import BaseModel, ValidationError
 
 from muh.diagnostics import Diagnostic, MuhError, Span, did_you_mean
 from muh.families import limits
+from muh.families.cub import AGREE, cub_choices
 from muh.grammar import ast
 from muh.grammar.parser import parse
 from muh.schema import policy_key
-from muh.schema.catalog import DIMS, DTYPES, FAMILIES, enum_choices
+from muh.schema.catalog import BLOCK_REDUCE, DIMS, DTYPES, FAMILIES, enum_choices
 from muh.schema.lower import Lowered, RangeValue, lower, value_of
 from muh.schema.models import MAX_TYPE_SIZE, Measured, Spec, pow2_text
 from muh.schema.units import Quantity
@@ -589,6 +590,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                                           hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
                 out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
             out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
+            out.extend(_cub_agreement(pol, alg.family, hw, spec, ppath))
             out.extend(_buckets(pkey, pol, alg, hw, spec, ppath, low.broken))
         for skey, space in alg.spaces.items():
             spath = base + ("spaces", skey)
@@ -723,6 +725,65 @@ def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[
                                   hint=f"use {lo} or {hi}"))
         if "block" in held and not limits.block_fits(threads, hw.max_threads_per_block):
             out.append(Diagnostic("E-THREADS", f"threads = {threads} exceeds max_threads_per_block = {hw.max_threads_per_block} on `{hw.name}`", span))
+    return out + _cub_agent(given, family, hw, spec, path)
+
+
+def runs_cub(family: str, hw) -> bool:
+    """Whether ``family``'s policies on ``hw`` reach CUB's own agents: CUB tunes the family (its CUB table)
+    and the hardware is NVIDIA's with a compute capability, so `muh build` emits a policy hub for it
+    (include/muh/cub/<family>.cuh) that CUB's dispatch instantiates its agent policies from."""
+    return FAMILIES[family].cub is not None and hw.vendor == "nvidia" and bool(hw.compute_capability)
+
+
+def _cub_agent(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:
+    """The values CUB 3.0's agents cannot take, where the family's hub hands them to CUB: an enumerated
+    value with no CUB counterpart in that agent (muh/families/cub.py ``cub_choices``) and, on CUB-parity
+    hardware too, threads that are not whole warps (CUB's warp-level loads, stores and ranks assume them)."""
+    if not runs_cub(family, hw):
+        return []
+    out = []
+    sub = path[-1] if len(path) >= 2 and path[-2] == "subs" else None
+    block_enum = "block_reduce_algorithm" if FAMILIES[family].block_choices == BLOCK_REDUCE else "block_scan_algorithm"
+    where = f"{family}{'.' + sub if sub else ''} on `{hw.name}`"
+    for dim, v in given.items():
+        choices = cub_choices(family, dim, block_enum, sub)
+        if choices is not None and isinstance(v, str) and v not in choices:
+            out.append(Diagnostic(
+                "E-ENUM", f"`{v}` is not a `{dim}` CUB's agent can take in {where}: its generated hub runs CUB's "
+                          f"kernels (include/muh/cub/{family}.cuh)", spec.span_of(path + (dim,)),
+                hint=f"CUB 3.0 takes: {', '.join(choices)}"))
+    threads = given.get("threads")
+    if threads is not None and hw.cub_parity and not limits.whole_warps(threads, hw.warp_size):
+        lo, hi = limits.warp_neighbours(threads, hw.warp_size)
+        out.append(Diagnostic(
+            "E-WARP", f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} in {where}: CUB's agents "
+                      "run whole warps (its generated hub runs CUB's kernels)", spec.span_of(path + ("threads",)),
+            hint=f"use {lo} or {hi}"))
+    return out
+
+
+def _cub_agreement(pol, family: str, hw, spec: Spec, ppath: tuple) -> list[Diagnostic]:
+    """Sub-policy values CUB holds as one member (muh/families/cub.py ``AGREE``) must agree within a policy
+    (a sub-policy's value, else the policy's own) where the family's hub hands them to CUB."""
+    if not runs_cub(family, hw):
+        return []
+    out = []
+    top = pol.given()
+    for group, why in AGREE.get(family, ()):
+        seen = []
+        for sub, dim in group:
+            sv = pol.subs.get(sub)
+            given = sv.given() if sv is not None else {}
+            if dim in given:
+                seen.append((f"{sub}.{dim}", given[dim], ppath + ("subs", sub, dim)))
+            elif dim in top:
+                seen.append((f"{sub}.{dim}", top[dim], ppath + (dim,)))
+        if len({v for _, v, _ in seen}) > 1:
+            first, *rest = seen
+            other = next(s for s in rest if s[1] != first[1])
+            out.append(Diagnostic(
+                "E-VALUE", f"{other[0]} = {other[1]} differs from {first[0]} = {first[1]} in {family} on `{hw.name}`: "
+                           f"{why}", spec.span_of(other[2]), hint=f"give both the same value ({first[1]} or {other[1]})"))
     return out
 
 
