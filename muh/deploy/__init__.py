@@ -14,7 +14,7 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.deploy import git as g
 from muh.deploy import write
 from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
-from muh.diagnostics import Diagnostic, MuhError
+from muh.diagnostics import Diagnostic, MuhError, source_label
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -110,7 +110,7 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
                                                       loaded.spec.sha256, muh.__version__))
     plan.files[plan.state_path] = state
     _classify_state(repo_p, plan, state)
-    lines += render_plan(plan, ctx.spec_label, loaded.spec.sha256)
+    lines += render_plan(plan, source_label(loaded.spec.file), loaded.spec.sha256)
     unsafe = [p for p in plan.files if not safe_relpath(p) or escapes(repo_p, p)]
     unsafe += [p for p in plan.removed if not safe_relpath(p) or escapes(repo_p, p)]
     if unsafe:
@@ -149,7 +149,7 @@ def _swap_and_commit(repo_p: Path, plan: Plan, ctx, loaded, lines: list[str]) ->
     except write.WriteError as err:
         return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-WRITE", f"nothing was changed: {err}", None)], plan=plan)
     paths = sorted(set(plan.added + plan.changed + plan.removed))
-    msg = (f"muh deploy: {ctx.spec_label} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
+    msg = (f"muh deploy: {source_label(loaded.spec.file)} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
            + "\n".join([f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]) + "\n")
     try:
         commit = g.commit(repo_p, paths, msg)

@@ -108,7 +108,7 @@ def _engine_data(ctx: BuildContext) -> dict:
     sites = sites_for(version) or ()
     functions, markers, absolute = _variant_probe(plan)
     return {
-        "spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
+        "spec": ctx.spec_label,
         "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
         "anchors": [{"id": s.id, "file": s.file, "line": s.line, "anchor": s.old} for s in sites],
         "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
@@ -145,7 +145,7 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     layer = dict(generate(cfg, ctx.header))[WARP_LAYER]
     wv = warp_vars(cfg)
     common = dict(header=ctx.header_text(), compiler=compiler, cxx=cxx, arch=arch)
-    cu = dict(header=ctx.header("//"), hardware=hw.name, spec=ctx.spec_label, spec_sha256=ctx.spec.sha256,
+    cu = dict(header=ctx.header("//"), hardware=hw.name, spec=ctx.spec_label,
               muh_version=muh.__version__, schema=SCHEMA, schema_version=SCHEMA_VERSION, threads=THREADS,
               spin_cycles=SPIN_CYCLES, bw_samples=BW_SAMPLES, latency_samples=LATENCY_SAMPLES,
               ptx=compiler == "nvcc", nanosleep_test=True, emulated_warp=emulate, compiler=compiler, cxx=cxx,

@@ -161,7 +161,9 @@ class Origin(_M):
 
     muh_version: str
     spec: str
-    spec_sha256: str
+    """The spec's file name (what the bundle was built from; its hash is in the bundle's manifest.json)."""
+    spec_sha256: Optional[str] = None
+    """Written by bundles of muh before the bundle's files stopped carrying the spec's hash; never read."""
     hardware: str
     """The spec's hardware block the bundle was generated for."""
     compiler: Literal["nvcc", "clang"]
