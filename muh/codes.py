@@ -73,6 +73,8 @@ CODES: dict[str, Code] = {
                      "--emulate-warp 48: warp sizes must be powers of two (logical 48, physical 32)"),
     "E-OUTPUT": Code("an output folder muh may not write or replace (not muh's own, or its own files edited)",
                      "generated/x holds files muh did not write"),
+    "E-STDOUT": Code("what a command prints cannot be written to its standard output (a full disk or device)",
+                     "cannot write to standard output: No space left on device"),
     "E-EMIT": Code("two emitters would write the same file", "emitters `ops` and `kernels` both write kernels/common.cu"),
     "E-FORMAT": Code("the pinned clang-format that formats the generated C++ is missing, another version, or failed",
                      "clang-format is not installed; install the pinned formatter: pip install 'clang-format==23.1.5'"),

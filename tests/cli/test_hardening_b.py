@@ -1,0 +1,85 @@
+"""Issue 42, the output / CLI / runtime half: the last tracebacks (a full standard output, the language
+server's lifecycle), deploy state that is corrupt or gone, a detached HEAD, a submodule where muh deploys.
+
+Each case runs the real command in a fresh process (a traceback is a failure)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINE = ROOT / "specs" / "baseline.muh"
+
+
+def muh(*args, cwd: Path | None = None, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "muh.cli", *map(str, args)], text=True,
+                          cwd=cwd or ROOT, timeout=timeout, env=env, **kw)
+
+
+# -- a standard output that cannot be written ----------------------------------------------------------
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("schema",), ("build", BASELINE, "-o", "{tmp}/out"), ("explain", BASELINE, "reduce"),
+                                  ("--version",)])
+def test_a_full_stdout_is_one_line_and_exit_1(args, tmp_path):
+    with open("/dev/full", "w") as full:
+        proc = muh(*(str(a).format(tmp=tmp_path) for a in args), stdout=full, stderr=subprocess.PIPE)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr[-2000:]
+    assert lines == ["error: cannot write to standard output: No space left on device [E-STDOUT]"]
+
+
+# -- the language server's lifecycle --------------------------------------------------------------------
+def _frame(obj) -> bytes:
+    body = json.dumps(obj).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def _responses(raw: bytes) -> list[dict]:
+    out = []
+    while raw:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        n = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        out.append(json.loads(rest[:n]))
+        raw = rest[n:]
+    return out
+
+
+def _lsp(messages: list[dict]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "muh.cli", "lsp"], input=b"".join(map(_frame, messages)),
+                          capture_output=True, timeout=60, env=env, cwd=ROOT)
+
+
+HOVER = {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
+         "params": {"textDocument": {"uri": "file:///x.muh"}, "position": {"line": 0, "character": 0}}}
+OPEN = {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": "file:///x.muh", "languageId": "muh", "version": 1, "text": "muh 1\n"}}}
+INIT = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}}
+SHUTDOWN = {"jsonrpc": "2.0", "id": 3, "method": "shutdown"}
+EXIT = {"jsonrpc": "2.0", "method": "exit"}
+
+
+def test_lsp_answers_a_request_before_initialize_with_server_not_initialized():
+    proc = _lsp([HOVER, OPEN, INIT, SHUTDOWN, EXIT])
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and "Traceback" not in err, err[-2000:]
+    got = {r.get("id"): r for r in _responses(proc.stdout)}
+    assert got[1]["error"]["code"] == -32002 and "result" not in got[1]
+    assert "capabilities" in got[2]["result"] and 3 in got
+    assert "answered textDocument/hover before initialize" in err
+
+
+def test_lsp_exit_without_shutdown_exits_1():
+    proc = _lsp([INIT, EXIT])
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "Traceback" not in err, err[-2000:]
+    assert _lsp([INIT, SHUTDOWN, EXIT]).returncode == 0
