@@ -126,6 +126,8 @@ CODES: dict[str, Code] = {
     "W-DEPLOY-UNTESTED": Code("a serving value no reported run of the engine variant used (and no reason given)",
                               "`serve.max_model_len = 131072` rests on no reported run of enginex bi100-v1.2.3 …"),
     "W-DEPLOY-MODEL": Code("a model setting the variant has not been seen to serve", "the variant was not run with this model shape"),
+    "W-DEPLOY-DETACHED": Code("the deploy repository's HEAD is detached: the deploy commit would be on no branch",
+                              "../repo has a detached HEAD (at 1a2b3c4d5e6f): the deploy commit will belong to no branch"),
     "E-DEPLOY-WRITE": Code("deploy could not write its files; nothing was changed", "nothing was changed: [Errno 13] Permission denied"),
     "E-DEPLOY-GIT": Code("files were written but git could not commit them", "files written but not committed: git exited with 128"),
     "E-VLLM-FLAG": Code("a setting that is no flag of the pinned vLLM", "`max_num_seq` is not a flag of vllm 0.6.3"),

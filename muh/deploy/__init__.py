@@ -14,7 +14,7 @@ from muh.codegen.base import BuildContext, GeneratedFile
 from muh.deploy import git as g
 from muh.deploy import write
 from muh.deploy.plan import Plan, compute, escapes, make_state, safe_relpath
-from muh.diagnostics import Diagnostic, MuhError, source_label
+from muh.diagnostics import Diagnostic, MuhError, Severity, source_label
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -106,6 +106,9 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
             lines.append("checks: skipped (--skip-checks)")
     ctx = BuildContext(loaded.spec, loaded.derived)
     plan = compute(repo_p, files, folder)
+    for nested, what in g.nested_repositories(repo_p, sorted(plan.files)):
+        plan.clashes.insert(0, f"{nested}/ is {what} inside {repo_p.name}: git would not commit muh's files there "
+                               "(set `folder = …` in the deploy block to another folder, or remove it from the repository)")
     state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
                                                       loaded.spec.sha256, muh.__version__))
     plan.files[plan.state_path] = state
@@ -129,6 +132,14 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
     problems = _problems(repo_p, plan)
     if problems and not force:
         return _refuse(problems[0][0], hint=problems[0][1] + "; or pass --force", plan=plan, lines=lines)
+    head = g.detached(repo_p) if plan.has_changes else None
+    if head is not None:
+        lines.append(f"  ! HEAD is detached (at {head}): the commit {'muh makes' if apply else '--apply makes'} "
+                     "will be on no branch")
+        warnings.append(Diagnostic("W-DEPLOY-DETACHED", f"{repo} has a detached HEAD (at {head}): the deploy commit "
+                                   "will belong to no branch and is easily lost", None, hint="switch to a branch first "
+                                   f"(`git -C {repo} switch BRANCH`, or `git -C {repo} switch -c BRANCH` for a new one)",
+                                   severity=Severity.warning))
     if not apply:
         return DeployResult(EXIT_CHANGES if plan.has_changes else EXIT_OK, lines, plan=plan)
     if not plan.has_changes:
@@ -170,7 +181,7 @@ def _classify_state(repo: Path, plan: Plan, state) -> None:
     for lst in (plan.added, plan.changed, plan.unchanged):
         if plan.state_path in lst:
             lst.remove(plan.state_path)
-    if not (plan.added or plan.changed or plan.removed):
+    if not (plan.added or plan.changed or plan.removed or plan.state_problem):
         return  # nothing else changes: keep the old state file (its bytes only say who wrote it)
     if cur is None:
         plan.added.append(plan.state_path)
@@ -180,6 +191,17 @@ def _classify_state(repo: Path, plan: Plan, state) -> None:
 
 def _problems(repo: Path, plan: Plan) -> list[tuple[str, str]]:
     out = []
+    if plan.state_problem is not None:
+        present = [p for p in sorted(plan.files) if p.startswith(plan.state_path.rpartition("/")[0] + "/")
+                   and p != plan.state_path and p not in plan.added]
+        what = (f"is missing, but {len(present)} of the files muh deploys into its folder are already there "
+                f"({present[0]} …)"
+                if plan.state_problem == "missing" and present else plan.state_problem)
+        out.append((f"{plan.state_path} {what}: it records what muh deployed, so without it muh cannot tell its "
+                    f"files from hand edits",
+                    f"restore it from git (`git -C {repo} checkout HEAD -- {plan.state_path}`, or from muh's last "
+                    f"deploy: `git -C {repo} log -- {plan.state_path}`), then plan again; to take the files over as "
+                    f"muh's instead (a file that differs from this build is replaced and the state written anew)"))
     dirty = g.dirty(repo)
     if dirty:
         out.append((f"the working tree of {repo} has uncommitted changes ({len(dirty)}: {dirty[0].strip()} …)",
@@ -209,6 +231,8 @@ def render_plan(plan: Plan, spec_label: str, spec_sha: str) -> list[str]:
     if plan.tuned_diff:
         out.append("tuned values:")
         out += plan.tuned_diff
+    if plan.state_problem is not None:
+        out.append(f"  ! state: {plan.state_path} " + ("is missing" if plan.state_problem == "missing" else plan.state_problem))
     for p in plan.drift:
         out.append(f"  ! drift: {p} differs from muh's last deploy")
     for p in plan.foreign:
