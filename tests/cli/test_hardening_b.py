@@ -5,6 +5,7 @@ Each case runs the real command in a fresh process (a traceback is a failure).""
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -83,3 +84,38 @@ def test_lsp_exit_without_shutdown_exits_1():
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "Traceback" not in err, err[-2000:]
     assert _lsp([INIT, SHUTDOWN, EXIT]).returncode == 0
+
+
+# -- build speed: the plain build skips the option parser's command tree --------------------------------
+LAZY = """
+import sys
+sys.argv = ["muh", "build", sys.argv[1], *sys.argv[2:]]
+from muh.cli import main
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+print("exit", code, "| loaded:", " ".join(m for m in ("typer._adapters", "muh.codegen.probe.result") if m in sys.modules))
+"""
+
+
+def test_the_plain_build_loads_neither_the_command_tree_nor_the_probe_result_model(tmp_path):
+    """Issue 42 (build speed): `muh build SPEC [-o DIR]` runs without building typer/click's command tree
+    and without the probe result's models (ingest's); its output, messages and exit codes are the
+    option parser's path's (`--out=DIR` goes through the parser)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = {}
+    for name, extra in (("plain", ["-o", str(tmp_path / "a")]), ("parsed", [f"--out={tmp_path / 'b'}"])):
+        proc = subprocess.run([sys.executable, "-c", LAZY, str(BASELINE), *extra], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=120)
+        runs[name] = proc
+    plain, parsed = runs["plain"], runs["parsed"]
+    assert plain.stdout.splitlines()[-1] == "exit 0 | loaded: ", plain.stdout + plain.stderr
+    assert parsed.stdout.splitlines()[-1] == "exit 0 | loaded: typer._adapters"
+    assert re.fullmatch(rf"wrote \d+ files to {re.escape(str(tmp_path / 'a'))}/", plain.stdout.splitlines()[0])
+    assert plain.stderr == parsed.stderr  # the same warnings
+    tree = lambda d: {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}  # noqa: E731
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+    bad = subprocess.run([sys.executable, "-c", LAZY, str(tmp_path / "missing.muh")], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=120)
+    assert bad.stdout.splitlines()[-1].startswith("exit 2 |") and "error: no such file" in bad.stderr

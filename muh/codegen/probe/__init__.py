@@ -23,10 +23,12 @@ from dataclasses import replace
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
-from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION
 from muh.codegen.templates import render
 from muh.diagnostics import Diagnostic, MuhError
 from muh.runtime.toolchain import Toolchain
+
+SCHEMA = "muh.probe.result"  # what the bundle's result document says it is (its model: result.py, read by
+SCHEMA_VERSION = 1           # ingest only, so a build does not build the result's models)
 
 PKG = "muh.codegen.probe"
 ROOT = "probe"

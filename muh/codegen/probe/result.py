@@ -11,8 +11,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SCHEMA = "muh.probe.result"
-SCHEMA_VERSION = 1
+from muh.codegen.probe import SCHEMA, SCHEMA_VERSION  # noqa: F401 - the document's name and version, beside its model
 SIZES_MIN, SIZES_MAX = 1 << 20, 1 << 30  # the bandwidth sweep: 1 MiB … 1 GiB, powers of two
 
 
