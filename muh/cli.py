@@ -66,7 +66,7 @@ def build(
     out: Optional[Path] = typer.Option(None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."),
     emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", help="Also emit kernels that emulate this logical warp width on the build GPU."),
 ) -> None:
-    """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
+    """Parse → validate → derive → generate into a folder; atomic and byte-identical for the same spec."""
     _build(spec, out, emulate_warp)
 
 
@@ -89,7 +89,7 @@ def fmt(
     specs: List[Path] = typer.Argument(..., metavar="SPEC", help="Spec files to format in place."),
     check: bool = typer.Option(False, "--check", help="Only report files that are not formatted; exit 1 if any."),
 ) -> None:
-    """Canonical layout (comments kept)."""
+    """Format specs in place in the canonical layout (comments kept)."""
     from muh.grammar.format import format_module
     from muh.grammar.parser import parse, read_source
 
@@ -187,7 +187,7 @@ def check(
 
 @app.command()
 def lsp() -> None:
-    """Language server over stdio for editors: diagnostics, hover, definition, completion, formatting."""
+    """Serve the Language Server Protocol over stdio for editors: diagnostics, hover, definition, completion, formatting."""
     try:
         from muh.lsp.server import main as serve
     except ModuleNotFoundError as err:

@@ -18,5 +18,5 @@ class Vendor(NamedTuple):
 VENDORS: dict[str, Vendor] = {
     "nvidia": Vendor(1024, "CUDA C++ Programming Guide, 'Features and Technical Specifications': at most 1024 "
                            "threads per block on every compute capability"),
-    "iluvatar": Vendor(None, "no documented limit in the project's facts (shared/facts/target-bi100.md)"),
+    "iluvatar": Vendor(None, "no documented limit (Iluvatar publishes none)"),
 }

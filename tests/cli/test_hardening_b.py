@@ -119,3 +119,62 @@ def test_the_plain_build_loads_neither_the_command_tree_nor_the_probe_result_mod
     bad = subprocess.run([sys.executable, "-c", LAZY, str(tmp_path / "missing.muh")], capture_output=True, text=True,
                          cwd=ROOT, env=env, timeout=120)
     assert bad.stdout.splitlines()[-1].startswith("exit 2 |") and "error: no such file" in bad.stderr
+
+
+# -- docs that agree with the code -------------------------------------------------------------------------
+def test_docs_tune_lists_the_tunable_families_the_help_lists(cli):
+    from muh.families import registry
+
+    names = [r.name for r in registry.tunable()]
+    text = (ROOT / "docs" / "tune.md").read_text()
+    sentence = text[text.index("`ALGO` is one of the tunable families:"):]
+    listed = re.findall(r"`(\w+)`", sentence[len("`ALGO` is one of the tunable families:"): sentence.index("\n(")])
+    assert listed == names
+    code, out, _ = cli("tune", "--help")
+    assert code == 0 and ", ".join(names) in " ".join(out.split())
+
+
+def test_explain_and_docs_agree_on_a_flag_every_good_run_had():
+    proc = muh("explain", BASELINE, "deploy.serve.disable_log_requests")
+    assert proc.returncode == 0, proc.stderr
+    assert "rule: spec; in every reported run of enginex bi100-v1.2.3: in every run file the team used" in proc.stdout
+    assert "no run record" not in proc.stdout
+    deploy_md = " ".join((ROOT / "docs" / "deploy.md").read_text().split())
+    assert "flags every known good run had (`--disable-log-requests`," in deploy_md
+    assert "says of one it sets `in every reported run of <variant>: <why>`" in deploy_md
+
+
+def test_nothing_cites_the_private_fact_sheets():
+    """Users of the repository do not have the project's fact sheets: cite the public sources."""
+    private = "shared" + "/facts"
+    found = []
+    for top in ("README.md", "docs", "muh", "specs", "tests", "bench", "tools", "generated", "editors"):
+        base = ROOT / top
+        for p in [base] if base.is_file() else sorted(base.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".png", ".so", ".sqlite"):
+                try:
+                    text = p.read_text(encoding="utf-8")
+                except (UnicodeDecodeError, OSError):
+                    continue
+                found += [f"{p.relative_to(ROOT)}:{i}" for i, line in enumerate(text.splitlines(), 1) if private in line]
+    assert not found, found
+
+
+def test_help_texts_are_one_style():
+    """Every command's and option's help: one line, a sentence (capital first letter, full stop)."""
+    import typer.main
+
+    import muh.cli as cli_mod
+
+    cli_mod._register_optional_commands()
+    bad = []
+    for name, cmd in sorted(typer.main.get_command(cli_mod.app).commands.items()):
+        for what, text in [(name, cmd.help)] + [(f"{name} {p.name}", getattr(p, "help", None)) for p in cmd.params]:
+            if text is not None and ("\n" in text.strip() or not text[:1].isupper() or not text.rstrip().endswith(".")):
+                bad.append(f"{what}: {text!r}")
+    assert not bad, bad
+
+
+def test_readme_names_probe_s_folder_optional():
+    readme = (ROOT / "README.md").read_text()
+    assert "`muh probe SPEC [-o DIR] [--emulate-warp N]`" in readme and "`DIR` defaults to `probe-<spec name>`" in readme
