@@ -187,7 +187,7 @@ def check(
 
 @app.command()
 def lsp() -> None:
-    """Serve the Language Server Protocol over stdio for editors: diagnostics, hover, definition, completion, formatting."""
+    """Language server over stdio for editors: diagnostics, hover, definition, completion, formatting."""
     try:
         from muh.lsp.server import main as serve
     except ModuleNotFoundError as err:
