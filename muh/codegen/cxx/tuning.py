@@ -169,6 +169,8 @@ def provenance(ctx: BuildContext, dim: str, r: Resolved, per_size: bool = False)
                     f"warp {i.get('warp')})")
     else:
         text = r.rule
+    if r.inputs and r.inputs.get(f"{dim}_from"):  # the bucket the nominal value was written in
+        text += f" ({r.inputs[f'{dim}_from']})"
     if r.measured is not None:
         m = r.measured
         nums = " ".join(f"{x:.6f}" for x in (m.score, m.min, m.mean, m.max) if x is not None)
