@@ -67,10 +67,6 @@ def build(
     emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", help="Also emit kernels that emulate this logical warp width on the build GPU."),
 ) -> None:
     """Parse → validate → derive → generate into a folder; atomic and byte-identical for the same spec."""
-    _build(spec, out, emulate_warp)
-
-
-def _build(spec: Path, out: Optional[Path], emulate_warp: Optional[int] = None) -> None:
     from muh.pipeline import build as run_build
 
     options = {"emulate_warp": emulate_warp} if emulate_warp is not None else {}
@@ -263,36 +259,10 @@ def _quit_on_stdout(err: OSError) -> None:
     sys.exit(EXIT_FAIL)
 
 
-def _plain_build(argv: list[str]) -> tuple[Path, Optional[Path]] | None:
-    """(spec, out) when ``argv`` is the README's main command in its plain form, `build SPEC [-o DIR]`
-    (nothing the option parser would have to check or explain): it then runs without building the
-    option parser's commands (typer/click's command tree: a fifth of the build's time); any other
-    command line goes through the parser."""
-    if not argv or argv[0] != "build" or len(argv) not in (2, 4):
-        return None
-    spec, rest = argv[1], argv[2:]
-    if spec.startswith("-") or not spec:
-        return None
-    if rest and (rest[0] not in ("-o", "--out") or not rest[1] or rest[1].startswith("-")):
-        return None
-    return Path(spec), Path(rest[1]) if rest else None
-
-
-def _run(argv: list[str]) -> None:
-    plain = _plain_build(argv)
-    if plain is not None:
-        try:
-            _build(*plain)
-        except typer.Exit as done:
-            sys.exit(done.exit_code)
-        sys.exit(EXIT_OK)
-    _register_optional_commands(argv)
-    app()
-
-
 def main() -> None:
     try:
-        _run(sys.argv[1:])
+        _register_optional_commands(sys.argv[1:])
+        app()
     except SystemExit as exit_:
         if exit_.code == 130 and _interrupted(exit_):
             _err("interrupted")
