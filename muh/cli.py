@@ -66,7 +66,7 @@ def build(
     out: Optional[Path] = typer.Option(None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."),
     emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", parser=number_option(), help="Also emit kernels that emulate this logical warp width on the build GPU."),
 ) -> None:
-    """parse → validate → derive → generate; atomic and byte-identical for the same spec."""
+    """Parse → validate → derive → generate into a folder; atomic and byte-identical for the same spec."""
     from muh.pipeline import build as run_build
 
     options = {"emulate_warp": emulate_warp} if emulate_warp is not None else {}
@@ -85,7 +85,7 @@ def fmt(
     specs: List[Path] = typer.Argument(..., metavar="SPEC", help="Spec files to format in place."),
     check: bool = typer.Option(False, "--check", help="Only report files that are not formatted; exit 1 if any."),
 ) -> None:
-    """Canonical layout (comments kept)."""
+    """Format specs in place in the canonical layout (comments kept)."""
     from muh.grammar.format import format_module
     from muh.grammar.parser import parse, read_spec, with_ending
 
@@ -231,6 +231,38 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
+def _stdout_broken(err: OSError) -> bool:
+    """Whether ``err`` is standard output refusing what a command printed: an error of writing to a
+    descriptor (no file name), and standard output fails a write of its own now too (where it works,
+    the error came from elsewhere and is not hidden)."""
+    if getattr(err, "filename", None) is not None:
+        return False
+    try:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except ValueError:  # closed
+        return True
+    return False
+
+
+def _quit_on_stdout(err: OSError) -> None:
+    """Standard output cannot take what a command prints (``muh schema > /dev/full``, a reader that went
+    away): one line on stderr, exit 1, and no second complaint when the interpreter flushes at exit."""
+    import errno
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    if err.errno != errno.EPIPE:  # a closed pipe (`muh schema | head`) is the reader's choice: quiet
+        code = "E-STDOUT"
+        _err(f"error: cannot write to standard output: {err.strerror or err} [{code}]")
+    sys.exit(EXIT_FAIL)
+
+
 def main() -> None:
     try:
         _register_optional_commands(sys.argv[1:])
@@ -238,7 +270,17 @@ def main() -> None:
     except SystemExit as exit_:
         if exit_.code == 130 and _interrupted(exit_):
             _err("interrupted")
+        try:
+            sys.stdout.flush()  # what is still buffered must reach stdout, or the exit says it did not
+        except OSError as err:
+            _quit_on_stdout(err)
+        except ValueError:  # closed by the command (the language server's stream)
+            pass
         raise
+    except OSError as err:
+        if not _stdout_broken(err):
+            raise
+        _quit_on_stdout(err)
     except MuhError as err:  # a stage raised outside a command's own handling
         report(err.diagnostics)
         sys.exit(EXIT_INPUT)

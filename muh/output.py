@@ -62,6 +62,40 @@ def default_folder_name(stem: str, spec: str) -> str:
     return stem
 
 
+def spec_from(out: str | Path, spec: str | Path) -> str | None:
+    """The spec's path as seen from the folder ``out`` ('/'-separated; None where there is none, as across
+    drives): the manifest's ``source``, the same wherever muh runs and whatever cwd was."""
+    try:
+        return Path(os.path.relpath(os.path.abspath(spec), os.path.abspath(out))).as_posix()
+    except ValueError:
+        return None
+
+
+def refuse_other_spec(out: Path, spec: str | Path) -> None:
+    """Two specs of one name in different folders would share ``generated/<name>/`` (the folder a build
+    picks by itself), each build replacing the other's: refuse when ``out``'s manifest names another spec
+    file that still exists (a spec that was moved or renamed leaves nothing there, and its new place takes
+    the folder over). A folder named with ``-o`` is the user's choice and not asked."""
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    source = data.get("source") if isinstance(data, dict) else None
+    if not isinstance(source, str) or not source:
+        return
+    before = Path(out) / source
+    try:
+        same = os.path.samefile(before, spec)
+    except OSError:  # the spec it was built from is gone (moved, renamed, deleted)
+        return
+    if not same and before.is_file():
+        shown = os.path.normpath(before)
+        raise _refuse(f"{out} holds the build of {shown}, another spec named `{Path(spec).name}`; building {spec} "
+                      f"there would replace it", "build one of them into another folder with -o DIR "
+                      f"(e.g. -o {out.parent / (out.name + '-' + (Path(spec).resolve().parent.name or 'other'))}), "
+                      "or rename one spec")
+
+
 # -- is this folder muh's? ---------------------------------------------------------------------------
 def _safe_rel(rel: object) -> bool:
     if not isinstance(rel, str) or not rel or "\\" in rel:

@@ -29,20 +29,28 @@ def load_file(path: str | Path) -> Loaded:
     return Loaded(spec, derive(spec), text)
 
 
-def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None) -> list[GeneratedFile]:
+def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None,
+           out: str | Path | None = None) -> list[GeneratedFile]:
     """Every generated file plus the manifest; the warnings of derive and the emitters are appended to
-    ``warnings``, less those the spec acknowledges at their line (``@acknowledged``)."""
+    ``warnings``, less those the spec acknowledges at their line (``@acknowledged``). ``out``: the folder the
+    files go to, whose manifest then names the spec's path from there."""
     ctx = BuildContext(loaded.spec, loaded.derived, options=dict(options or {}))
     files = generate(ctx)
     if warnings is not None:
         shown, _ = loaded.spec.acknowledge([d for d in ctx.diagnostics if not d.is_error])
         warnings.extend(shown)
-    return files + [_manifest(ctx, files)]
+    return files + [_manifest(ctx, files, out)]
 
 
-def _manifest(ctx: BuildContext, files: list[GeneratedFile]) -> GeneratedFile:
+def _manifest(ctx: BuildContext, files: list[GeneratedFile], out: str | Path | None = None) -> GeneratedFile:
+    """The one file that changes with every edit of the spec: its hash (and, written into ``out``, its
+    path from there, so a build of another spec of the same name is found); the other files name the spec
+    by its file name only."""
     meta = {"@generated": ctx.header_text(), "muh_version": muh.__version__, "spec": ctx.spec_label,
             "spec_sha256": ctx.spec.sha256, "options": ctx.options}
+    source = output.spec_from(out, ctx.spec.file) if out is not None else None
+    if source is not None:
+        meta["source"] = source
     return GeneratedFile(output.MANIFEST, output.manifest_text(meta, {f.path: f.content for f in files}))
 
 
@@ -55,7 +63,9 @@ def write_atomic(files: list[GeneratedFile], out: Path) -> None:
 def build(spec_path: str | Path, out: str | Path | None = None, options: dict | None = None,
           warnings: list[Diagnostic] | None = None) -> tuple[Path, list[GeneratedFile]]:
     loaded = load_file(spec_path)
-    files = render(loaded, options, warnings)
     target = Path(out) if out is not None else OUTPUT_ROOT / output.default_folder_name(loaded.spec.name, str(spec_path))
+    if out is None:
+        output.refuse_other_spec(target, loaded.spec.file)
+    files = render(loaded, options, warnings, target)
     write_atomic(files, target)
     return target, files

@@ -264,13 +264,143 @@ def must_hold(tmp: Path) -> list[tuple[str, int, str]]:
 # ==== end of harden-a's block ============================================================================
 
 
-def run(args: list[str], cwd: Path) -> tuple[int, str]:
+# ==== harden-b: issue 42, the output / CLI / runtime half ==========================================================
+# Cases that need more than one command line: a full standard output, the language server's lifecycle, a second
+# spec of the same name, deploy state that is broken, a detached HEAD, a submodule, backward through an operator.
+# Each case is (category, label, run() -> (exit, output), verdict(exit, output) -> bool or None for `clean`).
+def _b42_git(repo: Path, *args: str) -> None:
     import os
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's muh (cwd is a scratch folder, not the checkout)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", *args], check=True,
+                   capture_output=True, env=env)
+
+
+def _b42_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    _b42_git(path, "init", "-q")
+    (path / "README.md").write_text("x\n")
+    _b42_git(path, "add", "README.md")
+    _b42_git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+def _b42_to_full(args: list[str], cwd: Path) -> tuple[int, str]:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "muh.cli", *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, cwd=cwd, timeout=120, env=_env())
+    return proc.returncode, proc.stderr
+
+
+def _b42_lsp(messages: list[dict], cwd: Path) -> tuple[int, str]:
+    import json
+
+    body = b"".join(f"Content-Length: {len(b)}\r\n\r\n".encode() + b
+                    for b in (json.dumps(m).encode() for m in messages))
+    proc = subprocess.run([sys.executable, "-m", "muh.cli", "lsp"], input=body, capture_output=True, cwd=cwd,
+                          timeout=120, env=_env())
+    return proc.returncode, proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+
+
+_B42_AUTOGRAD = """
+import sys, torch
+from muh.runtime import operators
+from muh.runtime.errors import NotDifferentiable
+operators._define(torch)
+operators.register_autograd(torch, operators._state["lib"])
+cpu = torch.library.Library("muh", "IMPL")  # a stand-in CPU kernel (kept referenced: else unregistered)
+cpu.impl("gated_rms_norm", lambda x, g, w, e: x * w, "CPU")
+x = torch.randn(2, 8, requires_grad=True)
+try:
+    torch.ops.muh.gated_rms_norm(x, x, torch.ones(8), 1e-6).sum().backward()
+except NotDifferentiable as err:
+    print(f"error: {err}")
+    sys.exit(1)
+print("backward ran: a gradient through an inference kernel")
+"""
+
+
+def b42_cases(tmp: Path) -> list[tuple[str, str, object, object]]:
+    """Set up what the cases need in ``tmp`` and return them."""
+    root = ROOT
+    spec = tmp / "spec.muh"
+    cases: list[tuple[str, str, object, object]] = []
+    full = lambda *a: (lambda: _b42_to_full([str(x) for x in a], tmp))  # noqa: E731
+    one_line = lambda rc, out: rc == 1 and "Traceback" not in out and out.count("error:") == 1  # noqa: E731
+    cases += [("tracebacks (issue 42)", "muh schema > /dev/full", full("schema"), one_line),
+              ("tracebacks (issue 42)", "muh build SPEC > /dev/full", full("build", spec, "-o", tmp / "b42-full"), one_line),
+              ("tracebacks (issue 42)", "muh explain SPEC reduce > /dev/full", full("explain", spec, "reduce"), one_line)]
+    hover = {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
+             "params": {"textDocument": {"uri": "file:///x.muh"}, "position": {"line": 0, "character": 0}}}
+    init = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}}
+    exit_ = {"jsonrpc": "2.0", "method": "exit"}
+    cases += [("tracebacks (issue 42)", "muh lsp: a request before initialize",
+               lambda: _b42_lsp([hover, init, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"}, exit_], tmp),
+               lambda rc, out: rc == 0 and '"code": -32002' in out and "Traceback" not in out),
+              ("tracebacks (issue 42)", "muh lsp: exit without shutdown", lambda: _b42_lsp([init, exit_], tmp),
+               lambda rc, out: rc == 1 and "Traceback" not in out)]
+    # two specs of one name in different folders share generated/<name>/ only by -o
+    for d in ("b42a", "b42b"):
+        (tmp / d).mkdir()
+        (tmp / d / "same.muh").write_text(BASE)
+    subprocess.run([sys.executable, "-m", "muh.cli", "build", "b42a/same.muh"], cwd=tmp, capture_output=True, timeout=120,
+                   env=_env())
+    cases.append(("file system", "muh build b/same.muh after a/same.muh (one generated/same/)",
+                  lambda: run(["build", "b42b/same.muh"], tmp), None))
+    # deploy: a broken state, a detached HEAD, a submodule at muh/
+    dspec = tmp / "b42-deploy.muh"
+    dspec.write_text(DEPLOY)
+    for how in ("corrupt", "deleted"):
+        repo = _b42_repo(tmp / f"b42-{how}")
+        subprocess.run([sys.executable, "-m", "muh.cli", "deploy", str(dspec), "--repo", str(repo), "--skip-checks",
+                        "--apply"], cwd=tmp, capture_output=True, timeout=300, env=_env())
+        state = repo / "muh" / "deploy-state.json"
+        state.write_text("{") if how == "corrupt" else state.unlink()
+        _b42_git(repo, "add", "-A")
+        _b42_git(repo, "commit", "-q", "-m", how)
+        cases.append(("deploy (issue 42)", f"muh deploy with a {how} deploy-state.json",
+                      lambda repo=repo: run(["deploy", str(dspec), "--repo", str(repo), "--skip-checks"], tmp),
+                      lambda rc, out: rc == 1 and "deploy-state.json" in out and "checkout HEAD --" in out
+                      and "not written by muh" not in out and "Traceback" not in out))
+    detached = _b42_repo(tmp / "b42-detached")
+    _b42_git(detached, "checkout", "-q", "--detach")
+    cases.append(("deploy (issue 42)", "muh deploy onto a detached HEAD (a warning in the plan)",
+                  lambda: run(["deploy", str(dspec), "--repo", str(detached), "--skip-checks"], tmp),
+                  lambda rc, out: rc == 2 and "W-DEPLOY-DETACHED" in out and "HEAD is detached" in out))
+    sub = _b42_repo(tmp / "b42-sub")
+    withsub = _b42_repo(tmp / "b42-withsub")
+    _b42_git(withsub, "submodule", "add", "-q", str(sub), "muh")
+    _b42_git(withsub, "commit", "-q", "-m", "sub")
+    cases.append(("deploy (issue 42)", "muh deploy into a repository whose muh/ is a submodule",
+                  lambda: run(["deploy", str(dspec), "--repo", str(withsub), "--skip-checks", "--apply"], tmp),
+                  lambda rc, out: rc == 1 and "muh/ is a git submodule" in out and "Traceback" not in out))
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        def autograd() -> tuple[int, str]:
+            proc = subprocess.run([sys.executable, "-c", _B42_AUTOGRAD], capture_output=True, text=True, cwd=root,
+                                  timeout=300, env=_env())
+            return proc.returncode, proc.stdout + proc.stderr
+        cases.append(("tracebacks (issue 42)", "backward through torch.ops.muh.gated_rms_norm (CPU stand-in)", autograd,
+                      lambda rc, out: rc == 1 and "is not differentiable" in out and "Traceback" not in out))
+    return cases
+# ==== end harden-b =================================================================================================
+
+
+def _env() -> dict:
+    """This checkout's muh first (the cases run in a scratch folder, where an installed muh would be found)."""
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+
+
+def run(args: list[str], cwd: Path) -> tuple[int, str]:
     try:
         proc = subprocess.run([sys.executable, "-m", "muh.cli", *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=120, env=env)
+                              timeout=120, env=_env())
     except subprocess.TimeoutExpired:
         return -1, "HANG (no answer in 120 s)"
     return proc.returncode, proc.stdout + proc.stderr
@@ -313,6 +443,7 @@ def main() -> None:
     args = ap.parse_args()
     results: dict[str, list[tuple[str, int, str]]] = {"spec edits": [], "command lines": [], "file system": [],
                                                        "hostile values (must build)": [], "behaviour (must hold)": []}
+    verdicts: dict[str, object] = {}  # label -> its own verdict (cases of the harden-b block)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         names = setup(tmp)
@@ -332,8 +463,13 @@ def main() -> None:
             cat = "file system" if any(x in " ".join(cmd) for x in ("-o", "..muh", "binary", "latin1", "huge", "missing", "{tmp}\"")) \
                 or cmd[:2] == ["build", "{tmp}"] else "command lines"
             jobs.append((cat, "muh " + " ".join(cmd), argv))
+        for cat, label, fn, verdict in b42_cases(tmp):  # harden-b's block
+            results.setdefault(cat, [])
+            jobs.append((cat, label, fn))
+            if verdict is not None:
+                verdicts[label] = verdict
         with ThreadPoolExecutor(args.jobs) as ex:
-            outs = list(ex.map(lambda j: run(j[2], tmp), jobs))
+            outs = list(ex.map(lambda j: j[2]() if callable(j[2]) else run(j[2], tmp), jobs))
         for (cat, label, _), (rc, out) in zip(jobs, outs):
             results[cat].append((label, rc, out))
         results["behaviour (must hold)"] += must_hold(tmp)
@@ -346,12 +482,13 @@ def main() -> None:
     bad = []
     for cat, rows in results.items():
         n = len(rows)
-        good = clean if "must" not in cat else (lambda rc, out: rc == 0 and "Traceback" not in out)
-        ok = sum(good(rc, out) for _, rc, out in rows)
+        default = clean if "must" not in cat else (lambda rc, out: rc == 0 and "Traceback" not in out)
+        good = lambda label, rc, out: verdicts.get(label, default)(rc, out)  # noqa: E731
+        ok = sum(good(label, rc, out) for label, rc, out in rows)
         tb = sum("Traceback" in out for _, _, out in rows)
         print(f"| {cat} | {n} | {ok} | {tb} | {n - ok - tb} |")
         total = [total[0] + n, total[1] + ok, total[2] + tb, total[3] + n - ok - tb]
-        bad += [(cat, label, rc, out) for label, rc, out in rows if not good(rc, out)]
+        bad += [(cat, label, rc, out) for label, rc, out in rows if not good(label, rc, out)]
     print(f"| **all** | {total[0]} | {total[1]} | {total[2]} | {total[3]} |")
     print(f"\nuser files next to the refused outputs untouched: {untouched}")
     for cat, label, rc, out in bad:

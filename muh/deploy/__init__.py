@@ -15,7 +15,7 @@ from muh import engines, platforms
 from muh.deploy import git as g
 from muh.deploy import write
 from muh.deploy.plan import ROOT_FILES, Changes, compute, escapes, make_state, safe_relpath
-from muh.diagnostics import Diagnostic, MuhError
+from muh.diagnostics import Diagnostic, MuhError, Severity, source_label
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -110,11 +110,14 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
     platform = platforms.get(loaded.derived.deploy.platform) if loaded.derived.deploy is not None else None
     plan = compute(repo_p, files, folder, tuned=engine.tuned_file if engine else None,
                    root_files=platform.facts.root_files if platform else ROOT_FILES)
+    for nested, what in g.nested_repositories(repo_p, sorted(plan.files)):
+        plan.clashes.insert(0, f"{nested}/ is {what} inside {repo_p.name}: git would not commit muh's files there "
+                               "(set `folder = …` in the deploy block to another folder, or remove it from the repository)")
     state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
                                                       loaded.spec.sha256, muh.__version__))
     plan.files[plan.state_path] = state
     _classify_state(repo_p, plan, state)
-    lines += render_plan(plan, ctx.spec_label, loaded.spec.sha256)
+    lines += render_plan(plan, source_label(loaded.spec.file), loaded.spec.sha256)
     unsafe = [p for p in plan.files if not safe_relpath(p) or escapes(repo_p, p)]
     unsafe += [p for p in plan.removed if not safe_relpath(p) or escapes(repo_p, p)]
     if unsafe:
@@ -133,6 +136,14 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
     problems = _problems(repo_p, plan)
     if problems and not force:
         return _refuse(problems[0][0], hint=problems[0][1] + "; or pass --force", plan=plan, lines=lines)
+    head = g.detached(repo_p) if plan.has_changes else None
+    if head is not None:
+        lines.append(f"  ! HEAD is detached (at {head}): the commit {'muh makes' if apply else '--apply makes'} "
+                     "will be on no branch")
+        warnings.append(Diagnostic("W-DEPLOY-DETACHED", f"{repo} has a detached HEAD (at {head}): the deploy commit "
+                                   "will belong to no branch and is easily lost", None, hint="switch to a branch first "
+                                   f"(`git -C {repo} switch BRANCH`, or `git -C {repo} switch -c BRANCH` for a new one)",
+                                   severity=Severity.warning))
     if not apply:
         return DeployResult(EXIT_CHANGES if plan.has_changes else EXIT_OK, lines, plan=plan)
     if not plan.has_changes:
@@ -153,7 +164,7 @@ def _swap_and_commit(repo_p: Path, plan: Changes, ctx, loaded, lines: list[str])
     except write.WriteError as err:
         return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-WRITE", f"nothing was changed: {err}", None)], plan=plan)
     paths = sorted(set(plan.added + plan.changed + plan.removed))
-    msg = (f"muh deploy: {ctx.spec_label} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
+    msg = (f"muh deploy: {source_label(loaded.spec.file)} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
            + "\n".join([f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]) + "\n")
     try:
         commit = g.commit(repo_p, paths, msg)
@@ -174,7 +185,7 @@ def _classify_state(repo: Path, plan: Changes, state) -> None:
     for lst in (plan.added, plan.changed, plan.unchanged):
         if plan.state_path in lst:
             lst.remove(plan.state_path)
-    if not (plan.added or plan.changed or plan.removed):
+    if not (plan.added or plan.changed or plan.removed or plan.state_problem):
         return  # nothing else changes: keep the old state file (its bytes only say who wrote it)
     if cur is None:
         plan.added.append(plan.state_path)
@@ -184,6 +195,17 @@ def _classify_state(repo: Path, plan: Changes, state) -> None:
 
 def _problems(repo: Path, plan: Changes) -> list[tuple[str, str]]:
     out = []
+    if plan.state_problem is not None:
+        present = [p for p in sorted(plan.files) if p.startswith(plan.state_path.rpartition("/")[0] + "/")
+                   and p != plan.state_path and p not in plan.added]
+        what = (f"is missing, but {len(present)} of the files muh deploys into its folder are already there "
+                f"({present[0]} …)"
+                if plan.state_problem == "missing" and present else plan.state_problem)
+        out.append((f"{plan.state_path} {what}: it records what muh deployed, so without it muh cannot tell its "
+                    f"files from hand edits",
+                    f"restore it from git (`git -C {repo} checkout HEAD -- {plan.state_path}`, or from muh's last "
+                    f"deploy: `git -C {repo} log -- {plan.state_path}`), then plan again; to take the files over as "
+                    f"muh's instead (a file that differs from this build is replaced and the state written anew)"))
     dirty = g.dirty(repo)
     if dirty:
         out.append((f"the working tree of {repo} has uncommitted changes ({len(dirty)}: {dirty[0].strip()} …)",
@@ -224,6 +246,8 @@ def render_plan(plan: Changes, spec_label: str, spec_sha: str) -> list[str]:
     if plan.tuned_diff:
         out.append("tuned values:")
         out += plan.tuned_diff
+    if plan.state_problem is not None:
+        out.append(f"  ! state: {plan.state_path} " + ("is missing" if plan.state_problem == "missing" else plan.state_problem))
     for p in plan.drift:
         out.append(f"  ! drift: {p} differs from muh's last deploy")
     for p in plan.foreign:

@@ -78,6 +78,33 @@ def ignored(repo: Path, paths: list[str]) -> list[tuple[str, str]]:
     return found
 
 
+def detached(repo: Path) -> str | None:
+    """The commit HEAD points at when it is detached (no branch), else None (a branch, born or not)."""
+    if git(repo, "symbolic-ref", "-q", "HEAD", check=False).strip():
+        return None
+    return git(repo, "rev-parse", "--short=12", "HEAD", check=False).strip() or "?"
+
+
+def nested_repositories(repo: Path, paths: list[str]) -> list[tuple[str, str]]:
+    """(folder, what) for each folder above one of ``paths`` that is a submodule of ``repo`` (a gitlink in
+    its index) or a git repository of its own (a ``.git`` there): git does not commit files inside one."""
+    folders = sorted({str(Path(p).parents[i].as_posix()) for p in paths for i in range(len(Path(p).parts) - 1)})
+    if not folders:
+        return []
+    links = set()
+    for entry in git(repo, "ls-files", "--stage", "-z", "--", *folders, check=False).split("\0"):
+        mode, _, rest = entry.partition(" ")
+        if mode == "160000":
+            links.add(rest.partition("\t")[2])
+    found = []
+    for f in folders:
+        if f in links:
+            found.append((f, "a git submodule"))
+        elif (repo / f / ".git").exists():
+            found.append((f, "a git repository of its own"))
+    return found
+
+
 def commit(repo: Path, paths: list[str], message: str) -> str:
     """Stage exactly ``paths`` (additions, changes and removals) and commit them; returns the commit id."""
     tracked = set(git(repo, "ls-files", "-z", "--", *paths).split("\0")) if paths else set()

@@ -44,19 +44,33 @@ class Changes:
     tuned_diff: list[str] = field(default_factory=list)
     state_path: str = ""
     state: dict = field(default_factory=dict)
+    state_problem: str | None = None  # why the state file cannot be read (None: read, or none and no muh file there)
 
     @property
     def has_changes(self) -> bool:
         return bool(self.added or self.changed or self.removed)
 
 
-def read_state(repo: Path, folder: str) -> dict:
+def load_state(repo: Path, folder: str) -> tuple[dict, str | None]:
+    """The state of muh's last deploy, and why it cannot be used: None when it was read (or there is none:
+    a first deploy), else what is wrong with it ("missing" when there is no file)."""
     p = repo / folder / STATE
+    if p.is_symlink() or (p.exists() and not p.is_file()):
+        return {}, "is not a plain file"
+    if not p.exists():
+        return {}, "missing"
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else {}
+    except UnicodeDecodeError:
+        return {}, "is not UTF-8 text"
+    except ValueError as err:
+        return {}, f"is not valid JSON ({str(err).splitlines()[0][:80]})"
+    except OSError as err:
+        return {}, f"cannot be read ({err.strerror or err})"
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return {}, "is not muh's deploy state (no `files` table of paths and hashes)"
+    return data, None
 
 
 def make_state(files: dict[str, GeneratedFile], header: str, spec_label: str, spec_sha: str, version: str) -> str:
@@ -79,8 +93,13 @@ def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str 
     diffed value by value; None: no semantic diff."""
     files = {repo_path(f.path, folder, root_files): f for f in generated}
     plan = Changes(files=files, state_path=f"{folder}/{STATE}")
-    state = read_state(repo, folder)
+    state, problem = load_state(repo, folder)
     plan.state = state
+    # muh's files in its folder without the state: the state was deleted (a first deploy has neither; a
+    # hand-made Dockerfile at the root alone is a foreign file, refused as such)
+    inside = [rel for rel in files if rel.startswith(f"{folder}/") and _current(repo, rel) is not None]
+    if problem is not None and (problem != "missing" or inside):
+        plan.state_problem = problem
     owned: dict[str, str] = {p: h for p, h in state.get("files", {}).items() if isinstance(p, str) and isinstance(h, str)}
     for rel, h in sorted(owned.items()):
         cur = _current(repo, rel)

@@ -20,8 +20,9 @@ class Resolved(Model):
     rule: str
     """Name of the rule (or `spec` / `inherited from default` …) that set the value."""
     inputs: dict[str, Union[int, float, str]] = {}
-    where: Optional[str] = None
-    """Source location (file:line:col) of the value it came from, if any."""
+    where: Optional[str] = Field(default=None, exclude=True)
+    """Source location (file:line:col) of the value it came from, if any: for `muh explain`, the editor and
+    diagnostics, never written into a generated file (a comment above it would change every file)."""
     measured: Optional[Measured] = None
     stale: bool = False
     """A measured value whose hardware fingerprint no longer matches the spec."""

@@ -13,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 import muh
 from muh.diagnostics import Diagnostic, Severity, Span
@@ -80,9 +82,34 @@ def uri_to_file(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
+class MuhProtocol(LanguageServerProtocol):
+    """pygls' protocol with the two rules of the LSP's lifecycle it leaves to the server: a request
+    before ``initialize`` is answered with ServerNotInitialized (-32002), a notification then is dropped
+    (``exit`` excepted); ``exit`` sets the process's exit code, 0 after ``shutdown`` and 1 without."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.initialize_seen = False
+        self.exit_code = 0  # the stream ended without `exit`: as before
+
+    def handle_message(self, message) -> None:
+        method = getattr(message, "method", None)
+        if method == lsp.INITIALIZE:
+            self.initialize_seen = True
+        elif method == lsp.EXIT:
+            self.exit_code = 0 if self._shutdown else 1
+        elif method is not None and not self.initialize_seen:
+            if getattr(message, "id", None) is not None:  # a request: say why it gets no answer
+                log.warning("answered %s before initialize with ServerNotInitialized", method)
+                self._send_response(message.id, None, JsonRpcServerNotInitialized().to_response_error())
+            return
+        super().handle_message(message)
+
+
 class MuhServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("muh", muh.__version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("muh", muh.__version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=MuhProtocol)
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="muh-analyze")
@@ -351,3 +378,5 @@ def main() -> None:
     for handler in logging.getLogger().handlers:
         handler.addFilter(_OneLine())
     server.start_io(stdin=BoundedStdin(sys.stdin.buffer))
+    if server.protocol.exit_code:  # `exit` without `shutdown` (pygls' own sys.exit is swallowed by start_io)
+        sys.exit(server.protocol.exit_code)

@@ -8,3 +8,7 @@ class MuhRuntimeError(RuntimeError):
 
 class MuhBuildError(RuntimeError):
     """The generated kernels did not compile; the message holds the compiler's output."""
+
+
+class NotDifferentiable(RuntimeError):
+    """Backward through one of muh's operators, which are inference kernels: the message says what to do."""

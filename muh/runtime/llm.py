@@ -35,10 +35,11 @@ OPS = tuple(VLLM_SIGNATURES)
 
 # Other recorded forms of a stock function that muh's op also serves: name -> (parameters in order,
 # the trailing ones optional with these defaults, where). The EngineX fork's fused_add_rms_norm takes a
-# 5th `residual_alpha` (default 1.0) pre-multiplying the residual (shared/facts/enginex-fork.md §3.4).
+# 5th `residual_alpha` (default 1.0) pre-multiplying the residual (the competition team's notes on the
+# fork's ops, https://github.com/dylanyunlon/project_6).
 VLLM_FORMS = {
     "fused_add_rms_norm": (("input", "residual", "weight", "epsilon", "residual_alpha"), {"residual_alpha": 1.0},
-                           "the EngineX fork's _custom_ops.fused_add_rms_norm (enginex-fork.md §3.4)"),
+                           "the EngineX fork's _custom_ops.fused_add_rms_norm (as the competition team's notes describe it)"),
 }
 
 # vLLM 0.6.3.post1 methods muh serves (the plugin rebinds them on their class): name -> (module,

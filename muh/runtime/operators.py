@@ -6,7 +6,14 @@
 
 ``SCHEMAS`` is the one table of the operators (names, argument types, mutation annotations ``(a!)``);
 it is registered from here for both backends, with a fake (meta) implementation per operator, so
-``torch.compile(fullgraph=True)``, ``torch.library.opcheck`` and CUDA-graph capture see real operators:
+``torch.compile(fullgraph=True)``, ``torch.library.opcheck`` and CUDA-graph capture see real operators.
+None is differentiable (inference kernels: there is no backward kernel), and each says so as
+``torch.library`` asks — no "autograd kernel was not registered" warning, no silent wrong gradient:
+the extension registers PyTorch's ``autogradNotImplementedFallback`` for each (C++, nothing on the call
+path); the ctypes fallback, in Python, an autograd formula that raises :class:`NotDifferentiable` on
+backward for a functional operator (``register_autograd``) and, for one that writes its ``(a!)``
+arguments, an Autograd kernel that marks them so their backward raises the same
+(``register_autograd`` takes no mutating operator):
 
 * **extension** (the default): ``kernels/bindings/ops_torch.cpp`` (generated beside the kernels),
   compiled by ``torch.utils.cpp_extension`` against PyTorch's headers and linked to
@@ -25,7 +32,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import MuhBuildError, MuhRuntimeError
+from .errors import MuhBuildError, MuhRuntimeError, NotDifferentiable
 
 LOG = logging.getLogger("muh.ops")
 NAMESPACE = "muh"
@@ -85,6 +92,79 @@ def _define(torch) -> None:
         else:
             getattr(torch.library, api)(f"{NAMESPACE}::{name}", fn, lib=lib)
     _state["lib"] = lib
+
+
+def not_differentiable(name: str) -> NotDifferentiable:
+    return NotDifferentiable(f"torch.ops.{NAMESPACE}.{name} is not differentiable (muh's ops are inference kernels "
+                             "with no backward): run it under torch.no_grad() / torch.inference_mode(), or use a "
+                             "differentiable PyTorch equivalent where gradients are needed")
+
+
+def mutated(schema: str) -> list[int]:
+    """The positions of the arguments ``schema`` writes in place (``Tensor(a!)``)."""
+    args = schema.rpartition(" -> ")[0].strip()[1:-1]
+    return [i for i, arg in enumerate(args.split(", ")) if "!)" in arg]
+
+
+def register_autograd(torch, lib) -> None:
+    """The ctypes backend's autograd registration: raise on backward (see the module's docstring); the
+    extension registers its own in C++."""
+
+    class Refuse(torch.autograd.Function):
+        """Marks the tensors an operator wrote as its outputs; their backward raises."""
+
+        @staticmethod
+        def forward(ctx, name, count, *tensors):
+            ctx.name = name
+            written = tensors[:count]
+            ctx.mark_dirty(*written)
+            return written if count != 1 else written[0]
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise not_differentiable(ctx.name)
+
+    def refuse_formula(name):
+        def backward(ctx, *grads):
+            raise not_differentiable(name)
+        return backward
+
+    def mutating_kernel(name, op, positions):
+        def kernel(*args, **kwargs):
+            with torch._C._AutoDispatchBelowAutograd():
+                op(*args, **kwargs)
+            tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+            if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+                written = tuple(args[i] for i in positions if i < len(args))
+                inputs = tuple(t for t in tensors if t.requires_grad and all(t is not w for w in written))
+                if written:
+                    Refuse.apply(name, len(written), *written, *inputs)
+        return kernel
+
+    formula = getattr(torch.library, "register_autograd", None)  # torch >= 2.4
+    for name, schema in SCHEMAS.items():
+        op = getattr(getattr(torch.ops, NAMESPACE), name).default
+        positions = mutated(schema)
+        if positions:
+            lib.impl(name, mutating_kernel(name, op, positions), "Autograd")
+        elif formula is not None:
+            formula(f"{NAMESPACE}::{name}", refuse_formula(name), lib=lib)
+        else:  # torch 2.1 - 2.3: the same formula as an autograd.Function
+            lib.impl(name, _functional_kernel(torch, name, op), "Autograd")
+
+
+def _functional_kernel(torch, name, op):
+    class Refuse(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            with torch._C._AutoDispatchBelowAutograd():
+                return op(*args)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise not_differentiable(name)
+
+    return lambda *args: Refuse.apply(*args)
 
 
 def _fakes(torch) -> dict:
@@ -168,6 +248,7 @@ def load(source=None, *, arch: str | None = None, std: str | None = None, backen
     from . import operators_ctypes
 
     operators_ctypes.register(_state["lib"])
+    register_autograd(torch, _state["lib"])
     loaded = Loaded("ctypes", lib.origin, reason or "backend=ctypes was asked for")
     _state["loaded"] = loaded
     return loaded

@@ -24,7 +24,7 @@ VENDORS: dict[str, Vendor] = {
                            "threads per block on every compute capability",
                      (32,), "CUDA C++ Programming Guide, 'Features and Technical Specifications': warp size 32 on "
                             "every compute capability"),
-    "iluvatar": Vendor(None, "no documented limit in the project's facts (shared/facts/target-bi100.md)",
+    "iluvatar": Vendor(None, "no documented limit (Iluvatar publishes none)",
                        (64,), "the BI-V100 (CoreX) runs 64-lane warps: measured with `warpSize` inside a kernel "
                               "(not in the vendor's public documents)"),
 }

@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 
 SIZES = (1 << 16, 1 << 20, 1 << 24, 1 << 28)
-WEIGHTS = (0.172, 0.261, 0.281, 0.286)  # CCCL's score weights (shared/facts/cccl.md)
+WEIGHTS = (0.172, 0.261, 0.281, 0.286)  # CCCL's score weights (benchmarks/scripts/cccl/bench/score.py, https://github.com/NVIDIA/cccl)
 MIN_NOISE = 0.005  # never trust a difference below 0.5 %, whatever the A/A test says
 
 

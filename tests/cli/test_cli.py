@@ -19,7 +19,7 @@ def test_build_is_deterministic_and_has_manifest(cli, tmp_path):
     a, b = tree(tmp_path / "a"), tree(tmp_path / "b")
     assert a == b and a
     manifest = json.loads(a["manifest.json"])
-    assert manifest["spec"] == "specs/baseline.muh"
+    assert manifest["spec"] == "baseline.muh"
     assert set(manifest["files"]) == set(a) - {"manifest.json"}
     assert manifest["spec_sha256"] == __import__("hashlib").sha256(BASELINE.read_bytes()).hexdigest()
     for name, data in a.items():

@@ -65,7 +65,7 @@ def test_muh_scaling_equals_cub(truth):
 
 @pytest.mark.nvcc
 def test_facts_examples(truth):
-    # shared/facts/cccl.md's worked examples, checked against the compiled truth.
+    # worked examples of CUB's scaling rules (cub/util_arch.cuh), checked against the compiled truth.
     want = {("mem_bound", 512, 16, 8): (512, 8), ("reg_bound", 384, 22, 8): (384, 11),
             ("mem_bound", 256, 500, 1): (64, 1000), ("mem_bound", 256, 10000, 1024): (32, 39),
             ("reg_bound", 256, 500, 1): (128, 500)}

@@ -27,8 +27,9 @@ def _binding_text(tmp_path) -> str:
 
 def test_one_schema_table_for_both_backends(tmp_path):
     text = _binding_text(tmp_path)
-    cxx = re.findall(r'm\.impl\("(\w+)"', text)
-    assert sorted(cxx) == sorted(operators.SCHEMAS)
+    cuda, autograd = (re.findall(r'm\.impl\("(\w+)"', block) for block in text.split("TORCH_LIBRARY_IMPL(muh, ")[1:])
+    assert sorted(cuda) == sorted(operators.SCHEMAS)
+    assert sorted(autograd) == sorted(operators.SCHEMAS)  # every operator says it is not differentiable (issue 42)
     assert sorted(operators_ctypes.IMPLS) == sorted(operators.SCHEMAS)
 
 
@@ -54,7 +55,14 @@ def test_extension_builds_and_registers_every_operator(tmp_path):
         assert loaded.backend == "extension", loaded
         for name in operators.SCHEMAS:
             assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "CUDA"), name
+            assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "Autograd"), name  # issue 42
         m = torch.ops.muh
+        xg = torch.empty(3, 4, 256, device="meta", dtype=torch.float16, requires_grad=True)
+        try:  # not differentiable: backward says so (PyTorch's not-implemented autograd kernel)
+            m.gemma_rms_norm(xg, torch.empty(256, device="meta", dtype=torch.float16), 1e-6).sum().backward()
+            raise AssertionError("backward through muh::gemma_rms_norm did not raise")
+        except RuntimeError as err:
+            assert str(err) == "derivative for muh::gemma_rms_norm is not implemented", err
         x = torch.empty(3, 4, 256, device="meta", dtype=torch.float16)
         w = torch.empty(256, device="meta", dtype=torch.float16)
         assert m.gemma_rms_norm(x, w, 1e-6).shape == x.shape

@@ -18,7 +18,7 @@ FIELDS = ("name", "major", "minor", "multi_processor_count", "warp_size", "total
 def main(out: str) -> None:
     p = torch.cuda.get_device_properties(0)
     props = {f: getattr(p, f, None) for f in FIELDS}
-    n = (1 << 30) // 4  # 1 GiB of float32, as in shared/facts/h200-anchors.md
+    n = (1 << 30) // 4  # 1 GiB of float32, as in the lab's anchors (bench/results/lab-2026-11-30)
     x = torch.ones(n, device="cuda")
     y = torch.empty_like(x)
     for _ in range(3):

@@ -152,16 +152,9 @@ def subs_of(family: str, algorithms: list[DerivedAlgorithm]) -> list[SubPolicy]:
     return [SubPolicy(ident(n), tuple(fields_of(family, algorithms, n))) for n in names]
 
 
-def _where(ctx: BuildContext, where: str | None) -> str:
-    """`specs/x.muh:12:7` whatever path the spec was loaded from (output must not depend on it)."""
-    if not where:
-        return ""
-    parts = where.rsplit(":", 2)
-    return f"{ctx.spec_label}:{parts[1]}" if len(parts) == 3 else where
-
-
 def provenance(ctx: BuildContext, dim: str, r: Resolved, per_size: bool = False) -> str:
-    """Where a value came from: its rule and inputs, the spec line, the measurement. ``per_size``: the
+    """Where a value came from: its rule and inputs, the measurement (not the spec line: a comment above
+    it would change the header; `muh explain` shows the line). ``per_size``: the
     header scales the value itself, so the element size is left out."""
     if r.inputs:
         i = r.inputs
@@ -176,9 +169,8 @@ def provenance(ctx: BuildContext, dim: str, r: Resolved, per_size: bool = False)
                     f"warp {i.get('warp')})")
     else:
         text = r.rule
-    where = _where(ctx, r.where)
-    if where:
-        text += f" at {where}"
+    if r.inputs and r.inputs.get(f"{dim}_from"):  # the bucket the nominal value was written in
+        text += f" ({r.inputs[f'{dim}_from']})"
     if r.measured is not None:
         m = r.measured
         nums = " ".join(f"{x:.6f}" for x in (m.score, m.min, m.mean, m.max) if x is not None)

@@ -18,7 +18,7 @@ from typing import Callable
 
 from muh.derive.ops import OPS_DTYPES, OpsTarget, from_spec
 from muh.codegen.templates import render
-from muh.runtime import c_api, dtypes as DT
+from muh.runtime import c_api, dtypes as DT, operators
 
 PKG = "muh.codegen.ops"
 FILES = (
@@ -48,7 +48,8 @@ def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str,
     variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx, policies=policies,
                      sized=any(p.buckets for p in policies), ops_dtypes=OPS_DTYPES,
                      aten={d: DT.TABLE[d].aten for d in OPS_DTYPES}, structs=c_api.OPS_STRUCTS,
-                     functions=c_api.OPS_API, api={f.name: f for f in c_api.OPS_API})
+                     functions=c_api.OPS_API, api={f.name: f for f in c_api.OPS_API},
+                     operators=list(operators.SCHEMAS))
     return [(path, render(PKG, tmpl, header=header(prefix), **variables) if tmpl.endswith(".j2")
              else f"{header(prefix)}\n{_static(tmpl)}") for path, tmpl, prefix in FILES]
 

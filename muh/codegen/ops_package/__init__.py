@@ -166,7 +166,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                                           hint="the ops' Python side must need only the stdlib, torch and vllm"))
         return []
     header = ctx.header("#")
-    label = f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}"
+    label = ctx.spec_label
     files: list[GeneratedFile] = []
     for prefix, hw in found:
         r = recipe(hw)

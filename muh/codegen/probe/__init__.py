@@ -25,11 +25,13 @@ from pathlib import Path
 
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
-from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION
 from muh.codegen.templates import render
 from muh.diagnostics import Diagnostic, MuhError
 from muh.derive.kernels import PROBE_THREADS, probe_config
 from muh.runtime.toolchain import Toolchain
+
+SCHEMA = "muh.probe.result"  # what the bundle's result document says it is (its model: result.py, read by
+SCHEMA_VERSION = 1           # ingest only, so a build does not build the result's models)
 
 PKG = "muh.codegen.probe"
 ROOT = "probe"
@@ -77,7 +79,7 @@ def _engine_data(ctx: BuildContext) -> dict:
         (engines.get(deploy.engine.name) if deploy is not None else None) or engines.get(engines.DEFAULT)
     variant = plugin.variant(plan.engine_version) if plugin is not None and plan is not None else None
     asked = plugin.probe_data(ctx.spec, plan, variant) if plugin is not None and plugin.probe_data else {}
-    return {"spec": f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}", **asked}
+    return {"spec": ctx.spec_label, **asked}
 
 
 def engine_probe_copy(header: str) -> str:
@@ -113,7 +115,7 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     layer = dict(generate(cfg, ctx.header))[WARP_LAYER]
     wv = warp_vars(cfg)
     common = dict(header=ctx.header_text(), compiler=compiler, cxx=cxx, arch=arch)
-    cu = dict(header=ctx.header("//"), hardware=hw.name, spec=ctx.spec_label, spec_sha256=ctx.spec.sha256,
+    cu = dict(header=ctx.header("//"), hardware=hw.name, spec=ctx.spec_label,
               muh_version=muh.__version__, schema=SCHEMA, schema_version=SCHEMA_VERSION, threads=THREADS,
               spin_cycles=SPIN_CYCLES, bw_samples=BW_SAMPLES, latency_samples=LATENCY_SAMPLES,
               ptx=compiler == "nvcc", nanosleep_test=True, emulated_warp=emulate, compiler=compiler, cxx=cxx,

@@ -11,8 +11,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SCHEMA = "muh.probe.result"
-SCHEMA_VERSION = 1
+from muh.codegen.probe import SCHEMA, SCHEMA_VERSION  # noqa: F401 - the document's name and version, beside its model
 SIZES_MIN, SIZES_MAX = 1 << 20, 1 << 30  # the bandwidth sweep: 1 MiB … 1 GiB, powers of two
 
 
@@ -161,7 +160,9 @@ class Origin(_M):
 
     muh_version: str
     spec: str
-    spec_sha256: str
+    """The spec's file name (what the bundle was built from; its hash is in the bundle's manifest.json)."""
+    spec_sha256: Optional[str] = None
+    """Written by bundles of muh before the bundle's files stopped carrying the spec's hash; never read."""
     hardware: str
     """The spec's hardware block the bundle was generated for."""
     compiler: Literal["nvcc", "clang"]

@@ -2,7 +2,7 @@
 muh has a flag table for. Both share one implementation; all that differs is read from the variant.
 
 EngineX, the competition's vLLM 0.6.3 fork in the BI-V100 image, is data only: its source is not
-available, ``variants/enginex-*.json`` records what is known about it from shared/facts/enginex-fork.md
+available, ``variants/enginex-*.json`` records what is known about it from the competition team's notes (https://github.com/dylanyunlon/project_6)
 (every entry cites its section).
 """
 from pathlib import Path

@@ -4,7 +4,7 @@
 imports for other purposes (torch, openai's TypedDicts, vLLM's sampling/pooling/utils) are replaced
 by minimal stand-ins, so ``ChatCompletionRequest`` keeps its real fields, ``extra="forbid"`` and
 validators. The generated ``compat.py`` (muh's plugin hook) then runs on request bodies the
-platform's replay sent (shared/facts/enginex-fork.md §1.4, §7).
+platform's replay sent (the competition team's notes, https://github.com/dylanyunlon/project_6).
 """
 from __future__ import annotations
 

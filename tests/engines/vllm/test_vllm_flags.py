@@ -50,7 +50,7 @@ def where(path: Path, text: str, needle: str) -> str:
 def test_fixture_has_the_real_flag_set():
     e = load_engine("0.6.3.post1")
     flags = e.all_flags
-    assert len(flags) == 117  # shared/facts/vllm-0.6.3.md
+    assert len(flags) == 117  # vllm/engine/arg_utils.py of the 0.6.3.post1 wheel
     for f in ("--max-model-len", "-tp", "--tensor-parallel-size", "--enable-auto-tool-choice", "--tool-call-parser",
               "--enable-prefix-caching", "--block-size", "--disable-custom-all-reduce", "--tool-parser-plugin"):
         assert f in flags

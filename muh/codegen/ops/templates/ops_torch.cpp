@@ -1,12 +1,14 @@
 // PyTorch operators `torch.ops.muh.*` over the C interface of muh/ops/ops.h (docs/ops.md, "PyTorch
-// operators"). CUDA implementations only: the schemas (with their mutation annotations) and the fake
-// implementations are registered from Python (muh/runtime/operators.py, one table for both the
-// extension and the ctypes fallback). Compiled by the host compiler against PyTorch's headers and
+// operators"). CUDA implementations, and autograd's: none is differentiable (inference kernels), so
+// each gets PyTorch's not-implemented autograd kernel (backward raises; in-place outputs included).
+// The schemas (with their mutation annotations) and the fake implementations are registered from
+// Python (muh/runtime/operators.py, one table for both the extension and the ctypes fallback). Compiled by the host compiler against PyTorch's headers and
 // linked to libmuh_ops.so, which the spec's toolchain builds; needs no CUDA header.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include "ops_torch_dtypes.h"  // generated beside this file: the element types this build's ops serve
@@ -325,4 +327,12 @@ TORCH_LIBRARY_IMPL(muh, CUDA, m) {
   m.impl("topk_softmax", &topk_softmax);
   m.impl("moe_topk_softmax", &moe_topk_softmax);
   m.impl("softmax", &softmax);
+}
+
+// Backward through any of them raises "the derivative for 'muh::<op>' is not implemented" (PyTorch's rule
+// for an operator that is not differentiable; without it autograd warns and gives no gradient).
+TORCH_LIBRARY_IMPL(muh, Autograd, m) {
+{%- for name in operators %}
+  m.impl("{{ name }}", torch::autograd::autogradNotImplementedFallback());
+{%- endfor %}
 }

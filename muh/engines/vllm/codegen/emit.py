@@ -71,7 +71,7 @@ def _selftest_cases(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
 
 
 def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
-    common = dict(header=ctx.header_text(), spec_label=f"{ctx.spec_label} sha256 {ctx.spec.sha256[:12]}",
+    common = dict(header=ctx.header_text(), spec_label=ctx.spec_label,
                   version_guard=plan.version_guard)
     base = "vllm/plugin"
     files = [

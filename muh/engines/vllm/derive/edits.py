@@ -5,7 +5,7 @@ because a diff must say what it removes) and a template for the new lines. The a
 exactly once in the target file — in the pinned wheel (checked by the tests) and again in the image
 (checked by the generated ``check_anchors.py`` before ``patch`` runs), because the competition's
 engine is a fork with vendor edits. Line numbers are facts about the pinned wheel
-(shared/facts/vllm-0.6.3.md).
+(vLLM 0.6.3.post1's source, https://github.com/vllm-project/vllm/tree/v0.6.3.post1).
 
 Diffs carry no context lines: the anchor itself is what is checked, so a vendor change near (but
 not in) the anchor does not break the build, and a change *in* it fails loudly.

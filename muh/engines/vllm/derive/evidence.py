@@ -43,8 +43,10 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
                         else "an untested entry names a `serve.<flag>`, `env.<NAME>` or `api.<feature>` the block sets"))
     for name, s in given.items():
         if f"serve.{name}" not in runs and name != "model":
-            c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(
-                update={"rule": f"spec; no run record for this flag in {variant.label}'s facts"})
+            always = variant.expected_flags.get("--" + name.replace("_", "-"))  # a flag every good run had
+            rule = (f"spec; in every reported run of {variant.label}: {always}" if always is not None
+                    else f"spec; no run record for this flag in {variant.label}'s facts")
+            c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(update={"rule": rule})
     for key, ev in sorted(runs.items()):
         kind, _, name = key.partition(".")
         if kind == "serve":
