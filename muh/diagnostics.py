@@ -8,11 +8,11 @@ compiler-style text::
           |                    ^^^^^^^^^^^^
       hint: use 64 or 128
 """
+
 from __future__ import annotations
 
-import functools
-
 import difflib
+import functools
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
@@ -127,7 +127,7 @@ def suggestion(hint: str) -> str | None:
     i = hint.find(head)
     if i < 0:
         return None
-    word, sep, _ = hint[i + len(head):].partition(tail)
+    word, sep, _ = hint[i + len(head) :].partition(tail)
     return word if sep and word else None
 
 

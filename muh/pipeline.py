@@ -1,4 +1,5 @@
 """The one way through: parse → validate → derive → generate → write (atomically)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +12,6 @@ from muh.derive import Derived, derive
 from muh.diagnostics import Diagnostic
 from muh.grammar.parser import read_source
 from muh.schema import Spec, load
-
 
 OUTPUT_ROOT = Path("generated")
 
@@ -29,7 +29,9 @@ def load_file(path: str | Path) -> Loaded:
     return Loaded(spec, derive(spec), text)
 
 
-def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None) -> list[GeneratedFile]:
+def render(
+    loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None
+) -> list[GeneratedFile]:
     """Every generated file plus the manifest; emitters' warnings are appended to ``warnings``."""
     ctx = BuildContext(loaded.spec, loaded.derived, options=dict(options or {}))
     files = generate(ctx)
@@ -39,8 +41,13 @@ def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnosti
 
 
 def _manifest(ctx: BuildContext, files: list[GeneratedFile]) -> GeneratedFile:
-    meta = {"@generated": ctx.header_text(), "muh_version": muh.__version__, "spec": ctx.spec_label,
-            "spec_sha256": ctx.spec.sha256, "options": ctx.options}
+    meta = {
+        "@generated": ctx.header_text(),
+        "muh_version": muh.__version__,
+        "spec": ctx.spec_label,
+        "spec_sha256": ctx.spec.sha256,
+        "options": ctx.options,
+    }
     return GeneratedFile(output.MANIFEST, output.manifest_text(meta, {f.path: f.content for f in files}))
 
 
@@ -50,10 +57,16 @@ def write_atomic(files: list[GeneratedFile], out: Path) -> None:
     output.write_folder({f.path: (f.content, f.executable) for f in files}, Path(out))
 
 
-def build(spec_path: str | Path, out: str | Path | None = None, options: dict | None = None,
-          warnings: list[Diagnostic] | None = None) -> tuple[Path, list[GeneratedFile]]:
+def build(
+    spec_path: str | Path,
+    out: str | Path | None = None,
+    options: dict | None = None,
+    warnings: list[Diagnostic] | None = None,
+) -> tuple[Path, list[GeneratedFile]]:
     loaded = load_file(spec_path)
     files = render(loaded, options, warnings)
-    target = Path(out) if out is not None else OUTPUT_ROOT / output.default_folder_name(loaded.spec.name, str(spec_path))
+    target = (
+        Path(out) if out is not None else OUTPUT_ROOT / output.default_folder_name(loaded.spec.name, str(spec_path))
+    )
     write_atomic(files, target)
     return target, files

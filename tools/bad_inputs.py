@@ -6,6 +6,7 @@ and file-system situations (output folders muh must not touch, odd spec names). 
 table per category and every case that was not clean.
 Usage: python tools/bad_inputs.py [--jobs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,10 +79,18 @@ SPEC_EDITS = [
     ("space { items = 7..24", "space { items = 1..999999999"),
     ("space { items = 7..24", "space { items = 7.5..24"),
     ("space { items = 7..24", "space { items = []"),
-    ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
-     "delay = backon_jitterz(ns = 952 ns, l2_write_latency = 415 ns)"),
-    ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 952, l2_write_latency = 415 ns)"),
-    ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 952 ns, bogus = 3 ns)"),
+    (
+        "delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
+        "delay = backon_jitterz(ns = 952 ns, l2_write_latency = 415 ns)",
+    ),
+    (
+        "delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
+        "delay = backon_jitter(ns = 952, l2_write_latency = 415 ns)",
+    ),
+    (
+        "delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
+        "delay = backon_jitter(ns = 952 ns, bogus = 3 ns)",
+    ),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(952 ns)"),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 1 ns, ns = 2 ns)"),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 952 ns"),
@@ -188,8 +197,9 @@ COMMANDS = [
 
 def run(args: list[str], cwd: Path) -> tuple[int, str]:
     try:
-        proc = subprocess.run([sys.executable, "-m", "muh.cli", *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "muh.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        )
     except subprocess.TimeoutExpired:
         return -1, "HANG (no answer in 120 s)"
     return proc.returncode, proc.stdout + proc.stderr
@@ -212,11 +222,16 @@ def setup(tmp: Path) -> dict[str, str]:
     (tmp / "fake_manifest" / "manifest.json").write_text("{}")
     (tmp / "fake_manifest" / "src" / "app.js").write_text("x\n")
     (tmp / "..muh").write_text(BASE)
-    (tmp / "bigspace.muh").write_text(BASE.replace("space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
-                                                   "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }"))
+    (tmp / "bigspace.muh").write_text(
+        BASE.replace(
+            "space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
+            "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }",
+        )
+    )
     (tmp / "nodeploy.muh").write_text(BASE.split("deploy ")[0])
-    (tmp / "dockerfolder.muh").write_text(DEPLOY.replace("deploy competition on bi100 {",
-                                                         'deploy competition on bi100 {\n  folder = "Dockerfile"'))
+    (tmp / "dockerfolder.muh").write_text(
+        DEPLOY.replace("deploy competition on bi100 {", 'deploy competition on bi100 {\n  folder = "Dockerfile"')
+    )
     (tmp / "notgit").mkdir()
     import os
 
@@ -229,8 +244,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=3)
     args = ap.parse_args()
-    results: dict[str, list[tuple[str, int, str]]] = {"spec edits": [], "command lines": [], "file system": [],
-                                                       "hostile values (must build)": []}
+    results: dict[str, list[tuple[str, int, str]]] = {
+        "spec edits": [],
+        "command lines": [],
+        "file system": [],
+        "hostile values (must build)": [],
+    }
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         names = setup(tmp)
@@ -247,16 +266,23 @@ def main() -> None:
             jobs.append(("hostile values (must build)", f"`{new[:40]}`", ["build", str(p), "-o", str(tmp / f"g{i}")]))
         for cmd in COMMANDS:
             argv = [a.format(**names) for a in cmd]
-            cat = "file system" if any(x in " ".join(cmd) for x in ("-o", "..muh", "binary", "latin1", "huge", "missing", "{tmp}\"")) \
-                or cmd[:2] == ["build", "{tmp}"] else "command lines"
+            cat = (
+                "file system"
+                if any(x in " ".join(cmd) for x in ("-o", "..muh", "binary", "latin1", "huge", "missing", '{tmp}"'))
+                or cmd[:2] == ["build", "{tmp}"]
+                else "command lines"
+            )
             jobs.append((cat, "muh " + " ".join(cmd), argv))
         with ThreadPoolExecutor(args.jobs) as ex:
             outs = list(ex.map(lambda j: run(j[2], tmp), jobs))
         for (cat, label, _), (rc, out) in zip(jobs, outs):
             results[cat].append((label, rc, out))
         # nothing the user owns was touched
-        untouched = ((tmp / "file.txt").read_text() == "mine\n" and (tmp / "foreign" / "app.js").read_text() == "x\n"
-                     and (tmp / "fake_manifest" / "src" / "app.js").read_text() == "x\n")
+        untouched = (
+            (tmp / "file.txt").read_text() == "mine\n"
+            and (tmp / "foreign" / "app.js").read_text() == "x\n"
+            and (tmp / "fake_manifest" / "src" / "app.js").read_text() == "x\n"
+        )
     print("| category | inputs | clean diagnostics (or, for hostile values, a correct build) | tracebacks | other |")
     print("|---|---|---|---|---|")
     total = [0, 0, 0, 0]

@@ -1,4 +1,5 @@
 """`generated`: the committed output under generated/<spec>/ equals a fresh build of the spec."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,5 +22,7 @@ def check_generated(ctx: BuildContext) -> CheckResult:
     extra = sorted(p for p in have if p not in want)
     if stale or extra:
         lines = [f"stale: {p}" for p in stale] + [f"not produced any more: {p}" for p in extra]
-        return CheckResult("generated", "fail", f"{len(stale) + len(extra)} file(s) differ; run `muh build {ctx.spec.file}`", lines)
+        return CheckResult(
+            "generated", "fail", f"{len(stale) + len(extra)} file(s) differ; run `muh build {ctx.spec.file}`", lines
+        )
     return CheckResult("generated", "pass", f"{len(want)} files up to date")

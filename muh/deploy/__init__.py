@@ -3,6 +3,7 @@
 Exit codes like ``terraform plan -detailed-exitcode``: 0 nothing to change, 2 changes planned, 1 an
 error or a refusal (nothing written). ``--apply`` exits 0 after committing (or when up to date).
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -10,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import muh
-from muh.codegen.base import BuildContext, GeneratedFile
 from muh import engines, platforms
+from muh.codegen.base import BuildContext, GeneratedFile
 from muh.deploy import git as g
 from muh.deploy import write
 from muh.deploy.plan import ROOT_FILES, Changes, compute, escapes, make_state, safe_relpath
@@ -29,17 +30,22 @@ class DeployResult:
     plan: Changes | None = None
 
 
-def _refuse(msg: str, hint: str | None = None, plan: Changes | None = None, lines: list[str] | None = None) -> DeployResult:
+def _refuse(
+    msg: str, hint: str | None = None, plan: Changes | None = None, lines: list[str] | None = None
+) -> DeployResult:
     return DeployResult(EXIT_ERROR, lines or [], [Diagnostic("E-DEPLOY-REFUSED", msg, None, hint)], plan=plan)
 
 
-def run(spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool = False,
-        checks: bool = True) -> DeployResult:
+def run(
+    spec: str | Path, repo: str | Path, *, apply: bool = False, force: bool = False, checks: bool = True
+) -> DeployResult:
     """Plan (and with ``apply`` write + commit) the deployment of ``spec`` into the git repository ``repo``;
     the spec's warnings follow its errors in the result's diagnostics (`muh build` prints them too)."""
     if not str(repo).strip():
-        return _refuse("--repo is empty: name the git repository to deploy into",
-                       hint="e.g. --repo ../competition-repo (write --repo . for the current folder)")
+        return _refuse(
+            "--repo is empty: name the git repository to deploy into",
+            hint="e.g. --repo ../competition-repo (write --repo . for the current folder)",
+        )
     warnings: list[Diagnostic] = []
     result = _run(spec, repo, apply, force, checks, warnings)
     result.diagnostics = result.diagnostics + [w for w in warnings if w not in result.diagnostics]
@@ -79,11 +85,15 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
         return _refuse(f"{repo} is not a folder")
     top = g.toplevel(repo_p)
     if top is None:
-        return _refuse(f"{repo} is not a git repository", hint="run `git init` there first, or pass the repository's root")
+        return _refuse(
+            f"{repo} is not a git repository", hint="run `git init` there first, or pass the repository's root"
+        )
     repo_p = repo_p.resolve()
     if top != repo_p:
-        return _refuse(f"{repo} is inside the git repository {top}, not its root",
-                       hint="muh writes Dockerfile and computility-run.yaml at the repository root: pass the root")
+        return _refuse(
+            f"{repo} is inside the git repository {top}, not its root",
+            hint="muh writes Dockerfile and computility-run.yaml at the repository root: pass the root",
+        )
     try:
         loaded = load_file(spec)
     except MuhError as err:
@@ -102,34 +112,53 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
         if checks:
             failed = _run_checks(loaded, lines)
             if failed:
-                return _refuse(f"checks failed: {', '.join(failed)}", hint="run `muh check SPEC -v` for the cases", lines=lines)
+                return _refuse(
+                    f"checks failed: {', '.join(failed)}", hint="run `muh check SPEC -v` for the cases", lines=lines
+                )
         else:
             lines.append("checks: skipped (--skip-checks)")
     ctx = BuildContext(loaded.spec, loaded.derived)
     engine = engines.get(loaded.derived.deploy.engine) if loaded.derived.deploy is not None else None
     platform = platforms.get(loaded.derived.deploy.platform) if loaded.derived.deploy is not None else None
-    plan = compute(repo_p, files, folder, tuned=engine.tuned_file if engine else None,
-                   root_files=platform.facts.root_files if platform else ROOT_FILES)
-    state = GeneratedFile(plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label,
-                                                      loaded.spec.sha256, muh.__version__))
+    plan = compute(
+        repo_p,
+        files,
+        folder,
+        tuned=engine.tuned_file if engine else None,
+        root_files=platform.facts.root_files if platform else ROOT_FILES,
+    )
+    state = GeneratedFile(
+        plan.state_path, make_state(plan.files, ctx.header_text(), ctx.spec_label, loaded.spec.sha256, muh.__version__)
+    )
     plan.files[plan.state_path] = state
     _classify_state(repo_p, plan, state)
     lines += render_plan(plan, ctx.spec_label, loaded.spec.sha256)
     unsafe = [p for p in plan.files if not safe_relpath(p) or escapes(repo_p, p)]
     unsafe += [p for p in plan.removed if not safe_relpath(p) or escapes(repo_p, p)]
     if unsafe:
-        return _refuse(f"refusing to write {unsafe[0]}: it would leave the repository or follow a link", plan=plan, lines=lines)
+        return _refuse(
+            f"refusing to write {unsafe[0]}: it would leave the repository or follow a link", plan=plan, lines=lines
+        )
     if plan.clashes:
-        return _refuse(f"cannot deploy: {plan.clashes[0]}" + (f" (and {len(plan.clashes) - 1} more)" if len(plan.clashes) > 1 else ""),
-                       hint="nothing was written", plan=plan, lines=lines)
+        return _refuse(
+            f"cannot deploy: {plan.clashes[0]}"
+            + (f" (and {len(plan.clashes) - 1} more)" if len(plan.clashes) > 1 else ""),
+            hint="nothing was written",
+            plan=plan,
+            lines=lines,
+        )
     hidden = g.ignored(repo_p, sorted(set(plan.added + plan.changed)))
     if hidden:
         rules = sorted({rule for _, rule in hidden})
         folders = sorted({p.split("/")[0] + ("/" if "/" in p else "") for p, _ in hidden})
-        return _refuse(f"{len(hidden)} of the files muh deploys ({', '.join(folders)}) are ignored by the repository "
-                       f"({'; '.join(rules[:2])}): git would not commit them",
-                       hint="remove that rule from .gitignore (muh commits what it deploys), or set `folder = …` in the "
-                            "deploy block", plan=plan, lines=lines)
+        return _refuse(
+            f"{len(hidden)} of the files muh deploys ({', '.join(folders)}) are ignored by the repository "
+            f"({'; '.join(rules[:2])}): git would not commit them",
+            hint="remove that rule from .gitignore (muh commits what it deploys), or set `folder = …` in the "
+            "deploy block",
+            plan=plan,
+            lines=lines,
+        )
     problems = _problems(repo_p, plan)
     if problems and not force:
         return _refuse(problems[0][0], hint=problems[0][1] + "; or pass --force", plan=plan, lines=lines)
@@ -141,29 +170,45 @@ def _run(spec, repo, apply: bool, force: bool, checks: bool, warnings: list[Diag
     with _DeferredInterrupt() as interrupt:
         result = _swap_and_commit(repo_p, plan, ctx, loaded, lines)
     if interrupt.hit:
-        result.lines.append("interrupted: the deploy was finished first (" +
-                            (f"committed {result.commit[:12]})" if result.commit else "nothing was changed)"))
+        result.lines.append(
+            "interrupted: the deploy was finished first ("
+            + (f"committed {result.commit[:12]})" if result.commit else "nothing was changed)")
+        )
     return result
 
 
 def _swap_and_commit(repo_p: Path, plan: Changes, ctx, loaded, lines: list[str]) -> DeployResult:
     try:
-        tx = write.apply(repo_p, {rel: (plan.files[rel].content, plan.files[rel].executable) for rel in plan.added + plan.changed},
-                         plan.removed)
+        tx = write.apply(
+            repo_p,
+            {rel: (plan.files[rel].content, plan.files[rel].executable) for rel in plan.added + plan.changed},
+            plan.removed,
+        )
     except write.WriteError as err:
-        return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-WRITE", f"nothing was changed: {err}", None)], plan=plan)
+        return DeployResult(
+            EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-WRITE", f"nothing was changed: {err}", None)], plan=plan
+        )
     paths = sorted(set(plan.added + plan.changed + plan.removed))
-    msg = (f"muh deploy: {ctx.spec_label} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
-           + "\n".join([f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]) + "\n")
+    msg = (
+        f"muh deploy: {ctx.spec_label} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
+        + "\n".join(
+            [f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]
+        )
+        + "\n"
+    )
     try:
         commit = g.commit(repo_p, paths, msg)
     except g.GitError as err:
         left = tx.rollback()
         g.unstage(repo_p, paths)
         what = "the files were restored" if not left else f"could not restore {', '.join(left)}"
-        return DeployResult(EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-GIT", f"not committed ({what}): {err}", None)], plan=plan)
+        return DeployResult(
+            EXIT_ERROR, lines, [Diagnostic("E-DEPLOY-GIT", f"not committed ({what}): {err}", None)], plan=plan
+        )
     tx.commit()
-    lines.append(f"committed {commit[:12]}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.removed)} removed")
+    lines.append(
+        f"committed {commit[:12]}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.removed)} removed"
+    )
     return DeployResult(EXIT_OK, lines, commit=commit, plan=plan)
 
 
@@ -186,12 +231,20 @@ def _problems(repo: Path, plan: Changes) -> list[tuple[str, str]]:
     out = []
     dirty = g.dirty(repo)
     if dirty:
-        out.append((f"the working tree of {repo} has uncommitted changes ({len(dirty)}: {dirty[0].strip()} …)",
-                    "commit or stash them first"))
+        out.append(
+            (
+                f"the working tree of {repo} has uncommitted changes ({len(dirty)}: {dirty[0].strip()} …)",
+                "commit or stash them first",
+            )
+        )
     if plan.drift:
-        out.append((f"{plan.drift[0]} was changed by hand since muh's last deploy"
-                    + (f" (and {len(plan.drift) - 1} more)" if len(plan.drift) > 1 else ""),
-                    "move the change into the spec, or restore the file with git"))
+        out.append(
+            (
+                f"{plan.drift[0]} was changed by hand since muh's last deploy"
+                + (f" (and {len(plan.drift) - 1} more)" if len(plan.drift) > 1 else ""),
+                "move the change into the spec, or restore the file with git",
+            )
+        )
     if plan.foreign:
         out.append((f"{plan.foreign[0]} exists and was not written by muh", "remove or rename it"))
     return out
@@ -217,6 +270,10 @@ def render_plan(plan: Changes, spec_label: str, spec_sha: str) -> list[str]:
         out.append(f"  ! drift: {p} differs from muh's last deploy")
     for p in plan.foreign:
         out.append(f"  ! foreign: {p} exists and is not muh's")
-    out.append(f"{len(plan.added)} to add, {len(plan.changed)} to change, {len(plan.removed)} to remove, "
-               f"{len(plan.unchanged)} unchanged" if plan.has_changes else "no changes")
+    out.append(
+        f"{len(plan.added)} to add, {len(plan.changed)} to change, {len(plan.removed)} to remove, "
+        f"{len(plan.unchanged)} unchanged"
+        if plan.has_changes
+        else "no changes"
+    )
     return out

@@ -7,6 +7,7 @@ instantiated with are then the records' ``params`` (value, rule, inputs), printe
 Every reason the kernels cannot be generated is a diagnostic made here (E-KERNELS, and E-OPTION for
 what only ``--emulate-warp`` causes); codegen renders the configs ``targets`` returns.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,11 +46,19 @@ def hardware_config(hw) -> KernelConfig:
         clock, why = hw.clock / 1e9, f"hardware {hw.name}: clock"
     else:
         clock, why = DEFAULT_CLOCK_GHZ, f"default {DEFAULT_CLOCK_GHZ} GHz: hardware {hw.name} declares no clock"
-    return KernelConfig(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
-                        smem_per_block_optin=None if hw.smem_per_block_optin is None else int(hw.smem_per_block_optin),
-                        cxx=int(tc.cxx), cuda=str(tc.cuda), has_nanosleep=has_nanosleep(hw),
-                        has_ptx_memory_model=has_ptx_memory_model(hw), has_bulk_copy=has_bulk_copy(hw),
-                        clock_ghz=clock, clock_from=why)
+    return KernelConfig(
+        name=hw.name,
+        warp_size=hw.warp_size,
+        smem_per_block=hw.smem_per_block,
+        smem_per_block_optin=None if hw.smem_per_block_optin is None else int(hw.smem_per_block_optin),
+        cxx=int(tc.cxx),
+        cuda=str(tc.cuda),
+        has_nanosleep=has_nanosleep(hw),
+        has_ptx_memory_model=has_ptx_memory_model(hw),
+        has_bulk_copy=has_bulk_copy(hw),
+        clock_ghz=clock,
+        clock_from=why,
+    )
 
 
 _REQUIRED = object()
@@ -60,6 +69,7 @@ def read_policy(family: str, value, where: str = ""):
 
     The record calls ``get(dim)`` for a number it needs (MissingValue when unset) and
     ``get(dim, default)`` for one with a default (``None`` included)."""
+
     def get(dim, default=_REQUIRED):
         v = value(dim, None)
         if v is None:
@@ -84,8 +94,9 @@ def config_from_derived(derived, hw) -> KernelConfig:
                     where = f"{p.family}.{p.key} on {p.hardware}"
                     table[d] = read_policy(rec.name, p.value, where)
                     if p.buckets:
-                        buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, b.value, f"{where} ({b.label})"))
-                                           for b in p.buckets)
+                        buckets[d] = tuple(
+                            (b.lo, b.hi, read_policy(rec.name, b.value, f"{where} ({b.label})")) for b in p.buckets
+                        )
                         keys[d] = p.buckets[0].size
         if table:
             cfg = cfg.with_policies(rec.name, table, buckets, keys)
@@ -106,8 +117,9 @@ def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target
     (``emulate_warp``: that logical warp on a 32-lane GPU) under ``emu<W>/``; and the diagnostics of the
     configs that cannot be generated (those are left out): E-KERNELS on the hardware's span, E-OPTION
     for what only the emulation causes."""
-    hws = sorted({a.hardware.name: a.hardware for a in derived.algorithms.values()
-                  if a.family in families.NAMES}.items())
+    hws = sorted(
+        {a.hardware.name: a.hardware for a in derived.algorithms.values() if a.family in families.NAMES}.items()
+    )
     out: list[Target] = []
     diags: list[Diagnostic] = []
     for name, hw in hws:
@@ -115,8 +127,11 @@ def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target
         try:
             cfg = config_from_derived(derived, hw)
         except (MissingValue, TypeError, ValueError) as e:
-            diags.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
-                                    spec.span_of(("hardware", name))))
+            diags.append(
+                Diagnostic(
+                    "E-KERNELS", f"kernels for `{name}` cannot be generated: {e}", spec.span_of(("hardware", name))
+                )
+            )
             continue
         cands = [(base, cfg)]
         if emulate_warp is not None:
@@ -126,18 +141,30 @@ def targets(spec, derived, emulate_warp: int | None = None) -> tuple[list[Target
             if c is not cfg and errs:  # the emulation build: what only the option causes is the option's error
                 own = [e for e in errs if e not in validate(cfg)]
                 if own:
-                    powers = ", ".join(str(2 ** i) for i in range(0, 9))
+                    powers = ", ".join(str(2**i) for i in range(0, 9))
                     width = "power" in own[0] or "physical warps" in own[0]
-                    diags.append(Diagnostic(
-                        "E-OPTION", f"--emulate-warp {emulate_warp}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
-                        hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}" if width else
-                        "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy"))
+                    diags.append(
+                        Diagnostic(
+                            "E-OPTION",
+                            f"--emulate-warp {emulate_warp}: {own[0]}"
+                            + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""),
+                            None,
+                            hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}"
+                            if width
+                            else "the policies' threads must be multiples of the emulated warp: pick a smaller "
+                            "--emulate-warp, or change the policy",
+                        )
+                    )
                     continue
             if errs:
-                diags.append(Diagnostic(
-                    "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
-                    spec.span_of(("hardware", name)),
-                    hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+                diags.append(
+                    Diagnostic(
+                        "E-KERNELS",
+                        f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
+                        spec.span_of(("hardware", name)),
+                        hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)",
+                    )
+                )
             else:
                 out.append(Target(prefix, hw, c))
     return out, diags

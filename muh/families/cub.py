@@ -15,6 +15,7 @@ catalogue holds the tables of the families muh only describes. C++ type expressi
 names (cub/device/dispatch/tuning/*.cuh); ``T``, ``Op`` and ``O`` are the probe's element type,
 operator and offset type, ``key_of<T>`` / ``value_of<T>`` a by-key probe's halves.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,11 +28,20 @@ SUMS = ("float32", "float64", "int32", "int64", "uint32", "uint64")
 
 # The member of CUB's agent policies that usually holds a dimension (a table names others explicitly).
 USUAL = {
-    "threads": "BLOCK_THREADS", "items": "ITEMS_PER_THREAD", "load": "LOAD_ALGORITHM", "store": "STORE_ALGORITHM",
-    "modifier": "LOAD_MODIFIER", "block": "SCAN_ALGORITHM", "delay": "detail::delay_constructor_t",
-    "radix_bits": "RADIX_BITS", "rank": "RANK_ALGORITHM", "threads_per_segment": "WARP_THREADS",
-    "buffers_per_thread": "BUFFERS_PER_THREAD", "prefer_pow2_bits": "PREFER_POW2_BITS",
-    "block_tile": "BLOCK_LEVEL_TILE_SIZE", "warp_threshold": "WARP_LEVEL_THRESHOLD",
+    "threads": "BLOCK_THREADS",
+    "items": "ITEMS_PER_THREAD",
+    "load": "LOAD_ALGORITHM",
+    "store": "STORE_ALGORITHM",
+    "modifier": "LOAD_MODIFIER",
+    "block": "SCAN_ALGORITHM",
+    "delay": "detail::delay_constructor_t",
+    "radix_bits": "RADIX_BITS",
+    "rank": "RANK_ALGORITHM",
+    "threads_per_segment": "WARP_THREADS",
+    "buffers_per_thread": "BUFFERS_PER_THREAD",
+    "prefer_pow2_bits": "PREFER_POW2_BITS",
+    "block_tile": "BLOCK_LEVEL_TILE_SIZE",
+    "warp_threshold": "WARP_LEVEL_THRESHOLD",
     "block_threshold": "BLOCK_LEVEL_THRESHOLD",
 }
 
@@ -98,5 +108,14 @@ def sub(name: str, cub: str, *spec: str | tuple[str, str]) -> Sub:
 TILE = members("threads", "items", "load", "store", "modifier")
 LOOKBACK = members("threads", "items", "load", "modifier", "block", "delay", ("scaling", None))
 SCAN = members("threads", "items", "load", "store", "modifier", "block", "delay", ("scaling", None))
-SORT = members(*(("threads", None), ("items", None), ("radix_bits", None), ("rank", None), ("load", None),
-                 ("modifier", None), ("scaling", None)))
+SORT = members(
+    *(
+        ("threads", None),
+        ("items", None),
+        ("radix_bits", None),
+        ("rank", None),
+        ("load", None),
+        ("modifier", None),
+        ("scaling", None),
+    )
+)

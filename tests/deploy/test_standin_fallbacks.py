@@ -24,6 +24,7 @@ CPU tensors, which muh's kernels refuse:
 Each fallback is said once per op; the fork's own "no vllm_moe_topk_softmax" line appears once per
 call that reached its wrapper (never more: no recursion).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -140,9 +141,21 @@ def tree(nvcc, vllm_wheel, tmp_path_factory):
         p = gen / f.path
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(f.content, encoding="utf-8")
-    cmd = [nvcc, "-O3", "-std=c++14", f"-arch={lowest_arch(nvcc)}", "-Xcompiler", "-fPIC", "-shared",
-           "-DMUH_WARP_SIZE=64", "-I", str(gen / "include"), "-o", str(gen / "muh_kernels" / "libmuh_ops.so"),
-           *(str(gen / s) for s in ("kernels/common.cu", "kernels/ops.cu", "muh_kernels/build_info.cu"))]
+    cmd = [
+        nvcc,
+        "-O3",
+        "-std=c++14",
+        f"-arch={lowest_arch(nvcc)}",
+        "-Xcompiler",
+        "-fPIC",
+        "-shared",
+        "-DMUH_WARP_SIZE=64",
+        "-I",
+        str(gen / "include"),
+        "-o",
+        str(gen / "muh_kernels" / "libmuh_ops.so"),
+        *(str(gen / s) for s in ("kernels/common.cu", "kernels/ops.cu", "muh_kernels/build_info.cu")),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return site, gen
@@ -153,8 +166,15 @@ def run(tree, scenario: str, **env) -> tuple[dict, str]:
     torch_dir = Path(importlib.util.find_spec("torch").origin).parents[1]
     path = [str(site), str(gen / "vllm" / "plugin"), str(gen), str(torch_dir)]
     full = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(path), **env}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, scenario], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=full, timeout=300, cwd=site)  # vLLM's loggers write to stdout
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, scenario],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=full,
+        timeout=300,
+        cwd=site,
+    )  # vLLM's loggers write to stdout
     assert proc.returncode == 0, proc.stdout[-4000:]
     *log, result = proc.stdout.strip().splitlines()
     return json.loads(result), "\n".join(log)
@@ -165,12 +185,20 @@ def lines(log: str, text: str) -> int:
 
 
 SERVED = ["gemma_rms_norm", "moe_topk_softmax", "silu_and_mul", "topk_softmax"]
-CALLS = ["gemma cpu", "gemma op", "gemma op residual", "silu_and_mul", "topk_softmax", "topk_softmax again",
-         "vllm_moe_topk_softmax"]
+CALLS = [
+    "gemma cpu",
+    "gemma op",
+    "gemma op residual",
+    "silu_and_mul",
+    "topk_softmax",
+    "topk_softmax again",
+    "vllm_moe_topk_softmax",
+]
 
 
-@pytest.mark.parametrize("scenario,fake_api", [("torch", "register_fake"), ("torch-2.3", "impl_abstract"),
-                                               ("torch-2.1", "Meta")])
+@pytest.mark.parametrize(
+    "scenario,fake_api", [("torch", "register_fake"), ("torch-2.3", "impl_abstract"), ("torch-2.1", "Meta")]
+)
 def test_every_op_falls_back_to_the_engine_once_and_never_recurses(tree, scenario, fake_api):
     out, log = run(tree, scenario)
     assert out["applied"] == SERVED, (out, log[-3000:])

@@ -5,6 +5,7 @@ The CUDA program of the bundle writes the ``hardware`` part, the engine probe (P
 have (a zero bandwidth, a warp of 48 lanes) fail validation here, so a broken or forged file is
 refused before anything is compared.
 """
+
 from __future__ import annotations
 
 from typing import Literal, Optional, Union
@@ -149,6 +150,7 @@ class Toolkit(_M):
     def text(self) -> str:
         def v(n: int) -> str:
             return f"{n // 1000}.{n % 1000 // 10}"
+
         import re
 
         m = re.search(r"release [\d.]+, V([\d.]+)", self.compiler)  # nvcc's version line
@@ -186,6 +188,8 @@ class Result(_M):
     @classmethod
     def _version(cls, v: int) -> int:
         if v != SCHEMA_VERSION:
-            raise ValueError(f"schema version {v} is not the one this muh reads ({SCHEMA_VERSION}); "
-                             "regenerate the bundle with this muh (`muh probe SPEC -o DIR`) and run it again")
+            raise ValueError(
+                f"schema version {v} is not the one this muh reads ({SCHEMA_VERSION}); "
+                "regenerate the bundle with this muh (`muh probe SPEC -o DIR`) and run it again"
+            )
         return v

@@ -1,11 +1,12 @@
 """topk: the k largest of each row, sorted, by radix select (CCCL's DeviceTopK semantics)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.runtime import dtypes as DT
 from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, MAX_GRID_Y, param, record, vec_of, xchg_bytes
+from muh.families.base import MAX_GRID_Y, Harness, cfuncs, param, record, vec_of, xchg_bytes
+from muh.runtime import dtypes as DT
 
 MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
 # The ordered gather counts a tile's greater and equal keys in one 32-bit scan value, 16 bits each
@@ -38,12 +39,16 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
         errs.append(f"topk.{dtype}: bits_per_pass={pol.bits_per_pass} outside 1..{MAX_BITS_PER_PASS}")
     tile = pol.threads * pol.items * vec_of(dtype)
     if tile > MAX_TILE_KEYS:
-        errs.append(f"topk.{dtype}: a tile of threads x items x vec = {pol.threads} x {pol.items} x {vec_of(dtype)} "
-                    f"= {tile} keys; the gather counts a tile in 16 bits, at most {MAX_TILE_KEYS} keys: "
-                    f"lower threads or items")
+        errs.append(
+            f"topk.{dtype}: a tile of threads x items x vec = {pol.threads} x {pol.items} x {vec_of(dtype)} "
+            f"= {tile} keys; the gather counts a tile in 16 bits, at most {MAX_TILE_KEYS} keys: "
+            f"lower threads or items"
+        )
     if smem(cfg, dtype, pol) > cfg.smem_per_block:
-        errs.append(f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
-                    f"the hardware has {cfg.smem_per_block} B per block")
+        errs.append(
+            f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
+            f"the hardware has {cfg.smem_per_block} B per block"
+        )
     return errs
 
 
@@ -101,11 +106,11 @@ def topk(x, k: int, *, out=None, kernels=None):
         vals, idx = out
         T.check_out(vals, x, rows * k, "topk")
         if idx.dtype != torch.int64 or not idx.is_contiguous() or idx.numel() != rows * k or idx.device != x.device:
-            raise ValueError(f"{T.API}.topk: out indices must be a contiguous int64 tensor of {rows * k} "
-                             f"elements on {x.device}")
+            raise ValueError(
+                f"{T.API}.topk: out indices must be a contiguous int64 tensor of {rows * k} elements on {x.device}"
+            )
     with torch.cuda.device(x.device):
-        kern.call("muh_topk", DT.CODE[name], x.data_ptr(), rows, cols, k, vals.data_ptr(), idx.data_ptr(),
-                  T.stream(x))
+        kern.call("muh_topk", DT.CODE[name], x.data_ptr(), rows, cols, k, vals.data_ptr(), idx.data_ptr(), T.stream(x))
     if x.dim() == 1:
         return vals[0], idx[0]
     return vals, idx
@@ -125,8 +130,11 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     # The best policy depends on k as much as on the row (H200: 1.9x between k = 50 and k = 1024):
     # a policy's buckets may test `k` (values kept per row) or `elements` (rows x row length).
     bucket_keys=("elements", "k"),
-    harness=Harness(shape=TUNE_SHAPE, shape_keys=("cols", "k"),
-                    variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
-                    check_sizes=lambda shape: (3 * shape[0], shape[0])),
+    harness=Harness(
+        shape=TUNE_SHAPE,
+        shape_keys=("cols", "k"),
+        variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
+        check_sizes=lambda shape: (3 * shape[0], shape[0]),
+    ),
     python_ops={"topk": topk},
 )

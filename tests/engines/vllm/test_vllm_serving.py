@@ -1,5 +1,6 @@
 """Serving values the real platform ran (issue 27.1): the baseline serves what a reported run used, and
 `muh explain` / the build say which values rest on a reported run (the evidence is the variant's data)."""
+
 from __future__ import annotations
 
 import json
@@ -42,7 +43,9 @@ def test_explain_says_which_values_rest_on_a_reported_run(cli):
         i = next(i for i, line in enumerate(lines) if line.strip().startswith(key + " ="))
         return lines[i + 1]
 
-    assert "reported run on enginex bi100-v1.2.3" in rule("serve.max_model_len") and "003:795" in rule("serve.max_model_len")
+    assert "reported run on enginex bi100-v1.2.3" in rule("serve.max_model_len") and "003:795" in rule(
+        "serve.max_model_len"
+    )
     assert "reported run" in rule("serve.enable_prefix_caching") and "not set" in rule("serve.enable_prefix_caching")
     env = rule("env.PYTORCH_CUDA_ALLOC_CONF")
     assert "NOT a reported run" in env and "kept knowingly" in env
@@ -69,7 +72,9 @@ def test_prefix_caching_needs_a_reason(tmp_path):
     on = BASELINE.read_text().replace("enforce_eager = true", "enforce_eager = true\n    enable_prefix_caching = true")
     (w,) = _warnings(tmp_path, on)
     assert "serve.enable_prefix_caching = true" in w.message
-    reasoned = on.replace("  untested {", '  untested {\n    serve.enable_prefix_caching = "d06_cache_hit needs cached_tokens > 0"')
+    reasoned = on.replace(
+        "  untested {", '  untested {\n    serve.enable_prefix_caching = "d06_cache_hit needs cached_tokens > 0"'
+    )
     assert _warnings(tmp_path, reasoned) == []
     plan, _ = _plan(tmp_path / "s.muh")
     assert "kept knowingly: d06_cache_hit" in plan.tuned["serve.enable_prefix_caching"].rule

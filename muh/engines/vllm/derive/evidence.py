@@ -1,12 +1,13 @@
 """What the variant's record of real runs says about this deploy's values (worked, failed, untested)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
 
 from muh.derive.model import Resolved
 from muh.engines.variant import Variant
-from muh.engines.vllm.derive.flags import Setting, format_value
 from muh.engines.vllm.derive.context import Context, flatten, plain_value, stable_where
+from muh.engines.vllm.derive.flags import Setting, format_value
 
 
 def _as_run_text(v) -> str:
@@ -26,13 +27,18 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
     reasons = {".".join(k): v for k, v in flatten(c.d.untested)}
     for key, why in reasons.items():
         if not isinstance(why, str) or not why.strip():
-            c.error("E-DEPLOY-UNTESTED", f"untested `{key}` needs a reason (a string)", c.span("untested", *key.split(".")),
-                    hint=f'write `{key} = "why this value is kept without a reported run"`')
+            c.error(
+                "E-DEPLOY-UNTESTED",
+                f"untested `{key}` needs a reason (a string)",
+                c.span("untested", *key.split(".")),
+                hint=f'write `{key} = "why this value is kept without a reported run"`',
+            )
     runs = paths.runs if paths is not None else {}
     for name, s in given.items():
         if f"serve.{name}" not in runs and name != "model":
             c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(
-                update={"rule": f"spec; no run record for this flag in {variant.label}'s facts"})
+                update={"rule": f"spec; no run record for this flag in {variant.label}'s facts"}
+            )
     for key, ev in sorted(runs.items()):
         kind, _, name = key.partition(".")
         if kind == "serve":
@@ -54,15 +60,24 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
         elif failed is not None:
             verdict = f"NOT a reported run: failed on {variant.label}: {failed}"
         else:
-            verdict = f"NOT a reported run on {variant.label} (reported to serve: {tried})" + (f"; {ev.note}" if ev.note else "")
+            verdict = f"NOT a reported run on {variant.label} (reported to serve: {tried})" + (
+                f"; {ev.note}" if ev.note else ""
+            )
         reason = reasons.get(key)
         if worked is None and isinstance(reason, str) and reason.strip():
             verdict += f"; kept knowingly: {reason}"
         elif worked is None:
-            c.warn("W-DEPLOY-UNTESTED", f"`{key} = {text}` rests on no reported run of {variant.label}"
-                   + (f": it failed ({failed})" if failed else f" (reported to serve: {tried})"), span,
-                   hint=f"use a reported value ({tried}), or say why in `untested {{ {key} = \"…\" }}`")
-        c.tuned[key] = Resolved(value=plain_value(s.value) if kind == "serve" and s is not None else text,
-                                origin="spec" if s is not None or kind == "env" else "default",
-                                rule=("spec; " if s is not None or kind == "env" else "not set: the engine's default; ") + verdict,
-                                where=where, inputs={"reported": tried})
+            c.warn(
+                "W-DEPLOY-UNTESTED",
+                f"`{key} = {text}` rests on no reported run of {variant.label}"
+                + (f": it failed ({failed})" if failed else f" (reported to serve: {tried})"),
+                span,
+                hint=f'use a reported value ({tried}), or say why in `untested {{ {key} = "…" }}`',
+            )
+        c.tuned[key] = Resolved(
+            value=plain_value(s.value) if kind == "serve" and s is not None else text,
+            origin="spec" if s is not None or kind == "env" else "default",
+            rule=("spec; " if s is not None or kind == "env" else "not set: the engine's default; ") + verdict,
+            where=where,
+            inputs={"reported": tried},
+        )

@@ -1,6 +1,7 @@
 """What a platform starts for a vLLM plan (``DeployPlan.launch``): the server's argv with every flag visible,
 its environment, and the steps before it — the spec's pre-steps, muh's self-test of its ops, the chat
 template written at start — in no platform's terms (every platform renders them with muh/codegen/start.py)."""
+
 from __future__ import annotations
 
 from muh.derive.model import FlagGroup, InRoot, Launch, StartStep
@@ -21,16 +22,25 @@ SELFTEST_TIMEOUT_S = 40
 
 
 def _step(p: PreStep) -> StartStep:
-    return StartStep(name=p.name, argv=p.argv, required=p.required, on_failure=p.on_failure, timeout_s=p.timeout_s,
-                     stderr_to_stdout=p.stderr_to_stdout)
+    return StartStep(
+        name=p.name,
+        argv=p.argv,
+        required=p.required,
+        on_failure=p.on_failure,
+        timeout_s=p.timeout_s,
+        stderr_to_stdout=p.stderr_to_stdout,
+    )
 
 
 def selftest_step() -> StartStep:
     """muh's ops checked on the card before the server (the plugin rebinds only what it lists); tolerated: a
     missing module, a fault or a timeout is one line and the server starts with the engine's own ops."""
-    return StartStep(name="self-test", argv=("python3", "-m", SELFTEST_MODULE, "--out", f"{IMAGE_ROOT}/{SELFTEST_OUT}"),
-                     timeout_s=SELFTEST_TIMEOUT_S,
-                     on_failure="[muh] self-test did not finish: the plugin rebinds none of muh's ops")
+    return StartStep(
+        name="self-test",
+        argv=("python3", "-m", SELFTEST_MODULE, "--out", f"{IMAGE_ROOT}/{SELFTEST_OUT}"),
+        timeout_s=SELFTEST_TIMEOUT_S,
+        on_failure="[muh] self-test did not finish: the plugin rebinds none of muh's ops",
+    )
 
 
 def chat_template_step(plan: VllmPlan) -> StartStep | None:
@@ -53,6 +63,19 @@ def launch(plan: VllmPlan, port: int, gpus: int) -> Launch:
     template = chat_template_step(plan)
     steps += [template] if template else []
     groups = tuple(FlagGroup(id=g.id, at=g.at, marker=f"{ACCEPT_DIR}/{g.id}") for g in plan.cond_flags)
-    return Launch(argv=plan.command, env=plan.env, steps=tuple(steps), groups=groups, script=plan.run_form != "argv",
-                  root=IMAGE_ROOT, image_steps=(IMAGE_STEPS,), base_image=plan.base_image, folder=plan.folder,
-                  model=plan.model, port=port, health=HEALTH, concurrency=plan.concurrency, gpus=gpus)
+    return Launch(
+        argv=plan.command,
+        env=plan.env,
+        steps=tuple(steps),
+        groups=groups,
+        script=plan.run_form != "argv",
+        root=IMAGE_ROOT,
+        image_steps=(IMAGE_STEPS,),
+        base_image=plan.base_image,
+        folder=plan.folder,
+        model=plan.model,
+        port=port,
+        health=HEALTH,
+        concurrency=plan.concurrency,
+        gpus=gpus,
+    )
