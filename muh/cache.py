@@ -4,6 +4,7 @@ Only data muh can rebuild lives here (the analysed grammar, compiled templates, 
 ``private(sub)`` hands out a subfolder only when it is the user's own and nobody else may write
 it, because some of what is loaded from it (lark's and jinja's caches) is executable.
 """
+
 from __future__ import annotations
 
 import os

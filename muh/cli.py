@@ -5,6 +5,7 @@ Exit codes: 0 ok; 1 a check failed or an operation was refused; 2 bad input (spe
 value, an output folder muh may not replace); 64 a command line the option parser refuses (unknown
 option, missing argument); 130 interrupted.
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,6 +22,7 @@ try:  # Ctrl-C while the interpreter is still importing: one line, exit 130 (as 
 except KeyboardInterrupt:  # pragma: no cover - timing-dependent; tests/cli/test_output.py sends it
     sys.stderr.write("interrupted\n")
     raise SystemExit(130) from None
+
 
 def _usage_exit_code() -> None:
     """The option parser's errors exit EXIT_USAGE (its own 2 would read as `muh deploy`'s "changes")."""
@@ -44,6 +46,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+
 def fail_input(err: MuhError) -> "typer.Exit":
     report(err.diagnostics)
     return typer.Exit(EXIT_INPUT)
@@ -56,15 +59,27 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """muh: build, check, explain, format, tune and deploy .muh specs."""
 
 
 @app.command()
 def build(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", metavar="N", parser=number_option(), help="Also emit kernels that emulate this logical warp width on the build GPU."),
+    out: Optional[Path] = typer.Option(
+        None, "-o", "--out", metavar="DIR", help="Output folder (default generated/<spec name>/)."
+    ),
+    emulate_warp: Optional[int] = typer.Option(
+        None,
+        "--emulate-warp",
+        metavar="N",
+        parser=number_option(),
+        help="Also emit kernels that emulate this logical warp width on the build GPU.",
+    ),
 ) -> None:
     """Parse → validate → derive → generate into a folder; atomic and byte-identical for the same spec."""
     from muh.pipeline import build as run_build
@@ -125,7 +140,11 @@ def schema() -> None:
 @app.command()
 def explain(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
-    what: str = typer.Argument(..., metavar="WHAT", help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; ops[.<type>[.<value>]]; or deploy[.<key>]."),
+    what: str = typer.Argument(
+        ...,
+        metavar="WHAT",
+        help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; ops[.<type>[.<value>]]; or deploy[.<key>].",
+    ),
 ) -> None:
     """Show resolved policies and how each number came to be (rule, inputs, measurement)."""
     from muh.explain import explain as run_explain
@@ -161,8 +180,10 @@ def check(
         if not known(name):
             from muh.diagnostics import did_you_mean
 
-            _err(f"error: --only {name}: unknown check; checks: {', '.join(names)} [E-OPTION]"
-                 + (f"\n  hint: {did_you_mean(name, names)}" if did_you_mean(name, names) else ""))
+            _err(
+                f"error: --only {name}: unknown check; checks: {', '.join(names)} [E-OPTION]"
+                + (f"\n  hint: {did_you_mean(name, names)}" if did_you_mean(name, names) else "")
+            )
             raise typer.Exit(EXIT_INPUT)
     failed = False
     for path in paths:

@@ -8,11 +8,11 @@ compiler-style text::
           |                    ^^^^^^^^^^^^
       hint: use 64 or 128
 """
+
 from __future__ import annotations
 
-import functools
-
 import difflib
+import functools
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
@@ -127,7 +127,7 @@ def suggestion(hint: str) -> str | None:
     i = hint.find(head)
     if i < 0:
         return None
-    word, sep, _ = hint[i + len(head):].partition(tail)
+    word, sep, _ = hint[i + len(head) :].partition(tail)
     return word if sep and word else None
 
 
@@ -140,6 +140,7 @@ def number_option(lo: float | None = None, hi: float | None = None, kind: type =
     """A command-line option's parser (typer's ``parser=``): a whole number (or, with ``kind=float``, a number)
     in ``lo`` … ``hi``, refused in muh's words (typer's own check words it as pydantic does: "Input should be
     a valid integer, unable to parse string as an integer")."""
+
     def parse(text: str):
         import typer
 
@@ -151,9 +152,16 @@ def number_option(lo: float | None = None, hi: float | None = None, kind: type =
         if kind is float and value != value:
             raise typer.BadParameter(f"{text!r} is not {what}")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            bounds = f"{lo} … {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None else f"at most {hi}"
+            bounds = (
+                f"{lo} … {hi}"
+                if lo is not None and hi is not None
+                else f"at least {lo}"
+                if lo is not None
+                else f"at most {hi}"
+            )
             raise typer.BadParameter(f"{text} is out of range: {bounds}")
         return value
+
     return parse
 
 

@@ -1,4 +1,5 @@
 """`muh explain`: a resolved value and how it came to be."""
+
 from __future__ import annotations
 
 from muh.derive.model import Derived, Resolved
@@ -52,8 +53,16 @@ def explain_deploy(spec: Spec, what: str, derived: Derived | None = None) -> lis
     prefix = what.split(".", 1)[1] if "." in what else ""
     keys = [k for k in plan.tuned if not prefix or k == prefix or k.startswith(prefix + ".")]
     if not keys:
-        raise MuhError([Diagnostic("E-EXPLAIN", f"no deploy value `{prefix}`", None,
-                                   hint=did_you_mean(prefix, plan.tuned) or "try `muh explain SPEC deploy`")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-EXPLAIN",
+                    f"no deploy value `{prefix}`",
+                    None,
+                    hint=did_you_mean(prefix, plan.tuned) or "try `muh explain SPEC deploy`",
+                )
+            ]
+        )
     lines = [f"deploy {plan.deploy} on {plan.hardware} ({plan.engine} {plan.engine_version})"]
     for k in keys:
         r = plan.tuned[k]
@@ -77,17 +86,39 @@ def explain(derived: Derived, what: str, spec=None) -> list[str]:
     algs = {k: a for k, a in derived.algorithms.items() if k == head or a.family == head}
     if not algs:
         names = sorted({a.family for a in derived.algorithms.values()} | set(derived.algorithms))
-        raise MuhError([Diagnostic("E-EXPLAIN", f"no algorithm `{head}` in this spec", None,
-                                   hint=did_you_mean(head, names) or f"algorithms: {', '.join(names)}")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-EXPLAIN",
+                    f"no algorithm `{head}` in this spec",
+                    None,
+                    hint=did_you_mean(head, names) or f"algorithms: {', '.join(names)}",
+                )
+            ]
+        )
     lines: list[str] = []
     for key, alg in sorted(algs.items()):
-        lines.append(f"{key} (hardware {alg.hardware.name}: warp {alg.hardware.warp_size}, smem/block {alg.hardware.smem_per_block} B)")
+        lines.append(
+            f"{key} (hardware {alg.hardware.name}: warp {alg.hardware.warp_size}, smem/block "
+            f"{alg.hardware.smem_per_block} B)"
+        )
         pols, dims_filter = _select(key, alg.family, alg.policies, rest, what)
         for pkey, pol in pols.items():
-            lines.append(f"  {pkey} ({pol.elem_size} B per item" + (f", tile {pol.smem_bytes} B of shared memory)" if pol.smem_bytes else ")"))
+            lines.append(
+                f"  {pkey} ({pol.elem_size} B per item"
+                + (f", tile {pol.smem_bytes} B of shared memory)" if pol.smem_bytes else ")")
+            )
             if dims_filter and dims_filter not in pol.values:
-                raise MuhError([Diagnostic("E-EXPLAIN", f"`{dims_filter}` is not set for {key} {pkey}", None,
-                                           hint=f"set: {', '.join(pol.values)}")])
+                raise MuhError(
+                    [
+                        Diagnostic(
+                            "E-EXPLAIN",
+                            f"`{dims_filter}` is not set for {key} {pkey}",
+                            None,
+                            hint=f"set: {', '.join(pol.values)}",
+                        )
+                    ]
+                )
             if pol.buckets:
                 lines.append("    (the policy's own values; the size buckets below are what runs)")
             lines.extend(_dims(pol.values, dims_filter, spec, alg.hardware, "    "))
@@ -132,17 +163,22 @@ def explain_ops(derived: Derived, rest: list[str], what: str, spec=None) -> list
     hw_name = head.partition("@")[2] or None
     targets = {n: t for n, t in derived.ops.items() if hw_name in (None, n)}
     if not targets:
-        raise fail(f"no hardware `{hw_name}` in this spec", did_you_mean(hw_name or "", derived.ops)
-                   or f"hardware: {', '.join(derived.ops) or '(none)'}")
+        raise fail(
+            f"no hardware `{hw_name}` in this spec",
+            did_you_mean(hw_name or "", derived.ops) or f"hardware: {', '.join(derived.ops) or '(none)'}",
+        )
     parts = list(rest)
     dtype = parts.pop(0) if parts and parts[0] in OPS_DTYPES else None
     names = [n for n, _ in next(iter(targets.values())).policies[OPS_DTYPES[0]].values()]
     value = parts.pop(0) if parts and parts[0] in names else None
     if parts:
         choices = (list(OPS_DTYPES) if dtype is None else []) + names
-        raise fail(f"`{what}`: `{parts[0]}` is not an ops element type or value",
-                   (did_you_mean(parts[0], choices) or "") + " write ops[@hardware][.type][.value]; choices here: "
-                   + ", ".join(choices))
+        raise fail(
+            f"`{what}`: `{parts[0]}` is not an ops element type or value",
+            (did_you_mean(parts[0], choices) or "")
+            + " write ops[@hardware][.type][.value]; choices here: "
+            + ", ".join(choices),
+        )
     lines: list[str] = []
     for name, t in sorted(targets.items()):
         hw = spec.hardware.get(name) if spec is not None else None
@@ -151,7 +187,7 @@ def explain_ops(derived: Derived, rest: list[str], what: str, spec=None) -> list
             if dtype not in (None, d):
                 continue
             lines.append(f"  {d} ({p.ctype})")
-            for sized in (p.buckets or [p]):
+            for sized in p.buckets or [p]:
                 indent = "    "
                 if p.buckets:
                     from muh.schema.models import Bucket
@@ -194,16 +230,23 @@ def _select(key: str, family: str, pols: dict, rest: list[str], what: str) -> tu
             kinds, choices = f"a dimension of {family}", dims
         else:
             raise fail(f"`{what}`: nothing may follow the dimension `{dim}`", "write ALGO[.type[.op]][.dimension]")
-        raise fail(f"`{what}`: `{bad}` is not {kinds}",
-                   (did_you_mean(bad, choices) + " " if choices and did_you_mean(bad, choices) else "")
-                   + ("write ALGO[.type[.op]][.dimension]; " + f"choices here: {', '.join(choices)}" if choices
-                      else "write ALGO[.type[.op]][.dimension]"))
+        raise fail(
+            f"`{what}`: `{bad}` is not {kinds}",
+            (did_you_mean(bad, choices) + " " if choices and did_you_mean(bad, choices) else "")
+            + (
+                "write ALGO[.type[.op]][.dimension]; " + f"choices here: {', '.join(choices)}"
+                if choices
+                else "write ALGO[.type[.op]][.dimension]"
+            ),
+        )
     if dtype is None:
         return pols, dim
     pkey = f"{dtype}.{op}" if op else dtype
     if pkey in pols:
         return {pkey: pols[pkey]}, dim
     if op and dtype in pols:
-        raise fail(f"{key} has no policy of its own for `{pkey}`",
-                   f"`{pkey}` uses the `{dtype}` policy: `muh explain SPEC {key.split('@')[0]}.{dtype}`")
+        raise fail(
+            f"{key} has no policy of its own for `{pkey}`",
+            f"`{pkey}` uses the `{dtype}` policy: `muh explain SPEC {key.split('@')[0]}.{dtype}`",
+        )
     raise fail(f"{key} has no policy for `{pkey}`", f"policies: {', '.join(pols)}")

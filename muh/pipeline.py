@@ -1,4 +1,5 @@
 """The one way through: parse → validate → derive → generate → write (atomically)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +12,6 @@ from muh.derive import Derived, derive
 from muh.diagnostics import Diagnostic
 from muh.grammar.parser import read_source
 from muh.schema import Spec, load
-
 
 OUTPUT_ROOT = Path("generated")
 
@@ -29,8 +29,9 @@ def load_file(path: str | Path) -> Loaded:
     return Loaded(spec, derive(spec), text)
 
 
-def render(loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None,
-           out: str | Path | None = None) -> list[GeneratedFile]:
+def render(
+    loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None, out: str | Path | None = None
+) -> list[GeneratedFile]:
     """Every generated file plus the manifest; the warnings of derive and the emitters are appended to
     ``warnings``, less those the spec acknowledges at their line (``@acknowledged``). ``out``: the folder the
     files go to, whose manifest then names the spec's path from there."""
@@ -46,8 +47,13 @@ def _manifest(ctx: BuildContext, files: list[GeneratedFile], out: str | Path | N
     """The one file that changes with every edit of the spec: its hash (and, written into ``out``, its
     path from there, so a build of another spec of the same name is found); the other files name the spec
     by its file name only."""
-    meta = {"@generated": ctx.header_text(), "muh_version": muh.__version__, "spec": ctx.spec_label,
-            "spec_sha256": ctx.spec.sha256, "options": ctx.options}
+    meta = {
+        "@generated": ctx.header_text(),
+        "muh_version": muh.__version__,
+        "spec": ctx.spec_label,
+        "spec_sha256": ctx.spec.sha256,
+        "options": ctx.options,
+    }
     source = output.spec_from(out, ctx.spec.file) if out is not None else None
     if source is not None:
         meta["source"] = source
@@ -60,10 +66,16 @@ def write_atomic(files: list[GeneratedFile], out: Path) -> None:
     output.write_folder({f.path: (f.content, f.executable) for f in files}, Path(out))
 
 
-def build(spec_path: str | Path, out: str | Path | None = None, options: dict | None = None,
-          warnings: list[Diagnostic] | None = None) -> tuple[Path, list[GeneratedFile]]:
+def build(
+    spec_path: str | Path,
+    out: str | Path | None = None,
+    options: dict | None = None,
+    warnings: list[Diagnostic] | None = None,
+) -> tuple[Path, list[GeneratedFile]]:
     loaded = load_file(spec_path)
-    target = Path(out) if out is not None else OUTPUT_ROOT / output.default_folder_name(loaded.spec.name, str(spec_path))
+    target = (
+        Path(out) if out is not None else OUTPUT_ROOT / output.default_folder_name(loaded.spec.name, str(spec_path))
+    )
     if out is None:
         output.refuse_other_spec(target, loaded.spec.file)
     files = render(loaded, options, warnings, target)

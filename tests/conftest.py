@@ -1,5 +1,6 @@
 """Shared fixtures. On CI (CI=true) a test that needs nvcc, the vLLM wheel, PyTorch or clang must run:
 a skip becomes a failure."""
+
 from __future__ import annotations
 
 import os

@@ -13,6 +13,7 @@ the LSP's fuzzed buffers, tests/errors/*.muh) or another card whose facts are th
 
 (tests/conftest.py puts tests/ on the import path.)
 """
+
 from __future__ import annotations
 
 KEYS = {

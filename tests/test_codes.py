@@ -1,5 +1,6 @@
 """Every diagnostic code the source uses is registered (muh/codes.py) with a meaning and an example;
 every registered code is used; docs/diagnostics.md is the registry's generated table."""
+
 from __future__ import annotations
 
 import re

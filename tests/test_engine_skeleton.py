@@ -1,5 +1,7 @@
 """The recipe of docs/architecture.md "Adding an engine", done: a throw-away engine folder (the files the
-recipe lists, no others) and its one registry line make `muh build` run its emitter, `muh check` its check and `muh explain` its plan."""
+recipe lists, no others) and its one registry line make `muh build` run its emitter, `muh check` its check and `muh
+explain` its plan."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from lab_card import hardware
+
 from muh import engines
 from muh.check import run_checks
 from muh.codegen.base import BuildContext
@@ -21,7 +23,7 @@ DOC = ROOT / "docs" / "architecture.md"
 NAME = "sketch"  # the recipe's `sglang`, under a name no real engine has
 
 FILES = {
-    "__init__.py": '''
+    "__init__.py": """
 from pathlib import Path
 
 from muh.engines.base import EnginePlugin
@@ -35,11 +37,11 @@ def flag_table(variant):
 
 
 ENGINE = EnginePlugin(name="sketch", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table)
-''',
+""",
     "variants/sketch-0.4.json": '{"engine": "sketch", "version": "0.4", "base": "0.4", '
-                                '"description": "a test engine", "source": "tests/test_engine_skeleton.py"}\n',
+    '"description": "a test engine", "source": "tests/test_engine_skeleton.py"}\n',
     "derive/__init__.py": "",
-    "derive/resolve.py": '''
+    "derive/resolve.py": """
 from muh.derive.model import Launch, Resolved
 from muh.diagnostics import Diagnostic
 from muh.engines.base import Plan
@@ -51,15 +53,16 @@ class SketchPlan(Plan):
 
 def resolve(spec, deploy, variant):
     if "port" not in deploy.serve:
-        return None, [Diagnostic("E-DEPLOY-KEY", "the sketch engine needs a port", spec.span_of(("deploys", deploy.name)))]
+        where = spec.span_of(("deploys", deploy.name))
+        return None, [Diagnostic("E-DEPLOY-KEY", "the sketch engine needs a port", where)]
     args = tuple(f"--{k.replace('_', '-')}={v}" for k, v in sorted(deploy.serve.items()))
     tuned = {f"serve.{k}": Resolved(value=str(v), origin="spec", rule="spec") for k, v in deploy.serve.items()}
     command = ("python3", "-m", "sketch.server", *args)
     launch = Launch(argv=command, base_image=deploy.base_image, folder=deploy.folder, port=int(deploy.serve["port"]))
     return SketchPlan(deploy=deploy.name, hardware=deploy.on, engine=variant.engine, engine_version=variant.version,
                       command=command, tuned=tuned, launch=launch), []
-''',
-    "codegen/__init__.py": '''
+""",
+    "codegen/__init__.py": """
 from muh.codegen.base import GeneratedFile
 from muh.engines.sketch.derive.resolve import SketchPlan
 
@@ -72,8 +75,8 @@ def emit(ctx):
 
 
 EMITTERS = {"sketch": emit}
-''',
-    "check/__init__.py": '''
+""",
+    "check/__init__.py": """
 CALLS = []
 
 
@@ -81,7 +84,7 @@ def check(ctx, plan, files):
     CALLS.append((plan.engine, sorted(files)))
     ok = files["sketch/serve.sh"].rstrip().endswith(" ".join(plan.command))
     return [f"sketch/serve.sh: {'starts' if ok else 'does not start'} the server"], 0 if ok else 1, []
-''',
+""",
 }
 
 
@@ -118,13 +121,17 @@ def sketch(tmp_path, monkeypatch):
             del sys.modules[m]
 
 
-SPEC = "muh 1\n\n" + hardware() + '''
+SPEC = (
+    "muh 1\n\n"
+    + hardware()
+    + """
 deploy web on lab {
   base_image = "example.org/sketch:0.4"
   engine = sketch "0.4"
   serve { port = 8000  max_running_requests = 4 }
 }
-'''
+"""
+)
 
 
 def test_build_runs_the_new_engine_s_emitter_and_check_its_check(sketch, tmp_path):
@@ -138,18 +145,30 @@ def test_build_runs_the_new_engine_s_emitter_and_check_its_check(sketch, tmp_pat
     # the image on the shared platform (computility, the default): its Dockerfile, run file and start script
     assert "FROM example.org/sketch:0.4\n" in files["Dockerfile"] and "image/steps.sh" not in files
     run = yaml.safe_load(files["computility-run.yaml"])["command"]
-    assert run == ["bash", "/opt/muh/image/start.sh", "python3", "-m", "sketch.server", "--max-running-requests=4",
-                   "--port=8000"]
+    assert run == [
+        "bash",
+        "/opt/muh/image/start.sh",
+        "python3",
+        "-m",
+        "sketch.server",
+        "--max-running-requests=4",
+        "--port=8000",
+    ]
     assert files["image/start.sh"].startswith("#!/usr/bin/env bash\n")
     check = importlib.import_module(f"muh.engines.{NAME}.check")
     [result] = run_checks(BuildContext(loaded.spec, loaded.derived), only=["deploy"])
     assert result.status == "pass", result.cases
     [(engine, checked)] = check.CALLS  # called once, with its engine's and its platform's files
-    assert engine == NAME and {"sketch/serve.sh", "Dockerfile", "computility-run.yaml", "image/start.sh"} <= set(checked)
+    assert engine == NAME and {"sketch/serve.sh", "Dockerfile", "computility-run.yaml", "image/start.sh"} <= set(
+        checked
+    )
     from muh.explain import explain
 
     assert explain(loaded.derived, "deploy.serve", loaded.spec) == [
-        "deploy web on lab (sketch 0.4)", "  serve.port = 8000    [spec]", "  serve.max_running_requests = 4    [spec]"]
+        "deploy web on lab (sketch 0.4)",
+        "  serve.port = 8000    [spec]",
+        "  serve.max_running_requests = 4    [spec]",
+    ]
 
 
 def test_the_new_engine_s_diagnostics_reach_the_build(sketch, tmp_path):
@@ -168,4 +187,7 @@ def test_the_new_engine_s_diagnostics_reach_the_build(sketch, tmp_path):
 def test_fetch_engine_knows_the_new_engine(sketch, cli):
     """`muh fetch-engine` reads the registry: the skeleton (no ``fetch``) has nothing to fetch."""
     code, out, err = cli("fetch-engine", NAME)
-    assert code == 0 and out.strip() == f"{NAME}: nothing to fetch (its deploy check reads nothing from a download)", (out, err)
+    assert code == 0 and out.strip() == f"{NAME}: nothing to fetch (its deploy check reads nothing from a download)", (
+        out,
+        err,
+    )

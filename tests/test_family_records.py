@@ -1,4 +1,5 @@
 """A family record is made by one helper from its module (muh.families.base.record)."""
+
 from __future__ import annotations
 
 import sys
@@ -24,12 +25,24 @@ def test_record_reads_the_parts_from_its_module_and_names_the_family_after_its_f
     def checks(cfg, dtype, pol):
         return ["no"]
 
-    name = _module("muh.families.example", DTYPES=("float32",), Policy=object, read=read, params=params,
-                   checks=checks, OPERATORS={"sum": 0})
+    name = _module(
+        "muh.families.example",
+        DTYPES=("float32",),
+        Policy=object,
+        read=read,
+        params=params,
+        checks=checks,
+        OPERATORS={"sum": 0},
+    )
     try:
         rec = base.record(name, doc="d", tunable=(), api=())
-        assert (rec.name, rec.dtypes, rec.policy, rec.read, rec.params) == ("example", ("float32",), object, read,
-                                                                           params)
+        assert (rec.name, rec.dtypes, rec.policy, rec.read, rec.params) == (
+            "example",
+            ("float32",),
+            object,
+            read,
+            params,
+        )
         assert rec.checks is checks and rec.operators == {"sum": 0}
         assert rec.size_buckets and rec.globals(None) == []  # the defaults where the module defines none
         # a part given to record wins over the module's

@@ -2,6 +2,7 @@
 the recipe lists, no others), its registry line and its catalogue entry make `muh build` render its kernel
 (with a sub-policy's numbers, read through the record's ``read(get)``), `muh check` pass and `muh explain`
 show where each of its numbers came from; nvcc compiles the rendered source."""
+
 from __future__ import annotations
 
 import importlib
@@ -11,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from lab_card import hardware
+
 from muh import families
 from muh.check import run_checks
 from muh.codegen.base import BuildContext
@@ -67,7 +68,7 @@ int muh_sketch(int dtype, const void* in, void* out, long long n, void* stream);
     harness=Harness(),
 )
 ''',
-    "sketch.cuh": '''
+    "sketch.cuh": """
 // out[i] = in[i] over a policy P (kThreads, kItems, kSmallThreads).
 #pragma once
 
@@ -101,8 +102,8 @@ int run(const void* in, void* out, long long n, cudaStream_t s) {
 
 }  // namespace sketch_impl
 }  // namespace muh
-''',
-    "sketch.cu.j2": '''
+""",
+    "sketch.cu.j2": """
 {{ header }}
 #include "muh/host.cuh"
 #include "muh/kernels/api.h"
@@ -130,8 +131,8 @@ extern "C" int muh_sketch(int dtype, const void* in, void* out, long long n, voi
       return host::fail(MUH_ERR_UNSUPPORTED, "muh_sketch: dtype %d is not supported", dtype);
   }
 }
-''',
-    "harness.cu.j2": '''
+""",
+    "harness.cu.j2": """
 // sketch: out[i] = in[i], no workspace.
 const bool kHasIndices = false;
 
@@ -151,7 +152,7 @@ static bool check_output(Ctx& c, const std::vector<T>& h, const std::vector<T>& 
     }
   return true;
 }
-''',
+""",
 }
 
 
@@ -163,7 +164,7 @@ def recipe() -> tuple[list[str], list[str]]:
     for step in steps:
         for path in re.findall(r"`(muh/[\w/<>.-]+)`", step):
             if path.startswith("muh/families/<name>/"):
-                folder.append(path[len("muh/families/<name>/"):])
+                folder.append(path[len("muh/families/<name>/") :])
             elif "<name>" not in path:
                 other.append(path)
     return sorted(set(folder)), sorted(set(other))
@@ -188,8 +189,13 @@ def sketch(tmp_path, monkeypatch):
     registry.get.cache_clear()
     try:
         monkeypatch.setattr(registry, "NAMES", registry.NAMES + (NAME,))  # the registry line
-        monkeypatch.setitem(catalog.FAMILIES, NAME, catalog.Tuning(  # the catalogue entry
-            "out[i] = in[i] (a test family)", ("threads", "items"), subs=("small",), scaling="none"))
+        monkeypatch.setitem(
+            catalog.FAMILIES,
+            NAME,
+            catalog.Tuning(  # the catalogue entry
+                "out[i] = in[i] (a test family)", ("threads", "items"), subs=("small",), scaling="none"
+            ),
+        )
         yield importlib.import_module(f"muh.families.{NAME}")
     finally:
         registry.get.cache_clear()
@@ -197,7 +203,10 @@ def sketch(tmp_path, monkeypatch):
             del sys.modules[m]
 
 
-SPEC = "muh 1\n\n" + hardware() + '''
+SPEC = (
+    "muh 1\n\n"
+    + hardware()
+    + """
 algorithm sketch on lab {
   types = [float32]
   policy default {
@@ -206,7 +215,8 @@ algorithm sketch on lab {
     small { threads = 64 }
   }
 }
-'''
+"""
+)
 
 
 def _load(tmp_path, text=SPEC):
@@ -219,14 +229,21 @@ def test_build_renders_the_new_family_with_its_sub_policy(sketch, tmp_path):
     loaded = _load(tmp_path)
     [target] = loaded.derived.kernels.targets  # derive made the config, once
     pol = target.config.of(NAME)["float32"]
-    assert (pol.threads, pol.items, pol.small_threads, pol.small_from) == (256, 4, 64, "inherited")  # float32 from `policy default`
+    assert (pol.threads, pol.items, pol.small_threads, pol.small_from) == (
+        256,
+        4,
+        64,
+        "inherited",
+    )  # float32 from `policy default`
     files = {f.path: f.content for f in render(loaded)}
     assert "include/muh/kernels/sketch.cuh" in files and "kernels/sketch.cu" in files
     params = files["include/muh/kernels/params.cuh"]
     assert re.search(r"namespace sketch_float32 \{\s*constexpr int kThreads = 256;", params)
     assert "constexpr int kSmallThreads = 64;  // policy small.threads (origin=inherited)" in params
-    assert "int muh_sketch(int dtype, const void* in, void* out, long long n, void* stream);" in \
-        files["include/muh/kernels/api.h"]
+    assert (
+        "int muh_sketch(int dtype, const void* in, void* out, long long n, void* stream);"
+        in files["include/muh/kernels/api.h"]
+    )
     assert "sketch_impl::run<float, sketch_run::Policy<float> >" in files["kernels/sketch.cu"]
 
 
@@ -238,7 +255,6 @@ def test_a_missing_sub_policy_value_falls_back_as_the_record_says(sketch, tmp_pa
 
 def test_check_passes_and_explain_shows_the_sub_policy(sketch, tmp_path):
     from muh.explain import explain
-
     from muh.pipeline import build
 
     loaded = _load(tmp_path)
@@ -257,9 +273,22 @@ def test_nvcc_compiles_the_new_family(sketch, tmp_path, nvcc):
         p = out / f.path
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(f.content, encoding="utf-8")
-    r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-c", "-I", str(out / "include"),
-                        str(out / "kernels" / "sketch.cu"), "-o", str(tmp_path / "sketch.o")],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-arch=sm_90",
+            "-c",
+            "-I",
+            str(out / "include"),
+            str(out / "kernels" / "sketch.cu"),
+            "-o",
+            str(tmp_path / "sketch.o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
 
 

@@ -1,5 +1,6 @@
 """The folder tree is the pipeline: no stage imports a later one, and no module imports itself back
 through others (checked over every module's imports, function-level ones included)."""
+
 from __future__ import annotations
 
 import ast
@@ -9,8 +10,24 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "muh"
 # The chain, first to last. `pipeline` is the orchestration (parse → … → generate → write) that the
 # later stages run a spec through; `cli` is the command on top. Nothing is exempt.
-ORDER = ["codes", "diagnostics", "cache", "output", "grammar", "schema", "derive", "codegen", "pipeline", "check",
-         "deploy", "tune", "probe", "explain", "lsp", "cli"]
+ORDER = [
+    "codes",
+    "diagnostics",
+    "cache",
+    "output",
+    "grammar",
+    "schema",
+    "derive",
+    "codegen",
+    "pipeline",
+    "check",
+    "deploy",
+    "tune",
+    "probe",
+    "explain",
+    "lsp",
+    "cli",
+]
 # Beside the chain, one way: the runtime (stands alone on GPU machines; the dtype table's owner; imports
 # no family) and the kernel family records (pure Python; read by derive, codegen and tune; they call
 # the kernels through the runtime).
@@ -139,8 +156,11 @@ def missing_parts(registry=None) -> list[str]:
     from muh import engines
 
     registry = engines.REGISTRY if registry is None else registry
-    out = [f"REGISTRY[{k!r}] is the plug-in named {p.name!r} (a plan names its engine by the plug-in's name)"
-           for k, p in sorted(registry.items()) if k != p.name]
+    out = [
+        f"REGISTRY[{k!r}] is the plug-in named {p.name!r} (a plan names its engine by the plug-in's name)"
+        for k, p in sorted(registry.items())
+        if k != p.name
+    ]
     for stage, export in engines.PARTS.items():
         for mod in sorted(engine_parts(stage, registry)):
             if mod not in MODULES:
@@ -152,7 +172,9 @@ def missing_parts(registry=None) -> list[str]:
 
 def _defines(path: Path, name: str) -> bool:
     for node in ast.parse(path.read_text(), str(path)).body:
-        targets = ([node.target] if isinstance(node, ast.AnnAssign) else node.targets if isinstance(node, ast.Assign) else [])
+        targets = (
+            [node.target] if isinstance(node, ast.AnnAssign) else node.targets if isinstance(node, ast.Assign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return True
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
@@ -172,11 +194,13 @@ def test_an_engine_without_its_parts_is_found():
     half = {"half": replace(engines.REGISTRY["vllm"], name="half", package="muh.engines.vllm.derive")}
     assert missing_parts(half) == [
         "muh.engines.vllm.derive.codegen: missing (an engine folder's codegen package, exporting `EMITTERS`)",
-        "muh.engines.vllm.derive.check: missing (an engine folder's check package, exporting `check`)"]
+        "muh.engines.vllm.derive.check: missing (an engine folder's check package, exporting `check`)",
+    ]
     bare = {"bare": replace(engines.REGISTRY["vllm"], name="bare", package="muh")}  # muh.codegen, muh.check: no exports
     assert missing_parts(bare) == ["muh.codegen: does not define `EMITTERS`", "muh.check: does not define `check`"]
     assert missing_parts({"other": engines.REGISTRY["vllm"]}) == [
-        "REGISTRY['other'] is the plug-in named 'vllm' (a plan names its engine by the plug-in's name)"]
+        "REGISTRY['other'] is the plug-in named 'vllm' (a plan names its engine by the plug-in's name)"
+    ]
 
 
 def test_no_stage_imports_a_later_stage():
@@ -272,15 +296,21 @@ def plugin_folders(kind: str = ENGINES) -> list[str]:
 
 def foreign_imports(kind: str = ENGINES, graph_=None) -> list[str]:
     """Imports of a plug-in folder's modules by a module outside that folder (its registry excepted)."""
-    direct = graph_ if graph_ is not None else {n: {m for m in map(_resolve, imports(p, n)) if m and m != n}
-                                                for n, p in MODULES.items()}
+    direct = (
+        graph_
+        if graph_ is not None
+        else {n: {m for m in map(_resolve, imports(p, n)) if m and m != n} for n, p in MODULES.items()}
+    )
     bad = []
     for folder in plugin_folders(kind):
         for name, deps in sorted(direct.items()):
             if name == folder or name.startswith(folder + ".") or name == REGISTRIES[kind]:
                 continue
-            bad += [f"{name}: imports {m} (only {folder} and the registry {REGISTRIES[kind]} may)"
-                    for m in sorted(deps) if m == folder or m.startswith(folder + ".")]
+            bad += [
+                f"{name}: imports {m} (only {folder} and the registry {REGISTRIES[kind]} may)"
+                for m in sorted(deps)
+                if m == folder or m.startswith(folder + ".")
+            ]
     return bad
 
 
@@ -297,8 +327,12 @@ def test_the_platforms_codegen_parts_are_in_the_graph():
 
 
 def test_an_import_of_an_engine_s_module_from_outside_is_found():
-    g = {"muh.codegen.probe": {"muh.engines.vllm.derive.tuning", "muh.engines.base"},
-         "muh.engines": {"muh.engines.vllm"}, "muh.engines.vllm.codegen.emit": {"muh.engines.vllm.derive.plan"}}
+    g = {
+        "muh.codegen.probe": {"muh.engines.vllm.derive.tuning", "muh.engines.base"},
+        "muh.engines": {"muh.engines.vllm"},
+        "muh.engines.vllm.codegen.emit": {"muh.engines.vllm.derive.plan"},
+    }
     assert foreign_imports(graph_=g) == [
         "muh.codegen.probe: imports muh.engines.vllm.derive.tuning (only muh.engines.vllm and the registry "
-        "muh.engines may)"]
+        "muh.engines may)"
+    ]

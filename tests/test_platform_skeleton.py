@@ -1,6 +1,7 @@
 """The recipe of docs/architecture.md "Adding a platform", done: a throw-away platform folder (the files the recipe
 lists, no others) and its one registry line make `muh build` of a spec that names it run its emitter — the same vLLM
 plan, started by the same start script, in another platform's files — and no other platform's."""
+
 from __future__ import annotations
 
 import importlib
@@ -20,9 +21,15 @@ NAME = "sketchhost"  # the recipe's `dockerhost`, under a name no real platform 
 
 FILES = {
     "__init__.py": '"""Platform `sketchhost`: a plain Docker host (a test)."""\n',
-    "platform.json": json.dumps({"name": NAME, "description": "a plain Docker host", "root_files": ["run.sh"],
-                                 "sources": {"root_files": "tests/test_platform_skeleton.py"}}),
-    "codegen/__init__.py": '''
+    "platform.json": json.dumps(
+        {
+            "name": NAME,
+            "description": "a plain Docker host",
+            "root_files": ["run.sh"],
+            "sources": {"root_files": "tests/test_platform_skeleton.py"},
+        }
+    ),
+    "codegen/__init__.py": """
 import shlex
 
 from muh.codegen import start
@@ -40,7 +47,7 @@ def emit(ctx):
 
 
 EMITTERS = {"sketchhost": emit}
-''',
+""",
 }
 
 
@@ -87,7 +94,9 @@ def test_build_runs_the_new_platform_s_emitter(sketch, tmp_path):
     assert loaded.derived.deploy.platform == NAME
     files = {f.path: f.content for f in render(loaded)}
     assert "Dockerfile" not in files and "computility-run.yaml" not in files  # the competition platform's: not here
-    assert "docker run --rm muh-image bash /opt/muh/image/start.sh python3 -m vllm.entrypoints.openai.api_server" \
+    assert (
+        "docker run --rm muh-image bash /opt/muh/image/start.sh python3 -m vllm.entrypoints.openai.api_server"
         in files["run.sh"]
+    )
     assert "image/steps.sh" in files and "vllm/deploy.json" in files  # the engine's files, as on any platform
     assert platforms.get(NAME).facts.root_files == ("run.sh",)

@@ -8,6 +8,7 @@ code does not show (``must_hold``). A diagnostic in the implementation's words (
 every case that was not clean.
 Usage: python tools/bad_inputs.py [--jobs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,10 +81,18 @@ SPEC_EDITS = [
     ("space { items = 7..24", "space { items = 1..999999999"),
     ("space { items = 7..24", "space { items = 7.5..24"),
     ("space { items = 7..24", "space { items = []"),
-    ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
-     "delay = backon_jitterz(ns = 952 ns, l2_write_latency = 415 ns)"),
-    ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 952, l2_write_latency = 415 ns)"),
-    ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 952 ns, bogus = 3 ns)"),
+    (
+        "delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
+        "delay = backon_jitterz(ns = 952 ns, l2_write_latency = 415 ns)",
+    ),
+    (
+        "delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
+        "delay = backon_jitter(ns = 952, l2_write_latency = 415 ns)",
+    ),
+    (
+        "delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)",
+        "delay = backon_jitter(ns = 952 ns, bogus = 3 ns)",
+    ),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(952 ns)"),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 1 ns, ns = 2 ns)"),
     ("delay = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)", "delay = backon_jitter(ns = 952 ns"),
@@ -191,8 +200,14 @@ COMMANDS = [
 # ==== issue 42, the language and spec half (branch harden-a) ==========================================
 SPEC_EDITS += [
     # a size bucket beyond what its key's C type holds (elements: long long)
-    ("policy float32.plus {", "policy float64 { when elements < 2^24 { }  when elements >= 2^70 { } }\n  policy float32.plus {"),
-    ("policy float32.plus {", "policy float64 { when elements < 2^24 { }  when elements >= 2^63 { } }\n  policy float32.plus {"),
+    (
+        "policy float32.plus {",
+        "policy float64 { when elements < 2^24 { }  when elements >= 2^70 { } }\n  policy float32.plus {",
+    ),
+    (
+        "policy float32.plus {",
+        "policy float64 { when elements < 2^24 { }  when elements >= 2^63 { } }\n  policy float32.plus {",
+    ),
     # hardware no vendor built, a launch in no time, a keyword as a name, an untested entry for nothing
     ("warp_size = 64", "warp_size = 1"),
     ("vendor = iluvatar", "vendor = nvidia"),  # a 64-lane warp: no NVIDIA GPU has one
@@ -254,13 +269,16 @@ def must_hold(tmp: Path) -> list[tuple[str, int, str]]:
     bare.write_text(re.sub(measured, "", (ROOT / "specs" / "h200.muh").read_text()))
     before = bare.read_bytes()
     rc, text = run(["probe", "--ingest", str(ROOT / "bench" / "results" / "probe-h200.json"), str(bare)], tmp)
-    out.append(("muh probe --ingest without --apply writes nothing", 0 if rc == 0 and bare.read_bytes() == before else 1,
-                text))
+    out.append(
+        ("muh probe --ingest without --apply writes nothing", 0 if rc == 0 and bare.read_bytes() == before else 1, text)
+    )
     for spec in sorted((ROOT / "specs").glob("*.muh")):
         rc, text = run(["build", str(spec), "-o", str(tmp / f"bundled-{spec.stem}")], tmp)
         quiet = rc == 0 and text.strip().startswith("wrote ") and "warning" not in text
         out.append((f"muh build specs/{spec.name} prints no warning", 0 if quiet else 1, text))
     return out
+
+
 # ==== end of harden-a's block ============================================================================
 
 
@@ -271,10 +289,16 @@ def must_hold(tmp: Path) -> list[tuple[str, int, str]]:
 def _b42_git(repo: Path, *args: str) -> None:
     import os
 
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
-    subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", *args], check=True,
-                   capture_output=True, env=env)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "protocol.file.allow=always", *args], check=True, capture_output=True, env=env
+    )
 
 
 def _b42_repo(path: Path) -> Path:
@@ -288,18 +312,27 @@ def _b42_repo(path: Path) -> Path:
 
 def _b42_to_full(args: list[str], cwd: Path) -> tuple[int, str]:
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "muh.cli", *args], stdout=full, stderr=subprocess.PIPE,
-                              text=True, cwd=cwd, timeout=120, env=_env())
+        proc = subprocess.run(
+            [sys.executable, "-m", "muh.cli", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            timeout=120,
+            env=_env(),
+        )
     return proc.returncode, proc.stderr
 
 
 def _b42_lsp(messages: list[dict], cwd: Path) -> tuple[int, str]:
     import json
 
-    body = b"".join(f"Content-Length: {len(b)}\r\n\r\n".encode() + b
-                    for b in (json.dumps(m).encode() for m in messages))
-    proc = subprocess.run([sys.executable, "-m", "muh.cli", "lsp"], input=body, capture_output=True, cwd=cwd,
-                          timeout=120, env=_env())
+    body = b"".join(
+        f"Content-Length: {len(b)}\r\n\r\n".encode() + b for b in (json.dumps(m).encode() for m in messages)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "muh.cli", "lsp"], input=body, capture_output=True, cwd=cwd, timeout=120, env=_env()
+    )
     return proc.returncode, proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
 
 
@@ -326,65 +359,127 @@ def b42_cases(tmp: Path) -> list[tuple[str, str, object, object]]:
     root = ROOT
     spec = tmp / "spec.muh"
     cases: list[tuple[str, str, object, object]] = []
-    full = lambda *a: (lambda: _b42_to_full([str(x) for x in a], tmp))  # noqa: E731
+    full = lambda *a: lambda: _b42_to_full([str(x) for x in a], tmp)  # noqa: E731
     one_line = lambda rc, out: rc == 1 and "Traceback" not in out and out.count("error:") == 1  # noqa: E731
-    cases += [("tracebacks (issue 42)", "muh schema > /dev/full", full("schema"), one_line),
-              ("tracebacks (issue 42)", "muh build SPEC > /dev/full", full("build", spec, "-o", tmp / "b42-full"), one_line),
-              ("tracebacks (issue 42)", "muh explain SPEC reduce > /dev/full", full("explain", spec, "reduce"), one_line)]
-    hover = {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
-             "params": {"textDocument": {"uri": "file:///x.muh"}, "position": {"line": 0, "character": 0}}}
+    cases += [
+        ("tracebacks (issue 42)", "muh schema > /dev/full", full("schema"), one_line),
+        ("tracebacks (issue 42)", "muh build SPEC > /dev/full", full("build", spec, "-o", tmp / "b42-full"), one_line),
+        ("tracebacks (issue 42)", "muh explain SPEC reduce > /dev/full", full("explain", spec, "reduce"), one_line),
+    ]
+    hover = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": "file:///x.muh"}, "position": {"line": 0, "character": 0}},
+    }
     init = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}}
     exit_ = {"jsonrpc": "2.0", "method": "exit"}
-    cases += [("tracebacks (issue 42)", "muh lsp: a request before initialize",
-               lambda: _b42_lsp([hover, init, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"}, exit_], tmp),
-               lambda rc, out: rc == 0 and '"code": -32002' in out and "Traceback" not in out),
-              ("tracebacks (issue 42)", "muh lsp: exit without shutdown", lambda: _b42_lsp([init, exit_], tmp),
-               lambda rc, out: rc == 1 and "Traceback" not in out)]
+    cases += [
+        (
+            "tracebacks (issue 42)",
+            "muh lsp: a request before initialize",
+            lambda: _b42_lsp([hover, init, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"}, exit_], tmp),
+            lambda rc, out: rc == 0 and '"code": -32002' in out and "Traceback" not in out,
+        ),
+        (
+            "tracebacks (issue 42)",
+            "muh lsp: exit without shutdown",
+            lambda: _b42_lsp([init, exit_], tmp),
+            lambda rc, out: rc == 1 and "Traceback" not in out,
+        ),
+    ]
     # two specs of one name in different folders share generated/<name>/ only by -o
     for d in ("b42a", "b42b"):
         (tmp / d).mkdir()
         (tmp / d / "same.muh").write_text(BASE)
-    subprocess.run([sys.executable, "-m", "muh.cli", "build", "b42a/same.muh"], cwd=tmp, capture_output=True, timeout=120,
-                   env=_env())
-    cases.append(("file system", "muh build b/same.muh after a/same.muh (one generated/same/)",
-                  lambda: run(["build", "b42b/same.muh"], tmp), None))
+    subprocess.run(
+        [sys.executable, "-m", "muh.cli", "build", "b42a/same.muh"],
+        cwd=tmp,
+        capture_output=True,
+        timeout=120,
+        env=_env(),
+    )
+    cases.append(
+        (
+            "file system",
+            "muh build b/same.muh after a/same.muh (one generated/same/)",
+            lambda: run(["build", "b42b/same.muh"], tmp),
+            None,
+        )
+    )
     # deploy: a broken state, a detached HEAD, a submodule at muh/
     dspec = tmp / "b42-deploy.muh"
     dspec.write_text(DEPLOY)
     for how in ("corrupt", "deleted"):
         repo = _b42_repo(tmp / f"b42-{how}")
-        subprocess.run([sys.executable, "-m", "muh.cli", "deploy", str(dspec), "--repo", str(repo), "--skip-checks",
-                        "--apply"], cwd=tmp, capture_output=True, timeout=300, env=_env())
+        subprocess.run(
+            [sys.executable, "-m", "muh.cli", "deploy", str(dspec), "--repo", str(repo), "--skip-checks", "--apply"],
+            cwd=tmp,
+            capture_output=True,
+            timeout=300,
+            env=_env(),
+        )
         state = repo / "muh" / "deploy-state.json"
         state.write_text("{") if how == "corrupt" else state.unlink()
         _b42_git(repo, "add", "-A")
         _b42_git(repo, "commit", "-q", "-m", how)
-        cases.append(("deploy (issue 42)", f"muh deploy with a {how} deploy-state.json",
-                      lambda repo=repo: run(["deploy", str(dspec), "--repo", str(repo), "--skip-checks"], tmp),
-                      lambda rc, out: rc == 1 and "deploy-state.json" in out and "checkout HEAD --" in out
-                      and "not written by muh" not in out and "Traceback" not in out))
+        cases.append(
+            (
+                "deploy (issue 42)",
+                f"muh deploy with a {how} deploy-state.json",
+                lambda repo=repo: run(["deploy", str(dspec), "--repo", str(repo), "--skip-checks"], tmp),
+                lambda rc, out: (
+                    rc == 1
+                    and "deploy-state.json" in out
+                    and "checkout HEAD --" in out
+                    and "not written by muh" not in out
+                    and "Traceback" not in out
+                ),
+            )
+        )
     detached = _b42_repo(tmp / "b42-detached")
     _b42_git(detached, "checkout", "-q", "--detach")
-    cases.append(("deploy (issue 42)", "muh deploy onto a detached HEAD (a warning in the plan)",
-                  lambda: run(["deploy", str(dspec), "--repo", str(detached), "--skip-checks"], tmp),
-                  lambda rc, out: rc == 2 and "W-DEPLOY-DETACHED" in out and "HEAD is detached" in out))
+    cases.append(
+        (
+            "deploy (issue 42)",
+            "muh deploy onto a detached HEAD (a warning in the plan)",
+            lambda: run(["deploy", str(dspec), "--repo", str(detached), "--skip-checks"], tmp),
+            lambda rc, out: rc == 2 and "W-DEPLOY-DETACHED" in out and "HEAD is detached" in out,
+        )
+    )
     sub = _b42_repo(tmp / "b42-sub")
     withsub = _b42_repo(tmp / "b42-withsub")
     _b42_git(withsub, "submodule", "add", "-q", str(sub), "muh")
     _b42_git(withsub, "commit", "-q", "-m", "sub")
-    cases.append(("deploy (issue 42)", "muh deploy into a repository whose muh/ is a submodule",
-                  lambda: run(["deploy", str(dspec), "--repo", str(withsub), "--skip-checks", "--apply"], tmp),
-                  lambda rc, out: rc == 1 and "muh/ is a git submodule" in out and "Traceback" not in out))
+    cases.append(
+        (
+            "deploy (issue 42)",
+            "muh deploy into a repository whose muh/ is a submodule",
+            lambda: run(["deploy", str(dspec), "--repo", str(withsub), "--skip-checks", "--apply"], tmp),
+            lambda rc, out: rc == 1 and "muh/ is a git submodule" in out and "Traceback" not in out,
+        )
+    )
     import importlib.util
 
     if importlib.util.find_spec("torch") is not None:
+
         def autograd() -> tuple[int, str]:
-            proc = subprocess.run([sys.executable, "-c", _B42_AUTOGRAD], capture_output=True, text=True, cwd=root,
-                                  timeout=300, env=_env())
+            proc = subprocess.run(
+                [sys.executable, "-c", _B42_AUTOGRAD], capture_output=True, text=True, cwd=root, timeout=300, env=_env()
+            )
             return proc.returncode, proc.stdout + proc.stderr
-        cases.append(("tracebacks (issue 42)", "backward through torch.ops.muh.gated_rms_norm (CPU stand-in)", autograd,
-                      lambda rc, out: rc == 1 and "is not differentiable" in out and "Traceback" not in out))
+
+        cases.append(
+            (
+                "tracebacks (issue 42)",
+                "backward through torch.ops.muh.gated_rms_norm (CPU stand-in)",
+                autograd,
+                lambda rc, out: rc == 1 and "is not differentiable" in out and "Traceback" not in out,
+            )
+        )
     return cases
+
+
 # ==== end harden-b =================================================================================================
 
 
@@ -395,20 +490,23 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-
-
 def run(args: list[str], cwd: Path) -> tuple[int, str]:
     try:
-        proc = subprocess.run([sys.executable, "-m", "muh.cli", *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=120, env=_env())
+        proc = subprocess.run(
+            [sys.executable, "-m", "muh.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120, env=_env()
+        )
     except subprocess.TimeoutExpired:
         return -1, "HANG (no answer in 120 s)"
     return proc.returncode, proc.stdout + proc.stderr
 
 
 def clean(rc: int, out: str) -> bool:
-    return (rc in (1, 2, 64) and "Traceback" not in out and ("error" in out.lower() or "usage" in out.lower())
-            and not any(leak in out for leak in LEAKS))
+    return (
+        rc in (1, 2, 64)
+        and "Traceback" not in out
+        and ("error" in out.lower() or "usage" in out.lower())
+        and not any(leak in out for leak in LEAKS)
+    )
 
 
 def setup(tmp: Path) -> dict[str, str]:
@@ -424,11 +522,16 @@ def setup(tmp: Path) -> dict[str, str]:
     (tmp / "fake_manifest" / "manifest.json").write_text("{}")
     (tmp / "fake_manifest" / "src" / "app.js").write_text("x\n")
     (tmp / "..muh").write_text(BASE)
-    (tmp / "bigspace.muh").write_text(BASE.replace("space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
-                                                   "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }"))
+    (tmp / "bigspace.muh").write_text(
+        BASE.replace(
+            "space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
+            "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }",
+        )
+    )
     (tmp / "nodeploy.muh").write_text(BASE.split("deploy ")[0])
-    (tmp / "dockerfolder.muh").write_text(DEPLOY.replace("deploy competition on bi100 {",
-                                                         'deploy competition on bi100 {\n  folder = "Dockerfile"'))
+    (tmp / "dockerfolder.muh").write_text(
+        DEPLOY.replace("deploy competition on bi100 {", 'deploy competition on bi100 {\n  folder = "Dockerfile"')
+    )
     (tmp / "notgit").mkdir()
     import os
 
@@ -441,8 +544,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=3)
     args = ap.parse_args()
-    results: dict[str, list[tuple[str, int, str]]] = {"spec edits": [], "command lines": [], "file system": [],
-                                                       "hostile values (must build)": [], "behaviour (must hold)": []}
+    results: dict[str, list[tuple[str, int, str]]] = {
+        "spec edits": [],
+        "command lines": [],
+        "file system": [],
+        "hostile values (must build)": [],
+        "behaviour (must hold)": [],
+    }
     verdicts: dict[str, object] = {}  # label -> its own verdict (cases of the harden-b block)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
@@ -460,8 +568,12 @@ def main() -> None:
             jobs.append(("hostile values (must build)", f"`{new[:40]}`", ["build", str(p), "-o", str(tmp / f"g{i}")]))
         for cmd in COMMANDS:
             argv = [a.format(**names) for a in cmd]
-            cat = "file system" if any(x in " ".join(cmd) for x in ("-o", "..muh", "binary", "latin1", "huge", "missing", "{tmp}\"")) \
-                or cmd[:2] == ["build", "{tmp}"] else "command lines"
+            cat = (
+                "file system"
+                if any(x in " ".join(cmd) for x in ("-o", "..muh", "binary", "latin1", "huge", "missing", '{tmp}"'))
+                or cmd[:2] == ["build", "{tmp}"]
+                else "command lines"
+            )
             jobs.append((cat, "muh " + " ".join(cmd), argv))
         for cat, label, fn, verdict in b42_cases(tmp):  # harden-b's block
             results.setdefault(cat, [])
@@ -474,8 +586,11 @@ def main() -> None:
             results[cat].append((label, rc, out))
         results["behaviour (must hold)"] += must_hold(tmp)
         # nothing the user owns was touched
-        untouched = ((tmp / "file.txt").read_text() == "mine\n" and (tmp / "foreign" / "app.js").read_text() == "x\n"
-                     and (tmp / "fake_manifest" / "src" / "app.js").read_text() == "x\n")
+        untouched = (
+            (tmp / "file.txt").read_text() == "mine\n"
+            and (tmp / "foreign" / "app.js").read_text() == "x\n"
+            and (tmp / "fake_manifest" / "src" / "app.js").read_text() == "x\n"
+        )
     print("| category | inputs | clean diagnostics (or, for hostile values, a correct build) | tracebacks | other |")
     print("|---|---|---|---|---|")
     total = [0, 0, 0, 0]

@@ -11,6 +11,7 @@ without a GPU, torch or vLLM's dependencies.
 
 The wheel is cached under ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``)/wheels.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,11 @@ DATA = ROOT / "muh" / "engines" / "vllm" / "data"
 
 ARG_FILES = ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py")
 # Files whose module-level names the choices of some flags refer to.
-NAME_FILES = ("vllm/config.py", "vllm/transformers_utils/config.py",
-              "vllm/model_executor/layers/quantization/__init__.py")
+NAME_FILES = (
+    "vllm/config.py",
+    "vllm/transformers_utils/config.py",
+    "vllm/model_executor/layers/quantization/__init__.py",
+)
 TOOL_PARSER_DIR = "vllm/entrypoints/openai/tool_parsers/"
 # Where the engine checks a flag's value (``if self.<dest> > 1.0: raise``): read for each option's range.
 CHECK_FILES = ("vllm/config.py",)
@@ -36,13 +40,31 @@ CHECK_FILES = ("vllm/config.py",)
 # occur in the wheel (the fixture records its line), so a release that changes it fails the extraction.
 USED_AS = (
     ("tensor_parallel_size", 1, False, "vllm/config.py", "% tensor_parallel_size"),
-    ("pipeline_parallel_size", 1, False, "vllm/config.py", "self.world_size = pipeline_parallel_size * self.tensor_parallel_size"),
+    (
+        "pipeline_parallel_size",
+        1,
+        False,
+        "vllm/config.py",
+        "self.world_size = pipeline_parallel_size * self.tensor_parallel_size",
+    ),
     ("max_num_seqs", 1, False, "vllm/config.py", "if self.max_num_batched_tokens < self.max_num_seqs:"),
     ("max_num_batched_tokens", 1, False, "vllm/config.py", "if self.max_num_batched_tokens < self.max_num_seqs:"),
     ("max_model_len", 1, False, "vllm/config.py", "max_model_len: Maximum length of a sequence"),
-    ("max_seq_len_to_capture", 1, False, "vllm/config.py", "self.max_seq_len_to_capture = min(self.max_seq_len_to_capture,"),
+    (
+        "max_seq_len_to_capture",
+        1,
+        False,
+        "vllm/config.py",
+        "self.max_seq_len_to_capture = min(self.max_seq_len_to_capture,",
+    ),
     ("block_size", 1, False, "vllm/config.py", "self.block_size = block_size"),
-    ("gpu_memory_utilization", 0, True, "vllm/worker/worker.py", "total_gpu_memory * self.cache_config.gpu_memory_utilization"),
+    (
+        "gpu_memory_utilization",
+        0,
+        True,
+        "vllm/worker/worker.py",
+        "total_gpu_memory * self.cache_config.gpu_memory_utilization",
+    ),
 )
 INT64_MAX = 2**63 - 1  # an int flag lands in torch / C++ 64-bit integers
 FLOAT_MAX = sys.float_info.max  # argparse's float() reads anything larger as inf
@@ -58,6 +80,7 @@ def wheel_path(version: str) -> Path:
 
 
 # -- static evaluation of the few expressions argparse calls use ----------------------------------
+
 
 class Names:
     """Module-level constants (lists, dicts, str enums, dataclass defaults) from the wheel's sources."""
@@ -86,7 +109,11 @@ class Names:
                 ok, val = self.literal(stmt.value)
                 if ok:
                     fields[stmt.target.id] = val
-            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            elif (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
                 members.append(stmt.value.value)
         self.class_defaults[node.name] = fields
         if members:
@@ -125,8 +152,12 @@ class Names:
         if isinstance(node, ast.ListComp) and len(node.generators) == 1:
             gen = node.generators[0]
             # [f.value for f in SomeStrEnum]
-            if (isinstance(gen.iter, ast.Name) and gen.iter.id in self.enums and isinstance(node.elt, ast.Attribute)
-                    and node.elt.attr == "value"):
+            if (
+                isinstance(gen.iter, ast.Name)
+                and gen.iter.id in self.enums
+                and isinstance(node.elt, ast.Attribute)
+                and node.elt.attr == "value"
+            ):
                 return True, list(self.enums[gen.iter.id])
         return False, None
 
@@ -161,7 +192,9 @@ def _kind(action: str, nargs: object, const: object) -> str:
 def extract_options(path: str, tree: ast.Module, names: Names) -> list[dict]:
     out: list[dict] = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+        ):
             continue
         flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         if not flags or not all(f.startswith("-") for f in flags):
@@ -214,13 +247,20 @@ def extract_requires(path: str, tree: ast.Module) -> list[dict]:
         if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("validate")):
             continue
         for node in ast.walk(fn):
-            if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And)):
+            if not (
+                isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And)
+            ):
                 continue
             if not any(isinstance(s, ast.Raise) for s in node.body):
                 continue
             vals = node.test.values
-            if (len(vals) == 2 and isinstance(vals[0], ast.Attribute) and isinstance(vals[1], ast.UnaryOp)
-                    and isinstance(vals[1].op, ast.Not) and isinstance(vals[1].operand, ast.Attribute)):
+            if (
+                len(vals) == 2
+                and isinstance(vals[0], ast.Attribute)
+                and isinstance(vals[1], ast.UnaryOp)
+                and isinstance(vals[1].op, ast.Not)
+                and isinstance(vals[1].operand, ast.Attribute)
+            ):
                 out.append({"if": vals[0].attr, "requires": vals[1].operand.attr, "where": f"{path}:{node.lineno}"})
     return out
 
@@ -229,8 +269,12 @@ def extract_tool_parsers(sources: dict[str, str]) -> list[str]:
     found: set[str] = set()
     for path, text in sources.items():
         for node in ast.walk(ast.parse(text, path)):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_module"
-                    and node.args):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "register_module"
+                and node.args
+            ):
                 try:
                     val = ast.literal_eval(node.args[0])
                 except ValueError:
@@ -246,12 +290,21 @@ def extract_checks(path: str, tree: ast.Module) -> dict[str, dict]:
         if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("_verify")):
             continue
         for node in ast.walk(fn):
-            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
-                    and any(isinstance(s, ast.Raise) for s in node.body)):
+            if not (
+                isinstance(node, ast.If)
+                and isinstance(node.test, ast.Compare)
+                and len(node.test.ops) == 1
+                and any(isinstance(s, ast.Raise) for s in node.body)
+            ):
                 continue
             left, op, right = node.test.left, node.test.ops[0], node.test.comparators[0]
-            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self"
-                    and isinstance(right, ast.Constant) and isinstance(right.value, (int, float))):
+            if not (
+                isinstance(left, ast.Attribute)
+                and isinstance(left.value, ast.Name)
+                and left.value.id == "self"
+                and isinstance(right, ast.Constant)
+                and isinstance(right.value, (int, float))
+            ):
                 continue
             r = out.setdefault(left.attr, {})
             where = f"{path}:{node.lineno}"
@@ -273,13 +326,18 @@ def option_ranges(options: list[dict], sources: dict[str, str], trees: dict[str,
         src = sources[path]
         if text not in src:
             raise SystemExit(f"{path}: `{text}` (why {dest} is at least {lo}) is not in this wheel: review USED_AS")
-        used[dest] = {"min": lo, "min_open": open_, "min_where": f"{path}:{src[:src.index(text)].count(chr(10)) + 1}"}
+        used[dest] = {"min": lo, "min_open": open_, "min_where": f"{path}:{src[: src.index(text)].count(chr(10)) + 1}"}
     for o in options:
         if o["type"] not in ("int", "float"):
             continue
-        r = {"min": 0, "min_open": False, "min_where": "no numeric flag takes a negative value",
-             "max": INT64_MAX if o["type"] == "int" else FLOAT_MAX, "max_open": False,
-             "max_where": "64-bit integer" if o["type"] == "int" else "largest finite double"}
+        r = {
+            "min": 0,
+            "min_open": False,
+            "min_where": "no numeric flag takes a negative value",
+            "max": INT64_MAX if o["type"] == "int" else FLOAT_MAX,
+            "max_open": False,
+            "max_where": "64-bit integer" if o["type"] == "int" else "largest finite double",
+        }
         r.update(used.get(o["dest"], {}))
         r.update(checks.get(o["dest"], {}))
         o["range"] = r
@@ -296,13 +354,19 @@ def build_fixture(wheel: Path, version: str) -> dict:
         name_sources = {p: read(p) for p in NAME_FILES if p in members}
         use_sources = {p: read(p) for p in {*CHECK_FILES, *(u[3] for u in USED_AS)} if p in members}
         parser_sources = {p: read(p) for p in members if p.startswith(TOOL_PARSER_DIR) and p.endswith(".py")}
-        moe_files = sorted(p[len(MOE_CONFIG_DIR):] for p in members if p.startswith(MOE_CONFIG_DIR) and p.endswith(".json"))
+        moe_files = sorted(
+            p[len(MOE_CONFIG_DIR) :] for p in members if p.startswith(MOE_CONFIG_DIR) and p.endswith(".json")
+        )
     trees = {p: ast.parse(t, p) for p, t in {**name_sources, **arg_sources}.items()}
     names = Names(trees)
     options: list[dict] = []
     for p in ARG_FILES:
         options.extend(extract_options(p, trees[p], names))
-    options.sort(key=lambda o: o["flags"][-1] if o["flags"][0].startswith("-") and not o["flags"][0].startswith("--") else o["flags"][0])
+    options.sort(
+        key=lambda o: (
+            o["flags"][-1] if o["flags"][0].startswith("-") and not o["flags"][0].startswith("--") else o["flags"][0]
+        )
+    )
     option_ranges(options, use_sources, {p: ast.parse(t, p) for p, t in use_sources.items()})
     requires = [r for p in ARG_FILES for r in extract_requires(p, trees[p])]
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -316,7 +380,7 @@ def build_fixture(wheel: Path, version: str) -> dict:
             "files": {p: hashlib.sha256(t.encode()).hexdigest() for p, t in sorted(arg_sources.items())},
         },
         "underscore_to_dash": True,  # FlexibleArgumentParser rewrites --a_b to --a-b before parsing
-        "abbreviations": True,       # argparse's allow_abbrev: a prefix parses, so muh insists on exact names
+        "abbreviations": True,  # argparse's allow_abbrev: a prefix parses, so muh insists on exact names
         "options": options,
         "requires": requires,
         "tool_call_parsers": extract_tool_parsers(parser_sources),
@@ -341,15 +405,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = out.read_text() if out.exists() else ""
         if current != text:
-            print(f"{out} is out of date; run: python tools/extract_vllm_flags.py --version {args.version}", file=sys.stderr)
+            print(
+                f"{out} is out of date; run: python tools/extract_vllm_flags.py --version {args.version}",
+                file=sys.stderr,
+            )
             return 1
         print(f"{out}: up to date")
         return 0
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     fx = json.loads(text)
-    print(f"wrote {out}: {sum(len(o['flags']) for o in fx['options'])} option strings, "
-          f"{len(fx['tool_call_parsers'])} tool-call parsers, {len(fx['moe_config_files'])} MoE config files")
+    print(
+        f"wrote {out}: {sum(len(o['flags']) for o in fx['options'])} option strings, "
+        f"{len(fx['tool_call_parsers'])} tool-call parsers, {len(fx['moe_config_files'])} MoE config files"
+    )
     return 0
 
 

@@ -4,6 +4,7 @@ Each muh family names the CCCL 3.0 header its policies correspond to (``Family.c
 table sums muh's ``tuning_<family>.cuh`` per CCCL header and prints CUB's line count beside it.
 Usage: python tools/header_lines.py generated/nvidia [--before OLD_GENERATED_DIR] [--cub CUB_TUNING_DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,10 @@ def lines(path: Path) -> int:
 
 
 def table(generated: Path, before: Path | None, cub: Path) -> str:
-    rows = ["| CCCL header | CUB lines | muh families | muh lines" + (" before | muh lines now |" if before else " |"),
-            "|---|---|---|---|" + ("---|" if before else "")]
+    rows = [
+        "| CCCL header | CUB lines | muh families | muh lines" + (" before | muh lines now |" if before else " |"),
+        "|---|---|---|---|" + ("---|" if before else ""),
+    ]
     totals = [0, 0, 0]
     by_header: dict[str, list[str]] = {}
     for name, fam in sorted(FAMILIES.items()):
@@ -31,7 +34,9 @@ def table(generated: Path, before: Path | None, cub: Path) -> str:
         old = sum(lines(before / "include/muh/tuning" / f"tuning_{f}.cuh") for f in families) if before else 0
         theirs = lines(cub / header)
         totals = [totals[0] + theirs, totals[1] + old, totals[2] + ours]
-        rows.append(f"| `{header}` | {theirs} | {', '.join(families)} | " + (f"{old} | " if before else "") + f"{ours} |")
+        rows.append(
+            f"| `{header}` | {theirs} | {', '.join(families)} | " + (f"{old} | " if before else "") + f"{ours} |"
+        )
     rows.append(f"| **all** | **{totals[0]}** | | " + (f"**{totals[1]}** | " if before else "") + f"**{totals[2]}** |")
     return "\n".join(rows)
 

@@ -1,4 +1,5 @@
 """Check: named checks over a built spec, each pass / fail / skip (with a reason)."""
+
 from __future__ import annotations
 
 import time

@@ -1,4 +1,5 @@
 """What a check is and the registry the checks add themselves to (imported by every check)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ def register(name: str, *, formerly: tuple[str, ...] = ()):
         CHECKS[name] = fn
         RENAMED.update({old: name for old in formerly})
         return fn
+
     return deco
 
 

@@ -23,6 +23,7 @@ assembles exactly that from NVIDIA's CUDA 11.8 wheels (``WHEELS``, ~80 MB downlo
 kept) under muh's cache: ``<cache>/clang-cuda/cuda-11.8``; ``$MUH_CLANG_CUDA`` names another
 root, ``$MUH_CLANG`` another clang. A missing clang or root fails with the command that fixes it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,12 +52,23 @@ CUDA_VERSION = "11.8"
 # accepts (include/ and bin/ must exist; libdevice under nvvm/libdevice; the version read from cuda.h)
 WHEELS = (
     ("nvidia-cuda-runtime-cu11", "11.8.89", {"nvidia/cuda_runtime/include/": "include/"}),
-    ("nvidia-cuda-nvcc-cu11", "11.8.89", {"nvidia/cuda_nvcc/include/crt/": "include/crt/",
-                                          "nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc":
-                                          "nvvm/libdevice/libdevice.10.bc"}),
+    (
+        "nvidia-cuda-nvcc-cu11",
+        "11.8.89",
+        {
+            "nvidia/cuda_nvcc/include/crt/": "include/crt/",
+            "nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc": "nvvm/libdevice/libdevice.10.bc",
+        },
+    ),
     # clang's __clang_cuda_runtime_wrapper.h includes curand_mtgp32_kernel.h, which includes these two
-    ("nvidia-curand-cu11", "10.3.0.86", {f"nvidia/curand/include/{h}": f"include/{h}"
-                                         for h in ("curand_mtgp32_kernel.h", "curand.h", "curand_mtgp32.h")}),
+    (
+        "nvidia-curand-cu11",
+        "10.3.0.86",
+        {
+            f"nvidia/curand/include/{h}": f"include/{h}"
+            for h in ("curand_mtgp32_kernel.h", "curand.h", "curand_mtgp32.h")
+        },
+    ),
 )
 PASSES = CLANG_PASSES
 FETCH = f"{Path(sys.executable).name} -m muh.check.clang_cuda --fetch"
@@ -71,8 +83,10 @@ def find_clang() -> str:
     want = os.environ.get("MUH_CLANG") or CLANG
     found = shutil.which(want)
     if not found:
-        raise Missing(f"{want} not found: install it (Debian/Ubuntu: `apt-get install -y clang-16`) "
-                      "or set $MUH_CLANG to a clang 16 binary")
+        raise Missing(
+            f"{want} not found: install it (Debian/Ubuntu: `apt-get install -y clang-16`) "
+            "or set $MUH_CLANG to a clang 16 binary"
+        )
     return found
 
 
@@ -83,13 +97,19 @@ def default_root() -> Path:
 def cuda_root() -> Path:
     """The CUDA root for clang: ``$MUH_CLANG_CUDA``, else the one ``--fetch`` assembled."""
     root = Path(os.environ.get("MUH_CLANG_CUDA") or default_root())
-    need = [root / "include" / "cuda_runtime.h", root / "include" / "crt" / "host_defines.h",
-            root / "include" / "curand_mtgp32_kernel.h", root / "nvvm" / "libdevice" / "libdevice.10.bc"]
+    need = [
+        root / "include" / "cuda_runtime.h",
+        root / "include" / "crt" / "host_defines.h",
+        root / "include" / "curand_mtgp32_kernel.h",
+        root / "nvvm" / "libdevice" / "libdevice.10.bc",
+    ]
     missing = [str(p.relative_to(root)) for p in need if not p.is_file()]
     if missing or not (root / "bin").is_dir():
-        raise Missing(f"no CUDA {CUDA_VERSION} headers for clang in {root} (missing: "
-                      f"{', '.join(missing) or 'bin/'}): run `{FETCH}` (downloads NVIDIA's CUDA {CUDA_VERSION} "
-                      "wheels once) or set $MUH_CLANG_CUDA to a CUDA installation clang 16 supports")
+        raise Missing(
+            f"no CUDA {CUDA_VERSION} headers for clang in {root} (missing: "
+            f"{', '.join(missing) or 'bin/'}): run `{FETCH}` (downloads NVIDIA's CUDA {CUDA_VERSION} "
+            "wheels once) or set $MUH_CLANG_CUDA to a CUDA installation clang 16 supports"
+        )
     return root
 
 
@@ -97,8 +117,21 @@ def fetch(dest: Path | None = None, timeout: int = 900) -> Path:
     """Assemble the CUDA root for clang from ``WHEELS`` (pip download, no install) under ``dest``."""
     dest = Path(dest or default_root())
     with tempfile.TemporaryDirectory(prefix="muh-clang-cuda-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-               "--platform", "manylinux2014_x86_64", "-d", tmp, *(f"{w}=={v}" for w, v, _ in WHEELS)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--platform",
+            "manylinux2014_x86_64",
+            "-d",
+            tmp,
+            *(f"{w}=={v}" for w, v, _ in WHEELS),
+        ]
         subprocess.run(cmd, check=True, timeout=timeout, capture_output=True)
         staged = Path(tmp) / "root"
         provenance = {}
@@ -111,12 +144,13 @@ def fetch(dest: Path | None = None, timeout: int = 900) -> Path:
                         if name == src or (src.endswith("/") and name.startswith(src) and not name.endswith("/")):
                             if name.endswith("__init__.py"):
                                 continue
-                            target = staged / (dst + name[len(src):] if src.endswith("/") else dst)
+                            target = staged / (dst + name[len(src) :] if src.endswith("/") else dst)
                             target.parent.mkdir(parents=True, exist_ok=True)
                             target.write_bytes(z.read(name))
         (staged / "bin").mkdir(exist_ok=True)  # clang requires the folder; nothing in it is run
-        (staged / "muh-clang-cuda.json").write_text(json.dumps({"cuda": CUDA_VERSION, "wheels": provenance},
-                                                               indent=1, sort_keys=True) + "\n")
+        (staged / "muh-clang-cuda.json").write_text(
+            json.dumps({"cuda": CUDA_VERSION, "wheels": provenance}, indent=1, sort_keys=True) + "\n"
+        )
         if dest.exists():
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -131,8 +165,8 @@ def clang_version(clang: str) -> str:
 
 @dataclass(frozen=True)
 class Unit:
-    name: str       # shown: the source (or "include/*") and the pass
-    source: str     # relative to the hardware's folder
+    name: str  # shown: the source (or "include/*") and the pass
+    source: str  # relative to the hardware's folder
     flags: tuple[str, ...]
 
 
@@ -150,10 +184,15 @@ def folders(ctx: BuildContext) -> list[tuple[str, object, dict[str, str]]]:
     clang = [(t.prefix, t.hardware) for t in ctx.derived.kernels.native() if t.hardware.toolchain.compiler == "clang"]
     if not clang:
         return []
-    rendered = {f.path: f.content for f in render(Loaded(ctx.spec, ctx.derived, ""),
-                                                  {k: v for k, v in ctx.options.items() if k != "generated_root"})}
-    return [(prefix, hw, {p[len(prefix):]: c for p, c in rendered.items() if p.startswith(prefix)})
-            for prefix, hw in clang]
+    rendered = {
+        f.path: f.content
+        for f in render(
+            Loaded(ctx.spec, ctx.derived, ""), {k: v for k, v in ctx.options.items() if k != "generated_root"}
+        )
+    }
+    return [
+        (prefix, hw, {p[len(prefix) :]: c for p, c in rendered.items() if p.startswith(prefix)}) for prefix, hw in clang
+    ]
 
 
 def compile_folder(clang: str, root: Path, files: dict[str, str], cxx: int, warp: int) -> list[tuple[Unit, bool, str]]:
@@ -165,8 +204,10 @@ def compile_folder(clang: str, root: Path, files: dict[str, str], cxx: int, warp
             if rel.startswith(("include/", "kernels/", "muh_kernels/")):
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
                 (work / rel).write_text(text, encoding="utf-8")
-        (work / "all_headers.cu").write_text("// every generated header, one unit\n" + "".join(
-            f'#include "{h[len("include/"):]}"\n' for h in headers), encoding="utf-8")
+        (work / "all_headers.cu").write_text(
+            "// every generated header, one unit\n" + "".join(f'#include "{h[len("include/") :]}"\n' for h in headers),
+            encoding="utf-8",
+        )
         todo = [Unit(f"{src} {mode[2:]}", src, (mode,)) for src in [*units, "all_headers.cu"] for mode in PASSES]
         tc = Toolchain("clang", cxx, ARCH, warp)
         base = [clang, *tc.syntax_check(str(root)), "-I", str(work / "include")]
@@ -203,18 +244,28 @@ def check_clang_cuda(ctx: BuildContext) -> CheckResult:
                 lines += [f"  {line}" for line in text.strip().splitlines()[:40]]
     names = ", ".join(hw.name for _, hw, _ in targets)
     if failed:
-        return CheckResult(NAME, "fail", f"{len(failed)} of {total} units failed with clang ({names}): "
-                           f"{', '.join(failed[:6])}{' …' if len(failed) > 6 else ''}", lines)
+        return CheckResult(
+            NAME,
+            "fail",
+            f"{len(failed)} of {total} units failed with clang ({names}): "
+            f"{', '.join(failed[:6])}{' …' if len(failed) > 6 else ''}",
+            lines,
+        )
     how = " ".join((Path(clang).name, *STAND_IN.language, *STAND_IN.arch_flags()))
-    return CheckResult(NAME, "pass", f"{total} units compile with {how} "
-                       f"({names}: kernels, ops, every header; device and host; no warnings)", lines)
+    return CheckResult(
+        NAME,
+        "pass",
+        f"{total} units compile with {how} ({names}: kernels, ops, every header; device and host; no warnings)",
+        lines,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m muh.check.clang_cuda",
-                                 description="the CUDA root the clang_cuda check compiles against")
+    ap = argparse.ArgumentParser(
+        prog="python -m muh.check.clang_cuda", description="the CUDA root the clang_cuda check compiles against"
+    )
     ap.add_argument("--fetch", action="store_true", help="assemble it under muh's cache from NVIDIA's CUDA wheels")
     ap.add_argument("--dest", type=Path, default=None, help=f"where (default: {default_root()})")
     args = ap.parse_args(argv)
@@ -223,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
             where = fetch(args.dest)
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError, StopIteration) as e:
             detail = getattr(e, "stderr", b"") or b""
-            print(f"error: could not assemble the CUDA root: {e} {detail.decode(errors='replace')[-600:]}",
-                  file=sys.stderr)
+            print(
+                f"error: could not assemble the CUDA root: {e} {detail.decode(errors='replace')[-600:]}",
+                file=sys.stderr,
+            )
             return 1
         print(where)
         return 0

@@ -10,6 +10,7 @@ in parallel, and a unit that compiled with the same inputs before is not compile
 (``tuning_headers.compile_units``). A case the spec does not cover is a gap (as in ``parity``), a family
 the spec tunes without a hub template is named, and both fail the check.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,8 +54,9 @@ def hub_files(ctx: BuildContext) -> list[GeneratedFile]:
     return [f for f in tuning.emit(ctx) if f.path.endswith(".cuh")] + cub_hub.emit(ctx)
 
 
-def units(ctx: BuildContext, only: set[str] | None = None) -> tuple[list[tuning_headers.Unit], int, int, list[str],
-                                                                    list[str]]:
+def units(
+    ctx: BuildContext, only: set[str] | None = None
+) -> tuple[list[tuning_headers.Unit], int, int, list[str], list[str]]:
     """(the units, cases, static_asserts, gaps, families without a hub) for the spec's covered cases
     (``only``: those of these families)."""
     compared, gaps, _ = parity.coverage(ctx.spec)
@@ -68,25 +70,39 @@ def units(ctx: BuildContext, only: set[str] | None = None) -> tuple[list[tuning_
             continue
         ms = members(probe.algorithm)
         asserts += len(ms)
-        by_family.setdefault(probe.algorithm, []).append(dict(
-            family=probe.algorithm, label=parity.case_name(probe), members=ms,
-            args=f"{probe.cc}, {probe.cxx_type}, {probe.cxx_op}, {probe.cxx_offset}"))
+        by_family.setdefault(probe.algorithm, []).append(
+            dict(
+                family=probe.algorithm,
+                label=parity.case_name(probe),
+                members=ms,
+                args=f"{probe.cc}, {probe.cxx_type}, {probe.cxx_op}, {probe.cxx_offset}",
+            )
+        )
     groups: list[list[str]] = [[] for _ in range(min(UNITS, len(by_family)))]
     for family in sorted(by_family, key=lambda f: -len(by_family[f])):  # largest first, onto the lightest unit
         min(groups, key=lambda g: sum(len(by_family[f]) for f in g)).append(family)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
-                             lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     rows = {h["name"]: h for h in cub_truth.probe_rows()}
     out = []
     for i, fams in enumerate(g for g in groups if g):
         cases = [c for f in sorted(fams) for c in by_family[f]]
         source = env.get_template("cub_dispatch.cu.j2").render(
-            hub_headers=sorted(f"{f}.cuh" for f in fams), cases=cases,
-            families=[dict(name=f, hub=muh_hub(f), cub_hub=cub_truth.TABLES[f].hub, agent=cub_truth.TABLES[f].agent)
-                      for f in sorted(fams)],
-            structs=cub_truth.struct_shapes(p for p, _ in compared), hubs=[rows[f] for f in sorted(fams)],
-            cub_headers=cub_truth.probe_headers())
+            hub_headers=sorted(f"{f}.cuh" for f in fams),
+            cases=cases,
+            families=[
+                dict(name=f, hub=muh_hub(f), cub_hub=cub_truth.TABLES[f].hub, agent=cub_truth.TABLES[f].agent)
+                for f in sorted(fams)
+            ],
+            structs=cub_truth.struct_shapes(p for p, _ in compared),
+            hubs=[rows[f] for f in sorted(fams)],
+            cub_headers=cub_truth.probe_headers(),
+        )
         out.append(tuning_headers.Unit(f"cub_dispatch_{i}", source, HOST.cxx))
     return out, sum(len(v) for v in by_family.values()), asserts, missing, no_hub
 
@@ -115,8 +131,9 @@ def check_cub_dispatch(ctx: BuildContext) -> CheckResult:
     lines += [f"GAP {g}" for g in gaps[:40]] + ([f"GAP … {len(gaps) - 40} more"] if len(gaps) > 40 else [])
     failed = [u.name for u in todo if not results[u.name][0]]
     counted = f"{cases} CUB cases, {asserts} static_assert(muh hub member == CUB hub member)"
-    extra = (f"; {len(no_hub)} families without a hub" if no_hub else "") + \
-            (f"; {len(gaps)} CUB cases MISSING" if gaps else "")
+    extra = (f"; {len(no_hub)} families without a hub" if no_hub else "") + (
+        f"; {len(gaps)} CUB cases MISSING" if gaps else ""
+    )
     if failed:
         detail = f"{len(failed)} of {len(todo)} units failed ({', '.join(failed)}); {counted}{extra}"
     else:

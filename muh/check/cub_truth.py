@@ -11,6 +11,7 @@ version and a hash of the program text, the nvcc and host compiler versions, and
 every header the program includes (``toolchain_digest``); ``use_cache=False`` (``--no-cache``)
 compiles afresh.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -66,8 +67,12 @@ def shape_of(name: str) -> tuple[int, int] | None:
 #: Operators as C++ function objects (the ones CUB's hubs classify: plus / min / max are "basic"
 #: binary operators, min and max "min_or_max"; the others fall into CUB's "unknown" class).
 OPERATORS = {
-    "plus": "::cuda::std::plus<>", "max": "::cuda::maximum<>", "min": "::cuda::minimum<>",
-    "mul": "::cuda::std::multiplies<>", "bit_and": "::cuda::std::bit_and<>", "bit_or": "::cuda::std::bit_or<>",
+    "plus": "::cuda::std::plus<>",
+    "max": "::cuda::maximum<>",
+    "min": "::cuda::minimum<>",
+    "mul": "::cuda::std::multiplies<>",
+    "bit_and": "::cuda::std::bit_and<>",
+    "bit_or": "::cuda::std::bit_or<>",
     "bit_xor": "::cuda::std::bit_xor<>",
 }
 BITWISE = ("bit_and", "bit_or", "bit_xor")
@@ -92,8 +97,11 @@ STANDARD_SIZES = (1, 2, 4, 8, 16)
 ODD_SIZES = (3, 5, 6, 7, 9, 12, 20, 24, 32, 33, 48, 64, 100, 128, 256, 1000, 1024)
 #: Worked examples of CUB's MemBoundScaling / RegBoundScaling (cub/util_arch.cuh, https://github.com/NVIDIA/cccl): rule, T4, I4, element size.
 ANCHORS = (
-    ("mem_bound", 512, 16, 8), ("reg_bound", 384, 22, 8), ("mem_bound", 256, 500, 1),
-    ("mem_bound", 256, 10000, 1024), ("reg_bound", 256, 500, 1),
+    ("mem_bound", 512, 16, 8),
+    ("reg_bound", 384, 22, 8),
+    ("mem_bound", 256, 500, 1),
+    ("mem_bound", 256, 10000, 1024),
+    ("reg_bound", 256, 500, 1),
 )
 DEFAULT_SEED = 20260301
 DEFAULT_COUNT = 600  # random cases per run, on top of the anchors
@@ -103,10 +111,10 @@ _MACRO = {"mem_bound": "MEM", "reg_bound": "REG", "nominal_4b_items": "N4B", "no
 
 @dataclass(frozen=True, order=True)
 class ScalingCase:
-    rule: str      # mem_bound | reg_bound | nominal_4b_items | nominal_8b_items
-    threads: int   # nominal 4-byte threads per block (T4)
-    items: int     # nominal 4-byte items per thread (I4)
-    size: int      # element size in bytes
+    rule: str  # mem_bound | reg_bound | nominal_4b_items | nominal_8b_items
+    threads: int  # nominal 4-byte threads per block (T4)
+    items: int  # nominal 4-byte items per thread (I4)
+    size: int  # element size in bytes
 
     @property
     def macro(self) -> str:
@@ -120,6 +128,7 @@ class ScalingCase:
 @dataclass(frozen=True, order=True)
 class PolicyProbe:
     """One question to CUB: the policy a family's hub selects for (arch, type, operator, offset width)."""
+
     algorithm: str
     cc: int
     type: str
@@ -162,7 +171,7 @@ class PolicyProbe:
 @dataclass(frozen=True)
 class Truth:
     cub_version: int
-    scaling: dict[ScalingCase, tuple[int, int]]   # case -> (threads, items); threads 0 for nominal_*_items
+    scaling: dict[ScalingCase, tuple[int, int]]  # case -> (threads, items); threads 0 for nominal_*_items
     policies: dict[tuple[str, int, str, str, int, str], dict]  # PolicyProbe.key -> CUB's selected values
 
 
@@ -197,11 +206,24 @@ def policy_probes(arches=ARCHES, extra: dict[str, tuple[tuple[int, int], ...]] |
     """CUB's case list: every family x arch x type x operator x offset width its hub distinguishes, and
     for a by-key family every value type of a class its hub distinguishes (a table's ``values``)
     (``extra``: family -> more user-defined (size, alignment) shapes to probe)."""
-    same = [PolicyProbe(a, cc, t, op, off) for a in TABLES for cc in arches for t in types_for(a, extra)
-            for op in operators_for(a, t) for off in offsets_for(a)]
-    pairs = [PolicyProbe(a, cc, t, op, off, v) for a, table in TABLES.items() for cc in arches
-             for t in types_for(a, extra) for v in table.values if v != t
-             for op in operators_for(a, v) for off in offsets_for(a)]
+    same = [
+        PolicyProbe(a, cc, t, op, off)
+        for a in TABLES
+        for cc in arches
+        for t in types_for(a, extra)
+        for op in operators_for(a, t)
+        for off in offsets_for(a)
+    ]
+    pairs = [
+        PolicyProbe(a, cc, t, op, off, v)
+        for a, table in TABLES.items()
+        for cc in arches
+        for t in types_for(a, extra)
+        for v in table.values
+        if v != t
+        for op in operators_for(a, v)
+        for off in offsets_for(a)
+    ]
     return same + pairs
 
 
@@ -242,8 +264,16 @@ def probe_rows() -> list[dict]:
             inner, more = _json_fields(sub.members)
             parts.append(f'"{sub.name}": {{' + ", ".join(inner) + "}")
             args += more
-        out.append(dict(name=name, entry=table.entry, hub=table.hub, agent=table.agent,
-                        fmt=json.dumps(", ".join(parts) + "}"), args=args))
+        out.append(
+            dict(
+                name=name,
+                entry=table.entry,
+                hub=table.hub,
+                agent=table.agent,
+                fmt=json.dumps(", ".join(parts) + "}"),
+                args=args,
+            )
+        )
     return out
 
 
@@ -255,24 +285,37 @@ def probe_headers() -> list[str]:
 def render_program(cases: list[ScalingCase], probes: list[PolicyProbe]) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
     )
-    return env.get_template("cub_truth.cu.j2").render(scaling=cases, policies=probes, structs=struct_shapes(probes),
-                                                      hubs=probe_rows(), cub_headers=probe_headers(),
-                                                      command=" ".join(("nvcc", *HOST.host_program())))
+    return env.get_template("cub_truth.cu.j2").render(
+        scaling=cases,
+        policies=probes,
+        structs=struct_shapes(probes),
+        hubs=probe_rows(),
+        cub_headers=probe_headers(),
+        command=" ".join(("nvcc", *HOST.host_program())),
+    )
 
 
 # ---- toolchain ---------------------------------------------------------------------------------
+
 
 def find_nvcc() -> str:
     """The nvcc to use (muh.runtime.toolchain.find_nvcc: ``$MUH_NVCC``, ``$CUDACXX``, PATH, then
     ``/usr/local/cuda/bin``)."""
     found = find_nvcc_or_none()
     if not found:
-        raise MuhError([Diagnostic(
-            "E-NVCC", "nvcc (the CUDA compiler) was not found; CUB ground truth needs it",
-            hint="install the CUDA toolkit, put nvcc on PATH, or set $MUH_NVCC to its path",
-        )])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-NVCC",
+                    "nvcc (the CUDA compiler) was not found; CUB ground truth needs it",
+                    hint="install the CUDA toolkit, put nvcc on PATH, or set $MUH_NVCC to its path",
+                )
+            ]
+        )
     return found
 
 
@@ -280,8 +323,15 @@ def nvcc_version(nvcc: str) -> str:
     try:
         out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError) as err:
-        raise MuhError([Diagnostic("E-NVCC", f"{nvcc} --version failed: {err}",
-                                   hint="check the CUDA toolkit installation or set $MUH_NVCC")]) from None
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-NVCC",
+                    f"{nvcc} --version failed: {err}",
+                    hint="check the CUDA toolkit installation or set $MUH_NVCC",
+                )
+            ]
+        ) from None
     match = re.search(r"release [0-9.]+, V[0-9.]+", out)
     return match.group(0) if match else (out.strip() or "unknown")
 
@@ -289,8 +339,12 @@ def nvcc_version(nvcc: str) -> str:
 def include_dirs(nvcc: str) -> list[Path]:
     """The include folders nvcc passes to the host compiler (read from ``nvcc --dryrun``; no compile)."""
     try:
-        out = subprocess.run([nvcc, "--dryrun", *HOST.language, "-c", os.devnull, "-o", os.devnull],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [nvcc, "--dryrun", *HOST.language, "-c", os.devnull, "-o", os.devnull],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     found = re.findall(r'(?:-I|-isystem" ")"?([^"\s]+)', out.stdout + out.stderr)
@@ -336,15 +390,28 @@ def included_headers(nvcc: str) -> tuple[str, ...]:
         src = Path(tmp) / "probe.cu"
         src.write_text(probe)
         try:
-            proc = subprocess.run([nvcc, *HOST.dependencies(), str(src)], capture_output=True, text=True,
-                                  timeout=600)
+            proc = subprocess.run([nvcc, *HOST.dependencies(), str(src)], capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.SubprocessError) as err:
-            raise MuhError([Diagnostic("E-NVCC", f"{nvcc} -M failed: {err}",
-                                       hint="check the CUDA toolkit installation or set $MUH_NVCC")]) from None
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-NVCC",
+                        f"{nvcc} -M failed: {err}",
+                        hint="check the CUDA toolkit installation or set $MUH_NVCC",
+                    )
+                ]
+            ) from None
     if proc.returncode != 0:
-        raise MuhError([Diagnostic("E-NVCC-COMPILE", "nvcc could not list the headers of the CUB probe",
-                                   hint="is the CUDA toolkit's CCCL complete? the compiler said:\n"
-                                        + "\n".join(proc.stderr.strip().splitlines()[-15:]))])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-NVCC-COMPILE",
+                    "nvcc could not list the headers of the CUB probe",
+                    hint="is the CUDA toolkit's CCCL complete? the compiler said:\n"
+                    + "\n".join(proc.stderr.strip().splitlines()[-15:]),
+                )
+            ]
+        )
     words = proc.stdout.replace("\\\n", " ").split()
     _DEPS[key] = deps = tuple(sorted({w for w in words if not w.endswith(":") and Path(w).name != "probe.cu"}))
     return deps
@@ -380,13 +447,26 @@ def compile_and_run(source: str, nvcc: str, *, what: str = "CUB ground-truth pro
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-            raise MuhError([Diagnostic(
-                "E-NVCC-COMPILE", f"nvcc could not compile the {what}",
-                hint="is the CUDA toolkit's CCCL complete? the compiler said:\n" + tail)])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-NVCC-COMPILE",
+                        f"nvcc could not compile the {what}",
+                        hint="is the CUDA toolkit's CCCL complete? the compiler said:\n" + tail,
+                    )
+                ]
+            )
         run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
         if run.returncode != 0:
-            raise MuhError([Diagnostic("E-NVCC-RUN", f"the {what} exited with {run.returncode}",
-                                       hint=run.stderr.strip()[-2000:] or None)])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-NVCC-RUN",
+                        f"the {what} exited with {run.returncode}",
+                        hint=run.stderr.strip()[-2000:] or None,
+                    )
+                ]
+            )
         return run.stdout
 
 
@@ -399,8 +479,9 @@ def _parse(raw: dict) -> Truth:
     return Truth(raw["cub_version"], scaling, policies)
 
 
-def load_truth(cases: list[ScalingCase] | None = None, probes: list[PolicyProbe] | None = None,
-               *, use_cache: bool = True) -> Truth:
+def load_truth(
+    cases: list[ScalingCase] | None = None, probes: list[PolicyProbe] | None = None, *, use_cache: bool = True
+) -> Truth:
     """CUB's answers for ``cases`` and ``probes`` (defaults: the standard suite), cached on disk."""
     cases = scaling_cases() if cases is None else sorted(set(cases))
     probes = policy_probes() if probes is None else sorted(set(probes))
@@ -420,10 +501,13 @@ def load_truth(cases: list[ScalingCase] | None = None, probes: list[PolicyProbe]
         raw = json.loads(compile_and_run(source, nvcc))
     except MuhError as err:
         if version and version // 100 != 3000:
-            note = (f"the probe reads CCCL 3.0's policy hubs; this toolkit's CUB_VERSION is {version} "
-                    "(a newer CCCL renamed them): pin the toolkit or port cub_probe.inc.j2")
-            raise MuhError([Diagnostic(d.code, d.message, d.span, d.hint, d.severity, d.notes + (note,))
-                            for d in err.diagnostics]) from None
+            note = (
+                f"the probe reads CCCL 3.0's policy hubs; this toolkit's CUB_VERSION is {version} "
+                "(a newer CCCL renamed them): pin the toolkit or port cub_probe.inc.j2"
+            )
+            raise MuhError(
+                [Diagnostic(d.code, d.message, d.span, d.hint, d.severity, d.notes + (note,)) for d in err.diagnostics]
+            ) from None
         raise
     if use_cache:
         path.parent.mkdir(parents=True, exist_ok=True)

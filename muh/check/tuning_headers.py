@@ -8,6 +8,7 @@
 
 Compilations run in parallel (each costs seconds); failures come back as the compiler's lines.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,6 +27,7 @@ from muh.diagnostics import MuhError
 from muh.families import cub
 from muh.runtime.toolchain import HOST, Toolchain
 from muh.schema import catalog
+
 
 def cub_expr(member: cub.Member) -> str:
     """How a muh policy field reads from CUB's agent policy ``P`` (its member, as the catalogue's kind of
@@ -82,15 +84,20 @@ def _tuning_names(files: list[GeneratedFile]) -> list[str]:
 
 def include_all_source(files: list[GeneratedFile]) -> str:
     lines = [f'#include "muh/tuning/{n}"' for n in _tuning_names(files)]
-    return "// Every generated tuning header, compiled together (their static_asserts must hold).\n" + "\n".join(lines) + "\n"
+    return (
+        "// Every generated tuning header, compiled together (their static_asserts must hold).\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 @dataclass(frozen=True)
 class Equality:
     """The static_assert(generated == cub) unit and what it covers."""
+
     source: str | None
-    asserts: int                  # static_asserts comparing whole policies (one per CUB case)
-    gaps: tuple[str, ...]         # CUB cases the unit cannot compare, with why
+    asserts: int  # static_asserts comparing whole policies (one per CUB case)
+    gaps: tuple[str, ...]  # CUB cases the unit cannot compare, with why
 
 
 def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
@@ -106,29 +113,51 @@ def equality(ctx: BuildContext, files: list[GeneratedFile]) -> Equality:
             shapes[family] = _init(family, ctx.derived.of(family)) if family in cub_truth.TABLES else None
         shape = shapes[family]
         if shape is None:
-            missing.append(f"{parity.case_name(probe)}: the generated `{family}::policy` is not CUB's shape "
-                           "(a dimension CUB has is unset in the spec)")
+            missing.append(
+                f"{parity.case_name(probe)}: the generated `{family}::policy` is not CUB's shape "
+                "(a dimension CUB has is unset in the spec)"
+            )
             continue
         families[family], fields = shape
         hw = ctx.spec.algorithms[akey].on
-        cases.append(dict(family=family, cc=probe.cc, cxx_type=probe.cxx_type, cxx_op=probe.cxx_op,
-                          cxx_offset=probe.cxx_offset,
-                          element=tuning.ident(parity.spec_type(ctx.spec, ctx.spec.algorithms[akey], probe.type)),
-                          value=tuning.ident(parity.spec_value(ctx.spec, ctx.spec.algorithms[akey], probe.value))
-                          if probe.value else None,
-                          op=tuning.ident(probe.op), offset=probe.offset, hardware=tuning.ident(hw), fields=fields,
-                          sized=tuning.sized(ctx.derived.of(family)),
-                          label=parity.case_name(probe)))
+        cases.append(
+            dict(
+                family=family,
+                cc=probe.cc,
+                cxx_type=probe.cxx_type,
+                cxx_op=probe.cxx_op,
+                cxx_offset=probe.cxx_offset,
+                element=tuning.ident(parity.spec_type(ctx.spec, ctx.spec.algorithms[akey], probe.type)),
+                value=tuning.ident(parity.spec_value(ctx.spec, ctx.spec.algorithms[akey], probe.value))
+                if probe.value
+                else None,
+                op=tuning.ident(probe.op),
+                offset=probe.offset,
+                hardware=tuning.ident(hw),
+                fields=fields,
+                sized=tuning.sized(ctx.derived.of(family)),
+                label=parity.case_name(probe),
+            )
+        )
     if not cases:
         return Equality(None, 0, tuple(missing))
     enums = [dict(muh=m, cub=t, pairs=[(c, tuning.ident(v)) for v, c in pairs]) for m, t, pairs in CUB_ENUMS]
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     source = env.get_template("cub_equal.cu.j2").render(
-        headers=_tuning_names(files), enums=enums,
-        families=[dict(name=k, init=v) for k, v in sorted(families.items())], cases=cases,
-        structs=cub_truth.struct_shapes(p for p, _ in compared), hubs=cub_truth.probe_rows(),
-        cub_headers=cub_truth.probe_headers())
+        headers=_tuning_names(files),
+        enums=enums,
+        families=[dict(name=k, init=v) for k, v in sorted(families.items())],
+        cases=cases,
+        structs=cub_truth.struct_shapes(p for p, _ in compared),
+        hubs=cub_truth.probe_rows(),
+        cub_headers=cub_truth.probe_headers(),
+    )
     return Equality(source, len(cases), tuple(missing))
 
 
@@ -149,15 +178,23 @@ def units_for(ctx: BuildContext, files: list[GeneratedFile]) -> list[Unit]:
 def _pass_marker(nvcc: str, files, unit: Unit) -> Path:
     """Where a unit that compiled is remembered: keyed by everything the compilation read."""
     h = hashlib.sha256()
-    for part in (cub_truth.toolchain_digest(nvcc), str(cub_truth.cub_version(nvcc)), unit.name, str(unit.std),
-                 " ".join(Toolchain("nvcc", unit.std).header_object()), unit.source):
+    for part in (
+        cub_truth.toolchain_digest(nvcc),
+        str(cub_truth.cub_version(nvcc)),
+        unit.name,
+        str(unit.std),
+        " ".join(Toolchain("nvcc", unit.std).header_object()),
+        unit.source,
+    ):
         h.update(part.encode() + b"\0")
     for f in sorted(unit.files if unit.files is not None else files, key=lambda f: f.path):
         h.update(f.path.encode() + b"\0" + f.content.encode() + b"\0")
     return cub_truth.cache_dir() / "compiled" / f"{h.hexdigest()[:24]}.ok"
 
 
-def compile_units(files: list[GeneratedFile], units: list[Unit], *, use_cache: bool = True) -> dict[str, tuple[bool, str]]:
+def compile_units(
+    files: list[GeneratedFile], units: list[Unit], *, use_cache: bool = True
+) -> dict[str, tuple[bool, str]]:
     """Compile every unit against ``files`` in parallel; name -> (ok, compiler output).
 
     A unit that compiled before with exactly the same inputs (sources, headers, nvcc, CUB) is not
@@ -167,7 +204,9 @@ def compile_units(files: list[GeneratedFile], units: list[Unit], *, use_cache: b
     out: dict[str, tuple[bool, str]] = {}
     markers = {u.name: _pass_marker(nvcc, files, u) for u in units}
     if use_cache:
-        out = {u.name: (True, "(cached: compiled before with the same inputs)") for u in units if markers[u.name].is_file()}
+        out = {
+            u.name: (True, "(cached: compiled before with the same inputs)") for u in units if markers[u.name].is_file()
+        }
     todo = [u for u in units if u.name not in out]
     if todo:
         out.update(_compile(nvcc, files, todo))
@@ -190,8 +229,15 @@ def _compile(nvcc: str, files: list[GeneratedFile], units: list[Unit]) -> dict[s
                 _write(inc, u.files)
             src = root / f"{u.name}.cu"
             src.write_text(u.source, encoding="utf-8")
-            cmd = [nvcc, *Toolchain("nvcc", u.std).header_object(), str(src), "-o", str(root / f"{u.name}.o"),
-                   "-I", str(inc / "include")]
+            cmd = [
+                nvcc,
+                *Toolchain("nvcc", u.std).header_object(),
+                str(src),
+                "-o",
+                str(root / f"{u.name}.o"),
+                "-I",
+                str(inc / "include"),
+            ]
             procs[u.name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out = {}
         for name, proc in procs.items():
@@ -221,8 +267,7 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
     try:
         results = compile_units(files, units, use_cache=not ctx.flags.get("no_cache"))
     except MuhError as err:
-        return CheckResult("tuning_headers", "fail", err.diagnostics[0].message,
-                           [d.render() for d in err.diagnostics])
+        return CheckResult("tuning_headers", "fail", err.diagnostics[0].message, [d.render() for d in err.diagnostics])
     lines = []
     for u in units:
         ok, text = results[u.name]
@@ -231,8 +276,12 @@ def check_tuning_headers(ctx: BuildContext) -> CheckResult:
             lines += [f"  {line}" for line in text.strip().splitlines()[:40]]
     lines += [f"GAP {g}" for g in eq.gaps[:40]] + ([f"GAP … {len(eq.gaps) - 40} more"] if len(eq.gaps) > 40 else [])
     failed = [u.name for u in units if not results[u.name][0]]
-    counted = (f"; {eq.asserts} static_assert(generated == cub)" if eq.source is not None else "") + \
-              (f"; {len(eq.gaps)} CUB cases MISSING" if eq.gaps else "")
-    detail = (f"{len(failed)} of {len(units)} units failed: {', '.join(failed)}{counted}" if failed else
-              f"{len(_tuning_names(files))} headers compile ({', '.join(u.name for u in units)}){counted}")
+    counted = (f"; {eq.asserts} static_assert(generated == cub)" if eq.source is not None else "") + (
+        f"; {len(eq.gaps)} CUB cases MISSING" if eq.gaps else ""
+    )
+    detail = (
+        f"{len(failed)} of {len(units)} units failed: {', '.join(failed)}{counted}"
+        if failed
+        else f"{len(_tuning_names(files))} headers compile ({', '.join(u.name for u in units)}){counted}"
+    )
     return CheckResult("tuning_headers", "fail" if failed or eq.gaps else "pass", detail, lines)

@@ -17,6 +17,7 @@ What it cannot see: shared memory reached through a pointer the function was giv
 non-volatile pointer taken before the barrier. It is a guard against the measured pattern, not a
 proof; every call site is listed with ``muh check -v``.
 """
+
 from __future__ import annotations
 
 import re
@@ -33,8 +34,10 @@ _NAME = re.compile(r"([A-Za-z_]\w*)\s*\([^;{}]*\)[^;{}()]*$")
 
 def strip(text: str) -> str:
     """Comments and string / character literals blanked (same length, newlines kept)."""
+
     def blank(m):
         return re.sub(r"[^\n]", " ", m.group(0))
+
     return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', blank, text, flags=re.S)
 
 
@@ -79,14 +82,21 @@ def findings(path: str, text: str) -> tuple[list[str], list[str]]:
             continue
         start, end, fname = body
         shared = [m for m in SHARED.finditer(code, start, end) if "volatile" not in m.group("decl")]
-        uses = [(m.group("name"), u.start()) for m in shared
-                for u in re.finditer(rf"\b{re.escape(m.group('name'))}\b", code[call.end():end])]
-        sites.append(f"{path}:{line(call.start())}: warp barrier in `{fname}` "
-                     f"({len(shared)} non-volatile __shared__ variable(s) in the function)")
+        uses = [
+            (m.group("name"), u.start())
+            for m in shared
+            for u in re.finditer(rf"\b{re.escape(m.group('name'))}\b", code[call.end() : end])
+        ]
+        sites.append(
+            f"{path}:{line(call.start())}: warp barrier in `{fname}` "
+            f"({len(shared)} non-volatile __shared__ variable(s) in the function)"
+        )
         for name, offset in uses:
-            bad.append(f"{path}:{line(call.end() + offset)}: `{name}` (__shared__, not volatile) is used after the "
-                       f"warp barrier at line {line(call.start())} in `{fname}`: on the BI-V100 __syncwarp does not "
-                       "order shared memory (facts §5); read it through a volatile pointer or use shuffles")
+            bad.append(
+                f"{path}:{line(call.end() + offset)}: `{name}` (__shared__, not volatile) is used after the "
+                f"warp barrier at line {line(call.start())} in `{fname}`: on the BI-V100 __syncwarp does not "
+                "order shared memory (facts §5); read it through a volatile pointer or use shuffles"
+            )
     return sites, bad
 
 
@@ -114,5 +124,6 @@ def check_warp_smem(ctx: BuildContext) -> CheckResult:
         bad += b
     if bad:
         return CheckResult(NAME, "fail", f"{len(bad)} shared-memory use(s) ordered only by a warp barrier", bad + sites)
-    return CheckResult(NAME, "pass", f"{len(sites)} warp-barrier call site(s); no shared memory ordered by one alone",
-                       sites)
+    return CheckResult(
+        NAME, "pass", f"{len(sites)} warp-barrier call site(s); no shared memory ordered by one alone", sites
+    )

@@ -1,4 +1,5 @@
 """Generate: run every registered emitter over a derived spec."""
+
 from __future__ import annotations
 
 from muh.codegen.base import BuildContext, Emitter, GeneratedFile

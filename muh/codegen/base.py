@@ -1,4 +1,5 @@
 """Shared types of every emitter: the build context in, generated files out."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -5,6 +5,7 @@ same bytes on every machine). Results are cached per file content (muh's cache f
 whose C++ did not change runs no formatter at all; a cold build formats all its C++ files in one
 clang-format process.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,8 +51,14 @@ def _identity() -> bytes:
 def _check_version() -> None:
     out = subprocess.run([executable(), "--version"], capture_output=True, text=True).stdout
     if f"version {VERSION}" not in out:
-        raise MuhError([Diagnostic("E-FORMAT", f"clang-format {out.strip() or '?'} is installed, muh's output "
-                                               f"is formatted by {VERSION}; {FIX}")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-FORMAT",
+                    f"clang-format {out.strip() or '?'} is installed, muh's output is formatted by {VERSION}; {FIX}",
+                )
+            ]
+        )
 
 
 def _cache_dir() -> Path | None:
@@ -66,8 +73,9 @@ def format_many(sources: dict[str, str]) -> dict[str, str]:
         return {}
     folder = _cache_dir()
     ident = _identity()
-    keys = {p: hashlib.sha256(ident + Path(p).suffix.encode() + b"\0" + t.encode()).hexdigest()
-            for p, t in sources.items()}
+    keys = {
+        p: hashlib.sha256(ident + Path(p).suffix.encode() + b"\0" + t.encode()).hexdigest() for p, t in sources.items()
+    }
     out: dict[str, str] = {}
     todo = []
     for p, t in sources.items():
@@ -93,8 +101,15 @@ def format_many(sources: dict[str, str]) -> dict[str, str]:
 def _run(paths: list[str]) -> None:
     """clang-format -i over ``paths``: one process per core, each over its share of the files."""
     n = max(1, min(os.cpu_count() or 1, len(paths) // 8 or 1))
-    procs = [subprocess.Popen([executable(), "-i", f"--style=file:{STYLE}", *paths[i::n]],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(n)]
+    procs = [
+        subprocess.Popen(
+            [executable(), "-i", f"--style=file:{STYLE}", *paths[i::n]],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n)
+    ]
     errs = [p.communicate()[1] for p in procs]
     bad = [e.strip() for p, e in zip(procs, errs) if p.returncode]
     if bad:

@@ -3,6 +3,7 @@
 convention, ``muh.platforms.stage_parts``). Plain imports and one
 ``stage_parts`` call, which the layer test reads as imports of each engine's codegen package.
 Order does not matter: paths must not collide."""
+
 from __future__ import annotations
 
 from muh import engines, platforms

@@ -1,4 +1,5 @@
 """`policies.json`: every resolved policy with its provenance (read by deploy plans and tune)."""
+
 from __future__ import annotations
 
 import json
@@ -15,14 +16,39 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "hardware": alg.hardware.name,
                 "policies": {
                     pkey: {
-                        "values": {d: r.model_dump(mode="json", exclude_none=True) for d, r in sorted(p.values.items())},
-                        **({"subs": {s: {d: r.model_dump(mode="json", exclude_none=True) for d, r in sorted(v.items())}
-                                     for s, v in sorted(p.subs.items())}} if p.subs else {}),
+                        "values": {
+                            d: r.model_dump(mode="json", exclude_none=True) for d, r in sorted(p.values.items())
+                        },
+                        **(
+                            {
+                                "subs": {
+                                    s: {d: r.model_dump(mode="json", exclude_none=True) for d, r in sorted(v.items())}
+                                    for s, v in sorted(p.subs.items())
+                                }
+                            }
+                            if p.subs
+                            else {}
+                        ),
                         **({"smem_bytes": p.smem_bytes} if p.smem_bytes is not None else {}),
-                        **({"buckets": [{"when": b.label, **({"size": b.size} if b.size != "elements" else {}), "lo": b.lo, **({"hi": b.hi} if b.hi is not None else {}),
-                                         "values": {d: r.model_dump(mode="json", exclude_none=True)
-                                                    for d, r in sorted(b.values.items())}} for b in p.buckets]}
-                           if p.buckets else {}),
+                        **(
+                            {
+                                "buckets": [
+                                    {
+                                        "when": b.label,
+                                        **({"size": b.size} if b.size != "elements" else {}),
+                                        "lo": b.lo,
+                                        **({"hi": b.hi} if b.hi is not None else {}),
+                                        "values": {
+                                            d: r.model_dump(mode="json", exclude_none=True)
+                                            for d, r in sorted(b.values.items())
+                                        },
+                                    }
+                                    for b in p.buckets
+                                ]
+                            }
+                            if p.buckets
+                            else {}
+                        ),
                     }
                     for pkey, p in alg.policies.items()
                 },

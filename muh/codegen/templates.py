@@ -2,6 +2,7 @@
 
 Templates only loop and print; arithmetic and decisions happen in derive or in the emitter.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,7 @@ from functools import lru_cache
 
 import jinja2
 
-
-_PLAIN = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII without " and \\
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII without " and \\
 
 
 def cxx_str(s: object) -> str:
@@ -70,8 +70,11 @@ def _folder(package: str, sub: str) -> str:
 def environment(package: str, *more: tuple[str, str]) -> jinja2.Environment:
     """The environment of ``package``'s ``templates/`` folder, then each further (package, subfolder)
     (``""``: the package's own folder) searched in that order."""
-    loader = jinja2.PackageLoader(package, "templates") if not more else \
-        jinja2.FileSystemLoader([_folder(p, s) for p, s in more])
+    loader = (
+        jinja2.PackageLoader(package, "templates")
+        if not more
+        else jinja2.FileSystemLoader([_folder(p, s) for p, s in more])
+    )
     env = jinja2.Environment(
         loader=loader,
         undefined=jinja2.StrictUndefined,
@@ -81,7 +84,9 @@ def environment(package: str, *more: tuple[str, str]) -> jinja2.Environment:
         lstrip_blocks=True,
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(cxx_str=cxx_str, yaml_str=yaml_str, shell_word=shell_word, py_repr=py_repr, cxx_comment=cxx_comment)
+    env.filters.update(
+        cxx_str=cxx_str, yaml_str=yaml_str, shell_word=shell_word, py_repr=py_repr, cxx_comment=cxx_comment
+    )
     return env
 
 

@@ -1,4 +1,5 @@
 """The few git operations deploy needs, through the git command (no library, no shell)."""
+
 from __future__ import annotations
 
 import atexit
@@ -31,14 +32,27 @@ def _no_hooks() -> str:
 def safe_config() -> list[str]:
     """``-c`` options that keep a target repository from running code through muh: no hooks, no
     file-system monitor, no signing program, no pager."""
-    return ["-c", f"core.hooksPath={_no_hooks()}", "-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false",
-            "-c", "core.pager=cat"]
+    return [
+        "-c",
+        f"core.hooksPath={_no_hooks()}",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "commit.gpgSign=false",
+        "-c",
+        "core.pager=cat",
+    ]
 
 
 def git(repo: Path, *args: str, check: bool = True, env: dict | None = None) -> str:
     try:
-        proc = subprocess.run(["git", *safe_config(), "-C", str(repo), *args], capture_output=True, text=True,
-                              env={**_env(), **(env or {})}, timeout=120)
+        proc = subprocess.run(
+            ["git", *safe_config(), "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            env={**_env(), **(env or {})},
+            timeout=120,
+        )
     except FileNotFoundError:
         raise GitError("git is not installed") from None
     except subprocess.TimeoutExpired:

@@ -7,6 +7,7 @@ in a repository people also edit by hand: a file whose hash differs from the sta
 (refused without ``--force``), a file muh would write that exists but is not in the state is
 *foreign* (refused without ``--force``), and files not named in the state are never touched.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,8 +75,13 @@ def load_state(repo: Path, folder: str) -> tuple[dict, str | None]:
 
 
 def make_state(files: dict[str, GeneratedFile], header: str, spec_label: str, spec_sha: str, version: str) -> str:
-    data = {"@generated": header, "spec": spec_label, "spec_sha256": spec_sha, "muh_version": version,
-            "files": {p: sha(f.content) for p, f in sorted(files.items())}}
+    data = {
+        "@generated": header,
+        "spec": spec_label,
+        "spec_sha256": spec_sha,
+        "muh_version": version,
+        "files": {p: sha(f.content) for p, f in sorted(files.items())},
+    }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
@@ -87,8 +93,13 @@ def _current(repo: Path, rel: str) -> bytes | None:
         return None
 
 
-def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str | None = None,
-            root_files: tuple[str, ...] = ROOT_FILES) -> Changes:
+def compute(
+    repo: Path,
+    generated: list[GeneratedFile],
+    folder: str,
+    tuned: str | None = None,
+    root_files: tuple[str, ...] = ROOT_FILES,
+) -> Changes:
     """``tuned``: the build's file of tuned values with provenance (the engine's ``EnginePlugin.tuned_file``),
     diffed value by value; None: no semantic diff."""
     files = {repo_path(f.path, folder, root_files): f for f in generated}
@@ -100,7 +111,9 @@ def compute(repo: Path, generated: list[GeneratedFile], folder: str, tuned: str 
     inside = [rel for rel in files if rel.startswith(f"{folder}/") and _current(repo, rel) is not None]
     if problem is not None and (problem != "missing" or inside):
         plan.state_problem = problem
-    owned: dict[str, str] = {p: h for p, h in state.get("files", {}).items() if isinstance(p, str) and isinstance(h, str)}
+    owned: dict[str, str] = {
+        p: h for p, h in state.get("files", {}).items() if isinstance(p, str) and isinstance(h, str)
+    }
     for rel, h in sorted(owned.items()):
         cur = _current(repo, rel)
         if cur is None or sha(cur) != h:
@@ -139,8 +152,10 @@ def clashes(repo: Path, paths: list[str]) -> list[str]:
         for i in range(1, len(parts)):
             prefix = "/".join(parts[:i])
             if prefix in wanted:
-                out.append(f"muh would write both the file {prefix} and {rel} inside a folder of that name"
-                           " (choose another deploy `folder`)")
+                out.append(
+                    f"muh would write both the file {prefix} and {rel} inside a folder of that name"
+                    " (choose another deploy `folder`)"
+                )
                 break
             p = repo / prefix
             if p.is_symlink():
@@ -169,11 +184,15 @@ def _load_tuned(raw: bytes | None) -> dict:
 
 def _show(entry: dict) -> str:
     v = entry.get("value")
-    text = json.dumps(v, ensure_ascii=False) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+    text = (
+        json.dumps(v, ensure_ascii=False) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+    )
     how = entry.get("origin", "")
     if how == "derived" and entry.get("rule"):
         inputs = entry.get("inputs") or {}
-        how = f"derived: {entry['rule']}" + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(inputs.items())) if inputs else "")
+        how = f"derived: {entry['rule']}" + (
+            "; " + ", ".join(f"{k}={v}" for k, v in sorted(inputs.items())) if inputs else ""
+        )
     elif entry.get("where"):
         how = f"{how} at {entry['where']}"
     return f"{text} ({how})" if how else text

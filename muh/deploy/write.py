@@ -10,6 +10,7 @@
    removed, and the repository is as it was (``git status`` unchanged). ``Transaction.commit()``
    deletes the backups once git has committed.
 """
+
 from __future__ import annotations
 
 import os
@@ -83,8 +84,10 @@ class Transaction:
         if _lexists(dest):
             st = os.lstat(dest)
             if not stat.S_ISREG(st.st_mode):
-                raise WriteError(f"{rel} is {'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'not a regular file'}; "
-                                 "muh does not write through links or over folders")
+                raise WriteError(
+                    f"{rel} is {'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'not a regular file'}; "
+                    "muh does not write through links or over folders"
+                )
             backup = self._backup(dest)
         try:
             os.rename(tmp, dest)
@@ -159,7 +162,11 @@ def apply(repo: Path, writes: dict[str, tuple[str, bool]], removes: list[str]) -
             tx.remove(rel)
     except (OSError, WriteError) as err:
         left = tx.rollback()
-        msg = str(err) if isinstance(err, WriteError) else f"{err.strerror or err}" + (f": {err.filename}" if getattr(err, "filename", None) else "")
+        msg = (
+            str(err)
+            if isinstance(err, WriteError)
+            else f"{err.strerror or err}" + (f": {err.filename}" if getattr(err, "filename", None) else "")
+        )
         if left:
             msg += f" — and {', '.join(left)} could not be restored"
         raise WriteError(msg) from None

@@ -7,6 +7,7 @@ instantiated with are then the records' ``params`` (value, rule, inputs), printe
 Every reason the kernels cannot be generated is a diagnostic made here (E-KERNELS, and E-OPTION for
 what only ``--emulate-warp`` causes); codegen renders the configs ``targets`` returns.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -45,11 +46,19 @@ def hardware_config(hw) -> KernelConfig:
         clock, why = hw.clock / 1e9, f"hardware {hw.name}: clock"
     else:
         clock, why = DEFAULT_CLOCK_GHZ, f"default {DEFAULT_CLOCK_GHZ} GHz: hardware {hw.name} declares no clock"
-    return KernelConfig(name=hw.name, warp_size=hw.warp_size, smem_per_block=hw.smem_per_block,
-                        smem_per_block_optin=None if hw.smem_per_block_optin is None else int(hw.smem_per_block_optin),
-                        cxx=int(tc.cxx), cuda=str(tc.cuda), has_nanosleep=has_nanosleep(hw),
-                        has_ptx_memory_model=has_ptx_memory_model(hw), has_bulk_copy=has_bulk_copy(hw),
-                        clock_ghz=clock, clock_from=why)
+    return KernelConfig(
+        name=hw.name,
+        warp_size=hw.warp_size,
+        smem_per_block=hw.smem_per_block,
+        smem_per_block_optin=None if hw.smem_per_block_optin is None else int(hw.smem_per_block_optin),
+        cxx=int(tc.cxx),
+        cuda=str(tc.cuda),
+        has_nanosleep=has_nanosleep(hw),
+        has_ptx_memory_model=has_ptx_memory_model(hw),
+        has_bulk_copy=has_bulk_copy(hw),
+        clock_ghz=clock,
+        clock_from=why,
+    )
 
 
 _REQUIRED = object()
@@ -86,15 +95,20 @@ class PolicyReader:
 
     def sub(self, name: str) -> "PolicyReader":
         """Sub-policy ``name``'s values (none set: every ``get`` answers its default)."""
-        return PolicyReader(_values(self._subs.get(name) or {}), self._where, origin=(self._subs.get(name) or {}).get,
-                            sub=name)
+        return PolicyReader(
+            _values(self._subs.get(name) or {}), self._where, origin=(self._subs.get(name) or {}).get, sub=name
+        )
 
     @classmethod
     def of(cls, policy, where: str = "", subs: dict | None = None) -> "PolicyReader":
         """The reader of a resolved policy or size bucket (``values``: dim → Resolved) with its
         sub-policies (``subs``; a bucket's are its policy's)."""
-        return cls(_values(policy.values), where, getattr(policy, "subs", None) if subs is None else subs,
-                   origin=policy.values.get)
+        return cls(
+            _values(policy.values),
+            where,
+            getattr(policy, "subs", None) if subs is None else subs,
+            origin=policy.values.get,
+        )
 
 
 def _values(resolved: dict):
@@ -122,8 +136,10 @@ def config_from_derived(derived, hw) -> KernelConfig:
                     where = f"{p.family}.{p.key} on {p.hardware}"
                     table[d] = read_policy(rec.name, PolicyReader.of(p, where))
                     if p.buckets:
-                        buckets[d] = tuple((b.lo, b.hi, read_policy(rec.name, PolicyReader.of(
-                            b, f"{where} ({b.label})", p.subs))) for b in p.buckets)
+                        buckets[d] = tuple(
+                            (b.lo, b.hi, read_policy(rec.name, PolicyReader.of(b, f"{where} ({b.label})", p.subs)))
+                            for b in p.buckets
+                        )
                         keys[d] = p.buckets[0].size
         if table:
             cfg = cfg.with_policies(rec.name, table, buckets, keys)
@@ -183,8 +199,9 @@ class KernelBuilds:
 
 def kernel_builds(spec, derived) -> KernelBuilds:
     """The kernel builds of ``spec`` (every hardware with kernel algorithms), each config read once."""
-    hws = sorted({a.hardware.name: a.hardware for a in derived.algorithms.values()
-                  if a.family in families.NAMES}.items())
+    hws = sorted(
+        {a.hardware.name: a.hardware for a in derived.algorithms.values() if a.family in families.NAMES}.items()
+    )
     configs, errors, out, diags = {}, {}, [], []
     for name, hw in hws:
         base = "" if len(hws) == 1 else f"{name}/"
@@ -192,16 +209,23 @@ def kernel_builds(spec, derived) -> KernelBuilds:
             cfg = config_from_derived(derived, hw)
         except (MissingValue, TypeError, ValueError) as e:
             errors[name] = str(e)
-            diags.append(Diagnostic("E-KERNELS", f"kernels for `{name}` cannot be generated: {e}",
-                                    spec.span_of(("hardware", name))))
+            diags.append(
+                Diagnostic(
+                    "E-KERNELS", f"kernels for `{name}` cannot be generated: {e}", spec.span_of(("hardware", name))
+                )
+            )
             continue
         configs[name] = cfg
         errs = validate(cfg)
         if errs:
-            diags.append(Diagnostic(
-                "E-KERNELS", f"kernels for `{cfg.name}` cannot be generated: " + "; ".join(errs),
-                spec.span_of(("hardware", name)),
-                hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+            diags.append(
+                Diagnostic(
+                    "E-KERNELS",
+                    f"kernels for `{cfg.name}` cannot be generated: " + "; ".join(errs),
+                    spec.span_of(("hardware", name)),
+                    hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)",
+                )
+            )
         else:
             out.append(Target(base, hw, cfg))
     spans = {name: spec.span_of(("hardware", name)) for name, _ in hws}
@@ -223,17 +247,28 @@ def _emulate(builds: KernelBuilds, emulate_warp: int) -> KernelBuilds:
         errs = validate(c)
         own = [e for e in errs if e not in validate(cfg)]
         if own:
-            powers = ", ".join(str(2 ** i) for i in range(0, 9))
+            powers = ", ".join(str(2**i) for i in range(0, 9))
             width = "power" in own[0] or "physical warps" in own[0]
-            diags.append(Diagnostic(
-                "E-OPTION", f"--emulate-warp {emulate_warp}: {own[0]}" + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""), None,
-                hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}" if width else
-                "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy"))
+            diags.append(
+                Diagnostic(
+                    "E-OPTION",
+                    f"--emulate-warp {emulate_warp}: {own[0]}"
+                    + (f" (and {len(own) - 1} more)" if len(own) > 1 else ""),
+                    None,
+                    hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}"
+                    if width
+                    else "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy",
+                )
+            )
         elif errs:
-            diags.append(Diagnostic(
-                "E-KERNELS", f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
-                builds.spans.get(name),
-                hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)"))
+            diags.append(
+                Diagnostic(
+                    "E-KERNELS",
+                    f"kernels for `{c.name}` cannot be generated: " + "; ".join(errs),
+                    builds.spans.get(name),
+                    hint="change the policy (threads a multiple of the warp, tiles within smem_per_block)",
+                )
+            )
         else:
             out.append(Target(f"{base}emu{emulate_warp}/", hw, c))
     return replace(builds, targets=tuple(out), diagnostics=tuple(diags), _emulated={})

@@ -1,4 +1,5 @@
 """What derive produces: resolved policies whose every number says where it came from."""
+
 from __future__ import annotations
 
 from typing import Literal, Optional, Union
@@ -6,9 +7,9 @@ from typing import Literal, Optional, Union
 from pydantic import Field, InstanceOf
 
 from muh.derive.kernels import KernelBuilds
+from muh.diagnostics import Diagnostic
 from muh.families import limits
 from muh.schema.base import Model
-from muh.diagnostics import Diagnostic
 from muh.schema.models import Delay, Hardware, Measured
 
 Origin = Literal["spec", "inherited", "derived", "measured", "default"]
@@ -123,8 +124,20 @@ class OpsPolicy(Model):
         return self.buckets or [self]
 
     def values(self) -> list[tuple[str, Resolved]]:
-        return [(n, getattr(self, n)) for n in ("row_threads", "vec", "items_min", "max_items", "elt_threads",
-                                                  "elt_items", "elt_vec", "topk_threads", "max_per_lane")]
+        return [
+            (n, getattr(self, n))
+            for n in (
+                "row_threads",
+                "vec",
+                "items_min",
+                "max_items",
+                "elt_threads",
+                "elt_items",
+                "elt_vec",
+                "topk_threads",
+                "max_per_lane",
+            )
+        ]
 
 
 OpsPolicy.model_rebuild()
@@ -264,4 +277,8 @@ class Derived(Model):
     them (``kernels.with_emulation(w)`` adds a ``--emulate-warp`` build)."""
 
     def of(self, family: str, hardware: str | None = None) -> list[DerivedAlgorithm]:
-        return [a for k, a in self.algorithms.items() if a.family == family and (hardware is None or a.hardware.name == hardware)]
+        return [
+            a
+            for k, a in self.algorithms.items()
+            if a.family == family and (hardware is None or a.hardware.name == hardware)
+        ]

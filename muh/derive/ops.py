@@ -34,15 +34,17 @@ by the same register rule), ``algorithm silu_and_mul`` the element-wise ones (``
 numbers. Either may hold size buckets by rows × hidden (an op's element count): the ops' buckets are
 every boundary of the policies they read, each with its full set of numbers (``OpsPolicy.buckets``).
 """
+
 from __future__ import annotations
 
 from typing import Optional
 
 from muh.derive.model import OpsPolicy, OpsTarget, Resolved
-from muh.runtime import dtypes as DT
-from muh.families import rms_norm as ROW, silu_and_mul as ELT
+from muh.families import rms_norm as ROW
+from muh.families import silu_and_mul as ELT
 from muh.families.base import MAX_LOAD_BYTES, RESIDENT_THREADS_PER_SM
 from muh.families.transform import DEFAULT_BYTES_IN_FLIGHT
+from muh.runtime import dtypes as DT
 
 OPS_DTYPES = DT.OPS
 CTYPE = {d: DT.TABLE[d].cxx for d in OPS_DTYPES}
@@ -68,39 +70,77 @@ def _round_warp(n: int, warp: int) -> int:
     return max(warp, -(-n // warp) * warp)
 
 
-def derive_policy(dtype: str, warp: int, max_block: int, reduce_threads: Resolved, nominal_vec: Resolved,
-                  transform_threads: Resolved, bytes_in_flight: Resolved) -> OpsPolicy:
+def derive_policy(
+    dtype: str,
+    warp: int,
+    max_block: int,
+    reduce_threads: Resolved,
+    nominal_vec: Resolved,
+    transform_threads: Resolved,
+    bytes_in_flight: Resolved,
+) -> OpsPolicy:
     size = ELEM[dtype]
     vec_bytes = _pow2_floor(min(MAX_LOAD_BYTES, int(nominal_vec.value) * 4))
     vec = max(1, vec_bytes // size)
-    vec_r = Resolved(value=vec, origin="derived", rule="pow2_floor(min(16 B, nominal vec × 4 B)) / element size",
-                     inputs={"vec": nominal_vec.value, "vec_from": nominal_vec.rule, "element_size": size})
+    vec_r = Resolved(
+        value=vec,
+        origin="derived",
+        rule="pow2_floor(min(16 B, nominal vec × 4 B)) / element size",
+        inputs={"vec": nominal_vec.value, "vec_from": nominal_vec.rule, "element_size": size},
+    )
     items_min = max(1, -(-int(bytes_in_flight.value) // (RESIDENT_THREADS_PER_SM * vec * size)))
-    items_r = Resolved(value=items_min, origin="derived",
-                       rule="ceil(bytes_in_flight / (resident_threads_per_sm × vec × element_size))",
-                       inputs={"bytes_in_flight": int(bytes_in_flight.value), "bytes_from": bytes_in_flight.rule,
-                               "resident_threads_per_sm": RESIDENT_THREADS_PER_SM, "vec": vec, "element_size": size})
+    items_r = Resolved(
+        value=items_min,
+        origin="derived",
+        rule="ceil(bytes_in_flight / (resident_threads_per_sm × vec × element_size))",
+        inputs={
+            "bytes_in_flight": int(bytes_in_flight.value),
+            "bytes_from": bytes_in_flight.rule,
+            "resident_threads_per_sm": RESIDENT_THREADS_PER_SM,
+            "vec": vec,
+            "element_size": size,
+        },
+    )
 
     def threads(src: Resolved, what: str) -> Resolved:
         v = min(_round_warp(int(src.value), warp), max_block // warp * warp)
-        return Resolved(value=v, origin="derived", rule=f"{what} threads rounded up to the warp, ≤ max_threads_per_block",
-                        inputs={"threads": int(src.value), "threads_from": src.rule, "warp_size": warp,
-                                "max_threads_per_block": max_block})
+        return Resolved(
+            value=v,
+            origin="derived",
+            rule=f"{what} threads rounded up to the warp, ≤ max_threads_per_block",
+            inputs={
+                "threads": int(src.value),
+                "threads_from": src.rule,
+                "warp_size": warp,
+                "max_threads_per_block": max_block,
+            },
+        )
 
     row_threads = threads(reduce_threads, "reduce")
     max_items, mrule = ROW.max_items(int(row_threads.value), vec)
     return OpsPolicy(
-        dtype=dtype, ctype=CTYPE[dtype], code=DTYPE_CODE[dtype],
+        dtype=dtype,
+        ctype=CTYPE[dtype],
+        code=DTYPE_CODE[dtype],
         row_threads=row_threads,
-        vec=vec_r, items_min=items_r,
-        max_items=Resolved(value=max_items, origin="derived", rule=mrule,
-                           inputs={"register_file": ROW.REGISTER_FILE, "row_threads": int(row_threads.value), "vec": vec}),
+        vec=vec_r,
+        items_min=items_r,
+        max_items=Resolved(
+            value=max_items,
+            origin="derived",
+            rule=mrule,
+            inputs={"register_file": ROW.REGISTER_FILE, "row_threads": int(row_threads.value), "vec": vec},
+        ),
         elt_threads=threads(transform_threads, "transform"),
         elt_items=Resolved(value=items_min, origin="derived", rule="items_min", inputs={"items_min": items_min}),
         elt_vec=Resolved(value=vec, origin="derived", rule="vec (the row ops')", inputs={"vec": vec}),
         topk_threads=threads(reduce_threads, "reduce"),
-        max_per_lane=Resolved(value=MAX_PER_LANE, origin="default", rule="experts per lane held in registers",
-                              inputs={"max_experts": MAX_PER_LANE * warp}),
+        max_per_lane=Resolved(
+            value=MAX_PER_LANE,
+            origin="default",
+            rule="experts per lane held in registers",
+            inputs={"max_experts": MAX_PER_LANE * warp},
+        ),
     )
 
 
@@ -135,24 +175,37 @@ def own_policy(pol: OpsPolicy, dtype: str, row, elt, hw_name: str) -> OpsPolicy:
     """``pol`` with the numbers of the ops' own policies (``algorithm rms_norm`` / ``silu_and_mul``,
     resolved, or one size bucket of them) in place of the derived ones; their records compute them."""
     update = {}
-    for rec, src, names in ((ROW.RECORD, row, ("row_threads", "vec", "items_min", "max_items")),
-                            (ELT.RECORD, elt, ("elt_threads", "elt_vec", "elt_items"))):
+    for rec, src, names in (
+        (ROW.RECORD, row, ("row_threads", "vec", "items_min", "max_items")),
+        (ELT.RECORD, elt, ("elt_threads", "elt_vec", "elt_items")),
+    ):
         if src is None:
             continue
         where = f"{rec.name}@{hw_name}.{src.key}"
         given = {dim: r for dim, r in src.values.items()}
         p = rec.read(lambda dim, default=None: given[dim].value if dim in given else default)
         for field, prm in zip(names, rec.params(None, dtype, p)):
-            dim = {"kRowThreads": "threads", "kEltThreads": "threads", "kItemsMin": "items",
-                   "kEltItems": "items"}.get(prm.cname)
+            dim = {"kRowThreads": "threads", "kEltThreads": "threads", "kItemsMin": "items", "kEltItems": "items"}.get(
+                prm.cname
+            )
             r = given.get(dim) if dim else None
             if r is not None:  # the policy's own value: its origin (spec, inherited, measured) and rule
-                update[field] = Resolved(value=prm.value, origin=r.origin, rule=f"{where}.{dim} ({r.rule})",
-                                         where=r.where, measured=r.measured, stale=r.stale)
+                update[field] = Resolved(
+                    value=prm.value,
+                    origin=r.origin,
+                    rule=f"{where}.{dim} ({r.rule})",
+                    where=r.where,
+                    measured=r.measured,
+                    stale=r.stale,
+                )
             else:
-                update[field] = Resolved(value=prm.value, origin="derived", rule=f"{rec.name}: {prm.rule}",
-                                         inputs={k: (v if isinstance(v, (int, float, str)) else str(v))
-                                                 for k, v in prm.inputs} | {"policy": where})
+                update[field] = Resolved(
+                    value=prm.value,
+                    origin="derived",
+                    rule=f"{rec.name}: {prm.rule}",
+                    inputs={k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in prm.inputs}
+                    | {"policy": where},
+                )
     return pol.model_copy(update=update)
 
 
@@ -161,16 +214,24 @@ def tune_target(hardware, family: str, dtype: str, values: dict) -> OpsTarget:
     ``values`` (a candidate's resolved values, {dim: value}), the rest derived from CUB's defaults
     (they are not what the candidate measures)."""
     d = lambda v, what: _src(v, "default", what)  # noqa: E731
-    pol = derive_policy(dtype, hardware.warp_size, hardware.max_threads_per_block,
-                        d(DEFAULT_THREADS, "default reduce threads"), d(DEFAULT_VEC, "default vec"),
-                        d(DEFAULT_THREADS, "default transform threads"),
-                        d(DEFAULT_BYTES_IN_FLIGHT, "default bytes_in_flight"))
-    given = _Given({k: Resolved(value=v, origin="spec", rule="tune candidate") for k, v in values.items()},
-                   f"{dtype} (candidate)")
-    pol = own_policy(pol, dtype, given if family == "rms_norm" else None, given if family == "silu_and_mul" else None,
-                     hardware.name)
-    return OpsTarget(name=hardware.name, warp_size=hardware.warp_size, cxx=hardware.toolchain.cxx,
-                     policies={dtype: pol})
+    pol = derive_policy(
+        dtype,
+        hardware.warp_size,
+        hardware.max_threads_per_block,
+        d(DEFAULT_THREADS, "default reduce threads"),
+        d(DEFAULT_VEC, "default vec"),
+        d(DEFAULT_THREADS, "default transform threads"),
+        d(DEFAULT_BYTES_IN_FLIGHT, "default bytes_in_flight"),
+    )
+    given = _Given(
+        {k: Resolved(value=v, origin="spec", rule="tune candidate") for k, v in values.items()}, f"{dtype} (candidate)"
+    )
+    pol = own_policy(
+        pol, dtype, given if family == "rms_norm" else None, given if family == "silu_and_mul" else None, hardware.name
+    )
+    return OpsTarget(
+        name=hardware.name, warp_size=hardware.warp_size, cxx=hardware.toolchain.cxx, policies={dtype: pol}
+    )
 
 
 class _Given:
@@ -213,8 +274,7 @@ def _policy(alg, dtype: str, op: Optional[str]):
 def _pick(policy, dim: str, default, where: str) -> Optional[Resolved]:
     r = policy.values.get(dim) if policy is not None else None
     if r is not None:
-        return Resolved(value=r.value, origin=r.origin, rule=f"{where}.{policy.key}.{dim} ({r.rule})",
-                        where=r.where)
+        return Resolved(value=r.value, origin=r.origin, rule=f"{where}.{policy.key}.{dim} ({r.rule})", where=r.where)
     if default is None:
         return None
     return Resolved(value=default, origin="default", rule=f"default {dim} (no {where} policy)")

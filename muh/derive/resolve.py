@@ -6,16 +6,17 @@ uses for that element size, with the shared-memory budget and warp size of the h
 constants when the hardware asks for `cub_parity`). Tile-staging families are checked against
 shared memory here, per element size.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 
-from muh.diagnostics import Diagnostic, MuhError
 from muh.derive import scaling
 from muh.derive.kernels import kernel_builds
 from muh.derive.model import Derived, DerivedAlgorithm, Resolved, ResolvedBucket, ResolvedPolicy
 from muh.derive.ops import from_spec as derive_ops
+from muh.diagnostics import Diagnostic, MuhError
 from muh.families import limits
 from muh.schema import policy_key
 from muh.schema.catalog import DEFAULT_TYPES, DIMS, DTYPES, FAMILIES
@@ -34,8 +35,12 @@ def hardware_fingerprint(hw: Hardware) -> str:
 # Input names of derivation rules → the hardware facts they stand for (most specific first): a derived
 # value whose inputs include a fact measured on the card (`muh probe`) rests on measured inputs.
 HARDWARE_INPUTS: dict[str, tuple[str, ...]] = {
-    "smem": ("smem_per_block",), "smem_per_block": ("smem_per_block",), "warp": ("warp_size",),
-    "warp_size": ("warp_size",), "sm_count": ("sm_count",), "device_name": ("device_name",),
+    "smem": ("smem_per_block",),
+    "smem_per_block": ("smem_per_block",),
+    "warp": ("warp_size",),
+    "warp_size": ("warp_size",),
+    "sm_count": ("sm_count",),
+    "device_name": ("device_name",),
     "smem_bytes": ("smem_per_block_optin", "smem_per_block"),  # Triton's budget: opt-in when the card has it
 }
 
@@ -106,9 +111,16 @@ def derive(spec: Spec) -> Derived:
     from muh.derive.deploy import complete_deploy, derive_deploy
 
     plan, deploy_diags = derive_deploy(spec)
-    derived = Derived(spec_name=spec.name, spec_sha256=spec.sha256, algorithms=algorithms, deploy=plan,
-                      deploy_diagnostics=deploy_diags)
-    derived = derived.model_copy(update={"kernels": kernel_builds(spec, derived)})  # the deploy's probe and ops read them
+    derived = Derived(
+        spec_name=spec.name,
+        spec_sha256=spec.sha256,
+        algorithms=algorithms,
+        deploy=plan,
+        deploy_diagnostics=deploy_diags,
+    )
+    derived = derived.model_copy(
+        update={"kernels": kernel_builds(spec, derived)}
+    )  # the deploy's probe and ops read them
     derived = complete_deploy(spec, derived)
     ops = {name: derive_ops(derived, hw) for name, hw in sorted(spec.hardware.items())}
     return derived.model_copy(update={"ops": ops})
@@ -122,12 +134,21 @@ def _bucket_support(spec: Spec, akey: str, alg: Algorithm) -> list[Diagnostic]:
     if alg.family in names and registry.get(alg.family).buckets_by:
         return []
     able = [n for n in names if registry.get(n).buckets_by]
-    why = (f"the {alg.family} kernels do not dispatch by size yet" if alg.family in names
-           else f"muh generates no kernels for {alg.family}")
-    return [Diagnostic("E-BUCKET", f"{why}: size buckets are not available for `{alg.family}`",
-                       spec.span_of(("algorithms", akey, "policies", k, "buckets", 0), key=True),
-                       hint=f"families with size buckets: {', '.join(able)}; write one policy for every size")
-            for k, p in alg.policies.items() if p.buckets]
+    why = (
+        f"the {alg.family} kernels do not dispatch by size yet"
+        if alg.family in names
+        else f"muh generates no kernels for {alg.family}"
+    )
+    return [
+        Diagnostic(
+            "E-BUCKET",
+            f"{why}: size buckets are not available for `{alg.family}`",
+            spec.span_of(("algorithms", akey, "policies", k, "buckets", 0), key=True),
+            hint=f"families with size buckets: {', '.join(able)}; write one policy for every size",
+        )
+        for k, p in alg.policies.items()
+        if p.buckets
+    ]
 
 
 def _ops_checks(spec: Spec, akey: str, alg: Algorithm, policies: dict) -> list[Diagnostic]:
@@ -141,17 +162,28 @@ def _ops_checks(spec: Spec, akey: str, alg: Algorithm, policies: dict) -> list[D
     out = []
     for key, rp in policies.items():
         if rp.dtype not in rec.dtypes:
-            out.append(Diagnostic("E-TYPE", f"the LLM ops are not generated for {rp.dtype}",
-                                  spec.span_of(("algorithms", akey)),
-                                  hint=f"{alg.family} types: {', '.join(rec.dtypes)}"))
+            out.append(
+                Diagnostic(
+                    "E-TYPE",
+                    f"the LLM ops are not generated for {rp.dtype}",
+                    spec.span_of(("algorithms", akey)),
+                    hint=f"{alg.family} types: {', '.join(rec.dtypes)}",
+                )
+            )
             continue
         for label, values in [(None, rp.values)] + [(b.label, b.values) for b in rp.buckets]:
             pol = rec.read(lambda dim, default=None, v=values: v[dim].value if dim in v else default)
             for msg in rec.checks(None, rp.dtype, pol):
                 where = f" (bucket `{label}`)" if label else ""
                 layer = key if key in alg.policies else "default"
-                out.append(Diagnostic("E-VALUE", msg + where, spec.span_of(("algorithms", akey, "policies", layer)),
-                                      hint="threads 1..1024, items ≥ 1, vec a power of two (elements per load)"))
+                out.append(
+                    Diagnostic(
+                        "E-VALUE",
+                        msg + where,
+                        spec.span_of(("algorithms", akey, "policies", layer)),
+                        hint="threads 1..1024, items ≥ 1, vec a power of two (elements per load)",
+                    )
+                )
     return out
 
 
@@ -174,8 +206,16 @@ def resolve_query(spec: Spec, akey: str, query: policy_key.Query) -> ResolvedPol
     return rp
 
 
-def _pick(spec: Spec, akey: str, alg: Algorithm, layers: list[str], dim: str, key: str, sub: str | None = None,
-          bucket: tuple[str, int] | None = None):
+def _pick(
+    spec: Spec,
+    akey: str,
+    alg: Algorithm,
+    layers: list[str],
+    dim: str,
+    key: str,
+    sub: str | None = None,
+    bucket: tuple[str, int] | None = None,
+):
     """The most specific layer that sets ``dim``: (value, layer, path) or None. A size bucket
     (``(layer, index)``) is more specific than every layer."""
     if bucket is not None:
@@ -212,21 +252,32 @@ def _resolve_values(spec, akey, alg, hw, key, size, sub=None, bucket=None, value
             label = alg.policies[layer].buckets[bucket[1]].label
             rule = f"bucket `{label}`" + ("" if layer == key else f" of policy {layer}")
         stale = bool(measured and measured.fingerprint and measured.fingerprint != hardware_fingerprint(hw))
-        values[dim] = Resolved(value=value, origin=origin, rule=rule, where=span.stable() if span else None,
-                               measured=measured, stale=stale)
+        values[dim] = Resolved(
+            value=value, origin=origin, rule=rule, where=span.stable() if span else None, measured=measured, stale=stale
+        )
     if "scaling" not in values:
         values["scaling"] = Resolved(value=fam.scaling, origin="default", rule=f"family default for {alg.family}")
     rule = values["scaling"].value
     if "threads" in values and "items" in values and rule != "none":
-        threads, items, inputs = scale(rule, values["threads"].value, values["items"].value, size, hw,
-                                       fam.value_bytes if value_size is None else value_size)
+        threads, items, inputs = scale(
+            rule,
+            values["threads"].value,
+            values["items"].value,
+            size,
+            hw,
+            fam.value_bytes if value_size is None else value_size,
+        )
         for dim, new in (("threads", threads), ("items", items)):
             old = values[dim]
             values[dim] = Resolved(
-                value=new, origin="measured" if (old.origin == "measured" and new == old.value) else "derived",
+                value=new,
+                origin="measured" if (old.origin == "measured" and new == old.value) else "derived",
                 rule=f"{rule}: {scaling.FORMULAS[rule]}",
-                inputs={**inputs, f"{dim}_from": old.rule} if old.rule.startswith("bucket") else inputs, where=old.where,
-                measured=old.measured, stale=old.stale)
+                inputs={**inputs, f"{dim}_from": old.rule} if old.rule.startswith("bucket") else inputs,
+                where=old.where,
+                measured=old.measured,
+                stale=old.stale,
+            )
     return values
 
 
@@ -235,7 +286,6 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
     dtype, op = parsed.dtype, parsed.op or ""
     size = spec.element_sizes()[dtype]
     value = spec.element_sizes()[parsed.value] if parsed.value else None  # by-key: the values' size
-    fam = FAMILIES[alg.family]
     values = _resolve_values(spec, akey, alg, hw, key, size, value_size=value)
     diags: list[Diagnostic] = []
     subs = {}
@@ -252,11 +302,25 @@ def _resolve(spec: Spec, akey: str, alg: Algorithm, hw: Hardware, key: str):
             bvalues = _resolve_values(spec, akey, alg, hw, key, size, bucket=(owner, i), value_size=value)
             diags += _zeros(spec, akey, alg, hw, key, bvalues, bucket=(owner, i))
             bsmem = _tile_smem(spec, akey, alg, hw, key, size, bvalues, diags, (owner, i))
-            buckets.append(ResolvedBucket(size=b.size, lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues,
-                                          smem_bytes=bsmem))
-    return ResolvedPolicy(family=alg.family, hardware=hw.name, key=key, dtype=dtype, op=op or None,
-                          offset=parsed.offset, value_type=parsed.value, elem_size=size,
-                          values=values, subs=subs, smem_bytes=smem_bytes, buckets=buckets), diags
+            buckets.append(
+                ResolvedBucket(
+                    size=b.size, lo=b.lo, hi=b.hi, label=b.label, layer=owner, values=bvalues, smem_bytes=bsmem
+                )
+            )
+    return ResolvedPolicy(
+        family=alg.family,
+        hardware=hw.name,
+        key=key,
+        dtype=dtype,
+        op=op or None,
+        offset=parsed.offset,
+        value_type=parsed.value,
+        elem_size=size,
+        values=values,
+        subs=subs,
+        smem_bytes=smem_bytes,
+        buckets=buckets,
+    ), diags
 
 
 def _zeros(spec, akey, alg, hw, key, values, sub=None, bucket=None) -> list[Diagnostic]:
@@ -269,11 +333,16 @@ def _zeros(spec, akey, alg, hw, key, values, sub=None, bucket=None) -> list[Diag
         got = _pick(spec, akey, alg, _layers(alg, key), dim, key, sub, bucket)
         where = spec.span_of(got[2]) if got else spec.span_of(("algorithms", akey))
         inputs = ", ".join(f"{k}={v}" for k, v in r.inputs.items() if k != "budget")
-        out.append(Diagnostic(
-            "E-DERIVED", f"{alg.family} {key}: the scaling rule derives {dim} = {r.value} on `{hw.name}` ({inputs}): "
-            "no kernel launches with zero", where,
-            hint=f"smem_per_block = {fmt_bytes(hw.smem_per_block)} on `{hw.name}` leaves no room for this tile: check it, "
-                 "or write `scaling = none` and the values themselves"))
+        out.append(
+            Diagnostic(
+                "E-DERIVED",
+                f"{alg.family} {key}: the scaling rule derives {dim} = {r.value} on `{hw.name}` ({inputs}): "
+                "no kernel launches with zero",
+                where,
+                hint=f"smem_per_block = {fmt_bytes(hw.smem_per_block)} on `{hw.name}` leaves no room for this tile: check it, "
+                "or write `scaling = none` and the values themselves",
+            )
+        )
     return out
 
 
@@ -296,14 +365,19 @@ def _tile_smem(spec, akey, alg, hw, key, size, values, diags, bucket=None) -> in
         fit = limits.largest_items(t, size, hw.smem_per_block)
         where = spec.span_of(_path_of(spec, akey, alg, key, "items", bucket))
         label = f" ({alg.policies[bucket[0]].buckets[bucket[1]].label})" if bucket else ""
-        diags.append(Diagnostic(
-            "E-SMEM",
-            f"{alg.family} {key}{label}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} exceeds smem_per_block = "
-            f"{fmt_bytes(hw.smem_per_block)} on `{hw.name}`",
-            where,
-            hint=(f"largest items that fits at {t} threads is {fit}" if fit >= 1 else
-                  f"even one item per thread needs {fmt_bytes(t * size)}; use fewer threads"),
-        ))
+        diags.append(
+            Diagnostic(
+                "E-SMEM",
+                f"{alg.family} {key}{label}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} exceeds smem_per_block = "
+                f"{fmt_bytes(hw.smem_per_block)} on `{hw.name}`",
+                where,
+                hint=(
+                    f"largest items that fits at {t} threads is {fit}"
+                    if fit >= 1
+                    else f"even one item per thread needs {fmt_bytes(t * size)}; use fewer threads"
+                ),
+            )
+        )
     return smem_bytes
 
 

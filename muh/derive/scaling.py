@@ -6,6 +6,7 @@ hardware: ``smem`` (bytes) and ``warp`` (threads). With smem=49152, warp=32 thes
 MemBoundScaling / RegBoundScaling / Nominal4BItemsToItems / Nominal8BItemsToItems exactly (checked by
 the parity suite).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -75,9 +76,11 @@ RULES = {
     "none": no_scaling,
     # By-key rules: ``size`` is the key's, ``value`` the second input's (CUB combines both sizes).
     "combined": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP, value=None: Scaled(
-        t4, combined_items(i4, size, size if value is None else value, ceil=False)),
+        t4, combined_items(i4, size, size if value is None else value, ceil=False)
+    ),
     "combined_ceil": lambda t4, i4, size, smem=CUB_SMEM, warp=CUB_WARP, value=None: Scaled(
-        t4, combined_items(i4, size, size if value is None else value, ceil=True)),
+        t4, combined_items(i4, size, size if value is None else value, ceil=True)
+    ),
 }
 #: Rules that read the size of a second input (``value``) besides the element's.
 COMBINED = ("combined", "combined_ceil")

@@ -9,6 +9,7 @@ same convention (a ``stage_parts("codegen")`` call is an import of every engine'
 fails when a registered engine's folder lacks a part (docs/architecture.md, "Adding an engine").
 ``deploy { engine = <name> "<version>" }`` picks one.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -18,16 +19,17 @@ from muh.engines import vllm
 from muh.engines.base import EnginePlugin
 
 REGISTRY: dict[str, EnginePlugin] = {
-    "vllm": vllm.ENGINE,        # stock vLLM (flag table and anchors from the wheel)
-    "enginex": vllm.ENGINEX,    # the competition's EngineX fork of vLLM 0.6.3 (BI-V100): a variant of vllm
+    "vllm": vllm.ENGINE,  # stock vLLM (flag table and anchors from the wheel)
+    "enginex": vllm.ENGINEX,  # the competition's EngineX fork of vLLM 0.6.3 (BI-V100): a variant of vllm
 }
 
 DEFAULT = "vllm"
 """The engine a spec without a deploy block is probed for (the probe bundle's engine part)."""
 
 PARTS: dict[str, str] = {
-    "codegen": "EMITTERS",      # muh/engines/<folder>/codegen/__init__.py: EMITTERS = {"<name>": emit, …}
-    "check": "check",           # muh/engines/<folder>/check/__init__.py: def check(ctx, plan, files) -> (cases, problems, skipped)
+    "codegen": "EMITTERS",  # muh/engines/<folder>/codegen/__init__.py: EMITTERS = {"<name>": emit, …}
+    # muh/engines/<folder>/check/__init__.py: def check(ctx, plan, files) -> (cases, problems, skipped)
+    "check": "check",
 }
 """A later stage's part of an engine folder → the name its package exports."""
 
@@ -57,7 +59,9 @@ def stage_parts(stage: str) -> dict[str, ModuleType]:
     for name, plugin in sorted(REGISTRY.items()):
         module = importlib.import_module(part_module(plugin, stage))
         if not hasattr(module, PARTS[stage]):
-            raise AttributeError(f"{module.__name__} lacks `{PARTS[stage]}`: every engine folder's {stage} package "
-                                 f"exports it (muh/engines/__init__.py PARTS)")
+            raise AttributeError(
+                f"{module.__name__} lacks `{PARTS[stage]}`: every engine folder's {stage} package "
+                f"exports it (muh/engines/__init__.py PARTS)"
+            )
         out[name] = module
     return out

@@ -1,5 +1,6 @@
 """The engine interface: what an engine plug-in supplies to derive (its codegen and check packages plug into
 their stages by the convention of ``muh.engines.PARTS``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,7 +75,8 @@ class EnginePlugin:
     None: the check reads nothing that has to be fetched."""
 
     probe_data: Callable[[Any, Plan | None, Variant | None], dict] | None = None
-    """``(spec, plan or None, the plan's variant or None) -> dict``: what the probe bundle's engine probe asks about the served engine
+    """``(spec, plan or None, the plan's variant or None) -> dict``: what the probe bundle's engine probe asks about
+    the served engine
     (``engine``: its top-level package, ``version``, anchors, markers, …; muh.codegen.probe writes it beside
     the probe's code). None: the probe asks nothing about this engine."""
     complete: Callable[[Any, Any, Plan], tuple[Plan, list]] | None = None

@@ -8,6 +8,7 @@ code paths the model really runs (so muh can say which tuning points are reached
 
 ``unknown`` is a value: muh then emits the thing as an optional, build-time-checked step.
 """
+
 from __future__ import annotations
 
 import json
@@ -142,7 +143,8 @@ class Variant(Model):
     """Architecture (config.json ``architectures[0]``) → the paths it runs in this variant."""
     probe: ProbeTargets = ProbeTargets()
     model_registry_subprocess: str = "vllm.model_executor.models.registry"
-    """Module vLLM runs as ``python -m`` to inspect models; it loads general plugins, so the plugin must not patch there."""
+    """Module vLLM runs as ``python -m`` to inspect models; it loads general plugins, so the plugin must not patch
+    there."""
 
     @property
     def label(self) -> str:

@@ -5,6 +5,7 @@ A family's folder holds everything of it: its record (``__init__.py``: ``RECORD`
 (``harness.cu.j2``). Adding a family: write that folder, then add its name to ``registry.NAMES``.
 ``calls`` is the families' Python API over the generated kernels (needs torch at call time).
 """
+
 from __future__ import annotations
 
 from muh.families import registry

@@ -3,7 +3,8 @@
 A *family record* (``RECORD`` in ``muh/families/<name>/__init__.py``, a ``Family`` made by ``record``)
 is the one place that knows a family: its element types, its policy (the tunable numbers a kernel is
 instantiated with) and how the policy is read from a derived spec, its checks, the launch numbers
-derived from it (each a ``Param``: value, rule, inputs), its C interface (``CFunc``s, muh/runtime/c_api.py; an LLM ops family names the ops' entry
+derived from it (each a ``Param``: value, rule, inputs), its C interface (``CFunc``s, muh/runtime/c_api.py; an LLM ops
+family names the ops' entry
 points of c_api.OPS_API) and its kernel source. Derive,
 codegen (kernels, headers, C API, torch bindings), tune, the runtime's ctypes table and the docs all
 read the records. (A family's correspondence with CUB is its ``CUB`` table beside the record:
@@ -11,6 +12,7 @@ muh/families/cub.py.)
 
 Pure Python (no pydantic or lark): muh.families.calls runs the kernels on GPU machines from here.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,7 +51,7 @@ class BucketSize:
 
     @property
     def max(self) -> int:
-        return 2 ** self.max_exp - 1
+        return 2**self.max_exp - 1
 
 
 # The problem sizes a size bucket (`when <size> … { … }`) may test; a family record names the ones its
@@ -142,8 +144,9 @@ class KernelConfig:
     def of(self, family: str) -> dict:
         return self.policies.get(family, {})
 
-    def with_policies(self, family: str, table: dict, buckets: dict | None = None,
-                      keys: dict | None = None) -> "KernelConfig":
+    def with_policies(
+        self, family: str, table: dict, buckets: dict | None = None, keys: dict | None = None
+    ) -> "KernelConfig":
         """The same config with ``family``'s policies replaced by ``table`` ({dtype: Policy}) and its
         size buckets by ``buckets`` ({dtype: ((lo, hi, Policy), …)}; none: one policy for every size),
         bucketed by ``keys`` ({dtype: size}; a dtype not named: `elements`)."""
@@ -153,9 +156,12 @@ class KernelConfig:
         others = {f: b for f, b in self.buckets.items() if f != family}
         keyed = {f: k for f, k in self.bucket_keys.items() if f != family}
         keys = {d: k for d, k in (keys or {}).items() if k != "elements" and d in (buckets or {})}
-        return replace(self, policies={**self.policies, family: table},
-                       buckets={**others, family: dict(buckets)} if buckets else others,
-                       bucket_keys={**keyed, family: keys} if keys else keyed)
+        return replace(
+            self,
+            policies={**self.policies, family: table},
+            buckets={**others, family: dict(buckets)} if buckets else others,
+            bucket_keys={**keyed, family: keys} if keys else keyed,
+        )
 
     def buckets_of(self, family: str, dtype: str) -> tuple:
         """``((lo, hi, Policy), …)``: the dtype's size buckets, or its one policy for every size."""
@@ -209,8 +215,9 @@ def warp_checks(cfg: KernelConfig, where: str, threads: int) -> list[str]:
     if not limits.whole_warps(threads, p):
         errs.append(f"{where}: threads={threads} is not a multiple of the physical warp {p}")
     if w > p and threads // w + 1 > MAX_NAMED_BARRIERS:
-        errs.append(f"{where}: {threads // w} logical warps need more than "
-                    f"{MAX_NAMED_BARRIERS - 1} named barriers in emulation")
+        errs.append(
+            f"{where}: {threads // w} logical warps need more than {MAX_NAMED_BARRIERS - 1} named barriers in emulation"
+        )
     return errs
 
 
@@ -312,8 +319,10 @@ class Family:
             errs.append(f"{self.name}: the kernels do not dispatch by size; its policies cannot hold size buckets")
         for dtype, key in sorted(cfg.bucket_keys.get(self.name, {}).items()):
             if key not in self.buckets_by:
-                errs.append(f"{self.name}.{dtype}: the kernels do not pick a bucket by `{key}` "
-                            f"(they do by: {', '.join(self.buckets_by) or 'nothing'})")
+                errs.append(
+                    f"{self.name}.{dtype}: the kernels do not pick a bucket by `{key}` "
+                    f"(they do by: {', '.join(self.buckets_by) or 'nothing'})"
+                )
         return errs
 
 
@@ -331,8 +340,9 @@ def record(module: str, **fields) -> Family:
     are the rest of the record."""
     names = vars(sys.modules[module])
     parts = {field: names[name] for name, field in RECORD_PARTS.items() if field not in fields}
-    parts.update({field: names[name] for name, field in RECORD_OPTIONAL.items()
-                  if name in names and field not in fields})
+    parts.update(
+        {field: names[name] for name, field in RECORD_OPTIONAL.items() if name in names and field not in fields}
+    )
     return Family(name=module.rpartition(".")[2], **parts, **fields)
 
 

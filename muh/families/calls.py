@@ -9,6 +9,7 @@ Each entry point lives in its family's folder (the record's ``python_ops``: ``re
 (CUDA, contiguous, supported dtype) before any kernel runs and raises TypeError / ValueError naming the
 op and the fix; kernel-side failures raise MuhRuntimeError.
 """
+
 from __future__ import annotations
 
 from muh.families import registry, tensors

@@ -15,6 +15,7 @@ catalogue holds the tables of the families muh only describes. C++ type expressi
 names (cub/device/dispatch/tuning/*.cuh); ``T``, ``Op`` and ``O`` are the probe's element type,
 operator and offset type, ``key_of<T>`` / ``value_of<T>`` a by-key probe's halves.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,11 +28,20 @@ SUMS = ("float32", "float64", "int32", "int64", "uint32", "uint64")
 
 # The member of CUB's agent policies that usually holds a dimension (a table names others explicitly).
 USUAL = {
-    "threads": "BLOCK_THREADS", "items": "ITEMS_PER_THREAD", "load": "LOAD_ALGORITHM", "store": "STORE_ALGORITHM",
-    "modifier": "LOAD_MODIFIER", "block": "SCAN_ALGORITHM", "delay": "detail::delay_constructor_t",
-    "radix_bits": "RADIX_BITS", "rank": "RANK_ALGORITHM", "threads_per_segment": "WARP_THREADS",
-    "buffers_per_thread": "BUFFERS_PER_THREAD", "prefer_pow2_bits": "PREFER_POW2_BITS",
-    "block_tile": "BLOCK_LEVEL_TILE_SIZE", "warp_threshold": "WARP_LEVEL_THRESHOLD",
+    "threads": "BLOCK_THREADS",
+    "items": "ITEMS_PER_THREAD",
+    "load": "LOAD_ALGORITHM",
+    "store": "STORE_ALGORITHM",
+    "modifier": "LOAD_MODIFIER",
+    "block": "SCAN_ALGORITHM",
+    "delay": "detail::delay_constructor_t",
+    "radix_bits": "RADIX_BITS",
+    "rank": "RANK_ALGORITHM",
+    "threads_per_segment": "WARP_THREADS",
+    "buffers_per_thread": "BUFFERS_PER_THREAD",
+    "prefer_pow2_bits": "PREFER_POW2_BITS",
+    "block_tile": "BLOCK_LEVEL_TILE_SIZE",
+    "warp_threshold": "WARP_LEVEL_THRESHOLD",
     "block_threshold": "BLOCK_LEVEL_THRESHOLD",
 }
 
@@ -98,11 +108,21 @@ def sub(name: str, cub: str, *spec: str | tuple[str, str]) -> Sub:
 TILE = members("threads", "items", "load", "store", "modifier")
 LOOKBACK = members("threads", "items", "load", "modifier", "block", "delay", ("scaling", None))
 SCAN = members("threads", "items", "load", "store", "modifier", "block", "delay", ("scaling", None))
-SORT = members(*(("threads", None), ("items", None), ("radix_bits", None), ("rank", None), ("load", None),
-                 ("modifier", None), ("scaling", None)))
+SORT = members(
+    *(
+        ("threads", None),
+        ("items", None),
+        ("radix_bits", None),
+        ("rank", None),
+        ("load", None),
+        ("modifier", None),
+        ("scaling", None),
+    )
+)
 
 
 # ---- muh's enumerations and delays in CUB's spelling (CCCL 3.0.1) --------------------------------------
+
 
 def _upper(prefix: str, names) -> tuple[tuple[str, str], ...]:
     return tuple((n, prefix + n.upper()) for n in names)
@@ -123,47 +143,83 @@ def cub_enums() -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]:
     return (
         ("block_load_algorithm", "cub::BlockLoadAlgorithm", _upper("cub::BLOCK_LOAD_", _CUB_LOADS)),
         # segmented sort's sub-warp policies load with a WarpLoadAlgorithm; muh spells them as block loads.
-        ("block_load_algorithm", "cub::WarpLoadAlgorithm",
-         _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose"))),
+        (
+            "block_load_algorithm",
+            "cub::WarpLoadAlgorithm",
+            _upper("cub::WARP_LOAD_", ("direct", "striped", "vectorize", "transpose")),
+        ),
         ("block_store_algorithm", "cub::BlockStoreAlgorithm", _upper("cub::BLOCK_STORE_", _CUB_LOADS)),
         ("cache_load_modifier", "cub::CacheLoadModifier", _upper("cub::LOAD_", _CUB_LOAD_MODIFIERS)),
         ("cache_store_modifier", "cub::CacheStoreModifier", _upper("cub::STORE_", _CUB_STORE_MODIFIERS)),
-        ("block_reduce_algorithm", "cub::BlockReduceAlgorithm",
-         _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions"))),
-        ("block_scan_algorithm", "cub::BlockScanAlgorithm",
-         _upper("cub::BLOCK_SCAN_", ("warp_scans", "raking", "raking_memoize"))),
-        ("transform_algorithm", "cub::detail::transform::Algorithm",
-         (("prefetch", "cub::detail::transform::Algorithm::prefetch"),
-          ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"))),
-        ("radix_rank_algorithm", "cub::RadixRankAlgorithm",
-         _upper("cub::RADIX_RANK_", ("basic", "memoize", "match", "match_early_counts_any"))
-         + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),)),
-        ("histogram_memory", "cub::BlockHistogramMemoryPreference",
-         (("gmem", "cub::GMEM"), ("smem", "cub::SMEM"), ("blended", "cub::BLEND"))),
+        (
+            "block_reduce_algorithm",
+            "cub::BlockReduceAlgorithm",
+            _upper("cub::BLOCK_REDUCE_", ("raking_commutative_only", "raking", "warp_reductions")),
+        ),
+        (
+            "block_scan_algorithm",
+            "cub::BlockScanAlgorithm",
+            _upper("cub::BLOCK_SCAN_", ("warp_scans", "raking", "raking_memoize")),
+        ),
+        (
+            "transform_algorithm",
+            "cub::detail::transform::Algorithm",
+            (
+                ("prefetch", "cub::detail::transform::Algorithm::prefetch"),
+                ("ublkcp", "cub::detail::transform::Algorithm::ublkcp"),
+            ),
+        ),
+        (
+            "radix_rank_algorithm",
+            "cub::RadixRankAlgorithm",
+            _upper("cub::RADIX_RANK_", ("basic", "memoize", "match", "match_early_counts_any"))
+            + (("match_atomic_or", "cub::RADIX_RANK_MATCH_EARLY_COUNTS_ATOMIC_OR"),),
+        ),
+        (
+            "histogram_memory",
+            "cub::BlockHistogramMemoryPreference",
+            (("gmem", "cub::GMEM"), ("smem", "cub::SMEM"), ("blended", "cub::BLEND")),
+        ),
     )
 
 
 #: muh's delay kinds -> CUB 3.0.1's look-back delay constructor (``cub::detail::<name><ns, l2w>``;
 #: ``no_delay`` takes the L2 write latency only, ``no_delay_constructor_t<l2w>``).
 DELAYS = {
-    "fixed": "fixed_delay_constructor_t", "backoff": "exponential_backoff_constructor_t",
+    "fixed": "fixed_delay_constructor_t",
+    "backoff": "exponential_backoff_constructor_t",
     "backoff_jitter": "exponential_backoff_jitter_constructor_t",
     "backoff_jitter_window": "exponential_backoff_jitter_window_constructor_t",
     "backon_jitter_window": "exponential_backon_jitter_window_constructor_t",
-    "backon_jitter": "exponential_backon_jitter_constructor_t", "backon": "exponential_backon_constructor_t",
+    "backon_jitter": "exponential_backon_jitter_constructor_t",
+    "backon": "exponential_backon_constructor_t",
     "reduce_by_key": "reduce_by_key_delay_constructor_t",
 }
 
 #: The CUB type a dimension's value becomes in a generated hub (``block``: the family's block enumeration,
 #: whichever CUB type maps it; segmented sort's small and medium loads: ``HUB_SUB_ENUM``).
-HUB_ENUM = {"load": "cub::BlockLoadAlgorithm", "store": "cub::BlockStoreAlgorithm",
-            "modifier": "cub::CacheLoadModifier", "block": None, "rank": "cub::RadixRankAlgorithm",
-            "memory": "cub::BlockHistogramMemoryPreference", "algorithm": "cub::detail::transform::Algorithm"}
-HUB_SUB_ENUM = {("segmented_sort", "small", "load"): "cub::WarpLoadAlgorithm",
-                ("segmented_sort", "medium", "load"): "cub::WarpLoadAlgorithm"}
+HUB_ENUM = {
+    "load": "cub::BlockLoadAlgorithm",
+    "store": "cub::BlockStoreAlgorithm",
+    "modifier": "cub::CacheLoadModifier",
+    "block": None,
+    "rank": "cub::RadixRankAlgorithm",
+    "memory": "cub::BlockHistogramMemoryPreference",
+    "algorithm": "cub::detail::transform::Algorithm",
+}
+HUB_SUB_ENUM = {
+    ("segmented_sort", "small", "load"): "cub::WarpLoadAlgorithm",
+    ("segmented_sort", "medium", "load"): "cub::WarpLoadAlgorithm",
+}
 #: muh's C++ enumeration of an enumerated dimension (the tuning headers' types).
-MUH_ENUM = {"load": "block_load_algorithm", "store": "block_store_algorithm", "modifier": "cache_load_modifier",
-            "rank": "radix_rank_algorithm", "memory": "histogram_memory", "algorithm": "transform_algorithm"}
+MUH_ENUM = {
+    "load": "block_load_algorithm",
+    "store": "block_store_algorithm",
+    "modifier": "cache_load_modifier",
+    "rank": "radix_rank_algorithm",
+    "memory": "histogram_memory",
+    "algorithm": "transform_algorithm",
+}
 
 
 def cub_choices(family: str, dim: str, block_enum: str, sub: str | None = None) -> tuple[str, ...] | None:
@@ -182,10 +238,20 @@ def cub_choices(family: str, dim: str, block_enum: str, sub: str | None = None) 
 #: Values CUB's agents hold as one: per family, groups of (sub-policy, dimension) a generated hub passes to
 #: CUB as one member, with why. A policy whose group members differ cannot be run by CUB's dispatch.
 AGREE: dict[str, tuple[tuple[tuple[tuple[str, str], ...], str], ...]] = {
-    "segmented_sort": (((("small", "threads"), ("medium", "threads")),
-                        "CUB sorts small and medium segments in one block size "
-                        "(AgentSmallAndMediumSegmentedSortPolicy's BLOCK_THREADS)"),),
-    **{f: (((("onesweep", "radix_bits"), ("histogram", "radix_bits"), ("exclusive_sum", "radix_bits")),
-            "CUB's one-sweep passes share one digit width (the policy's ONESWEEP_RADIX_BITS)"),)
-       for f in ("radix_sort", "radix_sort_pairs")},
+    "segmented_sort": (
+        (
+            (("small", "threads"), ("medium", "threads")),
+            "CUB sorts small and medium segments in one block size "
+            "(AgentSmallAndMediumSegmentedSortPolicy's BLOCK_THREADS)",
+        ),
+    ),
+    **{
+        f: (
+            (
+                (("onesweep", "radix_bits"), ("histogram", "radix_bits"), ("exclusive_sum", "radix_bits")),
+                "CUB's one-sweep passes share one digit width (the policy's ONESWEEP_RADIX_BITS)",
+            ),
+        )
+        for f in ("radix_sort", "radix_sort_pairs")
+    },
 }

@@ -13,6 +13,7 @@ validate (E-WARP, E-THREADS), derive (E-SMEM), the kernels' checks (muh/families
 ``warp_checks``, the ops' targets) and the generated ``static_assert``s (muh/codegen/cxx/tuning.py)
 ask here; each words its own message. Pure Python (the runtime may import it).
 """
+
 from __future__ import annotations
 
 #: The limits, in the order they are checked and asserted.

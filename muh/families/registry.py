@@ -1,4 +1,5 @@
 """The registry of kernel families: one line per family (see muh/families/__init__.py)."""
+
 from __future__ import annotations
 
 import importlib

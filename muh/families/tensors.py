@@ -4,6 +4,7 @@ kernels to call, the stream, workspaces. Needs no family record (each entry poin
 Every entry point checks its tensor (CUDA, contiguous, supported dtype) before any kernel runs and raises
 TypeError / ValueError naming the op and the fix; kernel-side failures raise MuhRuntimeError.
 """
+
 from __future__ import annotations
 
 from muh.runtime.errors import MuhRuntimeError
@@ -31,8 +32,7 @@ def check_tensor(x, op: str, dtypes: tuple[str, ...]) -> str:
         raise TypeError(f"{API}.{op}: expected a torch.Tensor, got {type(x).__name__}")
     name = dtype_name(x)
     if name not in dtypes:
-        raise TypeError(f"{API}.{op}: dtype {x.dtype} is not supported "
-                        f"(supported: {', '.join(dtypes)})")
+        raise TypeError(f"{API}.{op}: dtype {x.dtype} is not supported (supported: {', '.join(dtypes)})")
     if not x.is_cuda:
         raise ValueError(f"{API}.{op}: expected a CUDA tensor, got one on {x.device} (use .cuda())")
     if not x.is_contiguous():
@@ -68,5 +68,4 @@ def workspace(k, x, key: str, nbytes: int):
 
 def check_out(out, x, numel: int, op: str) -> None:
     if out.dtype != x.dtype or out.device != x.device or not out.is_contiguous() or out.numel() != numel:
-        raise ValueError(f"{API}.{op}: out must be a contiguous {x.dtype} tensor of {numel} "
-                         f"element(s) on {x.device}")
+        raise ValueError(f"{API}.{op}: out must be a contiguous {x.dtype} tensor of {numel} element(s) on {x.device}")

@@ -2,6 +2,7 @@
 
 The tree is generic (blocks, assignments, values); meaning is given by muh/schema.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ annotation) back into a spec: they collect ``(start, end, replacement)`` edits a
 the syntax tree's spans and apply them here. Everything outside an edit is left byte for byte; a file
 that was in canonical layout (``muh fmt --check`` clean) is put back into it, so `fmt --check` stays green.
 """
+
 from __future__ import annotations
 
 from muh.diagnostics import Span
@@ -35,14 +36,16 @@ class SpecText:
     def value_span(self, a: ast.Assign) -> tuple[int, int, int]:
         """Offsets of an assignment's value: (start, end of the value, end of its annotation or value)."""
         end_span: Span = a.annotation.span if a.annotation is not None else a.value.span
-        return (self.offset(a.value.span.line, a.value.span.col),
-                self.offset(a.value.span.end_line, a.value.span.end_col),
-                self.offset(end_span.end_line, end_span.end_col))
+        return (
+            self.offset(a.value.span.line, a.value.span.col),
+            self.offset(a.value.span.end_line, a.value.span.end_col),
+            self.offset(end_span.end_line, end_span.end_col),
+        )
 
     def indent_of(self, line: int) -> str:
         s = self.starts[line - 1]
         e = self.text.find("\n", s)
-        row = self.text[s: e if e >= 0 else len(self.text)]
+        row = self.text[s : e if e >= 0 else len(self.text)]
         return row[: len(row) - len(row.lstrip())]
 
     def after_line_of(self, line: int, col: int) -> int:

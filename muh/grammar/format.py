@@ -6,6 +6,7 @@ members; a trailing comment follows its line after two spaces; a blank line in t
 two members is kept (at most one); top-level blocks are separated by one blank line.
 Formatting is a fixed point: fmt(parse(fmt(x))) == fmt(x).
 """
+
 from __future__ import annotations
 
 from muh.grammar import ast
@@ -114,7 +115,9 @@ class _Printer:
     def module(self) -> str:
         if self.m.version is not None:
             self._leading(self.m.version_span.line, "")
-            self.out.append(f"muh {self.m.version}" + self._trailing(self.m.version_span.line, self.m.version_span.end_col))
+            self.out.append(
+                f"muh {self.m.version}" + self._trailing(self.m.version_span.line, self.m.version_span.end_col)
+            )
         for m in self.m.members:
             if self.out and self.out[-1] != "":
                 self.out.append("")

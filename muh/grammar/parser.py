@@ -1,4 +1,5 @@
 """Parse .muh text into a ``Module``: lark (LALR) + a Transformer, errors as diagnostics."""
+
 from __future__ import annotations
 
 import re
@@ -70,8 +71,13 @@ def _parser(strict: bool = False) -> Lark:
     check through interegular that no two terminals match the same text, cost most of a second at
     start-up). ``strict`` turns that check into an error; the tests build it so (tests/grammar)."""
     return Lark.open_from_package(
-        "muh.grammar", "muh.lark", parser="lalr", strict=strict, propagate_positions=True,
-        maybe_placeholders=False, lexer_callbacks={"COMMENT": _on_comment},
+        "muh.grammar",
+        "muh.lark",
+        parser="lalr",
+        strict=strict,
+        propagate_positions=True,
+        maybe_placeholders=False,
+        lexer_callbacks={"COMMENT": _on_comment},
         cache=False if strict else _cache_file(),
     )
 
@@ -123,8 +129,16 @@ class _ToAst(Transformer):
         try:
             base, caret, exp = str(tok).partition("^")
             if caret and abs(int(base)) > 1 and int(exp) * (abs(int(base)).bit_length() - 1) > MAX_POWER_BITS:
-                raise MuhError([Diagnostic("E-NUMBER", f"`{tok}` is too large to be any value muh accepts",
-                                           _span(self.file, tok), hint=f"powers go up to 2^{MAX_POWER_BITS}")])
+                raise MuhError(
+                    [
+                        Diagnostic(
+                            "E-NUMBER",
+                            f"`{tok}` is too large to be any value muh accepts",
+                            _span(self.file, tok),
+                            hint=f"powers go up to 2^{MAX_POWER_BITS}",
+                        )
+                    ]
+                )
             value = Decimal(int(base) ** int(exp)) if caret else Decimal(str(tok))
         except InvalidOperation:  # pragma: no cover - the lexer only admits decimals
             value = Decimal(0)
@@ -140,8 +154,16 @@ class _ToAst(Transformer):
         raw = str(children[0])
         value = _unescape(raw[1:-1])
         if value is None:
-            raise MuhError([Diagnostic("E-STRING", f"bad escape sequence in string {raw}", self._s(meta),
-                                       hint='the escapes are \\" \\\\ \\n and \\t')])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-STRING",
+                        f"bad escape sequence in string {raw}",
+                        self._s(meta),
+                        hint='the escapes are \\" \\\\ \\n and \\t',
+                    )
+                ]
+            )
         return ast.Str(value, raw, self._s(meta))
 
     @v_args(meta=True)
@@ -206,8 +228,16 @@ class _ToAst(Transformer):
             else:
                 members.append(c)
         if len(kind) > 1:
-            raise MuhError([Diagnostic("E-SYNTAX", f"a block kind is a single name, not `{'.'.join(kind)}`",
-                                       kind_span, hint="write `name = value` to set a dotted key")])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-SYNTAX",
+                        f"a block kind is a single name, not `{'.'.join(kind)}`",
+                        kind_span,
+                        hint="write `name = value` to set a dotted key",
+                    )
+                ]
+            )
         return ast.Block(kind[0], label, target, tuple(members), kind_span, label_span, target_span, self._s(meta))
 
     @v_args(meta=True)
@@ -239,16 +269,23 @@ def _precheck(text: str, file: str) -> list[Diagnostic]:
         elif ch in "{[(":
             depth += 1
             if depth > MAX_DEPTH:
-                return [Diagnostic("E-DEPTH", f"nesting deeper than {MAX_DEPTH} levels", Span(file, line, col, line, col + 1),
-                                   hint="a spec needs a handful of levels; check for a runaway bracket")]
+                return [
+                    Diagnostic(
+                        "E-DEPTH",
+                        f"nesting deeper than {MAX_DEPTH} levels",
+                        Span(file, line, col, line, col + 1),
+                        hint="a spec needs a handful of levels; check for a runaway bracket",
+                    )
+                ]
         elif ch in "}])":
             depth = max(0, depth - 1)
     return []
 
 
 # Letters from other scripts that look like ASCII ones (the common homoglyphs of names).
-_LOOKALIKE = dict(zip("аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅοαινρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-                      "aeopcyxijsdhlABEKMHOPCTXIJSoaivptuxABEZHIKMNOPTYX"))
+_LOOKALIKE = dict(
+    zip("аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅοαινρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "aeopcyxijsdhlABEKMHOPCTXIJSoaivptuxABEZHIKMNOPTYX")
+)
 _BAD_NUMBERS = {"nan", "inf", "infinity"}
 
 
@@ -272,8 +309,9 @@ def keywords() -> frozenset[str]:
     import re
 
     name = _parser().get_terminal("NAME").pattern.value
-    return frozenset(t.pattern.value for t in _parser().terminals
-                     if t.pattern.type == "str" and re.fullmatch(name, t.pattern.value))
+    return frozenset(
+        t.pattern.value for t in _parser().terminals if t.pattern.type == "str" and re.fullmatch(name, t.pattern.value)
+    )
 
 
 def _unit_like(word: str) -> str | None:
@@ -314,11 +352,16 @@ def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
         if tok.type == "NAME" and prev.type == "NUMBER" and prev.end_pos == tok.start_pos:
             both = Span(file, prev.line, prev.column, tok.end_line, tok.end_column)
             if str(prev).lstrip("-") == "0" and str(tok)[:1] in "xXbBoO":
-                return Diagnostic("E-NUMBER", f"`{prev}{tok}`: muh numbers are decimal", both,
-                                  hint=_based_hint(f"{prev}{tok}"))
+                return Diagnostic(
+                    "E-NUMBER", f"`{prev}{tok}`: muh numbers are decimal", both, hint=_based_hint(f"{prev}{tok}")
+                )
             guess = _unit_like(str(tok))
-            return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
-                              hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {unit_list}")
+            return Diagnostic(
+                "E-UNIT",
+                f"unknown unit `{tok}`",
+                _tok_span(file, tok),
+                hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {unit_list}",
+            )
         if tok.type == "NAME" and prev.type == "NUMBER" and tok.line == prev.end_line:
             nxt = code[i + 1] if i + 1 < len(code) else None
             if nxt is not None and str(nxt) in ("=", ".", "{"):
@@ -326,11 +369,19 @@ def _token_diagnostic(text: str, file: str, err_pos: int) -> Diagnostic | None:
             guess = _unit_like(str(tok))
             last_on_line = nxt is None or nxt.line != tok.line  # `= 6.2 hours⏎`: a word where a unit goes
             if guess is not None or last_on_line:
-                return Diagnostic("E-UNIT", f"unknown unit `{tok}`", _tok_span(file, tok),
-                                  hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {unit_list}")
+                return Diagnostic(
+                    "E-UNIT",
+                    f"unknown unit `{tok}`",
+                    _tok_span(file, tok),
+                    hint=(f"did you mean `{guess}`? " if guess else "") + f"units: {unit_list}",
+                )
         if tok.type == "NAME" and str(tok).lower() in _BAD_NUMBERS and str(prev) in ("=", "(", ",", "["):
-            return Diagnostic("E-NUMBER", f"`{tok}` is not a number muh accepts", _tok_span(file, tok),
-                              hint="write a finite decimal number, e.g. `584.2 GB/s`")
+            return Diagnostic(
+                "E-NUMBER",
+                f"`{tok}` is not a number muh accepts",
+                _tok_span(file, tok),
+                hint="write a finite decimal number, e.g. `584.2 GB/s`",
+            )
     return None
 
 
@@ -350,13 +401,20 @@ def _character(ch: str) -> tuple[str, str | None]:
     name = unicodedata.name(ch, "unnamed character")
     shown = f"{ch}` (U+{ord(ch):04X} {name})" if ch.isprintable() else f"U+{ord(ch):04X}` ({name})"
     latin = _LOOKALIKE.get(ch)
-    hint = (f"`{ch}` is U+{ord(ch):04X} {name}, not the ASCII `{latin}`: retype it" if latin else
-            f"names, keys, numbers and units are ASCII; U+{ord(ch):04X} {name} may appear only inside a string")
+    hint = (
+        f"`{ch}` is U+{ord(ch):04X} {name}, not the ASCII `{latin}`: retype it"
+        if latin
+        else f"names, keys, numbers and units are ASCII; U+{ord(ch):04X} {name} may appear only inside a string"
+    )
     return shown, hint
 
 
 def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic:
-    err_pos = err.token.start_pos if isinstance(err, UnexpectedToken) and err.token.type != "$END" else getattr(err, "pos_in_stream", len(text))
+    err_pos = (
+        err.token.start_pos
+        if isinstance(err, UnexpectedToken) and err.token.type != "$END"
+        else getattr(err, "pos_in_stream", len(text))
+    )
     better = _token_diagnostic(text, file, err_pos if err_pos is not None else len(text))
     if better is not None:
         return better
@@ -376,19 +434,29 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
         label = None
     if before and before[0] in _NOT_LANGUAGE and len(before) == 1:  # `include "x.muh"`, `import x`
         word = before[0]
-        return Diagnostic("E-SYNTAX", f"`{word}` is not part of the language: a spec is one file", span_of_word(
-            text, file, err_pos, word), hint="copy the blocks you need into this spec (hardware, algorithm, deploy); "
-                                              "top-level items are `hardware`, `type`, `algorithm`, `deploy` and `parity` blocks")
-    if isinstance(err, UnexpectedCharacters) and text[err.pos_in_stream:err.pos_in_stream + 1] == '"':
-        rest = text[err.pos_in_stream + 1:].split("\n", 1)[0]
+        return Diagnostic(
+            "E-SYNTAX",
+            f"`{word}` is not part of the language: a spec is one file",
+            span_of_word(text, file, err_pos, word),
+            hint="copy the blocks you need into this spec (hardware, algorithm, deploy); "
+            "top-level items are `hardware`, `type`, `algorithm`, `deploy` and `parity` blocks",
+        )
+    if isinstance(err, UnexpectedCharacters) and text[err.pos_in_stream : err.pos_in_stream + 1] == '"':
+        rest = text[err.pos_in_stream + 1 :].split("\n", 1)[0]
         if not re.search(r'(?<!\\)(\\\\)*"', rest):  # no closing quote on its line
-            return Diagnostic("E-STRING", "a line break inside a string: a string ends on the line it starts", span,
-                              hint='close it on its line; write `\\n` for a line break in the value')
+            return Diagnostic(
+                "E-STRING",
+                "a line break inside a string: a string ends on the line it starts",
+                span,
+                hint="close it on its line; write `\\n` for a line break in the value",
+            )
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
         shown, char_hint = _character(ch)
         msg = f"unexpected character `{shown}" + ("" if shown.endswith(")") else "`")
-        hint = char_hint or label or "names are [A-Za-z_][A-Za-z0-9_]*, strings use double quotes, comments start with #"
+        hint = (
+            char_hint or label or "names are [A-Za-z_][A-Za-z0-9_]*, strings use double quotes, comments start with #"
+        )
     elif isinstance(err, UnexpectedToken):
         tok = err.token
         got = "end of file" if tok.type == "$END" else f"`{tok}`"
@@ -403,9 +471,24 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, file: str) -> Diagnostic
 
 
 _TERMINALS = {
-    "LBRACE": "`{`", "RBRACE": "`}`", "LSQB": "`[`", "RSQB": "`]`", "LPAR": "`(`", "RPAR": "`)`",
-    "EQUAL": "`=`", "COMMA": "`,`", "DOT": "`.`", "AT": "`@`", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
-    "UNIT": "a unit", "INT": "an integer", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of file",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "EQUAL": "`=`",
+    "COMMA": "`,`",
+    "DOT": "`.`",
+    "AT": "`@`",
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "UNIT": "a unit",
+    "INT": "an integer",
+    "TRUE": "`true`",
+    "FALSE": "`false`",
+    "$END": "end of file",
 }
 
 
@@ -465,8 +548,15 @@ def read_bounded(path: Path, limit: int) -> bytes | None:
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(21, "Is a directory", str(path))
         if not stat.S_ISREG(mode):
-            kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            kind = (
+                "a named pipe (FIFO)"
+                if stat.S_ISFIFO(mode)
+                else "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "not a regular file"
+            )
             raise OSError(0, f"it is {kind}, not a regular file")
         chunks, size = [], 0
         while size <= limit:
@@ -519,26 +609,45 @@ def read_spec(path: str | Path) -> Source:
     try:
         data = read_bounded(p, MAX_BYTES)
     except FileNotFoundError:
-        raise MuhError([Diagnostic("E-IO", f"no such file: {shown}", None, hint="check the path; bundled specs live in specs/")]) from None
+        raise MuhError(
+            [Diagnostic("E-IO", f"no such file: {shown}", None, hint="check the path; bundled specs live in specs/")]
+        ) from None
     except IsADirectoryError:
         raise MuhError([Diagnostic("E-IO", f"{shown} is a directory, not a .muh file", None)]) from None
     except OSError as err:
         raise MuhError([Diagnostic("E-IO", f"cannot read {shown}: {err.strerror}", None)]) from None
     if data is None:
-        raise MuhError([Diagnostic("E-IO", f"{shown} is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
-                                   Span(shown, 1, 1, 1, 2))])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-IO",
+                    f"{shown} is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
+                    Span(shown, 1, 1, 1, 2),
+                )
+            ]
+        )
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError as err:
         before = data[: err.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         line = before.count(b"\n") + 1
         col = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise MuhError([Diagnostic("E-ENCODING", f"not UTF-8 text (byte 0x{data[err.start]:02x})", Span(shown, line, col, line, col + 1),
-                                   hint="save the spec as UTF-8")]) from None
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-ENCODING",
+                    f"not UTF-8 text (byte 0x{data[err.start]:02x})",
+                    Span(shown, line, col, line, col + 1),
+                    hint="save the spec as UTF-8",
+                )
+            ]
+        ) from None
     text = to_lf(raw)
     if "\x00" in text:
         i = text.index("\x00")
         line = text.count("\n", 0, i) + 1
         col = i - (text.rfind("\n", 0, i) + 1) + 1
-        raise MuhError([Diagnostic("E-ENCODING", "binary data (a NUL byte) in the spec", Span(shown, line, col, line, col + 1))])
+        raise MuhError(
+            [Diagnostic("E-ENCODING", "binary data (a NUL byte) in the spec", Span(shown, line, col, line, col + 1))]
+        )
     return Source(text, shown, line_ending(raw))

@@ -4,10 +4,12 @@
 renders the output in memory (nothing is written) — and keeps each stage's result, so the editor
 sees exactly the diagnostics of a build, the derive- and generate-stage ones included. The server
 publishes after derive and again if generation adds anything: rendering every artifact costs more
-than the other stages together, and derive's diagnostics should not wait for it. Where a stage fails the earlier results stay usable:
+than the other stages together, and derive's diagnostics should not wait for it. Where a stage fails the earlier
+results stay usable:
 hover and go-to-definition work on a spec that does not validate (from the syntax tree and the
 lowered path → span table), and show resolved values once it does.
 """
+
 from __future__ import annotations
 
 import time
@@ -72,8 +74,13 @@ def generate(a: Analysis) -> list[Diagnostic]:
 
 def _run(a: Analysis) -> None:
     if len(a.text) > MAX_BYTES or len(a.text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        a.diagnostics.append(Diagnostic("E-IO", f"the document is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
-                                        Span(a.file, 1, 1, 1, 2)))
+        a.diagnostics.append(
+            Diagnostic(
+                "E-IO",
+                f"the document is larger than {MAX_BYTES // 1024} KiB; a .muh spec is a small text file",
+                Span(a.file, 1, 1, 1, 2),
+            )
+        )
         return
     try:
         a.module = parse(a.text, a.file)

@@ -2,6 +2,7 @@
 under way, read from the grammar's own LALR parser state (lark's interactive parser) over the text
 before the cursor — so completion works while the rest of the file does not parse.
 """
+
 from __future__ import annotations
 
 import re
@@ -71,7 +72,7 @@ def context_at(text: str, offset: int) -> Context:
     before = text[:offset]
     prefix = _WORD_TAIL.search(before).group(0)
     before = before[: len(before) - len(prefix)]
-    line = before[before.rfind("\n") + 1:]
+    line = before[before.rfind("\n") + 1 :]
     if "#" in line or line.count('"') % 2:
         return Context("none", prefix=prefix)  # a comment or a string (a rare `#` in a string loses completion)
     try:
@@ -103,7 +104,9 @@ def _open_blocks(stack: list) -> tuple[list[Frame], list]:
             if frames:
                 frames.pop()
             current = []
-        elif kind in ("__start_star_0", "assign", "block", "version") or (isinstance(item, Tree) and item.data.startswith("__")):
+        elif kind in ("__start_star_0", "assign", "block", "version") or (
+            isinstance(item, Tree) and item.data.startswith("__")
+        ):
             current = []
         else:
             current.append(item)
@@ -127,7 +130,7 @@ def _in_assignment(ctx: Context, current: list, kinds: list) -> Context:
     """After `key =`: a value (in a list or a call's arguments), a unit after a number, or a new key."""
     eq = kinds.index("EQUAL")
     ctx.key = tuple(n for x in current[:eq] for n in _names(x))
-    rest = current[eq + 1:]
+    rest = current[eq + 1 :]
     rk = [_kind(x) for x in rest]
     depth_list = rk.count("LSQB") - rk.count("RSQB")
     depth_call = rk.count("LPAR") - rk.count("RPAR")

@@ -5,6 +5,7 @@ server converts to and from the protocol's. Facts come from their owners: key do
 the typed models and the catalogue, resolved values and their provenance from ``muh explain``,
 units from the unit types themselves (a unit is offered where the field's validator accepts it).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -21,10 +22,10 @@ from muh.grammar import ast
 from muh.lsp.analysis import Analysis, Pos, hit_at, node_at, walk
 from muh.lsp.context import Context, Frame
 from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS, enum_choices
-from muh.schema.policy_key import OFFSETS, OP_CLASSES
 from muh.schema.deploy import Api, Deploy, Engine, EngineExtensions, ModelShape, Moe, Run
 from muh.schema.lower import TOP_KINDS
 from muh.schema.models import Delay, Hardware, PolicyValues, Toolchain
+from muh.schema.policy_key import OFFSETS, OP_CLASSES
 from muh.schema.units import DIMENSION_OF_UNIT, Quantity
 
 HIDDEN = ("name", "on", "file", "sha256", "measured", "version", "subs")
@@ -36,10 +37,16 @@ MAX_HOVER_LINES = 40
 def _model_for(kinds: tuple[str, ...]) -> type[BaseModel] | None:
     """The typed model of the block at ``kinds`` (block kinds, outermost first)."""
     table = {
-        ("hardware",): Hardware, ("hardware", "toolchain"): Toolchain,
-        ("algorithm", "policy"): PolicyValues, ("algorithm", "space"): PolicyValues,
-        ("deploy",): Deploy, ("deploy", "moe"): Moe, ("deploy", "engine_extensions"): EngineExtensions,
-        ("deploy", "run"): Run, ("deploy", "api"): Api, ("deploy", "model_shape"): ModelShape,
+        ("hardware",): Hardware,
+        ("hardware", "toolchain"): Toolchain,
+        ("algorithm", "policy"): PolicyValues,
+        ("algorithm", "space"): PolicyValues,
+        ("deploy",): Deploy,
+        ("deploy", "moe"): Moe,
+        ("deploy", "engine_extensions"): EngineExtensions,
+        ("deploy", "run"): Run,
+        ("deploy", "api"): Api,
+        ("deploy", "model_shape"): ModelShape,
     }
     if len(kinds) == 3 and kinds[:2] == ("algorithm", "policy"):
         return PolicyValues  # a sub-policy
@@ -107,7 +114,9 @@ def _field_doc(model: type[BaseModel], name: str) -> str | None:
     if f is None:
         return None
     kind = ", ".join(units_for(model, name)) or _type_text(f.annotation)
-    default = "required" if f.is_required() else f"default `{f.default}`" if f.default not in (None, {}, []) else "optional"
+    default = (
+        "required" if f.is_required() else f"default `{f.default}`" if f.default not in (None, {}, []) else "optional"
+    )
     doc = (f.description or "").strip()
     return f"**`{name}`** — {kind}; {default}" + (f"\n\n{doc}" if doc else "")
 
@@ -143,7 +152,9 @@ def _family_doc(family: str) -> str:
     facts = [f"tunes: {', '.join(fam.dims)}"]
     if fam.subs:
         facts.append(f"sub-policies: {', '.join(fam.subs)}")
-    facts.append(f"scaling rule: `{fam.scaling}`" + ("; the tile is staged in shared memory" if fam.stages_tile else ""))
+    facts.append(
+        f"scaling rule: `{fam.scaling}`" + ("; the tile is staged in shared memory" if fam.stages_tile else "")
+    )
     if fam.cub_header:
         facts.append(f"CUB: `{fam.cub_header}`")
     return f"**algorithm `{family}`** — {fam.doc}\n\n" + "  \n".join(facts)
@@ -155,9 +166,11 @@ def _hardware_doc(a: Analysis, name: str) -> str | None:
         return f"**hardware `{name}`**"
     from muh.schema.units import fmt_bytes
 
-    return (f"**hardware `{hw.name}`** ({hw.vendor} {hw.arch}) — {hw.sm_count} SMs, warp {hw.warp_size}, "
-            f"smem/block {fmt_bytes(hw.smem_per_block)}, {hw.max_threads_per_block} threads/block max"
-            + (", `cub_parity`" if hw.cub_parity else ""))
+    return (
+        f"**hardware `{hw.name}`** ({hw.vendor} {hw.arch}) — {hw.sm_count} SMs, warp {hw.warp_size}, "
+        f"smem/block {fmt_bytes(hw.smem_per_block)}, {hw.max_threads_per_block} threads/block max"
+        + (", `cub_parity`" if hw.cub_parity else "")
+    )
 
 
 def _explain(a: Analysis, what: str) -> list[str] | None:
@@ -235,8 +248,11 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
         model = Toolchain if path[2] == "toolchain" and len(path) > 3 else Hardware
         name = path[-1]
         value = _value_at(a, path)
-        shown = f"\n\nresolved: `{value}`" + (" (bytes)" if units_for(model, name) and isinstance(value, int) else "") \
-            if value is not None and not isinstance(value, BaseModel) else ""
+        shown = (
+            f"\n\nresolved: `{value}`" + (" (bytes)" if units_for(model, name) and isinstance(value, int) else "")
+            if value is not None and not isinstance(value, BaseModel)
+            else ""
+        )
         return (_field_doc(model, name) or f"`{name}`") + shown
     if head == "algorithms" and len(path) >= 2:
         akey = path[1]
@@ -254,11 +270,16 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
             dim = path[-1] if len(path) >= 5 and path[-1] in DIMS else None
             if dim is None:
                 what = akey if pkey == "default" else f"{akey}.{pkey}"
-                layer = "policy `default`: every type inherits it" if pkey == "default" else \
-                    f"policy `{pkey}`: " + " ⊕ ".join(f"`{k}`" for k in _layers_of(a, akey, pkey))
+                layer = (
+                    "policy `default`: every type inherits it"
+                    if pkey == "default"
+                    else f"policy `{pkey}`: " + " ⊕ ".join(f"`{k}`" for k in _layers_of(a, akey, pkey))
+                )
                 return _join(layer, _code(_explain(a, what)))
             if "subs" in path:
-                return _join(_dim_doc(dim, family), _code(_sub_values(a, akey, pkey, path[path.index("subs") + 1], dim)))
+                return _join(
+                    _dim_doc(dim, family), _code(_sub_values(a, akey, pkey, path[path.index("subs") + 1], dim))
+                )
             what = f"{akey}.{dim}" if pkey == "default" else f"{akey}.{pkey}.{dim}"
             return _join(_dim_doc(dim, family), _code(_explain(a, what)))
         if path[2] == "spaces" and len(path) >= 6 and path[-1] in DIMS:
@@ -293,7 +314,10 @@ def _hover_path(a: Analysis, path: tuple, is_key: bool) -> str | None:
 def _deploy_target(a: Analysis, name: str) -> str | None:
     if a.module is None:
         return None
-    return next((m.target for m in a.module.members if isinstance(m, ast.Block) and m.kind == "deploy" and m.label == name), None)
+    return next(
+        (m.target for m in a.module.members if isinstance(m, ast.Block) and m.kind == "deploy" and m.label == name),
+        None,
+    )
 
 
 def _engine_variants():
@@ -475,8 +499,11 @@ def _policy_keys() -> list[Item]:
     out = [Item("default", "type", "every type inherits it")]
     out += [Item(t, "type", f"{b} B per item") for t, b in DTYPES.items()]
     out += [Item(f"{t}.{o}", "type", f"{t} with operator {o}") for t in DTYPES for o in OPS]
-    out += [Item(f"{t}.{c}", "type", f"{t} with any operator of {', '.join(ops)}")
-            for t in DTYPES for c, ops in OP_CLASSES.items()]
+    out += [
+        Item(f"{t}.{c}", "type", f"{t} with any operator of {', '.join(ops)}")
+        for t in DTYPES
+        for c, ops in OP_CLASSES.items()
+    ]
     out += [Item(f"{t}.{w}", "type", f"{t} with {w[6:]}-bit offsets") for t in DTYPES for w in OFFSETS]
     return out
 
@@ -496,9 +523,11 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
     if not kinds:
         return [Item(k, "block", f"{k} block", insert=_snippet(k)) for k in TOP_KINDS]
     if kinds == ("algorithm",):
-        return [Item("policy", "block", "policy <key> { … }", insert="policy ${1:default} {\n  $0\n}"),
-                Item("space", "block", "space { … } for muh tune", insert="space {\n  $0\n}"),
-                Item("types", "key", "element types", insert="types = [$0]")]
+        return [
+            Item("policy", "block", "policy <key> { … }", insert="policy ${1:default} {\n  $0\n}"),
+            Item("space", "block", "space { … } for muh tune", insert="space {\n  $0\n}"),
+            Item("types", "key", "element types", insert="types = [$0]"),
+        ]
     if kinds[0] == "algorithm" and family in FAMILIES and kinds[1:2] in (("policy",), ("space",)):
         fam = FAMILIES[family]
         out = [Item(d, "key", DIMS[d].kind, _dim_doc(d, family), insert=f"{d} = ") for d in fam.dims]
@@ -508,7 +537,9 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
     if kinds == ("deploy", "serve"):
         return [Item(o.dest, "key", o.long, insert=f"{o.dest} = ") for o in _engine_options(_engine_version(text))]
     if kinds == ("deploy", "tune"):
-        return [Item(k, "key", v.kind, v.doc, insert=f"{k} = ") for k, v in _tuning_points(_engine_version(text)).items()]
+        return [
+            Item(k, "key", v.kind, v.doc, insert=f"{k} = ") for k, v in _tuning_points(_engine_version(text)).items()
+        ]
     model = _model_for(kinds)
     if model is None:
         return []
@@ -519,8 +550,15 @@ def _keys(frames: list[Frame], kinds: tuple, family: str | None, text: str) -> l
         sub = _submodel(model, name)
         is_block = (sub is not None and sub not in INLINE) or typing.get_origin(f.annotation) is dict
         detail = ", ".join(units_for(model, name)) or _type_text(f.annotation)
-        out.append(Item(name, "block" if is_block else "key", detail, _field_doc(model, name) or "",
-                        insert=f"{name} {{\n  $0\n}}" if is_block else f"{name} = "))
+        out.append(
+            Item(
+                name,
+                "block" if is_block else "key",
+                detail,
+                _field_doc(model, name) or "",
+                insert=f"{name} {{\n  $0\n}}" if is_block else f"{name} = ",
+            )
+        )
     return out
 
 
@@ -538,7 +576,11 @@ def _snippet(kind: str) -> str:
 def _values(frames, kinds, family, ctx: Context, text: str) -> list[Item]:
     key = ctx.key
     if ctx.in_call == "delay" or (ctx.in_call and ctx.in_call in DELAY_KINDS):
-        return [Item(n, "key", units_for(Delay, n) and "time" or "", insert=f"{n} = ") for n in Delay.model_fields if n != "kind"]
+        return [
+            Item(n, "key", units_for(Delay, n) and "time" or "", insert=f"{n} = ")
+            for n in Delay.model_fields
+            if n != "kind"
+        ]
     if ctx.in_call:
         return []
     if kinds == ("algorithm",) and key == ("types",):
@@ -551,7 +593,10 @@ def _values(frames, kinds, family, ctx: Context, text: str) -> list[Item]:
         if d.kind == "bool":
             return [Item(c, "value", dim) for c in ("true", "false")]
         if d.kind == "delay":
-            return [Item(k, "enum", "look-back delay", insert=f"{k}(ns = ${{1:0}} ns, l2_write_latency = ${{2:0}} ns)") for k in DELAY_KINDS]
+            return [
+                Item(k, "enum", "look-back delay", insert=f"{k}(ns = ${{1:0}} ns, l2_write_latency = ${{2:0}} ns)")
+                for k in DELAY_KINDS
+            ]
         return []
     if kinds == ("deploy", "serve") and key:
         opt = next((o for o in _engine_options(_engine_version(text)) if o.dest == key[-1]), None)
@@ -588,13 +633,23 @@ def symbols(a: Analysis) -> list[Symbol]:
     def block(b: ast.Block) -> Symbol:
         name = f"{b.kind} {b.label}" if b.label else b.kind
         detail = f"on {b.target}" if b.target else ""
-        kids = [block(m) if isinstance(m, ast.Block) else
-                Symbol(m.name, "key", str(m.value)[:60], m.span, m.key_span, []) for m in b.members]
-        return Symbol(name, "policy" if b.kind in ("policy", "space") else "block", detail, b.span,
-                      b.label_span or b.kind_span, kids)
+        kids = [
+            block(m) if isinstance(m, ast.Block) else Symbol(m.name, "key", str(m.value)[:60], m.span, m.key_span, [])
+            for m in b.members
+        ]
+        return Symbol(
+            name,
+            "policy" if b.kind in ("policy", "space") else "block",
+            detail,
+            b.span,
+            b.label_span or b.kind_span,
+            kids,
+        )
 
-    return [block(m) if isinstance(m, ast.Block) else Symbol(m.name, "key", "", m.span, m.key_span, [])
-            for m in a.module.members]
+    return [
+        block(m) if isinstance(m, ast.Block) else Symbol(m.name, "key", "", m.span, m.key_span, [])
+        for m in a.module.members
+    ]
 
 
 # -- quick fixes -----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ This module only translates: buffers in, ``analysis.analyze`` and ``features`` o
 types out. Diagnostics are published on open and, debounced, on change; requests (hover, …) use the
 analysis of the buffer's current version (analysing it on the spot if an edit is still pending).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -67,14 +68,22 @@ class Lines:
         return sum(len(s) + 1 for s in self.lines[: line - 1]) + col - 1
 
 
-_SEVERITY = {Severity.error: lsp.DiagnosticSeverity.Error, Severity.warning: lsp.DiagnosticSeverity.Warning,
-             Severity.note: lsp.DiagnosticSeverity.Information}
+_SEVERITY = {
+    Severity.error: lsp.DiagnosticSeverity.Error,
+    Severity.warning: lsp.DiagnosticSeverity.Warning,
+    Severity.note: lsp.DiagnosticSeverity.Information,
+}
 
 
 def to_lsp(d: Diagnostic, lines: Lines) -> lsp.Diagnostic:
     message = d.message + "".join(f"\nnote: {n}" for n in d.notes) + (f"\nhint: {d.hint}" if d.hint else "")
-    return lsp.Diagnostic(range=lines.range(d.span), message=message, severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Error),
-                          code=d.code, source="muh")
+    return lsp.Diagnostic(
+        range=lines.range(d.span),
+        message=message,
+        severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Error),
+        code=d.code,
+        source="muh",
+    )
 
 
 def uri_to_file(uri: str) -> str:
@@ -108,8 +117,12 @@ class MuhProtocol(LanguageServerProtocol):
 
 class MuhServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("muh", muh.__version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=MuhProtocol)
+        super().__init__(
+            "muh",
+            muh.__version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=MuhProtocol,
+        )
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="muh-analyze")
@@ -144,8 +157,11 @@ class MuhServer(LanguageServer):
             return  # closed or edited meanwhile: a newer run is scheduled
         self.analyses[uri] = (version, a)
         lines = self.lines(text)
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=version, diagnostics=[to_lsp(d, lines) for d in a.diagnostics]))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=[to_lsp(d, lines) for d in a.diagnostics]
+            )
+        )
         if a.derived is None:
             return
         # the generate stage: published again only when it finds something
@@ -154,8 +170,11 @@ class MuhServer(LanguageServer):
             return
         found = await loop.run_in_executor(self.worker, _safe_generate, a)
         if found and self._current(uri, version, text):
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                uri=uri, version=version, diagnostics=[to_lsp(d, lines) for d in a.diagnostics]))
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(
+                    uri=uri, version=version, diagnostics=[to_lsp(d, lines) for d in a.diagnostics]
+                )
+            )
 
     def _current(self, uri: str, version: int | None, text: str) -> bool:
         doc = self.workspace.text_documents.get(uri)
@@ -164,8 +183,12 @@ class MuhServer(LanguageServer):
 
 def _internal(err: Exception, file: str) -> Diagnostic:
     log.exception("muh crashed on %s", file)
-    return Diagnostic("E-INTERNAL", f"muh failed on this input ({type(err).__name__}: {err})", Span(file, 1, 1, 1, 2),
-                      hint="this is a bug in muh: please report it with the spec")
+    return Diagnostic(
+        "E-INTERNAL",
+        f"muh failed on this input ({type(err).__name__}: {err})",
+        Span(file, 1, 1, 1, 2),
+        hint="this is a bug in muh: please report it with the spec",
+    )
 
 
 def _safe(fn, text: str, file: str, *args) -> Analysis:
@@ -235,9 +258,15 @@ def definition(ls: MuhServer, params: lsp.DefinitionParams) -> list[lsp.Location
 
 
 _ITEM_KIND = {
-    "keyword": lsp.CompletionItemKind.Keyword, "block": lsp.CompletionItemKind.Module, "key": lsp.CompletionItemKind.Property,
-    "family": lsp.CompletionItemKind.Class, "type": lsp.CompletionItemKind.TypeParameter, "enum": lsp.CompletionItemKind.EnumMember,
-    "unit": lsp.CompletionItemKind.Unit, "value": lsp.CompletionItemKind.Value, "hardware": lsp.CompletionItemKind.Reference,
+    "keyword": lsp.CompletionItemKind.Keyword,
+    "block": lsp.CompletionItemKind.Module,
+    "key": lsp.CompletionItemKind.Property,
+    "family": lsp.CompletionItemKind.Class,
+    "type": lsp.CompletionItemKind.TypeParameter,
+    "enum": lsp.CompletionItemKind.EnumMember,
+    "unit": lsp.CompletionItemKind.Unit,
+    "value": lsp.CompletionItemKind.Value,
+    "hardware": lsp.CompletionItemKind.Reference,
 }
 
 
@@ -251,13 +280,26 @@ def completion(ls: MuhServer, params: lsp.CompletionParams) -> lsp.CompletionLis
     items = []
     for i, it in enumerate(features.completion(text, ctx)):
         snippet = it.insert is not None and snippets and "$" in it.insert
-        insert = it.insert if snippet else (it.insert.split("$")[0].rstrip() + (" " if it.insert.rstrip().endswith("=") else "")
-                                             if it.insert else None)
-        items.append(lsp.CompletionItem(
-            label=it.label, kind=_ITEM_KIND.get(it.kind), detail=it.detail or None,
-            documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=it.doc) if it.doc else None,
-            insert_text=insert, insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,
-            sort_text=f"{0 if it.kind != 'key' or ctx.where != 'unit' else 1}{i:04d}"))
+        insert = (
+            it.insert
+            if snippet
+            else (
+                it.insert.split("$")[0].rstrip() + (" " if it.insert.rstrip().endswith("=") else "")
+                if it.insert
+                else None
+            )
+        )
+        items.append(
+            lsp.CompletionItem(
+                label=it.label,
+                kind=_ITEM_KIND.get(it.kind),
+                detail=it.detail or None,
+                documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=it.doc) if it.doc else None,
+                insert_text=insert,
+                insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,
+                sort_text=f"{0 if it.kind != 'key' or ctx.where != 'unit' else 1}{i:04d}",
+            )
+        )
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 
@@ -289,8 +331,14 @@ def document_symbols(ls: MuhServer, params: lsp.DocumentSymbolParams) -> list[ls
     lines = ls.lines(a.text)
 
     def conv(s: features.Symbol) -> lsp.DocumentSymbol:
-        return lsp.DocumentSymbol(name=s.name, kind=_SYMBOL_KIND[s.kind], detail=s.detail or None, range=lines.range(s.span),
-                                  selection_range=lines.range(s.selection), children=[conv(c) for c in s.children])
+        return lsp.DocumentSymbol(
+            name=s.name,
+            kind=_SYMBOL_KIND[s.kind],
+            detail=s.detail or None,
+            range=lines.range(s.span),
+            selection_range=lines.range(s.selection),
+            children=[conv(c) for c in s.children],
+        )
 
     return [conv(s) for s in features.symbols(a)]
 
@@ -309,9 +357,15 @@ def code_actions(ls: MuhServer, params: lsp.CodeActionParams) -> list[lsp.CodeAc
         if got is None:
             continue
         span, word = got
-        out.append(lsp.CodeAction(
-            title=f"Change to `{word}`", kind=lsp.CodeActionKind.QuickFix, diagnostics=[to_lsp(d, lines)], is_preferred=True,
-            edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lines.range(span), new_text=word)]})))
+        out.append(
+            lsp.CodeAction(
+                title=f"Change to `{word}`",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[to_lsp(d, lines)],
+                is_preferred=True,
+                edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lines.range(span), new_text=word)]}),
+            )
+        )
     return out
 
 
@@ -365,7 +419,8 @@ class _OneLine(logging.Filter):
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
             cause = exc.__cause__ or exc
-            record.msg = f"{record.getMessage()}: {type(cause).__name__}: {str(cause).splitlines()[0][:200] if str(cause) else ''}"
+            first = str(cause).splitlines()[0][:200] if str(cause) else ""
+            record.msg = f"{record.getMessage()}: {type(cause).__name__}: {first}"
             record.args, record.exc_info, record.exc_text = (), None, None
         return True
 

@@ -5,6 +5,7 @@ keeps the committed copy equal to this output. Every regular expression below is
 ``muh/grammar/muh.lark`` (or a sequence of them, following its rules: a block head is
 ``NAME [label] [on NAME] {``, a key is a dotted path before ``=``); only the scope names are chosen here.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,11 +29,16 @@ SCOPES = {
 WORDS_SCOPE = "keyword.control.muh"
 BOOLEAN_SCOPE = "constant.language.boolean.muh"
 PUNCTUATION = {
-    "LBRACE": "punctuation.section.block.begin.muh", "RBRACE": "punctuation.section.block.end.muh",
-    "LSQB": "punctuation.section.brackets.begin.muh", "RSQB": "punctuation.section.brackets.end.muh",
-    "LPAR": "punctuation.section.parens.begin.muh", "RPAR": "punctuation.section.parens.end.muh",
-    "EQUAL": "keyword.operator.assignment.muh", "COMMA": "punctuation.separator.comma.muh",
-    "DOT": "punctuation.accessor.muh", "AT": "punctuation.definition.annotation.muh",
+    "LBRACE": "punctuation.section.block.begin.muh",
+    "RBRACE": "punctuation.section.block.end.muh",
+    "LSQB": "punctuation.section.brackets.begin.muh",
+    "RSQB": "punctuation.section.brackets.end.muh",
+    "LPAR": "punctuation.section.parens.begin.muh",
+    "RPAR": "punctuation.section.parens.end.muh",
+    "EQUAL": "keyword.operator.assignment.muh",
+    "COMMA": "punctuation.separator.comma.muh",
+    "DOT": "punctuation.accessor.muh",
+    "AT": "punctuation.definition.annotation.muh",
 }
 
 
@@ -41,8 +47,14 @@ def render() -> str:
     # Python and Oniguruma read this subset alike; the terminals' own groups become non-capturing so
     # that the capture numbers below are ours
     rx = {name: re.sub(r"(?<!\\)\((?!\?)", "(?:", p.to_regexp()) for name, p in terms.items()}
-    words = sorted((p.value for p in terms.values() if isinstance(p, PatternStr) and re.fullmatch(r"[a-z]+", p.value)
-                    and p.value not in ("true", "false")), key=lambda w: (-len(w), w))
+    words = sorted(
+        (
+            p.value
+            for p in terms.values()
+            if isinstance(p, PatternStr) and re.fullmatch(r"[a-z]+", p.value) and p.value not in ("true", "false")
+        ),
+        key=lambda w: (-len(w), w),
+    )
     booleans = [terms[n].value for n in ("TRUE", "FALSE")]
     punctuation = sorted(((n, terms[n].value) for n in PUNCTUATION if n in terms), key=lambda kv: -len(kv[1]))
     range_op = next(p.value for p in terms.values() if isinstance(p, PatternStr) and p.value == "..")
@@ -50,23 +62,40 @@ def render() -> str:
     patterns = [
         {"name": SCOPES["COMMENT"], "match": rx["COMMENT"]},
         {"name": SCOPES["STRING"], "match": rx["STRING"]},
-        {"comment": "a block head: kind [label] [on target] {",
-         "match": rf"\b({name})(?:\s+({name}(?:\.{name})*))?(?:\s+({re.escape(terms['ON'].value)})\s+({name}))?(?=\s*\{{)",
-         "captures": {"1": {"name": "storage.type.block.muh"}, "2": {"name": "entity.name.section.muh"},
-                      "3": {"name": WORDS_SCOPE}, "4": {"name": "entity.name.type.hardware.muh"}}},
-        {"comment": "a key: path before =",
-         "match": rf"({name}(?:\.{name})*)(?=\s*=(?!=))",
-         "name": "variable.other.property.muh"},
-        {"comment": "a number and the unit right after it",
-         "match": rf"(?<![A-Za-z0-9_])({rx['NUMBER']})(?:\s*({rx['UNIT']}))?",
-         "captures": {"1": {"name": SCOPES["NUMBER"]}, "2": {"name": SCOPES["UNIT"]}}},
+        {
+            "comment": "a block head: kind [label] [on target] {",
+            "match": rf"\b({name})(?:\s+({name}(?:\.{name})*))?"
+            rf"(?:\s+({re.escape(terms['ON'].value)})\s+({name}))?(?=\s*\{{)",
+            "captures": {
+                "1": {"name": "storage.type.block.muh"},
+                "2": {"name": "entity.name.section.muh"},
+                "3": {"name": WORDS_SCOPE},
+                "4": {"name": "entity.name.type.hardware.muh"},
+            },
+        },
+        {
+            "comment": "a key: path before =",
+            "match": rf"({name}(?:\.{name})*)(?=\s*=(?!=))",
+            "name": "variable.other.property.muh",
+        },
+        {
+            "comment": "a number and the unit right after it",
+            "match": rf"(?<![A-Za-z0-9_])({rx['NUMBER']})(?:\s*({rx['UNIT']}))?",
+            "captures": {"1": {"name": SCOPES["NUMBER"]}, "2": {"name": SCOPES["UNIT"]}},
+        },
         {"name": BOOLEAN_SCOPE, "match": rf"\b(?:{'|'.join(booleans)})\b"},
         {"name": WORDS_SCOPE, "match": rf"\b(?:{'|'.join(words)})\b"},
-        {"comment": "a call: name(",
-         "match": rf"({name})(?=\s*\()", "captures": {"1": {"name": "entity.name.function.muh"}}},
+        {
+            "comment": "a call: name(",
+            "match": rf"({name})(?=\s*\()",
+            "captures": {"1": {"name": "entity.name.function.muh"}},
+        },
         {"name": "keyword.operator.range.muh", "match": re.escape(range_op)},
-        {"comment": "a size bucket's comparison: when elements < n", "name": "keyword.operator.comparison.muh",
-         "match": rx["CMP"]},
+        {
+            "comment": "a size bucket's comparison: when elements < n",
+            "name": "keyword.operator.comparison.muh",
+            "match": rx["CMP"],
+        },
     ]
     patterns += [{"name": PUNCTUATION[n], "match": re.escape(v)} for n, v in punctuation if v != range_op]
     patterns.append({"name": SCOPES["NAME"], "match": rf"\b{name}\b"})

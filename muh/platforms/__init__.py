@@ -6,6 +6,7 @@ A platform (``base.PlatformPlugin``) is where a deploy plan's server runs: its f
 knows no engine. ``deploy { platform = <name> }`` picks one (default ``computility``); docs/architecture.md,
 "Adding a platform".
 """
+
 from __future__ import annotations
 
 import importlib
@@ -53,6 +54,8 @@ def stage_parts(stage: str) -> dict[str, ModuleType]:
                 continue  # a platform without checks of its own
             raise
         if not hasattr(module, PARTS[stage]):
-            raise AttributeError(f"{module.__name__} lacks `{PARTS[stage]}`: a platform folder's {stage} package exports it")
+            raise AttributeError(
+                f"{module.__name__} lacks `{PARTS[stage]}`: a platform folder's {stage} package exports it"
+            )
         out[name] = module
     return out

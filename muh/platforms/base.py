@@ -1,6 +1,7 @@
 """The platform interface: where a plan's server runs, and in which files (the competition's platform, a
 Kubernetes cluster). A platform's facts are data (``platform.json`` in its folder); its ``codegen`` package
 renders the plan's ``launch`` (muh.derive.model.Launch) into its files."""
+
 from __future__ import annotations
 
 import json

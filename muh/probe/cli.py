@@ -7,6 +7,7 @@ Exit codes: 0 ok (bundle written; facts agree, provenance written; or --apply wr
 contradiction, or the result comes from another device (nothing written); 2 bad input (spec, flag,
 or a result file that is truncated, of another schema version, or holds impossible values).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,11 +32,26 @@ def register(app: typer.Typer) -> None:
 
 def probe(
     spec: Path = typer.Argument(..., help="The .muh spec (one hardware block)."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Bundle folder (default probe-<spec name>/); the bundle is DIR/probe/."),
-    emulate_warp: Optional[int] = typer.Option(None, "--emulate-warp", parser=number_option(), help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic)."),
-    ingest: Optional[Path] = typer.Option(None, "--ingest", help="A result written by probe/run.sh: compare it with SPEC."),
-    apply: bool = typer.Option(False, "--apply", help="With --ingest: write measured values over contradicting ones and add missing facts."),
-    accept_device_name: bool = typer.Option(False, "--accept-device-name", help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device."),
+    out: Optional[Path] = typer.Option(
+        None, "-o", "--out", help="Bundle folder (default probe-<spec name>/); the bundle is DIR/probe/."
+    ),
+    emulate_warp: Optional[int] = typer.Option(
+        None,
+        "--emulate-warp",
+        parser=number_option(),
+        help="Build the warp layer emulating this warp width on a 32-lane GPU (lab test of warp-N logic).",
+    ),
+    ingest: Optional[Path] = typer.Option(
+        None, "--ingest", help="A result written by probe/run.sh: compare it with SPEC."
+    ),
+    apply: bool = typer.Option(
+        False, "--apply", help="With --ingest: write measured values over contradicting ones and add missing facts."
+    ),
+    accept_device_name: bool = typer.Option(
+        False,
+        "--accept-device-name",
+        help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device.",
+    ),
 ) -> None:
     """Measure the target's facts (bundle) and write them back into the spec (--ingest)."""
     _check_flags(out, emulate_warp, ingest, apply, accept_device_name)
@@ -57,7 +73,9 @@ def _check_flags(out, emulate_warp, ingest, apply: bool, accept_device_name: boo
         _err("error: --apply and --accept-device-name need --ingest RESULT.json [E-FLAG]")
         raise typer.Exit(EXIT_INPUT)
     if ingest is not None and (out is not None or emulate_warp):
-        _err("error: --ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]")
+        _err(
+            "error: --ingest compares a result with the spec; -o and --emulate-warp belong to writing a bundle [E-FLAG]"
+        )
         raise typer.Exit(EXIT_INPUT)
     if emulate_warp is not None and (emulate_warp < 1 or emulate_warp & (emulate_warp - 1)):
         _err(f"error: --emulate-warp {emulate_warp}: a warp width is a power of two [E-FLAG]")
@@ -82,8 +100,10 @@ def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> 
     except MuhError as err:
         report(err.diagnostics)
         if spec_errors:
-            _err(f"note: {shown} does not load as a whole ({sum(d.is_error for d in spec_errors)} errors, "
-                 f"`muh build {shown}` lists them); the probe's facts were checked against its hardware block")
+            _err(
+                f"note: {shown} does not load as a whole ({sum(d.is_error for d in spec_errors)} errors, "
+                f"`muh build {shown}` lists them); the probe's facts were checked against its hardware block"
+            )
         raise typer.Exit(EXIT_FAIL if any(d.code.startswith(_REFUSED) for d in err.diagnostics) else EXIT_INPUT)
     if done.notes:
         report(done.notes)
@@ -119,7 +139,10 @@ def _print_outcomes(outcomes, apply: bool) -> None:
         elif o.status == "contradict":
             typer.echo(f"  {'written' if apply else 'differs':<11} {o.field} = {m.shown}  (spec had {o.spec_shown})")
         elif o.status == "add":
-            typer.echo(f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}" + ("" if apply else "  (--apply adds it)"))
+            typer.echo(
+                f"  {'added' if apply else 'not stated':<11} {o.field} = {m.shown}"
+                + ("" if apply else "  (--apply adds it)")
+            )
 
 
 def _write_back(spec: Path, text: str, shown: str, ending: str, done, result, apply: bool) -> None:
@@ -133,12 +156,15 @@ def _write_back(spec: Path, text: str, shown: str, ending: str, done, result, ap
         if done.new_text is None or done.new_text == text:
             typer.echo(f"{shown}: nothing to change")
         elif not apply:
-            typer.echo(f"{shown}: unchanged (a compare is read-only); `--apply` writes the provenance"
-                       + (" and the measured values" if any(o.status != "agree" for o in done.outcomes) else ""))
+            typer.echo(
+                f"{shown}: unchanged (a compare is read-only); `--apply` writes the provenance"
+                + (" and the measured values" if any(o.status != "agree" for o in done.outcomes) else "")
+            )
         else:
             write_spec(Path(spec), with_ending(done.new_text, ending), shown)
-            typer.echo(f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written, "
-                       "measured values applied")
+            typer.echo(
+                f"{shown}: measured on {done.device} ({result.date[:10]}): provenance written, measured values applied"
+            )
     except MuhError as err:
         report([Diagnostic(d.code, d.message, d.span, d.hint) for d in err.diagnostics])
         _err("note: the spec was left unchanged")

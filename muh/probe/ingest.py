@@ -6,6 +6,7 @@ value instead (the text of the value only, like ``muh tune --apply``; comments k
 files stay clean) and adds facts the spec does not state yet. The new text must load and derive
 before it atomically replaces the file, so the spec is never half-written.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,10 @@ from pydantic import ValidationError
 from muh.codegen.probe.result import SCHEMA, SCHEMA_VERSION, Result
 from muh.diagnostics import Diagnostic, MuhError, Severity
 from muh.grammar import ast
+from muh.grammar.edit import SpecText
+from muh.grammar.edit import string_literal as _q
 from muh.grammar.parser import parse
 from muh.schema.models import Hardware
-from muh.grammar.edit import SpecText, string_literal as _q
 
 MAX_RESULT_BYTES = 4 << 20
 
@@ -51,6 +53,7 @@ def _int(name: str, unit_text: Callable[[int], str] = str):
         if f.value is None:
             return None
         return Measurement(f.value, unit_text(f.value), f.method, f.samples, unit_text(f.value))
+
     return measure
 
 
@@ -81,7 +84,9 @@ def _sm_count(r: Result) -> Optional[Measurement]:
     if h.sm_count_residency.value is not None:
         others.append(f"residency {h.sm_count_residency.value}")
     v = h.sm_count_attribute.value
-    return Measurement(v, str(v), "; ".join([h.sm_count_attribute.method] + others), h.sm_count_kernel.samples or 1, str(v))
+    return Measurement(
+        v, str(v), "; ".join([h.sm_count_attribute.method] + others), h.sm_count_kernel.samples or 1, str(v)
+    )
 
 
 def _warp(r: Result) -> Optional[Measurement]:
@@ -90,8 +95,10 @@ def _warp(r: Result) -> Optional[Measurement]:
     if v is None:
         return None
     wl = h.warp_layer
-    method = (f"{h.warp_size_attribute.method}; warpSize in a kernel {h.warp_size_kernel.value}; "
-              f"{wl.lanes_exchanging.value} of {wl.logical} lanes exchange through muh's {wl.mode} warp layer")
+    method = (
+        f"{h.warp_size_attribute.method}; warpSize in a kernel {h.warp_size_kernel.value}; "
+        f"{wl.lanes_exchanging.value} of {wl.logical} lanes exchange through muh's {wl.mode} warp layer"
+    )
     return Measurement(v, str(v), method, wl.lanes_exchanging.samples, str(v))
 
 
@@ -100,8 +107,13 @@ def _bandwidth(r: Result) -> Optional[Measurement]:
     gbps = round(b.plateau_gbps, 1)
     text = f"{gbps:g} GB/s"
     sizes = f"{len(b.sweep)} sizes {_bytes_text(b.sweep[0].bytes)}…{_bytes_text(b.sweep[-1].bytes)}"
-    return Measurement(int(Decimal(str(gbps)) * 10**9), text, f"copy-kernel plateau, sweep of {sizes} (method in the JSON)",
-                       sum(p.samples for p in b.sweep), text)
+    return Measurement(
+        int(Decimal(str(gbps)) * 10**9),
+        text,
+        f"copy-kernel plateau, sweep of {sizes} (method in the JSON)",
+        sum(p.samples for p in b.sweep),
+        text,
+    )
 
 
 def _latency(r: Result) -> Optional[Measurement]:
@@ -161,8 +173,15 @@ def hardware_only(text: str, file: str):
         try:
             Hardware.model_validate(raw)
         except ValidationError:
-            raise MuhError([Diagnostic("E-PROBE", f"`hardware {name}` does not validate; fix it first (muh build {file})",
-                                       low.key_spans.get(("hardware", name)))]) from None
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-PROBE",
+                        f"`hardware {name}` does not validate; fix it first (muh build {file})",
+                        low.key_spans.get(("hardware", name)),
+                    )
+                ]
+            ) from None
         hws[name] = raw
     spec = Spec.model_validate({"hardware": hws, "file": file})
     spec._spans.update(low.key_spans)
@@ -192,18 +211,24 @@ def read_result(path: str | Path) -> Result:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise bad(f"not JSON ({e.msg} at line {e.lineno} column {e.colno}) — truncated or not written by probe/run.sh",
-                  hint="run the bundle again; run.sh writes the file only when the probe finished") from None
+        raise bad(
+            f"not JSON ({e.msg} at line {e.lineno} column {e.colno}) — truncated or not written by probe/run.sh",
+            hint="run the bundle again; run.sh writes the file only when the probe finished",
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise bad(f"not a muh probe result (no \"schema\": \"{SCHEMA}\")")
+        raise bad(f'not a muh probe result (no "schema": "{SCHEMA}")')
     if data.get("schema_version") != SCHEMA_VERSION:
-        raise bad(f"schema version {data.get('schema_version')!r}; this muh reads version {SCHEMA_VERSION}",
-                  hint="regenerate the bundle with this muh (`muh probe SPEC -o DIR`) and run it again")
+        raise bad(
+            f"schema version {data.get('schema_version')!r}; this muh reads version {SCHEMA_VERSION}",
+            hint="regenerate the bundle with this muh (`muh probe SPEC -o DIR`) and run it again",
+        )
     try:
         return Result.model_validate(data)
     except ValidationError as e:
         first = e.errors()[:4]
-        msgs = "; ".join(f"{'.'.join(map(str, x['loc'])) or '(document)'}: {x['msg'].removeprefix('Value error, ')}" for x in first)
+        msgs = "; ".join(
+            f"{'.'.join(map(str, x['loc'])) or '(document)'}: {x['msg'].removeprefix('Value error, ')}" for x in first
+        )
         more = f" (+{len(e.errors()) - 4} more)" if len(e.errors()) > 4 else ""
         raise bad(f"invalid probe result: {msgs}{more}") from None
 
@@ -232,12 +257,22 @@ def _shown_spec(rule: Rule, v) -> str:
 
 
 def annotation(r: Result, m: Measurement) -> str:
-    return (f"@measured(device = {_q(r.hardware.device_name.value)}, date = {_q(r.date[:10])}, "
-            f"toolkit = {_q(r.toolkit.text())}, method = {_q('probe: ' + m.method)}, samples = {int(m.samples)})")
+    return (
+        f"@measured(device = {_q(r.hardware.device_name.value)}, date = {_q(r.date[:10])}, "
+        f"toolkit = {_q(r.toolkit.text())}, method = {_q('probe: ' + m.method)}, samples = {int(m.samples)})"
+    )
 
 
-def ingest(result: Result, result_file: str, text: str, file: str, spec, *, apply: bool = False,
-           accept_device_name: bool = False) -> Ingest:
+def ingest(
+    result: Result,
+    result_file: str,
+    text: str,
+    file: str,
+    spec,
+    *,
+    apply: bool = False,
+    accept_device_name: bool = False,
+) -> Ingest:
     """Compare; raise MuhError for a refused document or contradictions (unless ``apply``)."""
     from muh.codegen.probe import hardware_of
 
@@ -256,26 +291,45 @@ def ingest(result: Result, result_file: str, text: str, file: str, spec, *, appl
     return out
 
 
-def _refusals(result: Result, result_file: str, file: str, spec, hw: Hardware, device: str,
-              accept_device_name: bool) -> list[Diagnostic]:
+def _refusals(
+    result: Result, result_file: str, file: str, spec, hw: Hardware, device: str, accept_device_name: bool
+) -> list[Diagnostic]:
     """Why the result is not this card's facts: an emulation run, another hardware block's bundle, or
     another device by name (unless the spec's name was a guess: ``accept_device_name``)."""
     o = result.origin
     hw_span = spec.span_of(("hardware", hw.name), key=True)
     if o.emulated_warp:
-        return [Diagnostic("E-PROBE-FOREIGN", f"{result_file} is a warp-{o.emulated_warp} emulation run on {device}: "
-                           "it shows the warp layer's logic, not the facts of a card", hw_span,
-                           hint="run the bundle built without --emulate-warp on the card itself")]
+        return [
+            Diagnostic(
+                "E-PROBE-FOREIGN",
+                f"{result_file} is a warp-{o.emulated_warp} emulation run on {device}: "
+                "it shows the warp layer's logic, not the facts of a card",
+                hw_span,
+                hint="run the bundle built without --emulate-warp on the card itself",
+            )
+        ]
     if o.hardware != hw.name:
-        return [Diagnostic("E-PROBE-FOREIGN", f"{result_file} was measured with the bundle of `hardware {o.hardware}` "
-                           f"({o.spec}); this spec describes `hardware {hw.name}`", hw_span,
-                           hint=f"generate the bundle from this spec: muh probe {file} -o DIR")]
+        return [
+            Diagnostic(
+                "E-PROBE-FOREIGN",
+                f"{result_file} was measured with the bundle of `hardware {o.hardware}` "
+                f"({o.spec}); this spec describes `hardware {hw.name}`",
+                hw_span,
+                hint=f"generate the bundle from this spec: muh probe {file} -o DIR",
+            )
+        ]
     if hw.device_name and result.hardware.device_name.value != hw.device_name and not accept_device_name:
-        return [Diagnostic(
-            "E-PROBE-FOREIGN", f"{result_file} comes from another device: it reports {device!r}, the spec's device_name "
-            f"is {hw.device_name!r}", spec.span_of(("hardware", hw.name, "device_name")),
-            hint="measure on the card this spec describes; if the spec's name was never measured and this IS that card, "
-                 "re-run with --accept-device-name (the name is then a contradiction to fix with --apply)")]
+        return [
+            Diagnostic(
+                "E-PROBE-FOREIGN",
+                f"{result_file} comes from another device: it reports {device!r}, the spec's device_name "
+                f"is {hw.device_name!r}",
+                spec.span_of(("hardware", hw.name, "device_name")),
+                hint="measure on the card this spec describes; if the spec's name was never measured and this IS that "
+                "card, "
+                "re-run with --accept-device-name (the name is then a contradiction to fix with --apply)",
+            )
+        ]
     return []
 
 
@@ -287,30 +341,54 @@ def _probe_notes(result: Result, spec, hw: Hardware, device: str) -> list[Diagno
     wl = result.hardware.warp_layer
     layer_bad = [k for k in ("shuffle_ok", "reduce_ok") if getattr(wl, k).value is False]
     if wl.lanes_exchanging.value != wl.logical or layer_bad:
-        notes.append(Diagnostic(
-            "E-PROBE-WARP", f"muh's warp layer for warp_size = {wl.logical} ({wl.mode}) is wrong on {device}: "
-            f"{wl.lanes_exchanging.value} of {wl.logical} lanes exchange" + (f"; failed: {', '.join(layer_bad)}" if layer_bad else ""),
-            spec.span_of(("hardware", hw.name, "warp_size")),
-            hint=f"the card's warp is {result.hardware.warp_size_attribute.value} lanes (attribute), "
-                 f"{result.hardware.warp_size_kernel.value} (warpSize)"))
+        notes.append(
+            Diagnostic(
+                "E-PROBE-WARP",
+                f"muh's warp layer for warp_size = {wl.logical} ({wl.mode}) is wrong on {device}: "
+                f"{wl.lanes_exchanging.value} of {wl.logical} lanes exchange"
+                + (f"; failed: {', '.join(layer_bad)}" if layer_bad else ""),
+                spec.span_of(("hardware", hw.name, "warp_size")),
+                hint=f"the card's warp is {result.hardware.warp_size_attribute.value} lanes (attribute), "
+                f"{result.hardware.warp_size_kernel.value} (warpSize)",
+            )
+        )
     h = result.hardware
-    for what, a, b in (("warpSize in a kernel", h.warp_size_kernel.value, h.warp_size_attribute.value),
-                       ("distinct %smid", h.sm_count_kernel.value, h.sm_count_attribute.value),
-                       ("SMs by residency", h.sm_count_residency.value, h.sm_count_attribute.value),
-                       ("largest dynamic shared memory without opt-in", h.smem_dynamic_max_default.value, h.smem_per_block.value)):
+    for what, a, b in (
+        ("warpSize in a kernel", h.warp_size_kernel.value, h.warp_size_attribute.value),
+        ("distinct %smid", h.sm_count_kernel.value, h.sm_count_attribute.value),
+        ("SMs by residency", h.sm_count_residency.value, h.sm_count_attribute.value),
+        ("largest dynamic shared memory without opt-in", h.smem_dynamic_max_default.value, h.smem_per_block.value),
+    ):
         if a is not None and b is not None and a != b:
-            notes.append(Diagnostic("W-PROBE", f"the probe's {what} ({a}) differs from the attribute ({b})", hw_span,
-                                    severity=Severity.warning))
-    if wl.mode == "native" and not layer_bad and wl.lanes_exchanging.value == wl.logical \
-            and wl.syncwarp_orders_smem.value is False:
-        notes.append(Diagnostic("W-PROBE", f"__syncwarp does not order shared memory on {device} "
-                                f"({wl.syncwarp_orders_smem.note}); muh's warp collectives use shuffles only",
-                                hw_span, severity=Severity.warning))
+            notes.append(
+                Diagnostic(
+                    "W-PROBE",
+                    f"the probe's {what} ({a}) differs from the attribute ({b})",
+                    hw_span,
+                    severity=Severity.warning,
+                )
+            )
+    if (
+        wl.mode == "native"
+        and not layer_bad
+        and wl.lanes_exchanging.value == wl.logical
+        and wl.syncwarp_orders_smem.value is False
+    ):
+        notes.append(
+            Diagnostic(
+                "W-PROBE",
+                f"__syncwarp does not order shared memory on {device} "
+                f"({wl.syncwarp_orders_smem.note}); muh's warp collectives use shuffles only",
+                hw_span,
+                severity=Severity.warning,
+            )
+        )
     return notes
 
 
-def _compare(result: Result, result_file: str, file: str, spec, hw: Hardware,
-             device: str) -> tuple[list[Outcome], list[Diagnostic]]:
+def _compare(
+    result: Result, result_file: str, file: str, spec, hw: Hardware, device: str
+) -> tuple[list[Outcome], list[Diagnostic]]:
     """(each rule's outcome, an E-PROBE-CONTRADICTS at the spec's value for each contradiction)."""
     outcomes, errors = [], []
     for rule in RULES:
@@ -320,25 +398,40 @@ def _compare(result: Result, result_file: str, file: str, spec, hw: Hardware,
             outcomes.append(Outcome(rule.field, "skip", sv, None, "not measured"))
             continue
         if sv is None:
-            outcomes.append(Outcome(rule.field, "add" if rule.add else "skip", None, m,
-                                    "not in the spec" + ("" if rule.add else " (informational)")))
+            outcomes.append(
+                Outcome(
+                    rule.field,
+                    "add" if rule.add else "skip",
+                    None,
+                    m,
+                    "not in the spec" + ("" if rule.add else " (informational)"),
+                )
+            )
             continue
         if _agrees(rule, sv, m):
             outcomes.append(Outcome(rule.field, "agree", sv, m))
             continue
         outcomes.append(Outcome(rule.field, "contradict", sv, m, spec_shown=_shown_spec(rule, sv)))
         tol = f" (tolerance ±{rule.tolerance:.0%})" if rule.tolerance else ""
-        errors.append(Diagnostic(
-            "E-PROBE-CONTRADICTS", f"{rule.field} = {_shown_spec(rule, sv)} in the spec, but the probe measured {m.shown} "
-            f"on {device}{tol} [{m.method}]", spec.span_of(("hardware", hw.name, rule.field)),
-            hint=f"muh probe --ingest {result_file} {file} --apply writes the measured value"))
+        errors.append(
+            Diagnostic(
+                "E-PROBE-CONTRADICTS",
+                f"{rule.field} = {_shown_spec(rule, sv)} in the spec, but the probe measured {m.shown} "
+                f"on {device}{tol} [{m.method}]",
+                spec.span_of(("hardware", hw.name, rule.field)),
+                hint=f"muh probe --ingest {result_file} {file} --apply writes the measured value",
+            )
+        )
     return outcomes, errors
 
 
 def rewrite(text: str, file: str, hw_name: str, result: Result, outcomes: list[Outcome], apply: bool) -> str:
     """The spec text with provenance on agreeing facts and, with ``apply``, measured values written."""
     doc = SpecText(text, file)
-    block = next((m for m in doc.module.members if isinstance(m, ast.Block) and m.kind == "hardware" and m.label == hw_name), None)
+    block = next(
+        (m for m in doc.module.members if isinstance(m, ast.Block) and m.kind == "hardware" and m.label == hw_name),
+        None,
+    )
     if block is None:  # pragma: no cover - the spec loaded with this block
         raise MuhError([Diagnostic("E-PROBE", f"no `hardware {hw_name}` block in {file}", None)])
     assigns = {a.name: a for a in block.assigns()}

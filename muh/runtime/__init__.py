@@ -8,6 +8,7 @@ runtime runs on machines that only have the generated files, torch and nvcc.
     k = load("generated/h200")            # builds (cached by content hash) and loads
     calls.reduce(x, "sum", kernels=k)     # or set_default(k) / MUH_KERNELS_DIR and omit kernels=
 """
+
 from __future__ import annotations
 
 from .errors import MuhRuntimeError

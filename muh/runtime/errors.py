@@ -1,4 +1,5 @@
 """Errors the runtime raises (plain Python: no torch needed)."""
+
 from __future__ import annotations
 
 

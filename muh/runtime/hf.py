@@ -22,6 +22,7 @@ by ``gemma_fused_add_rms_norm`` (one launch instead of two). That operator write
 place, i.e. the tensor the layer was given: only use it when nothing else holds the layers' inputs
 (no ``output_hidden_states``, no caller-owned ``inputs_embeds``).
 """
+
 from __future__ import annotations
 
 import types
@@ -38,14 +39,24 @@ from .errors import MuhRuntimeError
 # where the class has no such attribute); "moe_block": the sparse MoE block with a sigmoid-gated
 # shared expert (shared_expert_combine); "layer": the decoder layer (fuse_residual only).
 RULES = {
-    "Qwen3NextRMSNorm": "gemma", "Qwen3_5MoeRMSNorm": "gemma",
+    "Qwen3NextRMSNorm": "gemma",
+    "Qwen3_5MoeRMSNorm": "gemma",
     "Qwen3MoeRMSNorm": "rms",
-    "Qwen3NextRMSNormGated": "gated", "Qwen3_5MoeRMSNormGated": "gated",
-    "Qwen3NextMLP": "mlp", "Qwen3_5MoeMLP": "mlp", "Qwen3MoeMLP": "mlp",
-    "Qwen3NextExperts": "experts", "Qwen3_5MoeExperts": "experts", "Qwen3MoeExperts": "experts",
-    "Qwen3NextTopKRouter": "router", "Qwen3_5MoeTopKRouter": "router", "Qwen3MoeTopKRouter": "router",
-    "Qwen3NextSparseMoeBlock": "moe_block", "Qwen3_5MoeSparseMoeBlock": "moe_block",
-    "Qwen3NextDecoderLayer": "layer", "Qwen3_5MoeDecoderLayer": "layer",
+    "Qwen3NextRMSNormGated": "gated",
+    "Qwen3_5MoeRMSNormGated": "gated",
+    "Qwen3NextMLP": "mlp",
+    "Qwen3_5MoeMLP": "mlp",
+    "Qwen3MoeMLP": "mlp",
+    "Qwen3NextExperts": "experts",
+    "Qwen3_5MoeExperts": "experts",
+    "Qwen3MoeExperts": "experts",
+    "Qwen3NextTopKRouter": "router",
+    "Qwen3_5MoeTopKRouter": "router",
+    "Qwen3MoeTopKRouter": "router",
+    "Qwen3NextSparseMoeBlock": "moe_block",
+    "Qwen3_5MoeSparseMoeBlock": "moe_block",
+    "Qwen3NextDecoderLayer": "layer",
+    "Qwen3_5MoeDecoderLayer": "layer",
 }
 KINDS = ("gemma", "rms", "gated", "mlp", "experts", "router", "moe_block", "layer")
 _FLOATS = tuple(llm._DTYPE_CODE)  # the ops' element types (the runtime's one table of them)
@@ -54,6 +65,7 @@ _FLOATS = tuple(llm._DTYPE_CODE)  # the ops' element types (the runtime's one ta
 @dataclass
 class Report:
     """What ``patch_model`` replaced: module names per kind, and modules it left stock (with why)."""
+
     patched: dict = field(default_factory=lambda: {k: [] for k in KINDS})
     skipped: dict = field(default_factory=dict)  # module name -> reason
 
@@ -74,8 +86,10 @@ def _ops():
     from . import operators
 
     if operators.loaded() is None:
-        raise MuhRuntimeError("muh hf: torch.ops.muh is not registered: call "
-                              "muh.runtime.operators.load(<generated dir>) before patch_model")
+        raise MuhRuntimeError(
+            "muh hf: torch.ops.muh is not registered: call "
+            "muh.runtime.operators.load(<generated dir>) before patch_model"
+        )
     return torch.ops.muh
 
 
@@ -93,6 +107,7 @@ def _is_silu(act) -> bool:
 
 
 # ---- forwards (bound to the instance; `type(self).forward` is the stock one) ------------------------
+
 
 def _gemma_forward(self, x):
     if not _served(x, self.weight):
@@ -139,7 +154,7 @@ def _mlp_forward(self, x):
     if not _served(x, g, u):
         return type(self).forward(self, x)
     w = self._muh_gate_up
-    if g.data_ptr() != w.data_ptr() or u.data_ptr() != w[g.shape[0]:].data_ptr() or w.dtype != g.dtype:
+    if g.data_ptr() != w.data_ptr() or u.data_ptr() != w[g.shape[0] :].data_ptr() or w.dtype != g.dtype:
         _merge_gate_up(self)  # the parameters were replaced since (model.to(...), load_state_dict)
         w = self._muh_gate_up
     import torch.nn.functional as F
@@ -180,8 +195,9 @@ def _router_forward(self, hidden_states):
     logits = F.linear(h, self.weight)
     if not _served(logits) or self.num_experts > self._muh_max_experts or self.top_k > self._muh_max_k:
         return type(self).forward(self, hidden_states)
-    w, ids = self._muh_ops.moe_topk_softmax(logits, self.top_k, bool(getattr(self, "norm_topk_prob", True)),
-                                            torch.int64)
+    w, ids = self._muh_ops.moe_topk_softmax(
+        logits, self.top_k, bool(getattr(self, "norm_topk_prob", True)), torch.int64
+    )
     return logits, w.to(logits.dtype), ids
 
 
@@ -197,16 +213,29 @@ def _moe_block_forward(self, hidden_states):
     return self._muh_ops.shared_expert_combine(routed, shared, g).reshape(b, s, hidden)
 
 
-def _layer_forward(self, hidden_states, position_embeddings=None, attention_mask=None, position_ids=None,
-                   past_key_values=None, **kwargs):
+def _layer_forward(
+    self,
+    hidden_states,
+    position_embeddings=None,
+    attention_mask=None,
+    position_ids=None,
+    past_key_values=None,
+    **kwargs,
+):
     norm = self.post_attention_layernorm
     residual = hidden_states
     h = self.input_layernorm(hidden_states)
     if self.block_type == "linear_attention":
         h = self.linear_attn(hidden_states=h, cache_params=past_key_values, attention_mask=attention_mask, **kwargs)
     else:
-        h, _ = self.self_attn(hidden_states=h, attention_mask=attention_mask, position_ids=position_ids,
-                              past_key_values=past_key_values, position_embeddings=position_embeddings, **kwargs)
+        h, _ = self.self_attn(
+            hidden_states=h,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=past_key_values,
+            position_embeddings=position_embeddings,
+            **kwargs,
+        )
     if _served(h, norm.weight) and _served(residual) and h.shape == residual.shape:
         h = h.contiguous()
         self._muh_ops.gemma_fused_add_rms_norm(h, residual, norm.weight, float(norm.eps), 1.0)  # residual += h
@@ -219,19 +248,30 @@ def _layer_forward(self, hidden_states, position_embeddings=None, attention_mask
     return residual + h
 
 
-_FORWARDS = {"gemma": _gemma_forward, "rms": _rms_forward, "gated": _gated_forward, "mlp": _mlp_forward,
-             "experts": _experts_forward, "router": _router_forward, "moe_block": _moe_block_forward,
-             "layer": _layer_forward}
+_FORWARDS = {
+    "gemma": _gemma_forward,
+    "rms": _rms_forward,
+    "gated": _gated_forward,
+    "mlp": _mlp_forward,
+    "experts": _experts_forward,
+    "router": _router_forward,
+    "moe_block": _moe_block_forward,
+    "layer": _layer_forward,
+}
 
 
 def _refusal(kind: str, m) -> str | None:
     """Why module `m` cannot be served as `kind` (attributes the forwards rely on), or None."""
-    need = {"gemma": ("weight", "eps"), "rms": ("weight", "variance_epsilon"),
-            "gated": ("weight", "variance_epsilon"), "mlp": ("gate_proj", "up_proj", "down_proj", "act_fn"),
-            "experts": ("gate_up_proj", "down_proj", "num_experts", "act_fn"),
-            "router": ("weight", "top_k", "num_experts", "hidden_dim"),
-            "moe_block": ("gate", "experts", "shared_expert", "shared_expert_gate"),
-            "layer": ("input_layernorm", "post_attention_layernorm", "mlp", "block_type")}[kind]
+    need = {
+        "gemma": ("weight", "eps"),
+        "rms": ("weight", "variance_epsilon"),
+        "gated": ("weight", "variance_epsilon"),
+        "mlp": ("gate_proj", "up_proj", "down_proj", "act_fn"),
+        "experts": ("gate_up_proj", "down_proj", "num_experts", "act_fn"),
+        "router": ("weight", "top_k", "num_experts", "hidden_dim"),
+        "moe_block": ("gate", "experts", "shared_expert", "shared_expert_gate"),
+        "layer": ("input_layernorm", "post_attention_layernorm", "mlp", "block_type"),
+    }[kind]
     missing = [a for a in need if not hasattr(m, a)]
     if missing:
         return f"no attribute {', '.join(missing)} (transformers changed the class?)"
@@ -241,8 +281,12 @@ def _refusal(kind: str, m) -> str | None:
         return f"activation {type(m.act_fn).__name__}, silu_and_mul is SiLU"
     if kind == "mlp" and (m.gate_proj.bias is not None or m.up_proj.bias is not None):
         return "gate/up projections with bias"
-    if kind == "experts" and (getattr(m, "has_bias", False) or getattr(m, "is_transposed", False)
-                              or not getattr(m, "is_concatenated", True) or not getattr(m, "has_gate", True)):
+    if kind == "experts" and (
+        getattr(m, "has_bias", False)
+        or getattr(m, "is_transposed", False)
+        or not getattr(m, "is_concatenated", True)
+        or not getattr(m, "has_gate", True)
+    ):
         return "expert weights not in the [gate; up] layout without bias"
     if kind == "layer" and RULES.get(type(m.post_attention_layernorm).__name__) != "gemma":
         return "its post-attention norm is not a GemmaRMSNorm"

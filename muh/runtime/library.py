@@ -1,4 +1,5 @@
 """A loaded set of generated kernels behind one call interface (ctypes library or torch extension)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -75,8 +76,10 @@ def load(gen_dir, backend: str = "torch", arch: str | None = None, verbose: bool
         return Kernels(build.build_torch_extension(gen_dir, verbose=verbose), f"torch:{gen_dir}")
     if backend == "capi":
         if api is None:
-            raise MuhRuntimeError("the capi backend needs the C interface of the kernels: pass api= "
-                                  "(muh.families.api()), or load through muh.families.calls.load")
+            raise MuhRuntimeError(
+                "the capi backend needs the C interface of the kernels: pass api= "
+                "(muh.families.api()), or load through muh.families.calls.load"
+            )
         if arch is None:
             import torch
 
@@ -98,7 +101,9 @@ def default(api=None) -> Kernels:
     if _DEFAULT is None:
         d = os.environ.get("MUH_KERNELS_DIR")
         if not d:
-            raise MuhRuntimeError("no kernels loaded: call muh.runtime.load(<generated dir>) and pass kernels=, "
-                                  "call muh.runtime.set_default(...), or set MUH_KERNELS_DIR")
+            raise MuhRuntimeError(
+                "no kernels loaded: call muh.runtime.load(<generated dir>) and pass kernels=, "
+                "call muh.runtime.set_default(...), or set MUH_KERNELS_DIR"
+            )
         _DEFAULT = load(d, backend=os.environ.get("MUH_BACKEND", "torch"), api=api)
     return _DEFAULT

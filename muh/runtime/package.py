@@ -2,6 +2,7 @@
 
 muh.codegen.ops_package emits the package under these names; an engine's plug-in names its provider
 module from them (the vLLM plug-in's ``ops_module`` default). Standard library only, like the runtime."""
+
 from __future__ import annotations
 
 OPS_PACKAGE = "muh_kernels"

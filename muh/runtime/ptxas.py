@@ -5,6 +5,7 @@ A kernel that spills is refused for the H200 build (tests/codegen/test_kernels_n
 ``-Xptxas -v`` prints every function's ``N bytes spill stores, M bytes spill loads`` — also under
 nvcc's ``-w``, which silences ``-Xptxas -warn-spills``'s warnings — so both forms are read.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,10 @@ FLAGS = PTXAS_VERBOSE  # ptxas reports each function's spill stores and loads (t
 
 _PROPS = re.compile(r"^ptxas info\s*:\s*Function properties for (\S+)\s*$")
 _COUNTS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
-_WARN = re.compile(r"Registers are spilled to local memory in function '([^']+)', (\d+) bytes spill stores, "
-                   r"(\d+) bytes spill loads")
+_WARN = re.compile(
+    r"Registers are spilled to local memory in function '([^']+)', (\d+) bytes spill stores, "
+    r"(\d+) bytes spill loads"
+)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
 """The one base model of every typed stage output: frozen, strict about unknown keys."""
+
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
@@ -39,8 +40,13 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
     out = {}
     for a, b in zip(body, body[1:]):
-        if (isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
-                and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)):
+        if (
+            isinstance(a, ast.AnnAssign)
+            and isinstance(a.target, ast.Name)
+            and isinstance(b, ast.Expr)
+            and isinstance(b.value, ast.Constant)
+            and isinstance(b.value.value, str)
+        ):
             out[a.target.id] = inspect.cleandoc(b.value.value)
     return out
 

@@ -16,6 +16,7 @@ The engine plug-in named by ``engine`` (``muh.engines``) gives every key its mea
 flag table checks ``serve``, its variant types ``env`` knobs, its tuning points check ``tune``.
 This module only gives the block its shape.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -23,7 +24,8 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from muh.schema.base import SpecModel as Model, matching
+from muh.schema.base import SpecModel as Model
+from muh.schema.base import matching
 from muh.schema.units import INT_MAX
 
 Scalar = Union[bool, int, Decimal, str]
@@ -104,8 +106,17 @@ class Run(Model):
     pre: list[Step] = []
 
 
-ApiFeature = Literal["max_completion_tokens", "reasoning_effort", "tool_calls_null_content", "n_within_max_num_seqs",
-                     "thinking_off", "unknown_fields", "tools_without_thinking", "n_greedy_fan_out", "reasoning_split"]
+ApiFeature = Literal[
+    "max_completion_tokens",
+    "reasoning_effort",
+    "tool_calls_null_content",
+    "n_within_max_num_seqs",
+    "thinking_off",
+    "unknown_fields",
+    "tools_without_thinking",
+    "n_greedy_fan_out",
+    "reasoning_split",
+]
 
 
 class Api(Model):
@@ -130,8 +141,9 @@ class Deploy(Model):
     @classmethod
     def _model_path(cls, v: str) -> str:
         if not v.strip():
-            raise ValueError("the model path is empty: the server would load nothing; write e.g. \"/model\"")
+            raise ValueError('the model path is empty: the server would load nothing; write e.g. "/model"')
         return v
+
     serve: dict[str, Union[Scalar, list[Scalar]]] = {}
     """Engine flags by name (``max_model_len`` is ``--max-model-len``)."""
     env: dict[str, Scalar] = {}

@@ -8,6 +8,7 @@ editor or language server can use it for completion and hover documentation of k
 a block's header (its name, the `on` hardware, the family) and what muh fills in itself (the file,
 its hash, `@measured` evidence) are left out: they are never written as keys.
 """
+
 from __future__ import annotations
 
 from muh.schema.catalog import DIMS, DTYPES, FAMILIES, OPS
@@ -32,9 +33,19 @@ def spec_json_schema() -> dict:
     schema.get("$defs", {}).pop("Measured", None)
     schema["title"] = "muh spec"
     schema["description"] = __doc__.split("\n\n")[1].replace("\n", " ")
-    schema["x-muh-families"] = {name: {"doc": f.doc, "dims": list(f.dims), "subs": list(f.subs), "scaling": f.scaling,
-                                       "stages_tile": f.stages_tile} for name, f in sorted(FAMILIES.items())}
-    schema["x-muh-dimensions"] = {name: {"kind": d.kind, "doc": d.doc, "choices": list(d.choices)} for name, d in sorted(DIMS.items())}
+    schema["x-muh-families"] = {
+        name: {
+            "doc": f.doc,
+            "dims": list(f.dims),
+            "subs": list(f.subs),
+            "scaling": f.scaling,
+            "stages_tile": f.stages_tile,
+        }
+        for name, f in sorted(FAMILIES.items())
+    }
+    schema["x-muh-dimensions"] = {
+        name: {"kind": d.kind, "doc": d.doc, "choices": list(d.choices)} for name, d in sorted(DIMS.items())
+    }
     schema["x-muh-types"] = dict(DTYPES)
     schema["x-muh-ops"] = list(OPS)
     return schema

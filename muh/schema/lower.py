@@ -3,6 +3,7 @@
 Structural mistakes that pydantic cannot see (unknown block kinds, duplicate keys, a reference that
 points nowhere) become diagnostics here; everything else is left to the typed models.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ class Lowered:
         if span is None or span.line != span.end_line:
             return None
         lines = self.source.splitlines()
-        return lines[span.line - 1][span.col - 1: span.end_col - 1] if 0 < span.line <= len(lines) else None
+        return lines[span.line - 1][span.col - 1 : span.end_col - 1] if 0 < span.line <= len(lines) else None
 
     def error(self, code: str, msg: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, msg, span, hint))
@@ -55,7 +56,11 @@ def value_of(v: ast.Value, low: Lowered, refs: dict, path: tuple | None = None) 
     if isinstance(v, ast.Number):
         if v.unit:
             return Quantity(v.value, v.unit)
-        return int(v.value) if v.value == v.value.to_integral_value() and "." not in v.text and "e" not in v.text.lower() else v.value
+        return (
+            int(v.value)
+            if v.value == v.value.to_integral_value() and "." not in v.text and "e" not in v.text.lower()
+            else v.value
+        )
     if isinstance(v, (ast.Str, ast.Bool)):
         return v.value
     if isinstance(v, ast.Ident):
@@ -78,7 +83,9 @@ def value_of(v: ast.Value, low: Lowered, refs: dict, path: tuple | None = None) 
             for a in v.args:
                 if a.name is not None:
                     low.value_spans[path + (a.name,)] = a.value.span
-                    low.key_spans[path + (a.name,)] = Span(a.span.file, a.span.line, a.span.col, a.span.line, a.span.col + len(a.name))
+                    low.key_spans[path + (a.name,)] = Span(
+                        a.span.file, a.span.line, a.span.col, a.span.line, a.span.col + len(a.name)
+                    )
         for a in v.args:
             if a.name is None:
                 low.error("E-ARG", f"arguments of `{v.name}(…)` are named: write `{v.name}(name = value)`", a.span)
@@ -95,15 +102,25 @@ def value_of(v: ast.Value, low: Lowered, refs: dict, path: tuple | None = None) 
 def _resolve_ref(v: ast.Ident, low: Lowered, refs: dict) -> object:
     head, *rest = v.path
     if head not in refs:
-        low.error("E-REF", f"unknown reference `{v.name}`", v.span,
-                  hint=did_you_mean(head, refs) or f"references start with one of: {', '.join(sorted(refs)) or '(none here)'}")
+        low.error(
+            "E-REF",
+            f"unknown reference `{v.name}`",
+            v.span,
+            hint=did_you_mean(head, refs)
+            or f"references start with one of: {', '.join(sorted(refs)) or '(none here)'}",
+        )
         return None
     node = refs[head]
     for i, part in enumerate(rest):
         if not isinstance(node, dict) or part not in node:
             keys = node.keys() if isinstance(node, dict) else ()
-            low.error("E-REF", f"`{'.'.join(v.path[: i + 2])}` does not exist", v.span,
-                      hint=did_you_mean(part, keys) or (f"`{'.'.join(v.path[: i + 1])}` has: {', '.join(sorted(keys))}" if keys else None))
+            low.error(
+                "E-REF",
+                f"`{'.'.join(v.path[: i + 2])}` does not exist",
+                v.span,
+                hint=did_you_mean(part, keys)
+                or (f"`{'.'.join(v.path[: i + 1])}` has: {', '.join(sorted(keys))}" if keys else None),
+            )
             return None
         node = node[part]
     return node
@@ -127,8 +144,12 @@ def _members(block_members, path: tuple, low: Lowered, refs: dict, *, allow_bloc
                 last = m.key[-1]
                 full = path + m.key
                 if last in target:
-                    low.error("E-DUP", f"`{m.name}` is set twice", m.key_span,
-                              hint=f"first set at line {low.key_spans[full].line}" if full in low.key_spans else None)
+                    low.error(
+                        "E-DUP",
+                        f"`{m.name}` is set twice",
+                        m.key_span,
+                        hint=f"first set at line {low.key_spans[full].line}" if full in low.key_spans else None,
+                    )
                     continue
                 target[last] = value_of(m.value, low, refs, full)
                 low.value_spans[full] = m.value.span
@@ -137,8 +158,12 @@ def _members(block_members, path: tuple, low: Lowered, refs: dict, *, allow_bloc
                     low.annotations[full] = m.annotation
         else:
             if m.condition is not None:
-                low.error("E-BUCKET", "size buckets belong directly in a `policy` block", m.kind_span,
-                          hint="write `policy <type> { … when elements >= 2^24 { … } }`")
+                low.error(
+                    "E-BUCKET",
+                    "size buckets belong directly in a `policy` block",
+                    m.kind_span,
+                    hint="write `policy <type> { … when elements >= 2^24 { … } }`",
+                )
                 continue
             if not allow_blocks:
                 low.error("E-BLOCK", f"`{m.kind}` blocks are not allowed here", m.kind_span)
@@ -181,8 +206,12 @@ def _type(b: ast.Block, low: Lowered) -> None:
 def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
     family = b.label
     if family not in FAMILIES:
-        low.error("E-FAMILY", f"unknown algorithm `{family}`", b.label_span,
-                  hint=did_you_mean(family, FAMILIES) or "see `muh schema` or docs/language.md for the algorithm families")
+        low.error(
+            "E-FAMILY",
+            f"unknown algorithm `{family}`",
+            b.label_span,
+            hint=did_you_mean(family, FAMILIES) or "see `muh schema` or docs/language.md for the algorithm families",
+        )
         return
     key = f"{family}@{b.target}"
     path = ("algorithms", key)
@@ -201,16 +230,27 @@ def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
                 low.value_spans[path + m.key] = m.value.span
                 low.key_spans[path + m.key] = m.key_span
             else:
-                low.error("E-KEY", f"unknown key `{m.name}` in an algorithm block", m.key_span,
-                          hint=did_you_mean(m.name, ["types", "values"]) or "an algorithm holds `policy <key> { … }`, "
-                          "`space { … }`, `types = […]` and (by-key families) `values = […]`")
+                low.error(
+                    "E-KEY",
+                    f"unknown key `{m.name}` in an algorithm block",
+                    m.key_span,
+                    hint=did_you_mean(m.name, ["types", "values"])
+                    or "an algorithm holds `policy <key> { … }`, "
+                    "`space { … }`, `types = […]` and (by-key families) `values = […]`",
+                )
             continue
         if m.kind not in ("policy", "space"):
-            low.error("E-BLOCK", f"unknown block `{m.kind}` in an algorithm", m.kind_span,
-                      hint=did_you_mean(m.kind, ["policy", "space"]) or "an algorithm holds `policy` and `space` blocks")
+            low.error(
+                "E-BLOCK",
+                f"unknown block `{m.kind}` in an algorithm",
+                m.kind_span,
+                hint=did_you_mean(m.kind, ["policy", "space"]) or "an algorithm holds `policy` and `space` blocks",
+            )
             continue
         if m.kind == "policy" and m.label is None:
-            low.error("E-BLOCK", "a policy needs a key: `policy default { … }` or `policy float32.plus { … }`", m.kind_span)
+            low.error(
+                "E-BLOCK", "a policy needs a key: `policy default { … }` or `policy float32.plus { … }`", m.kind_span
+            )
             continue
         label = m.label or "default"
         group = "policies" if m.kind == "policy" else "spaces"
@@ -249,21 +289,33 @@ def _bounds(c: ast.Condition, low: Lowered, path: tuple) -> dict:
     low.key_spans[path + ("size",)] = c.size_span
     ends = [c.bound.start, c.bound.stop] if isinstance(c.bound, ast.Range) else [c.bound]
     if isinstance(c.bound, ast.Range) and c.bound.step is not None:
-        low.error("E-BUCKET", "a bucket's range takes no `step`", c.bound.step.span,
-                  hint=f"write `when {c.size} in 2^16..2^24 {{ … }}`")
+        low.error(
+            "E-BUCKET",
+            "a bucket's range takes no `step`",
+            c.bound.step.span,
+            hint=f"write `when {c.size} in 2^16..2^24 {{ … }}`",
+        )
     vals = []
     for n in ends:
         ok = n.unit is None and n.value == n.value.to_integral_value() and n.value >= 0 and "." not in n.text
         if not ok:
             what = "an element count" if c.size == "elements" else f"a `{c.size}` (a whole number)"
-            low.error("E-BUCKET", f"`{n}` is not {what}", n.span,
-                      hint="sizes are whole numbers without a unit, e.g. `2^24` or `16777216`")
+            low.error(
+                "E-BUCKET",
+                f"`{n}` is not {what}",
+                n.span,
+                hint="sizes are whole numbers without a unit, e.g. `2^24` or `16777216`",
+            )
         size = BUCKET_SIZES.get(c.size)  # an unknown size is validate's to report (the family's sizes)
         if ok and size is not None and n.value > size.max:
-            low.error("E-BUCKET", f"`{n}` is more than any `{c.size}` can be: the kernels hold it as `{size.ctype}`, "
-                      f"at most 2^{size.max_exp} - 1", n.span,
-                      hint=f"the last bucket covers every larger size: end the buckets with `when {c.size} >= n`, "
-                           f"n below 2^{size.max_exp}")
+            low.error(
+                "E-BUCKET",
+                f"`{n}` is more than any `{c.size}` can be: the kernels hold it as `{size.ctype}`, "
+                f"at most 2^{size.max_exp} - 1",
+                n.span,
+                hint=f"the last bucket covers every larger size: end the buckets with `when {c.size} >= n`, "
+                f"n below 2^{size.max_exp}",
+            )
             ok = False
         vals.append(int(n.value) if ok else None)
     if None in vals:
@@ -279,8 +331,12 @@ def _bounds(c: ast.Condition, low: Lowered, path: tuple) -> dict:
 
 
 def _empty(c: ast.Condition, low: Lowered) -> dict:
-    low.error("E-BUCKET", f"bucket `{c}` holds no size", c.span,
-              hint="a range `a..b` holds a ≤ size < b, so b must be larger than a")
+    low.error(
+        "E-BUCKET",
+        f"bucket `{c}` holds no size",
+        c.span,
+        hint="a range `a..b` holds a ≤ size < b, so b must be larger than a",
+    )
     return {"size": c.size, "lo": 0, "hi": 1}
 
 
@@ -311,8 +367,12 @@ def _parity(b: ast.Block, low: Lowered) -> None:
         low.error("E-DUP", "`parity` appears twice", b.kind_span)
         return
     if b.label is not None or b.target is not None:
-        low.error("E-BLOCK", "the `parity` block takes no name and no `on`", b.label_span or b.target_span,
-                  hint="write `parity { out_of_scope = [\"<family> <arch> <type> <op> <offset>\", …] }`")
+        low.error(
+            "E-BLOCK",
+            "the `parity` block takes no name and no `on`",
+            b.label_span or b.target_span,
+            hint='write `parity { out_of_scope = ["<family> <arch> <type> <op> <offset>", …] }`',
+        )
         return
     low.raw["parity"] = _members(b.members, path, low, {}, allow_blocks=False)
     low.key_spans[path] = b.kind_span
@@ -325,23 +385,40 @@ _EXAMPLE_NAMES = {"hardware": "bi100", "type": "pair16", "deploy": "competition"
 def lower(module: ast.Module) -> Lowered:
     low = Lowered(raw={"hardware": {}, "types": {}, "algorithms": {}, "deploys": {}}, source=module.source)
     if module.version is None:
-        low.error("E-VERSION", "the spec does not say its language version", ast_span_start(module),
-                  hint="start the file with `muh 1`")
+        low.error(
+            "E-VERSION",
+            "the spec does not say its language version",
+            ast_span_start(module),
+            hint="start the file with `muh 1`",
+        )
     elif module.version not in LANGUAGE_VERSIONS:
-        low.error("E-VERSION", f"language version {module.version} is not supported by this muh", module.version_span,
-                  hint=f"supported: {', '.join(map(str, LANGUAGE_VERSIONS))}")
+        low.error(
+            "E-VERSION",
+            f"language version {module.version} is not supported by this muh",
+            module.version_span,
+            hint=f"supported: {', '.join(map(str, LANGUAGE_VERSIONS))}",
+        )
     else:
         low.raw["version"] = module.version
     # Hardware first, so that algorithms and deployments can refer to it wherever it is written.
     order = sorted(module.members, key=lambda m: 0 if isinstance(m, ast.Block) and m.kind == "hardware" else 1)
     for m in order:
         if isinstance(m, ast.Assign):
-            low.error("E-TOPLEVEL", f"`{m.name} = …` outside a block", m.key_span,
-                      hint="top-level items are `hardware`, `type`, `algorithm` and `deploy` blocks")
+            low.error(
+                "E-TOPLEVEL",
+                f"`{m.name} = …` outside a block",
+                m.key_span,
+                hint="top-level items are `hardware`, `type`, `algorithm` and `deploy` blocks",
+            )
             continue
         if m.kind not in TOP_KINDS:
-            low.error("E-BLOCK", f"unknown block `{m.kind}`", m.kind_span,
-                      hint=did_you_mean(m.kind, TOP_KINDS) or "top-level blocks are hardware, type, algorithm, deploy and parity")
+            low.error(
+                "E-BLOCK",
+                f"unknown block `{m.kind}`",
+                m.kind_span,
+                hint=did_you_mean(m.kind, TOP_KINDS)
+                or "top-level blocks are hardware, type, algorithm, deploy and parity",
+            )
             continue
         if m.kind == "parity":
             _parity(m, low)
@@ -350,27 +427,43 @@ def lower(module: ast.Module) -> Lowered:
             low.error("E-BLOCK", f"a `{m.kind}` block needs a name: `{m.kind} <name> {{ … }}`", m.kind_span)
             continue
         if m.label in keywords() and m.kind != "algorithm":  # an algorithm's label is its family (E-FAMILY)
-            low.error("E-NAME", f"`{m.label}` is a word of the language, not a name for a `{m.kind}` block",
-                      m.label_span, hint=f"name it for what it is, e.g. `{m.kind} {_EXAMPLE_NAMES.get(m.kind, 'mine')} {{ … }}`"
-                      f" (the language's words: {', '.join(f'`{k}`' for k in sorted(keywords()))})")
+            low.error(
+                "E-NAME",
+                f"`{m.label}` is a word of the language, not a name for a `{m.kind}` block",
+                m.label_span,
+                hint=f"name it for what it is, e.g. `{m.kind} {_EXAMPLE_NAMES.get(m.kind, 'mine')} {{ … }}`"
+                f" (the language's words: {', '.join(f'`{k}`' for k in sorted(keywords()))})",
+            )
         if m.kind == "type":
             if m.target is not None:
-                low.error("E-TARGET", "a type block takes no `on`", m.target_span,
-                          hint=f"write `type {m.label} {{ size = 16 B  align = 8 B }}`")
+                low.error(
+                    "E-TARGET",
+                    "a type block takes no `on`",
+                    m.target_span,
+                    hint=f"write `type {m.label} {{ size = 16 B  align = 8 B }}`",
+                )
                 continue
             _type(m, low)
             continue
         needs_target = m.kind in ("algorithm", "deploy")
         if needs_target and m.target is None:
-            low.error("E-TARGET", f"`{m.kind} {m.label}` must say which hardware it runs on", m.label_span,
-                      hint=f"write `{m.kind} {m.label} on <hardware> {{ … }}`")
+            low.error(
+                "E-TARGET",
+                f"`{m.kind} {m.label}` must say which hardware it runs on",
+                m.label_span,
+                hint=f"write `{m.kind} {m.label} on <hardware> {{ … }}`",
+            )
             continue
         if not needs_target and m.target is not None:
             low.error("E-TARGET", "a hardware block takes no `on`", m.target_span)
             continue
         if needs_target and m.target not in low.raw["hardware"]:
-            low.error("E-REF", f"no hardware named `{m.target}`", m.target_span,
-                      hint=did_you_mean(m.target, low.raw["hardware"]) or "declare it with `hardware <name> { … }`")
+            low.error(
+                "E-REF",
+                f"no hardware named `{m.target}`",
+                m.target_span,
+                hint=did_you_mean(m.target, low.raw["hardware"]) or "declare it with `hardware <name> { … }`",
+            )
             (_algorithm if m.kind == "algorithm" else _deploy)(m, low, orphan=True)  # its own errors still count
             continue
         if m.kind == "hardware":

@@ -1,4 +1,5 @@
 """The typed model of a spec: hardware, algorithm policies and spaces, deployments."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -7,7 +8,8 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PrivateAttr, create_model, field_validator
 
 from muh.diagnostics import Diagnostic, Severity, Span
-from muh.schema.base import SpecModel as Model, matching
+from muh.schema.base import SpecModel as Model
+from muh.schema.base import matching
 from muh.schema.catalog import DELAY_KINDS, DIMS, Dim
 from muh.schema.units import Bandwidth, Bytes, Duration, Frequency
 
@@ -21,8 +23,11 @@ def _name_chars(what: str, v: str | None, pattern: str, example: str) -> str | N
     if v is not None and not re.fullmatch(pattern, v):
         bad = next((c for c in v if not re.fullmatch(pattern.replace("+$", "").lstrip("^"), c)), "")
         shown = f"`{bad}`" if bad.isprintable() and bad != " " else f"U+{ord(bad):04X}" if bad else "nothing"
-        raise ValueError(f"{v!r} is not an architecture name: it contains {shown} (names are letters, digits and _ . + -)"
-                         if v else f"{what} is empty; write e.g. {example}")
+        raise ValueError(
+            f"{v!r} is not an architecture name: it contains {shown} (names are letters, digits and _ . + -)"
+            if v
+            else f"{what} is empty; write e.g. {example}"
+        )
     return v
 
 
@@ -49,12 +54,15 @@ class Toolchain(Model):
     @field_validator("cuda")
     @classmethod
     def _cuda_version(cls, v: str) -> str:
-        return matching(v, r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", f"{v!r} is not a CUDA version; write e.g. \"10.2\" or \"12.4\"")
+        return matching(
+            v, r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", f'{v!r} is not a CUDA version; write e.g. "10.2" or "12.4"'
+        )
 
     @field_validator("arch")
     @classmethod
     def _arch_name(cls, v):
         return _name_chars("toolchain arch", v, r"^[A-Za-z0-9_.+-]+$", '"sm_90"')
+
     cxx: Literal[11, 14, 17, 20] = 17
     """Highest C++ standard accepted in device code."""
     compiler: Literal["nvcc", "clang"] = "nvcc"
@@ -111,7 +119,7 @@ class Hardware(Model):
         if why:
             raise ValueError(f"device_name {v!r} {why}")
         if v is not None and not v.strip():
-            raise ValueError("device_name is empty; write the name the runtime reports, e.g. \"NVIDIA H200\"")
+            raise ValueError('device_name is empty; write the name the runtime reports, e.g. "NVIDIA H200"')
         return v
 
     @field_validator("warp_size")
@@ -135,7 +143,8 @@ def _dim_field(d: Dim) -> tuple[object, object]:
         return Optional[int], Field(None, ge=d.lo, le=d.hi)
     if d.kind == "enum":
         return Optional[Literal[d.choices]], None  # type: ignore[valid-type]
-    return Optional[{"bool": bool, "bytes": Bytes, "delay": Delay}[d.kind]], None
+    kinds = {"bool": bool, "bytes": Bytes, "delay": Delay}
+    return Optional[kinds[d.kind]], None
 
 
 class _PolicyBase(Model):
@@ -145,9 +154,12 @@ class _PolicyBase(Model):
 
 
 PolicyValues = create_model(
-    "PolicyValues", __base__=_PolicyBase, __module__=__name__,
+    "PolicyValues",
+    __base__=_PolicyBase,
+    __module__=__name__,
     __doc__="One policy block; every dimension optional (inherited from `default` when absent).",
-    **{name: _dim_field(d) for name, d in DIMS.items()})
+    **{name: _dim_field(d) for name, d in DIMS.items()},
+)
 
 
 class Bucket(PolicyValues):
@@ -213,7 +225,7 @@ class Algorithm(Model):
         return f"{self.family}@{self.on}"
 
 
-from muh.schema.deploy import Deploy, Engine, EngineExtensions, Moe  # noqa: E402  (the deploy block lives there)
+from muh.schema.deploy import Deploy  # noqa: E402  (the deploy block lives there)
 
 
 class Measured(Model):
@@ -247,6 +259,7 @@ MAX_TYPE_SIZE = 1024
 class ElementType(Model):
     """`type <name> { size = 12 B  align = 4 B }`: an element type known by its size and alignment
     (a struct, a pair, a key-value tuple), as CUB sees a user type: its policies scale by the size."""
+
     name: str
     """The block's label (`type <name> { … }`): the name `types = […]` and policy keys use."""
     size: Bytes
@@ -257,6 +270,7 @@ class ElementType(Model):
 
 class ParityScope(Model):
     """What the CCCL parity check may leave out (muh/check/parity.py)."""
+
     out_of_scope: list[str] = []
     """Glob patterns over case names `<family> <arch> <type> <op> <offset>` (e.g. `"scan sm100 * * offset64"`);
     a pattern with fewer words matches every case that starts with them."""
@@ -308,9 +322,18 @@ class Spec(Model):
         shown, acked, used = [], [], set()
         places = {key: self.span_of(("acknowledged", key)) for key in self.acknowledged}
         for d in warnings:
-            key = next((k for k, a in self.acknowledged.items() if a.warning == d.code and d.span is not None
-                        and places[k] is not None and d.span.file == places[k].file
-                        and places[k].line <= d.span.line <= places[k].end_line), None)
+            key = next(
+                (
+                    k
+                    for k, a in self.acknowledged.items()
+                    if a.warning == d.code
+                    and d.span is not None
+                    and places[k] is not None
+                    and d.span.file == places[k].file
+                    and places[k].line <= d.span.line <= places[k].end_line
+                ),
+                None,
+            )
             if key is None or d.is_error:
                 shown.append(d)
             else:
@@ -318,10 +341,15 @@ class Spec(Model):
                 used.add(key)
         for key, a in self.acknowledged.items():
             if key not in used:
-                shown.append(Diagnostic("W-ACK-UNUSED", f"`@acknowledged(warning = \"{a.warning}\")`: this line gives no "
-                                        f"{a.warning} warning", places[key],
-                                        hint="remove the annotation: the warning it kept is gone (or moved to "
-                                             "another line)", severity=Severity.warning))
+                shown.append(
+                    Diagnostic(
+                        "W-ACK-UNUSED",
+                        f'`@acknowledged(warning = "{a.warning}")`: this line gives no {a.warning} warning',
+                        places[key],
+                        hint="remove the annotation: the warning it kept is gone (or moved to another line)",
+                        severity=Severity.warning,
+                    )
+                )
         return shown, acked
 
     def element_sizes(self) -> dict[str, int]:

@@ -26,6 +26,7 @@ a type; ``prim<N>`` ranks with ``record``: a type is in at most one class), then
 offset part. For one query the covering
 keys are totally ordered, so the layering is unambiguous.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from muh.schema.catalog import DTYPES, OPS
 #: Operator classes: name -> the operators in it (CUB's classification, CCCL 3.0.1).
 OP_CLASSES: dict[str, tuple[str, ...]] = {
     "primitive": ("plus", "min", "max"),  # cub::detail::basic_binary_op_t
-    "min_or_max": ("min", "max"),         # cub::detail::reduce::is_min_or_max
+    "min_or_max": ("min", "max"),  # cub::detail::reduce::is_min_or_max
 }
 #: Offset widths (bits) a key can name.
 OFFSETS: dict[str, int] = {"offset32": 32, "offset64": 64}
@@ -53,6 +54,7 @@ _CLASSES = ", ".join(f"{c} ({'/'.join(o)})" for c, o in OP_CLASSES.items())
 class Query:
     """One call: element (key) type, operator, offset width (bits) and, for by-key families, the
     values' type where it differs from the key's (None: the key's)."""
+
     dtype: str
     op: str = "plus"
     offset: int = DEFAULT_OFFSET
@@ -66,10 +68,10 @@ class Query:
 
 @dataclass(frozen=True)
 class PolicyKey:
-    dtype: str | None            # None: `default`
-    op: str | None = None        # an operator or an operator class
-    offset: int | None = None    # 32 | 64
-    value: str | None = None     # the values' type (or `record`) where it differs from the key's
+    dtype: str | None  # None: `default`
+    op: str | None = None  # an operator or an operator class
+    offset: int | None = None  # 32 | 64
+    value: str | None = None  # the values' type (or `record`) where it differs from the key's
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -106,17 +108,23 @@ class PolicyKey:
         return value is not None and self._match(self.value, value)
 
     def covers(self, q: Query) -> bool:
-        return (self._types(q.dtype, q.pair) and q.op in self.ops
-                and (self.offset is None or self.offset == q.offset))
+        return self._types(q.dtype, q.pair) and q.op in self.ops and (self.offset is None or self.offset == q.offset)
 
     def generalises(self, other: PolicyKey) -> bool:
         """Every query ``other`` covers, this key covers too."""
         if other.dtype is None:
-            return self.dtype is None and set(other.ops) <= set(self.ops) and (
-                self.offset is None or self.offset == other.offset)
-        types = (self.dtype is None or (self._match(self.dtype, other.dtype) and (
-            (self.value is None and other.value is None)
-            or (self.value is not None and other.value is not None and self._match(self.value, other.value)))))
+            return (
+                self.dtype is None
+                and set(other.ops) <= set(self.ops)
+                and (self.offset is None or self.offset == other.offset)
+            )
+        types = self.dtype is None or (
+            self._match(self.dtype, other.dtype)
+            and (
+                (self.value is None and other.value is None)
+                or (self.value is not None and other.value is not None and self._match(self.value, other.value))
+            )
+        )
         return types and set(other.ops) <= set(self.ops) and (self.offset is None or self.offset == other.offset)
 
 
@@ -128,9 +136,13 @@ def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
     dtype, rest = parts[0], parts[1:]
     problems = []
     if dtype not in dtypes and dtype not in CLASSES:
-        problems.append((f"`{dtype}` is not an element type",
-                         f"policy keys are `default`, a type ({', '.join(dtypes)}), `{RECORD}` (every user-defined "
-                         f"type), a size class ({', '.join(SIZE_CLASSES)}), `type.op`, `type.offset64` …"))
+        problems.append(
+            (
+                f"`{dtype}` is not an element type",
+                f"policy keys are `default`, a type ({', '.join(dtypes)}), `{RECORD}` (every user-defined "
+                f"type), a size class ({', '.join(SIZE_CLASSES)}), `type.op`, `type.offset64` …",
+            )
+        )
     op = offset = value = None
     for i, part in enumerate(rest):
         if part in OFFSETS and offset is None:
@@ -139,15 +151,23 @@ def parse(key: str, dtypes) -> tuple[PolicyKey | None, list[tuple[str, str]]]:
             op = part
         elif i == 0 and (part in dtypes or part in CLASSES) and not problems:
             if part == dtype and dtype not in CLASSES:
-                problems.append((f"policy key `{key}` names `{dtype}` as both key and value type",
-                                 f"write `{'.'.join([dtype] + rest[1:])}`: a key without a value type covers "
-                                 "values of the key's type"))
+                problems.append(
+                    (
+                        f"policy key `{key}` names `{dtype}` as both key and value type",
+                        f"write `{'.'.join([dtype] + rest[1:])}`: a key without a value type covers "
+                        "values of the key's type",
+                    )
+                )
                 break
             value = part
         else:
-            problems.append((f"`{part}` cannot follow `{'.'.join(parts[:i + 1])}` in policy key `{key}`",
-                             f"write `type[.value type][.op][.offset32|.offset64]`; operators: {', '.join(OPS)}; "
-                             "operator classes: " + _CLASSES))
+            problems.append(
+                (
+                    f"`{part}` cannot follow `{'.'.join(parts[: i + 1])}` in policy key `{key}`",
+                    f"write `type[.value type][.op][.offset32|.offset64]`; operators: {', '.join(OPS)}; "
+                    "operator classes: " + _CLASSES,
+                )
+            )
             break
     return (None if problems else PolicyKey(dtype, op, offset, value)), problems
 

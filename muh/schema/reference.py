@@ -1,5 +1,6 @@
 """The language reference in docs/language.md, generated from the models and the catalogue
 (a test keeps the committed copy equal to this output)."""
+
 from __future__ import annotations
 
 import typing
@@ -8,8 +9,8 @@ from pydantic import BaseModel
 
 from muh import families
 from muh.families.base import BUCKET_SIZES
-from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS
 from muh.schema.base import with_docs
+from muh.schema.catalog import DELAY_KINDS, DIMS, DTYPES, FAMILIES, OPS
 from muh.schema.models import MAX_TYPE_SIZE, Deploy, ElementType, Hardware, ParityScope, Spec, Toolchain
 from muh.schema.policy_key import OFFSETS, OP_CLASSES, RECORD, SIZE_CLASSES
 from muh.schema.units import DIMENSION_OF_UNIT
@@ -32,7 +33,7 @@ def _type_name(t) -> str:
 
 
 def _unit_kind(metadata) -> str | None:
-    """"size" / "bandwidth" / "time" for fields typed Bytes / Bandwidth / Duration."""
+    """ "size" / "bandwidth" / "time" for fields typed Bytes / Bandwidth / Duration."""
     for meta in metadata:
         func = getattr(meta, "func", None)
         cells = getattr(func, "__closure__", None) or ()
@@ -56,61 +57,109 @@ def _fields(model: type[BaseModel], skip=()) -> list[str]:
 
 def render_reference() -> str:
     with_docs(Spec)
-    out = [BEGIN, "", "## Reference", "", "### Top-level blocks", "",
-           "| block | form |", "|---|---|",
-           "| `hardware` | `hardware <name> { … }` |",
-           "| `type` | `type <name> { size = 16 B  align = 8 B }`: a user-defined element type |",
-           "| `algorithm` | `algorithm <family> on <hardware> { policy <key> { … }  space [<key>] { … }  types = […]  values = […] }` (`values`: by-key families) |",
-           "| `deploy` | `deploy <name> on <hardware> { … }` |",
-           "| `parity` | `parity { out_of_scope = [\"<family> <arch> <type> <op> <offset>\", …] }` (docs/parity.md) |", "",
-           "### `hardware` keys", ""]
+    out = [
+        BEGIN,
+        "",
+        "## Reference",
+        "",
+        "### Top-level blocks",
+        "",
+        "| block | form |",
+        "|---|---|",
+        "| `hardware` | `hardware <name> { … }` |",
+        "| `type` | `type <name> { size = 16 B  align = 8 B }`: a user-defined element type |",
+        "| `algorithm` | `algorithm <family> on <hardware> { policy <key> { … }  space [<key>] { … }  types = […]  values = […] }` (`values`: by-key families) |",
+        "| `deploy` | `deploy <name> on <hardware> { … }` |",
+        '| `parity` | `parity { out_of_scope = ["<family> <arch> <type> <op> <offset>", …] }` (docs/parity.md) |',
+        "",
+        "### `hardware` keys",
+        "",
+    ]
     out += _fields(Hardware, skip=("name", "toolchain"))
     out += ["", "### `toolchain` block (inside `hardware`)", ""] + _fields(Toolchain)
-    out += ["", "### `type` keys", "",
-            f"A record muh knows by size and alignment (1 B … {MAX_TYPE_SIZE} B; the size a multiple of the "
-            "alignment, the alignment a power of two). Its policies scale by its size as CUB scales a user type's; "
-            "list it in an algorithm's `types` and name it in policy keys.", ""] + _fields(ElementType, skip=("name",))
+    out += [
+        "",
+        "### `type` keys",
+        "",
+        f"A record muh knows by size and alignment (1 B … {MAX_TYPE_SIZE} B; the size a multiple of the "
+        "alignment, the alignment a power of two). Its policies scale by its size as CUB scales a user type's; "
+        "list it in an algorithm's `types` and name it in policy keys.",
+        "",
+    ] + _fields(ElementType, skip=("name",))
     out += ["", "### `deploy` keys", ""] + _fields(Deploy, skip=("name", "on"))
     out += ["", "### `parity` block (top level, once)", ""] + _fields(ParityScope)
-    out += ["", "### Algorithm families", "",
-            "Values are nominal for 4-byte items and scaled per element size by the family's rule.", "",
-            "| family | CUB counterpart | tunable dimensions | sub-policies | scaling | tile in smem |", "|---|---|---|---|---|---|"]
+    out += [
+        "",
+        "### Algorithm families",
+        "",
+        "Values are nominal for 4-byte items and scaled per element size by the family's rule.",
+        "",
+        "| family | CUB counterpart | tunable dimensions | sub-policies | scaling | tile in smem |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, fam in sorted(FAMILIES.items()):
-        out.append(f"| `{name}` | {fam.doc} | {', '.join(fam.dims)} | {', '.join(fam.subs) or '—'} | {fam.scaling} | {'yes' if fam.stages_tile else 'no'} |")
+        out.append(
+            f"| `{name}` | {fam.doc} | {', '.join(fam.dims)} | {', '.join(fam.subs) or '—'} | {fam.scaling} | {'yes' if fam.stages_tile else 'no'} |"
+        )
     out += ["", "### Dimensions", "", "| dimension | kind | values | meaning |", "|---|---|---|---|"]
     for name, d in sorted(DIMS.items()):
-        values = ", ".join(f"`{c}`" for c in d.choices) if d.choices else (f"{d.lo}..{d.hi}" if d.lo is not None else "")
+        values = (
+            ", ".join(f"`{c}`" for c in d.choices) if d.choices else (f"{d.lo}..{d.hi}" if d.lo is not None else "")
+        )
         if d.per_thread_of_warp:
             values = "a multiple of the hardware's `warp_size`, at most its `max_threads_per_block`"
         if name == "block":
-            values = "per family: " + "; ".join(f"{f}: {', '.join(FAMILIES[f].block_choices)}" for f in ("reduce", "scan"))
+            values = "per family: " + "; ".join(
+                f"{f}: {', '.join(FAMILIES[f].block_choices)}" for f in ("reduce", "scan")
+            )
         if name == "delay":
             values = "kinds: " + ", ".join(f"`{k}`" for k in DELAY_KINDS)
         out.append(f"| `{name}` | {d.kind} | {values} | {d.doc} |")
-    out += ["", "### Policy keys", "",
-            "`default` or `type[.value][.op][.offset32|.offset64]`, `op` an operator or an operator class; "
-            f"`{RECORD}` in place of the type covers every user-defined `type` (CUB's non-primitive types), "
-            + ", ".join(f"`{c}`" for c in SIZE_CLASSES) + " every built-in type of that size; `value` (by-key "
-            "families: reduce_by_key, scan_by_key, unique_by_key, radix_sort_pairs) the values' type or class where "
-            "it differs from the key's (`int32.int64`, `prim4.prim8.primitive`), listed in the algorithm's "
-            "`values = […]`; a key without one covers values of the key's type. "
-            "The most specific key covering a call wins (type part first, then value, operator, offset width). "
-            "Element types (size in bytes): " +
-            ", ".join(f"`{k}` ({v})" for k, v in DTYPES.items()) + ". Operators: " + ", ".join(f"`{o}`" for o in OPS) +
-            ". Operator classes (CUB's): " + ", ".join(f"`{c}` ({'/'.join(o)})" for c, o in OP_CLASSES.items()) +
-            ". Offset widths: " + ", ".join(f"`{k}`" for k in OFFSETS) + " (default 32).", "",
-            "### Size buckets", "",
-            "Inside the policy of an element type: `when <size> < n { … }`, `when <size> in a..b { … }` "
-            "(a ≤ size < b), `when <size> >= n { … }`; `<size>` is what the family's launch code picks a "
-            "bucket by: " + "; ".join(f"`{z}`, {b.doc} (at most 2^{b.max_exp} - 1, a `{b.ctype}`)" for z, b in BUCKET_SIZES.items())
-            + "; `n` a whole number, `2^k` allowed. The buckets of a "
-            "policy test one size, go from small to large, do not overlap and together cover every size; a "
-            "bucket's values override the policy's (which it inherits as usual), each checked like any policy's. "
-            "Not in `policy default`, not on `cub_parity` hardware. Families with buckets, and the sizes they "
-            "test: " + ", ".join(f"`{r.name}` ({', '.join(r.buckets_by)})"
-                                 for r in families.records() + families.ops_records() if r.buckets_by)
-            + " (the LLM ops' `rms_norm` and `silu_and_mul`: `elements` is their rows × hidden).", "",
-            "### Units", "", "| dimension | units |", "|---|---|"]
+    out += [
+        "",
+        "### Policy keys",
+        "",
+        "`default` or `type[.value][.op][.offset32|.offset64]`, `op` an operator or an operator class; "
+        f"`{RECORD}` in place of the type covers every user-defined `type` (CUB's non-primitive types), "
+        + ", ".join(f"`{c}`" for c in SIZE_CLASSES)
+        + " every built-in type of that size; `value` (by-key "
+        "families: reduce_by_key, scan_by_key, unique_by_key, radix_sort_pairs) the values' type or class where "
+        "it differs from the key's (`int32.int64`, `prim4.prim8.primitive`), listed in the algorithm's "
+        "`values = […]`; a key without one covers values of the key's type. "
+        "The most specific key covering a call wins (type part first, then value, operator, offset width). "
+        "Element types (size in bytes): "
+        + ", ".join(f"`{k}` ({v})" for k, v in DTYPES.items())
+        + ". Operators: "
+        + ", ".join(f"`{o}`" for o in OPS)
+        + ". Operator classes (CUB's): "
+        + ", ".join(f"`{c}` ({'/'.join(o)})" for c, o in OP_CLASSES.items())
+        + ". Offset widths: "
+        + ", ".join(f"`{k}`" for k in OFFSETS)
+        + " (default 32).",
+        "",
+        "### Size buckets",
+        "",
+        "Inside the policy of an element type: `when <size> < n { … }`, `when <size> in a..b { … }` "
+        "(a ≤ size < b), `when <size> >= n { … }`; `<size>` is what the family's launch code picks a "
+        "bucket by: "
+        + "; ".join(f"`{z}`, {b.doc} (at most 2^{b.max_exp} - 1, a `{b.ctype}`)" for z, b in BUCKET_SIZES.items())
+        + "; `n` a whole number, `2^k` allowed. The buckets of a "
+        "policy test one size, go from small to large, do not overlap and together cover every size; a "
+        "bucket's values override the policy's (which it inherits as usual), each checked like any policy's. "
+        "Not in `policy default`, not on `cub_parity` hardware. Families with buckets, and the sizes they "
+        "test: "
+        + ", ".join(
+            f"`{r.name}` ({', '.join(r.buckets_by)})"
+            for r in families.records() + families.ops_records()
+            if r.buckets_by
+        )
+        + " (the LLM ops' `rms_norm` and `silu_and_mul`: `elements` is their rows × hidden).",
+        "",
+        "### Units",
+        "",
+        "| dimension | units |",
+        "|---|---|",
+    ]
     by_dim: dict[str, list[str]] = {}
     for unit, dim in DIMENSION_OF_UNIT.items():
         by_dim.setdefault(dim, []).append(f"`{unit}`")

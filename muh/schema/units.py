@@ -4,6 +4,7 @@ A number written with a unit arrives here as a ``Quantity``; a field typed ``Byt
 ``Bandwidth``, ``Duration``) accepts only quantities of its dimension and stores an exact integer
 in the base unit (bytes, bytes per second, picoseconds kept as nanoseconds with Decimal).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,17 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, PlainSerializer
 
-SIZE = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-        "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+SIZE = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
 TIME_NS = {"ns": Decimal(1), "us": Decimal(1000), "ms": Decimal(10**6), "s": Decimal(10**9)}
 FREQ = {"MHz": 10**6, "GHz": 10**9}
 
@@ -98,6 +108,7 @@ def _to(dimension: str):
         if v == 0 and dimension == "time":
             return Decimal(0)
         raise ValueError(f"a {dimension} needs a unit: write e.g. `{v} {PREFERRED[dimension]}`")
+
     return convert
 
 

@@ -1,4 +1,5 @@
 """Validate lowered values into a typed ``Spec``; map every problem back to its source span."""
+
 from __future__ import annotations
 
 import hashlib
@@ -32,8 +33,12 @@ def from_module(module: ast.Module) -> Spec:
     raw = low.raw
     _expand_spaces(low)
     measured = _measurements(low)
-    raw = {**raw, "file": module.file, "sha256": hashlib.sha256(module.source.encode()).hexdigest(),
-           "measured": measured}
+    raw = {
+        **raw,
+        "file": module.file,
+        "sha256": hashlib.sha256(module.source.encode()).hexdigest(),
+        "measured": measured,
+    }
     spec = None
     try:
         spec = Spec.model_validate(raw)
@@ -54,8 +59,8 @@ def from_module(module: ast.Module) -> Spec:
 
 def _orphans(low: Lowered) -> list[Diagnostic]:
     """Errors inside blocks that name unknown hardware (reported besides that one)."""
-    from muh.schema.models import Algorithm
     from muh.schema.deploy import Deploy
+    from muh.schema.models import Algorithm
 
     out = []
     for group, model in (("algorithms", Algorithm), ("deploys", Deploy)):
@@ -102,11 +107,15 @@ def _valid_part(raw: dict) -> Spec | None:
 
     hardware = {k: s for k, v in raw.get("hardware", {}).items() if (s := _salvage(Hardware, v)) is not None}
     types = {k: s for k, v in raw.get("types", {}).items() if (s := _salvage(ElementType, v)) is not None}
-    algorithms = {k: s for k, v in raw.get("algorithms", {}).items()
-                  if isinstance(v, dict) and v.get("on") in hardware and (s := _salvage(Algorithm, v)) is not None}
+    algorithms = {
+        k: s
+        for k, v in raw.get("algorithms", {}).items()
+        if isinstance(v, dict) and v.get("on") in hardware and (s := _salvage(Algorithm, v)) is not None
+    }
     try:
-        return Spec.model_validate({"hardware": hardware, "types": types, "algorithms": algorithms,
-                                    "file": raw.get("file", "<input>")})
+        return Spec.model_validate(
+            {"hardware": hardware, "types": types, "algorithms": algorithms, "file": raw.get("file", "<input>")}
+        )
     except ValidationError:
         return None
 
@@ -132,8 +141,12 @@ def _measurements(low: Lowered) -> dict:
             _acknowledged(path, call, low)
             continue
         if call.name != "measured":
-            low.error("E-ANNOTATION", f"unknown annotation `@{call.name}`", call.span,
-                      hint=did_you_mean(call.name, ANNOTATIONS) or "annotations: `@measured(…)`, `@acknowledged(…)`")
+            low.error(
+                "E-ANNOTATION",
+                f"unknown annotation `@{call.name}`",
+                call.span,
+                hint=did_you_mean(call.name, ANNOTATIONS) or "annotations: `@measured(…)`, `@acknowledged(…)`",
+            )
             continue
         args = value_of(call, low, {})
         args.pop("kind", None)
@@ -154,29 +167,45 @@ def _acknowledged(path: tuple, call, low: Lowered) -> None:
     example = '`@acknowledged(warning = "W-DEPLOY-PARSER", reason = "why the value stays")`'
     unknown = sorted(set(args) - {"warning", "reason"})
     if unknown:
-        low.error("E-ANNOTATION", f"`@acknowledged` takes `warning` and `reason`, not `{unknown[0]}`", call.span,
-                  hint=f"write {example}")
+        low.error(
+            "E-ANNOTATION",
+            f"`@acknowledged` takes `warning` and `reason`, not `{unknown[0]}`",
+            call.span,
+            hint=f"write {example}",
+        )
         return
     code, reason = args.get("warning"), args.get("reason")
     if isinstance(code, str) and code.startswith("E-") and code in CODES:
-        low.error("E-ANNOTATION", f"`@acknowledged` needs the code of one of muh's warnings, not `{code}`: an error "
-                  "cannot be acknowledged", call.span, hint="fix what the error says; only warnings (W-…) can be kept")
+        low.error(
+            "E-ANNOTATION",
+            f"`@acknowledged` needs the code of one of muh's warnings, not `{code}`: an error cannot be acknowledged",
+            call.span,
+            hint="fix what the error says; only warnings (W-…) can be kept",
+        )
         return
     if not isinstance(code, str) or code not in warnings:
-        low.error("E-ANNOTATION", "`@acknowledged` needs the code of one of muh's warnings" +
-                  (f", not `{code}`" if code is not None else ""), call.span,
-                  hint=(did_you_mean(str(code), warnings) if isinstance(code, str) else None)
-                  or f"write {example}; the warnings: docs/diagnostics.md")
+        low.error(
+            "E-ANNOTATION",
+            "`@acknowledged` needs the code of one of muh's warnings" + (f", not `{code}`" if code is not None else ""),
+            call.span,
+            hint=(did_you_mean(str(code), warnings) if isinstance(code, str) else None)
+            or f"write {example}; the warnings: docs/diagnostics.md",
+        )
         return
     if not isinstance(reason, str) or not reason.strip():
-        low.error("E-ANNOTATION", f"`@acknowledged(warning = \"{code}\")` needs its reason", call.span,
-                  hint=f'add `reason = "…"`: why the spec keeps what {code} warns about')
+        low.error(
+            "E-ANNOTATION",
+            f'`@acknowledged(warning = "{code}")` needs its reason',
+            call.span,
+            hint=f'add `reason = "…"`: why the spec keeps what {code} warns about',
+        )
         return
     key = ".".join(map(str, path))
     low.raw.setdefault("acknowledged", {})[key] = {"warning": code, "reason": reason}
     start = low.key_spans.get(path) or call.span
-    low.value_spans[("acknowledged", key)] = Span(start.file, start.line, start.col, call.span.end_line,
-                                                  call.span.end_col)
+    low.value_spans[("acknowledged", key)] = Span(
+        start.file, start.line, start.col, call.span.end_line, call.span.end_col
+    )
 
 
 # -- spaces: ranges expand to lists ----------------------------------------------------------------
@@ -228,7 +257,7 @@ def _strip_loc(loc: tuple, raw: dict) -> tuple:
             node = node[el]
         elif isinstance(node, (dict, list)):
             # a missing key (e.g. a `missing` error) keeps its name; markers are skipped
-            if isinstance(node, dict) and not any(isinstance(x, str) and x in node for x in loc[len(out):]):
+            if isinstance(node, dict) and not any(isinstance(x, str) and x in node for x in loc[len(out) :]):
                 out.append(el)
                 break
     return tuple(out)
@@ -268,7 +297,10 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
     seen: set[tuple] = set()
     for e in err.errors():
         loc = _strip_loc(prefix + tuple(e["loc"]), raw)
-        if loc in seen and e["type"] not in ("extra_forbidden", "missing"):  # a union's other members: one value, one error
+        if loc in seen and e["type"] not in (
+            "extra_forbidden",
+            "missing",
+        ):  # a union's other members: one value, one error
             continue
         seen.add(loc)
         name = str(loc[-1]) if loc else "?"
@@ -280,39 +312,80 @@ def _from_pydantic(err: ValidationError, low: Lowered, raw: dict, prefix: tuple 
         call = _call_at(raw, loc[:-1])
         if typ == "extra_forbidden":
             model = _model_at(loc)
-            fields = [f for f in (model.model_fields if model else {}) if f not in ("name", "on", "file", "sha256", "measured")]
+            fields = [
+                f
+                for f in (model.model_fields if model else {})
+                if f not in ("name", "on", "file", "sha256", "measured")
+            ]
             msg, known = f"unknown key `{name}`", "known keys"
             if call is not None:
                 fields = [f for f in fields if f != "kind"]
                 msg, known = f"unknown argument `{name}` of `{call}(…)`", f"`{call}` takes"
-            out.append(Diagnostic("E-KEY", msg, key_span,
-                                  hint=did_you_mean(name, fields) or (f"{known}: {', '.join(fields)}" if fields else None)))
+            out.append(
+                Diagnostic(
+                    "E-KEY",
+                    msg,
+                    key_span,
+                    hint=did_you_mean(name, fields) or (f"{known}: {', '.join(fields)}" if fields else None),
+                )
+            )
         elif typ == "missing":
             where = _block_span(loc[:-1], low)
-            out.append(Diagnostic("E-MISSING", f"`{name}` is required here", where,
-                                  hint=f"add `{name} = …` to this block"))
+            out.append(
+                Diagnostic("E-MISSING", f"`{name}` is required here", where, hint=f"add `{name} = …` to this block")
+            )
         elif typ == "literal_error":
             expected = e.get("ctx", {}).get("expected", "")
             given = e.get("input")
             choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",") if c.strip()]
-            what = (f"`{loc[-2]}` kind" if call is not None and name == "kind" and len(loc) > 1
-                    else f"entry of `{name}`" if isinstance(loc[-1], int) else f"`{name}`")
-            out.append(Diagnostic("E-ENUM", f"`{given}` is not a valid {what}", value_span,
-                                  hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}"))
+            what = (
+                f"`{loc[-2]}` kind"
+                if call is not None and name == "kind" and len(loc) > 1
+                else f"entry of `{name}`"
+                if isinstance(loc[-1], int)
+                else f"`{name}`"
+            )
+            out.append(
+                Diagnostic(
+                    "E-ENUM",
+                    f"`{given}` is not a valid {what}",
+                    value_span,
+                    hint=did_you_mean(str(given), choices) or f"choose one of: {', '.join(choices)}",
+                )
+            )
         elif typ == "too_short":
             least = e.get("ctx", {}).get("min_length", 1)
             what = "a command (the program and its arguments)" if name == "command" else f"at least {least} value"
             example = ' e.g. `command = ["python3", "/workspace/fix.py"]`' if name == "command" else ""
-            out.append(Diagnostic("E-VALUE", f"`{name}` is empty: it takes {what}", value_span,
-                                  hint=f"write{example}" if example else f"give `{name}` a value, or remove it"))
-        elif typ in ("model_type", "dict_type") and isinstance(e.get("input"), str) and _model_at(loc) is not None \
-                and _call_kinds(loc):
+            out.append(
+                Diagnostic(
+                    "E-VALUE",
+                    f"`{name}` is empty: it takes {what}",
+                    value_span,
+                    hint=f"write{example}" if example else f"give `{name}` a value, or remove it",
+                )
+            )
+        elif (
+            typ in ("model_type", "dict_type")
+            and isinstance(e.get("input"), str)
+            and _model_at(loc) is not None
+            and _call_kinds(loc)
+        ):
             kinds = _call_kinds(loc)
             given = e.get("input")
-            hint = (f"write `{name} = {given}()` (a call, even without arguments)" if given in kinds else
-                    did_you_mean(given, kinds) or f"calls: {', '.join(f'{k}(…)' for k in kinds)}")
-            out.append(Diagnostic("E-VALUE", f"`{name}` takes a call such as `{kinds[0]}()`, not the bare name `{given}`",
-                                  value_span, hint=hint))
+            hint = (
+                f"write `{name} = {given}()` (a call, even without arguments)"
+                if given in kinds
+                else did_you_mean(given, kinds) or f"calls: {', '.join(f'{k}(…)' for k in kinds)}"
+            )
+            out.append(
+                Diagnostic(
+                    "E-VALUE",
+                    f"`{name}` takes a call such as `{kinds[0]}()`, not the bare name `{given}`",
+                    value_span,
+                    hint=hint,
+                )
+            )
         elif typ in _STRICT_TYPES and not isinstance(e.get("input"), (Quantity, RangeValue, dict, list)):
             out.append(_wrong_type(name, typ, e.get("input"), low.written(value_span), value_span))
         elif typ in _BOUNDS and not isinstance(e.get("input"), (Quantity, RangeValue)):
@@ -382,12 +455,18 @@ def _out_of_range(name: str, loc: tuple, e: dict, written: str | None, span: Spa
     hi = bounds["le"] if "le" in bounds else bounds["lt"] - 1 if "lt" in bounds else None
     given = written or str(e.get("input"))
     what = f"entries of `{name}` are" if isinstance(loc[-1], int) else f"`{name}` is"
-    span_text = (f"{lo} … {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None
-                 else f"at most {hi}")
+    span_text = (
+        f"{lo} … {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None else f"at most {hi}"
+    )
     example = lo if lo is not None and (hi is None or e["type"].startswith("greater")) else hi
-    return Diagnostic("E-VALUE", f"`{name}` = {given} is out of range: {what} {span_text}", span,
-                      hint=f"the nearest value in range: `{name} = {example}`" if not isinstance(loc[-1], int)
-                      else f"the nearest value in range: {example}")
+    return Diagnostic(
+        "E-VALUE",
+        f"`{name}` = {given} is out of range: {what} {span_text}",
+        span,
+        hint=f"the nearest value in range: `{name} = {example}`"
+        if not isinstance(loc[-1], int)
+        else f"the nearest value in range: {example}",
+    )
 
 
 def _not_a_block(name: str, loc: tuple, given, written: str | None, span: Span | None) -> Diagnostic:
@@ -399,21 +478,36 @@ def _not_a_block(name: str, loc: tuple, given, written: str | None, span: Span |
     shown = written or (f'"{given}"' if isinstance(given, str) else str(given))
     if isinstance(target, type) and issubclass(target, BaseModel) and set(target.model_fields) == {"name", "version"}:
         word = given if isinstance(given, str) and given.isidentifier() else "<name>"
-        return Diagnostic("E-VALUE", f"`{name}` takes a name and its version, not `{shown}`", span,
-                          hint=f'write `{name} = {word} "<version>"`, e.g. `{name} = vllm "0.6.3.post1"`')
-    return Diagnostic("E-VALUE", f"`{name}` is a block, not `{shown}`", span,
-                      hint=f"write `{name} {{ key = value … }}`, one setting a line" + (
-                          f', e.g. `{name} {{ VLLM_LOGGING_LEVEL = "INFO" }}`' if name == "env" else ""))
+        return Diagnostic(
+            "E-VALUE",
+            f"`{name}` takes a name and its version, not `{shown}`",
+            span,
+            hint=f'write `{name} = {word} "<version>"`, e.g. `{name} = vllm "0.6.3.post1"`',
+        )
+    return Diagnostic(
+        "E-VALUE",
+        f"`{name}` is a block, not `{shown}`",
+        span,
+        hint=f"write `{name} {{ key = value … }}`, one setting a line"
+        + (f', e.g. `{name} {{ VLLM_LOGGING_LEVEL = "INFO" }}`' if name == "env" else ""),
+    )
 
 
-_STRICT_TYPES = {"int_type": "a whole number", "bool_type": "`true` or `false`", "string_type": "a string",
-                 "float_type": "a number", "decimal_type": "a number"}
+_STRICT_TYPES = {
+    "int_type": "a whole number",
+    "bool_type": "`true` or `false`",
+    "string_type": "a string",
+    "float_type": "a number",
+    "decimal_type": "a number",
+}
 
 
 def _wrong_type(name: str, typ: str, given, written: str | None, span: Span | None) -> Diagnostic:
     """`threads = "256"`, `sm_count = 1e3`, `cuda = 10.2`: the value is not of the field's type."""
     want = _STRICT_TYPES[typ]
-    shown = written or (f'"{given}"' if isinstance(given, str) else str(given).lower() if isinstance(given, bool) else str(given))
+    shown = written or (
+        f'"{given}"' if isinstance(given, str) else str(given).lower() if isinstance(given, bool) else str(given)
+    )
     hint = None
     if typ == "int_type":
         if isinstance(given, str) and given.strip().lstrip("-").isdigit():
@@ -458,30 +552,59 @@ def _element_types(spec: Spec) -> list[Diagnostic]:
     for name, t in spec.types.items():
         base = ("types", name)
         if name in DTYPES or name in policy_key.CLASSES:
-            what = (f"a built-in element type ({DTYPES[name]} B)" if name in DTYPES
-                    else "the policy key of every user-defined type" if name == policy_key.RECORD
-                    else "the policy key of every built-in type of its size")
-            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: `{name}` is {what}",
-                                  spec.span_of(base, key=True), hint="give the type another name"))
+            what = (
+                f"a built-in element type ({DTYPES[name]} B)"
+                if name in DTYPES
+                else "the policy key of every user-defined type"
+                if name == policy_key.RECORD
+                else "the policy key of every built-in type of its size"
+            )
+            out.append(
+                Diagnostic(
+                    "E-TYPEDEF",
+                    f"`type {name}`: `{name}` is {what}",
+                    spec.span_of(base, key=True),
+                    hint="give the type another name",
+                )
+            )
         if t.size > MAX_TYPE_SIZE:
-            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: size = {t.size} B exceeds {MAX_TYPE_SIZE} B",
-                                  spec.span_of(base + ("size",)),
-                                  hint=f"muh tunes element types of 1 B … {MAX_TYPE_SIZE} B; pass larger records by "
-                                       "index or pointer"))
+            out.append(
+                Diagnostic(
+                    "E-TYPEDEF",
+                    f"`type {name}`: size = {t.size} B exceeds {MAX_TYPE_SIZE} B",
+                    spec.span_of(base + ("size",)),
+                    hint=f"muh tunes element types of 1 B … {MAX_TYPE_SIZE} B; pass larger records by index or pointer",
+                )
+            )
         if t.align & (t.align - 1):
             lo = 1 << (t.align.bit_length() - 1)
-            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: align = {t.align} B is not a power of two",
-                                  spec.span_of(base + ("align",)), hint=f"use {lo} B or {lo * 2} B"))
+            out.append(
+                Diagnostic(
+                    "E-TYPEDEF",
+                    f"`type {name}`: align = {t.align} B is not a power of two",
+                    spec.span_of(base + ("align",)),
+                    hint=f"use {lo} B or {lo * 2} B",
+                )
+            )
         elif t.align > t.size:
-            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: align = {t.align} B exceeds size = {t.size} B",
-                                  spec.span_of(base + ("align",)),
-                                  hint=f"a type is at least as large as its alignment: use size = {t.align} B "
-                                       f"or align ≤ {t.size} B"))
+            out.append(
+                Diagnostic(
+                    "E-TYPEDEF",
+                    f"`type {name}`: align = {t.align} B exceeds size = {t.size} B",
+                    spec.span_of(base + ("align",)),
+                    hint=f"a type is at least as large as its alignment: use size = {t.align} B or align ≤ {t.size} B",
+                )
+            )
         elif t.size % t.align:
             up = -(-t.size // t.align) * t.align
-            out.append(Diagnostic("E-TYPEDEF", f"`type {name}`: size = {t.size} B is not a multiple of "
-                                  f"align = {t.align} B", spec.span_of(base + ("size",)),
-                                  hint=f"C++ pads a type to its alignment: write size = {up} B"))
+            out.append(
+                Diagnostic(
+                    "E-TYPEDEF",
+                    f"`type {name}`: size = {t.size} B is not a multiple of align = {t.align} B",
+                    spec.span_of(base + ("size",)),
+                    hint=f"C++ pads a type to its alignment: write size = {up} B",
+                )
+            )
     return out
 
 
@@ -502,7 +625,9 @@ def _parity_scope(spec: Spec) -> list[Diagnostic]:
         if not words:
             problem = f"the pattern {pat!r} is empty: it excuses no case"
         elif re.search(r"\[(?![^\]]*\])", pat):
-            problem = f"`{pat}` is not a glob: a `[` opens a character class that is never closed, so it matches no case"
+            problem = (
+                f"`{pat}` is not a glob: a `[` opens a character class that is never closed, so it matches no case"
+            )
         else:
             hit = [f for f in families if fnmatch.fnmatchcase(f, words[0])]
             if not hit:
@@ -512,8 +637,14 @@ def _parity_scope(spec: Spec) -> list[Diagnostic]:
             elif len(hit) == len(families) and len(words) == 1:
                 problem = f"`{pat}` excuses every case of every family: the parity check would check nothing"
         if problem:
-            out.append(Diagnostic("E-PARITY-SCOPE", problem, span,
-                                  hint=f"a pattern is `<family> <arch> <type> <op> <offset>` with globs, {example}"))
+            out.append(
+                Diagnostic(
+                    "E-PARITY-SCOPE",
+                    problem,
+                    span,
+                    hint=f"a pattern is `<family> <arch> <type> <op> <offset>` with globs, {example}",
+                )
+            )
     return out
 
 
@@ -527,27 +658,51 @@ def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
     vendor = VENDORS[hw.vendor]
     if hw.warp_size not in vendor.warp_sizes:
         others = [v for v, f in VENDORS.items() if hw.warp_size in f.warp_sizes]
-        out.append(Diagnostic("E-HARDWARE", f"warp_size = {hw.warp_size}: no {hw.vendor} GPU has a {hw.warp_size}-lane warp "
-                              f"({hw.vendor}'s: {', '.join(map(str, vendor.warp_sizes))})",
-                              spec.span_of(base + ("warp_size",)),
-                              hint=(f"a {hw.warp_size}-lane card is {' or '.join(others)}'s: write `vendor = {others[0]}`"
-                                    if others else f"write warp_size = {vendor.warp_sizes[0]}") + f" ({hw.vendor}: {vendor.warp_source})"))
+        out.append(
+            Diagnostic(
+                "E-HARDWARE",
+                f"warp_size = {hw.warp_size}: no {hw.vendor} GPU has a {hw.warp_size}-lane warp "
+                f"({hw.vendor}'s: {', '.join(map(str, vendor.warp_sizes))})",
+                spec.span_of(base + ("warp_size",)),
+                hint=(
+                    f"a {hw.warp_size}-lane card is {' or '.join(others)}'s: write `vendor = {others[0]}`"
+                    if others
+                    else f"write warp_size = {vendor.warp_sizes[0]}"
+                )
+                + f" ({hw.vendor}: {vendor.warp_source})",
+            )
+        )
     if hw.launch_latency is not None and hw.launch_latency <= 0:
-        out.append(Diagnostic("E-HARDWARE", "launch_latency = 0: no kernel launches in no time",
-                              spec.span_of(base + ("launch_latency",)),
-                              hint="write the measured time of an empty kernel's launch (e.g. `6.2 us`; `muh probe` "
-                                   "measures it), or leave launch_latency out"))
+        out.append(
+            Diagnostic(
+                "E-HARDWARE",
+                "launch_latency = 0: no kernel launches in no time",
+                spec.span_of(base + ("launch_latency",)),
+                hint="write the measured time of an empty kernel's launch (e.g. `6.2 us`; `muh probe` "
+                "measures it), or leave launch_latency out",
+            )
+        )
     if vendor.max_threads_per_block is not None and hw.max_threads_per_block > vendor.max_threads_per_block:
-        out.append(Diagnostic("E-HARDWARE", f"max_threads_per_block = {hw.max_threads_per_block} exceeds {hw.vendor}'s "
-                              f"limit of {vendor.max_threads_per_block} threads per block",
-                              spec.span_of(base + ("max_threads_per_block",)),
-                              hint=f"{vendor.source}; write max_threads_per_block = {vendor.max_threads_per_block}"))
+        out.append(
+            Diagnostic(
+                "E-HARDWARE",
+                f"max_threads_per_block = {hw.max_threads_per_block} exceeds {hw.vendor}'s "
+                f"limit of {vendor.max_threads_per_block} threads per block",
+                spec.span_of(base + ("max_threads_per_block",)),
+                hint=f"{vendor.source}; write max_threads_per_block = {vendor.max_threads_per_block}",
+            )
+        )
     if hw.smem_per_block_optin is not None and hw.smem_per_block_optin < hw.smem_per_block:
-        out.append(Diagnostic("E-HARDWARE", f"smem_per_block_optin = {fmt_bytes(hw.smem_per_block_optin)} is less than "
-                              f"smem_per_block = {fmt_bytes(hw.smem_per_block)}",
-                              spec.span_of(base + ("smem_per_block_optin",)),
-                              hint="the opt-in amount is what a block may use beyond the default: at least "
-                                   "smem_per_block (remove it when the card has no opt-in)"))
+        out.append(
+            Diagnostic(
+                "E-HARDWARE",
+                f"smem_per_block_optin = {fmt_bytes(hw.smem_per_block_optin)} is less than "
+                f"smem_per_block = {fmt_bytes(hw.smem_per_block)}",
+                spec.span_of(base + ("smem_per_block_optin",)),
+                hint="the opt-in amount is what a block may use beyond the default: at least "
+                "smem_per_block (remove it when the card has no opt-in)",
+            )
+        )
     return out
 
 
@@ -557,37 +712,76 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     for hw in spec.hardware.values():
         out.extend(_vendor_facts(spec, hw))
         if not limits.whole_warps(hw.max_threads_per_block, hw.warp_size):
-            out.append(Diagnostic("E-WARP", f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
-                                  spec.span_of(("hardware", hw.name, "max_threads_per_block"))))
+            out.append(
+                Diagnostic(
+                    "E-WARP",
+                    f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
+                    spec.span_of(("hardware", hw.name, "max_threads_per_block")),
+                )
+            )
     for akey, alg in spec.algorithms.items():
         hw = spec.hardware[alg.on]
         fam = FAMILIES[alg.family]
         base = ("algorithms", akey)
         for i, t in enumerate(alg.types):
             if t not in known:
-                out.append(Diagnostic("E-TYPE", f"unknown element type `{t}`", spec.span_of(base + ("types", i)),
-                                      hint=did_you_mean(t, known) or f"types: {', '.join(known)}; or declare it: "
-                                                                     f"`type {t} {{ size = 16 B  align = 8 B }}`"))
+                out.append(
+                    Diagnostic(
+                        "E-TYPE",
+                        f"unknown element type `{t}`",
+                        spec.span_of(base + ("types", i)),
+                        hint=did_you_mean(t, known)
+                        or f"types: {', '.join(known)}; or declare it: `type {t} {{ size = 16 B  align = 8 B }}`",
+                    )
+                )
         if alg.values and not fam.key_value:
-            out.append(Diagnostic("E-VALUES", f"`{alg.family}` has no values of their own: `values` is for by-key families",
-                                  spec.span_of(base + ("values",), key=True),
-                                  hint="remove `values = […]`; by-key families: "
-                                       + ", ".join(f for f, v in FAMILIES.items() if v.key_value)))
+            out.append(
+                Diagnostic(
+                    "E-VALUES",
+                    f"`{alg.family}` has no values of their own: `values` is for by-key families",
+                    spec.span_of(base + ("values",), key=True),
+                    hint="remove `values = […]`; by-key families: "
+                    + ", ".join(f for f, v in FAMILIES.items() if v.key_value),
+                )
+            )
         for i, t in enumerate(alg.values):
             if t not in known:
-                out.append(Diagnostic("E-TYPE", f"unknown value type `{t}`", spec.span_of(base + ("values", i)),
-                                      hint=did_you_mean(t, known) or f"types: {', '.join(known)}; or declare it: "
-                                                                     f"`type {t} {{ size = 16 B  align = 8 B }}`"))
+                out.append(
+                    Diagnostic(
+                        "E-TYPE",
+                        f"unknown value type `{t}`",
+                        spec.span_of(base + ("values", i)),
+                        hint=did_you_mean(t, known)
+                        or f"types: {', '.join(known)}; or declare it: `type {t} {{ size = 16 B  align = 8 B }}`",
+                    )
+                )
         if "default" not in alg.policies:
-            out.append(Diagnostic("E-DEFAULT", f"`algorithm {alg.family} on {alg.on}` has no `policy default`", spec.span_of(base),
-                                  hint="add `policy default { … }`; typed policies inherit from it"))
+            out.append(
+                Diagnostic(
+                    "E-DEFAULT",
+                    f"`algorithm {alg.family} on {alg.on}` has no `policy default`",
+                    spec.span_of(base),
+                    hint="add `policy default { … }`; typed policies inherit from it",
+                )
+            )
         for pkey, pol in alg.policies.items():
             ppath = base + ("policies", pkey)
             out.extend(_policy_key(pkey, spec.span_of(ppath, key=True), known, fam.key_value, alg.family))
             for sub, sv in pol.subs.items():
                 if sub not in fam.subs:
-                    out.append(Diagnostic("E-SUB", f"`{alg.family}` has no sub-policy `{sub}`", spec.span_of(ppath + ("subs", sub), key=True),
-                                          hint=did_you_mean(sub, fam.subs) or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has no sub-policies")))
+                    out.append(
+                        Diagnostic(
+                            "E-SUB",
+                            f"`{alg.family}` has no sub-policy `{sub}`",
+                            spec.span_of(ppath + ("subs", sub), key=True),
+                            hint=did_you_mean(sub, fam.subs)
+                            or (
+                                f"sub-policies: {', '.join(fam.subs)}"
+                                if fam.subs
+                                else f"`{alg.family}` has no sub-policies"
+                            ),
+                        )
+                    )
                 out.extend(_policy_dims(sv.given(), alg.family, hw, spec, ppath + ("subs", sub)))
             out.extend(_policy_dims(pol.given(), alg.family, hw, spec, ppath))
             out.extend(_cub_agreement(pol, alg.family, hw, spec, ppath))
@@ -604,11 +798,24 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                 d = DIMS[dim]
                 for c in cands:
                     if d.kind == "enum" and c not in enum_choices(alg.family, dim):
-                        out.append(Diagnostic("E-ENUM", f"`{c}` is not a valid `{dim}` for {alg.family}", spec.span_of(vpath),
-                                              hint=did_you_mean(str(c), enum_choices(alg.family, dim)) or f"choose from: {', '.join(enum_choices(alg.family, dim))}"))
+                        out.append(
+                            Diagnostic(
+                                "E-ENUM",
+                                f"`{c}` is not a valid `{dim}` for {alg.family}",
+                                spec.span_of(vpath),
+                                hint=did_you_mean(str(c), enum_choices(alg.family, dim))
+                                or f"choose from: {', '.join(enum_choices(alg.family, dim))}",
+                            )
+                        )
                         break
                     if d.kind == "int" and (not isinstance(c, int) or isinstance(c, bool) or c < (d.lo or 1)):
-                        out.append(Diagnostic("E-SPACE", f"`{dim}` candidates must be whole numbers ≥ {d.lo or 1}, got {c}", spec.span_of(vpath)))
+                        out.append(
+                            Diagnostic(
+                                "E-SPACE",
+                                f"`{dim}` candidates must be whole numbers ≥ {d.lo or 1}, got {c}",
+                                spec.span_of(vpath),
+                            )
+                        )
                         break
     return out
 
@@ -622,12 +829,24 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple, broken: set = fr
     out: list[Diagnostic] = []
     span = lambda i: spec.span_of(ppath + ("buckets", i), key=True)  # noqa: E731
     if hw.cub_parity:
-        return [Diagnostic("E-BUCKET", f"`{hw.name}` is a CUB parity target (`cub_parity = true`): its policies "
-                           "are CUB's, one per type, without size buckets", span(0),
-                           hint="write the size-dependent policy on a hardware of your own")]
+        return [
+            Diagnostic(
+                "E-BUCKET",
+                f"`{hw.name}` is a CUB parity target (`cub_parity = true`): its policies "
+                "are CUB's, one per type, without size buckets",
+                span(0),
+                hint="write the size-dependent policy on a hardware of your own",
+            )
+        ]
     if pkey == "default":
-        return [Diagnostic("E-BUCKET", "`policy default` cannot hold size buckets", span(0),
-                           hint="write them in the policy of an element type, e.g. `policy float64 { when … }`")]
+        return [
+            Diagnostic(
+                "E-BUCKET",
+                "`policy default` cannot hold size buckets",
+                span(0),
+                hint="write them in the policy of an element type, e.g. `policy float64 { when … }`",
+            )
+        ]
     bs = pol.buckets
     from muh.families import registry
 
@@ -637,14 +856,24 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple, broken: set = fr
     for i, b in enumerate(bs):
         at = spec.span_of(ppath + ("buckets", i, "size"), key=True)
         if accepted and b.size not in accepted:
-            out.append(Diagnostic("E-BUCKET", f"a bucket of `{alg.family}` cannot test `{b.size}`", at,
-                                  hint=did_you_mean(b.size, accepted) or f"{alg.family}'s buckets test: "
-                                  + ", ".join(accepted)))
+            out.append(
+                Diagnostic(
+                    "E-BUCKET",
+                    f"a bucket of `{alg.family}` cannot test `{b.size}`",
+                    at,
+                    hint=did_you_mean(b.size, accepted) or f"{alg.family}'s buckets test: " + ", ".join(accepted),
+                )
+            )
         elif b.size != first.size:
-            out.append(Diagnostic("E-BUCKET", f"bucket `{b.label}` tests `{b.size}`, bucket `{first.label}` of the "
-                                  f"same policy tests `{first.size}`: a policy's buckets test one size", at,
-                                  hint=f"write every bucket of `policy {pkey}` with `{first.size}` (or every one "
-                                       f"with `{b.size}`)"))
+            out.append(
+                Diagnostic(
+                    "E-BUCKET",
+                    f"bucket `{b.label}` tests `{b.size}`, bucket `{first.label}` of the "
+                    f"same policy tests `{first.size}`: a policy's buckets test one size",
+                    at,
+                    hint=f"write every bucket of `policy {pkey}` with `{first.size}` (or every one with `{b.size}`)",
+                )
+            )
     if out:
         return out
     size = bs[0].size
@@ -655,40 +884,79 @@ def _buckets(pkey: str, pol, alg, hw, spec: Spec, ppath: tuple, broken: set = fr
             continue
         prev = bs[i - 1]
         if b.lo < prev.lo:
-            out.append(Diagnostic("E-BUCKET", f"bucket `{b.label}` comes after `{prev.label}`: buckets go from small "
-                                  "sizes to large", span(i), hint=f"move it before `{prev.label}`"))
+            out.append(
+                Diagnostic(
+                    "E-BUCKET",
+                    f"bucket `{b.label}` comes after `{prev.label}`: buckets go from small sizes to large",
+                    span(i),
+                    hint=f"move it before `{prev.label}`",
+                )
+            )
         elif prev.hi is None or b.lo < prev.hi:
             both = f"{pow2_text(b.lo)}..{pow2_text(prev.hi) if prev.hi is not None else '∞'}"
-            out.append(Diagnostic("E-BUCKET", f"bucket `{b.label}` overlaps `{prev.label}` (sizes {both} in both)",
-                                  span(i), hint=f"start it at {pow2_text(prev.hi)}" if prev.hi is not None else
-                                  "a bucket without an upper bound must be the last"))
+            out.append(
+                Diagnostic(
+                    "E-BUCKET",
+                    f"bucket `{b.label}` overlaps `{prev.label}` (sizes {both} in both)",
+                    span(i),
+                    hint=f"start it at {pow2_text(prev.hi)}"
+                    if prev.hi is not None
+                    else "a bucket without an upper bound must be the last",
+                )
+            )
         elif b.lo > prev.hi:
-            out.append(Diagnostic("E-BUCKET", f"sizes {pow2_text(prev.hi)}..{pow2_text(b.lo)} fall in no bucket "
-                                  f"(between `{prev.label}` and `{b.label}`)", span(i),
-                                  hint=f"start `{b.label}` at {pow2_text(prev.hi)}, or add a bucket for them"))
+            out.append(
+                Diagnostic(
+                    "E-BUCKET",
+                    f"sizes {pow2_text(prev.hi)}..{pow2_text(b.lo)} fall in no bucket "
+                    f"(between `{prev.label}` and `{b.label}`)",
+                    span(i),
+                    hint=f"start `{b.label}` at {pow2_text(prev.hi)}, or add a bucket for them",
+                )
+            )
     if out or unordered:
         return out
     if bs[0].lo > 0:
-        out.append(Diagnostic("E-BUCKET", f"sizes below {pow2_text(bs[0].lo)} fall in no bucket", span(0),
-                              hint=f"add `when {size} < {pow2_text(bs[0].lo)} {{ }}` (empty: the policy's own "
-                                   "values)"))
+        out.append(
+            Diagnostic(
+                "E-BUCKET",
+                f"sizes below {pow2_text(bs[0].lo)} fall in no bucket",
+                span(0),
+                hint=f"add `when {size} < {pow2_text(bs[0].lo)} {{ }}` (empty: the policy's own values)",
+            )
+        )
     if bs[-1].hi is not None:
-        out.append(Diagnostic("E-BUCKET", f"sizes from {pow2_text(bs[-1].hi)} up fall in no bucket", span(len(bs) - 1),
-                              hint=f"add `when {size} >= {pow2_text(bs[-1].hi)} {{ }}` (empty: the policy's own "
-                                   "values)"))
+        out.append(
+            Diagnostic(
+                "E-BUCKET",
+                f"sizes from {pow2_text(bs[-1].hi)} up fall in no bucket",
+                span(len(bs) - 1),
+                hint=f"add `when {size} >= {pow2_text(bs[-1].hi)} {{ }}` (empty: the policy's own values)",
+            )
+        )
     return out
 
 
-def _policy_key(key: str, span: Span | None, known=DTYPES, key_value: bool = True, family: str = "") -> list[Diagnostic]:
+def _policy_key(
+    key: str, span: Span | None, known=DTYPES, key_value: bool = True, family: str = ""
+) -> list[Diagnostic]:
     parsed, problems = policy_key.parse(key, known)
     if parsed is not None and parsed.value is not None and not key_value:
-        return [Diagnostic("E-POLICYKEY", f"`{family}` has no values: policy key `{key}` names a value type "
-                                          f"(`{parsed.value}`)", span,
-                           hint=f"write `{'.'.join(p for p in key.split('.') if p != parsed.value)}`; value types "
-                                "are for by-key families: " + ", ".join(f for f, v in FAMILIES.items() if v.key_value))]
-    return [Diagnostic("E-POLICYKEY", msg, span, hint=did_you_mean(key.split(".")[0], known) or hint)
-            if i == 0 and msg.endswith("is not an element type") else Diagnostic("E-POLICYKEY", msg, span, hint=hint)
-            for i, (msg, hint) in enumerate(problems)]
+        return [
+            Diagnostic(
+                "E-POLICYKEY",
+                f"`{family}` has no values: policy key `{key}` names a value type (`{parsed.value}`)",
+                span,
+                hint=f"write `{'.'.join(p for p in key.split('.') if p != parsed.value)}`; value types "
+                "are for by-key families: " + ", ".join(f for f, v in FAMILIES.items() if v.key_value),
+            )
+        ]
+    return [
+        Diagnostic("E-POLICYKEY", msg, span, hint=did_you_mean(key.split(".")[0], known) or hint)
+        if i == 0 and msg.endswith("is not an element type")
+        else Diagnostic("E-POLICYKEY", msg, span, hint=hint)
+        for i, (msg, hint) in enumerate(problems)
+    ]
 
 
 def _not_tunable(dim: str, family: str, span: Span | None) -> Diagnostic:
@@ -713,18 +981,37 @@ def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[
             out.append(_not_tunable(dim, family, spec.span_of(path + (dim,), key=True)))
             continue
         if dim == "block" and v not in enum_choices(family, "block"):
-            out.append(Diagnostic("E-ENUM", f"`{v}` is not a block algorithm of {family}", span,
-                                  hint=did_you_mean(v, enum_choices(family, "block")) or f"choose from: {', '.join(enum_choices(family, 'block'))}"))
+            out.append(
+                Diagnostic(
+                    "E-ENUM",
+                    f"`{v}` is not a block algorithm of {family}",
+                    span,
+                    hint=did_you_mean(v, enum_choices(family, "block"))
+                    or f"choose from: {', '.join(enum_choices(family, 'block'))}",
+                )
+            )
     threads = given.get("threads")
     if threads is not None:
         span = spec.span_of(path + ("threads",))
         held = limits.applying(hw.cub_parity, fam.stages_tile)  # the tile is derive's: after scaling
         if "warp" in held and not limits.whole_warps(threads, hw.warp_size):
             lo, hi = limits.warp_neighbours(threads, hw.warp_size)
-            out.append(Diagnostic("E-WARP", f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} on `{hw.name}`", span,
-                                  hint=f"use {lo} or {hi}"))
+            out.append(
+                Diagnostic(
+                    "E-WARP",
+                    f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} on `{hw.name}`",
+                    span,
+                    hint=f"use {lo} or {hi}",
+                )
+            )
         if "block" in held and not limits.block_fits(threads, hw.max_threads_per_block):
-            out.append(Diagnostic("E-THREADS", f"threads = {threads} exceeds max_threads_per_block = {hw.max_threads_per_block} on `{hw.name}`", span))
+            out.append(
+                Diagnostic(
+                    "E-THREADS",
+                    f"threads = {threads} exceeds max_threads_per_block = {hw.max_threads_per_block} on `{hw.name}`",
+                    span,
+                )
+            )
     return out + _cub_agent(given, family, hw, spec, path)
 
 
@@ -748,17 +1035,27 @@ def _cub_agent(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Di
     for dim, v in given.items():
         choices = cub_choices(family, dim, block_enum, sub)
         if choices is not None and isinstance(v, str) and v not in choices:
-            out.append(Diagnostic(
-                "E-ENUM", f"`{v}` is not a `{dim}` CUB's agent can take in {where}: its generated hub runs CUB's "
-                          f"kernels (include/muh/cub/{family}.cuh)", spec.span_of(path + (dim,)),
-                hint=f"CUB 3.0 takes: {', '.join(choices)}"))
+            out.append(
+                Diagnostic(
+                    "E-ENUM",
+                    f"`{v}` is not a `{dim}` CUB's agent can take in {where}: its generated hub runs CUB's "
+                    f"kernels (include/muh/cub/{family}.cuh)",
+                    spec.span_of(path + (dim,)),
+                    hint=f"CUB 3.0 takes: {', '.join(choices)}",
+                )
+            )
     threads = given.get("threads")
     if threads is not None and hw.cub_parity and not limits.whole_warps(threads, hw.warp_size):
         lo, hi = limits.warp_neighbours(threads, hw.warp_size)
-        out.append(Diagnostic(
-            "E-WARP", f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} in {where}: CUB's agents "
-                      "run whole warps (its generated hub runs CUB's kernels)", spec.span_of(path + ("threads",)),
-            hint=f"use {lo} or {hi}"))
+        out.append(
+            Diagnostic(
+                "E-WARP",
+                f"threads = {threads} is not a multiple of warp_size = {hw.warp_size} in {where}: CUB's agents "
+                "run whole warps (its generated hub runs CUB's kernels)",
+                spec.span_of(path + ("threads",)),
+                hint=f"use {lo} or {hi}",
+            )
+        )
     return out
 
 
@@ -781,9 +1078,14 @@ def _cub_agreement(pol, family: str, hw, spec: Spec, ppath: tuple) -> list[Diagn
         if len({v for _, v, _ in seen}) > 1:
             first, *rest = seen
             other = next(s for s in rest if s[1] != first[1])
-            out.append(Diagnostic(
-                "E-VALUE", f"{other[0]} = {other[1]} differs from {first[0]} = {first[1]} in {family} on `{hw.name}`: "
-                           f"{why}", spec.span_of(other[2]), hint=f"give both the same value ({first[1]} or {other[1]})"))
+            out.append(
+                Diagnostic(
+                    "E-VALUE",
+                    f"{other[0]} = {other[1]} differs from {first[0]} = {first[1]} in {family} on `{hw.name}`: {why}",
+                    spec.span_of(other[2]),
+                    hint=f"give both the same value ({first[1]} or {other[1]})",
+                )
+            )
     return out
 
 

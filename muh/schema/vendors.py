@@ -3,6 +3,7 @@
 A hardware block states its own facts (``max_threads_per_block``, …); a fact beyond what its vendor
 documents for every device is refused at its line, since kernels launched with it fail at run time.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
@@ -20,11 +21,18 @@ class Vendor(NamedTuple):
 
 
 VENDORS: dict[str, Vendor] = {
-    "nvidia": Vendor(1024, "CUDA C++ Programming Guide, 'Features and Technical Specifications': at most 1024 "
-                           "threads per block on every compute capability",
-                     (32,), "CUDA C++ Programming Guide, 'Features and Technical Specifications': warp size 32 on "
-                            "every compute capability"),
-    "iluvatar": Vendor(None, "no documented limit (Iluvatar publishes none)",
-                       (64,), "the BI-V100 (CoreX) runs 64-lane warps: measured with `warpSize` inside a kernel "
-                              "(not in the vendor's public documents)"),
+    "nvidia": Vendor(
+        1024,
+        "CUDA C++ Programming Guide, 'Features and Technical Specifications': at most 1024 "
+        "threads per block on every compute capability",
+        (32,),
+        "CUDA C++ Programming Guide, 'Features and Technical Specifications': warp size 32 on every compute capability",
+    ),
+    "iluvatar": Vendor(
+        None,
+        "no documented limit (Iluvatar publishes none)",
+        (64,),
+        "the BI-V100 (CoreX) runs 64-lane warps: measured with `warpSize` inside a kernel "
+        "(not in the vendor's public documents)",
+    ),
 }

@@ -4,6 +4,7 @@ on a local thread pool by default or on a Ray cluster (optional extra ``muh[tune
 nvcc is a separate process, so threads are enough locally; on Ray each job runs in a worker of the
 cluster (``--ray-address`` for an existing one, a local one otherwise) and ships the binary back.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,8 +40,9 @@ def compile_job(source: str, args: list[str], nvcc: str = "nvcc", timeout: float
         exe = Path(tmp) / "unit"
         src.write_text(source, encoding="utf-8")
         try:
-            res = subprocess.run([nvcc, *args, "-o", str(exe), str(src)], capture_output=True, text=True,
-                                 timeout=timeout, cwd=tmp)
+            res = subprocess.run(
+                [nvcc, *args, "-o", str(exe), str(src)], capture_output=True, text=True, timeout=timeout, cwd=tmp
+            )
         except subprocess.TimeoutExpired:
             return Compiled(False, b"", f"nvcc ran past {timeout:.0f} s", time.monotonic() - t0, timed_out=True)
         except OSError as err:
@@ -48,8 +50,13 @@ def compile_job(source: str, args: list[str], nvcc: str = "nvcc", timeout: float
         full = res.stdout + res.stderr
         log = ptxas.quiet(full)[-4000:]  # the diagnostics, without ptxas's per-function report
         if res.returncode != 0 or not exe.exists():
-            return Compiled(False, b"", log or f"nvcc exited with {res.returncode}", time.monotonic() - t0,
-                            killed=res.returncode < 0)
+            return Compiled(
+                False,
+                b"",
+                log or f"nvcc exited with {res.returncode}",
+                time.monotonic() - t0,
+                killed=res.returncode < 0,
+            )
         found = ptxas.spills(full)
         names = ptxas.demangle([s.function for s in found], nvcc)
         found = tuple(dataclasses.replace(s, name=names[s.function]) for s in found)
@@ -108,8 +115,10 @@ class LocalPool:
         comp = compile_job(source, args, nvcc, timeout)
         if comp.ok:
             self.cache.mkdir(parents=True, exist_ok=True)
-            for dest, data in ((report, json.dumps([dataclasses.asdict(s) for s in comp.spills]).encode()),
-                               (path, comp.binary)):  # the report first: a binary is never cached without it
+            for dest, data in (
+                (report, json.dumps([dataclasses.asdict(s) for s in comp.spills]).encode()),
+                (path, comp.binary),
+            ):  # the report first: a binary is never cached without it
                 tmp = dest.with_suffix(f"{dest.suffix}.tmp{os.getpid()}")
                 tmp.write_bytes(data)
                 tmp.replace(dest)
@@ -132,8 +141,13 @@ class RayPool:
             kw = {"address": address} if address else {"num_cpus": workers or (os.cpu_count() or 2)}
             from muh.tune.measure import SAFE_ENV
 
-            ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
-                     runtime_env={"env_vars": dict(SAFE_ENV)}, **kw)
+            ray.init(
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                include_dashboard=False,
+                runtime_env={"env_vars": dict(SAFE_ENV)},
+                **kw,
+            )
         self.remote = ray.remote(num_cpus=1)(compile_job)
         self.workers = int(ray.cluster_resources().get("CPU", 1))
 

@@ -7,6 +7,7 @@ version. Re-running an identical variant reads its row (a cache hit); an interru
 rows and continues; adding values to a space adds rows and leaves old ones valid.
 Writes are committed one trial at a time, so a crash or Ctrl-C loses at most the trial in flight.
 """
+
 from __future__ import annotations
 
 import json
@@ -104,7 +105,9 @@ class TuneDB:
 
     # sessions ------------------------------------------------------------------------------------
     def start_session(self, args: dict) -> int:
-        cur = self.conn.execute("INSERT INTO sessions (started, args) VALUES (?, ?)", (_now(), json.dumps(args, sort_keys=True)))
+        cur = self.conn.execute(
+            "INSERT INTO sessions (started, args) VALUES (?, ?)", (_now(), json.dumps(args, sort_keys=True))
+        )
         self.conn.commit()
         return int(cur.lastrowid)
 
@@ -118,34 +121,78 @@ class TuneDB:
             """INSERT OR REPLACE INTO trials (spec, algorithm, dtype, variant, kernel, base, fingerprint, gpu, driver,
                toolkit, muh_version, phase, round, status, detail, sizes, variant_ns, base_ns, samples, score, min,
                mean, max, session, created, device) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-            (key.spec, key.algorithm, key.dtype, t.variant, t.kernel, key.base, key.fingerprint, key.gpu, key.driver,
-             key.toolkit, key.muh_version, t.phase, t.round, t.status, t.detail, json.dumps(t.sizes),
-             json.dumps(t.variant_ns), json.dumps(t.base_ns), t.samples, t.score, t.min, t.mean, t.max, session, _now(),
-             t.device))
+            (
+                key.spec,
+                key.algorithm,
+                key.dtype,
+                t.variant,
+                t.kernel,
+                key.base,
+                key.fingerprint,
+                key.gpu,
+                key.driver,
+                key.toolkit,
+                key.muh_version,
+                t.phase,
+                t.round,
+                t.status,
+                t.detail,
+                json.dumps(t.sizes),
+                json.dumps(t.variant_ns),
+                json.dumps(t.base_ns),
+                t.samples,
+                t.score,
+                t.min,
+                t.mean,
+                t.max,
+                session,
+                _now(),
+                t.device,
+            ),
+        )
         self.conn.commit()
 
     def get(self, key: RunKey, kernel: str, phase: str = "search", round: int = 0) -> Trial | None:
         row = self.conn.execute(
-            f"SELECT {_COLS} FROM trials WHERE spec=? AND algorithm=? AND dtype=? AND kernel=? AND base=? AND fingerprint=? "
+            f"SELECT {_COLS} FROM trials WHERE spec=? AND algorithm=? AND dtype=? AND kernel=? AND base=? AND "
+            f"fingerprint=? "
             "AND muh_version=? AND phase=? AND round=?",
-            (key.spec, key.algorithm, key.dtype, kernel, key.base, key.fingerprint, key.muh_version, phase, round)).fetchone()
+            (key.spec, key.algorithm, key.dtype, kernel, key.base, key.fingerprint, key.muh_version, phase, round),
+        ).fetchone()
         return _trial(row) if row else None
 
     def trials(self, key: RunKey, phase: str = "search") -> list[Trial]:
         rows = self.conn.execute(
             f"SELECT {_COLS} FROM trials WHERE spec=? AND algorithm=? AND dtype=? AND base=? AND fingerprint=? "
             "AND muh_version=? AND phase=? ORDER BY id",
-            (key.spec, key.algorithm, key.dtype, key.base, key.fingerprint, key.muh_version, phase)).fetchall()
+            (key.spec, key.algorithm, key.dtype, key.base, key.fingerprint, key.muh_version, phase),
+        ).fetchall()
         return [_trial(r) for r in rows]
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
 
 
-_COLS = "variant, kernel, status, detail, sizes, variant_ns, base_ns, samples, score, min, mean, max, phase, round, device"
+_COLS = (
+    "variant, kernel, status, detail, sizes, variant_ns, base_ns, samples, score, min, mean, max, phase, round, device"
+)
 
 
 def _trial(row) -> Trial:
-    return Trial(row[2], row[3], json.loads(row[4]), json.loads(row[5]), json.loads(row[6]), row[7], variant=row[0],
-                 kernel=row[1], score=row[8], min=row[9], mean=row[10], max=row[11], phase=row[12], round=row[13],
-                 device=row[14])
+    return Trial(
+        row[2],
+        row[3],
+        json.loads(row[4]),
+        json.loads(row[5]),
+        json.loads(row[6]),
+        row[7],
+        variant=row[0],
+        kernel=row[1],
+        score=row[8],
+        min=row[9],
+        mean=row[10],
+        max=row[11],
+        phase=row[12],
+        round=row[13],
+        device=row[14],
+    )

@@ -1,4 +1,5 @@
 """The machine a tuning run measures on: visible GPUs, driver, toolkit, and their fingerprint."""
+
 from __future__ import annotations
 
 import hashlib
@@ -75,8 +76,12 @@ def detect() -> Machine:
     smi = shutil.which("nvidia-smi")
     if smi:
         try:
-            res = subprocess.run([smi, "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=60)
+            res = subprocess.run(
+                [smi, "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             for line in res.stdout.splitlines():
                 parts = [p.strip() for p in line.split(",")]
                 if len(parts) >= 4 and parts[0].isdigit():

@@ -6,6 +6,7 @@ that hangs (no line within the timeout) is a *timeout*; a process that dies or r
 marks the variant in flight a *launch error*; the remaining variants are run again in a fresh
 process, so one bad variant never stops the run.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,6 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-
 
 SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 """Set in every process `muh tune` starts: NVLink multicast off (the lab machines' rule; tuning needs no
@@ -87,27 +87,60 @@ class gpu_lock:
         return False
 
 
-def run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], runs: int, warmup: int, seed: int,
-             timeout: float, stop: threading.Event | None = None) -> dict[int, Result]:
+def run_unit(
+    binary: Path,
+    indices: list[int],
+    gpu: str,
+    *,
+    sizes: list[int],
+    runs: int,
+    warmup: int,
+    seed: int,
+    timeout: float,
+    stop: threading.Event | None = None,
+) -> dict[int, Result]:
     """Measure ``indices`` of ``binary`` on GPU ``gpu``, holding the GPU's lock (``gpu_lock``); every
     index gets a Result."""
     with gpu_lock(gpu):
-        return _run_unit(binary, indices, gpu, sizes=sizes, runs=runs, warmup=warmup, seed=seed, timeout=timeout,
-                         stop=stop)
+        return _run_unit(
+            binary, indices, gpu, sizes=sizes, runs=runs, warmup=warmup, seed=seed, timeout=timeout, stop=stop
+        )
 
 
-def _run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], runs: int, warmup: int, seed: int,
-              timeout: float, stop: threading.Event | None = None) -> dict[int, Result]:
+def _run_unit(
+    binary: Path,
+    indices: list[int],
+    gpu: str,
+    *,
+    sizes: list[int],
+    runs: int,
+    warmup: int,
+    seed: int,
+    timeout: float,
+    stop: threading.Event | None = None,
+) -> dict[int, Result]:
     results: dict[int, Result] = {}
     todo = [i for i in indices]
     attempts = 0
     while todo and not (stop and stop.is_set()):
         attempts += 1
         env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu), **SAFE_ENV)
-        cmd = [str(binary), "--variants", ",".join(map(str, todo)), "--sizes", ",".join(map(str, sizes)),
-               "--runs", str(runs), "--warmup", str(warmup), "--seed", str(seed + attempts)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                start_new_session=True)
+        cmd = [
+            str(binary),
+            "--variants",
+            ",".join(map(str, todo)),
+            "--sizes",
+            ",".join(map(str, sizes)),
+            "--runs",
+            str(runs),
+            "--warmup",
+            str(warmup),
+            "--seed",
+            str(seed + attempts),
+        ]
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+        )
         with _LIVE_LOCK:
             _LIVE.add(proc)
         q: queue.Queue = queue.Queue()
@@ -134,8 +167,14 @@ def _run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], r
                     raise BaseFailed(msg.get("detail", "the base policy fails the correctness check"))
                 if idx == -1:
                     raise RuntimeError(msg.get("detail", "the measurement harness failed"))
-                results[idx] = Result(msg["status"], msg.get("detail", ""), msg.get("sizes", []),
-                                      msg.get("variant_ns", []), msg.get("base_ns", []), int(msg.get("samples", 0)))
+                results[idx] = Result(
+                    msg["status"],
+                    msg.get("detail", ""),
+                    msg.get("sizes", []),
+                    msg.get("variant_ns", []),
+                    msg.get("base_ns", []),
+                    int(msg.get("samples", 0)),
+                )
                 rest = [i for i in todo if i not in results]
                 in_flight = rest[0] if rest else None
         finally:
@@ -154,7 +193,8 @@ def _run_unit(binary: Path, indices: list[int], gpu: str, *, sizes: list[int], r
             if hung:
                 results[in_flight] = Result("timeout", f"no result within {timeout:.0f} s")
             else:
-                results[in_flight] = Result("launch_error",
-                                            f"process exited with {proc.returncode}: {err.strip()[-300:]}")
+                results[in_flight] = Result(
+                    "launch_error", f"process exited with {proc.returncode}: {err.strip()[-300:]}"
+                )
         todo = [i for i in todo if i not in results]
     return results

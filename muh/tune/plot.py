@@ -3,6 +3,7 @@
 matplotlib is an optional extra (``pip install 'muh[tune]'``); ``require()`` says so up front,
 before any measurement starts.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,8 +15,16 @@ def require() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise MuhError([Diagnostic("E-PLOT", "--plot needs matplotlib, which is not installed", None,
-                                   hint="pip install 'muh[tune]' (or pip install matplotlib), or drop --plot")]) from None
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-PLOT",
+                    "--plot needs matplotlib, which is not installed",
+                    None,
+                    hint="pip install 'muh[tune]' (or pip install matplotlib), or drop --plot",
+                )
+            ]
+        ) from None
 
 
 def axes_for(dims: list[str]) -> tuple[str, str | None]:
@@ -37,8 +46,9 @@ def grid(points: list[tuple[dict, float | None]], x: str, y: str | None):
     return xs, ys, z
 
 
-def draw(path: Path, title: str, points: list[tuple[dict, float | None]], dims: list[str],
-         base: dict, winner: dict | None) -> Path:
+def draw(
+    path: Path, title: str, points: list[tuple[dict, float | None]], dims: list[str], base: dict, winner: dict | None
+) -> Path:
     require()
     import matplotlib
 
@@ -59,8 +69,14 @@ def draw(path: Path, title: str, points: list[tuple[dict, float | None]], dims: 
     fig.colorbar(im, ax=ax, label="score (speedup over base, CCCL weights)")
     for who, marker, color in ((base, "o", "black"), (winner, "*", "blue")):
         if who and who.get(x) in xs and (not y or who.get(y) in ys):
-            ax.plot(xs.index(who[x]), ys.index(who[y]) if y else 0, marker=marker, color=color, markersize=12,
-                    markerfacecolor="none" if marker == "o" else color)
+            ax.plot(
+                xs.index(who[x]),
+                ys.index(who[y]) if y else 0,
+                marker=marker,
+                color=color,
+                markersize=12,
+                markerfacecolor="none" if marker == "o" else color,
+            )
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,13 +7,15 @@ algorithm's last policy. Everything else in the file is left byte for byte. If t
 canonical layout before (``muh fmt --check`` clean), the result is put back into canonical layout,
 so `muh fmt --check` stays green.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from muh.diagnostics import Diagnostic, MuhError
 from muh.grammar import ast
-from muh.grammar.edit import SpecText, string_literal as _q
+from muh.grammar.edit import SpecText
+from muh.grammar.edit import string_literal as _q
 from muh.schema.models import Delay
 
 
@@ -37,9 +39,12 @@ class Evidence:
 
 def annotation(e: Evidence) -> str:
     """``@measured(device = "…", …)`` in the field order of the schema."""
-    return (f"@measured(device = {_q(e.device)}, date = {_q(e.date)}, toolkit = {_q(e.toolkit)}, samples = {int(e.samples)}, "
-            f"variant = {_q(e.variant)}, score = {e.score:.6f}, min = {e.min:.6f}, mean = {e.mean:.6f}, max = {e.max:.6f}, "
-            f"fingerprint = {_q(e.fingerprint)}" + (", kept = true" if e.kept else "") + ")")
+    return (
+        f"@measured(device = {_q(e.device)}, date = {_q(e.date)}, toolkit = {_q(e.toolkit)}, samples = "
+        f"{int(e.samples)}, "
+        f"variant = {_q(e.variant)}, score = {e.score:.6f}, min = {e.min:.6f}, mean = {e.mean:.6f}, max = {e.max:.6f}, "
+        f"fingerprint = {_q(e.fingerprint)}" + (", kept = true" if e.kept else "") + ")"
+    )
 
 
 def value_text(v, dim: str | None = None) -> str:
@@ -117,9 +122,18 @@ def _when_text(size: str, lo: int, hi: int | None, changes: dict, note: str) -> 
     return f"when {Bucket(size=size, lo=lo, hi=hi).label} " + (f"{{ {body} }}" if body else "{}")
 
 
-def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, changes: dict[str, object],
-                 evidence: Evidence, bucket: tuple[int, int | None] | None = None,
-                 buckets: list[tuple[int, int | None]] | None = None, size: str = "elements") -> str:
+def apply_winner(
+    text: str,
+    file: str,
+    family: str,
+    hw: str,
+    policy_key: str,
+    changes: dict[str, object],
+    evidence: Evidence,
+    bucket: tuple[int, int | None] | None = None,
+    buckets: list[tuple[int, int | None]] | None = None,
+    size: str = "elements",
+) -> str:
     """The new spec text with ``changes`` (dim → value) written into ``policy <policy_key>``, or with
     ``bucket`` (lo, hi) into that bucket of it (testing ``size``: `elements`, `k` …); a policy without
     buckets gets ``buckets`` (every bucket tuned, ascending) as `when` blocks, the others empty until
@@ -134,13 +148,26 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
     if pol is not None and bucket is not None and whens:
         target = next((b for b in whens if _bucket_of(b) == (size, *bucket)), None)
         if target is None:
-            raise MuhError([Diagnostic("E-TUNE", f"policy {policy_key} of {family} on {hw} has no bucket "
-                                       f"{size} {bucket[0]}..{bucket[1] if bucket[1] is not None else ''}",
-                                       pol.kind_span)])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-TUNE",
+                        f"policy {policy_key} of {family} on {hw} has no bucket "
+                        f"{size} {bucket[0]}..{bucket[1] if bucket[1] is not None else ''}",
+                        pol.kind_span,
+                    )
+                ]
+            )
         _edit_block(doc, target, changes, note)
     elif pol is not None and bucket is not None:
-        _add_members(doc, pol, [_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
-                                for lo, hi in (buckets or [bucket])])
+        _add_members(
+            doc,
+            pol,
+            [
+                _when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)
+                for lo, hi in (buckets or [bucket])
+            ],
+        )
     elif pol is not None:
         _edit_block(doc, pol, changes, note)
     else:
@@ -148,11 +175,16 @@ def apply_winner(text: str, file: str, family: str, hw: str, policy_key: str, ch
         anchor = last or alg
         indent = doc.indent_of(anchor.span.line) + ("" if last else "  ")
         if bucket is not None:
-            body = "".join(f"{indent}  {_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)}\n"
-                           for lo, hi in (buckets or [bucket]))
+            body = "".join(
+                f"{indent}  {_when_text(size, lo, hi, changes if (lo, hi) == tuple(bucket) else {}, note)}\n"
+                for lo, hi in (buckets or [bucket])
+            )
         else:
             body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(changes.items()))
-        pos = (doc.after_line_of(last.span.end_line, last.span.end_col) if last is not None
-               else doc.line_start(alg.span.end_line))
+        pos = (
+            doc.after_line_of(last.span.end_line, last.span.end_col)
+            if last is not None
+            else doc.line_start(alg.span.end_line)
+        )
         doc.insert(pos, f"{indent}policy {policy_key} {{\n{body}{indent}}}\n")
     return doc.result()

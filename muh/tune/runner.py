@@ -7,6 +7,7 @@ takes compiled units from a queue. Every result is committed to the database as 
 GPU that measured it, so Ctrl-C (or a crash) loses at most the units in flight, and the next run with
 the same arguments resumes — also with another number of GPUs: measured kernels are cache hits.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,12 +24,19 @@ from muh.tune import stats
 from muh.tune.compile import make_pool, store
 from muh.tune.db import RunKey, Trial, TuneDB
 from muh.tune.machine import Machine
-from muh.tune.measure import BaseFailed, Result, kill_all, run_unit
+from muh.tune.measure import Result, kill_all, run_unit
 from muh.tune.space import Space, Variant, build_space, effective, static_filter
 from muh.tune.strategy import make as make_strategy
+from muh.tune.unit import (
+    UnitVariant,
+    emitter_reasons,
+    nvcc_args,
+    render_unit,
+    source_hash,
+    spill_detail,
+    spilled_variants,
+)
 from muh.tune.workers import Job, Outcome, RayWorkers, ThreadWorkers
-from muh.tune.unit import (UnitVariant, emitter_reasons, nvcc_args, render_unit, source_hash, spill_detail,
-                           spilled_variants)
 
 
 @dataclass
@@ -111,6 +119,7 @@ def kernel_id(v: Variant, space: Space, hw: Hardware, cache: dict) -> str:
 @dataclass
 class _Search:
     """One space's search under way (Runner.run_space): what it was set up with, and what is in flight."""
+
     space: Space
     hw: Hardware
     rep: TypeReport
@@ -137,9 +146,18 @@ class Runner:
         self.events = events or Events()
         self.stop = threading.Event()
         self.db = TuneDB(opts.db)
-        self.session = self.db.start_session({"spec": spec.file, "family": opts.family, "types": opts.types,
-                                              "strategy": opts.strategy, "seed": opts.seed, "budget": opts.budget,
-                                              "gpu": machine.gpu_name, "fingerprint": machine.fingerprint})
+        self.session = self.db.start_session(
+            {
+                "spec": spec.file,
+                "family": opts.family,
+                "types": opts.types,
+                "strategy": opts.strategy,
+                "seed": opts.seed,
+                "budget": opts.budget,
+                "gpu": machine.gpu_name,
+                "fingerprint": machine.fingerprint,
+            }
+        )
         self.pool = None
         self.workers = None
         self._kcache: dict = {}
@@ -151,8 +169,9 @@ class Runner:
             opts.work = Path(self._tmp.name)
 
     # -- plumbing ----------------------------------------------------------------------------------
-    def _key(self, akey: str, dtype: str, base_kernel: str, bucket: str | None = None,
-             shape: tuple | None = None) -> RunKey:
+    def _key(
+        self, akey: str, dtype: str, base_kernel: str, bucket: str | None = None, shape: tuple | None = None
+    ) -> RunKey:
         m = self.machine
         if bucket is not None:  # each size bucket is its own run: its sizes only
             akey = f"{akey}[{bucket}]"
@@ -161,13 +180,16 @@ class Runner:
 
             cols, k = shape or self.opts.topk or (TOPK_COLS, TOPK_K)
             akey = f"{akey}[cols={cols},k={k}]"
-        return RunKey(self.spec.name, akey, dtype, base_kernel, m.fingerprint, m.gpu_name, m.driver, m.toolkit, muh.__version__)
+        return RunKey(
+            self.spec.name, akey, dtype, base_kernel, m.fingerprint, m.gpu_name, m.driver, m.toolkit, muh.__version__
+        )
 
     def _pool(self):
         if self.pool is None:
             # compiled units are kept beside the results database (content-addressed: compile once)
-            self.pool = make_pool(self.opts.ray, self.opts.ray_address, self.opts.jobs,
-                                  Path(self.opts.db).parent / "tune-units")
+            self.pool = make_pool(
+                self.opts.ray, self.opts.ray_address, self.opts.jobs, Path(self.opts.db).parent / "tune-units"
+            )
         return self.pool
 
     def _workers(self):
@@ -245,15 +267,30 @@ class Runner:
         dtype = space.dtype
         self._sizes = tuple(space.sizes(o.sizes))
         if not self._sizes:
-            raise MuhError([Diagnostic("E-FLAG", f"no size of --sizes falls in the bucket `{space.bucket_label}` of "
-                                       f"{o.family} {dtype}", None, hint="add a size in it to --sizes")])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-FLAG",
+                        f"no size of --sizes falls in the bucket `{space.bucket_label}` of {o.family} {dtype}",
+                        None,
+                        hint="add a size in it to --sizes",
+                    )
+                ]
+            )
         hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
         dims = tuple(space.dims)
         keep, rejected = static_filter(space, extra=lambda e: emitter_reasons(e, hw))
         base_reasons = emitter_reasons(effective(space.base, space), hw)
         if base_reasons:
-            raise MuhError([Diagnostic("E-TUNE", f"the current {o.family} {dtype} policy cannot be generated: {base_reasons[0]}",
-                                       self.spec.span_of(("algorithms", space.akey)))])
+            raise MuhError(
+                [
+                    Diagnostic(
+                        "E-TUNE",
+                        f"the current {o.family} {dtype} policy cannot be generated: {base_reasons[0]}",
+                        self.spec.span_of(("algorithms", space.akey)),
+                    )
+                ]
+            )
         base_kernel = kernel_id(space.base, space, hw, self._kcache)
         rep = TypeReport(dtype, space, len(rejected), base_kernel=base_kernel)
         gpus = 0 if o.compile_only else self._workers().count  # with Ray: the cluster's GPUs key the trials
@@ -273,7 +310,9 @@ class Runner:
         o = self.opts
         in_gpu = len(s.measuring)
         ahead = getattr(self._pool(), "workers", 2) + s.gpus
-        while (not s.exhausted and len(s.units) + in_gpu < ahead and (s.deadline is None or time.monotonic() < s.deadline)):
+        while (
+            not s.exhausted and len(s.units) + in_gpu < ahead and (s.deadline is None or time.monotonic() < s.deadline)
+        ):
             n = o.batch if not o.budget else min(o.batch, o.budget - s.proposed)
             batch = s.strategy.next_batch(n, s.scores) if n > 0 else []
             if not batch:
@@ -325,17 +364,28 @@ class Runner:
             spilled = spilled_variants(comp.spills)
             if 0 in spilled and not s.base_spill_told:  # the incumbent: still the yardstick, said once
                 s.base_spill_told = True
-                self.events.line(f"note: the base {space.base.label(tuple(space.dims))} itself has "
-                                 f"{spill_detail(spilled[0])}")
+                self.events.line(
+                    f"note: the base {space.base.label(tuple(space.dims))} itself has {spill_detail(spilled[0])}"
+                )
             indexed = []
             for i, (lab, k) in enumerate(members, start=1):
                 if i in spilled:
-                    self._finish(rep, scores, waiting, key, k, Trial("spills", spill_detail(spilled[i]), variant=lab, kernel=k))
+                    self._finish(
+                        rep, scores, waiting, key, k, Trial("spills", spill_detail(spilled[i]), variant=lab, kernel=k)
+                    )
                 else:
                     indexed.append((i, lab, k))
             if o.compile_only:
                 for _, lab, k in indexed:
-                    self._finish(rep, scores, waiting, key, k, Trial("compiled", "compile only", variant=lab, kernel=k), store_db=False)
+                    self._finish(
+                        rep,
+                        scores,
+                        waiting,
+                        key,
+                        k,
+                        Trial("compiled", "compile only", variant=lab, kernel=k),
+                        store_db=False,
+                    )
                 return
             if indexed:
                 path = store(comp.binary, o.work / "bin")
@@ -372,8 +422,14 @@ class Runner:
             r = out.results.get(i)
             if r is None and self.stop.is_set():
                 continue  # not measured because of the interrupt: measure it on resume
-            self._finish(rep, scores, waiting, key, k, self._trial(lab, k, r or Result("launch_error", "no result"),
-                                                                   device=out.device))
+            self._finish(
+                rep,
+                scores,
+                waiting,
+                key,
+                k,
+                self._trial(lab, k, r or Result("launch_error", "no result"), device=out.device),
+            )
 
     def _trial(self, lab: str, k: str, r: Result, phase: str = "search", rnd: int = 0, device: str = "") -> Trial:
         t = Trial(**asdict(r), variant=lab, kernel=k, phase=phase, round=rnd, device=device)
@@ -398,8 +454,11 @@ class Runner:
         if sc:
             self.events.line(sc.line(lab) + ("  (cached)" if cached else ""))
         else:
-            self.events.line(f"{lab} {t.status}" + (f": {t.detail.splitlines()[0][:160]}" if t.detail else "")
-                             + ("  (cached)" if cached else ""))
+            self.events.line(
+                f"{lab} {t.status}"
+                + (f": {t.detail.splitlines()[0][:160]}" if t.detail else "")
+                + ("  (cached)" if cached else "")
+            )
 
     # -- confirmation and decision -----------------------------------------------------------------
     def _confirm(self, rep: TypeReport, space: Space, hw: Hardware, key: RunKey, by_label, kernel, base_kernel) -> None:
@@ -413,14 +472,23 @@ class Runner:
             if len(top) >= o.confirm_top:
                 break
         if not top:
-            rep.decision = stats.Decision(None, None, "no variant scored above the base in the search; keeping the incumbent",
-                                          [(r.label, r.score.score) for r in rep.ok_rows()[:5]])
+            rep.decision = stats.Decision(
+                None,
+                None,
+                "no variant scored above the base in the search; keeping the incumbent",
+                [(r.label, r.score.score) for r in rep.ok_rows()[:5]],
+            )
             rep.samples = o.runs  # the evidence for keeping: the search's timed runs per size
             return
-        self.events.phase(f"confirming the top {len(top)} of {rep.dtype} against the base ({o.confirm_rounds} rounds, A/A included)")
+        self.events.phase(
+            f"confirming the top {len(top)} of {rep.dtype} against the base ({o.confirm_rounds} rounds, A/A included)"
+        )
         members = [(r.label, r.kernel) for r in top]
-        missing = [rnd for rnd in range(o.confirm_rounds)
-                   if any(self.db.get(key, k, "confirm", rnd) is None for k in [base_kernel] + [m[1] for m in members])]
+        missing = [
+            rnd
+            for rnd in range(o.confirm_rounds)
+            if any(self.db.get(key, k, "confirm", rnd) is None for k in [base_kernel] + [m[1] for m in members])
+        ]
         binary = None
         if missing:
             units: dict = {}
@@ -428,21 +496,27 @@ class Runner:
             fut = next(iter(units))
             comp = fut.result()
             if not comp.ok:
-                rep.decision = stats.Decision(None, None, "the confirmation unit failed to compile; keeping the incumbent")
+                rep.decision = stats.Decision(
+                    None, None, "the confirmation unit failed to compile; keeping the incumbent"
+                )
                 return
             binary = store(comp.binary, o.work / "bin")
         # A/A: the base against its twin (a separately compiled instance at the last index), so the
         # noise includes instance and placement effects, not only run-to-run jitter. Each round is one
         # process on one GPU (base, candidates and twin together); rounds spread over the workers.
         twin = len(members) + 1
-        pending = {self._workers().submit(self._job(binary, twin, o.confirm_runs, o.seed * 104729 + 31 * rnd + 7)): rnd
-                   for rnd in missing}
+        pending = {
+            self._workers().submit(self._job(binary, twin, o.confirm_runs, o.seed * 104729 + 31 * rnd + 7)): rnd
+            for rnd in missing
+        }
         for fut, rnd in pending.items():
             if self.stop.is_set():
                 rep.interrupted = True
                 return
             out: Outcome = fut.result()
-            for i, (lab, k) in list(enumerate(members, start=1)) + [(twin, ("twin:" + space.base.label(tuple(space.dims)), base_kernel))]:
+            for i, (lab, k) in list(enumerate(members, start=1)) + [
+                (twin, ("twin:" + space.base.label(tuple(space.dims)), base_kernel))
+            ]:
                 r = out.results.get(i) or Result("launch_error", "no result")
                 self.db.put(key, self._trial(lab, k, r, "confirm", rnd, device=out.device), self.session)
         cands = {lab: stats.Candidate(lab) for lab, _ in members}
@@ -476,8 +550,14 @@ class Runner:
         if key is None or key not in h.shape_keys:
             return None
         value = (self.opts.topk or h.shape)[h.shape_keys.index(key)]
-        return next(((b, key) for b in spec_buckets(spec, self.opts.family, dtype)
-                     if b[0] <= value and (b[1] is None or value < b[1])), None)
+        return next(
+            (
+                (b, key)
+                for b in spec_buckets(spec, self.opts.family, dtype)
+                if b[0] <= value and (b[1] is None or value < b[1])
+            ),
+            None,
+        )
 
     def compare(self, old: Spec, dtype: str) -> tuple[list[stats.Score], list[stats.Score], str, str]:
         """Time ``old``'s policy (base, index 0) against this spec's (index 1), correctness-gated.
@@ -497,22 +577,43 @@ class Runner:
         old_at = self._bucket_at(old, dtype)
         old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None)
         old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
-        uv = [UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),
-              UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, space)),
-              UnitVariant(2, "old:" + old_v.label(dims), effective(old_v, space))]
+        uv = [
+            UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),
+            UnitVariant(1, "new:" + space.base.label(dims), effective(space.base, space)),
+            UnitVariant(2, "old:" + old_v.label(dims), effective(old_v, space)),
+        ]
         src = render_unit(o.family, dtype, hw, uv, list(o.sizes), o.topk)
         comp = self._pool().submit(src, nvcc_args(hw), self.machine.nvcc or "nvcc", o.compile_timeout).result()
         if not comp.ok:
-            raise MuhError([Diagnostic("E-TUNE", "the comparison unit does not compile", None, notes=(comp.log[-800:],))])
+            raise MuhError(
+                [Diagnostic("E-TUNE", "the comparison unit does not compile", None, notes=(comp.log[-800:],))]
+            )
         binary = store(comp.binary, o.work / "bin")
         rounds, aa = [], []
         for rnd in range(o.confirm_rounds):
-            res = run_unit(binary, [1, 2], self.machine.gpus[0].index, sizes=list(o.sizes), runs=o.confirm_runs,
-                           warmup=o.warmup, seed=o.seed * 13 + rnd + 1, timeout=o.variant_timeout, stop=self.stop)
+            res = run_unit(
+                binary,
+                [1, 2],
+                self.machine.gpus[0].index,
+                sizes=list(o.sizes),
+                runs=o.confirm_runs,
+                warmup=o.warmup,
+                seed=o.seed * 13 + rnd + 1,
+                timeout=o.variant_timeout,
+                stop=self.stop,
+            )
             new, same = res.get(1), res.get(2)
             if new is None or new.status != "ok":
-                raise MuhError([Diagnostic("E-TUNE", f"the spec's {o.family} {dtype} policy failed: "
-                                           f"{new.status if new else 'no result'}: {new.detail if new else ''}", None)])
+                raise MuhError(
+                    [
+                        Diagnostic(
+                            "E-TUNE",
+                            f"the spec's {o.family} {dtype} policy failed: "
+                            f"{new.status if new else 'no result'}: {new.detail if new else ''}",
+                            None,
+                        )
+                    ]
+                )
             rounds.append(stats.score(new.base_ns, new.variant_ns, new.sizes))
             if same is not None and same.status == "ok":
                 aa.append(stats.score(same.base_ns, same.variant_ns, same.sizes))

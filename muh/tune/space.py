@@ -11,13 +11,13 @@ rules is repeated here. Two variants whose kernels get the same numbers share on
 The static filter rejects variants that cannot run on the spec's hardware (what validate, derive and
 the kernel emitter's own ``validate`` refuse) before anything is compiled.
 """
+
 from __future__ import annotations
 
 import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
-
 from typing import Optional
 
 from muh import families
@@ -27,10 +27,23 @@ from muh.schema.catalog import FAMILIES
 from muh.schema.models import Algorithm, Bucket, Delay, Policy, Spec
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
-TOKENS = {"items": "ipt", "threads": "tpb", "vec": "ipv", "delay.ns": "ns", "delay.kind": "dcid",
-          "delay.l2_write_latency": "l2w", "load": "trp", "modifier": "ld", "block": "alg",
-          "bits_per_pass": "bpp", "bytes_in_flight": "bif", "store": "st", "algorithm": "algo",
-          "window": "win", "store_modifier": "stm"}
+TOKENS = {
+    "items": "ipt",
+    "threads": "tpb",
+    "vec": "ipv",
+    "delay.ns": "ns",
+    "delay.kind": "dcid",
+    "delay.l2_write_latency": "l2w",
+    "load": "trp",
+    "modifier": "ld",
+    "block": "alg",
+    "bits_per_pass": "bpp",
+    "bytes_in_flight": "bif",
+    "store": "st",
+    "algorithm": "algo",
+    "window": "win",
+    "store_modifier": "stm",
+}
 TOKEN_ORDER = list(TOKENS)
 
 MAX_VARIANTS = 100_000
@@ -212,8 +225,14 @@ def _bucket_owner(spec: Spec, family: str, dtype: str) -> Policy | None:
     return None
 
 
-def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional[int]] | None = None,
-                bucket_key: str = "elements", shape: tuple | None = None) -> Space:
+def build_space(
+    spec: Spec,
+    family: str,
+    dtype: str,
+    bucket: tuple[int, Optional[int]] | None = None,
+    bucket_key: str = "elements",
+    shape: tuple | None = None,
+) -> Space:
     """The space of ``family`` on its hardware for ``dtype`` (of one bucket: ``bucket`` (lo, hi) of
     ``bucket_key``, measured at ``shape`` where the family has one); ``MuhError`` if there is none."""
     algs = [(k, a) for k, a in sorted(spec.algorithms.items()) if a.family == family]
@@ -221,15 +240,30 @@ def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional
         fams = sorted({a.family for a in spec.algorithms.values()})
         hint = did_you_mean(family, fams) or f"algorithms: {', '.join(fams) or '(none)'}"
         if family in families.OPS:  # the ops derive from reduce/transform until the spec has their own policy
-            hint = (f"add `algorithm {family} on <hardware> {{ policy default {{ threads = 256  items = 1 }}  "
-                    f"space {{ threads = [128, 256, 512, 1024]  items = [1, 2, 4] }} }}` (docs/ops.md)")
+            hint = (
+                f"add `algorithm {family} on <hardware> {{ policy default {{ threads = 256  items = 1 }}  "
+                f"space {{ threads = [128, 256, 512, 1024]  items = [1, 2, 4] }} }}` (docs/ops.md)"
+            )
         raise MuhError([Diagnostic("E-TUNE", f"no algorithm `{family}` in {spec.file}", None, hint=hint)])
     if family not in TUNABLE:
-        raise MuhError([Diagnostic("E-TUNE", f"`muh tune` cannot measure `{family}` yet", None,
-                                   hint=f"tunable: {', '.join(TUNABLE)}")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE", f"`muh tune` cannot measure `{family}` yet", None, hint=f"tunable: {', '.join(TUNABLE)}"
+                )
+            ]
+        )
     if dtype not in DTYPES:
-        raise MuhError([Diagnostic("E-TUNE", f"unknown element type `{dtype}`", None,
-                                   hint=did_you_mean(dtype, DTYPES) or f"types: {', '.join(DTYPES)}")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"unknown element type `{dtype}`",
+                    None,
+                    hint=did_you_mean(dtype, DTYPES) or f"types: {', '.join(DTYPES)}",
+                )
+            ]
+        )
     akey, alg = algs[0]
     base_vals, target = nominal_base(alg, dtype, bucket)
     dims: dict[str, list] = {}
@@ -238,27 +272,66 @@ def build_space(spec: Spec, family: str, dtype: str, bucket: tuple[int, Optional
             dims.update({d: list(v) for d, v in alg.spaces[skey].values.items()})
     span = spec.span_of(("algorithms", akey))
     if not dims:
-        raise MuhError([Diagnostic("E-TUNE", f"`algorithm {family} on {alg.on}` has no `space` block", span,
-                                   hint="add e.g. `space { items = 7..24  threads = 128..1024 step 32 }`")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"`algorithm {family} on {alg.on}` has no `space` block",
+                    span,
+                    hint="add e.g. `space { items = 7..24  threads = 128..1024 step 32 }`",
+                )
+            ]
+        )
     bad = [d for d in dims if d not in TUNABLE[family]]
     if bad:
-        raise MuhError([Diagnostic("E-TUNE", f"`muh tune` cannot vary `{bad[0]}` of {family} yet", span,
-                                   hint=f"{family} varies: {', '.join(TUNABLE[family])}")])
-    missing = [d for d in ("threads", "items") if d in FAMILIES[family].dims and d in TUNABLE[family] and d not in base_vals]
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"`muh tune` cannot vary `{bad[0]}` of {family} yet",
+                    span,
+                    hint=f"{family} varies: {', '.join(TUNABLE[family])}",
+                )
+            ]
+        )
+    missing = [
+        d for d in ("threads", "items") if d in FAMILIES[family].dims and d in TUNABLE[family] and d not in base_vals
+    ]
     if missing:
-        raise MuhError([Diagnostic("E-TUNE", f"the base policy of {family} {dtype} does not set `{missing[0]}`", span,
-                                   hint="set it in `policy default { … }`")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"the base policy of {family} {dtype} does not set `{missing[0]}`",
+                    span,
+                    hint="set it in `policy default { … }`",
+                )
+            ]
+        )
     base = Variant(family, dtype, tuple(sorted(base_vals.items())))
-    space = Space(family, dtype, akey, target, base, dims, spec=spec, bucket=bucket, bucket_key=bucket_key,
-                  shape=shape)
+    space = Space(family, dtype, akey, target, base, dims, spec=spec, bucket=bucket, bucket_key=bucket_key, shape=shape)
     if space.size > MAX_VARIANTS:
         widest = sorted(dims, key=lambda d: -len(dims[d]))
-        where = next((spec.span_of(("algorithms", akey, "spaces", k), key=True) for k in ("default", dtype, f"{dtype}.plus")
-                      if k in alg.spaces), span)
-        raise MuhError([Diagnostic(
-            "E-TUNE", f"the space of {family} {dtype} has {space.size:,} variants (limit {MAX_VARIANTS:,})", where,
-            hint="narrow it: " + " × ".join(f"{d} {len(dims[d])}" for d in widest)
-                 + " values; use a coarser `step`, fewer listed values, or a `space <type> { … }` for one type")])
+        where = next(
+            (
+                spec.span_of(("algorithms", akey, "spaces", k), key=True)
+                for k in ("default", dtype, f"{dtype}.plus")
+                if k in alg.spaces
+            ),
+            span,
+        )
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"the space of {family} {dtype} has {space.size:,} variants (limit {MAX_VARIANTS:,})",
+                    where,
+                    hint="narrow it: "
+                    + " × ".join(f"{d} {len(dims[d])}" for d in widest)
+                    + " values; use a coarser `step`, fewer listed values, or a `space <type> { … }` for one type",
+                )
+            ]
+        )
     return space
 
 

@@ -6,13 +6,19 @@ score = the weighted mean of the speedups with CCCL's weights for 2^16, 2^20, 2^
 than the noise measured in the same confirmation rounds (the base timed against itself, an A/A
 test), and no size is slower than the base by more than that noise (CCCL rejects any regression).
 """
+
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
 
 SIZES = (1 << 16, 1 << 20, 1 << 24, 1 << 28)
-WEIGHTS = (0.172, 0.261, 0.281, 0.286)  # CCCL's score weights (benchmarks/scripts/cccl/bench/score.py, https://github.com/NVIDIA/cccl)
+WEIGHTS = (
+    0.172,
+    0.261,
+    0.281,
+    0.286,
+)  # CCCL's score weights (benchmarks/scripts/cccl/bench/score.py, https://github.com/NVIDIA/cccl)
 MIN_NOISE = 0.005  # never trust a difference below 0.5 %, whatever the A/A test says
 
 
@@ -135,5 +141,10 @@ def decide(candidates: list[Candidate], aa_rounds: list[Score], sizes=SIZES) -> 
         if reasons:
             why += " (" + "; ".join(reasons[:3]) + ")"
         return Decision(None, noise, why, ranked, per)
-    return Decision(best.label, noise, f"{best.label} scores {best.score:.4f} > 1 + noise {noise:.4f}, "
-                    f"no size slower than base beyond its noise", ranked, per)
+    return Decision(
+        best.label,
+        noise,
+        f"{best.label} scores {best.score:.4f} > 1 + noise {noise:.4f}, no size slower than base beyond its noise",
+        ranked,
+        per,
+    )

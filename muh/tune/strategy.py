@@ -12,6 +12,7 @@ variants not yet proposed, given the scores measured so far (``None`` for a fail
   the normalised numeric dimensions (log2 for power-of-two-ish sizes): cheap, dependency-free, and
   good enough for the smooth, low-dimensional spaces of CUB policies.
 """
+
 from __future__ import annotations
 
 import math
@@ -82,8 +83,10 @@ class Model(Strategy):
         keys = sorted({k for f in feats for k in f})
         lo = {k: min(f.get(k, 0.0) for f in feats) for k in keys}
         hi = {k: max(f.get(k, 0.0) for f in feats) for k in keys}
-        self.vec = {v.label(): [(f.get(k, 0.0) - lo[k]) / ((hi[k] - lo[k]) or 1.0) for k in keys]
-                    for v, f in zip(self.variants, feats)}
+        self.vec = {
+            v.label(): [(f.get(k, 0.0) - lo[k]) / ((hi[k] - lo[k]) or 1.0) for k in keys]
+            for v, f in zip(self.variants, feats)
+        }
 
     def predict(self, label: str, scores: dict[str, float | None]) -> float:
         known = [(lab, s) for lab, s in scores.items() if lab in self.vec]

@@ -7,14 +7,15 @@ under ``#define muh muh_v<i>`` and ``#define muh_<fn> muh_v<i>_<fn>`` for every 
 interface, so each variant lives in its own namespace with its own C symbols. The harness
 (templates/harness.cu.j2) then drives them through the C interface, index 0 being the base.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass
 
-from muh.runtime import dtypes as DT
 from muh import families
+from muh.runtime import dtypes as DT
 from muh.schema.models import Hardware
 from muh.tune.space import Effective
 
@@ -88,7 +89,8 @@ def render_files(eff: Effective, hw: Hardware, tag: str = "") -> dict[str, str]:
 def source_hash(eff: Effective, hw: Hardware) -> str:
     """Hash of exactly what the variant compiles from: its inlined kernel code, the harness, the family's
     harness fragment (and the templates it includes), the element type's row of the dtype table (the
-    harness's storage type and conversions) and the nvcc flags — which carry the no-spill rule's (muh.runtime.ptxas), so a trial
+    harness's storage type and conversions) and the nvcc flags — which carry the no-spill rule's (muh.runtime.ptxas),
+    so a trial
     timed before the rule, perhaps of a kernel that spills, is never taken from the database.
 
     Only the files the unit includes count, so a change to another family's template does not
@@ -183,8 +185,9 @@ def harness_of(family: str):
     return rec.harness
 
 
-def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int],
-                shape: tuple | None = None) -> str:
+def render_unit(
+    family: str, dtype: str, hw: Hardware, variants: list[UnitVariant], sizes: list[int], shape: tuple | None = None
+) -> str:
     """One translation unit: the base (index 0) and the given variants, plus the harness main().
 
     The family's part (its C calls, output size, host reference) is the fragment its record names
@@ -201,14 +204,29 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants: list[UnitVarian
     if dtype in ("float16", "bfloat16"):
         rel_tol = 2e-2
     family_code = render_from(harness_search(family), h.template, **h.variables(shape))
-    api = [{"field": f.name[len("muh_"):], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
-           for f in rec.api]
-    return render("muh.tune", "harness.cu.j2", family=family, dtype=dtype, storage=DT.TABLE[dtype].storage,
-                  dtype_code=DT.CODE[dtype], is_float=DT.TABLE[dtype].is_float,
-                  is_unsigned=DT.TABLE[dtype].kind == "uint",
-                  variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
-                  variant_code=code, sizes=sizes, check_n=check_n, check_small=check_small, rel_tol=rel_tol,
-                  api=api, family_code=family_code, spin_cycles=SPIN_CYCLES)
+    api = [
+        {"field": f.name[len("muh_") :], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
+        for f in rec.api
+    ]
+    return render(
+        "muh.tune",
+        "harness.cu.j2",
+        family=family,
+        dtype=dtype,
+        storage=DT.TABLE[dtype].storage,
+        dtype_code=DT.CODE[dtype],
+        is_float=DT.TABLE[dtype].is_float,
+        is_unsigned=DT.TABLE[dtype].kind == "uint",
+        variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
+        variant_code=code,
+        sizes=sizes,
+        check_n=check_n,
+        check_small=check_small,
+        rel_tol=rel_tol,
+        api=api,
+        family_code=family_code,
+        spin_cycles=SPIN_CYCLES,
+    )
 
 
 def nvcc_args(hw: Hardware) -> list[str]:
@@ -232,9 +250,9 @@ def variant_of(symbol: str) -> int | None:
     for m in _LENGTH_NAME.finditer(symbol):
         digits, at = m.group(1), m.end(1)
         for j in range(len(digits)):  # the length is a suffix of the digit run
-            ident = symbol[at:at + int(digits[j:])]
+            ident = symbol[at : at + int(digits[j:])]
             if re.fullmatch(r"muh_v\d+", ident):
-                return int(ident[len("muh_v"):])
+                return int(ident[len("muh_v") :])
     return None
 
 

@@ -1,4 +1,5 @@
 """What `muh tune` shows: a progress bar with ETA, CCCL annotation lines, the final table."""
+
 from __future__ import annotations
 
 import contextlib
@@ -16,9 +17,16 @@ class Console:
         probe = RichConsole()
         self.out = RichConsole(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
         self.top = top
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.out,
-                                 transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.out,
+            transient=False,
+        )
         self.task = None
 
     def live(self):
@@ -29,8 +37,11 @@ class Console:
 
         class _E(Events):
             def start(self, dtype, total, filtered, space):
-                view.out.print(f"{dtype}: {space} variants in the space, {filtered} rejected by the static filter, "
-                               f"measuring up to {total}", markup=False)  # `float64 [elements < 2^24]`
+                view.out.print(
+                    f"{dtype}: {space} variants in the space, {filtered} rejected by the static filter, "
+                    f"measuring up to {total}",
+                    markup=False,
+                )  # `float64 [elements < 2^24]`
                 from rich.markup import escape
 
                 view.task = view.progress.add_task(escape(f"tune {dtype}"), total=total)
@@ -50,9 +61,12 @@ class Console:
     def header(self, ctx, opts) -> None:
         m = ctx["machine"]
         gpus = ", ".join(f"{g.index}: {g.name}" for g in m.gpus) or "none (compile only)"
-        self.out.print(f"muh tune {ctx['algo']} on {gpus}; driver {m.driver}, CUDA {m.toolkit}; "
-                       f"machine fingerprint {m.fingerprint}; strategy {opts.strategy}, seed {opts.seed}; "
-                       f"database {opts.db}", markup=False)
+        self.out.print(
+            f"muh tune {ctx['algo']} on {gpus}; driver {m.driver}, CUDA {m.toolkit}; "
+            f"machine fingerprint {m.fingerprint}; strategy {opts.strategy}, seed {opts.seed}; "
+            f"database {opts.db}",
+            markup=False,
+        )
 
     def note(self, text: str) -> None:
         self.out.print(text, markup=False)
@@ -77,9 +91,15 @@ class Console:
             for r in rows:
                 chosen = rep.decision is not None and rep.decision.winner == r.label
                 c = conf.get(r.label)
-                t.add_row(("★ " if chosen else "") + r.label, *(f"{s:.3f}" for s in r.score.speedups),
-                          f"{r.score.score:.4f}", f"{r.score.min:.3f}", f"{r.score.mean:.3f}", f"{r.score.max:.3f}",
-                          f"{c.score:.4f}" if c and c.rounds else "")
+                t.add_row(
+                    ("★ " if chosen else "") + r.label,
+                    *(f"{s:.3f}" for s in r.score.speedups),
+                    f"{r.score.score:.4f}",
+                    f"{r.score.min:.3f}",
+                    f"{r.score.mean:.3f}",
+                    f"{r.score.max:.3f}",
+                    f"{c.score:.4f}" if c and c.rounds else "",
+                )
             self.out.print(t)
         if rep.decision is not None:
             noise = f" (A/A noise ±{rep.decision.noise:.4f})" if rep.decision.noise is not None else ""

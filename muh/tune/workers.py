@@ -15,6 +15,7 @@ small interface (``submit(job) -> Future[Outcome]``, ``close()``):
 Every process a worker starts runs with NVLink multicast off (:data:`SAFE_ENV`): tuning needs no
 collective, and multicast on a shared host can take its GPUs out of service.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,8 +61,12 @@ def gpu_identity(index: str) -> tuple[str, str, str]:
     smi = shutil.which("nvidia-smi")
     if smi:
         try:
-            res = subprocess.run([smi, "-i", str(index), "--query-gpu=name,uuid,driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30)
+            res = subprocess.run(
+                [smi, "-i", str(index), "--query-gpu=name,uuid,driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             parts = [p.strip() for p in res.stdout.strip().splitlines()[0].split(",")] if res.returncode == 0 else []
             if len(parts) >= 3:
                 return parts[0], parts[1], parts[2]
@@ -94,8 +99,17 @@ class ThreadWorkers:
                 return
             job, fut = item
             try:
-                res = self._measure(job.binary, list(job.indices), gpu, sizes=list(job.sizes), runs=job.runs,
-                                    warmup=job.warmup, seed=job.seed, timeout=job.timeout, stop=self._stop)
+                res = self._measure(
+                    job.binary,
+                    list(job.indices),
+                    gpu,
+                    sizes=list(job.sizes),
+                    runs=job.runs,
+                    warmup=job.warmup,
+                    seed=job.seed,
+                    timeout=job.timeout,
+                    stop=self._stop,
+                )
                 fut.set_result(Outcome(res, label, f"thread:{gpu}"))
             except BaseException as err:  # noqa: BLE001 - handed to the orchestrator, which decides
                 fut.set_exception(err)
@@ -133,8 +147,9 @@ def _actor_class(ray):
                 tmp.write_bytes(binary)
                 tmp.chmod(0o755)
                 tmp.replace(path)
-            return run_unit(path, list(indices), self.gpu, sizes=list(sizes), runs=runs, warmup=warmup, seed=seed,
-                            timeout=timeout)
+            return run_unit(
+                path, list(indices), self.gpu, sizes=list(sizes), runs=runs, warmup=warmup, seed=seed, timeout=timeout
+            )
 
     return GpuActor
 
@@ -144,20 +159,28 @@ class RayWorkers:
 
     kind = "ray"
 
-    def __init__(self, address: str | None = None, gpus: int | None = None, retries: int = 2,
-                 stop: threading.Event | None = None):
+    def __init__(
+        self, address: str | None = None, gpus: int | None = None, retries: int = 2, stop: threading.Event | None = None
+    ):
         import ray  # optional extra: muh[tune]
 
         self.ray = ray
         if not ray.is_initialized():
             kw = {"address": address} if address else {}
-            ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
-                     runtime_env={"env_vars": dict(SAFE_ENV)}, **kw)
+            ray.init(
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                include_dashboard=False,
+                runtime_env={"env_vars": dict(SAFE_ENV)},
+                **kw,
+            )
         total = int(ray.cluster_resources().get("GPU", 0))
         n = min(total, gpus) if gpus else total
         if n < 1:
-            raise RuntimeError("the Ray cluster has no GPU resources; start its nodes with their GPUs "
-                               "(ray start --num-gpus N) or measure locally without --ray")
+            raise RuntimeError(
+                "the Ray cluster has no GPU resources; start its nodes with their GPUs "
+                "(ray start --num-gpus N) or measure locally without --ray"
+            )
         self._threads: list[threading.Thread] = []
         actor = ray.remote(num_gpus=1, num_cpus=0, max_restarts=0)(_actor_class(ray))
         self.actors = [actor.options(runtime_env={"env_vars": dict(SAFE_ENV)}).remote() for _ in range(n)]
@@ -167,16 +190,19 @@ class RayWorkers:
         models = sorted({w[0] for w in self.where})
         if len(models) > 1:
             self.close()
-            raise RuntimeError(f"the Ray cluster mixes GPU models ({', '.join(models)}); tune one model per run "
-                               "(start the workers on one kind of node, or pass --gpus to limit them)")
+            raise RuntimeError(
+                f"the Ray cluster mixes GPU models ({', '.join(models)}); tune one model per run "
+                "(start the workers on one kind of node, or pass --gpus to limit them)"
+            )
         self.retries = retries
         self._stop = stop or threading.Event()
         self._q: queue.Queue = queue.Queue()
         self._busy: dict[int, Job] = {}
         self._lock = threading.Lock()
         self._alive = n
-        self._threads += [threading.Thread(target=self._loop, args=(i,), daemon=True, name=f"muh-ray-gpu{i}")
-                         for i in range(n)]
+        self._threads += [
+            threading.Thread(target=self._loop, args=(i,), daemon=True, name=f"muh-ray-gpu{i}") for i in range(n)
+        ]
         for t in self._threads:
             t.start()
         self.count = n
@@ -207,8 +233,9 @@ class RayWorkers:
                 self._busy[i] = job
             try:
                 data = Path(job.binary).read_bytes()
-                ref = actor.measure.remote(Path(job.binary).name, data, job.indices, job.sizes, job.runs, job.warmup,
-                                           job.seed, job.timeout)
+                ref = actor.measure.remote(
+                    Path(job.binary).name, data, job.indices, job.sizes, job.runs, job.warmup, job.seed, job.timeout
+                )
                 res = ray.get(ref)
                 fut.set_result(Outcome(res, device, f"ray:{node}:{i}", job.tries, errors))
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as err:
@@ -216,8 +243,9 @@ class RayWorkers:
                 errors = errors + [f"{device} on {node}: {type(err).__name__}"]
                 job.tries += 1
                 if job.tries > self.retries or self._stop.is_set():
-                    fut.set_exception(RuntimeError(f"a measuring worker died {job.tries} time(s) on this unit: "
-                                                   + "; ".join(errors)))
+                    fut.set_exception(
+                        RuntimeError(f"a measuring worker died {job.tries} time(s) on this unit: " + "; ".join(errors))
+                    )
                 else:
                     self._q.put((job, fut, errors))
                 with self._lock:

@@ -4,6 +4,7 @@ mode, and none orders shared memory by a warp barrier alone (the CoreX clang's m
 The clang tests need clang-16 and the CUDA root (``python -m muh.check.clang_cuda --fetch``, fetched
 here when missing): on CI a skip is a failure (tests/conftest.py; .ci/run installs both).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -53,8 +54,15 @@ def test_the_baseline_compiles_with_clang_16_in_cuda_mode(clang):
     (res,) = run_checks(ctx_of(BASELINE), ["clang_cuda"])
     assert res.status == "pass", "\n".join([res.detail, *res.cases])
     units = {line.split(": ")[0] for line in res.cases[1:]}
-    for src in ("kernels/ops.cu", "kernels/common.cu", "kernels/reduce.cu", "kernels/scan.cu", "kernels/topk.cu",
-                "muh_kernels/build_info.cu", "all_headers.cu"):
+    for src in (
+        "kernels/ops.cu",
+        "kernels/common.cu",
+        "kernels/reduce.cu",
+        "kernels/scan.cu",
+        "kernels/topk.cu",
+        "muh_kernels/build_info.cu",
+        "all_headers.cu",
+    ):
         assert {f"{src} cuda-device-only", f"{src} cuda-host-only"} <= units, (src, units)
     assert res.cases[0].startswith("Debian clang version 16") or "clang version 16" in res.cases[0]
 
@@ -62,18 +70,20 @@ def test_the_baseline_compiles_with_clang_16_in_cuda_mode(clang):
 @pytest.mark.clang
 def test_what_clang_rejects_fails_with_the_compilers_line(clang):
     cc, root = clang
-    (_, hw, files), = clang_cuda.folders(ctx_of(BASELINE))
+    ((_, hw, files),) = clang_cuda.folders(ctx_of(BASELINE))
     files = {**files, "kernels/common.cu": files["kernels/common.cu"] + HOST_FROM_DEVICE}
     results = clang_cuda.compile_folder(cc, root, files, hw.toolchain.cxx, hw.warp_size)
     bad = {u.name: text for u, ok, text in results if not ok}
     assert list(bad) == ["kernels/common.cu cuda-device-only"], list(bad)
-    assert "reference to __host__ function 'muh_host_only' in __host__ __device__ function" in bad[
-        "kernels/common.cu cuda-device-only"]
+    assert (
+        "reference to __host__ function 'muh_host_only' in __host__ __device__ function"
+        in bad["kernels/common.cu cuda-device-only"]
+    )
 
 
 @pytest.mark.clang
 def test_the_header_unit_covers_every_generated_header(clang):
-    (_, _, files), = clang_cuda.folders(ctx_of(BASELINE))
+    ((_, _, files),) = clang_cuda.folders(ctx_of(BASELINE))
     units, headers = clang_cuda.sources(files)
     assert "include/muh/ops/ops.cuh" in headers and "include/muh/warp.cuh" in headers
     assert headers == sorted(p for p in files if p.startswith("include/") and p.endswith((".cuh", ".h")))

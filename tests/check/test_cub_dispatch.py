@@ -1,4 +1,5 @@
 """`cub_dispatch`: CUB's own dispatch, run on the policy hubs generated from a spec, selects CUB's policies."""
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,9 @@ def test_hub_names_cub_s_hub_parameters_and_a_chain_per_compute_capability():
     chain = re.findall(r"::cub::ChainedPolicy<(\d+), Policy(\d+), Policy(\d+)>", reduce)
     assert chain == [("800", "800", "800"), ("860", "860", "800"), ("900", "900", "860"), ("1000", "1000", "900")]
     assert "::cub::AgentReducePolicy<" in reduce and "::muh::cub::exact<p.threads, p.items>" in reduce
-    assert {"include/muh/cub/common.cuh"} | {f"include/muh/cub/{f}.cuh" for f in cub_hub.hub_families(ctx)} == set(files)
+    assert {"include/muh/cub/common.cuh"} | {f"include/muh/cub/{f}.cuh" for f in cub_hub.hub_families(ctx)} == set(
+        files
+    )
 
 
 def test_a_spec_without_nvidia_hardware_gets_no_hub():
@@ -106,7 +109,10 @@ def test_every_cub_enumerator_is_spelled_as_a_catalogue_choice():
     for muh_enum, cub_type, pairs in cub.cub_enums():
         assert {v for v, _ in pairs} <= choices[muh_enum], (muh_enum, cub_type)
     assert cub.cub_choices("reduce", "block", "block_reduce_algorithm") == (
-        "raking_commutative_only", "raking", "warp_reductions")  # no warp_reductions_nondeterministic in CUB 3.0
+        "raking_commutative_only",
+        "raking",
+        "warp_reductions",
+    )  # no warp_reductions_nondeterministic in CUB 3.0
 
 
 @pytest.mark.nvcc
@@ -114,12 +120,15 @@ def test_a_call_the_spec_cannot_name_runs_cub_s_own_policy(nvcc, tmp_path):
     """An operator outside the catalogue and an element type with no muh element (a 16-byte type aligned
     to 16: specs/nvidia.muh declares none) take CUB's own policy; a known call takes the selector's."""
     a = NVIDIA.index("algorithm select_if on sm80 {")  # its default (records take it) gets 96 threads
-    ctx = ctx_of(NVIDIA[:a] + NVIDIA[a:].replace("    threads = 128\n    items = 10\n", "    threads = 96\n    items = 10\n", 1))
+    ctx = ctx_of(
+        NVIDIA[:a] + NVIDIA[a:].replace("    threads = 128\n    items = 10\n", "    threads = 96\n    items = 10\n", 1)
+    )
     for f in cd.hub_files(ctx):
         path = tmp_path / f.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f.content)
-    (tmp_path / "t.cu").write_text("""#include "muh/cub/reduce.cuh"
+    (tmp_path / "t.cu").write_text(
+        """#include "muh/cub/reduce.cuh"
 #include "muh/cub/select_if.cuh"
 struct MyOp { __host__ __device__ int operator()(int a, int b) const { return a ^ b; } };
 struct alignas(16) Wide { long long a, b; };
@@ -142,13 +151,36 @@ using KH = muh::cub::chain_pick<muh::cub::select_if::policy_hub<muh_check_record
                                                                 cub::SelectImpl::Select>::MaxPolicy, 800>;
 static_assert(KH::SelectIfPolicyT::BLOCK_THREADS == 96, "a known call: the spec's value");
 int main() {}
-""".replace("muh_check_record", "Rec12"))
-    src = (tmp_path / "t.cu").read_text().replace("#include \"muh/cub/select_if.cuh\"\n",
-                                                  "#include \"muh/cub/select_if.cuh\"\nstruct alignas(4) Rec12 { char b[12]; };\n")
+""".replace("muh_check_record", "Rec12")
+    )
+    src = (
+        (tmp_path / "t.cu")
+        .read_text()
+        .replace(
+            '#include "muh/cub/select_if.cuh"\n',
+            '#include "muh/cub/select_if.cuh"\nstruct alignas(4) Rec12 { char b[12]; };\n',
+        )
+    )
     (tmp_path / "t.cu").write_text(src)
     import subprocess
-    proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-c", str(tmp_path / "t.cu"), "-o", str(tmp_path / "t.o"),
-                           "-I", str(tmp_path / "include")], capture_output=True, text=True, timeout=600)
+
+    proc = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-x",
+            "cu",
+            "-c",
+            str(tmp_path / "t.cu"),
+            "-o",
+            str(tmp_path / "t.o"),
+            "-I",
+            str(tmp_path / "include"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -165,8 +197,24 @@ def test_every_hub_compiles_beside_cub_s_public_headers(nvcc, tmp_path):
         path.write_text(f.content)
     hubs = sorted(p.name for p in (tmp_path / "include" / "muh" / "cub").glob("*.cuh"))
     assert len(hubs) == len(cub_hub.hub_families(ctx)) + 1
-    (tmp_path / "t.cu").write_text("#include <cub/cub.cuh>\n" + "".join(f'#include "muh/cub/{h}"\n' for h in hubs)
-                                   + "int main() {}\n")
-    proc = subprocess.run([nvcc, "-std=c++17", "-x", "cu", "-c", str(tmp_path / "t.cu"), "-o", str(tmp_path / "t.o"),
-                           "-I", str(tmp_path / "include")], capture_output=True, text=True, timeout=900)
+    (tmp_path / "t.cu").write_text(
+        "#include <cub/cub.cuh>\n" + "".join(f'#include "muh/cub/{h}"\n' for h in hubs) + "int main() {}\n"
+    )
+    proc = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-x",
+            "cu",
+            "-c",
+            str(tmp_path / "t.cu"),
+            "-o",
+            str(tmp_path / "t.o"),
+            "-I",
+            str(tmp_path / "include"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]

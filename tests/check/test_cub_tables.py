@@ -1,5 +1,6 @@
 """Each family's CUB correspondence is one table (muh/families/cub.py), held by its folder or the
 catalogue; the probe, the parity comparison and the generated == CUB unit are all read from it."""
+
 from __future__ import annotations
 
 import ast
@@ -33,7 +34,7 @@ def test_a_table_names_only_known_dimensions(family):
     fam = catalog.FAMILIES[family]
     assert all(m.dim in catalog.DIMS for m in table.members)
     # the table's sub-policies first, then muh's own (catalog._cub's own_subs: no CUB member to compare)
-    assert fam.subs[:len(table.subs)] == tuple(s.name for s in table.subs)
+    assert fam.subs[: len(table.subs)] == tuple(s.name for s in table.subs)
     for sub in table.subs:
         assert {m.dim for m in sub.members} <= set(fam.dims), sub.name
     assert set(table.types) <= set(cub.PROBED) and table.header == fam.cub_header
@@ -44,8 +45,9 @@ def test_one_table_feeds_the_probe_the_parity_values_and_the_equality_unit(monke
     """Renaming one member in histogram's table changes the probe's row, what parity compares and the
     generated == CUB builder together (nothing else holds the name)."""
     table = histogram.CUB
-    renamed = dataclasses.replace(table, members=tuple(
-        cub.Member(m.dim, "VEC_WIDTH") if m.dim == "vec" else m for m in table.members))
+    renamed = dataclasses.replace(
+        table, members=tuple(cub.Member(m.dim, "VEC_WIDTH") if m.dim == "vec" else m for m in table.members)
+    )
     before = cub_truth.render_program([], [])
     assert "int(P::VEC_SIZE)" in before and "VEC_WIDTH" not in before
     monkeypatch.setitem(cub_truth.TABLES, "histogram", renamed)
@@ -67,8 +69,11 @@ def test_compared_dimensions_spell_sub_policies_and_delays():
 
 
 def _literals(path: Path) -> set[str]:
-    return {n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant)
-            and isinstance(n.value, str)}
+    return {
+        n.value
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
 
 
 def test_the_check_modules_and_probe_templates_name_no_family():

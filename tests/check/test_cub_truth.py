@@ -1,4 +1,5 @@
 """CUB ground truth: the probe program, its cache, its errors, and the policies CUB selects."""
+
 from __future__ import annotations
 
 import pytest
@@ -90,8 +91,9 @@ def test_fallback_policies_of_the_other_families(truth):
     for cc in (900, 1000):
         assert truth.policies[("segmented_sort", cc, "int32", "plus", 32, "")]["policy"] == 860
     # One policy since sm_50 (adjacent difference) and sm_70 (batched memcpy).
-    assert {truth.policies[("adjacent_difference", cc, "float64", "plus", 32, "")]["policy"]
-            for cc in cub_truth.ARCHES} == {500}
+    assert {
+        truth.policies[("adjacent_difference", cc, "float64", "plus", 32, "")]["policy"] for cc in cub_truth.ARCHES
+    } == {500}
     assert {truth.policies[("batch_memcpy", cc, "uint8", "plus", 32, "")]["policy"] for cc in cub_truth.ARCHES} == {700}
     # Untuned by-key sums on sm_86 use CUB's reduce-by-key delay constructor.
     for t in ("int32", "int64", "float64"):

@@ -1,11 +1,11 @@
-"""The `deploy` check (formerly `vllm_deploy`) says what it could not check, counts only problems, and needs no test extra to run
+"""The `deploy` check (formerly `vllm_deploy`) says what it could not check, counts only problems, and needs no test
+extra to run
 (issue 11 items 5, 12 and 21)."""
+
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
@@ -14,7 +14,7 @@ SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 def _check(cli, name="deploy"):
     code, out, err = cli("check", str(SPEC), "--only", name)
     assert "Traceback" not in out + err
-    line = next(l for l in out.splitlines() if l.strip().startswith("deploy "))
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("deploy "))
     return code, line, out
 
 
@@ -23,7 +23,7 @@ def test_the_former_name_runs_the_check_once(cli):
     the check runs once, under its name now; a name that never was a check is still refused."""
     _, _, out = _check(cli, "vllm_deploy")
     code, out_both, _ = cli("check", str(SPEC), "--only", "vllm_deploy", "--only", "deploy")
-    assert sum(l.strip().startswith("deploy ") for l in out_both.splitlines()) == 1, out_both
+    assert sum(ln.strip().startswith("deploy ") for ln in out_both.splitlines()) == 1, out_both
     code, out, err = cli("check", str(SPEC), "--only", "vllm_deplo")
     assert code == 2 and "unknown check" in err and "Traceback" not in err, (code, err)
 

@@ -1,4 +1,5 @@
 """`muh check --only parity`: the CCCL parity suite end to end."""
+
 from __future__ import annotations
 
 import re
@@ -49,6 +50,7 @@ NOT_PROBED: set[str] = set()
 def test_every_cccl_30_family_is_compared(report):
     from muh.check import cub_truth
     from muh.schema.catalog import FAMILIES
+
     with_hub = {name for name, fam in FAMILIES.items() if fam.cub_header} - NOT_PROBED
     assert with_hub <= set(cub_truth.TABLES) and all(parity.compared_dims(f) for f in with_hub)
     counts = {f: (expected, compared, excused) for f, expected, compared, excused in report.families}
@@ -58,8 +60,11 @@ def test_every_cccl_30_family_is_compared(report):
     # key/value tunings for (its `parity` block), and only those
     left = {"radix_sort_pairs"}
     assert {f for f, c in counts.items() if c[2]} == left, counts
-    assert sum(c[2] for c in counts.values()) == sum(1 for p in parity.expected_probes(
-        load(NVIDIA.read_text(), "specs/nvidia.muh")) if p.value and p.algorithm in left)
+    assert sum(c[2] for c in counts.values()) == sum(
+        1
+        for p in parity.expected_probes(load(NVIDIA.read_text(), "specs/nvidia.muh"))
+        if p.value and p.algorithm in left
+    )
     # archs x (float ops + integer ops + user-defined records' ops) x offset widths
     assert counts["reduce"][0] == 4 * (2 * 4 + 4 * 7 + 3 * 4) * 2
     assert counts["radix_sort"][0] == 4 * 10 * 2  # no records: radix sorts take arithmetic keys
@@ -72,11 +77,13 @@ def test_changed_sub_policy_value_fails(nvcc):
     text = NVIDIA.read_text()
     at = text.index("algorithm segmented_sort on sm90")
     at = text.index("threads_per_segment = 16", at)
-    bad = text[:at] + "threads_per_segment = 32" + text[at + len("threads_per_segment = 16"):]
+    bad = text[:at] + "threads_per_segment = 32" + text[at + len("threads_per_segment = 16") :]
     report = parity.run_parity(load(bad, "specs/nvidia.muh"))
     failed = {c.case for c in report.failed}
-    assert failed == {f"segmented_sort sm90 {t}" for t in
-                      ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64")}
+    assert failed == {
+        f"segmented_sort sm90 {t}"
+        for t in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64")
+    }
     text = parity.render(report)
     assert "MISMATCH policy segmented_sort sm90 int32: medium/threads_per_segment: muh 32 != CUB 16" in text
 
@@ -84,8 +91,9 @@ def test_changed_sub_policy_value_fails(nvcc):
 @pytest.mark.nvcc
 def test_render_ends_with_count(report):
     text = parity.render(report)
-    got = re.search(r"\nparity: \d+ cases passed; CUB policy cases: (\d+) expected, (\d+) compared, (\d+) out of scope$",
-                    text)
+    got = re.search(
+        r"\nparity: \d+ cases passed; CUB policy cases: (\d+) expected, (\d+) compared, (\d+) out of scope$", text
+    )
     assert got and int(got[1]) == int(got[2]) + int(got[3])
     assert re.search(r"\nreduce_by_key +768 +768 +0 +0\n", text)  # keys and values of different types too
     assert "reduce sm90 float32 plus offset32" in text and "Policy600" in text
@@ -107,7 +115,7 @@ def in_block(text: str, block: str, old: str, new: str) -> str:
     """``text`` with ``old`` replaced once inside the block that starts with ``block``."""
     at = text.index(old, text.index(block))
     assert at < text.index("\n}\n", text.index(block))
-    return text[:at] + new + text[at + len(old):]
+    return text[:at] + new + text[at + len(old) :]
 
 
 @pytest.mark.nvcc

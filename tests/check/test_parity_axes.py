@@ -1,4 +1,5 @@
 """Parity fails closed on CUB's case list (operators, offset widths, types), and its cache trusts nothing."""
+
 from __future__ import annotations
 
 import re
@@ -28,7 +29,7 @@ def without_block(text: str, head: str) -> str:
 def in_block(text: str, head: str, old: str, new: str) -> str:
     at = text.index(old, text.index(head))
     assert at < text.index("\n}\n", text.index(head))
-    return text[:at] + new + text[at + len(old):]
+    return text[:at] + new + text[at + len(old) :]
 
 
 def with_scope(text: str, *patterns: str) -> str:
@@ -51,19 +52,23 @@ def write(tmp_path, text: str) -> Path:
 
 # ---- the case list comes from CUB, not from the spec ---------------------------------------------
 
+
 def test_case_list_does_not_depend_on_the_spec():
     full = load(NVIDIA.read_text(), "specs/nvidia.muh")
     cut = load(without_block(NVIDIA.read_text(), "algorithm reduce on sm90 {"), "specs/nvidia.muh")
     assert parity.expected_probes(full) == parity.expected_probes(cut)
     compared, gaps, excused = parity.coverage(cut)
     assert {parity.case_name(p) for p, _ in gaps} == {
-        parity.case_name(p) for p in parity.expected_probes(full) if p.algorithm == "reduce" and p.cc == 900}
+        parity.case_name(p) for p in parity.expected_probes(full) if p.algorithm == "reduce" and p.cc == 900
+    }
     # (2 float types x 4 operators + 4 integer types x 7 + 3 records x 4) x 2 offset widths
     assert len(gaps) == 96 and {p.value != "" for p, _ in excused} == {True}  # only keys and values that differ
 
 
 def test_out_of_scope_excuses_by_pattern():
-    text = with_scope(without_block(NVIDIA.read_text(), "algorithm reduce on sm90 {"), "reduce sm90", "scan * * bit_* *")
+    text = with_scope(
+        without_block(NVIDIA.read_text(), "algorithm reduce on sm90 {"), "reduce sm90", "scan * * bit_* *"
+    )
     spec = load(text, "specs/nvidia.muh")
     compared, gaps, excused = parity.coverage(spec)
     assert not gaps
@@ -89,22 +94,28 @@ def test_any_thread_count_in_cub_parity_mode():
 @pytest.mark.nvcc
 def test_planted_gaps_exit_1_naming_what_is_missing(cli, tmp_path, nvcc):
     # a deleted block
-    code, out, err = cli("check", write(tmp_path, without_block(NVIDIA.read_text(), "algorithm reduce on sm90 {")),
-                         "--only", "parity")
+    code, out, err = cli(
+        "check", write(tmp_path, without_block(NVIDIA.read_text(), "algorithm reduce on sm90 {")), "--only", "parity"
+    )
     assert code == 1, out + err
-    assert "GAP reduce: 96 CUB cases not compared (no `algorithm reduce on sm90`): reduce sm90 float32 plus offset32" in out
+    assert (
+        "GAP reduce: 96 CUB cases not compared (no `algorithm reduce on sm90`): reduce sm90 float32 plus offset32"
+        in out
+    )
     assert re.search(r"\n\s+reduce +384 +288 +0 +96\n", out)
     assert "96 MISSING" in out.splitlines()[-1] or "96 MISSING" in out
     # a dropped type
-    text = in_block(NVIDIA.read_text(), "algorithm scan on sm100", "types = [float32, float64, int32,",
-                    "types = [float32, int32,")
+    text = in_block(
+        NVIDIA.read_text(), "algorithm scan on sm100", "types = [float32, float64, int32,", "types = [float32, int32,"
+    )
     code, out, err = cli("check", write(tmp_path, text), "--only", "parity")
     assert code == 1, out + err
-    assert ("GAP scan: 8 CUB cases not compared (`float64` is not in the `types` of `algorithm scan on sm100`): "
-            "scan sm100 float64 plus offset32") in out
+    assert (
+        "GAP scan: 8 CUB cases not compared (`float64` is not in the `types` of `algorithm scan on sm100`): "
+        "scan sm100 float64 plus offset32"
+    ) in out
     # the same gap, declared out of scope: passes, and says so
-    code, out, err = cli("check", write(tmp_path, with_scope(text, "scan sm100 float64")),
-                         "--only", "parity")
+    code, out, err = cli("check", write(tmp_path, with_scope(text, "scan sm100 float64")), "--only", "parity")
     assert code == 0, out + err
     assert re.search(r"parity: \d+ cases passed; CUB policy cases: 4244 expected, 3868 compared, 376 out of scope", out)
 
@@ -124,11 +135,16 @@ def test_tuning_headers_count_and_gaps_without_compiling():
 
 # ---- operators: the sm_80/90 scan tunings hold for every basic operator ---------------------------
 
+
 @pytest.mark.nvcc
 def test_scan_with_max_follows_cub(nvcc):
     spec = load(NVIDIA.read_text(), "specs/nvidia.muh")
-    truth = cub_truth.load_truth(probes=[cub_truth.PolicyProbe("scan", 900, "float32", "max", 32),
-                                         cub_truth.PolicyProbe("scan", 900, "float32", "mul", 32)])
+    truth = cub_truth.load_truth(
+        probes=[
+            cub_truth.PolicyProbe("scan", 900, "float32", "max", 32),
+            cub_truth.PolicyProbe("scan", 900, "float32", "mul", 32),
+        ]
+    )
     cases = {c.case: c for c in parity.policy_parity(spec, derive(spec), truth)}
     case = cases["scan sm90 float32 max offset32"]
     assert case.ok and "threads=128 items=24" in case.detail and "delay.ns=688" in case.detail, case
@@ -147,7 +163,7 @@ def test_operator_classes_layer_by_specificity():
     text = NVIDIA.read_text()
 
     def line_of(key: str) -> int:
-        return text[:text.index(f"policy {key} {{", text.index("algorithm scan on sm100"))].count("\n") + 1
+        return text[: text.index(f"policy {key} {{", text.index("algorithm scan on sm100"))].count("\n") + 1
 
     def line(resolved) -> int:
         return int(resolved.where.split(":")[1])
@@ -165,15 +181,22 @@ def test_operator_classes_layer_by_specificity():
 
 # ---- a parity hardware whose shared memory and warp differ from CUB's constants ---------------------
 
+
 def b200x(cub_parity: bool) -> str:
     """sm_100 with a 64-thread warp and 32 KiB per block (no NVIDIA card: a CUDA-compatible one of a vendor
     with 64-lane warps), running CUB's sm_100 reduce tuning; every other CUB case is declared out of scope."""
     text = NVIDIA.read_text()
-    hw = text[text.index("hardware sm100 {"):text.index("\n}\n", text.index("hardware sm100 {")) + 3]
-    hw = hw.replace("hardware sm100", "hardware b200x").replace("vendor = nvidia", "vendor = iluvatar").replace("warp_size = 32", "warp_size = 64") \
-        .replace("smem_per_block = 48 KiB", "smem_per_block = 32 KiB") \
+    hw = text[text.index("hardware sm100 {") : text.index("\n}\n", text.index("hardware sm100 {")) + 3]
+    hw = (
+        hw.replace("hardware sm100", "hardware b200x")
+        .replace("vendor = nvidia", "vendor = iluvatar")
+        .replace("warp_size = 32", "warp_size = 64")
+        .replace("smem_per_block = 48 KiB", "smem_per_block = 32 KiB")
         .replace("cub_parity = true", f"cub_parity = {'true' if cub_parity else 'false'}")
-    alg = text[text.index("algorithm reduce on sm100 {"):text.index("\n}\n", text.index("algorithm reduce on sm100 {")) + 3]
+    )
+    alg = text[
+        text.index("algorithm reduce on sm100 {") : text.index("\n}\n", text.index("algorithm reduce on sm100 {")) + 3
+    ]
     others = [f for f in cub_truth.ALGORITHMS if f != "reduce"] + ["reduce sm80", "reduce sm86", "reduce sm90"]
     scope = "parity {\n  out_of_scope = [" + ", ".join(f'"{o}"' for o in others) + "]\n}\n"
     types = "".join(line + "\n" for line in text.splitlines() if line.startswith("type "))
@@ -204,6 +227,7 @@ def test_without_cub_parity_the_hardware_scales():
 
 
 # ---- the cache ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.nvcc
 def test_cache_is_keyed_by_included_headers_and_bypassed_by_no_cache(nvcc, tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
 """User-defined element types (`type <name> { size, align }`): the language, derive's scaling, and
 parity cases enumerated from CUB with `struct alignas(A) { char bytes[S]; }`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,9 +39,14 @@ def errors(text: str) -> list:
 
 # ---- the language ---------------------------------------------------------------------------------
 
+
 def test_a_type_by_size_and_alignment_scales_like_cub():
-    spec = load(HW + "type pair16 { size = 16 B  align = 8 B }\ntype rec12 { size = 12 B  align = 4 B }\n"
-                + SCAN % "pair16, rec12", "t.muh")
+    spec = load(
+        HW
+        + "type pair16 { size = 16 B  align = 8 B }\ntype rec12 { size = 12 B  align = 4 B }\n"
+        + SCAN % "pair16, rec12",
+        "t.muh",
+    )
     assert spec.element_sizes()["pair16"] == 16 and spec.types["rec12"].align == 4
     rec = resolve_query(spec, "scan@g", Query("rec12", "mul", 32))
     # CUB's MemBoundScaling<128, 15, T> for a 12-byte T: items 4*15/12 = 5, threads min(128, 49152/60 -> 832)
@@ -53,14 +59,17 @@ def test_a_type_by_size_and_alignment_scales_like_cub():
     assert flt.value("delay").kind == "fixed"  # `record` does not cover catalogue types
 
 
-@pytest.mark.parametrize("decl, message, col", [
-    ("type r { size = 12 B  align = 8 B }", "size = 12 B is not a multiple of align = 8 B", 17),
-    ("type r { size = 12 B  align = 3 B }", "align = 3 B is not a power of two", 31),
-    ("type r { size = 2048 B  align = 8 B }", "size = 2048 B exceeds 1024 B", 17),
-    ("type r { size = 4 B  align = 8 B }", "align = 8 B exceeds size = 4 B", 30),
-    ("type float32 { size = 4 B  align = 4 B }", "`float32` is a built-in element type", 6),
-    ("type record { size = 4 B  align = 4 B }", "the policy key of every user-defined type", 6),
-])
+@pytest.mark.parametrize(
+    "decl, message, col",
+    [
+        ("type r { size = 12 B  align = 8 B }", "size = 12 B is not a multiple of align = 8 B", 17),
+        ("type r { size = 12 B  align = 3 B }", "align = 3 B is not a power of two", 31),
+        ("type r { size = 2048 B  align = 8 B }", "size = 2048 B exceeds 1024 B", 17),
+        ("type r { size = 4 B  align = 8 B }", "align = 8 B exceeds size = 4 B", 30),
+        ("type float32 { size = 4 B  align = 4 B }", "`float32` is a built-in element type", 6),
+        ("type record { size = 4 B  align = 4 B }", "the policy key of every user-defined type", 6),
+    ],
+)
 def test_impossible_types_are_refused_where_written(decl, message, col):
     diags = errors(HW + decl + "\n")
     assert [d.code for d in diags] == ["E-TYPEDEF"], diags
@@ -71,8 +80,11 @@ def test_impossible_types_are_refused_where_written(decl, message, col):
 def test_an_undeclared_type_names_the_declaration():
     diags = errors(HW + SCAN % "pair16")
     assert any(d.code == "E-TYPE" and "type pair16 { size" in d.hint for d in diags)
-    diags = errors(HW + "type pair16 { size = 16 B  align = 8 B }\n" + (SCAN % "pair16").replace(
-        "policy pair16.primitive", "policy pear16.primitive"))
+    diags = errors(
+        HW
+        + "type pair16 { size = 16 B  align = 8 B }\n"
+        + (SCAN % "pair16").replace("policy pair16.primitive", "policy pear16.primitive")
+    )
     assert [d.code for d in diags] == ["E-POLICYKEY"] and "did you mean `pair16`" in diags[0].hint
 
 
@@ -81,8 +93,8 @@ def test_by_key_rules_combine_both_sizes():
     # default ceil_div; both leave the items while neither input passes 8 bytes.
     assert scaling.combined_items(9, 8, 8, ceil=False) == 9
     assert scaling.combined_items(9, 12, 12, ceil=False) == 3  # 72 / 24
-    assert scaling.combined_items(6, 12, 12, ceil=True) == 2   # ceil(48 / 24)
-    assert scaling.combined_items(6, 16, 4, ceil=True) == 3    # ceil(48 / 20): RLE's int lengths
+    assert scaling.combined_items(6, 12, 12, ceil=True) == 2  # ceil(48 / 24)
+    assert scaling.combined_items(6, 16, 4, ceil=True) == 3  # ceil(48 / 20): RLE's int lengths
     assert scaling.combined_items(6, 64, 64, ceil=True) == 1
 
 
@@ -102,31 +114,34 @@ def test_headers_name_records_where_the_spec_lists_them():
 
 # ---- parity: CUB's case list holds records, and the spec must cover them ---------------------------
 
+
 def test_records_are_in_cubs_case_list():
     spec = load(NVIDIA.read_text(), "specs/nvidia.muh")
     names = {parity.case_name(p) for p in parity.expected_probes(spec)}
     for size, align in cub_truth.STRUCT_SHAPES:
         t = cub_truth.struct_name(size, align)
         assert f"scan sm90 {t} max offset64" in names and f"merge_sort sm80 {t}" in names
-        assert f"reduce_by_key sm100 {t} plus" in names and f"{t}" not in {n.split()[2] for n in names
-                                                                             if n.startswith("radix_sort ")}
+        assert f"reduce_by_key sm100 {t} plus" in names and f"{t}" not in {
+            n.split()[2] for n in names if n.startswith("radix_sort ")
+        }
 
 
 def test_a_record_the_spec_does_not_list_is_a_gap():
     text = NVIDIA.read_text()
     at = text.index("algorithm scan on sm90 {")
     at = text.index("record12, ", at)
-    spec = load(text[:at] + text[at + len("record12, "):], "specs/nvidia.muh")
+    spec = load(text[:at] + text[at + len("record12, ") :], "specs/nvidia.muh")
     _, gaps, _ = parity.coverage(spec)
     assert {parity.case_name(p) for p, _ in gaps} == {
-        f"scan sm90 struct12a4 {op} offset{w}" for op in ("plus", "max", "min", "mul") for w in (32, 64)}
+        f"scan sm90 struct12a4 {op} offset{w}" for op in ("plus", "max", "min", "mul") for w in (32, 64)
+    }
     assert all("no type of 12 B aligned to 4 B" in why for _, why in gaps)
 
 
 def test_a_declared_shape_is_probed_where_the_spec_lists_it():
     text = NVIDIA.read_text().replace("type pair16 {", "type rec40 { size = 40 B  align = 8 B }\ntype pair16 {", 1)
     at = text.index("types = [", text.index("algorithm scan on sm90 {"))
-    text = text[:at] + "types = [rec40, " + text[at + len("types = ["):]
+    text = text[:at] + "types = [rec40, " + text[at + len("types = [") :]
     spec = load(text, "specs/nvidia.muh")
     compared, gaps, _ = parity.coverage(spec)
     assert {p.cc for p, _ in compared if p.type == "struct40a8"} == {900}
@@ -139,7 +154,7 @@ def test_keys_and_values_of_different_types_are_cubs_cases_too():
     # `values = […]` and must say that it leaves the others out: without its `parity` block they are gaps.
     text = NVIDIA.read_text()
     start = text.index("\nparity {")
-    spec = load(text[:start] + text[text.index("}\n", start) + 1:], "specs/nvidia.muh")
+    spec = load(text[:start] + text[text.index("}\n", start) + 1 :], "specs/nvidia.muh")
     _, gaps, excused = parity.coverage(spec)
     names = {parity.case_name(p) for p, _ in gaps}
     assert not excused and {p.algorithm for p, _ in gaps} == {"radix_sort_pairs"}
@@ -152,12 +167,21 @@ def test_records_reproduce_cub_and_a_planted_error_is_caught(nvcc):
     text = NVIDIA.read_text()
     report = parity.run_parity(load(text, "specs/nvidia.muh"))
     ok = {c.case for c in report.cases if c.group == "policy" and c.ok}
-    assert {"scan sm90 struct16a8 mul offset64", "reduce_by_key sm80 struct16a8 plus", "transform sm100 struct64a16",
-            "three_way_partition sm90 struct16a8", "scan_by_key sm100 struct12a4 max"} <= ok
+    assert {
+        "scan sm90 struct16a8 mul offset64",
+        "reduce_by_key sm80 struct16a8 plus",
+        "transform sm100 struct64a16",
+        "three_way_partition sm90 struct16a8",
+        "scan_by_key sm100 struct12a4 max",
+    } <= ok
     at = text.index("policy record", text.index("algorithm scan on sm90 {"))
     at = text.index("450 ns", at)
-    report = parity.run_parity(load(text[:at] + "460 ns" + text[at + 6:], "specs/nvidia.muh"))
+    report = parity.run_parity(load(text[:at] + "460 ns" + text[at + 6 :], "specs/nvidia.muh"))
     failed = {c.case for c in report.failed}
-    assert failed == {f"scan sm90 {t} {op} offset{w}" for t in ("struct12a4", "struct16a8", "struct64a16")
-                      for op in ("plus", "max", "min", "mul") for w in (32, 64)}
+    assert failed == {
+        f"scan sm90 {t} {op} offset{w}"
+        for t in ("struct12a4", "struct16a8", "struct64a16")
+        for op in ("plus", "max", "min", "mul")
+        for w in (32, 64)
+    }
     assert "delay.l2_write_latency: muh 460 != CUB 450" in parity.render(report)

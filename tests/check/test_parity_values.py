@@ -1,6 +1,7 @@
 """Keys and values of different types in the by-key families: `values = […]`, policy keys with a value
 part (`int32.int64`, size classes `prim4.prim8`), derive's combined rules with the value's size, and
 parity against CUB's hubs instantiated with both types."""
+
 from __future__ import annotations
 
 import re
@@ -10,7 +11,6 @@ import pytest
 from lab_card import hardware, line_col
 
 from muh.check import parity
-from muh.derive import derive
 from muh.derive.resolve import resolve_query
 from muh.diagnostics import MuhError
 from muh.schema import load
@@ -44,10 +44,11 @@ def errors(text: str) -> list:
 def in_block(text: str, head: str, old: str, new: str) -> str:
     at = text.index(old, text.index(head))
     assert at < text.index("\n}\n", text.index(head))
-    return text[:at] + new + text[at + len(old):]
+    return text[:at] + new + text[at + len(old) :]
 
 
 # ---- the language and derive ----------------------------------------------------------------------
+
 
 def test_value_keys_layer_by_specificity():
     keys = ["default", "int32", "int32.primitive", "prim4.prim8.primitive", "int32.int64", "prim4.record"]
@@ -70,13 +71,26 @@ def test_the_value_size_reaches_the_combined_rules():
     assert resolve_query(spec, "reduce_by_key@g", Query("float64", "plus", 32, "pair16")).value("items") == 2
 
 
-@pytest.mark.parametrize("values, extra, code, message, where", [
-    ("int64", "policy int32.int32 { items = 7 }", "E-POLICYKEY", "names `int32` as both key and value type",
-     "policy int32.int32"),
-    ("int64", "policy int32.plus.int64 { items = 7 }", "E-POLICYKEY", "`int64` cannot follow `int32.plus`",
-     "policy int32.plus.int64"),
-    ("int46", "", "E-TYPE", "unknown value type `int46`", "values = [int46]"),
-])
+@pytest.mark.parametrize(
+    "values, extra, code, message, where",
+    [
+        (
+            "int64",
+            "policy int32.int32 { items = 7 }",
+            "E-POLICYKEY",
+            "names `int32` as both key and value type",
+            "policy int32.int32",
+        ),
+        (
+            "int64",
+            "policy int32.plus.int64 { items = 7 }",
+            "E-POLICYKEY",
+            "`int64` cannot follow `int32.plus`",
+            "policy int32.plus.int64",
+        ),
+        ("int46", "", "E-TYPE", "unknown value type `int46`", "values = [int46]"),
+    ],
+)
 def test_bad_value_keys_are_refused_where_written(values, extra, code, message, where):
     text = HW + RBK % (values, extra)
     diags = errors(text)
@@ -100,6 +114,7 @@ def test_values_belong_to_by_key_families_only():
 
 # ---- parity: the pairs are compared, and a missing one is a gap -----------------------------------
 
+
 def test_by_key_families_compare_every_pair():
     spec = load(NVIDIA.read_text(), "specs/nvidia.muh")
     counts = parity.family_counts(spec)
@@ -112,8 +127,12 @@ def test_by_key_families_compare_every_pair():
 
 
 def test_a_value_type_missing_from_values_is_a_gap():
-    text = in_block(NVIDIA.read_text(), "algorithm reduce_by_key on sm90", "values = [int32, int64, pair16]",
-                    "values = [int32, pair16]")
+    text = in_block(
+        NVIDIA.read_text(),
+        "algorithm reduce_by_key on sm90",
+        "values = [int32, int64, pair16]",
+        "values = [int32, pair16]",
+    )
     _, gaps, _ = parity.coverage(load(text, "specs/nvidia.muh"))
     names = {parity.case_name(p) for p, _ in gaps}
     assert "reduce_by_key sm90 int32:int64 plus" in names and "reduce_by_key sm90 struct16a8:int64 mul" in names
@@ -127,10 +146,11 @@ def test_a_planted_wrong_value_in_a_key_value_policy_is_caught(nvcc):
     head = "algorithm reduce_by_key on sm90"
     at = text.index("policy prim4.prim8.primitive", text.index(head))
     at = text.index("items = 13", at)
-    report = parity.run_parity(load(text[:at] + "items = 12" + text[at + 10:], "specs/nvidia.muh"))
+    report = parity.run_parity(load(text[:at] + "items = 12" + text[at + 10 :], "specs/nvidia.muh"))
     failed = {c.case for c in report.failed}
-    assert failed == {f"reduce_by_key sm90 {k}:int64 {op}" for k in ("int32", "uint32", "float32")
-                      for op in ("plus", "max", "min")}
+    assert failed == {
+        f"reduce_by_key sm90 {k}:int64 {op}" for k in ("int32", "uint32", "float32") for op in ("plus", "max", "min")
+    }
     out = parity.render(report)
     assert "MISMATCH policy reduce_by_key sm90 int32:int64 plus: items: muh 12 != CUB 13" in out
     assert re.search(r"\n\s*reduce_by_key +768 +768 +0 +0\n", out)
@@ -138,8 +158,12 @@ def test_a_planted_wrong_value_in_a_key_value_policy_is_caught(nvcc):
 
 @pytest.mark.nvcc
 def test_a_missing_pair_exits_1_with_counts(cli, tmp_path, nvcc):
-    text = in_block(NVIDIA.read_text(), "algorithm scan_by_key on sm100", "values = [int32, int64, pair16]",
-                    "values = [int32, int64]")
+    text = in_block(
+        NVIDIA.read_text(),
+        "algorithm scan_by_key on sm100",
+        "values = [int32, int64, pair16]",
+        "values = [int32, int64]",
+    )
     path = tmp_path / "specs" / "nvidia.muh"
     path.parent.mkdir()
     path.write_text(text)

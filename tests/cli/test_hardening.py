@@ -3,6 +3,7 @@
 Spec-level cases are tests/errors pairs; these are the ones that need a command line, a process, a
 file system situation or a deploy target.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,14 @@ BASELINE = ROOT / "specs" / "baseline.muh"
 def muh(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """A fresh `python -m muh.cli` process with this checkout's muh (a hang is a timeout, a failure)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "muh.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "muh.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def baseline_with(tmp_path: Path, old: str, new: str) -> Path:
@@ -38,8 +45,10 @@ def first_error(err: str) -> str:
 
 
 # -- hangs and unbounded memory ------------------------------------------------------------------------
-@pytest.mark.parametrize("args", [["build", "/dev/zero"], ["fmt", "--check", "/dev/zero"],
-                                  ["probe", "--ingest", "/dev/zero", "specs/h200.muh"]])
+@pytest.mark.parametrize(
+    "args",
+    [["build", "/dev/zero"], ["fmt", "--check", "/dev/zero"], ["probe", "--ingest", "/dev/zero", "specs/h200.muh"]],
+)
 def test_a_device_is_refused_not_read_forever(args):
     proc = muh(*args, timeout=30)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
@@ -85,8 +94,9 @@ def test_tensor_parallel_size_zero_is_an_error_at_its_line(tmp_path):
     proc = muh("build", spec, "-o", tmp_path / "o")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-800:]
     line = BASELINE.read_text().splitlines().index("    tensor_parallel_size = 4") + 1
-    assert first_error(proc.stderr).startswith(f"{spec}:{line}:28: error: `--tensor-parallel-size` = 0 is out of the "
-                                               "engine's range: it takes values ≥ 1")
+    assert first_error(proc.stderr).startswith(
+        f"{spec}:{line}:28: error: `--tensor-parallel-size` = 0 is out of the engine's range: it takes values ≥ 1"
+    )
 
 
 def test_tune_db_that_is_no_file_is_an_option_error(tmp_path):
@@ -96,8 +106,9 @@ def test_tune_db_that_is_no_file_is_an_option_error(tmp_path):
     assert first_error(proc.stderr).startswith(f"error: --db {tmp_path}: not a file")
     (tmp_path / "file.txt").write_text("x")
     proc = muh("tune", BASELINE, "reduce", "--db", tmp_path / "file.txt" / "tune.sqlite", "--dry-run")
-    assert proc.returncode == 2 and first_error(proc.stderr).startswith(f"error: --db {tmp_path}/file.txt/tune.sqlite: "
-                                                                        f"{tmp_path}/file.txt is not a folder")
+    assert proc.returncode == 2 and first_error(proc.stderr).startswith(
+        f"error: --db {tmp_path}/file.txt/tune.sqlite: {tmp_path}/file.txt is not a folder"
+    )
 
 
 @pytest.mark.parametrize("sizes", ["-5", "2^99", "0", "2^99999999999"])
@@ -113,25 +124,34 @@ def _frame(obj=None, raw: bytes | None = None, length: int | None = None) -> byt
 
 
 def test_lsp_survives_a_huge_content_length_and_bodies_that_are_no_json_rpc():
-    msgs = [_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
-            _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-            _frame(raw=b"{not json"), _frame(raw=b"x\n", length=99999999999), _frame(raw=b"[1, 2]"),
-            _frame({"jsonrpc": "2.0", "method": "initialized"}),  # JSON-RPC, but no params: pygls cannot read it
-            _frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}), _frame({"jsonrpc": "2.0", "method": "exit"})]
+    msgs = [
+        _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+        _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        _frame(raw=b"{not json"),
+        _frame(raw=b"x\n", length=99999999999),
+        _frame(raw=b"[1, 2]"),
+        _frame({"jsonrpc": "2.0", "method": "initialized"}),  # JSON-RPC, but no params: pygls cannot read it
+        _frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        _frame({"jsonrpc": "2.0", "method": "exit"}),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "muh.cli", "lsp"], input=b"".join(msgs), capture_output=True,
-                          timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "muh.cli", "lsp"], input=b"".join(msgs), capture_output=True, timeout=60, env=env
+    )
     err = proc.stderr.decode()
     assert proc.returncode == 0 and "Traceback" not in err and "MemoryError" not in err, err[-1500:]
     assert b'"id": 2' in proc.stdout or b'"id":2' in proc.stdout  # still serving after all of them
     assert "ignored a message of Content-Length 99999999999" in err and "ignored a message that is not JSON" in err
 
 
-@pytest.mark.parametrize("old,new,code", [
-    ("smem_per_block = 48 KiB", "smem_per_block = 1e999999999 B", "E-VALUE"),
-    ("mem_bandwidth = 584.2 GB/s", "mem_bandwidth = 1e999999999 GB/s", "E-VALUE"),
-    ("sm_count = 16", "sm_count = 2^99999999", "E-NUMBER"),
-])
+@pytest.mark.parametrize(
+    "old,new,code",
+    [
+        ("smem_per_block = 48 KiB", "smem_per_block = 1e999999999 B", "E-VALUE"),
+        ("mem_bandwidth = 584.2 GB/s", "mem_bandwidth = 1e999999999 GB/s", "E-VALUE"),
+        ("sm_count = 16", "sm_count = 2^99999999", "E-NUMBER"),
+    ],
+)
 def test_lsp_reports_what_build_reports_for_huge_numbers(old, new, code):
     """Before: E-INTERNAL (decimal.Overflow) and a hang (2^99999999) in the language server."""
     from muh.lsp.analysis import analyze
@@ -143,8 +163,13 @@ def test_lsp_reports_what_build_reports_for_huge_numbers(old, new, code):
 
 # -- deploy -------------------------------------------------------------------------------------------
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -257,8 +282,9 @@ def test_fetch_engine_refuses_a_wheel_that_is_not_the_flag_table_s(tmp_path):
     bad = cache / "vllm-0.6.3.post1-cp38-abi3-manylinux1_x86_64.whl"
     bad.write_bytes(b"not the wheel")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MUH_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "muh.cli", "fetch-engine"], capture_output=True, text=True,
-                          cwd="/", timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "muh.cli", "fetch-engine"], capture_output=True, text=True, cwd="/", timeout=60, env=env
+    )
     assert proc.returncode == 1 and "muh's flag table was read from" in proc.stderr, proc.stderr
     assert f"hint: delete {bad}" in proc.stderr and "Traceback" not in proc.stderr
     assert bad.read_bytes() == b"not the wheel"
@@ -291,17 +317,27 @@ def test_an_unset_header_dimension_warns_once_at_its_algorithm(cli, tmp_path, mo
     assert unset[0].startswith(f"{spec}:{line}:1: warning: histogram on h200: `sub_histograms` is not set")
 
 
-@pytest.mark.parametrize("old,new,want", [
-    ("form = bash  #", "form = bash  pre = [step(command = [])]  #", "`command` is empty: it takes a command"),
-    ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 1.5", "`--gpu-memory-utilization` = 1.5 is out"),
-    ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0", "`--gpu-memory-utilization` = 0 is out"),
-    ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 1e309", "`--gpu-memory-utilization` = 1E+309 is out"),
-    ("max_num_seqs = 2", "max_num_seqs = 0", "`--max-num-seqs` = 0 is out of the engine's range"),
-    ("max_model_len = 80000", "max_model_len = 2^80", "`--max-model-len` = 1208925819614629174706176 is out"),
-    ('model = "/model"', 'model = ""', "`model`: the model path is empty"),
-    ('served_model_name = "llm"', 'served_model_name = "ll\u202em"',
-     "`served_model_name` contains the invisible format character U+202E"),
-])
+@pytest.mark.parametrize(
+    "old,new,want",
+    [
+        ("form = bash  #", "form = bash  pre = [step(command = [])]  #", "`command` is empty: it takes a command"),
+        ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 1.5", "`--gpu-memory-utilization` = 1.5 is out"),
+        ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0", "`--gpu-memory-utilization` = 0 is out"),
+        (
+            "gpu_memory_utilization = 0.90",
+            "gpu_memory_utilization = 1e309",
+            "`--gpu-memory-utilization` = 1E+309 is out",
+        ),
+        ("max_num_seqs = 2", "max_num_seqs = 0", "`--max-num-seqs` = 0 is out of the engine's range"),
+        ("max_model_len = 80000", "max_model_len = 2^80", "`--max-model-len` = 1208925819614629174706176 is out"),
+        ('model = "/model"', 'model = ""', "`model`: the model path is empty"),
+        (
+            'served_model_name = "llm"',
+            'served_model_name = "ll\u202em"',
+            "`served_model_name` contains the invisible format character U+202E",
+        ),
+    ],
+)
 def test_nonsense_never_reaches_the_run_file(cli, tmp_path, old, new, want):
     spec = baseline_with(tmp_path, old, new)
     line = next(i for i, text in enumerate(spec.read_text().splitlines(), 1) if new.split("(")[-1] in text)

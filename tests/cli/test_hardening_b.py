@@ -2,11 +2,12 @@
 server's lifecycle), deploy state that is corrupt or gone, a detached HEAD, a submodule where muh deploys.
 
 Each case runs the real command in a fresh process (a traceback is a failure)."""
+
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,14 +22,16 @@ def muh(*args, cwd: Path | None = None, timeout: float = 60, **kw) -> subprocess
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     kw.setdefault("stdout", subprocess.PIPE)
     kw.setdefault("stderr", subprocess.PIPE)
-    return subprocess.run([sys.executable, "-m", "muh.cli", *map(str, args)], text=True,
-                          cwd=cwd or ROOT, timeout=timeout, env=env, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "muh.cli", *map(str, args)], text=True, cwd=cwd or ROOT, timeout=timeout, env=env, **kw
+    )
 
 
 # -- a standard output that cannot be written ----------------------------------------------------------
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
-@pytest.mark.parametrize("args", [("schema",), ("build", BASELINE, "-o", "{tmp}/out"), ("explain", BASELINE, "reduce"),
-                                  ("--version",)])
+@pytest.mark.parametrize(
+    "args", [("schema",), ("build", BASELINE, "-o", "{tmp}/out"), ("explain", BASELINE, "reduce"), ("--version",)]
+)
 def test_a_full_stdout_is_one_line_and_exit_1(args, tmp_path):
     with open("/dev/full", "w") as full:
         proc = muh(*(str(a).format(tmp=tmp_path) for a in args), stdout=full, stderr=subprocess.PIPE)
@@ -56,14 +59,27 @@ def _responses(raw: bytes) -> list[dict]:
 
 def _lsp(messages: list[dict]) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "muh.cli", "lsp"], input=b"".join(map(_frame, messages)),
-                          capture_output=True, timeout=60, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "muh.cli", "lsp"],
+        input=b"".join(map(_frame, messages)),
+        capture_output=True,
+        timeout=60,
+        env=env,
+        cwd=ROOT,
+    )
 
 
-HOVER = {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
-         "params": {"textDocument": {"uri": "file:///x.muh"}, "position": {"line": 0, "character": 0}}}
-OPEN = {"jsonrpc": "2.0", "method": "textDocument/didOpen",
-        "params": {"textDocument": {"uri": "file:///x.muh", "languageId": "muh", "version": 1, "text": "muh 1\n"}}}
+HOVER = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "textDocument/hover",
+    "params": {"textDocument": {"uri": "file:///x.muh"}, "position": {"line": 0, "character": 0}},
+}
+OPEN = {
+    "jsonrpc": "2.0",
+    "method": "textDocument/didOpen",
+    "params": {"textDocument": {"uri": "file:///x.muh", "languageId": "muh", "version": 1, "text": "muh 1\n"}},
+}
 INIT = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}}
 SHUTDOWN = {"jsonrpc": "2.0", "id": 3, "method": "shutdown"}
 EXIT = {"jsonrpc": "2.0", "method": "exit"}
@@ -102,8 +118,14 @@ print("exit", code, "| probe result models loaded:", "muh.codegen.probe.result" 
 def test_a_build_does_not_build_the_probe_result_models(tmp_path):
     """Issue 42 (build speed): the probe result's pydantic models are ingest's (~13 ms to build), not a build's."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", LAZY, str(BASELINE), "-o", str(tmp_path / "a")], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", LAZY, str(BASELINE), "-o", str(tmp_path / "a")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert proc.stdout.splitlines()[-1] == "exit 0 | probe result models loaded: False", proc.stdout + proc.stderr
     assert (tmp_path / "a" / "probe" / "probe.cu").is_file()
 
@@ -114,8 +136,8 @@ def test_docs_tune_lists_the_tunable_families_the_help_lists(cli):
 
     names = [r.name for r in registry.tunable()]
     text = (ROOT / "docs" / "tune.md").read_text()
-    sentence = text[text.index("`ALGO` is one of the tunable families:"):]
-    listed = re.findall(r"`(\w+)`", sentence[len("`ALGO` is one of the tunable families:"): sentence.index("\n(")])
+    sentence = text[text.index("`ALGO` is one of the tunable families:") :]
+    listed = re.findall(r"`(\w+)`", sentence[len("`ALGO` is one of the tunable families:") : sentence.index("\n(")])
     assert listed == names
     code, out, _ = cli("tune", "--help")
     assert code == 0 and ", ".join(names) in " ".join(out.split())
@@ -143,7 +165,9 @@ def test_nothing_cites_the_private_fact_sheets():
                     text = p.read_text(encoding="utf-8")
                 except (UnicodeDecodeError, OSError):
                     continue
-                found += [f"{p.relative_to(ROOT)}:{i}" for i, line in enumerate(text.splitlines(), 1) if private in line]
+                found += [
+                    f"{p.relative_to(ROOT)}:{i}" for i, line in enumerate(text.splitlines(), 1) if private in line
+                ]
     assert not found, found
 
 
@@ -164,4 +188,6 @@ def test_help_texts_are_one_style():
 
 def test_readme_names_probe_s_folder_optional():
     readme = (ROOT / "README.md").read_text()
-    assert "`muh probe SPEC [-o DIR] [--emulate-warp N]`" in readme and "`DIR` defaults to `probe-<spec name>`" in readme
+    assert (
+        "`muh probe SPEC [-o DIR] [--emulate-warp N]`" in readme and "`DIR` defaults to `probe-<spec name>`" in readme
+    )

@@ -2,6 +2,7 @@
 compares, option checks, messages in muh's words. Spec-level cases with one first line are tests/errors
 pairs; these need a whole spec, a command line or the file's bytes.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,6 +48,7 @@ def test_an_untested_entry_for_a_value_the_block_does_not_set_is_an_error(cli, t
 
 # -- line endings ------------------------------------------------------------------------------------
 
+
 def _with_endings(tmp_path: Path, name: str, ending: str, text: str | None = None) -> Path:
     p = tmp_path / name
     p.write_bytes((text if text is not None else BASELINE.read_text()).replace("\n", ending).encode())
@@ -66,10 +68,15 @@ def test_cr_and_crlf_end_lines(cli, tmp_path):
         spec = _with_endings(tmp_path / folder, "s.muh", ending)
         code, _, err = cli("build", spec, "-o", tmp_path / f"out_{folder}")
         assert code == 0, err
-        got = {p.relative_to(tmp_path / f"out_{folder}"): p.read_bytes()
-               for p in (tmp_path / f"out_{folder}").rglob("*") if p.is_file()}
+        got = {
+            p.relative_to(tmp_path / f"out_{folder}"): p.read_bytes()
+            for p in (tmp_path / f"out_{folder}").rglob("*")
+            if p.is_file()
+        }
         assert got == want, folder
-        bad = _with_endings(tmp_path / folder, "bad.muh", ending, BASELINE.read_text().replace("sm_count = 16", "sm_count = 0"))
+        bad = _with_endings(
+            tmp_path / folder, "bad.muh", ending, BASELINE.read_text().replace("sm_count = 16", "sm_count = 0")
+        )
         code, _, err = cli("build", bad, "-o", tmp_path / f"bad_{folder}")
         assert code == 2 and f"{bad}:7:14: error: " in err, err
 
@@ -80,8 +87,9 @@ def test_a_line_end_inside_a_string_is_said_so(cli, tmp_path):
         spec = tmp_path / "s.muh"
         spec.write_bytes(BASELINE.read_text().replace('"Iluvatar BI-V100"', f'"Iluvatar{ending}BI-V100"').encode())
         code, _, err = cli("build", spec, "-o", tmp_path / "o")
-        assert code == 2 and errors_of(err)[0] == (f"{spec}:15:17: error: a line break inside a string: a string ends "
-                                                   "on the line it starts [E-STRING]"), err
+        assert code == 2 and errors_of(err)[0] == (
+            f"{spec}:15:17: error: a line break inside a string: a string ends on the line it starts [E-STRING]"
+        ), err
 
 
 def test_fmt_keeps_the_file_s_own_line_ending(cli, tmp_path):
@@ -98,6 +106,7 @@ def test_fmt_keeps_the_file_s_own_line_ending(cli, tmp_path):
 
 # -- read-only compares and checked options ---------------------------------------------------------
 
+
 def test_tune_dry_run_checks_its_options(cli, tmp_path):
     """A dry run is where a user finds out a command line is wrong: it took `--sizes ''` for the default
     sizes, and found a missing --plot folder or --against spec only after the search (issue 42)."""
@@ -105,11 +114,17 @@ def test_tune_dry_run_checks_its_options(cli, tmp_path):
     cases = [
         (["--sizes", ""], "error: --sizes '': write sizes like 2^16,2^20", "leave --sizes out for CCCL's sizes"),
         (["--sizes", " , "], "error: --sizes ' , ': write sizes like", "2^16,2^20,2^24,2^28"),
-        (["--plot", str(tmp_path / "no" / "heat.png")], f"error: --plot {tmp_path / 'no' / 'heat.png'}: the folder "
-         f"{tmp_path / 'no'} does not exist [E-FLAG]", "mkdir -p"),
+        (
+            ["--plot", str(tmp_path / "no" / "heat.png")],
+            f"error: --plot {tmp_path / 'no' / 'heat.png'}: the folder {tmp_path / 'no'} does not exist [E-FLAG]",
+            "mkdir -p",
+        ),
         (["--plot", str(tmp_path)], f"error: --plot {tmp_path}: is a folder", "--plot takes the image's file name"),
-        (["--against", str(tmp_path / "old.muh")], f"error: --against {tmp_path / 'old.muh'}: the spec to time "
-         "against does not load [E-FLAG]", "no such file"),
+        (
+            ["--against", str(tmp_path / "old.muh")],
+            f"error: --against {tmp_path / 'old.muh'}: the spec to time against does not load [E-FLAG]",
+            "no such file",
+        ),
     ]
     for args, first, also in cases:
         code, out, err = cli("tune", spec, "reduce", "--dry-run", *args)
@@ -155,14 +170,26 @@ def test_a_value_out_of_its_range_says_the_range_and_the_nearest_value(cli, tmp_
 
 LEAKS = [
     # an unknown `api { accept }` value: named by its list, not its index (``not a valid `0` ``)
-    ("accept = [max_completion_tokens,", "accept = [bogus, max_completion_tokens,",
-     "`bogus` is not a valid entry of `accept` [E-ENUM]", "choose one of: max_completion_tokens"),
+    (
+        "accept = [max_completion_tokens,",
+        "accept = [bogus, max_completion_tokens,",
+        "`bogus` is not a valid entry of `accept` [E-ENUM]",
+        "choose one of: max_completion_tokens",
+    ),
     # an engine without its version: not "a valid dictionary or instance of Engine"
-    ('engine = enginex "bi100-v1.2.3"', "engine = vllm", "`engine` takes a name and its version, not `vllm` [E-VALUE]",
-     'write `engine = vllm "<version>"`'),
+    (
+        'engine = enginex "bi100-v1.2.3"',
+        "engine = vllm",
+        "`engine` takes a name and its version, not `vllm` [E-VALUE]",
+        'write `engine = vllm "<version>"`',
+    ),
     # `include`: not "`muh <version>` must be the first line"
-    ("muh 1\n", 'muh 1\ninclude "x.muh"\n', "`include` is not part of the language: a spec is one file [E-SYNTAX]",
-     "copy the blocks you need into this spec"),
+    (
+        "muh 1\n",
+        'muh 1\ninclude "x.muh"\n',
+        "`include` is not part of the language: a spec is one file [E-SYNTAX]",
+        "copy the blocks you need into this spec",
+    ),
 ]
 
 
@@ -170,11 +197,19 @@ LEAKS += [
     # a list for one value: not pydantic's lower-cased "input should be a valid integer"
     ("sm_count = 16", "sm_count = [16]", "`sm_count` takes one value, not a list [E-VALUE]", "sm_count = [16]"),
     # a quantity for a plain number: one error, not one per member of the field's union (three before)
-    ("gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0.90 GB",
-     "`gpu_memory_utilization` takes a plain value, not a quantity with a unit (0.90 GB)", "0.90 GB"),
+    (
+        "gpu_memory_utilization = 0.90",
+        "gpu_memory_utilization = 0.90 GB",
+        "`gpu_memory_utilization` takes a plain value, not a quantity with a unit (0.90 GB)",
+        "0.90 GB",
+    ),
     # the parser's `@` token: not "expected one of: `at`"
-    ('device_name = "Iluvatar BI-V100"', 'device_name = "Iluvatar BI-V100".x', "unexpected `.` [E-SYNTAX]",
-     "expected one of: `@`,"),
+    (
+        'device_name = "Iluvatar BI-V100"',
+        'device_name = "Iluvatar BI-V100".x',
+        "unexpected `.` [E-SYNTAX]",
+        "expected one of: `@`,",
+    ),
 ]
 
 
@@ -198,7 +233,9 @@ def test_an_env_list_is_one_error_saying_env_is_a_block(cli, tmp_path):
     assert code == 2 and err.strip().endswith("\n1 error"), err
     assert '`env` is a block, not `["VLLM_X=1", "B=2"]` [E-VALUE]' in err and "write `env { key = value … }`" in err
     # a list for one variable: four errors before, one per member of the value's union ("a valid boolean", …)
-    spec = baseline_with(tmp_path, 'VLLM_IMAGE_FETCH_TIMEOUT = "10"', 'VLLM_IMAGE_FETCH_TIMEOUT = ["10", "20"]', "one.muh")
+    spec = baseline_with(
+        tmp_path, 'VLLM_IMAGE_FETCH_TIMEOUT = "10"', 'VLLM_IMAGE_FETCH_TIMEOUT = ["10", "20"]', "one.muh"
+    )
     code, _, err = cli("build", spec, "-o", tmp_path / "o")
     assert code == 2 and err.strip().endswith("\n1 error"), err
     assert "`VLLM_IMAGE_FETCH_TIMEOUT` takes one value, not a list [E-VALUE]" in err
@@ -214,10 +251,21 @@ def test_every_error_line_says_error(tmp_path):
     messy = baseline_with(tmp_path, "sm_count = 16", "sm_count   =   16")
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "muh.cli", *map(str, args)], capture_output=True, text=True,
-                              cwd=ROOT, env=env, timeout=120)
-    for args in (["fmt", "--check", messy], ["probe", "--apply", BASELINE], ["probe", BASELINE, "--ingest", messy, "-o", tmp_path],
-                 ["probe", BASELINE, "-o", tmp_path / "b", "--emulate-warp", "3"]):
+        return subprocess.run(
+            [sys.executable, "-m", "muh.cli", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
+
+    for args in (
+        ["fmt", "--check", messy],
+        ["probe", "--apply", BASELINE],
+        ["probe", BASELINE, "--ingest", messy, "-o", tmp_path],
+        ["probe", BASELINE, "-o", tmp_path / "b", "--emulate-warp", "3"],
+    ):
         r = run(*args)
         assert r.returncode in (1, 2) and r.stderr.startswith("error: "), (args, r.stderr)
 
@@ -240,27 +288,51 @@ def test_an_acknowledged_warning_is_kept_quiet_at_its_line_only(cli, tmp_path):
     assert cli("build", quiet, "-o", tmp_path / "q")[2] == ""
     loud = baseline_with(tmp_path, " " + ACK, "", "loud.muh")  # without it, the warning is back
     code, _, err = cli("build", loud, "-o", tmp_path / "l")
-    assert code == 0 and f"{loud}:93:5: warning: `--reasoning-parser` may be absent" in err and "[W-DEPLOY-PARSER]" in err
+    assert (
+        code == 0 and f"{loud}:93:5: warning: `--reasoning-parser` may be absent" in err and "[W-DEPLOY-PARSER]" in err
+    )
     # on another line it keeps nothing: the warning prints, and so does the idle acknowledgment
     moved = loud.read_text().replace("    max_num_seqs = 2 ", f"    max_num_seqs = 2 {ACK} ")
     (tmp_path / "moved.muh").write_text(moved)
     code, _, err = cli("build", tmp_path / "moved.muh", "-o", tmp_path / "m")
     assert code == 0 and "[W-DEPLOY-PARSER]" in err
-    assert f"{tmp_path / 'moved.muh'}:85:5: warning: `@acknowledged(warning = \"W-DEPLOY-PARSER\")`: this line gives " \
-           "no W-DEPLOY-PARSER warning [W-ACK-UNUSED]" in err
+    assert (
+        f'{tmp_path / "moved.muh"}:85:5: warning: `@acknowledged(warning = "W-DEPLOY-PARSER")`: this line gives '
+        "no W-DEPLOY-PARSER warning [W-ACK-UNUSED]" in err
+    )
 
 
-@pytest.mark.parametrize("new,message,hint", [
-    ('@acknowledged(warning = "W-DEPLOY-PARSR", reason = "x")', "needs the code of one of muh's warnings, not `W-DEPLOY-PARSR`",
-     "did you mean `W-DEPLOY-PARSER`?"),
-    ('@acknowledged(warning = "E-DEPLOY-VALUE", reason = "x")', "needs the code of one of muh's warnings, not `E-DEPLOY-VALUE`",
-     "only warnings (W-…) can be kept"),
-    ('@acknowledged(warning = "W-DEPLOY-PARSER")', '`@acknowledged(warning = "W-DEPLOY-PARSER")` needs its reason',
-     'add `reason = "…"`'),
-    ('@acknowledged(warning = "W-DEPLOY-PARSER", reason = "x", until = "2027")', "takes `warning` and `reason`, not `until`",
-     "write `@acknowledged("),
-    ('@acknowleged(warning = "W-DEPLOY-PARSER", reason = "x")', "unknown annotation `@acknowleged`", "did you mean `acknowledged`?"),
-], ids=["typo", "an-error", "no-reason", "extra", "misspelt"])
+@pytest.mark.parametrize(
+    "new,message,hint",
+    [
+        (
+            '@acknowledged(warning = "W-DEPLOY-PARSR", reason = "x")',
+            "needs the code of one of muh's warnings, not `W-DEPLOY-PARSR`",
+            "did you mean `W-DEPLOY-PARSER`?",
+        ),
+        (
+            '@acknowledged(warning = "E-DEPLOY-VALUE", reason = "x")',
+            "needs the code of one of muh's warnings, not `E-DEPLOY-VALUE`",
+            "only warnings (W-…) can be kept",
+        ),
+        (
+            '@acknowledged(warning = "W-DEPLOY-PARSER")',
+            '`@acknowledged(warning = "W-DEPLOY-PARSER")` needs its reason',
+            'add `reason = "…"`',
+        ),
+        (
+            '@acknowledged(warning = "W-DEPLOY-PARSER", reason = "x", until = "2027")',
+            "takes `warning` and `reason`, not `until`",
+            "write `@acknowledged(",
+        ),
+        (
+            '@acknowleged(warning = "W-DEPLOY-PARSER", reason = "x")',
+            "unknown annotation `@acknowleged`",
+            "did you mean `acknowledged`?",
+        ),
+    ],
+    ids=["typo", "an-error", "no-reason", "extra", "misspelt"],
+)
 def test_a_malformed_acknowledgment_is_an_error_at_its_line(cli, tmp_path, new, message, hint):
     spec = baseline_with(tmp_path, ACK, new)
     code, _, err = cli("build", spec, "-o", tmp_path / "o")
@@ -270,12 +342,22 @@ def test_a_malformed_acknowledgment_is_an_error_at_its_line(cli, tmp_path, new, 
     assert hint in err
 
 
-@pytest.mark.parametrize("args,message", [
-    (["build", BASELINE, "--emulate-warp", "abc"], "Invalid value for '--emulate-warp': 'abc' is not a whole number"),
-    (["tune", BASELINE, "reduce", "--dry-run", "--batch", "0"], "Invalid value for '--batch': 0 is out of range: 1 … 64"),
-    (["tune", BASELINE, "reduce", "--dry-run", "--confirm-runs", "x"], "'x' is not a whole number"),
-    (["tune", BASELINE, "reduce", "--dry-run", "--variant-timeout", "nan"], "'nan' is not a number"),
-], ids=["emulate-warp", "batch", "confirm-runs", "variant-timeout"])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["build", BASELINE, "--emulate-warp", "abc"],
+            "Invalid value for '--emulate-warp': 'abc' is not a whole number",
+        ),
+        (
+            ["tune", BASELINE, "reduce", "--dry-run", "--batch", "0"],
+            "Invalid value for '--batch': 0 is out of range: 1 … 64",
+        ),
+        (["tune", BASELINE, "reduce", "--dry-run", "--confirm-runs", "x"], "'x' is not a whole number"),
+        (["tune", BASELINE, "reduce", "--dry-run", "--variant-timeout", "nan"], "'nan' is not a number"),
+    ],
+    ids=["emulate-warp", "batch", "confirm-runs", "variant-timeout"],
+)
 def test_a_bad_number_option_is_said_in_muh_s_words(cli, args, message):
     """typer checks numbers with pydantic: "Input should be a valid integer, unable to parse string as an integer"."""
     code, out, err = cli(*args)

@@ -1,10 +1,10 @@
 """The build folder is muh's alone: nothing of the user's is deleted, nothing is half-written (issue 11,
 items 1, 2 and 7)."""
+
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -123,13 +123,17 @@ def test_stale_temporaries_of_a_killed_build_are_cleaned_and_only_those(cli, tmp
 def test_an_interrupted_swap_is_restored_before_cleaning(tmp_path):
     """Killed between `out → .old-*/x` and `tmp → out`: the next build puts the old folder back."""
     w = tmp_path / "w"
-    output.write_folder({"a.txt": ("1\n", False), "manifest.json": (output.manifest_text({}, {"a.txt": "1\n"}), False)}, w)
+    output.write_folder(
+        {"a.txt": ("1\n", False), "manifest.json": (output.manifest_text({}, {"a.txt": "1\n"}), False)}, w
+    )
     (w / "user.txt").write_text("mine\n")
     old = tmp_path / ".w.old-zz"
     old.mkdir()
     os.rename(w, old / "x")
     (old / output.MARKER).write_text(f"{output._MARK_HEAD} (pid 999999999); safe to delete\n*\n")
-    output.write_folder({"a.txt": ("2\n", False), "manifest.json": (output.manifest_text({}, {"a.txt": "2\n"}), False)}, w)
+    output.write_folder(
+        {"a.txt": ("2\n", False), "manifest.json": (output.manifest_text({}, {"a.txt": "2\n"}), False)}, w
+    )
     assert (w / "a.txt").read_text() == "2\n" and (w / "user.txt").read_text() == "mine\n"
     assert not old.exists()
 
@@ -140,13 +144,16 @@ def test_temporaries_are_ignored_by_git(tmp_path):
     output._mark(tmp)
     (tmp / "a.h").write_text("//")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert status == ""
 
 
-_CHILD = ("import os, sys, muh; os.write(1, b'r'); "
-          "from muh.cli import main; os.write(1, b'i'); main()")
+_CHILD = "import os, sys, muh; os.write(1, b'r'); from muh.cli import main; os.write(1, b'i'); main()"
 
 
 @pytest.mark.parametrize("phase", ["imports", "build"])

@@ -2,6 +2,7 @@
 version, the spec's file name) and nothing that changes when its content does not; only manifest.json
 carries the spec's hash and path. Two specs of one name in different folders do not share
 generated/<name>/ silently."""
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,13 @@ def test_one_serve_flag_changes_only_the_run_files_and_what_reads_it(cli, tmp_pa
     after = build(cli, edited, tmp_path / "new")
     # the run command (Dockerfile CMD, the platform's run file), the record of tuned values, the request
     # hook that bounds `n` by max_num_seqs, and the manifest; no kernel, header or probe file
-    assert changed(before, after) == {"Dockerfile", "computility-run.yaml", "vllm/deploy.json",
-                                      "vllm/plugin/muh_vllm_plugin/compat.py", "manifest.json"}
+    assert changed(before, after) == {
+        "Dockerfile",
+        "computility-run.yaml",
+        "vllm/deploy.json",
+        "vllm/plugin/muh_vllm_plugin/compat.py",
+        "manifest.json",
+    }
     assert b"--max-num-seqs 3" in after["computility-run.yaml"]
 
 

@@ -1,5 +1,6 @@
 """Generated C++ is formatted by the pinned clang-format in muh's one style (muh/codegen/.clang-format),
 deterministically, cached per content, within 120 columns; the static CUDA sources are kept formatted."""
+
 from __future__ import annotations
 
 import subprocess
@@ -18,17 +19,24 @@ UGLY = "namespace a{\nint f(int x){if(x){return 1;}\nreturn  2;}\n}\n"
 def test_style_is_one_file_with_120_columns():
     assert cxx_format.STYLE == PKG / ".clang-format"
     assert "ColumnLimit: 120" in cxx_format.STYLE.read_text()
-    assert not list(ROOT.glob("**/.clang-format*")) or {p for p in ROOT.glob("muh/**/.clang-format")} == {cxx_format.STYLE}
+    assert not list(ROOT.glob("**/.clang-format*")) or {p for p in ROOT.glob("muh/**/.clang-format")} == {
+        cxx_format.STYLE
+    }
 
 
 def test_static_sources_are_formatted():
     """Every static C++ source under muh/codegen/ and muh/families/ (each family's folder) is as
     clang-format leaves it (run `clang-format -i --style=file:muh/codegen/.clang-format <file>` after
     editing one)."""
-    sources = sorted(p for d in (PKG, ROOT / "muh" / "families") for p in d.rglob("*") if p.suffix in cxx_format.SUFFIXES)
+    sources = sorted(
+        p for d in (PKG, ROOT / "muh" / "families") for p in d.rglob("*") if p.suffix in cxx_format.SUFFIXES
+    )
     assert any(p.name == "topk.cuh" for p in sources) and any(p.name == "scan_tile.cuh" for p in sources)
-    r = subprocess.run([cxx_format.executable(), "--dry-run", "--Werror", f"--style=file:{cxx_format.STYLE}",
-                        *map(str, sources)], capture_output=True, text=True)
+    r = subprocess.run(
+        [cxx_format.executable(), "--dry-run", "--Werror", f"--style=file:{cxx_format.STYLE}", *map(str, sources)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
 
 
@@ -37,8 +45,12 @@ def test_generated_cxx_fits_120_columns():
     `muh build` writes) stays within 120 columns."""
     files = [p for p in (ROOT / "generated").rglob("*") if p.suffix in cxx_format.SUFFIXES]
     assert len(files) > 50
-    long = [f"{p.relative_to(ROOT)}:{i}: {len(line)}" for p in files
-            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 120]
+    long = [
+        f"{p.relative_to(ROOT)}:{i}: {len(line)}"
+        for p in files
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if len(line) > 120
+    ]
     assert not long, long[:10]
 
 
@@ -65,7 +77,9 @@ def test_a_missing_formatter_is_a_diagnostic(monkeypatch):
     cxx_format.executable.cache_clear()
     cxx_format._identity.cache_clear()
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "clang_format" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "clang_format" else real(name, *a)
+    )
     try:
         with pytest.raises(MuhError) as err:
             cxx_format.format_many({"a.cu": UGLY})
@@ -84,6 +98,9 @@ def test_build_output_is_formatted(tmp_path):
     cxx = {f.path: f.content for f in files if cxx_format.is_cxx(f.path)}
     assert "kernels/topk.cu" in cxx and "kernels/ops.cu" in cxx
     paths = [str(tmp_path / "out" / p) for p in cxx]
-    r = subprocess.run([cxx_format.executable(), "--dry-run", "--Werror", f"--style=file:{cxx_format.STYLE}",
-                        *paths], capture_output=True, text=True)
+    r = subprocess.run(
+        [cxx_format.executable(), "--dry-run", "--Werror", f"--style=file:{cxx_format.STYLE}", *paths],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-2000:]

@@ -1,4 +1,5 @@
 """The C++ tuning headers: shape, determinism, and compilation with nvcc (batched, in parallel)."""
+
 from __future__ import annotations
 
 import re
@@ -54,7 +55,9 @@ def test_headers_shape(name):
     ctx = ctx_of(name)
     files = headers(ctx)
     families = sorted({a.family for a in ctx.spec.algorithms.values()})
-    assert sorted(files) == sorted([f"include/muh/tuning/tuning_{f}.cuh" for f in families] + ["include/muh/tuning/common.cuh"])
+    assert sorted(files) == sorted(
+        [f"include/muh/tuning/tuning_{f}.cuh" for f in families] + ["include/muh/tuning/common.cuh"]
+    )
     for path, text in files.items():
         assert text.splitlines()[0] == ctx.header("//"), path
         assert "inline constexpr" not in text and "if constexpr" not in text
@@ -74,7 +77,9 @@ def test_headers_shape(name):
         lines = text.splitlines()
         for i, line in enumerate(lines):
             if re.match(r"\s+(-?\d+|\w+::\w+|delay_policy\{.*\}),", line):
-                assert re.search(r"// \w+: \S", line) or re.match(r"\s+// ", lines[i - 1]), f"value without provenance: {line}"
+                assert re.search(r"// \w+: \S", line) or re.match(r"\s+// ", lines[i - 1]), (
+                    f"value without provenance: {line}"
+                )
 
 
 def test_sub_policies_are_nested_structs():
@@ -103,6 +108,7 @@ def test_target_has_its_own_branch_and_measurements_are_cited():
 
 # ---- compilation: one batch per spec, units compiled in parallel ---------------------------------
 
+
 def _patched(files: list[GeneratedFile], path_end: str, old: str, new: str) -> list[GeneratedFile]:
     out = []
     for f in files:
@@ -116,7 +122,9 @@ def _patched(files: list[GeneratedFile], path_end: str, old: str, new: str) -> l
 @pytest.fixture(scope="module")
 def nvidia_results(nvcc):
     good = ctx_of("nvidia")
-    bad = ctx_of("nvidia", text=(ROOT / "specs" / "nvidia.muh").read_text().replace(SM90_LINE, SM90_LINE.replace("576", "580")))
+    bad = ctx_of(
+        "nvidia", text=(ROOT / "specs" / "nvidia.muh").read_text().replace(SM90_LINE, SM90_LINE.replace("576", "580"))
+    )
     g_files, b_files = th.header_files(good), th.header_files(bad)
     g_units = th.units_for(good, g_files)
     assert {u.name for u in g_units} == {"headers_cxx17", "cub_equal"}
@@ -132,15 +140,27 @@ def baseline_results(nvcc):
     src = th.include_all_source(files)
     units = th.units_for(ctx, files) + [th.Unit("headers_cxx17", src, 17)]
     # Negative controls: a thread count off the 64-wide warp, a tile larger than 48 KiB.
-    warp = _patched(files, "tuning_scan.cuh", "reg_bound_threads(384, 22, element_size(type), 49152, 64)",
-                    "reg_bound_threads(352, 22, element_size(type), 49152, 64)")
-    smem = _patched(files, "tuning_scan.cuh", "reg_bound_items(22, element_size(type))",
-                    "reg_bound_items(100, element_size(type))")
+    warp = _patched(
+        files,
+        "tuning_scan.cuh",
+        "reg_bound_threads(384, 22, element_size(type), 49152, 64)",
+        "reg_bound_threads(352, 22, element_size(type), 49152, 64)",
+    )
+    smem = _patched(
+        files, "tuning_scan.cuh", "reg_bound_items(22, element_size(type))", "reg_bound_items(100, element_size(type))"
+    )
     # ... and a literal no `long long` holds (issue 42: a `2^70` bucket bound compiled, with a warning only)
-    literal = _patched(files, "tuning_scan.cuh", "reg_bound_items(22, element_size(type))",
-                       "reg_bound_items(22 + 0 * (1180591620717411303424LL > 0), element_size(type))")
-    units += [th.Unit("bad_warp", src, 14, tuple(warp)), th.Unit("bad_smem", src, 14, tuple(smem)),
-              th.Unit("bad_literal", src, 14, tuple(literal))]
+    literal = _patched(
+        files,
+        "tuning_scan.cuh",
+        "reg_bound_items(22, element_size(type))",
+        "reg_bound_items(22 + 0 * (1180591620717411303424LL > 0), element_size(type))",
+    )
+    units += [
+        th.Unit("bad_warp", src, 14, tuple(warp)),
+        th.Unit("bad_smem", src, 14, tuple(smem)),
+        th.Unit("bad_literal", src, 14, tuple(literal)),
+    ]
     radix = th.header_files(ctx_of("radix", text=RADIX))
     units.append(th.Unit("radix_cxx14", th.include_all_source(radix), 14, tuple(radix)))
     return th.compile_units(files, units)
@@ -203,7 +223,7 @@ def test_selectors_run_in_device_code_without_relaxed_constexpr(nvcc, tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f.content)
     src = tmp_path / "kernel.cu"
-    src.write_text('''#include "muh/tuning/tuning_scan.cuh"
+    src.write_text("""#include "muh/tuning/tuning_scan.cuh"
 #include "muh/tuning/tuning_radix_sort.cuh"
 namespace mt = muh::tuning;
 __global__ void pick(int* out, int arch)
@@ -217,9 +237,22 @@ __global__ void pick(int* out, int arch)
   out[0] = mt::scan::policy_selector{mt::element::float64, mt::operation::plus, 64}(arch).threads;
   out[1] = mt::radix_sort::policy_selector{mt::element::uint8, mt::operation::plus, 64}(arch).onesweep.items;
 }
-''')
-    proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-I", str(tmp_path / "include"), "-c", str(src),
-                           "-o", str(tmp_path / "kernel.o")], capture_output=True, text=True)
+""")
+    proc = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-arch=sm_90",
+            "-I",
+            str(tmp_path / "include"),
+            "-c",
+            str(src),
+            "-o",
+            str(tmp_path / "kernel.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -239,6 +272,21 @@ def test_headers_are_plain_cxx14_for_a_host_compiler(name, tmp_path):
         path.write_text(f.content)
     src = tmp_path / "all.cpp"
     src.write_text(th.include_all_source(files))
-    proc = subprocess.run([cxx, "-std=c++14", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Wshadow",
-                           "-Werror", "-I", str(tmp_path / "include"), str(src)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            cxx,
+            "-std=c++14",
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Wshadow",
+            "-Werror",
+            "-I",
+            str(tmp_path / "include"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr

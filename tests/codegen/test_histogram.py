@@ -1,6 +1,7 @@
 """The histogram family without a GPU: its policy from both bundled specs, the numbers its kernel is
 instantiated with (and their rules), and its bin arithmetic on the host. Its static CUDA compiling on its
 own for both profiles: test_kernels_nvcc.py::test_static_cuda_compiles_standalone_for_both_profiles."""
+
 from __future__ import annotations
 
 import re
@@ -8,8 +9,8 @@ import subprocess
 
 import pytest
 
-from muh import families
 from bench import presets
+from muh import families
 from muh.codegen.kernels import emitter
 
 
@@ -33,8 +34,11 @@ def test_params_say_their_rule():
     text = _params(presets.h200())
     block = re.search(r"namespace histogram_uint8 \{(.*?)\}", text, re.S).group(1)
     # 16 one-byte samples per thread at vec 4: 4-byte loads (vec caps them; 16 would allow 16-byte ones)
-    assert re.search(r"// largest power of two <= min\(vec, 16 B / sample size\) dividing items \(vec=4, items=16, "
-                     r"element_size=1\)\nconstexpr int kVec = 4;", block)
+    assert re.search(
+        r"// largest power of two <= min\(vec, 16 B / sample size\) dividing items \(vec=4, items=16, "
+        r"element_size=1\)\nconstexpr int kVec = 4;",
+        block,
+    )
     u16 = re.search(r"namespace histogram_uint16 \{(.*?)\}", text, re.S).group(1)
     assert "constexpr int kVec = 2;" in u16  # 10 two-byte samples: pairs
     f32 = re.search(r"namespace histogram_float32 \{(.*?)\}", text, re.S).group(1)
@@ -59,11 +63,15 @@ def test_sub_histograms_from_the_policy_and_their_shared_memory_checked():
     rec = families.get("histogram")
     assert rec.validate(cfg.with_policies("histogram", table)) == []
     # 64 copies of 256 four-byte counters: 64 KiB, over the H200 spec's 48 KiB per block
-    big = {"uint8": replace(cfg.of("histogram")["uint8"], sub_histograms=64),
-           "uint16": replace(cfg.of("histogram")["uint16"], sub_histograms=64)}  # not by value: fits or falls back
+    big = {
+        "uint8": replace(cfg.of("histogram")["uint8"], sub_histograms=64),
+        "uint16": replace(cfg.of("histogram")["uint16"], sub_histograms=64),
+    }  # not by value: fits or falls back
     errs = rec.validate(cfg.with_policies("histogram", big))
-    assert errs == ["histogram.uint8: 64 sub-histograms of 256 counters need 65536 B of shared memory, the hardware "
-                    "has 49152 B per block (at most 48)"]
+    assert errs == [
+        "histogram.uint8: 64 sub-histograms of 256 counters need 65536 B of shared memory, the hardware "
+        "has 49152 B per block (at most 48)"
+    ]
 
 
 def test_spec_sub_histograms_reach_the_policy(tmp_path):
@@ -90,9 +98,14 @@ def test_api_has_the_family_entry_point():
 
 
 CASES = [  # (C++ type, numpy type, bins, lower, upper)
-    ("float", "float32", 256, -2.0, 2.0), ("float", "float32", 100, -1.5, 2.5), ("double", "float64", 7, -1.0, 3.0),
-    ("unsigned char", "uint8", 256, 0, 256), ("signed char", "int8", 64, -100, 124), ("short", "int16", 7, -1000, 999),
-    ("unsigned short", "uint16", 1000, 5, 60000), ("int", "int32", 3, -(1 << 31), (1 << 31) - 1),
+    ("float", "float32", 256, -2.0, 2.0),
+    ("float", "float32", 100, -1.5, 2.5),
+    ("double", "float64", 7, -1.0, 3.0),
+    ("unsigned char", "uint8", 256, 0, 256),
+    ("signed char", "int8", 64, -100, 124),
+    ("short", "int16", 7, -1000, 999),
+    ("unsigned short", "uint16", 1000, 5, 60000),
+    ("int", "int32", 3, -(1 << 31), (1 << 31) - 1),
     ("unsigned", "uint32", 100000, 0, 4000000000),
 ]
 
@@ -101,22 +114,27 @@ CASES = [  # (C++ type, numpy type, bins, lower, upper)
 def test_bin_arithmetic_matches_the_reference_on_the_host(nvcc, tmp_path):
     """The kernel's bin of a sample (Even<T>::bin, host-callable) against CUB's rule written in numpy,
     for random samples of every kind of type and levels (wider than the samples for bytes)."""
-    import numpy as np
     from importlib.resources import files as res
+
+    import numpy as np
 
     rng = np.random.default_rng(7)
     (tmp_path / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
-    main, want = ['#include <stdio.h>', '#include "histogram.cuh"', "using muh::histogram_impl::Even;",
-                  "int main() {"], []
+    main, want = (
+        ["#include <stdio.h>", '#include "histogram.cuh"', "using muh::histogram_impl::Even;", "int main() {"],
+        [],
+    )
     for i, (ct, nt, bins, lo, hi) in enumerate(CASES):
         info = np.finfo(nt) if nt.startswith("float") else np.iinfo(nt)
         span = (hi - lo) * 0.2
         vals = rng.uniform(max(lo - span, float(info.min)), min(hi + span, float(info.max)), 200).astype(nt)
         vals[:2] = np.array([lo, hi - (1 if not nt.startswith("float") else 0)]).astype(nt)
         lit = ", ".join(repr(float(v)) if nt.startswith("float") else str(int(v)) for v in vals)
-        main += [f"  {{ Even<{ct}> e; if (Even<{ct}>::make({float(lo)!r}, {float(hi)!r}, {bins}, &e)) return 1;",
-                 f"    const {ct} x[] = {{{lit}}};",
-                 f"    for (int j = 0; j < {len(vals)}; ++j) printf(\"%d\\n\", e.bin(x[j])); }}"]
+        main += [
+            f"  {{ Even<{ct}> e; if (Even<{ct}>::make({float(lo)!r}, {float(hi)!r}, {bins}, &e)) return 1;",
+            f"    const {ct} x[] = {{{lit}}};",
+            f'    for (int j = 0; j < {len(vals)}; ++j) printf("%d\\n", e.bin(x[j])); }}',
+        ]
         if nt.startswith("float"):
             t = np.dtype(nt).type
             scale = t(t(bins) / t(t(hi) - t(lo)))
@@ -141,7 +159,6 @@ def test_division_by_the_range_is_exact(nvcc, tmp_path):
     """Div32 (the integer bins' division by the range, as a multiply) against Python's //, for edge
     and random divisors and numerators, on the host (the same code as on the device, but __umulhi)."""
     import random
-
     from importlib.resources import files as res
 
     rnd = random.Random(11)
@@ -150,14 +167,24 @@ def test_division_by_the_range_is_exact(nvcc, tmp_path):
     divs += [rnd.randrange(1, top + 1) for _ in range(40)] + [rnd.randrange(1, 1 << 16) for _ in range(20)]
     nums = [0, 1, 2, 255, 256, 65535, 1 << 31, top - 1, top] + [rnd.randrange(0, top + 1) for _ in range(60)]
     (tmp_path / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
-    src = ['#include <stdio.h>', '#include "histogram.cuh"', "using muh::histogram_impl::Div32;", "int main() {",
-           f"  const unsigned d[] = {{{', '.join(f'{x}u' for x in divs)}}};",
-           f"  const unsigned n[] = {{{', '.join(f'{x}u' for x in nums)}}};",
-           f"  for (int i = 0; i < {len(divs)}; ++i) {{ const Div32 q = Div32::make(d[i]);",
-           f"    for (int j = 0; j < {len(nums)}; ++j) printf(\"%u\\n\", q.div(n[j])); }}", "  return 0;", "}"]
+    src = [
+        "#include <stdio.h>",
+        '#include "histogram.cuh"',
+        "using muh::histogram_impl::Div32;",
+        "int main() {",
+        f"  const unsigned d[] = {{{', '.join(f'{x}u' for x in divs)}}};",
+        f"  const unsigned n[] = {{{', '.join(f'{x}u' for x in nums)}}};",
+        f"  for (int i = 0; i < {len(divs)}; ++i) {{ const Div32 q = Div32::make(d[i]);",
+        f'    for (int j = 0; j < {len(nums)}; ++j) printf("%u\\n", q.div(n[j])); }}',
+        "  return 0;",
+        "}",
+    ]
     (tmp_path / "d.cu").write_text("\n".join(src) + "\n")
-    r = subprocess.run([nvcc, "-std=c++14", "-o", str(tmp_path / "d"), str(tmp_path / "d.cu")], capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [nvcc, "-std=c++14", "-o", str(tmp_path / "d"), str(tmp_path / "d.cu")], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    got = [int(x) for x in subprocess.run([str(tmp_path / "d")], capture_output=True, text=True, check=True).stdout.split()]
+    got = [
+        int(x) for x in subprocess.run([str(tmp_path / "d")], capture_output=True, text=True, check=True).stdout.split()
+    ]
     assert got == [a // b for b in divs for a in nums]

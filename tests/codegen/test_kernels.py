@@ -1,20 +1,27 @@
 """Kernel emitter (no compiler): configs, determinism, headers, and the warp-layer rule."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from muh.families import base as C
-from muh.families.registry import validate
-from muh.families import scan as scan_rec, topk as topk_rec, transform as transform_rec
 from bench import presets
 from muh.codegen.kernels import emitter
+from muh.families import base as C
+from muh.families import scan as scan_rec
+from muh.families import topk as topk_rec
+from muh.families import transform as transform_rec
+from muh.families.registry import validate
 
-WARP_ONLY = re.compile(r"__shfl|__ballot|__any_sync|__all_sync|__activemask|__syncwarp|__match|warpSize|%laneid"
-                       r"|\b32\b|0x[fF]{8}\b")
-PARAM_LINE = re.compile(r"^(\s*|\s*//.*|#pragma once|#define MUH_[A-Z0-9_]+ -?\d+|namespace [a-z0-9_]+ \{"
-                        r"|\}.*|constexpr int k[A-Za-z0-9]+ = -?\d+;(\s*//.*)?)$")
+WARP_ONLY = re.compile(
+    r"__shfl|__ballot|__any_sync|__all_sync|__activemask|__syncwarp|__match|warpSize|%laneid"
+    r"|\b32\b|0x[fF]{8}\b"
+)
+PARAM_LINE = re.compile(
+    r"^(\s*|\s*//.*|#pragma once|#define MUH_[A-Z0-9_]+ -?\d+|namespace [a-z0-9_]+ \{"
+    r"|\}.*|constexpr int k[A-Za-z0-9]+ = -?\d+;(\s*//.*)?)$"
+)
 CONFIGS = {
     "h200": presets.h200(),
     "bi100": presets.bi100(),
@@ -77,7 +84,11 @@ def test_modes_of_the_warp_layer():
     assert "constexpr int kSize = 64;" in bi and "typedef unsigned long long mask_t" in bi
     assert "OR-reduce one bit per lane" in bi  # no 32-bit ballot for a 64-lane warp
     emu = _files(presets.bi100().emulated(64))[emitter.WARP_LAYER]
-    assert "barrier.sync %0, %1;" in emu and "asm volatile(\"bar.sync" not in emu and "constexpr int kPhysicalSize = 32;" in emu
+    assert (
+        "barrier.sync %0, %1;" in emu
+        and 'asm volatile("bar.sync' not in emu
+        and "constexpr int kPhysicalSize = 32;" in emu
+    )
     sub = _files(presets.bi100().emulated(16))[emitter.WARP_LAYER]
     assert "__shfl_down_sync(members(), w, a, 16)" in sub and "((1u << kSize) - 1u) << seg" in sub
 
@@ -167,6 +178,7 @@ def test_scan_pipelined_ring_is_a_staged_policy_in_dynamic_shared_memory():
     """stages > 1: a resident grid whose blocks pipeline a ring of staged tiles. Only with stage = ublkcp,
     at least 3 stages (lag 1), and the ring's tiles within the opt-in shared memory (227 KiB on the
     H200), not the 48 KiB of a static tile; the BI-V100 refuses it with stage = ublkcp."""
+
     def errs(threads=128, items=16, cfg=None, **kw):
         cfg = cfg or presets.h200()
         return validate(cfg.with_policies("scan", {"float32": scan_rec.Policy(threads, items, **kw)}))
@@ -175,12 +187,15 @@ def test_scan_pipelined_ring_is_a_staged_policy_in_dynamic_shared_memory():
     assert h200.smem_per_block_optin == 227 * 1024 and h200.smem_per_block == 48 * 1024
     assert errs(stage="ublkcp", passes=4, stages=6) == []  # 6 x 32 KiB = 192 KiB
     assert errs(stage="ublkcp", passes=4, stages=7) == []  # 224 KiB of tiles + 0.6 KiB of control
-    assert any("the hardware has 232448 B per block (opt-in)" in e
-               for e in errs(stage="ublkcp", passes=4, stages=8))  # 256 KiB
+    assert any(
+        "the hardware has 232448 B per block (opt-in)" in e for e in errs(stage="ublkcp", passes=4, stages=8)
+    )  # 256 KiB
     assert any("stages=2 must be 1" in e for e in errs(stage="ublkcp", passes=2, stages=2))
     assert any("stages=4 must be 1" in e and "with stage = ublkcp" in e for e in errs(stages=4))
-    assert any("stage = ublkcp needs the bulk copy engine" in e
-               for e in errs(cfg=presets.bi100(), stage="ublkcp", passes=2, stages=4))
+    assert any(
+        "stage = ublkcp needs the bulk copy engine" in e
+        for e in errs(cfg=presets.bi100(), stage="ublkcp", passes=2, stages=4)
+    )
     ring = h200.with_policies("scan", {"float32": scan_rec.Policy(128, 16, stage="ublkcp", passes=2, stages=4)})
     params = _files(ring)["include/muh/kernels/params.cuh"]
     assert "constexpr int kStages = 4;" in params and "constexpr int kLag = 1;" in params
@@ -210,7 +225,10 @@ def test_scan_device_code_is_the_static_header_and_capabilities_select_the_statu
 
 def test_transform_items_follow_bytes_in_flight():
     h = presets.h200()
-    assert transform_rec.items(h, "float32", h.of("transform")["float32"]) == (8, 4)  # 48 KiB / (2048 thr * 4 B) = 6 -> 2 float4
+    assert transform_rec.items(h, "float32", h.of("transform")["float32"]) == (
+        8,
+        4,
+    )  # 48 KiB / (2048 thr * 4 B) = 6 -> 2 float4
     b = presets.bi100()
     assert transform_rec.items(b, "float32", b.of("transform")["float32"]) == (8, 4)  # 64 KiB / 8 KiB = 8
     assert transform_rec.items(b, "float16", b.of("transform")["float16"]) == (16, 8)
@@ -241,6 +259,10 @@ def test_runtime_tables_match_the_emitter():
 def test_generated_lines_fit_120_columns(name):
     """The kernel emitter's C++ (templates, static headers and what the family records print) stays
     within 120 columns before clang-format (test_cxx_format.py holds `muh build`'s formatted output to it)."""
-    long = [f"{path}:{i}: {len(line)}" for path, text in _files(CONFIGS[name]).items()
-            for i, line in enumerate(text.splitlines(), 1) if len(line) > 120 and "@generated" not in line]
+    long = [
+        f"{path}:{i}: {len(line)}"
+        for path, text in _files(CONFIGS[name]).items()
+        for i, line in enumerate(text.splitlines(), 1)
+        if len(line) > 120 and "@generated" not in line
+    ]
     assert not long, long[:10]

@@ -1,12 +1,13 @@
 """KernelConfig from a real spec (derive's kernel targets, validated there) and the `kernels` emitter in `muh build`."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from muh.codegen.base import BuildContext
 from bench import presets
+from muh.codegen.base import BuildContext
 from muh.codegen.kernels import emitter
 from muh.derive import derive
 from muh.derive import kernels as derive_kernels
@@ -79,13 +80,17 @@ def test_h200_scan_stages_4_byte_tiles_with_the_bulk_copy_engine():
 def test_unemulatable_policy_is_a_diagnostic_not_a_crash():
     def odd_threads(text: str) -> str:  # scan float64 at 224 threads: 7 warps of 32, not a multiple of 64
         at = text.index("threads = 256", text.index("policy float64 {", text.index("algorithm scan on h200")))
-        return text[:at] + "threads = 224" + text[at + len("threads = 256"):]
+        return text[:at] + "threads = 224" + text[at + len("threads = 256") :]
 
     ctx = _ctx("h200.muh", odd_threads, emulate_warp=64)
     out = configs(ctx)
     assert [p for p, _ in out] == [""]
-    assert any(d.code == "E-OPTION" and d.message.startswith("--emulate-warp 64: ") and "multiple of the warp size 64" in d.message
-               for d in ctx.diagnostics)
+    assert any(
+        d.code == "E-OPTION"
+        and d.message.startswith("--emulate-warp 64: ")
+        and "multiple of the warp size 64" in d.message
+        for d in ctx.diagnostics
+    )
 
 
 @pytest.mark.parametrize("spec", ["baseline.muh", "h200.muh"])
@@ -107,7 +112,7 @@ def test_a_policy_the_kernels_cannot_take_is_a_derive_diagnostic_at_its_hardware
 
     def too_many_copies(text: str) -> str:
         at = text.index("sub_histograms = 32", text.index("algorithm histogram on h200"))
-        return text[:at] + "sub_histograms = 64" + text[at + len("sub_histograms = 32"):]
+        return text[:at] + "sub_histograms = 64" + text[at + len("sub_histograms = 32") :]
 
     ctx = _ctx("h200.muh", too_many_copies)
     found, diags = derive_kernels.targets(ctx.spec, ctx.derived)
@@ -122,11 +127,12 @@ def test_a_topk_tile_the_gather_cannot_count_is_a_derive_diagnostic():
     """topk's ordered gather counts a tile's greater and equal keys in 16 bits each (topk.cuh), so a
     policy whose tile (threads x items x 16-byte vectors) reaches 2^16 keys is refused in derive
     (E-KERNELS at its hardware) instead of giving wrong results on rows with many equal keys."""
+
     def big_tile(text: str) -> str:  # topk's float16 policy on h200 at 1024 threads x 8 items
         at = text.index("policy float16 {", text.index("algorithm topk on h200"))
         for old, new in (("items = 2 ", "items = 8 "), ("threads = 256 ", "threads = 1024 ")):
             i = text.index(old, at)
-            text = text[:i] + new + text[i + len(old):]
+            text = text[:i] + new + text[i + len(old) :]
         return text
 
     ctx = _ctx("h200.muh", big_tile)

@@ -5,6 +5,7 @@ One translation unit per build (all kernels #included), the builds run in parall
 nvcc invocations for the whole matrix. Explicit instantiation happens through the C interface's
 dtype switches, so every (kernel, dtype, op) pair is compiled.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,22 @@ def _unity(root):
 
 def _compile(nvcc, root, std, arch, extra=()):
     unity = _unity(root)
-    cmd = [nvcc, f"-std={std}", f"-arch={arch}", "-O1", "-I", str(root / "include"), "-I", str(root),
-           *ptxas.FLAGS, *extra, "-c", str(unity), "-o", str(root / "all_kernels.o")]
+    cmd = [
+        nvcc,
+        f"-std={std}",
+        f"-arch={arch}",
+        "-O1",
+        "-I",
+        str(root / "include"),
+        "-I",
+        str(root),
+        *ptxas.FLAGS,
+        *extra,
+        "-c",
+        str(unity),
+        "-o",
+        str(root / "all_kernels.o"),
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     return " ".join(cmd), r.returncode, r.stdout + r.stderr
 
@@ -62,8 +77,11 @@ def test_all_builds_compile(nvcc, tmp_path):
     # Spills cost speed, not correctness: only the build that is timed here (the H200's) must have none;
     # the BI-V100 profile's machine code comes from the card's own compiler, not from this nvcc.
     # The rule is muh.runtime.ptxas's, the one `muh tune` rejects variants by.
-    warned = [f"{name}: " + "; ".join(s.describe() for s in ptxas.spills(out)) for name, cmd, rc, out in results
-              if name.startswith("h200") and ptxas.spills(out)]
+    warned = [
+        f"{name}: " + "; ".join(s.describe() for s in ptxas.spills(out))
+        for name, cmd, rc, out in results
+        if name.startswith("h200") and ptxas.spills(out)
+    ]
     assert not warned, "register spills:\n" + "\n".join(warned)
 
 
@@ -80,8 +98,9 @@ def _static_sources() -> dict[str, str]:
         family, _, file = src.rpartition(":")
         if family and not file.endswith(".j2"):  # a family's static header, from its folder
             out[path] = str(res(families.get(family).package).joinpath(file))
-    out.update({path: str(res(ops.PKG).joinpath("templates", src)) for path, src, _ in ops.FILES
-                if src.endswith(".cuh")})
+    out.update(
+        {path: str(res(ops.PKG).joinpath("templates", src)) for path, src, _ in ops.FILES if src.endswith(".cuh")}
+    )
     return out
 
 
@@ -103,19 +122,23 @@ def test_static_cuda_compiles_standalone_for_both_profiles(nvcc, tmp_path):
     dirs += [res(r.package) for r in families.records()]
     on_disk = {str(p) for d in dirs for p in d.iterdir() if p.name.endswith(".cuh")}
     assert on_disk == set(statics.values()), "a .cuh in the package that no build copies (or the reverse)"
-    assert {"reduce.cuh", "transform.cuh", "topk.cuh", "histogram.cuh", "scan_tile.cuh", "ops.cuh"} <= \
-        {os.path.basename(p) for p in statics.values()}
+    assert {"reduce.cuh", "transform.cuh", "topk.cuh", "histogram.cuh", "scan_tile.cuh", "ops.cuh"} <= {
+        os.path.basename(p) for p in statics.values()
+    }
     jobs = []
-    for name, cfg, std, arch in (("h200", presets.h200(), "c++17", "sm_90"),
-                                 ("bi100", presets.bi100(), "c++14", lowest_arch(nvcc))):
+    for name, cfg, std, arch in (
+        ("h200", presets.h200(), "c++17", "sm_90"),
+        ("bi100", presets.bi100(), "c++14", lowest_arch(nvcc)),
+    ):
         root = tmp_path / name
         emitter.write(cfg, root)
         ops.write(presets.ops(name), root, lambda prefix: f"{prefix} test")
         for path, src in sorted(statics.items()):
             tu = root / (os.path.basename(src) + ".cu")
             tu.write_text(f'#include "{src}"\n')
-            jobs.append([nvcc, f"-std={std}", f"-arch={arch}", "-I", str(root / "include"), "-c", str(tu),
-                         "-o", str(tu) + ".o"])
+            jobs.append(
+                [nvcc, f"-std={std}", f"-arch={arch}", "-I", str(root / "include"), "-c", str(tu), "-o", str(tu) + ".o"]
+            )
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
     failed = [" ".join(c) + "\n" + r.stderr[-2000:] for c, r in zip(jobs, results) if r.returncode]
@@ -149,8 +172,20 @@ def test_libraries_of_different_specs_share_no_host_state(nvcc, tmp_path):
         emitter.write(cfgs[name], root)
         lib = root / "libpart.so"
         srcs = [str(root / "kernels" / f) for f in ("common.cu", "reduce.cu", "histogram.cu")]
-        cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-O1", "-Xcompiler", "-fPIC", "-shared", "-I", str(root / "include"),
-               *srcs, "-o", str(lib)]
+        cmd = [
+            nvcc,
+            "-std=c++17",
+            "-arch=sm_90",
+            "-O1",
+            "-Xcompiler",
+            "-fPIC",
+            "-shared",
+            "-I",
+            str(root / "include"),
+            *srcs,
+            "-o",
+            str(lib),
+        ]
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
         return lib
@@ -158,12 +193,14 @@ def test_libraries_of_different_specs_share_no_host_state(nvcc, tmp_path):
     with ThreadPoolExecutor(max_workers=2) as pool:
         libs = dict(zip(cfgs, pool.map(build, cfgs)))
     for name, lib in libs.items():
-        syms = subprocess.run(["readelf", "-sW", "--dyn-syms", str(lib)], capture_output=True, text=True,
-                              check=True).stdout.splitlines()
+        syms = subprocess.run(
+            ["readelf", "-sW", "--dyn-syms", str(lib)], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
         unique = [s for s in syms if " UNIQUE " in s]
         assert not unique, f"{name}: process-wide merged symbols:\n" + "\n".join(unique)
-        exported_muh = [s.split()[-1] for s in syms if (" GLOBAL " in s or " WEAK " in s) and " UND " not in s
-                        and "_ZN3muh" in s]
+        exported_muh = [
+            s.split()[-1] for s in syms if (" GLOBAL " in s or " WEAK " in s) and " UND " not in s and "_ZN3muh" in s
+        ]
         assert not exported_muh, f"{name}: C++ internals exported (interposable across libraries): {exported_muh[:5]}"
     a, b = (ctypes.CDLL(str(libs[n])) for n in ("h200", "bi100"))
     for lib in (a, b):

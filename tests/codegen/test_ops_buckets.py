@@ -2,6 +2,7 @@
 with provenance (the spec's numbers, or the derivation from reduce/transform without them), `muh explain`
 per bucket, clean diagnostics for bad policies, generated Policy<T, B> with the host's bucket dispatch,
 deterministic, compiled by nvcc."""
+
 from __future__ import annotations
 
 import re
@@ -29,12 +30,18 @@ def test_their_blocks_set_the_numbers_with_the_spec_as_origin():
     assert [(b.lo, b.hi) for b in bf.buckets] == [(0, 1 << 16), (1 << 16, None)]
     small, large = bf.buckets
     assert (small.row_threads.value, small.items_min.value, small.vec.value) == (128, 4, 4)
-    assert small.row_threads.origin == "spec" and "rms_norm@h200.bfloat16 [elements < 2^16].threads" in small.row_threads.rule
+    assert (
+        small.row_threads.origin == "spec"
+        and "rms_norm@h200.bfloat16 [elements < 2^16].threads" in small.row_threads.rule
+    )
     assert (large.row_threads.value, large.vec.value, large.max_items.value) == (1024, 8, 2)
     assert large.items_min.origin == "inherited"
     assert [(b.lo, b.hi) for b in f16.buckets] == [(0, 1 << 16), (1 << 16, 1 << 20), (1 << 20, None)]
     assert [(b.elt_threads.value, b.elt_items.value, b.elt_vec.value) for b in f16.buckets] == [
-        (64, 4, 2), (256, 1, 8), (1024, 2, 8)]
+        (64, 4, 2),
+        (256, 1, 8),
+        (1024, 2, 8),
+    ]
     assert f32.buckets == [] and f32.elt_vec.value == 4  # 16 B of float32
     assert "reduce@h200" in f32.topk_threads.inputs["threads_from"]  # not the ops' own: still derived
 
@@ -48,16 +55,36 @@ def test_explain_prints_each_bucket(cli):
 
 
 BAD = [
-    ("when elements >= 2^21 { threads = 512 }", "when elements >= 2^20 { threads = 512 }", "E-BUCKET", "fall in no bucket"),
-    ("types = [float32, float16, bfloat16]\n  policy default { threads = 256  items = 1 }\n  policy bfloat16",
-     "types = [float32, int32]\n  policy default { threads = 256  items = 1 }\n  policy bfloat16", "E-TYPE",
-     "the LLM ops are not generated for int32"),
-    ("when elements < 2^16 { threads = 128  items = 4  vec = 4 }", "when elements < 2^16 { threads = 128  vec = 3 }",
-     "E-VALUE", "vec=3 is not a power of two (bucket `elements < 2^16`)"),
-    ("when elements >= 2^16 { threads = 1024 }", "when k >= 16 { threads = 1024 }", "E-BUCKET",
-     "a bucket of `rms_norm` cannot test `k`"),
-    ("policy default { threads = 256  items = 1 }", "policy default { threads = 256  items = 1  when elements < 2^16 {}"
-     "  when elements >= 2^16 {} }", "E-BUCKET", "`policy default` cannot hold size buckets"),
+    (
+        "when elements >= 2^21 { threads = 512 }",
+        "when elements >= 2^20 { threads = 512 }",
+        "E-BUCKET",
+        "fall in no bucket",
+    ),
+    (
+        "types = [float32, float16, bfloat16]\n  policy default { threads = 256  items = 1 }\n  policy bfloat16",
+        "types = [float32, int32]\n  policy default { threads = 256  items = 1 }\n  policy bfloat16",
+        "E-TYPE",
+        "the LLM ops are not generated for int32",
+    ),
+    (
+        "when elements < 2^16 { threads = 128  items = 4  vec = 4 }",
+        "when elements < 2^16 { threads = 128  vec = 3 }",
+        "E-VALUE",
+        "vec=3 is not a power of two (bucket `elements < 2^16`)",
+    ),
+    (
+        "when elements >= 2^16 { threads = 1024 }",
+        "when k >= 16 { threads = 1024 }",
+        "E-BUCKET",
+        "a bucket of `rms_norm` cannot test `k`",
+    ),
+    (
+        "policy default { threads = 256  items = 1 }",
+        "policy default { threads = 256  items = 1  when elements < 2^16 {}  when elements >= 2^16 {} }",
+        "E-BUCKET",
+        "`policy default` cannot hold size buckets",
+    ),
 ]
 
 
@@ -87,10 +114,13 @@ def test_generated_dispatch_is_deterministic(tmp_path):
     for t, b_ in (("float", 0), ("__half", 2), ("muh::bf16", 1)):
         assert f"template <> struct Policy<{t}, {b_}>" in one
     assert "template <> struct Policy<float, 1>" not in one  # an unbucketed type: one instantiation
-    f16 = one[one.index("case MUH_OP_FLOAT16"):one.index("case MUH_OP_BFLOAT16")]
-    assert re.search(r"if \(\(n\) < 65536LL\) \{ enum \{ B = 0 \}; return CALL; \} "
-                     r"if \(\(n\) < 1048576LL\) \{ enum \{ B = 1 \}; return CALL; \} "
-                     r"\{ enum \{ B = 2 \}; return CALL; \}", f16), f16[:600]
+    f16 = one[one.index("case MUH_OP_FLOAT16") : one.index("case MUH_OP_BFLOAT16")]
+    assert re.search(
+        r"if \(\(n\) < 65536LL\) \{ enum \{ B = 0 \}; return CALL; \} "
+        r"if \(\(n\) < 1048576LL\) \{ enum \{ B = 1 \}; return CALL; \} "
+        r"\{ enum \{ B = 2 \}; return CALL; \}",
+        f16,
+    ), f16[:600]
     # every entry point picks its bucket by its rows × hidden
     assert "MUH_OPS_DISPATCH(dtype, rows * args->hidden, (norm_t<T, B>(a, rows, s)))" in one
     assert "MUH_OPS_DISPATCH(dtype, rows * d, (silu_and_mul_t<T, B>(" in one
@@ -104,8 +134,21 @@ def test_bucketed_ops_compile(nvcc, tmp_path):
     from muh.pipeline import build
 
     out, _ = build(FIXTURE, tmp_path / "out")
-    r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-O1", f"-I{out / 'include'}", "-c",
-                        str(out / "kernels" / "ops.cu"), "-o", str(tmp_path / "ops.o")], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-arch=sm_90",
+            "-O1",
+            f"-I{out / 'include'}",
+            "-c",
+            str(out / "kernels" / "ops.cu"),
+            "-o",
+            str(tmp_path / "ops.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     syms = subprocess.run(["nm", str(tmp_path / "ops.o")], capture_output=True, text=True).stdout
     assert re.search(r" T muh_op_norm$", syms, re.M) and re.search(r" T muh_op_silu_and_mul$", syms, re.M)

@@ -1,5 +1,6 @@
 """radix_sort's record without a GPU: the policy read from CUB's sub-policies in the bundled specs, the numbers
 its kernels are instantiated with, what it refuses, and the 128-lane emulation build that has no ballot."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,22 +29,30 @@ def test_policy_comes_from_the_spec_s_sub_policies():
 
 def test_params_carry_the_key_kind_and_their_rules():
     cfg = presets.h200()
-    by = {d: {p.cname: p for p in radix_sort.params(cfg, d, cfg.of("radix_sort")[d])} for d in ("uint16", "int32",
-                                                                                              "bfloat16")}
+    by = {
+        d: {p.cname: p for p in radix_sort.params(cfg, d, cfg.of("radix_sort")[d])}
+        for d in ("uint16", "int32", "bfloat16")
+    }
     assert [by[d]["kKeyKind"].value for d in ("uint16", "int32", "bfloat16")] == [0, 1, 2]
     hb = by["int32"]["kHistBlocksPerSm"]
     assert hb.value == cfg.max_threads_per_sm // 128 and "resident threads per SM" in hb.rule
     text = dict(emitter.generate(cfg))["include/muh/kernels/params.cuh"]
-    assert "namespace radix_sort_float16" in text and "constexpr int kSingleBits = 6;  // policy single_tile.radix_bits" in text
+    assert (
+        "namespace radix_sort_float16" in text
+        and "constexpr int kSingleBits = 6;  // policy single_tile.radix_bits" in text
+    )
 
 
-@pytest.mark.parametrize("change, why", [
-    (dict(radix_bits=9), "radix_bits=9 must be 4..8"),
-    (dict(radix_bits=3), "radix_bits=3 must be 4..8"),
-    (dict(single_bits=0), "single_tile radix_bits=0"),
-    (dict(hist_threads=100), "radix_sort.uint32.histogram: threads=100 is not a multiple of the warp size 64"),
-    (dict(threads=1024, items=24), "radix_sort.uint32.onesweep: the tile needs"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (dict(radix_bits=9), "radix_bits=9 must be 4..8"),
+        (dict(radix_bits=3), "radix_bits=3 must be 4..8"),
+        (dict(single_bits=0), "single_tile radix_bits=0"),
+        (dict(hist_threads=100), "radix_sort.uint32.histogram: threads=100 is not a multiple of the warp size 64"),
+        (dict(threads=1024, items=24), "radix_sort.uint32.onesweep: the tile needs"),
+    ],
+)
 def test_refuses_what_the_kernels_cannot_run(change, why):
     cfg = presets.bi100()
     table = dict(cfg.of("radix_sort"))

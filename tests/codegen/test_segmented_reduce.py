@@ -1,6 +1,7 @@
 """The segmented_reduce family without a GPU: its policy and sub-policies from both bundled specs, the numbers
 its kernel is instantiated with (each with its rule), what derive refuses, and the Python entry point's
 argument checks. Its kernels on the GPU: tests/gpu/test_segmented_reduce_gpu.py."""
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,13 @@ def _ctx(name: str, edit) -> BuildContext:
 
 def test_sub_policies_come_from_the_specs():
     h = presets.h200().of("segmented_reduce")
-    assert (h["float32"].threads, h["float32"].items, h["float32"].small_threads, h["float32"].small_items,
-            h["float32"].warp_items) == (256, 16, 256, 8, 32)
+    assert (
+        h["float32"].threads,
+        h["float32"].items,
+        h["float32"].small_threads,
+        h["float32"].small_items,
+        h["float32"].warp_items,
+    ) == (256, 16, 256, 8, 32)
     assert h["float64"].items == 8  # CUB's MemBoundScaling of the tile pass; the sub-policies are not scaled
     assert (h["float64"].small_items, h["float64"].warp_items) == (8, 32)
     b = presets.bi100().of("segmented_reduce")
@@ -43,6 +49,7 @@ def test_params_say_where_each_number_came_from():
 
 def test_a_policy_without_sub_policies_says_its_defaults():
     """nvidia.muh's CUB-parity policies have no sub-policies: params.cuh says the defaults it used."""
+
     def drop_subs(text: str) -> str:
         at = text.index("algorithm segmented_reduce on h200")
         return text[:at] + re.sub(r"    (small|warp) \{[^}]*\}\n", "", text[at:])
@@ -67,7 +74,8 @@ def test_a_small_block_the_kernels_cannot_take_is_refused_with_its_place():
         def edit(text: str) -> str:
             at = text.index("algorithm segmented_reduce on bi100")
             i = text.index("small { threads = 256", at)
-            return text[:i] + f"small {{ threads = {threads}" + text[i + len("small { threads = 256"):]
+            return text[:i] + f"small {{ threads = {threads}" + text[i + len("small { threads = 256") :]
+
         return edit
 
     with pytest.raises(MuhError, match="threads = 96 is not a multiple of warp_size = 64"):

@@ -2,6 +2,7 @@
 a mismatch was asked again on every call of every op). The generated host layer is compiled with nvcc and run
 on the CPU: the CUDA runtime's two calls it makes are
 renamed to counting stand-ins after the runtime's header (no GPU)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -44,8 +45,21 @@ def test_the_warp_attribute_is_asked_once_per_process(nvcc, tmp_path, device_war
             p.write_text(f.content, encoding="utf-8")
     (tmp_path / "main.cu").write_text(MAIN)
     exe = tmp_path / "check"
-    proc = subprocess.run([nvcc, "-std=c++17", f"-DDEVICE_WARP={device_warp}", "-I", str(tmp_path / "include"),
-                           str(tmp_path / "main.cu"), "-o", str(exe)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            f"-DDEVICE_WARP={device_warp}",
+            "-I",
+            str(tmp_path / "include"),
+            str(tmp_path / "main.cu"),
+            "-o",
+            str(exe),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout.split()
     assert out == [str(rc)] * 3 + ["asked=1"], out  # MUH_ERR_WARP (3) every time, asked once

@@ -1,4 +1,5 @@
 """`muh deploy` into temporary git repositories: plan exit codes, refusals, idempotent apply."""
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,13 @@ SPEC_TEXT = (ROOT / "tests" / "fixtures" / "deploy" / "competition.muh").read_te
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -42,7 +49,11 @@ def head(repo: Path) -> str:
 
 
 def snapshot(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file() and ".git" not in p.parts}
+    return {
+        str(p.relative_to(path)): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
 
 
 def deploy(spec, repo, **kw):
@@ -56,7 +67,11 @@ def test_plan_then_apply_then_idempotent(spec, repo):
     assert plan.code == 2, plan.lines
     assert snapshot(repo) == before  # a plan writes nothing
     text = "\n".join(plan.lines)
-    assert "+ Dockerfile" in text and "+ computility-run.yaml" in text and "+ muh/vllm/patches/0001-paged-attn-v1-threshold.patch" in text
+    assert (
+        "+ Dockerfile" in text
+        and "+ computility-run.yaml" in text
+        and "+ muh/vllm/patches/0001-paged-attn-v1-threshold.patch" in text
+    )
     assert "vllm.paged_attention.v1_threshold = 64 (derived" in text
     first = head(repo)
     applied = deploy(spec, repo, apply=True)
@@ -79,7 +94,7 @@ def test_plan_then_apply_then_idempotent(spec, repo):
 def test_a_spec_change_shows_a_semantic_diff_and_removes_dropped_files(spec, repo):
     assert deploy(spec, repo, apply=True).code == 0
     text = SPEC_TEXT.replace("    max_num_seqs = 2", "    max_num_seqs = 4")
-    text = text[: text.index("  moe {")] + text[text.index("  tune {"):]
+    text = text[: text.index("  moe {")] + text[text.index("  tune {") :]
     spec.write_text(text)
     plan = deploy(spec, repo)
     assert plan.code == 2
@@ -232,7 +247,9 @@ def test_a_path_clash_is_found_by_the_plan_and_nothing_is_written(spec, repo, ca
     """Item 4: `folder = "Dockerfile"`, or a tracked file at muh/vllm: exit 1 naming the path, the
     repository untouched (before: Dockerfile and half of muh/ written, then a traceback)."""
     if case == "folder-is-Dockerfile":
-        spec.write_text(SPEC_TEXT.replace("deploy competition on bi100 {", 'deploy competition on bi100 {\n  folder = "Dockerfile"'))
+        spec.write_text(
+            SPEC_TEXT.replace("deploy competition on bi100 {", 'deploy competition on bi100 {\n  folder = "Dockerfile"')
+        )
         needle = "Dockerfile"
     else:
         (repo / "muh").mkdir()
@@ -308,10 +325,13 @@ def test_the_target_repository_cannot_run_code_through_git(spec, repo, tmp_path)
 
 # -- issue 37.7: deploy never commits unchecked files ---------------------------------------------------------
 
+
 def test_a_deploy_check_that_cannot_run_refuses_the_deploy_unless_forced(spec, repo, vllm_wheel, monkeypatch):
     import muh.platforms.computility.check as platform_check
 
-    monkeypatch.setattr(platform_check, "hadolint", lambda text: None)  # as on a `pip install .` without hadolint before
+    monkeypatch.setattr(
+        platform_check, "hadolint", lambda text: None
+    )  # as on a `pip install .` without hadolint before
     before = head(repo)
     res = D.run(spec, repo, apply=True)
     assert res.code == 1 and head(repo) == before, res.lines

@@ -1,6 +1,7 @@
 """Issue 42: deploy state that is corrupt or gone says what is wrong and how to recover (it used to plan
 "no changes", and a later deploy blamed "Dockerfile … not written by muh"); a detached HEAD is warned
 about before the commit; a submodule where muh deploys is found in the plan, before anything is written."""
+
 from __future__ import annotations
 
 import os
@@ -13,12 +14,23 @@ from muh import deploy as D
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_TEXT = (ROOT / "tests" / "fixtures" / "deploy" / "competition.muh").read_text()
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", *args], check=True,
-                          capture_output=True, text=True, env=ENV).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "protocol.file.allow=always", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=ENV,
+    ).stdout
 
 
 def new_repo(path: Path) -> Path:
@@ -49,11 +61,17 @@ def errors(result) -> list[str]:
     return [f"{d.message} | {d.hint}" for d in result.diagnostics if d.is_error]
 
 
-@pytest.mark.parametrize("how,said", [
-    ("corrupt", "muh/deploy-state.json is not valid JSON"),
-    ("deleted", "muh/deploy-state.json is missing, but 20 of the files muh deploys into its folder are already there"),
-    ("not muh's", "muh/deploy-state.json is not muh's deploy state"),
-])
+@pytest.mark.parametrize(
+    "how,said",
+    [
+        ("corrupt", "muh/deploy-state.json is not valid JSON"),
+        (
+            "deleted",
+            "muh/deploy-state.json is missing, but 20 of the files muh deploys into its folder are already there",
+        ),
+        ("not muh's", "muh/deploy-state.json is not muh's deploy state"),
+    ],
+)
 def test_a_broken_state_is_named_with_the_way_back(deployed, spec, how, said):
     state = deployed / "muh" / "deploy-state.json"
     good = state.read_text()

@@ -3,6 +3,7 @@ stock vLLM 0.6.3.post1 and against a stand-in of the EngineX fork built from the
 (tests/fixtures/enginex/standin.py lists its divergences). Both must build: required steps pass,
 optional steps that cannot apply log one `[muh] skipped <step>: <why>` line, nothing else stops.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,11 @@ from muh.pipeline import load_file, render
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "enginex"))
 import standin  # noqa: E402  (the stand-in fork builder)
-SPECS = {"baseline": ROOT / "specs" / "baseline.muh", "stock": ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"}
+
+SPECS = {
+    "baseline": ROOT / "specs" / "baseline.muh",
+    "stock": ROOT / "tests" / "fixtures" / "deploy" / "competition.muh",
+}
 
 
 def image(tmp: Path, spec: Path, wheel: Path, fork: bool) -> tuple[Path, Path, Path]:
@@ -43,8 +48,9 @@ def image(tmp: Path, spec: Path, wheel: Path, fork: bool) -> tuple[Path, Path, P
 
 def run_steps(root: Path, opt: Path) -> subprocess.CompletedProcess:
     env = {"PATH": f"{root / 'bin'}:/usr/bin:/bin", "MUH_ROOT": str(opt), "HOME": str(root)}
-    return subprocess.run(["bash", str(opt / "image" / "steps.sh")], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=root)
+    return subprocess.run(
+        ["bash", str(opt / "image" / "steps.sh")], capture_output=True, text=True, env=env, timeout=300, cwd=root
+    )
 
 
 @pytest.mark.vllm
@@ -62,7 +68,7 @@ def test_the_image_steps_succeed_on_stock_and_on_the_fork(tmp_path, vllm_wheel, 
     # every optional step that did not apply says so in one line, with a reason
     for line in log.splitlines():
         if line.startswith("[muh] skipped "):
-            assert ": " in line[len("[muh] skipped "):] and "(exit " in line, line
+            assert ": " in line[len("[muh] skipped ") :] and "(exit " in line, line
     # no torch/triton here: the plugin check (imports vLLM) and the Triton probe are skipped, not fatal
     assert "[muh] skipped plugin check:" in log and "[muh] skipped triton importable" in log
     if spec == "stock":  # stock engine: both edits are reached
@@ -94,7 +100,10 @@ def test_a_fork_that_has_the_parser_gets_the_flag(tmp_path, vllm_wheel):
     cli.write_text(cli.read_text() + '\n# fork\n_X = ("--reasoning-parser", "qwen3_coder")\n')
     proc = run_steps(root, opt)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "[muh] ok: flag reasoning_parser" in proc.stdout and "[muh] ok: flag tool_call_parser_qwen3_coder" in proc.stdout
+    assert (
+        "[muh] ok: flag reasoning_parser" in proc.stdout
+        and "[muh] ok: flag tool_call_parser_qwen3_coder" in proc.stdout
+    )
     assert "the engine has it" in proc.stdout
     assert (opt / "run" / "accept" / "reasoning_parser").exists()
 
@@ -108,7 +117,9 @@ def test_a_failing_required_step_stops_the_build(tmp_path):
             (opt / f.path).parent.mkdir(parents=True, exist_ok=True)
             (opt / f.path).write_text(f.content)
     env = {"PATH": "/usr/bin:/bin", "MUH_ROOT": str(opt), "PYTHONNOUSERSITE": "1", "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.run(["bash", str(opt / "image" / "steps.sh")], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        ["bash", str(opt / "image" / "steps.sh")], capture_output=True, text=True, env=env, timeout=60
+    )
     if proc.returncode == 0:  # this machine's python3 has a vllm on its path
         pytest.skip("python3 here finds a vllm package")
     assert proc.returncode == 1 and "[muh] FAILED: locate the engine (required)" in proc.stdout
@@ -144,11 +155,16 @@ def test_the_build_reports_whether_the_models_code_takes_the_gemma_points(tmp_pa
         if model:
             assert f"[muh] ok: {name}" in log, log
         else:
-            assert f"[muh] skipped {name}: {site / f} is not in this image: the point's rebind may stay idle (exit 1)" in log, log
+            assert (
+                f"[muh] skipped {name}: {site / f} is not in this image: the point's rebind may stay idle (exit 1)"
+                in log
+            ), log
     # the plugin this image installs rebinds GemmaRMSNorm.forward_cuda to muh's adapter
     init = (site / "muh_vllm_plugin" / "__init__.py").read_text()
-    assert "('gemma_rms_norm', 'vllm.model_executor.layers.layernorm', 'GemmaRMSNorm.forward_cuda', " \
-           "'muh_kernels.vllm_ops:gemma_rms_norm', 'gemma_rms_norm')" in init
+    assert (
+        "('gemma_rms_norm', 'vllm.model_executor.layers.layernorm', 'GemmaRMSNorm.forward_cuda', "
+        "'muh_kernels.vllm_ops:gemma_rms_norm', 'gemma_rms_norm')" in init
+    )
 
 
 @pytest.mark.vllm

@@ -24,6 +24,7 @@ CPU tensors, which muh's kernels refuse:
 Each fallback is said once per op; the fork's own "no vllm_moe_topk_softmax" line appears once per
 call that reached its wrapper (never more: no recursion).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -141,9 +142,21 @@ def tree(nvcc, vllm_wheel, tmp_path_factory):
         p = gen / f.path
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(f.content, encoding="utf-8")
-    cmd = [nvcc, "-O3", "-std=c++14", f"-arch={lowest_arch(nvcc)}", "-Xcompiler", "-fPIC", "-shared",
-           "-DMUH_WARP_SIZE=64", "-I", str(gen / "include"), "-o", str(gen / "muh_kernels" / "libmuh_ops.so"),
-           *(str(gen / s) for s in ("kernels/common.cu", "kernels/ops.cu", "muh_kernels/build_info.cu"))]
+    cmd = [
+        nvcc,
+        "-O3",
+        "-std=c++14",
+        f"-arch={lowest_arch(nvcc)}",
+        "-Xcompiler",
+        "-fPIC",
+        "-shared",
+        "-DMUH_WARP_SIZE=64",
+        "-I",
+        str(gen / "include"),
+        "-o",
+        str(gen / "muh_kernels" / "libmuh_ops.so"),
+        *(str(gen / s) for s in ("kernels/common.cu", "kernels/ops.cu", "muh_kernels/build_info.cu")),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return site, gen
@@ -165,8 +178,15 @@ def run(tree, scenario: str, **env) -> tuple[dict, str]:
         (gen / "selftest-all.json").write_text(json.dumps(SELECT_ALL))
         env["MUH_SELFTEST_RESULT"] = str(gen / "selftest-all.json")
     full = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(_path(tree)), **env}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, scenario], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=full, timeout=300, cwd=site)  # vLLM's loggers write to stdout
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, scenario],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=full,
+        timeout=300,
+        cwd=site,
+    )  # vLLM's loggers write to stdout
     assert proc.returncode == 0, proc.stdout[-4000:]
     *log, result = proc.stdout.strip().splitlines()
     return json.loads(result), "\n".join(log)
@@ -177,13 +197,21 @@ def lines(log: str, text: str) -> int:
 
 
 SERVED = ["gemma_rms_norm", "moe_topk_softmax", "silu_and_mul", "topk_softmax"]
-CALLS = ["gemma cpu", "gemma op", "gemma op residual", "silu_and_mul", "topk_softmax", "topk_softmax again",
-         "vllm_moe_topk_softmax"]
+CALLS = [
+    "gemma cpu",
+    "gemma op",
+    "gemma op residual",
+    "silu_and_mul",
+    "topk_softmax",
+    "topk_softmax again",
+    "vllm_moe_topk_softmax",
+]
 ARITY = "vllm_moe_topk_softmax, 5 arguments"
 
 
-@pytest.mark.parametrize("scenario,fake_api", [("torch", "register_fake"), ("torch-2.3", "impl_abstract"),
-                                               ("torch-2.1", "Meta")])
+@pytest.mark.parametrize(
+    "scenario,fake_api", [("torch", "register_fake"), ("torch-2.3", "impl_abstract"), ("torch-2.1", "Meta")]
+)
 def test_every_op_falls_back_to_the_engine_once_and_never_recurses(tree, scenario, fake_api):
     out, log = run(tree, scenario)
     assert out["applied"] == SERVED, (out, log[-3000:])
@@ -192,7 +220,9 @@ def test_every_op_falls_back_to_the_engine_once_and_never_recurses(tree, scenari
     arity = out["calls"].pop(ARITY)
     assert out["calls"] == {c: "ok" for c in CALLS}, log[-3000:]
     # a call the fork never makes gets the fork's own error for the absent name (issue 37.3)
-    assert arity.startswith("AttributeError: module 'ixformer.functions' has no attribute 'vllm_moe_topk_softmax'"), arity
+    assert arity.startswith("AttributeError: module 'ixformer.functions' has no attribute 'vllm_moe_topk_softmax'"), (
+        arity
+    )
     assert out["gemma cpu equal"] and out["gemma op equal"] and out["gemma op residual equal"]
     assert out["fake_api"] == fake_api and out["meta shape"] == [2, 16]
     # each engine path ran once per call: the fork's wrapper said its line 3 times, never more
@@ -220,14 +250,21 @@ def test_a_missing_library_keeps_every_engine_op(tree):
 
 # ---- the start self-test decides (issue 37.3) ---------------------------------------------------------------
 
-CASES = {"budget_s": 30, "cases": [
-    {"op": "topk_softmax", "shape": [2, 16, 4], "dtype": "float32", "engine": "torch"},
-    {"op": "silu_and_mul", "shape": [2, 32], "dtype": "float32", "engine": "torch"},
-    {"op": "gemma_rms_norm", "shape": [2, 64], "dtype": "float32", "engine": "selftest_impls:slow_gemma"},
-    {"op": "gemma_rms_norm", "shape": [2, 4, 32], "dtype": "float32", "engine": "selftest_impls:slow_gemma"},
-    {"op": "fused_add_rms_norm", "shape": [2, 64], "dtype": "float32",
-     "engine": "selftest_impls:engine_fused_add_rms_norm"},
-]}
+CASES = {
+    "budget_s": 30,
+    "cases": [
+        {"op": "topk_softmax", "shape": [2, 16, 4], "dtype": "float32", "engine": "torch"},
+        {"op": "silu_and_mul", "shape": [2, 32], "dtype": "float32", "engine": "torch"},
+        {"op": "gemma_rms_norm", "shape": [2, 64], "dtype": "float32", "engine": "selftest_impls:slow_gemma"},
+        {"op": "gemma_rms_norm", "shape": [2, 4, 32], "dtype": "float32", "engine": "selftest_impls:slow_gemma"},
+        {
+            "op": "fused_add_rms_norm",
+            "shape": [2, 64],
+            "dtype": "float32",
+            "engine": "selftest_impls:engine_fused_add_rms_norm",
+        },
+    ],
+}
 
 
 def selftest(tree, tmp_path):
@@ -237,10 +274,28 @@ def selftest(tree, tmp_path):
     cases, out = tmp_path / "cases.json", tmp_path / "run" / "selftest.json"
     cases.write_text(json.dumps(CASES))
     path = [str(ROOT / "tests" / "fixtures" / "enginex"), *_path(tree)]
-    proc = subprocess.run([sys.executable, "-m", "muh_kernels.selftest", "--cases", str(cases), "--out", str(out),
-                           "--device", "cpu", "--impl", "selftest_impls", "--calls", "30"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
-                          env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(path)})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "muh_kernels.selftest",
+            "--cases",
+            str(cases),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--impl",
+            "selftest_impls",
+            "--calls",
+            "30",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(path)},
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     return out, proc.stdout
 
@@ -250,12 +305,19 @@ def test_the_self_test_selects_only_correct_and_faster_ops_and_survives_a_fault(
     result = json.loads(out.read_text())
     assert result["selected"] == ["gemma_rms_norm"], log
     verdicts = [(r["op"], r["verdict"]) for r in result["rows"]]
-    assert verdicts == [("topk_softmax", "fault"), ("silu_and_mul", "wrong"), ("gemma_rms_norm", "faster"),
-                        ("gemma_rms_norm", "faster"), ("fused_add_rms_norm", "slower")], log
+    assert verdicts == [
+        ("topk_softmax", "fault"),
+        ("silu_and_mul", "wrong"),
+        ("gemma_rms_norm", "faster"),
+        ("gemma_rms_norm", "faster"),
+        ("fused_add_rms_norm", "slower"),
+    ], log
     assert "exit -6" in result["rows"][0]["detail"]  # abort(): the child died, the parent went on
     assert result["rows"][1]["max_error"] > result["rows"][1]["tolerance"]
     assert "[muh] op | shape | dtype | max error | muh us | engine us | verdict" in log
-    assert re.search(r"\[muh\] gemma_rms_norm \| 2x4x32 \| float32 \| [0-9.e+-]+ \| [0-9.]+ \| [0-9.]+ \| faster", log), log
+    assert re.search(
+        r"\[muh\] gemma_rms_norm \| 2x4x32 \| float32 \| [0-9.e+-]+ \| [0-9.]+ \| [0-9.]+ \| faster", log
+    ), log
 
 
 def test_the_plugin_rebinds_only_what_the_self_test_selected(tree, tmp_path):

@@ -2,6 +2,7 @@
 derived per bucket with provenance, explained per bucket, and dispatched by element count in the
 generated scan (by k or element count in the generated topk; reduce, transform, histogram:
 tests/codegen/test_size_buckets.py)."""
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,10 @@ from muh.grammar.parser import parse
 from muh.pipeline import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
-BUCKETED = "muh 1\n" + hardware("h200") + """\
+BUCKETED = (
+    "muh 1\n"
+    + hardware("h200")
+    + """\
 algorithm scan on h200 {
   types = [float32, float64]
   policy default { threads = 128  items = 24  vec = 4 }
@@ -28,6 +32,7 @@ algorithm scan on h200 {
   }
 }
 """
+)
 
 
 @pytest.fixture
@@ -80,8 +85,9 @@ def test_generated_scan_picks_the_bucket_by_size(spec, tmp_path):
     assert "return scan_impl::run<double, 2>(" in one
     assert "return scan_impl::run<float, 0>(" in one  # an unbucketed type: one instantiation
     params = (out / "include" / "muh" / "kernels" / "params.cuh").read_text()
-    assert re.search(r"// size bucket 2: elements 16777216..\nnamespace scan_float64_b2 \{\nconstexpr int kThreads = 384;",
-                     params)
+    assert re.search(
+        r"// size bucket 2: elements 16777216..\nnamespace scan_float64_b2 \{\nconstexpr int kThreads = 384;", params
+    )
     tuning = (out / "include" / "muh" / "tuning" / "tuning_scan.cuh").read_text()
     assert "if (type == element::float64 && elements >= 16777216LL)" in tuning
     assert '"buckets"' in (out / "policies.json").read_text()
@@ -92,12 +98,26 @@ def test_bucketed_scan_and_its_tuning_header_compile(nvcc, spec, tmp_path):
     from muh.pipeline import build
 
     out, _ = build(spec, tmp_path / "out")
-    (tmp_path / "t.cu").write_text('#include "muh/tuning/tuning_scan.cuh"\n'
-                                   "static_assert(muh::tuning::scan::policy_selector{muh::tuning::element::float64,"
-                                   " muh::tuning::operation::plus, 32, 1LL << 24}(900).threads == 384, \"bucket\");\n")
+    (tmp_path / "t.cu").write_text(
+        '#include "muh/tuning/tuning_scan.cuh"\n'
+        "static_assert(muh::tuning::scan::policy_selector{muh::tuning::element::float64,"
+        ' muh::tuning::operation::plus, 32, 1LL << 24}(900).threads == 384, "bucket");\n'
+    )
     for src in (out / "kernels" / "scan.cu", tmp_path / "t.cu"):
-        r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", f"-I{out / 'include'}", "-c", str(src), "-o",
-                            str(tmp_path / (src.stem + ".o"))], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                nvcc,
+                "-std=c++17",
+                "-arch=sm_90",
+                f"-I{out / 'include'}",
+                "-c",
+                str(src),
+                "-o",
+                str(tmp_path / (src.stem + ".o")),
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr[-3000:]
 
 
@@ -113,10 +133,15 @@ def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkey
     real = registry.get
     sized = dataclasses.replace(real("reduce"), size_buckets=True)  # as if the reduce kernels dispatched by size
     monkeypatch.setattr(registry, "get", lambda name: sized if name == "reduce" else real(name))
-    text = (ROOT / "specs" / "baseline.muh").read_text().replace(
-        "policy float32.plus { threads = 512  items = 24  vec = 2 }",
-        "policy float32.plus { threads = 512  items = 24  vec = 2  when elements < 2^20 { threads = 128 }"
-        "  when elements >= 2^20 { } }")
+    text = (
+        (ROOT / "specs" / "baseline.muh")
+        .read_text()
+        .replace(
+            "policy float32.plus { threads = 512  items = 24  vec = 2 }",
+            "policy float32.plus { threads = 512  items = 24  vec = 2  when elements < 2^20 { threads = 128 }"
+            "  when elements >= 2^20 { } }",
+        )
+    )
     spec = tmp_path / "b.muh"
     spec.write_text(text)
     loaded = load_file(spec)
@@ -135,11 +160,14 @@ def test_ops_derive_their_buckets_from_the_policies_they_follow(tmp_path, monkey
     cu = files["kernels/ops.cu"]
     # one Policy<T, B> per bucket, the host picking B by the call's rows × hidden
     assert "struct Policy<float, 0>" in cu and "struct Policy<float, 1>" in cu and "struct Policy<__half, 1>" not in cu
-    f32 = cu[cu.index("case MUH_OP_FLOAT32"):cu.index("case MUH_OP_FLOAT16")]
+    f32 = cu[cu.index("case MUH_OP_FLOAT32") : cu.index("case MUH_OP_FLOAT16")]
     assert "if ((n) < 1048576LL)" in f32 and "enum { B = 1 };" in f32
 
 
-TOPK_BY_K = "muh 1\n" + hardware("h200") + """\
+TOPK_BY_K = (
+    "muh 1\n"
+    + hardware("h200")
+    + """\
 algorithm topk on h200 {
   types = [float32, float16]
   policy default { threads = 512  items = 4  bits_per_pass = 11 }
@@ -151,6 +179,7 @@ algorithm topk on h200 {
   policy float16 { when elements < 2^20 { items = 2 }  when elements >= 2^20 {} }
 }
 """
+)
 
 
 @pytest.fixture
@@ -197,11 +226,24 @@ def test_topk_tuning_header_selects_by_k_at_compile_time(nvcc, topk_spec, tmp_pa
         '#include "muh/tuning/tuning_topk.cuh"\n'
         "using namespace muh::tuning;\n"
         "static_assert(topk::policy_selector{element::float32, operation::plus, 32, 0LL, 1024LL}(900).threads"
-        " == 1024, \"k >= 256\");\n"
+        ' == 1024, "k >= 256");\n'
         "static_assert(topk::policy_selector{element::float32, operation::plus, 32, 0LL, 50LL}(900).threads"
-        " == 256, \"k < 256\");\n"
+        ' == 256, "k < 256");\n'
         "static_assert(topk::policy_selector{element::float16, operation::plus, 32, 1LL << 10, 1024LL}(900).items"
-        " == 2, \"elements < 2^20\");\n")
-    r = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", f"-I{out / 'include'}", "-c", str(tmp_path / "t.cu"), "-o",
-                        str(tmp_path / "t.o")], capture_output=True, text=True)
+        ' == 2, "elements < 2^20");\n'
+    )
+    r = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-arch=sm_90",
+            f"-I{out / 'include'}",
+            "-c",
+            str(tmp_path / "t.cu"),
+            "-o",
+            str(tmp_path / "t.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]

@@ -1,5 +1,6 @@
 """The LLM ops' launch numbers are derive's (muh/derive/ops.py): computed with the spec, printed by
 `muh explain SPEC ops`, rendered unchanged by the ops emitter."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,13 +22,21 @@ def test_derive_owns_the_ops_policies_with_provenance():
 
 
 def test_the_ops_emitter_renders_derives_numbers(tmp_path):
-    from muh.codegen.kernels import emitter
     from muh.codegen import ops
+    from muh.codegen.kernels import emitter
 
     loaded = load_file(ROOT / "specs" / "baseline.muh")
     t = loaded.derived.ops["bi100"]
-    changed = t.model_copy(update={"policies": {**t.policies, "float16": t.policies["float16"].model_copy(
-        update={"elt_items": t.policies["float16"].elt_items.model_copy(update={"value": 3})})}})
+    changed = t.model_copy(
+        update={
+            "policies": {
+                **t.policies,
+                "float16": t.policies["float16"].model_copy(
+                    update={"elt_items": t.policies["float16"].elt_items.model_copy(update={"value": 3})}
+                ),
+            }
+        }
+    )
     text = dict(ops.generate(changed, lambda prefix: prefix))["kernels/ops.cu"]
     assert "kEltItems = 3," in text  # nothing recomputed in codegen
     assert emitter  # imported: the ops library is generated beside the kernels

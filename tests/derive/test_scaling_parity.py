@@ -4,6 +4,7 @@ Phase 1 lets hypothesis generate the case list (derandomized, so the list — an
 program's cache key — is the same on every run); phase 2 compiles one program against the installed
 CUB for all of them; then every case must agree with muh/derive/scaling.py.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -27,8 +28,7 @@ CASES = st.builds(
 def _draw_cases(n: int = 400) -> list[cub_truth.ScalingCase]:
     drawn: list[cub_truth.ScalingCase] = []
 
-    @settings(max_examples=n, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=n, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(CASES)
     def collect(case):
         drawn.append(case)
@@ -38,8 +38,18 @@ def _draw_cases(n: int = 400) -> list[cub_truth.ScalingCase]:
 
 
 #: Nominal8BItemsToItems (adjacent_difference): items up to 8 bytes keep I8, wider ones get ceil(8*I8/size).
-N8B_EXAMPLES = {(7, 1): 7, (7, 8): 7, (7, 9): 7, (7, 12): 5, (7, 16): 4, (7, 24): 3, (7, 100): 1, (7, 1024): 1,
-                (16, 12): 11, (1, 1000): 1}
+N8B_EXAMPLES = {
+    (7, 1): 7,
+    (7, 8): 7,
+    (7, 9): 7,
+    (7, 12): 5,
+    (7, 16): 4,
+    (7, 24): 3,
+    (7, 100): 1,
+    (7, 1024): 1,
+    (16, 12): 11,
+    (1, 1000): 1,
+}
 
 
 @pytest.fixture(scope="module")
@@ -66,9 +76,13 @@ def test_muh_scaling_equals_cub(truth):
 @pytest.mark.nvcc
 def test_facts_examples(truth):
     # worked examples of CUB's scaling rules (cub/util_arch.cuh), checked against the compiled truth.
-    want = {("mem_bound", 512, 16, 8): (512, 8), ("reg_bound", 384, 22, 8): (384, 11),
-            ("mem_bound", 256, 500, 1): (64, 1000), ("mem_bound", 256, 10000, 1024): (32, 39),
-            ("reg_bound", 256, 500, 1): (128, 500)}
+    want = {
+        ("mem_bound", 512, 16, 8): (512, 8),
+        ("reg_bound", 384, 22, 8): (384, 11),
+        ("mem_bound", 256, 500, 1): (64, 1000),
+        ("mem_bound", 256, 10000, 1024): (32, 39),
+        ("reg_bound", 256, 500, 1): (128, 500),
+    }
     for key, value in want.items():
         assert truth.scaling[cub_truth.ScalingCase(*key)] == value
 

@@ -3,6 +3,7 @@ side: the spec's policies decide it (a `k` bucket may turn it off), derive reads
 config and refuses what a warp cannot hold (E-KERNELS at the hardware), `muh explain` shows where it
 came from, and params.cuh prints the small-row numbers with their rules. The kernels themselves:
 tests/gpu/test_topk_small_gpu.py."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,10 @@ from lab_card import hardware, line_col
 from muh.derive import kernels as derive_kernels
 from muh.pipeline import load_file
 
-TOPK = "muh 1\n" + hardware("h200") + """\
+TOPK = (
+    "muh 1\n"
+    + hardware("h200")
+    + """\
 algorithm topk on h200 {
   types = [float32, float16]
   policy default { threads = 512  items = 4  bits_per_pass = 11 }
@@ -25,6 +29,7 @@ algorithm topk on h200 {
   }
 }
 """
+)
 
 
 def _spec(tmp_path, text: str = TOPK) -> Path:
@@ -51,8 +56,12 @@ def test_warp_cols_reaches_each_bucket_s_kernels_with_its_rule(tmp_path):
     got = {p.cname: p for p in topk.params(cfg, "float32", by_k[0][2])}
     # 256 threads of 32 lanes: 8 rows per block; 512 columns in 4-element vectors: 4 per lane;
     # k up to min(max_k 1024, warp_cols 512, 8 ranks per lane x 32 lanes) = 256
-    assert (got["kWarpCols"].value, got["kWarpRows"].value, got["kWarpVecs"].value, got["kWarpMaxK"].value) == \
-        (512, 8, 4, 256)
+    assert (got["kWarpCols"].value, got["kWarpRows"].value, got["kWarpVecs"].value, got["kWarpMaxK"].value) == (
+        512,
+        8,
+        4,
+        256,
+    )
     assert got["kWarpCols"].rule.startswith("policy warp_cols")
     half = {p.cname: p.value for p in topk.params(cfg, "float16", cfg.of("topk")["float16"])}
     assert half["kWarpCols"] == 0
@@ -67,12 +76,14 @@ def test_explain_and_params_show_where_warp_cols_came_from(cli, tmp_path):
     line, col = line_col(TOPK, "warp_cols = 512", len("warp_cols = "))  # the value's place
     assert f"      warp_cols = 512    [spec]\n          rule: spec\n          from: {path.name}:{line}:{col}" in out
     line, col = line_col(TOPK, "warp_cols = 0", len("warp_cols = "))
-    assert ("    when k >= 256  (policy float32)\n      warp_cols = 0    [spec]\n          rule: bucket `k >= 256`\n"
-            f"          from: {path.name}:{line}:{col}") in out
+    assert (
+        "    when k >= 256  (policy float32)\n      warp_cols = 0    [spec]\n          rule: bucket `k >= 256`\n"
+        f"          from: {path.name}:{line}:{col}"
+    ) in out
     out_dir, _ = build(path, tmp_path / "out")
     params = (out_dir / "include" / "muh" / "kernels" / "params.cuh").read_text()
-    b0 = params[params.index("namespace topk_float32 {"):params.index("namespace topk_float32_b1 {")]
-    b1 = params[params.index("namespace topk_float32_b1 {"):]
+    b0 = params[params.index("namespace topk_float32 {") : params.index("namespace topk_float32_b1 {")]
+    b1 = params[params.index("namespace topk_float32_b1 {") :]
     assert re.search(r"constexpr int kWarpCols = 512;\s*// policy warp_cols", b0)
     assert re.search(r"constexpr int kWarpRows = 8;\s*// threads / warp size", b0)
     assert re.search(r"constexpr int kWarpCols = 0;", b1)
@@ -93,12 +104,15 @@ def test_a_row_a_warp_cannot_hold_in_registers_is_a_derive_diagnostic(tmp_path):
 
 def test_the_small_row_path_s_shared_memory_is_checked(tmp_path):
     """1024 threads are 32 rows a block, each with room for 256 survivors of 8 bytes: 64 KiB > 48 KiB."""
-    text = TOPK.replace("threads = 256  bits_per_pass = 8  warp_cols = 512",
-                        "threads = 1024  bits_per_pass = 8  warp_cols = 512")
+    text = TOPK.replace(
+        "threads = 256  bits_per_pass = 8  warp_cols = 512", "threads = 1024  bits_per_pass = 8  warp_cols = 512"
+    )
     found, diags = _targets(_spec(tmp_path, text))
     assert found == [] and [d.code for d in diags] == ["E-KERNELS"]
-    assert ("topk.float32 (k 0..256): the small-row path (warp_cols=512) needs 65536 B of shared memory "
-            "(32 rows x 256 survivors x 8 B), the hardware has 49152 B per block") in diags[0].message
+    assert (
+        "topk.float32 (k 0..256): the small-row path (warp_cols=512) needs 65536 B of shared memory "
+        "(32 rows x 256 survivors x 8 B), the hardware has 49152 B per block"
+    ) in diags[0].message
 
 
 @pytest.mark.parametrize("bad,code", [("warp_cols = -1", "E-VALUE"), ("warp_cols = 9000", "E-VALUE")])
@@ -113,7 +127,11 @@ def test_warp_cols_out_of_range_is_a_schema_error(tmp_path, bad, code):
 def test_warp_cols_belongs_to_topk_only(tmp_path):
     from muh.diagnostics import MuhError
 
-    text = "muh 1\n" + hardware("h200") + "algorithm reduce on h200 { policy default { threads = 256  warp_cols = 256 } }\n"
+    text = (
+        "muh 1\n"
+        + hardware("h200")
+        + "algorithm reduce on h200 { policy default { threads = 256  warp_cols = 256 } }\n"
+    )
     with pytest.raises(MuhError) as e:
         load_file(_spec(tmp_path, text))
     assert [d.code for d in e.value.diagnostics] == ["E-DIM"]

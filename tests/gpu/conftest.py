@@ -1,5 +1,6 @@
 """GPU test fixtures: generate every kernel variant (gpu_helpers.variant_configs) and build them
 (C interface, cached by content hash) in parallel."""
+
 from __future__ import annotations
 
 import sys

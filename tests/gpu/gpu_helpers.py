@@ -4,6 +4,7 @@ Variants: the H200's own kernels (native warp 32) and the BI-V100's kernels (its
 tiles) with the logical warp emulated at 64 (the card's), 16 and 128 on the 32-lane GPU, plus the
 negative control (a block reduce that assumes 32 lanes) natively and emulated at 64.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,6 @@ def variant_configs() -> dict:
 
 
 PLANTED = ("planted-native32", "planted-emu64")  # built with presets.plant_lane32_bug in the block layer
-
 
 
 def prebuild(root, jobs: int | None = None) -> dict:

@@ -5,6 +5,7 @@ test_kernels_gpu / test_histogram_gpu: sums of small integers and scales exactly
 exactly (CUB's bin arithmetic on the CPU). Which bucket a count calls is checked on the CPU
 (tests/codegen/test_size_buckets.py); here each bucket's kernels must be right. Builds only these
 three families."""
+
 from __future__ import annotations
 
 import sys
@@ -25,13 +26,15 @@ FAMILIES = ("reduce", "transform", "histogram")
 def config():
     """The H200 preset's three families, each bucketed types' policy below EDGE replaced by a small one."""
     from bench import presets
-    from muh.families import reduce, transform, histogram
+    from muh.families import histogram, reduce, transform
 
     h200 = presets.h200()
     cfg = replace(h200, name="h200-buckets", policies={f: h200.of(f) for f in FAMILIES})
-    small = {"reduce": {"float32": reduce.Policy(128, 4, 4, "default"), "float64": reduce.Policy(64, 2, 2)},
-             "transform": {"float32": transform.Policy(128, 4 * 1024), "float16": transform.Policy(64, 2 * 1024)},
-             "histogram": {"uint8": histogram.Policy(128, 4, 4, 2), "float32": histogram.Policy(64, 3, 1)}}
+    small = {
+        "reduce": {"float32": reduce.Policy(128, 4, 4, "default"), "float64": reduce.Policy(64, 2, 2)},
+        "transform": {"float32": transform.Policy(128, 4 * 1024), "float16": transform.Policy(64, 2 * 1024)},
+        "histogram": {"uint8": histogram.Policy(128, 4, 4, 2), "float32": histogram.Policy(64, 3, 1)},
+    }
     for fam, pols in small.items():
         table = cfg.of(fam)
         cfg = cfg.with_policies(fam, table, {d: ((0, EDGE, p), (EDGE, None, table[d])) for d, p in pols.items()})
@@ -44,9 +47,9 @@ def bucketed(tmp_path_factory):
         pytest.skip(f"GPU test: {NO_CUDA}")
     import torch
 
+    from muh import families
     from muh.codegen.kernels import emitter
     from muh.runtime import build
-    from muh import families
     from muh.runtime.library import Kernels
 
     major, minor = torch.cuda.get_device_capability()
@@ -57,9 +60,9 @@ def bucketed(tmp_path_factory):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reduce_on_both_sides_of_the_boundary(bucketed, dtype):
+    import gpu_helpers as refs
     import torch
 
-    import gpu_helpers as refs
     from muh.families import calls
 
     for n in SIZES:
@@ -72,9 +75,9 @@ def test_reduce_on_both_sides_of_the_boundary(bucketed, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_transform_on_both_sides_of_the_boundary(bucketed, dtype):
+    import gpu_helpers as refs
     import torch
 
-    import gpu_helpers as refs
     from muh.families import calls
 
     for n in SIZES:

@@ -5,6 +5,7 @@ specs/nvidia.muh) against CUB's public entry point on the same inputs, on CUB's 
 hubs generated from specs/h200.muh (the race) against CUB's own policies. Every case line must say
 "same as CUB". The programs are generated and compiled here unless $MUH_CUB_HUB_GEN names a folder where
 `bench/cub_hub.py gen` + `build.sh` already put them (the lab GPU's call: compiled on its cores)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,15 @@ import pytest
 from gpu_helpers import NO_CUDA
 
 ROOT = Path(__file__).resolve().parents[2]
-ENTRIES = ("entries_reduce", "entries_scan", "entries_select", "entries_radix", "entries_segsort",
-           "entries_histogram", "race")
+ENTRIES = (
+    "entries_reduce",
+    "entries_scan",
+    "entries_select",
+    "entries_radix",
+    "entries_segsort",
+    "entries_histogram",
+    "race",
+)
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(NO_CUDA is not None, reason=f"GPU test: {NO_CUDA}")]
 
 

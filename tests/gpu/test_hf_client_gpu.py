@@ -10,6 +10,7 @@ stock model: a 16-token prefill and 3 decode steps (the Gated-DeltaNet recurrent
 * the muh ops actually ran (counted at the dispatcher), none of the model's modules was left stock;
 * a decode step of the patched model captured in a CUDA graph replays to the eager step's logits.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,8 +21,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("no CUDA device: the client's GPU tests need one", allow_module_level=True)
-transformers = pytest.importorskip("transformers", reason="transformers is not installed: the client is its "
-                                   "Qwen3-Next model")
+transformers = pytest.importorskip(
+    "transformers", reason="transformers is not installed: the client is its Qwen3-Next model"
+)
 if not hasattr(transformers, "Qwen3NextForCausalLM"):  # pragma: no cover - depends on the version
     pytest.skip(f"transformers {transformers.__version__} has no Qwen3-Next", allow_module_level=True)
 
@@ -34,14 +36,23 @@ from muh.runtime import hf, operators  # noqa: E402
 pytestmark = pytest.mark.gpu
 STEPS = 3
 # the ops each family's patched model must call (qwen3_moe: Llama-style norms, no gated norm, no shared expert)
-CALLS = {"qwen3_next": {"gemma_rms_norm", "gated_rms_norm", "silu_and_mul", "moe_topk_softmax",
-                        "shared_expert_combine"},
-         "qwen3_5_moe": {"gemma_rms_norm", "gated_rms_norm", "silu_and_mul", "moe_topk_softmax",
-                         "shared_expert_combine"},
-         "qwen3_moe": {"rms_norm", "silu_and_mul", "moe_topk_softmax"}}
-FAMILIES = [f for f in H.FAMILIES if hasattr(transformers, {"qwen3_next": "Qwen3NextForCausalLM",
-                                                             "qwen3_5_moe": "Qwen3_5MoeForCausalLM",
-                                                             "qwen3_moe": "Qwen3MoeForCausalLM"}[f])]
+CALLS = {
+    "qwen3_next": {"gemma_rms_norm", "gated_rms_norm", "silu_and_mul", "moe_topk_softmax", "shared_expert_combine"},
+    "qwen3_5_moe": {"gemma_rms_norm", "gated_rms_norm", "silu_and_mul", "moe_topk_softmax", "shared_expert_combine"},
+    "qwen3_moe": {"rms_norm", "silu_and_mul", "moe_topk_softmax"},
+}
+FAMILIES = [
+    f
+    for f in H.FAMILIES
+    if hasattr(
+        transformers,
+        {
+            "qwen3_next": "Qwen3NextForCausalLM",
+            "qwen3_5_moe": "Qwen3_5MoeForCausalLM",
+            "qwen3_moe": "Qwen3MoeForCausalLM",
+        }[f],
+    )
+]
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +115,10 @@ def test_logits_agree_float32(muh, family, fuse):
         out = generate(ours)
     assert CALLS[family] <= set(calls.n), f"muh ops not called: {CALLS[family] - set(calls.n)} ({report})"
     a, e = agree(out, ref), rel_err(out, ref)
-    print(f"{family} fp32 {'fused' if fuse else 'modules'}: argmax agreement {a:.4f}, max|Δ|/max|logit| {e:.2e}, "
-          f"calls {dict(calls.n)}")
+    print(
+        f"{family} fp32 {'fused' if fuse else 'modules'}: argmax agreement {a:.4f}, max|Δ|/max|logit| {e:.2e}, "
+        f"calls {dict(calls.n)}"
+    )
     assert a >= 0.99, f"argmax agreement {a:.4f} < 0.99"
     assert e <= 1e-3, f"max |Δlogit| / max |logit| = {e:.2e}"
 
@@ -119,8 +132,10 @@ def test_logits_half_as_close_as_stock(muh, family, dtype):
     ours, _ = patched(stock, True)
     s, o = generate(stock), generate(ours)
     es, eo, as_, ao = rel_err(s, ref), rel_err(o, ref), agree(s, ref), agree(o, ref)
-    print(f"{family} {dtype}: max|Δ|/max|logit| vs the fp32 model: stock {es:.2e}, muh {eo:.2e}; argmax agreement "
-          f"with the fp32 model: stock {as_:.4f}, muh {ao:.4f}; muh vs stock {dtype} {agree(o, s):.4f}")
+    print(
+        f"{family} {dtype}: max|Δ|/max|logit| vs the fp32 model: stock {es:.2e}, muh {eo:.2e}; argmax agreement "
+        f"with the fp32 model: stock {as_:.4f}, muh {ao:.4f}; muh vs stock {dtype} {agree(o, s):.4f}"
+    )
     assert eo <= 2 * es, f"muh's {dtype} logits are {eo:.2e} off the fp32 model, stock's {es:.2e}"
     assert ao >= as_ - 0.03, f"argmax agreement with the fp32 model: muh {ao:.4f}, stock {as_:.4f}"
 

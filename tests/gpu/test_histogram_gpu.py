@@ -2,6 +2,7 @@
 warp 64) emulated on the 32-lane GPU, and the H200's with 4 sub-histograms for every sample type
 (1-byte samples otherwise get 32, others 1), against a CPU reference of CUB's bin arithmetic and
 torch.histc, exactly. Builds only the histogram (the other families' sources compile empty)."""
+
 from __future__ import annotations
 
 import sys
@@ -26,8 +27,11 @@ def configs() -> dict:
     only = lambda cfg: replace(cfg, policies={"histogram": cfg.of("histogram")})  # noqa: E731
     h200 = only(presets.h200())
     sub4 = {d: replace(p, sub_histograms=4) for d, p in h200.of("histogram").items()}
-    return {"h200": h200, "bi100-emu64": only(presets.bi100()).emulated(64),
-            "h200-sub4": replace(h200.with_policies("histogram", sub4), name="h200-sub4")}
+    return {
+        "h200": h200,
+        "bi100-emu64": only(presets.bi100()).emulated(64),
+        "h200-sub4": replace(h200.with_policies("histogram", sub4), name="h200-sub4"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +40,9 @@ def hist_kernels(tmp_path_factory):
         pytest.skip(f"GPU test: {NO_CUDA}")
     import torch
 
+    from muh import families
     from muh.codegen.kernels import emitter
     from muh.runtime import build
-    from muh import families
     from muh.runtime.library import Kernels
 
     major, minor = torch.cuda.get_device_capability()
@@ -83,9 +87,8 @@ def _check(kern, x, bins, lower, upper, what):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_float_samples_match_cpu_and_histc(hist_kernels, variant):
-    import torch
-
     import gpu_helpers as refs
+    import torch
 
     k = hist_kernels[variant]
     for dtype in ("float32", "float64"):
@@ -130,9 +133,9 @@ def test_integer_samples_match_cpu_and_histc(hist_kernels, variant, dtype):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_more_bins_than_shared_memory_and_bad_arguments(hist_kernels, variant):
+    import gpu_helpers as refs
     import torch
 
-    import gpu_helpers as refs
     from muh.families import calls
     from muh.runtime import MuhRuntimeError
 

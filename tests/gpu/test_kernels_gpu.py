@@ -10,10 +10,10 @@ than ~1500 of them at the sizes used (per-thread serial items + tree depth + loo
 1500 * 6e-8 < 1e-4. float16/bfloat16 results are the float32 accumulation rounded once, so they
 must equal the float64 reference rounded to the type. Max/min, integer sums, top-k: exact.
 """
+
 from __future__ import annotations
 
 import pytest
-
 from gpu_helpers import CHECKED, requires_cuda
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -39,15 +39,20 @@ def _sizes(variant: str, dtype: str) -> list[int]:
 @pytest.mark.parametrize("variant,dtype", cases(REDUCE_DTYPES))
 @pytest.mark.parametrize("op", ["sum", "max", "min"])
 def test_reduce(kernels, variant, dtype, op):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     k = kernels[variant]
     for n in _sizes(variant, dtype):
-        x = refs.small_ints(n, dtype) if op == "sum" else refs.normal(n, dtype) if dtype in refs.FLOAT else \
-            refs.small_ints(n, dtype, -(1 << 30), 1 << 30)
+        x = (
+            refs.small_ints(n, dtype)
+            if op == "sum"
+            else refs.normal(n, dtype)
+            if dtype in refs.FLOAT
+            else refs.small_ints(n, dtype, -(1 << 30), 1 << 30)
+        )
         out = refs.poison(torch.empty((), dtype=x.dtype, device="cuda"))
         calls.reduce(x, op, out=out, kernels=k)
         got = out.item()
@@ -57,9 +62,16 @@ def test_reduce(kernels, variant, dtype, op):
             if dtype in ("float16", "bfloat16"):
                 want = torch.tensor(float(total), dtype=torch.float64).to(x.dtype).item()
         elif n == 0:
-            want = {"max": -float("inf"), "min": float("inf")}[op] if dtype in refs.FLOAT else \
-                {("max", "int32"): -(1 << 31), ("min", "int32"): (1 << 31) - 1,
-                 ("max", "int64"): -(1 << 63), ("min", "int64"): (1 << 63) - 1}[(op, dtype)]
+            want = (
+                {"max": -float("inf"), "min": float("inf")}[op]
+                if dtype in refs.FLOAT
+                else {
+                    ("max", "int32"): -(1 << 31),
+                    ("min", "int32"): (1 << 31) - 1,
+                    ("max", "int64"): -(1 << 63),
+                    ("min", "int64"): (1 << 63) - 1,
+                }[(op, dtype)]
+            )
         else:
             want = (x.max() if op == "max" else x.min()).item()
         assert got == want, f"{variant} reduce {op} {dtype} n={n}: got {got}, want {want} (seed {refs.SEED})"
@@ -68,8 +80,9 @@ def test_reduce(kernels, variant, dtype, op):
 @pytest.mark.parametrize("variant", CHECKED)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reduce_real_valued(kernels, variant, dtype):
-    from muh.families import calls
     import gpu_helpers as refs
+
+    from muh.families import calls
 
     rtol = {"float32": 1e-4, "float64": 1e-12}[dtype]
     for n in (1, 33, 4097, 65537, (1 << 20) + 1, (1 << 24) - 1):
@@ -83,10 +96,10 @@ def test_reduce_real_valued(kernels, variant, dtype):
 @pytest.mark.parametrize("variant,dtype", cases(["float32", "float64", "int32", "int64"]))
 @pytest.mark.parametrize("exclusive", [False, True])
 def test_scan(kernels, variant, dtype, exclusive):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     k = kernels[variant]
     for n in _sizes(variant, dtype):
@@ -99,18 +112,20 @@ def test_scan(kernels, variant, dtype, exclusive):
         bad = (out.to(torch.int64) != want) if n else torch.zeros(0, dtype=torch.bool)
         if n and dtype.startswith("float"):
             bad |= torch.isnan(out)
-        assert not bool(bad.any()), (f"{variant} scan {dtype} excl={exclusive} n={n}: {int(bad.sum())} wrong, "
-                                     f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
+        assert not bool(bad.any()), (
+            f"{variant} scan {dtype} excl={exclusive} n={n}: {int(bad.sum())} wrong, "
+            f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})"
+        )
 
 
 @pytest.mark.parametrize("variant,dtype", cases(["float32", "float64"]))
 def test_scan_unaligned_views(kernels, variant, dtype):
     """Views that start one element into their buffer: not 16-byte aligned, so the scan takes its
     element-wise path (the vectorised one needs aligned input and output)."""
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     for n in (1, 4097, 65537):
         x = refs.small_ints(n + 1, dtype)[1:]
@@ -119,7 +134,9 @@ def test_scan_unaligned_views(kernels, variant, dtype):
             calls.scan(x, exclusive=exclusive, out=out, kernels=kernels[variant])
             want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if exclusive else 0)
             bad = out.to(torch.int64) != want
-            assert not bool(bad.any()), f"{variant} {dtype} n={n} excl={exclusive}: {int(bad.sum())} wrong (seed {refs.SEED})"
+            assert not bool(bad.any()), (
+                f"{variant} {dtype} n={n} excl={exclusive}: {int(bad.sum())} wrong (seed {refs.SEED})"
+            )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
@@ -127,11 +144,11 @@ def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
     """The H200's 4-byte scans stage their tiles in shared memory (stage = ublkcp) from stage_from bytes
     on: a size off the tile ends in a partial tile, and a view one element into its buffer (not 16-byte
     aligned) fills the staged tile element by element instead of by the bulk copy."""
+    import gpu_helpers as refs
     import torch
 
     from bench import presets
     from muh.families import calls
-    import gpu_helpers as refs
 
     pol = presets.h200().of("scan")[dtype]
     n = (1 << 24) + 3
@@ -143,23 +160,26 @@ def test_scan_staged_tiles_partial_and_unaligned(kernels, dtype):
             calls.scan(x, exclusive=exclusive, out=out, kernels=kernels["h200"])
             want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if exclusive else 0)
             bad = out.to(torch.int64) != want
-            assert not bool(bad.any()), (f"h200 {dtype} n={n} offset={offset} excl={exclusive}: {int(bad.sum())} wrong, "
-                                         f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
+            assert not bool(bad.any()), (
+                f"h200 {dtype} n={n} offset={offset} excl={exclusive}: {int(bad.sum())} wrong, "
+                f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})"
+            )
 
 
 def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
     """A pipelined ring (stages > 1) draws its tiles from a counter in the workspace, which the last
     block out resets: launches of changing sizes (a partial last tile, fewer tiles than resident blocks
     would allow, more) and both 4-byte types back to back on the one shared workspace stay exact."""
+    import gpu_helpers as refs
     import torch
 
     from bench import presets
     from muh.families import calls
-    import gpu_helpers as refs
 
     pols = presets.h200().of("scan")
-    assert all(pols[d].stage == "ublkcp" and pols[d].stages > 1 for d in ("float32", "int32")), \
+    assert all(pols[d].stage == "ublkcp" and pols[d].stages > 1 for d in ("float32", "int32")), (
         "the H200 spec no longer pipelines 4-byte scans"
+    )
     stage_from = pols["float32"].stage_from
     for i, n in enumerate([stage_from // 4 + 5, (1 << 25) + 4095, stage_from // 4, (1 << 26) - 1, stage_from // 4 + 5]):
         dtype = ("float32", "int32")[i % 2]
@@ -168,16 +188,18 @@ def test_scan_ring_back_to_back_launches_on_one_workspace(kernels):
         calls.scan(x, exclusive=bool(i % 3 == 1), out=out, kernels=kernels["h200"])
         want = torch.cumsum(x.to(torch.int64), 0) - (x.to(torch.int64) if i % 3 == 1 else 0)
         bad = out.to(torch.int64) != want
-        assert not bool(bad.any()), (f"h200 {dtype} launch {i} n={n}: {int(bad.sum())} wrong, "
-                                     f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})")
+        assert not bool(bad.any()), (
+            f"h200 {dtype} launch {i} n={n}: {int(bad.sum())} wrong, "
+            f"first at {int(bad.nonzero()[0])} (seed {refs.SEED})"
+        )
 
 
 @pytest.mark.parametrize("variant", CHECKED)
 def test_scan_real_valued(kernels, variant):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     for n in (1, 4097, 65537, (1 << 20) + 1):
         x = refs.normal(n, "float32")
@@ -191,10 +213,10 @@ def test_scan_real_valued(kernels, variant):
 @pytest.mark.parametrize("variant,dtype", cases(["float32", "float64", "float16", "bfloat16"]))
 @pytest.mark.parametrize("op", ["scale", "relu", "silu"])
 def test_transform(kernels, variant, dtype, op):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     k = kernels[variant]
     for n in SIZES + [(1 << 22) + 3]:
@@ -202,8 +224,9 @@ def test_transform(kernels, variant, dtype, op):
         out = refs.poison(torch.empty_like(x))
         calls.transform(x, op, alpha=0.75, out=out, kernels=k)
         acc = x.double() if dtype == "float64" else x.float()
-        want = {"scale": lambda a: a * 0.75, "relu": torch.relu,
-                "silu": lambda a: a / (1 + torch.exp(-a))}[op](acc).to(x.dtype)
+        want = {"scale": lambda a: a * 0.75, "relu": torch.relu, "silu": lambda a: a / (1 + torch.exp(-a))}[op](acc).to(
+            x.dtype
+        )
         if op == "silu":  # exp differs by an ulp between libraries: a few ulps of the output type
             rtol = {"float32": 4e-6, "float64": 1e-14, "float16": 2e-3, "bfloat16": 1.6e-2}[dtype]
             atol = {"float16": 6e-8}.get(dtype, 1e-37)  # float16: one subnormal step (x near 0)
@@ -213,19 +236,32 @@ def test_transform(kernels, variant, dtype, op):
         assert bool(ok.all()), f"{variant} transform {op} {dtype} n={n} (seed {refs.SEED})"
 
 
-TOPK_CASES = [(1, 1, 1), (3, 1000, 1), (3, 1000, 1000), (5, 4097, 50), (8, 256, 8), (2, 33, 17),
-              (64, 152064, 50), (4, 152064, 1024), (2, 152063, 333),
-              # split path (rows of >= 2 slices: 8192 float32 / 16384 half columns at 512 x 4): exactly two
-              # slices, a last slice shorter than k (float32 / half), odd length (scalar loads), one row
-              (1, 16384, 1), (2, 16484, 1024), (1, 32868, 1024), (3, 40001, 50), (1, 152064, 50)]
+TOPK_CASES = [
+    (1, 1, 1),
+    (3, 1000, 1),
+    (3, 1000, 1000),
+    (5, 4097, 50),
+    (8, 256, 8),
+    (2, 33, 17),
+    (64, 152064, 50),
+    (4, 152064, 1024),
+    (2, 152063, 333),
+    # split path (rows of >= 2 slices: 8192 float32 / 16384 half columns at 512 x 4): exactly two
+    # slices, a last slice shorter than k (float32 / half), odd length (scalar loads), one row
+    (1, 16384, 1),
+    (2, 16484, 1024),
+    (1, 32868, 1024),
+    (3, 40001, 50),
+    (1, 152064, 50),
+]
 
 
 @pytest.mark.parametrize("variant,dtype", cases(["float32", "float16", "bfloat16"]))
 def test_topk(kernels, variant, dtype):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     k_ = kernels[variant]
     for rows, cols, k in TOPK_CASES:
@@ -237,18 +273,22 @@ def test_topk(kernels, variant, dtype):
             idx = torch.full((rows, k), -1, dtype=torch.int64, device="cuda")
             calls.topk(x, k, out=(vals, idx), kernels=k_)
             ref = torch.sort(x, dim=1, descending=True, stable=True)
-            assert torch.equal(vals, ref.values[:, :k]), f"{variant} topk values {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
-            assert torch.equal(idx, ref.indices[:, :k]), f"{variant} topk indices {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
+            assert torch.equal(vals, ref.values[:, :k]), (
+                f"{variant} topk values {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
+            )
+            assert torch.equal(idx, ref.indices[:, :k]), (
+                f"{variant} topk indices {dtype} {rows}x{cols} k={k} ties={ties} (seed {refs.SEED})"
+            )
 
 
 @pytest.mark.parametrize("variant,dtype", cases(["float32", "float16", "bfloat16"]))
 def test_topk_masked(kernels, variant, dtype):
     """Sampling masks: mostly -inf, a few NaN, fewer finite values than k in some rows (NaN sorts
     above +inf, all NaNs equal, as in torch.sort); compared bit for bit (NaN != NaN)."""
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     k_ = kernels[variant]
     bits = {"float32": torch.int32}.get(dtype, torch.int16)
@@ -262,17 +302,19 @@ def test_topk_masked(kernels, variant, dtype):
         calls.topk(x, k, out=(vals, idx), kernels=k_)
         ref = torch.sort(x, dim=1, descending=True, stable=True)
         want = ref.values[:, :k].contiguous()
-        assert torch.equal(vals.view(bits), want.view(bits)), f"{variant} masked topk values {dtype} {rows}x{cols} k={k}"
+        assert torch.equal(vals.view(bits), want.view(bits)), (
+            f"{variant} masked topk values {dtype} {rows}x{cols} k={k}"
+        )
         assert torch.equal(idx, ref.indices[:, :k]), f"{variant} masked topk indices {dtype} {rows}x{cols} k={k}"
 
 
 @pytest.mark.parametrize("n", [(1 << 28) - 1, 1 << 28])
 def test_large_native(kernels, n):
     """The largest CCCL benchmark size, float32, on the H200's own kernels."""
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     k = kernels["h200"]
     x = refs.small_ints(n, "float32")

@@ -4,20 +4,20 @@ The planted variant is correct on the H200 natively (its warps ARE 32 lanes), so
 cannot see the bug; the same kernels with the logical warp emulated at 64 lanes (the BI-V100's)
 must produce wrong sums. If the emulated run passed, the emulation would not be emulating.
 """
+
 from __future__ import annotations
 
 import pytest
-
 from gpu_helpers import requires_cuda
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
 
 def _sum(k, n):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     x = refs.small_ints(n, "float32", 1, 9)  # positive: a double-counted warp always shows
     return calls.reduce(x, "sum", kernels=k).item(), int(x.to(torch.int64).sum().item())

@@ -2,6 +2,7 @@
 side of their bucket bounds (tests/fixtures/ops/buckets.muh), built as `muh build` builds it, run at
 rows × hidden just below, at and above each bound against a float64 reference with vLLM's roundings
 (the host's bucket choice and every bucket's kernels: a wrong pick or a broken instantiation shows)."""
+
 from __future__ import annotations
 
 from pathlib import Path

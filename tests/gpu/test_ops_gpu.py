@@ -11,6 +11,7 @@ round an intermediate value to opposite neighbours). topk_softmax: the ids selec
 probabilities of a float64 softmax, descending, ties to the lower expert; weights with the float32
 tolerance.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,7 +51,9 @@ def close(out, ref, dtype, what):
     o = out.double()
     assert torch.isfinite(o).all(), f"{what}: unwritten or non-finite outputs"
     err = (o - ref).abs() - (atol + rtol * ref.abs())
-    assert err.max().item() <= 0, f"{what}: max excess {err.max().item():.3g}, max |diff| {(o - ref).abs().max().item():.3g}"
+    assert err.max().item() <= 0, (
+        f"{what}: max excess {err.max().item():.3g}, max |diff| {(o - ref).abs().max().item():.3g}"
+    )
 
 
 def rms_ref(x, w, eps, dtype):
@@ -135,7 +138,7 @@ def test_topk_softmax_vllm_signature(lib, gating_dtype, experts, k, tokens):
     src = torch.full((tokens, k), -7, device="cuda", dtype=torch.int32)
     llm.topk_softmax(w, ids, src, g)
     check_topk(g, w, ids, k)
-    want_src = (torch.arange(k, device="cuda")[None, :] * tokens + torch.arange(tokens, device="cuda")[:, None])
+    want_src = torch.arange(k, device="cuda")[None, :] * tokens + torch.arange(tokens, device="cuda")[:, None]
     assert torch.equal(src.long(), want_src)
 
 

@@ -9,6 +9,7 @@ moved with their keys. Floating point keys include -0.0, +0.0, +-inf and NaNs of
 bits (-NaN first, +NaN last ascending), with -0.0 and +0.0 equal (their input order kept). The reference sorts
 the same digit (bits [begin, end) of the order-preserving transform) with torch.sort(stable=True) on int64.
 Only radix_sort is built (the other families' sources compile empty)."""
+
 from __future__ import annotations
 
 import sys
@@ -22,11 +23,27 @@ from gpu_helpers import NO_CUDA, requires_cuda  # noqa: E402
 
 pytestmark = requires_cuda
 VARIANTS = ("h200", "bi100-emu64")
-KEYS = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32", "int64", "uint64",
-        "float64")
+KEYS = (
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "float16",
+    "bfloat16",
+    "int32",
+    "uint32",
+    "float32",
+    "int64",
+    "uint64",
+    "float64",
+)
 SIZES = (0, 1, 500, 7777, 1_000_000, 2_000_000)  # CUB: 0, 1, random(1, 10^6) (here 7777), 500, 10^6, 2*10^6
-WINDOWS_OF = lambda bits: [(b, e) for b in (0, bits // 3, 3 * bits // 4, bits)  # noqa: E731
-                           for e in (0, bits // 3, 3 * bits // 4, bits) if e >= b and not (b == 0 and e == bits)]
+WINDOWS_OF = lambda bits: [
+    (b, e)
+    for b in (0, bits // 3, 3 * bits // 4, bits)  # noqa: E731
+    for e in (0, bits // 3, 3 * bits // 4, bits)
+    if e >= b and not (b == 0 and e == bits)
+]
 
 
 def configs() -> dict:
@@ -40,9 +57,10 @@ def configs() -> dict:
 def kernels(tmp_path_factory):
     if NO_CUDA:
         pytest.skip(f"GPU test: {NO_CUDA}")
+    from concurrent.futures import ThreadPoolExecutor
+
     import torch
 
-    from concurrent.futures import ThreadPoolExecutor
     from muh import families
     from muh.codegen.kernels import emitter
     from muh.runtime import build
@@ -53,8 +71,7 @@ def kernels(tmp_path_factory):
     for name, cfg in configs().items():
         emitter.write(cfg, root / name)
     with ThreadPoolExecutor(len(VARIANTS)) as pool:
-        libs = dict(zip(VARIANTS, pool.map(lambda n: build.build_capi(root / n, arch=f"sm_{major}{minor}"),
-                                           VARIANTS)))
+        libs = dict(zip(VARIANTS, pool.map(lambda n: build.build_capi(root / n, arch=f"sm_{major}{minor}"), VARIANTS)))
     return {n: Kernels.from_library(lib, families.api()) for n, lib in libs.items()}
 
 
@@ -143,13 +160,15 @@ def run_case(kernels, variant, name, n, descending, begin=0, end=None, values=No
     idx = reference(x, descending, begin, end)
     out = torch.empty_like(x)
     if values is None:
-        got = calls.radix_sort(x, descending=descending, begin_bit=begin, end_bit=end, out=out,
-                               kernels=kernels[variant])
+        got = calls.radix_sort(
+            x, descending=descending, begin_bit=begin, end_bit=end, out=out, kernels=kernels[variant]
+        )
         assert same_as(got, x, idx), f"{variant} {name} n={n} desc={descending} bits [{begin}, {end})"
     else:
         v = torch.arange(n, device="cuda").to(values)
-        got, gv = calls.radix_sort(x, v, descending=descending, begin_bit=begin, end_bit=end, out=out,
-                                   kernels=kernels[variant])
+        got, gv = calls.radix_sort(
+            x, v, descending=descending, begin_bit=begin, end_bit=end, out=out, kernels=kernels[variant]
+        )
         assert same_as(got, x, idx), f"{variant} {name} keys n={n} desc={descending}"
         assert same_as(gv, v, idx), f"{variant} {name} values ({values}) n={n} desc={descending}"
 
@@ -242,8 +261,25 @@ def test_double_buffer_selector(kernels):
         a, b = x.clone(), torch.empty_like(x)
         ws = torch.zeros(int(k.raw("muh_radix_sort_workspace")(DT.CODE["uint32"], n)), dtype=torch.uint8, device="cuda")
         sel = ctypes.c_int(-1)
-        k.call("muh_radix_sort", DT.CODE["uint32"], 0, a.data_ptr(), b.data_ptr(), 0, 0, 0, 0, n, 0, bits, 0,
-               ws.data_ptr(), ws.numel(), ctypes.addressof(sel), torch.cuda.current_stream().cuda_stream)
+        k.call(
+            "muh_radix_sort",
+            DT.CODE["uint32"],
+            0,
+            a.data_ptr(),
+            b.data_ptr(),
+            0,
+            0,
+            0,
+            0,
+            n,
+            0,
+            bits,
+            0,
+            ws.data_ptr(),
+            ws.numel(),
+            ctypes.addressof(sel),
+            torch.cuda.current_stream().cuda_stream,
+        )
         torch.cuda.synchronize()
         assert bool((_bits_view((a, b)[sel.value]) == want).all()), f"n={n} bits={bits} selector={sel.value}"
 

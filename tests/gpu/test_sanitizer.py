@@ -8,6 +8,7 @@ memory model; if racecheck flags the probe too, a scan report of the same shape 
 the scan while the probe stays clean fails. Full sanitizer output goes to MUH_SANITIZER_LOG_DIR
 when set.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from gpu_helpers import requires_cuda
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -36,15 +36,22 @@ def _sanitizer() -> str:
 
 def _sanitize(tool: str, exe, *args: str, log: str) -> tuple[int, str, int]:
     """(return code, output, errors reported) of one sanitizer run; the output is kept when asked."""
-    r = subprocess.run([_sanitizer(), "--tool", tool, "--error-exitcode", "9", str(exe), *args],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [_sanitizer(), "--tool", tool, "--error-exitcode", "9", str(exe), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     text = r.stdout + r.stderr
     if os.environ.get("MUH_SANITIZER_LOG_DIR"):
         d = Path(os.environ["MUH_SANITIZER_LOG_DIR"])
         d.mkdir(parents=True, exist_ok=True)
         (d / f"{log}.log").write_text(text)
-    m = re.search(r"\((\d+) errors?, (\d+) warnings?\)", text) if tool == "racecheck" else \
-        re.search(r"ERROR SUMMARY: (\d+) errors?", text)
+    m = (
+        re.search(r"\((\d+) errors?, (\d+) warnings?\)", text)
+        if tool == "racecheck"
+        else re.search(r"ERROR SUMMARY: (\d+) errors?", text)
+    )
     errors = int(m.group(1)) + (int(m.group(2)) if tool == "racecheck" else 0) if m else -1
     return r.returncode, text, errors
 
@@ -61,24 +68,53 @@ def drivers(generated, tmp_path_factory):
     for variant in ("h200", "bi100-emu64"):
         gen = generated[variant]
         exe = tmp_path_factory.mktemp("san") / f"driver-{variant}"
-        cmd = [build.nvcc(), "-O2", "-lineinfo", "-std=c++17", arch, "-I", str(gen / "include"),
-               "-o", str(exe), str(DRIVER), *map(str, build.sources(gen))]
+        cmd = [
+            build.nvcc(),
+            "-O2",
+            "-lineinfo",
+            "-std=c++17",
+            arch,
+            "-I",
+            str(gen / "include"),
+            "-o",
+            str(exe),
+            str(DRIVER),
+            *map(str, build.sources(gen)),
+        ]
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         out[variant] = exe
     exe = tmp_path_factory.mktemp("san") / "racecheck-probe"
-    r = subprocess.run([build.nvcc(), "-O2", "-lineinfo", "-std=c++17", arch, "-I",
-                        str(generated["bi100-emu64"] / "include"), "-o", str(exe), str(PROBE)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            build.nvcc(),
+            "-O2",
+            "-lineinfo",
+            "-std=c++17",
+            arch,
+            "-I",
+            str(generated["bi100-emu64"] / "include"),
+            "-o",
+            str(exe),
+            str(PROBE),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     out["probe"] = exe
     return out
 
 
-@pytest.mark.parametrize("variant,tool,which", [
-    ("h200", "memcheck", "all"), ("h200", "racecheck", "all"),
-    ("bi100-emu64", "memcheck", "all"), ("bi100-emu64", "racecheck", "noscan"),
-])
+@pytest.mark.parametrize(
+    "variant,tool,which",
+    [
+        ("h200", "memcheck", "all"),
+        ("h200", "racecheck", "all"),
+        ("bi100-emu64", "memcheck", "all"),
+        ("bi100-emu64", "racecheck", "noscan"),
+    ],
+)
 def test_sanitizer_clean(drivers, variant, tool, which):
     rc, text, errors = _sanitize(tool, drivers[variant], which, log=f"{tool}-{variant}-{which}")
     assert rc == 0 and errors == 0, text[-4000:]
@@ -109,8 +145,12 @@ def test_racecheck_emu64_scan(drivers):
     _, _, subset = _sanitize("racecheck", drivers["probe"], "subset", log="racecheck-probe-subset")
     _, _, layer = _sanitize("racecheck", drivers["probe"], "warp-layer", log="racecheck-probe-warp-layer")
     if plain == 0 and subset > 0 and layer > 0:
-        pytest.xfail(f"racecheck reports {errors} hazard(s) on the emulated scan, and {subset} / {layer} on the "
-                     f"race-free probes `subset` / `warp-layer` (0 on the control): its model of a named barrier "
-                     f"used by part of the block, not a race in the scan (docs/warp-emulation.md)")
-    pytest.fail(f"racecheck: {errors} hazard(s) in the emulated scan while the probes give plain={plain}, "
-                f"subset={subset}, warp-layer={layer}:\n{text[-4000:]}")
+        pytest.xfail(
+            f"racecheck reports {errors} hazard(s) on the emulated scan, and {subset} / {layer} on the "
+            f"race-free probes `subset` / `warp-layer` (0 on the control): its model of a named barrier "
+            f"used by part of the block, not a race in the scan (docs/warp-emulation.md)"
+        )
+    pytest.fail(
+        f"racecheck: {errors} hazard(s) in the emulated scan while the probes give plain={plain}, "
+        f"subset={subset}, warp-layer={layer}:\n{text[-4000:]}"
+    )

@@ -10,6 +10,7 @@ Variants: the H200's kernels natively, the BI-V100's policies with the 64-lane w
 32-lane GPU, and a tiny policy (64 × 2 tiles, a thread only for 2 elements, a warp for 32) that sends
 short segments through every class and long ones across many blocks. Inputs are small integers (exact
 sums in every type, many ties) and fresh each run (seed printed)."""
+
 from __future__ import annotations
 
 import sys
@@ -33,10 +34,15 @@ def configs() -> dict:
 
     only = lambda cfg: replace(cfg, policies={"segmented_reduce": cfg.of("segmented_reduce")})  # noqa: E731
     h200 = only(presets.h200())
-    tiny = {d: replace(p, threads=64, items=2, small_threads=64, small_items=2, warp_items=1)
-            for d, p in h200.of("segmented_reduce").items()}
-    return {"h200": h200, "bi100-emu64": only(presets.bi100()).emulated(64),
-            "h200-tiny": replace(h200.with_policies("segmented_reduce", tiny), name="h200-tiny")}
+    tiny = {
+        d: replace(p, threads=64, items=2, small_threads=64, small_items=2, warp_items=1)
+        for d, p in h200.of("segmented_reduce").items()
+    }
+    return {
+        "h200": h200,
+        "bi100-emu64": only(presets.bi100()).emulated(64),
+        "h200-tiny": replace(h200.with_policies("segmented_reduce", tiny), name="h200-tiny"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +125,9 @@ def reference(x, begin, end, op: str):
     b, e = begin.long(), end.long()
     n = (e - b).clamp(min=0)
     seg = torch.repeat_interleave(torch.arange(segs, device=x.device), n)
-    pos = torch.repeat_interleave(b, n) + (torch.arange(int(n.sum()), device=x.device) -
-                                           torch.repeat_interleave(torch.cumsum(n, 0) - n, n))
+    pos = torch.repeat_interleave(b, n) + (
+        torch.arange(int(n.sum()), device=x.device) - torch.repeat_interleave(torch.cumsum(n, 0) - n, n)
+    )
     xv = x[pos]
     if op == "sum":
         acc = torch.float64 if x.dtype.is_floating_point else torch.int64
@@ -151,13 +158,17 @@ def check(kern, x, begin, end, op: str, what: str):
     torch.cuda.synchronize()
     vals, key = got if op.startswith("arg") else (got, None)
     bad = torch.nonzero(vals.to(torch.float64) != want.to(torch.float64)).flatten()
-    assert not bad.numel(), (f"{what} {op} (seed {SEED}): {bad.numel()} of {want.numel()} segments differ, first "
-                             f"{int(bad[0])} [{int(begin[bad[0]])}, {int(end[bad[0]])}): "
-                             f"{vals[bad[0]].item()} vs {want[bad[0]].item()}")
+    assert not bad.numel(), (
+        f"{what} {op} (seed {SEED}): {bad.numel()} of {want.numel()} segments differ, first "
+        f"{int(bad[0])} [{int(begin[bad[0]])}, {int(end[bad[0]])}): "
+        f"{vals[bad[0]].item()} vs {want[bad[0]].item()}"
+    )
     if want_key is not None:
         badk = torch.nonzero(key != want_key).flatten()
-        assert not badk.numel(), (f"{what} {op} (seed {SEED}): {badk.numel()} offsets differ, first segment "
-                                  f"{int(badk[0])}: {int(key[badk[0]])} vs {int(want_key[badk[0]])}")
+        assert not badk.numel(), (
+            f"{what} {op} (seed {SEED}): {badk.numel()} offsets differ, first segment "
+            f"{int(badk[0])}: {int(key[badk[0]])} vs {int(want_key[badk[0]])}"
+        )
 
 
 def _torch_dtype(name):
@@ -167,6 +178,7 @@ def _torch_dtype(name):
 
 
 # ---- CUB's cases: "Device reduce works with all device interfaces" -------------------------------------
+
 
 def _item_counts(g) -> list[int]:
     import torch
@@ -186,11 +198,18 @@ def test_cub_uniform_segments(seg_kernels, variant, dtype, offsets):
         for lo, hi in ((0, 1), (1, items), (items, items)):
             offs = torch.tensor(uniform_offsets(items, lo, hi, g), dtype=_torch_dtype(offsets), device="cuda")
             for op in OPS:
-                check(seg_kernels[variant], x, offs[:-1], offs[1:], op,
-                      f"{variant} {dtype} {offsets} items={items} sizes=[{lo},{hi}]")
+                check(
+                    seg_kernels[variant],
+                    x,
+                    offs[:-1],
+                    offs[1:],
+                    op,
+                    f"{variant} {dtype} {offsets} items={items} sizes=[{lo},{hi}]",
+                )
 
 
 # ---- CUB's cases: "Device fixed size segmented reduce works with all device interfaces" ----------------
+
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -211,6 +230,7 @@ def test_cub_fixed_size_segments(seg_kernels, variant, dtype):
 
 # ---- beyond the contiguous layout: begin/end arrays CUB accepts ----------------------------------------
 
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_gaps_overlaps_and_empty_segments(seg_kernels, variant):
     """Segments anywhere in the input (gaps, overlaps, end < begin is empty), of every class at once."""
@@ -219,8 +239,14 @@ def test_gaps_overlaps_and_empty_segments(seg_kernels, variant):
     g = _gen()
     n = 3_000_000
     x = values(n, torch.float32, "cuda", g)
-    sizes = torch.cat([torch.randint(0, 12, (20000,), generator=g), torch.randint(12, 5000, (2000,), generator=g),
-                       torch.randint(5000, 400_000, (6,), generator=g), torch.tensor([n, 0, -5])])
+    sizes = torch.cat(
+        [
+            torch.randint(0, 12, (20000,), generator=g),
+            torch.randint(12, 5000, (2000,), generator=g),
+            torch.randint(5000, 400_000, (6,), generator=g),
+            torch.tensor([n, 0, -5]),
+        ]
+    )
     begin = (torch.rand(sizes.numel(), generator=g) * (n - sizes.clamp(min=0))).long()
     end = begin + sizes
     perm = torch.randperm(sizes.numel(), generator=g)
@@ -241,8 +267,14 @@ def test_64_bit_offsets_past_2_31(seg_kernels):
         pytest.skip("needs 16 GiB of GPU memory")
     n = (1 << 31) + (1 << 20)
     x = torch.randint(-4, 5, (n,), dtype=torch.int32, device="cuda")
-    spans = [(0, n), ((1 << 31) - 100, (1 << 31) + 100), ((1 << 31) + 5, (1 << 31) + 700_000),
-             (1000, (1 << 31) + 10), (n - 3, n), (n, n)]
+    spans = [
+        (0, n),
+        ((1 << 31) - 100, (1 << 31) + 100),
+        ((1 << 31) + 5, (1 << 31) + 700_000),
+        (1000, (1 << 31) + 10),
+        (n - 3, n),
+        (n, n),
+    ]
     begin = torch.tensor([b for b, _ in spans], dtype=torch.int64, device="cuda")
     end = torch.tensor([e for _, e in spans], dtype=torch.int64, device="cuda")
     for op in OPS:

@@ -5,12 +5,12 @@ and the stable sort's indices (ties to the lower index).
 The two buckets get deliberately different policies (256 threads x 2 items x 8-bit passes below 256,
 1024 x 4 x 11 from 256 on), so a dispatch that ran one bucket's kernel for the other's k would still
 have to be right at every k — and a bucket whose kernel cannot serve its k range fails here."""
+
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
-
 from gpu_helpers import requires_cuda
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -18,8 +18,17 @@ pytestmark = [pytest.mark.gpu, requires_cuda]
 BOUNDARY = 256
 # (rows, row length, k): k on both sides of the boundary and at it, vocabulary rows (the split path),
 # a short row (one block), an odd row length (scalar loads)
-CASES = [(4, 152064, 1), (4, 152064, 50), (3, 152064, BOUNDARY - 1), (3, 152064, BOUNDARY),
-         (3, 152064, BOUNDARY + 1), (2, 152064, 1024), (5, 4097, 255), (5, 4097, 256), (2, 40001, 700)]
+CASES = [
+    (4, 152064, 1),
+    (4, 152064, 50),
+    (3, 152064, BOUNDARY - 1),
+    (3, 152064, BOUNDARY),
+    (3, 152064, BOUNDARY + 1),
+    (2, 152064, 1024),
+    (5, 4097, 255),
+    (5, 4097, 256),
+    (2, 40001, 700),
+]
 
 
 def _config():
@@ -37,9 +46,9 @@ def _config():
 def by_k(tmp_path_factory):
     import torch
 
+    from muh import families
     from muh.codegen.kernels import emitter
     from muh.runtime import build
-    from muh import families
     from muh.runtime.library import Kernels
 
     cfg = _config()
@@ -53,10 +62,10 @@ def by_k(tmp_path_factory):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_topk_by_k_matches_torch_on_both_sides_of_the_boundary(by_k, dtype):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     for rows, cols, k in CASES:
         x = refs.normal(rows * cols, dtype).reshape(rows, cols)
@@ -64,7 +73,9 @@ def test_topk_by_k_matches_torch_on_both_sides_of_the_boundary(by_k, dtype):
         idx = torch.full((rows, k), -1, dtype=torch.int64, device="cuda")
         calls.topk(x, k, out=(vals, idx), kernels=by_k)
         want = torch.topk(x, k, dim=1, largest=True, sorted=True)
-        where = f"topk {dtype} {rows}x{cols} k={k} (bucket {'k < 256' if k < BOUNDARY else 'k >= 256'}, seed {refs.SEED})"
+        where = (
+            f"topk {dtype} {rows}x{cols} k={k} (bucket {'k < 256' if k < BOUNDARY else 'k >= 256'}, seed {refs.SEED})"
+        )
         assert torch.equal(vals, want.values), f"values: {where}"
         assert torch.equal(x.gather(1, idx), vals), f"indices do not point at their values: {where}"
         stable = torch.sort(x, dim=1, descending=True, stable=True).indices[:, :k]

@@ -12,12 +12,12 @@ the profiler which kernel ran, so a launcher that never takes the path fails her
 At 128 lanes emulated (4 hardware warps a logical warp) the build has no small-row path (the topk record's
 MAX_EMULATED_PARTS: the warp kernel faulted there in the test run, cause not found); the same shapes then
 check the one-block kernel, and a test checks that the path is off there and on everywhere else."""
+
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
-
 from gpu_helpers import requires_cuda
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -28,18 +28,21 @@ VARIANTS = ("h200", "bi100-emu64", "bi100-emu16", "bi100-emu128")
 def _topk_only(cfg, name: str):
     """``cfg`` with topk's policies (and buckets) alone: the test builds one family's kernels."""
     keep = lambda table: {f: v for f, v in table.items() if f == "topk"}  # noqa: E731
-    return replace(cfg, policies=keep(cfg.policies), buckets=keep(cfg.buckets), bucket_keys=keep(cfg.bucket_keys),
-                   name=name)
+    return replace(
+        cfg, policies=keep(cfg.policies), buckets=keep(cfg.buckets), bucket_keys=keep(cfg.bucket_keys), name=name
+    )
 
 
 def configs() -> dict:
     from bench import presets
 
     bi = presets.bi100()
-    return {"h200": _topk_only(presets.h200(), "h200-topk"),
-            "bi100-emu64": _topk_only(bi.emulated(64), "bi100-topk-emu64"),
-            "bi100-emu16": _topk_only(bi.emulated(16), "bi100-topk-emu16"),
-            "bi100-emu128": _topk_only(bi.emulated(128), "bi100-topk-emu128")}
+    return {
+        "h200": _topk_only(presets.h200(), "h200-topk"),
+        "bi100-emu64": _topk_only(bi.emulated(64), "bi100-topk-emu64"),
+        "bi100-emu16": _topk_only(bi.emulated(16), "bi100-topk-emu16"),
+        "bi100-emu128": _topk_only(bi.emulated(128), "bi100-topk-emu128"),
+    }
 
 
 # builds whose policies take the small-row path (the others: none, MAX_EMULATED_PARTS)
@@ -63,8 +66,8 @@ def built(tmp_path_factory):
 
     import torch
 
-    from muh.codegen.kernels import emitter
     from muh import families
+    from muh.codegen.kernels import emitter
     from muh.runtime import build
     from muh.runtime.library import Kernels
 
@@ -85,19 +88,27 @@ def _cases(cfg, dtype: str) -> list[tuple[int, int, int]]:
     if not cols:
         cols, max_k = 1024, 512
     rows_per_block = cfg.of("topk")[dtype].threads // cfg.warp_size
-    return [(4096, 256, 8),  # the MoE router's shape
-            (3, 256, 1), (5, 64, 64), (2, min(cols, max_k), min(cols, max_k)),  # k = 1, k = the row
-            (1, 1, 1), (rows_per_block + 1, 129, 5),  # one column; a last block with idle warps
-            (3, 33, 17), (2, cols - 1, 100),  # odd lengths: scalar loads
-            (2, cols, 8), (2, cols, max_k),  # the longest row and the largest k it takes
-            (2, cols + 1, 8), (2, max(max_k + 1, 300), max_k + 1)]  # one past each: the one-block kernel
+    return [
+        (4096, 256, 8),  # the MoE router's shape
+        (3, 256, 1),
+        (5, 64, 64),
+        (2, min(cols, max_k), min(cols, max_k)),  # k = 1, k = the row
+        (1, 1, 1),
+        (rows_per_block + 1, 129, 5),  # one column; a last block with idle warps
+        (3, 33, 17),
+        (2, cols - 1, 100),  # odd lengths: scalar loads
+        (2, cols, 8),
+        (2, cols, max_k),  # the longest row and the largest k it takes
+        (2, cols + 1, 8),
+        (2, max(max_k + 1, 300), max_k + 1),
+    ]  # one past each: the one-block kernel
 
 
 def _check(k_, x, k: int, where: str):
+    import gpu_helpers as refs
     import torch
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     rows = x.shape[0]
     vals = refs.poison(torch.empty((rows, k), dtype=x.dtype, device="cuda"))
@@ -131,9 +142,8 @@ def test_small_rows_match_the_stable_sort(built, variant, dtype):
 def test_small_rows_masked_and_unaligned(built, variant, dtype):
     """Sampling masks (mostly -inf, NaN in some rows, fewer finite values than k), signed zeros and
     +inf; and an input 2 bytes past a 16-byte boundary (the path's scalar loads)."""
-    import torch
-
     import gpu_helpers as refs
+    import torch
 
     cfg, k_ = built[variant]
     for rows, cols, k in [(64, 256, 8), (9, 200, 64), (5, 256, 1)]:
@@ -168,11 +178,11 @@ def test_the_path_is_on_where_verified(built):
 def test_short_rows_run_the_warp_kernel(built, variant):
     """Which kernel ran (the profiler's CUDA kernel names): a row the policy's warp_cols covers takes
     topk_warp_kernel, a longer one the one-block topk_kernel."""
+    import gpu_helpers as refs
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     from muh.families import calls
-    import gpu_helpers as refs
 
     cfg, k_ = built[variant]
     cols, _ = warp_limits(cfg, "float32", 8)

@@ -1,8 +1,8 @@
 """The PyTorch-extension backend (torch.utils.cpp_extension.load) builds, loads and computes."""
+
 from __future__ import annotations
 
 import pytest
-
 from gpu_helpers import requires_cuda
 
 pytestmark = [pytest.mark.gpu, requires_cuda, pytest.mark.slow]

@@ -4,6 +4,7 @@ residual_alpha, silu_and_mul at shard widths, the shared-expert gate, MoE routin
 ids) against float64 references, in float32/float16/bfloat16, odd sizes, strided and misaligned
 views, 0 and 1 tokens. Tolerances: test_ops_gpu.py's (about two units in the last place).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -38,8 +39,9 @@ def close(out, ref, dtype, what):
     o = out.double()
     assert torch.isfinite(o).all(), f"{what}: unwritten or non-finite outputs"
     err = (o - ref).abs() - (atol + rtol * ref.abs())
-    assert err.max().item() <= 0 if err.numel() else True, \
+    assert err.max().item() <= 0 if err.numel() else True, (
         f"{what}: max excess {err.max().item():.3g}, max |diff| {(o - ref).abs().max().item():.3g}"
+    )
 
 
 def inv_rms(x64, eps):
@@ -72,8 +74,11 @@ def view_of(shape, dt, how):
     if how == "contiguous":
         return torch.randn(*shape, device="cuda", dtype=dt) * 2
     if how == "strided":
-        return (torch.randn(rows, n + 24, device="cuda", dtype=dt) * 2)[:, 8:8 + n].reshape(*lead, n) if rows \
+        return (
+            (torch.randn(rows, n + 24, device="cuda", dtype=dt) * 2)[:, 8 : 8 + n].reshape(*lead, n)
+            if rows
             else torch.randn(*shape, device="cuda", dtype=dt)
+        )
     buf = torch.randn(rows * n + 2, device="cuda", dtype=dt) * 2
     return buf[2:].view(*shape)
 
@@ -109,7 +114,7 @@ def test_head_wise_norms_on_a_projection_view(muh, dtype, head_dim, heads, token
     muh.rms_norm(out, q, w + 1, 1e-6)
     close(out, rms_ref(q, w + 1, 1e-6, dt), dt, "head-wise rms_norm")
     # a 4-D [batch, seq, heads, head_dim] view with three strided levels: the operator copies and still agrees
-    q4 = torch.randn(2, tokens, heads, 3 * head_dim, device="cuda", dtype=dt)[:, :, :, head_dim:2 * head_dim]
+    q4 = torch.randn(2, tokens, heads, 3 * head_dim, device="cuda", dtype=dt)[:, :, :, head_dim : 2 * head_dim]
     close(muh.gemma_rms_norm(q4, w, 1e-6), gemma_ref(q4, w, 1e-6), dt, "4-D head-wise gemma")
 
 
@@ -195,6 +200,7 @@ def test_bad_inputs_are_clear_errors(muh):
 
 # ---- opcheck, torch.compile, CUDA graphs ---------------------------------------------------------
 
+
 def _samples(dt):
     x = torch.randn(5, 256, device="cuda", dtype=dt)
     w = torch.randn(256, device="cuda", dtype=dt)
@@ -207,8 +213,12 @@ def _samples(dt):
         "gated_rms_norm": (x, torch.randn_like(x), w, 1e-6),
         "silu_and_mul": (torch.empty(5, 128, device="cuda", dtype=dt), x),
         "shared_expert_combine": (x, torch.randn_like(x), torch.randn(5, 1, device="cuda", dtype=dt)),
-        "topk_softmax": (torch.empty(5, 4, device="cuda"), torch.empty(5, 4, device="cuda", dtype=torch.int32),
-                         torch.empty(5, 4, device="cuda", dtype=torch.int32), g),
+        "topk_softmax": (
+            torch.empty(5, 4, device="cuda"),
+            torch.empty(5, 4, device="cuda", dtype=torch.int32),
+            torch.empty(5, 4, device="cuda", dtype=torch.int32),
+            g,
+        ),
         "moe_topk_softmax": (g, 4, True, torch.int64),
         "softmax": (torch.empty_like(g), g),
     }

@@ -5,6 +5,7 @@ On the H200 (2026-12-02) the first histogram campaign reported 183 of 600 varian
 policies under `--against`, as `wrong_result: bin 0 = N - 1`: the gate uploaded its input and poisoned
 the output on the legacy stream, which does not order the harness's non-blocking stream, so the poison
 sometimes landed after the histogram had zeroed its counts. The kernel was right; the gate was not."""
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,9 @@ def test_every_histogram_variant_passes_the_tune_gate(dtype, nvcc, tmp_path):
     exe.write_bytes(built.binary)
     exe.chmod(0o755)
     todo = ",".join(str(v.index) for v in vs[1:])
-    r = subprocess.run([str(exe), "--variants", todo, "--runs", "3", "--warmup", "1"], capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run(
+        [str(exe), "--variants", todo, "--runs", "3", "--warmup", "1"], capture_output=True, text=True, timeout=600
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     status = {x["variant"]: (x["status"], x.get("detail", "")) for x in lines if "variant" in x}

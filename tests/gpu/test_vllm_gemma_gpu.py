@@ -6,6 +6,7 @@ float16 / bfloat16, 0, 1 and 7 tokens. The residual (the sum, in the input's dty
 the normalised output within about two units in the last place (tests/gpu/test_torch_ops_gpu.py's
 tolerances). No call may fall back to vLLM's method.
 """
+
 from __future__ import annotations
 
 import json
@@ -78,8 +79,11 @@ def test_the_rebound_forward_cuda_matches_forward_native(tmp_path, vllm_wheel):
     site = gemma_tree.build(vllm_wheel, tmp_path / "tree")
     gen = tmp_path / "ops"
     presets.write_ops("h200", gen)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (site, gemma_tree.plugin(tmp_path), ROOT, *sys.path))),
-           "MUH_KERNELS_DIR": str(gen)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(map(str, (site, gemma_tree.plugin(tmp_path), ROOT, *sys.path))),
+        "MUH_KERNELS_DIR": str(gen),
+    }
     env.pop("MUH_OPS_LIB", None)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]

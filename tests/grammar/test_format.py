@@ -21,8 +21,10 @@ def test_bundled_specs_are_formatted(spec):
 
 
 def test_fixed_point_and_comments_kept():
-    messy = ("# head\nmuh   1\nhardware   x{a=1 # one\n\n\n b = 2\n# lead\n c=[1,2 ,3]  t { x = 1 }\n"
-             "  # tail\n}\nalgorithm reduce on x {policy default{threads=64 items=2}}\n# end\n")
+    messy = (
+        "# head\nmuh   1\nhardware   x{a=1 # one\n\n\n b = 2\n# lead\n c=[1,2 ,3]  t { x = 1 }\n"
+        "  # tail\n}\nalgorithm reduce on x {policy default{threads=64 items=2}}\n# end\n"
+    )
     once = fmt(messy)
     assert fmt(once) == once
     for c in ("# head", "# one", "# lead", "# tail", "# end"):

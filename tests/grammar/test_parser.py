@@ -10,9 +10,12 @@ from muh.grammar.parser import parse, read_source
 
 
 def test_values_and_spans():
-    m = parse('muh 1\nhardware h {\n  smem = 48 KiB\n  r = 7..24 step 2\n  l = [1, 2, 4]\n'
-              '  d = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)\n  e = vllm "0.6.3"\n'
-              '  ref = hardware.sm_count\n  b = true\n  s = "a\\"b"\n}\n', "t.muh")
+    m = parse(
+        "muh 1\nhardware h {\n  smem = 48 KiB\n  r = 7..24 step 2\n  l = [1, 2, 4]\n"
+        '  d = backon_jitter(ns = 952 ns, l2_write_latency = 415 ns)\n  e = vllm "0.6.3"\n'
+        '  ref = hardware.sm_count\n  b = true\n  s = "a\\"b"\n}\n',
+        "t.muh",
+    )
     assert m.version == 1
     (hw,) = m.members
     vals = {a.name: a.value for a in hw.assigns()}
@@ -33,11 +36,14 @@ def test_units_bind_to_numbers_only():
     assert (vals["a"].unit, vals["b"].unit, vals["c"].unit, vals["d"].unit) == ("GB/s", "TB/s", "us", None)
 
 
-@pytest.mark.parametrize("text,hint", [
-    ("hardware x { a 1 }", "missing `=`"),
-    ("hardware x { a = [1 2] }", "a list needs `,`"),
-    ("hardware x { a = 1", "not closed"),
-])
+@pytest.mark.parametrize(
+    "text,hint",
+    [
+        ("hardware x { a 1 }", "missing `=`"),
+        ("hardware x { a = [1 2] }", "a list needs `,`"),
+        ("hardware x { a = 1", "not closed"),
+    ],
+)
 def test_friendly_syntax_errors(text, hint):
     with pytest.raises(MuhError) as e:
         parse(text, "x.muh")

@@ -1,4 +1,5 @@
 """The shared editor of the language-server tests (one server per test module)."""
+
 from __future__ import annotations
 
 import sys

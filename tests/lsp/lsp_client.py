@@ -3,6 +3,7 @@
 The client's event loop runs in a background thread so that tests stay plain functions; every
 notification and request goes through that loop, in order.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,12 @@ class Editor:
         self.run(self._drain_stderr_soon())
         caps = lsp.ClientCapabilities(
             text_document=lsp.TextDocumentClientCapabilities(
-                completion=lsp.CompletionClientCapabilities(completion_item=lsp.ClientCompletionItemOptions(snippet_support=False))),
-            general=lsp.GeneralClientCapabilities(position_encodings=[encoding]) if encoding else None)
+                completion=lsp.CompletionClientCapabilities(
+                    completion_item=lsp.ClientCompletionItemOptions(snippet_support=False)
+                )
+            ),
+            general=lsp.GeneralClientCapabilities(position_encodings=[encoding]) if encoding else None,
+        )
         self.init = self.run(self.client.initialize_async(lsp.InitializeParams(capabilities=caps, process_id=None)))
         self.notify(self.client.initialized, lsp.InitializedParams())
 
@@ -61,7 +66,9 @@ class Editor:
         with self.cond:
             return len(self.published.get(uri, []))
 
-    def wait_diagnostics(self, uri: str, after: int, timeout: float = 30, version: int | None = None) -> lsp.PublishDiagnosticsParams:
+    def wait_diagnostics(
+        self, uri: str, after: int, timeout: float = 30, version: int | None = None
+    ) -> lsp.PublishDiagnosticsParams:
         """The first diagnostics published for ``uri`` after the ``after``-th (and for ``version`` if given)."""
         deadline = time.monotonic() + timeout
         with self.cond:
@@ -79,45 +86,80 @@ class Editor:
     def open(self, uri: str, text: str) -> lsp.PublishDiagnosticsParams:
         n = self.count(uri)
         self.versions[uri] = 1
-        self.notify(self.client.text_document_did_open, lsp.DidOpenTextDocumentParams(
-            lsp.TextDocumentItem(uri=uri, language_id="muh", version=1, text=text)))
+        self.notify(
+            self.client.text_document_did_open,
+            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="muh", version=1, text=text)),
+        )
         return self.wait_diagnostics(uri, n, version=1)
 
-    def change(self, uri: str, text: str | None = None, edits: list[tuple[lsp.Range, str]] | None = None, wait: bool = True):
+    def change(
+        self, uri: str, text: str | None = None, edits: list[tuple[lsp.Range, str]] | None = None, wait: bool = True
+    ):
         n = self.count(uri)
         self.versions[uri] += 1
-        changes = [lsp.TextDocumentContentChangeWholeDocument(text=text)] if text is not None else \
-            [lsp.TextDocumentContentChangePartial(range=r, text=t) for r, t in edits or []]
-        self.notify(self.client.text_document_did_change, lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]), changes))
+        changes = (
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)]
+            if text is not None
+            else [lsp.TextDocumentContentChangePartial(range=r, text=t) for r, t in edits or []]
+        )
+        self.notify(
+            self.client.text_document_did_change,
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]), changes
+            ),
+        )
         return self.wait_diagnostics(uri, n, version=self.versions[uri]) if wait else None
 
     def close(self, uri: str) -> None:
-        self.notify(self.client.text_document_did_close, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri)))
+        self.notify(
+            self.client.text_document_did_close, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
+        )
 
     def hover(self, uri, line, char):
-        return self.run(self.client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, char))))
+        return self.run(
+            self.client.text_document_hover_async(
+                lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, char))
+            )
+        )
 
     def definition(self, uri, line, char):
-        return self.run(self.client.text_document_definition_async(
-            lsp.DefinitionParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, char))))
+        return self.run(
+            self.client.text_document_definition_async(
+                lsp.DefinitionParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, char))
+            )
+        )
 
     def completion(self, uri, line, char) -> list[str]:
-        got = self.run(self.client.text_document_completion_async(
-            lsp.CompletionParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, char))))
+        got = self.run(
+            self.client.text_document_completion_async(
+                lsp.CompletionParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, char))
+            )
+        )
         items = got.items if isinstance(got, lsp.CompletionList) else (got or [])
         return [i.label for i in items]
 
     def formatting(self, uri):
-        return self.run(self.client.text_document_formatting_async(lsp.DocumentFormattingParams(
-            lsp.TextDocumentIdentifier(uri), lsp.FormattingOptions(tab_size=2, insert_spaces=True))))
+        return self.run(
+            self.client.text_document_formatting_async(
+                lsp.DocumentFormattingParams(
+                    lsp.TextDocumentIdentifier(uri), lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+                )
+            )
+        )
 
     def symbols(self, uri):
-        return self.run(self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri))))
+        return self.run(
+            self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri)))
+        )
 
     def code_actions(self, uri, rng: lsp.Range, diagnostics):
-        return self.run(self.client.text_document_code_action_async(lsp.CodeActionParams(
-            lsp.TextDocumentIdentifier(uri), rng, lsp.CodeActionContext(diagnostics=diagnostics))))
+        return self.run(
+            self.client.text_document_code_action_async(
+                lsp.CodeActionParams(
+                    lsp.TextDocumentIdentifier(uri), rng, lsp.CodeActionContext(diagnostics=diagnostics)
+                )
+            )
+        )
 
     def shutdown(self) -> int:
         """shutdown → exit; the server's exit status."""

@@ -1,4 +1,5 @@
 """In-process pieces of the language server: the did-you-mean fix, the crash guard, units by field."""
+
 from __future__ import annotations
 
 from muh.diagnostics import Diagnostic, Span, did_you_mean, suggestion
@@ -21,7 +22,9 @@ def test_fix_replaces_only_the_misspelt_segment():
     assert (span.col, span.end_col, word) == (14, 27, "smem_per_block")
     d = Diagnostic("E-REF", "…", Span("f", 1, 5, 1, 27), hint=did_you_mean("hardwre", ["hardware"]))
     assert fix(d, "x = hardwre.smem_per_block\n")[0].col == 5
-    assert fix(Diagnostic("E-X", "…", Span("f", 9, 1, 9, 2), hint="did you mean `a`?"), text) is None  # span off the text
+    assert (
+        fix(Diagnostic("E-X", "…", Span("f", 9, 1, 9, 2), hint="did you mean `a`?"), text) is None
+    )  # span off the text
     assert fix(Diagnostic("E-X", "…", None, hint="did you mean `a`?"), text) is None
 
 
@@ -62,6 +65,10 @@ def test_serve_options_of_an_engine_without_a_flag_table_are_none(monkeypatch):
     assert _engine_options(("vllm", "0.6.3.post1")) == ()
 
     class A:  # the analysis of a buffer whose spec serves the bare engine
-        spec = type("S", (), {"deploys": {"d": type("D", (), {"engine": type("E", (), {"name": "vllm",
-                                                                                       "version": "0.6.3.post1"})})}})
+        spec = type(
+            "S",
+            (),
+            {"deploys": {"d": type("D", (), {"engine": type("E", (), {"name": "vllm", "version": "0.6.3.post1"})})}},
+        )
+
     assert _serve_doc(A, "max_num_seqs") is None

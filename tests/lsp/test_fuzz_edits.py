@@ -6,6 +6,7 @@ requests in between, then checks that the server still answers, that its buffer 
 client's (its formatting of the buffer equals ``muh fmt``'s of the client's text), that the last
 version gets its diagnostics, and that nothing was logged as a traceback.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,20 +14,60 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsp_client import ROOT, uri_of
 from lsprotocol import types as lsp
 
-from lsp_client import ROOT, uri_of
 from muh.lsp.features import formatted
 
 BASELINE = (ROOT / "specs" / "baseline.muh").read_text()
-TOKENS = ["{", "}", "[", "]", "(", ")", "=", ",", "..", " step ", " on ", "muh", '"', "#", "@", ".", "-1", "0", "1e9",
-          "KiB", "GB/s", " ns", "true", "threads", "items = ", "policy ", "space", "default", "float64", "hardware ",
-          "algorithm ", "deploy ", "\u00e9", "\U0001F600", "\x00", "\t", "\n", " ", "\r\n"]
+TOKENS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    "=",
+    ",",
+    "..",
+    " step ",
+    " on ",
+    "muh",
+    '"',
+    "#",
+    "@",
+    ".",
+    "-1",
+    "0",
+    "1e9",
+    "KiB",
+    "GB/s",
+    " ns",
+    "true",
+    "threads",
+    "items = ",
+    "policy ",
+    "space",
+    "default",
+    "float64",
+    "hardware ",
+    "algorithm ",
+    "deploy ",
+    "\u00e9",
+    "\U0001f600",
+    "\x00",
+    "\t",
+    "\n",
+    " ",
+    "\r\n",
+]
 # Lone \r, \v, \f, \x1c…, \u2028 end a line for some splitters (pygls' buffer) and not for others (muh's
 # lexer, this test's positions), so they are left out of edited text: positions would mean different things.
 ODD_LINE_ENDS = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-SAFE_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
-                    max_size=12)
+SAFE_TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+    max_size=12,
+)
 
 
 def _position(text: str, offset: int) -> lsp.Position:
@@ -44,7 +85,9 @@ def edits(draw):
             doc = draw(st.one_of(st.text(max_size=200), st.binary(max_size=200).map(lambda b: b.decode("latin-1"))))
             steps.append(("whole", ODD_LINE_ENDS.sub("", doc)))
         elif kind == "request":
-            steps.append(("request", draw(st.sampled_from(["hover", "completion", "definition"])), draw(st.floats(0, 1))))
+            steps.append(
+                ("request", draw(st.sampled_from(["hover", "completion", "definition"])), draw(st.floats(0, 1)))
+            )
         else:
             new = draw(st.one_of(st.sampled_from(TOKENS), SAFE_TEXT)) if kind != "delete" else ""
             steps.append(("edit", draw(st.floats(0, 1)), draw(st.integers(0, 0 if kind == "insert" else 30)), new))
@@ -52,7 +95,9 @@ def edits(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(steps=edits())
 def test_rapid_edits_never_crash(editor, steps):
     uri = uri_of(ROOT / "fuzz-edits.muh")
@@ -66,7 +111,7 @@ def test_rapid_edits_never_crash(editor, steps):
             _, where, length, new = step
             start = int(where * len(text))
             end = min(len(text), start + length)
-            if text[start - 1:start + 1] == "\r\n" or text[end - 1:end + 1] == "\r\n":
+            if text[start - 1 : start + 1] == "\r\n" or text[end - 1 : end + 1] == "\r\n":
                 continue  # never split a CRLF (the client would not either)
             rng = lsp.Range(_position(text, start), _position(text, end))
             text = text[:start] + new + text[end:]

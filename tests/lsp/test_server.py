@@ -1,16 +1,15 @@
 """`muh lsp` driven as an editor drives it: a real LSP client over stdio (see conftest.Editor)."""
+
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from lab_card import hardware
-from lsprotocol import types as lsp
-
 from lsp_client import ROOT, Editor, uri_of
+from lsprotocol import types as lsp
 
 ERRORS = ROOT / "tests" / "errors"
 BASELINE = ROOT / "specs" / "baseline.muh"
@@ -79,10 +78,16 @@ def test_generate_stage_diagnostics_follow_as_muh_build_reports_them(editor, tmp
     """A spec that derives cleanly still gets what the generate stage of `muh build` says (here a warning)."""
     path = tmp_path / "warn.muh"
     path.write_text((ERRORS / "bad_enum.muh").read_text().replace("lgd", "ldg"))
-    build = subprocess.run([sys.executable, "-m", "muh.cli", "build", str(path), "-o", str(tmp_path / "out")],
-                           capture_output=True, text=True, cwd=ROOT)
+    build = subprocess.run(
+        [sys.executable, "-m", "muh.cli", "build", str(path), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert build.returncode == 0
-    expected = sorted(re.findall(r"^\S+:(\d+):(\d+): (?:error|warning): .*\[([EW]-[A-Z-]+)\]$", build.stderr, flags=re.M))
+    expected = sorted(
+        re.findall(r"^\S+:(\d+):(\d+): (?:error|warning): .*\[([EW]-[A-Z-]+)\]$", build.stderr, flags=re.M)
+    )
     assert expected, "the fixture should make `muh build` warn"
     uri = uri_of(path)
     n = editor.count(uri)
@@ -97,8 +102,11 @@ def test_generate_stage_diagnostics_follow_as_muh_build_reports_them(editor, tmp
 def test_several_errors_are_published_together(editor, tmp_path):
     card = hardware("x", smem_per_block="48")  # a size without its unit
     assert "  warp_size = " in card
-    text = ("muh 1\n" + card.replace("  warp_size = ", "  warp_sise = ")  # a misspelt key
-            + "algorithm sacn on x { policy default { threads = 64 } }\n")
+    text = (
+        "muh 1\n"
+        + card.replace("  warp_size = ", "  warp_sise = ")  # a misspelt key
+        + "algorithm sacn on x { policy default { threads = 64 } }\n"
+    )
     uri = uri_of(tmp_path / "many.muh")
     got = editor.open(uri, text).diagnostics
     editor.close(uri)
@@ -111,7 +119,7 @@ def test_several_errors_are_published_together(editor, tmp_path):
 def test_positions_count_utf16_units(editor, tmp_path):
     """A character outside the BMP counts two UTF-16 units before the error on the same line."""
     text = (ERRORS / "bad_enum.muh").read_text().replace('cuda = "10.2"', 'cuda = "10.2"  cxxx = 1', 1)
-    text = text.replace('toolchain {', 'toolchain { arch = "\U0001F600"', 1)
+    text = text.replace("toolchain {", 'toolchain { arch = "\U0001f600"', 1)
     uri = uri_of(tmp_path / "emoji.muh")
     got = editor.open(uri, text).diagnostics
     editor.close(uri)
@@ -139,11 +147,26 @@ def test_hover_shows_resolved_values_with_provenance(editor):
     # threads of `policy float32.plus` (512 nominal): derived by the mem_bound rule from the hardware
     shown = _hover(editor, text, "threads = 512", 1)
     assert "threads per block" in shown  # the catalogue's documentation of the key
-    explained = subprocess.run([sys.executable, "-m", "muh.cli", "explain", str(BASELINE), "reduce.float32.plus.threads"],
-                               capture_output=True, text=True, cwd=ROOT, check=True).stdout.strip().splitlines()
+    explained = (
+        subprocess.run(
+            [sys.executable, "-m", "muh.cli", "explain", str(BASELINE), "reduce.float32.plus.threads"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()
+    )
     for line in explained[1:]:  # what `muh explain` prints, minus its header
         assert line in shown
-    assert "[derived]" in shown and "mem_bound" in shown and "T4=512" in shown and "smem=49152" in shown and "warp=64" in shown
+    assert (
+        "[derived]" in shown
+        and "mem_bound" in shown
+        and "T4=512" in shown
+        and "smem=49152" in shown
+        and "warp=64" in shown
+    )
 
 
 def test_hover_on_inherited_value_and_hardware(editor):
@@ -156,7 +179,9 @@ def test_hover_on_inherited_value_and_hardware(editor):
     shown = _hover(editor, text, "on bi100", 4)
     assert "warp 64" in shown and "16 SMs" in shown
     shown = _hover(editor, text, "algorithm scan", 11)
-    assert "DeviceScan" in shown and "tuning_scan.cuh" in shown and "delay" in shown  # CCCL's header; scan tunes its look-back delay
+    assert (
+        "DeviceScan" in shown and "tuning_scan.cuh" in shown and "delay" in shown
+    )  # CCCL's header; scan tunes its look-back delay
     shown = _hover(editor, text, "max_num_seqs", 2)
     assert "--max-num-seqs" in shown and "serve.max_num_seqs = 2" in shown
 
@@ -183,8 +208,9 @@ def test_definition_of_target_policy_and_derived_value(editor):
 
 
 def test_definition_of_a_hardware_reference(editor, tmp_path):
-    text = BASELINE.read_text().replace("policy float32.plus { threads = 512",
-                                        "policy float32.plus { threads = hardware.max_threads_per_block")
+    text = BASELINE.read_text().replace(
+        "policy float32.plus { threads = 512", "policy float32.plus { threads = hardware.max_threads_per_block"
+    )
     uri = uri_of(tmp_path / "ref.muh")
     assert errors(editor.open(uri, text)) == []
     (loc,) = editor.definition(uri, *at(text, "hardware.max_threads_per_block", 12))
@@ -220,7 +246,11 @@ def test_completion_of_keys_families_enums_types_units(editor, tmp_path):
     assert {"reduce", "scan", "radix_sort", "topk", "transform"} <= set(families) and "lab" not in families
     assert _complete(editor, tmp_path, HEAD + "algorithm reduce on |") == ["lab"]
     keys = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab {\n  policy default {\n    |\n  }\n}\n")
-    assert {"threads", "items", "vec", "modifier", "block"} <= set(keys) and "radix_bits" not in keys and "store" not in keys
+    assert (
+        {"threads", "items", "vec", "modifier", "block"} <= set(keys)
+        and "radix_bits" not in keys
+        and "store" not in keys
+    )
     mods = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab {\n  policy default { modifier = |")
     assert {"ldg", "ca", "cg", "cs", "default"} <= set(mods) and "warp_transpose" not in mods
     blocks = _complete(editor, tmp_path, HEAD + "algorithm reduce on lab {\n  policy default { block = l|")
@@ -250,7 +280,7 @@ def test_completion_of_calls_and_sub_policies(editor, tmp_path):
     assert {"onesweep", "histogram", "radix_bits"} <= set(subs)
     inside = _complete(editor, tmp_path, HEAD + "algorithm radix_sort on lab {\n  policy default {\n    onesweep { |")
     assert "radix_bits" in inside and "onesweep" not in inside
-    assert _complete(editor, tmp_path, HEAD + '# a comment |') == []
+    assert _complete(editor, tmp_path, HEAD + "# a comment |") == []
     assert _complete(editor, tmp_path, HEAD + 'deploy d on lab { base_image = "a b |') == []
 
 
@@ -270,8 +300,10 @@ def test_completion_on_baseline_positions(editor):
 
 # -- formatting, symbols, code actions --------------------------------------------------------------
 def test_formatting_equals_muh_fmt(editor, tmp_path):
-    messy = BASELINE.read_text().replace("  policy float32.plus { threads = 512  items = 24  vec = 2 }",
-                                         "policy   float32.plus {threads=512\n items = 24 vec=2}")
+    messy = BASELINE.read_text().replace(
+        "  policy float32.plus { threads = 512  items = 24  vec = 2 }",
+        "policy   float32.plus {threads=512\n items = 24 vec=2}",
+    )
     path = tmp_path / "messy.muh"
     path.write_text(messy)
     uri = uri_of(path)
@@ -289,8 +321,17 @@ def test_document_symbols(editor):
     editor.open(uri_of(BASELINE), BASELINE.read_text())
     syms = editor.symbols(uri_of(BASELINE))
     names = [s.name for s in syms]
-    assert names == ["hardware bi100", "algorithm reduce", "algorithm scan", "algorithm transform", "algorithm topk",
-                     "algorithm histogram", "algorithm segmented_reduce", "algorithm radix_sort", "deploy competition"]
+    assert names == [
+        "hardware bi100",
+        "algorithm reduce",
+        "algorithm scan",
+        "algorithm transform",
+        "algorithm topk",
+        "algorithm histogram",
+        "algorithm segmented_reduce",
+        "algorithm radix_sort",
+        "deploy competition",
+    ]
     reduce = syms[1]
     assert reduce.detail == "on bi100"
     assert [c.name for c in reduce.children] == ["policy default", "policy float32.plus", "space"]
@@ -317,7 +358,8 @@ def test_no_code_action_without_a_single_fix(editor, tmp_path):
     diags = editor.open(uri, text).diagnostics
     missing = next(d for d in diags if d.code == "E-MISSING")  # "add `warp_size = …`": no one edit
     assert editor.code_actions(uri, missing.range, [missing]) == [] or all(
-        a.edit.changes[uri][0].range != missing.range for a in editor.code_actions(uri, missing.range, [missing]))
+        a.edit.changes[uri][0].range != missing.range for a in editor.code_actions(uri, missing.range, [missing])
+    )
     editor.close(uri)
 
 
@@ -326,7 +368,7 @@ def test_malformed_binary_and_huge_documents(editor, tmp_path):
     uri = uri_of(tmp_path / "hostile.muh")
     got = editor.open(uri, "muh 1\nhardware x { \x00\x01\x02 }\n")
     assert got.diagnostics and got.diagnostics[0].code == "E-SYNTAX"
-    got = editor.change(uri, "\ufffd" * 1000 + "\U0001F600{{{{[[[(((")
+    got = editor.change(uri, "\ufffd" * 1000 + "\U0001f600{{{{[[[(((")
     assert got.diagnostics
     got = editor.change(uri, "muh 1\n" + "hardware x { a { " * 200)
     assert {d.code for d in got.diagnostics} == {"E-DEPTH"}

@@ -1,4 +1,5 @@
 """The TextMate grammar is current, and it highlights a real spec the way the language reads it."""
+
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ import subprocess
 import sys
 
 from lsp_client import ROOT
+
 from muh.lsp.textmate import OUTPUT, render
 
 VSCODE = ROOT / "editors" / "vscode"
@@ -52,14 +54,20 @@ def test_baseline_highlighting():
         return scopes.get(text.index(needle) + offset, "")
 
     assert scope("# The competition").startswith("comment.")
-    assert scope("hardware bi100").startswith("storage.type.block") and scope("hardware bi100", 9).startswith("entity.name")
+    assert scope("hardware bi100").startswith("storage.type.block") and scope("hardware bi100", 9).startswith(
+        "entity.name"
+    )
     assert scope("algorithm reduce on bi100", 10).startswith("entity.name.section")
     assert scope("algorithm reduce on bi100", 17).startswith("keyword.control")
     assert scope("algorithm reduce on bi100", 20).startswith("entity.name.type")
     assert scope("48 KiB").startswith("constant.numeric") and scope("48 KiB", 3).startswith("keyword.other.unit")
-    assert scope("584.2 GB/s", 6).startswith("keyword.other.unit") and scope("584.2 GB/s", 9).startswith("keyword.other.unit")
+    assert scope("584.2 GB/s", 6).startswith("keyword.other.unit") and scope("584.2 GB/s", 9).startswith(
+        "keyword.other.unit"
+    )
     assert scope('"Iluvatar BI-V100"').startswith("string.")
-    assert scope("sm_count = 16").startswith("variable.other.property") and scope("sm_count = 16", 9).startswith("keyword.operator")
+    assert scope("sm_count = 16").startswith("variable.other.property") and scope("sm_count = 16", 9).startswith(
+        "keyword.operator"
+    )
     assert scope("paged_attention.v1_threshold").startswith("variable.other.property")
     assert scope("enable_chunked_prefill = true", 25).startswith("constant.language")
     assert scope("backon_jitter(").startswith("entity.name.function")
@@ -81,7 +89,9 @@ def test_vscode_extension_starts_muh_lsp():
     command = manifest["contributes"]["configuration"]["properties"]["muh.server.command"]["default"]
     assert command == ["muh", "lsp"]
     assert '"server.command"' in (VSCODE / manifest["main"]).read_text()  # the extension starts what the setting says
-    helped = subprocess.run([sys.executable, "-m", "muh.cli", *command[1:], "--help"], capture_output=True, text=True, cwd=ROOT)
+    helped = subprocess.run(
+        [sys.executable, "-m", "muh.cli", *command[1:], "--help"], capture_output=True, text=True, cwd=ROOT
+    )
     assert helped.returncode == 0 and "Language server" in helped.stdout
 
 

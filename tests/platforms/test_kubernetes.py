@@ -1,6 +1,7 @@
 """Platform `kubernetes`: the baseline's server as a Deployment and a Service, validated against Kubernetes' own
 schemas (kubernetes-validate, offline, strict: no unknown field), started by the same start script as on the
 competition's platform."""
+
 from __future__ import annotations
 
 import re
@@ -49,7 +50,10 @@ def test_the_deployment_serves_the_plan(k8s):
     d = yaml.safe_load(k8s["kubernetes/deployment.yaml"])
     [c] = d["spec"]["template"]["spec"]["containers"]
     assert c["command"] == ["bash", "/opt/muh/image/start.sh"] and c["args"][:3] == [
-        "python3", "-m", "vllm.entrypoints.openai.api_server"]
+        "python3",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+    ]
     assert c["args"][c["args"].index("--tensor-parallel-size") + 1] == "4"
     assert c["resources"] == {"limits": {"iluvatar.ai/gpu": 4}}  # the BI-V100's device plugin, 4 cards (TP 4)
     assert {"name": "model", "mountPath": "/model", "readOnly": True} in c["volumeMounts"]
@@ -67,13 +71,19 @@ def test_the_same_start_script_and_image_as_the_competition_s(k8s, tmp_path):
     comp = build(tmp_path, BASELINE.read_text(), platform=None)
     assert k8s["image/start.sh"].splitlines()[2:] == comp["image/start.sh"].splitlines()[2:]  # all but the header
     assert "computility-run.yaml" not in k8s and "kubernetes/deployment.yaml" not in comp
-    assert k8s["Dockerfile"].splitlines()[2:] == comp["Dockerfile"].splitlines()[2:] and "Kubernetes image" in k8s["Dockerfile"]
+    assert (
+        k8s["Dockerfile"].splitlines()[2:] == comp["Dockerfile"].splitlines()[2:]
+        and "Kubernetes image" in k8s["Dockerfile"]
+    )
 
 
 def test_nvidia_cards_are_requested_by_nvidia_s_resource(tmp_path):
     text = BASELINE.read_text()
-    text = re.sub(r'(hardware bi100 \{)', r'\1\n  vendor = nvidia', text, count=1) if "vendor" not in text else \
-        re.sub(r"vendor = iluvatar", "vendor = nvidia", text)
+    text = (
+        re.sub(r"(hardware bi100 \{)", r"\1\n  vendor = nvidia", text, count=1)
+        if "vendor" not in text
+        else re.sub(r"vendor = iluvatar", "vendor = nvidia", text)
+    )
     text = re.sub(r"warp_size = 64\b", "warp_size = 32", text)  # NVIDIA builds 32-lane warps only
     try:
         files = build(tmp_path, text)

@@ -5,6 +5,7 @@ nvcc: the H200 bundle through its own build.sh (C++17, sm_90), the BI-V100 bundl
 CoreX clang), and the BI-V100 bundle in warp-64 emulation through its build.sh — three compiles in
 parallel. The clang build is checked by running build.sh with a stand-in compiler that records argv.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,16 @@ import pytest
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
-FILES = {"probe/README.md", "probe/include/muh/warp.cuh", "probe/probe.cu", "probe/nanosleep_test.cu",
-         "probe/build.sh", "probe/run.sh", "probe/engine_probe.py", "probe/engine_probe.json"}
+FILES = {
+    "probe/README.md",
+    "probe/include/muh/warp.cuh",
+    "probe/probe.cu",
+    "probe/nanosleep_test.cu",
+    "probe/build.sh",
+    "probe/run.sh",
+    "probe/engine_probe.py",
+    "probe/engine_probe.json",
+}
 
 
 def lowest_arch(nvcc: str) -> str:
@@ -38,9 +47,14 @@ def bundles(tmp_path_factory):
     cli_mod._register_optional_commands()
     base = tmp_path_factory.mktemp("bundles")
     out = {}
-    for name, spec, extra in (("h200", "h200.muh", []), ("bi100", "baseline.muh", []),
-                              ("emu64", "baseline.muh", ["--emulate-warp", "64"])):
-        res = CliRunner().invoke(cli_mod.app, ["probe", str(SPECS / spec), "-o", str(base / name), *extra], catch_exceptions=False)
+    for name, spec, extra in (
+        ("h200", "h200.muh", []),
+        ("bi100", "baseline.muh", []),
+        ("emu64", "baseline.muh", ["--emulate-warp", "64"]),
+    ):
+        res = CliRunner().invoke(
+            cli_mod.app, ["probe", str(SPECS / spec), "-o", str(base / name), *extra], catch_exceptions=False
+        )
         assert res.exit_code == 0, res.stderr
         out[name] = base / name
     return out
@@ -87,18 +101,33 @@ def test_clang_profile_build_uses_the_specs_toolchain(bundles, tmp_path):
     (sdk / "bin").mkdir(parents=True)
     log = tmp_path / "argv.txt"
     fake = sdk / "bin" / "clang++"
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nfor a; do case $prev in -o) : > \"$a\";; esac; prev=$a; done\nexit 0\n")
+    fake.write_text(
+        f'#!/bin/sh\necho "$@" >> {log}\nfor a; do case $prev in -o) : > "$a";; esac; prev=$a; done\nexit 0\n'
+    )
     fake.chmod(0o755)
     env = {**os.environ, "COREX_HOME": str(sdk)}
     env.pop("MUH_CUDA_COMPILER", None)
-    r = subprocess.run(["bash", str(bundles["bi100"] / "probe/build.sh"), str(tmp_path / "build")], env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["bash", str(bundles["bi100"] / "probe/build.sh"), str(tmp_path / "build")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     calls = [line.split() for line in log.read_text().splitlines() if "-o" in line.split()]
     assert len(calls) == 2  # nanosleep_test.cu, probe.cu
     probe = next(c for c in calls if any(a.endswith("probe.cu") for a in c))
-    for flag in ("-x", "cuda", f"--cuda-path={sdk}", "--cuda-gpu-arch=ivcore10", "-std=c++14", "-DMUH_WARP_SIZE=64",
-                 f"-L{sdk}/lib64", "-lcudart", "-ldl"):
+    for flag in (
+        "-x",
+        "cuda",
+        f"--cuda-path={sdk}",
+        "--cuda-gpu-arch=ivcore10",
+        "-std=c++14",
+        "-DMUH_WARP_SIZE=64",
+        f"-L{sdk}/lib64",
+        "-lcudart",
+        "-ldl",
+    ):
         assert flag in probe, (flag, probe)
     assert not any(a.startswith("-std=") and a != "-std=c++14" for a in probe)
     assert "-shared" not in probe and "-fPIC" not in probe
@@ -109,22 +138,51 @@ def test_clang_profile_build_uses_the_specs_toolchain(bundles, tmp_path):
 def test_bundles_compile_with_nvcc(bundles, nvcc, tmp_path):
     env = {**os.environ, "MUH_CUDA_COMPILER": nvcc}
     procs = {
-        "h200": subprocess.Popen(["bash", str(bundles["h200"] / "probe/build.sh"), str(tmp_path / "h200")], env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
-        "emu64": subprocess.Popen(["bash", str(bundles["emu64"] / "probe/build.sh"), str(tmp_path / "emu64")],
-                                  env={**env, "MUH_PROBE_ARCH": "sm_90"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+        "h200": subprocess.Popen(
+            ["bash", str(bundles["h200"] / "probe/build.sh"), str(tmp_path / "h200")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
+        "emu64": subprocess.Popen(
+            ["bash", str(bundles["emu64"] / "probe/build.sh"), str(tmp_path / "emu64")],
+            env={**env, "MUH_PROBE_ARCH": "sm_90"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
         # the warp-64 native profile, C++14, as the card's clang would build it (nvcc stands in; no %smid)
-        "bi100": subprocess.Popen([nvcc, "-std=c++14", f"-arch={lowest_arch(nvcc)}", "-O2", "-Xcompiler", "-Wall,-Wextra",
-                                   "-I", str(bundles["bi100"] / "probe/include"), str(bundles["bi100"] / "probe/probe.cu"),
-                                   "-o", str(tmp_path / "bi100-probe"), "-ldl"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+        "bi100": subprocess.Popen(
+            [
+                nvcc,
+                "-std=c++14",
+                f"-arch={lowest_arch(nvcc)}",
+                "-O2",
+                "-Xcompiler",
+                "-Wall,-Wextra",
+                "-I",
+                str(bundles["bi100"] / "probe/include"),
+                str(bundles["bi100"] / "probe/probe.cu"),
+                "-o",
+                str(tmp_path / "bi100-probe"),
+                "-ldl",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
     }
     logs = {}
     for name, p in procs.items():
         out, _ = p.communicate(timeout=600)
         logs[name] = out
         assert p.returncode == 0, f"{name}:\n{out[-4000:]}"
-    assert (tmp_path / "h200/probe").is_file() and (tmp_path / "emu64/probe").is_file() and (tmp_path / "bi100-probe").is_file()
+    assert (
+        (tmp_path / "h200/probe").is_file()
+        and (tmp_path / "emu64/probe").is_file()
+        and (tmp_path / "bi100-probe").is_file()
+    )
     assert "warning" not in logs["bi100"].lower(), logs["bi100"]
     for name in ("h200", "emu64"):
         build_log = (tmp_path / name / "build.log").read_text()
@@ -138,6 +196,8 @@ def test_run_sh_writes_nothing_when_the_probe_fails(bundles, tmp_path):
     """No GPU (or no compiler): run.sh exits non-zero and leaves no result file behind."""
     env = {**os.environ, "MUH_CUDA_COMPILER": str(tmp_path / "no-such-nvcc")}
     result = tmp_path / "r.json"
-    r = subprocess.run(["bash", str(bundles["h200"] / "probe/run.sh"), str(result)], env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        ["bash", str(bundles["h200"] / "probe/run.sh"), str(result)], env=env, capture_output=True, text=True
+    )
     assert r.returncode != 0 and "muh-probe:" in r.stderr
     assert not result.exists()

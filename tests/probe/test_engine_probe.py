@@ -1,6 +1,7 @@
 """The engine probe (probe/engine_probe.py) against a stand-in image: the pinned vLLM wheel's own files
 (unpacked, not installed), a vendor module with part of ixformer's functions, a model config — and a
 ``vllm/__init__.py`` that fails when imported, to show the probe's own process never imports vLLM."""
+
 from __future__ import annotations
 
 import ast
@@ -11,18 +12,25 @@ from pathlib import Path
 
 import pytest
 
-from muh.codegen.base import BuildContext
 from muh import engines
+from muh.codegen.base import BuildContext
 from muh.codegen.probe import emit_probe_bundle
 from muh.engines.vllm.derive import tuning
 from muh.engines.vllm.derive.edits import sites_for
 from muh.pipeline import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = ("vllm/_version.py", "vllm/version.py", "vllm/_custom_ops.py", "vllm/attention/ops/paged_attn.py",
-         "vllm/attention/ops/prefix_prefill.py", "vllm/model_executor/layers/sampler.py",
-         "vllm/model_executor/layers/fused_moe/fused_moe.py", "vllm/model_executor/models/registry.py",
-         "vllm/entrypoints/openai/cli_args.py")
+FILES = (
+    "vllm/_version.py",
+    "vllm/version.py",
+    "vllm/_custom_ops.py",
+    "vllm/attention/ops/paged_attn.py",
+    "vllm/attention/ops/prefix_prefill.py",
+    "vllm/model_executor/layers/sampler.py",
+    "vllm/model_executor/layers/fused_moe/fused_moe.py",
+    "vllm/model_executor/models/registry.py",
+    "vllm/entrypoints/openai/cli_args.py",
+)
 
 
 def _engine_probe(tmp_path: Path) -> Path:
@@ -55,15 +63,30 @@ def test_engine_probe_on_a_stand_in_image(vllm_wheel, tmp_path):
     (vendor / "functions.py").write_text("".join(f"def {n}(*a):\n    pass\n" for n in present))
     model = tmp_path / "model"
     model.mkdir()
-    (model / "config.json").write_text(json.dumps({"architectures": ["Qwen2MoeForCausalLM"], "num_experts": 256,
-                                                   "moe_intermediate_size": 512}))
+    (model / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen2MoeForCausalLM"], "num_experts": 256, "moe_intermediate_size": 512})
+    )
     hw = tmp_path / "hw.json"
-    hw.write_text(json.dumps({"schema": "muh.probe.result", "hardware": {
-        "device_name": {"value": "Iluvatar BI-V100", "method": "m"}, "device_name_nvml": {"value": None, "method": "m"}}}))
+    hw.write_text(
+        json.dumps(
+            {
+                "schema": "muh.probe.result",
+                "hardware": {
+                    "device_name": {"value": "Iluvatar BI-V100", "method": "m"},
+                    "device_name_nvml": {"value": None, "method": "m"},
+                },
+            }
+        )
+    )
     out = tmp_path / "out.json"
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
-    r = subprocess.run([sys.executable, str(_engine_probe(tmp_path)), "--hardware", str(hw), "--model", str(model),
-                        "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(_engine_probe(tmp_path)), "--hardware", str(hw), "--model", str(model), "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     assert doc["schema"] == "muh.probe.result"  # the hardware document, extended
@@ -108,9 +131,15 @@ def test_the_engine_probe_is_the_module_as_it_is_and_its_data_is_beside_it(tmp_p
     source = Path(engine_probe.__file__).read_text()
     assert copy.split("byte for byte below this line\n", 1)[1] == source.partition("\n")[2]
     data = engine_probe.load_data(str(tmp_path / "engine_probe.json"))
-    assert data["engine"] == "vllm" and data["tensor_parallel_size"] == 4 and data["spec"].startswith("specs/baseline.muh")
+    assert (
+        data["engine"] == "vllm" and data["tensor_parallel_size"] == 4 and data["spec"].startswith("specs/baseline.muh")
+    )
     out = tmp_path / "out.json"
-    r = subprocess.run([sys.executable, str(tmp_path / "engine_probe.py"), "--model", str(tmp_path), "-o", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(tmp_path / "engine_probe.py"), "--model", str(tmp_path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["spec"] == data["spec"]

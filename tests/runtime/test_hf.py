@@ -1,5 +1,6 @@
 """muh.runtime.hf without torch: the rule table is complete, refusals name what is missing, the report
 reads as documented (the GPU test tests/gpu/test_hf_client_gpu.py runs the patched models)."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -32,4 +33,5 @@ def test_unpatch_of_an_unpatched_model_does_nothing():
     class Model:
         def modules(self):
             return [SimpleNamespace(), SimpleNamespace(_muh_kind=None)]
+
     assert hf.unpatch_model(Model()) == 0

@@ -1,6 +1,7 @@
 """The norms' argument checks are one function (``llm.norm_rows``) for the ctypes ops and the ctypes
 operators: the operators refuse what the C++ binding refuses (a weight or gate of another dtype, a gate
 of another shape) before anything reaches the library. CPU tensors, a stand-in library: no GPU."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,9 +42,12 @@ def test_a_good_call_reaches_the_library(lib):
 def test_a_weight_of_another_dtype_is_refused(lib, op):
     x = torch.randn(4, 64, dtype=torch.bfloat16)
     w = torch.randn(64, dtype=torch.float32)  # read as bf16 by the kernel: garbage, so refused
-    args = {"rms_norm": (torch.empty_like(x), x, w, 1e-6), "gemma_rms_norm": (x, w, 1e-6),
-            "fused_add_rms_norm": (x, torch.randn_like(x), w, 1e-6),
-            "gated_rms_norm": (x, torch.randn_like(x), w, 1e-6)}[op]
+    args = {
+        "rms_norm": (torch.empty_like(x), x, w, 1e-6),
+        "gemma_rms_norm": (x, w, 1e-6),
+        "fused_add_rms_norm": (x, torch.randn_like(x), w, 1e-6),
+        "gated_rms_norm": (x, torch.randn_like(x), w, 1e-6),
+    }[op]
     with pytest.raises(TypeError, match=f"muh ops: {op}: mixed dtypes torch.bfloat16 and torch.float32"):
         getattr(operators_ctypes, op)(*args)
     assert lib.calls == []
@@ -51,8 +55,11 @@ def test_a_weight_of_another_dtype_is_refused(lib, op):
 
 def test_a_gate_of_another_shape_or_dtype_is_refused(lib):
     x, w = torch.randn(4, 64, dtype=torch.float16), torch.randn(64, dtype=torch.float16)
-    with pytest.raises(ValueError, match=r"muh ops: gated_rms_norm: shapes out \(4, 64\), input \(4, 64\), "
-                                         r"weight \(64,\), gate \(2, 128\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"muh ops: gated_rms_norm: shapes out \(4, 64\), input \(4, 64\), "
+        r"weight \(64,\), gate \(2, 128\)",
+    ):
         operators_ctypes.gated_rms_norm(x, torch.randn(2, 128, dtype=torch.float16), w, 1e-6)
     with pytest.raises(TypeError, match="mixed dtypes"):
         operators_ctypes.gated_rms_norm(x, torch.randn(4, 64, dtype=torch.float32), w, 1e-6)
@@ -63,7 +70,10 @@ def test_the_ctypes_ops_say_the_same(lib):
     x = torch.randn(4, 64, dtype=torch.float16)
     with pytest.raises(ValueError, match=r"muh ops: rms_norm: shapes out \(4, 32\), input \(4, 64\), weight \(64,\)"):
         llm.rms_norm(torch.empty(4, 32, dtype=torch.float16), x, torch.randn(64, dtype=torch.float16), 1e-6)
-    with pytest.raises(ValueError, match=r"muh ops: fused_add_rms_norm: shapes input \(4, 64\), residual \(4, 64\), "
-                                         r"weight \(32,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"muh ops: fused_add_rms_norm: shapes input \(4, 64\), residual \(4, 64\), "
+        r"weight \(32,\)",
+    ):
         llm.fused_add_rms_norm(x, torch.randn_like(x), torch.randn(32, dtype=torch.float16), 1e-6)
     assert lib.calls == []

@@ -1,4 +1,5 @@
 """bench/ops_grid.py's verdict per cell (issue 16's targets), on hand-made cells: no GPU."""
+
 from __future__ import annotations
 
 from bench import ops_grid
@@ -32,9 +33,15 @@ def test_slower_than_the_reference_is_a_miss_at_any_size():
 
 
 def test_routing_and_host_cost():
-    ok = verdict([cell(16.0, 95.0)], routing_us={"muh": 1.0, "topk(softmax)": 8.0},
-                 host_us={"torch.ops.muh.rms_norm (4 args)": 9.0, "F.rms_norm (4 args)": 12.0})
+    ok = verdict(
+        [cell(16.0, 95.0)],
+        routing_us={"muh": 1.0, "topk(softmax)": 8.0},
+        host_us={"torch.ops.muh.rms_norm (4 args)": 9.0, "F.rms_norm (4 args)": 12.0},
+    )
     assert "8.0× topk(softmax) (target ≥ 5×): met" in ok and "Misses: 0" in ok
-    bad = verdict([cell(16.0, 95.0)], routing_us={"muh": 1.0, "topk(softmax)": 4.0},
-                  host_us={"torch.ops.muh.rms_norm (4 args)": 13.0, "F.rms_norm (4 args)": 12.0})
+    bad = verdict(
+        [cell(16.0, 95.0)],
+        routing_us={"muh": 1.0, "topk(softmax)": 4.0},
+        host_us={"torch.ops.muh.rms_norm (4 args)": 13.0, "F.rms_norm (4 args)": 12.0},
+    )
     assert "Misses: 2" in bad and "routing 4.0×" in bad and "host cost 13.00 > 12.00 µs" in bad

@@ -1,4 +1,5 @@
 """muh.runtime without a GPU: lazy imports, clear errors, content-hash caching, the C library."""
+
 from __future__ import annotations
 
 import subprocess
@@ -8,9 +9,11 @@ import pytest
 
 
 def test_import_pulls_in_neither_torch_nor_the_compiler_stages():
-    code = ("import sys, muh.runtime, muh.families.calls, muh.runtime.build, muh.runtime.library; "
-            "bad = [m for m in ('torch', 'pydantic', 'lark', 'muh.codegen', 'muh.schema') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, muh.runtime, muh.families.calls, muh.runtime.build, muh.runtime.library; "
+        "bad = [m for m in ('torch', 'pydantic', 'lark', 'muh.codegen', 'muh.schema') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -48,9 +51,9 @@ def test_content_hash_follows_the_sources(tmp_path):
 @pytest.mark.nvcc
 def test_capi_library_builds_loads_and_refuses_without_a_device(nvcc, tmp_path, monkeypatch):
     from bench import presets
+    from muh import families
     from muh.codegen.kernels import emitter
     from muh.runtime import build
-    from muh import families
     from muh.runtime.library import Kernels
 
     monkeypatch.setenv("MUH_CACHE_DIR", str(tmp_path / "cache"))

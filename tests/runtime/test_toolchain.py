@@ -3,6 +3,7 @@
 The spelling of every flag per compiler class, the arch rule of a hardware block, the purposes'
 differences; and no other module or template of muh spells a compiler flag in code.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,13 +18,27 @@ from muh.runtime.toolchain import HOST, PTXAS_VERBOSE, Toolchain, cplusplus_rang
 MUH = Path(__file__).resolve().parents[2] / "muh"
 OWNER = MUH / "runtime" / "toolchain.py"
 # what a compiler flag looks like when code spells it (prose in docstrings and comments may name them)
-SPELLINGS = ("-std=c++", "-arch=", "--cuda-gpu-arch", "-fPIC", "-Xcompiler", "-Xptxas", "-lineinfo", "--cuda-path",
-             "-shared", "-DMUH_WARP_SIZE", "-lcudart", "--cuda-device-only", "--cuda-host-only")
+SPELLINGS = (
+    "-std=c++",
+    "-arch=",
+    "--cuda-gpu-arch",
+    "-fPIC",
+    "-Xcompiler",
+    "-Xptxas",
+    "-lineinfo",
+    "--cuda-path",
+    "-shared",
+    "-DMUH_WARP_SIZE",
+    "-lcudart",
+    "--cuda-device-only",
+    "--cuda-host-only",
+)
 
 
 def hw(compiler="nvcc", cxx=17, arch=None, cc=None, warp=32):
-    return SimpleNamespace(toolchain=SimpleNamespace(compiler=compiler, cxx=cxx, arch=arch), compute_capability=cc,
-                           warp_size=warp)
+    return SimpleNamespace(
+        toolchain=SimpleNamespace(compiler=compiler, cxx=cxx, arch=arch), compute_capability=cc, warp_size=warp
+    )
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -43,14 +58,20 @@ def spelled(path: Path) -> list[str]:
     else:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         docs = _docstrings(tree)
-        texts = [n.value for n in ast.walk(tree)
-                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+        texts = [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+        ]
     return sorted({s for t in texts for s in SPELLINGS if s in t})
 
 
 def test_no_module_or_template_but_the_owner_spells_a_compiler_flag():
-    found = {str(p.relative_to(MUH.parent)): hit for p in sorted([*MUH.rglob("*.py"), *MUH.rglob("*.j2")])
-             if p != OWNER and (hit := spelled(p))}
+    found = {
+        str(p.relative_to(MUH.parent)): hit
+        for p in sorted([*MUH.rglob("*.py"), *MUH.rglob("*.j2")])
+        if p != OWNER and (hit := spelled(p))
+    }
     assert found == {}, found
 
 
@@ -80,8 +101,17 @@ def test_a_hardware_blocks_arch_is_its_toolchains_else_its_compute_capability():
 
 def test_the_ops_library_for_clang_reads_the_sdk_and_links_its_cudart():
     cmd = Toolchain("clang", 14, "ivcore10", 64).shared_library()
-    assert cmd.flags == ("-x", "cuda", "--cuda-path={sdk}", "--cuda-gpu-arch=ivcore10", "-O3", "-std=c++14", "-fPIC",
-                         "-shared", "-DMUH_WARP_SIZE=64")
+    assert cmd.flags == (
+        "-x",
+        "cuda",
+        "--cuda-path={sdk}",
+        "--cuda-gpu-arch=ivcore10",
+        "-O3",
+        "-std=c++14",
+        "-fPIC",
+        "-shared",
+        "-DMUH_WARP_SIZE=64",
+    )
     assert cmd.link == ("-L{sdk}/lib64", "-lcudart", "-Wl,-rpath,{sdk}/lib64")
     nv = Toolchain("nvcc", 17, "sm_90", 32).shared_library()
     assert nv.flags == (*Toolchain.lab("sm_90").objects(), "-shared", "-DMUH_WARP_SIZE=32") and nv.link == ()
@@ -95,20 +125,44 @@ def test_a_program_is_the_library_without_its_shared_library_flags_and_arch():
 
 
 def test_a_tune_unit_is_at_least_cxx14_reports_spills_and_names_only_an_nvidia_arch():
-    assert Toolchain("nvcc", 11, "sm_90").tune_unit() == ("-O3", "-std=c++14", "-lineinfo", "-w", *PTXAS_VERBOSE,
-                                                           "-arch=sm_90")
+    assert Toolchain("nvcc", 11, "sm_90").tune_unit() == (
+        "-O3",
+        "-std=c++14",
+        "-lineinfo",
+        "-w",
+        *PTXAS_VERBOSE,
+        "-arch=sm_90",
+    )
     assert not any(a.startswith("-arch") for a in Toolchain("clang", 14, "ivcore10").tune_unit())
     assert ptxas.FLAGS == PTXAS_VERBOSE
 
 
 def test_the_checks_purposes():
     assert Toolchain("clang", 14, "sm_70", 64).syntax_check("/cuda") == (
-        "-x", "cuda", "--cuda-gpu-arch=sm_70", "-Wno-unknown-cuda-version", "-Wall", "-Wextra", "-S", "-std=c++14",
-        "--cuda-path=/cuda", "-DMUH_WARP_SIZE=64")
+        "-x",
+        "cuda",
+        "--cuda-gpu-arch=sm_70",
+        "-Wno-unknown-cuda-version",
+        "-Wall",
+        "-Wextra",
+        "-S",
+        "-std=c++14",
+        "--cuda-path=/cuda",
+        "-DMUH_WARP_SIZE=64",
+    )
     with pytest.raises(ValueError):
         Toolchain("nvcc").syntax_check("/cuda")
-    assert Toolchain("nvcc", 14).header_object() == ("-std=c++14", "-x", "cu", "-Werror", "all-warnings", "-Xcompiler",
-                                                     "-Werror", "-D_CCCL_NO_SYSTEM_HEADER", "-c")
+    assert Toolchain("nvcc", 14).header_object() == (
+        "-std=c++14",
+        "-x",
+        "cu",
+        "-Werror",
+        "all-warnings",
+        "-Xcompiler",
+        "-Werror",
+        "-D_CCCL_NO_SYSTEM_HEADER",
+        "-c",
+    )
     assert HOST.host_program() == ("-std=c++17", "-x", "cu") and HOST.dependencies()[-1] == "-M"
 
 

@@ -3,6 +3,7 @@ differentiable, so backward through any of them raises NotDifferentiable with wh
 torch.compile no longer warns that an autograd kernel "was not registered … may lead to silently
 incorrect behavior". CPU PyTorch is enough: the operators get a stand-in CPU kernel here (the real ones
 are CUDA), registered under the schemas and the autograd registration of muh.runtime.operators."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -82,13 +83,20 @@ SCRIPT = textwrap.dedent(r"""
 @pytest.mark.torch
 @pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (.ci/run installs a CPU build)")
 def test_backward_through_any_muh_operator_says_it_is_not_differentiable():
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     names = ("gated_rms_norm", "shared_expert_combine", "moe_topk_softmax", "rms_norm", "fused_add_rms_norm")
     assert sorted(ln for ln in lines if ln.startswith("refused")) == sorted(
-        f"refused {how} {n}" for how in ("eager", "compiled") for n in names), proc.stdout
+        f"refused {how} {n}" for how in ("eager", "compiled") for n in names
+    ), proc.stdout
     assert "no_grad ok" in lines
     assert not [ln for ln in lines if ln.startswith(("NO ERROR", "WARNING"))], proc.stdout
     assert "autograd kernel was not registered" not in proc.stderr, proc.stderr[-2000:]

@@ -2,6 +2,7 @@
 with PyTorch installed (CPU build is enough): the extension compiles against it and links the ops
 library, every schema gets a CUDA kernel, the fakes give the real output shapes, and without the
 binding source the ctypes fallback serves the same schemas with a logged reason."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,8 +17,9 @@ from bench import presets
 from muh.runtime import operators, operators_ctypes
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (.ci/run installs a CPU build): "
-                                 "the operator registration needs it")
+needs_torch = pytest.mark.skipif(
+    not HAVE_TORCH, reason="PyTorch is not installed (.ci/run installs a CPU build): the operator registration needs it"
+)
 
 
 def _binding_text(tmp_path) -> str:
@@ -71,8 +73,12 @@ def test_extension_builds_and_registers_every_operator(tmp_path):
         assert (wt.shape, wt.dtype, ids.dtype) == ((5, 8), torch.float32, torch.int64)
         print("ok", loaded.backend)
     """)
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                       env={**_env(), "MUH_CACHE_DIR": str(tmp_path / "cache")})
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**_env(), "MUH_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert r.returncode == 0 and "ok extension" in r.stdout, r.stdout + r.stderr
 
 
@@ -92,8 +98,12 @@ def test_ctypes_fallback_serves_the_same_schemas_with_a_logged_reason(tmp_path):
             assert torch._C._dispatch_has_kernel_for_dispatch_key("muh::" + name, "CUDA"), name
         print("ok", loaded.backend)
     """)
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                       env={**_env(), "MUH_CACHE_DIR": str(tmp_path / "cache")})
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**_env(), "MUH_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert r.returncode == 0 and "ok ctypes" in r.stdout, r.stdout + r.stderr
     assert "serving torch.ops.muh.* through ctypes" in r.stderr and "ops_torch.cpp is missing" in r.stderr
 
@@ -124,8 +134,11 @@ def test_ctypes_structs_match_the_generated_header(tmp_path):
             c_name = "in" if name == "in_" else name
             checks.append(f'printf("{struct} {name} %zu\\n", offsetof(struct {struct}, {c_name}));')
     src = tmp_path / "layout.c"
-    src.write_text("#include <stddef.h>\n#include <stdio.h>\n#include \"muh/ops/ops.h\"\nint main(void) {\n"
-                   + "\n".join(checks) + "\nreturn 0;\n}\n")
+    src.write_text(
+        '#include <stddef.h>\n#include <stdio.h>\n#include "muh/ops/ops.h"\nint main(void) {\n'
+        + "\n".join(checks)
+        + "\nreturn 0;\n}\n"
+    )
     exe = tmp_path / "layout"
     subprocess.run([cc, "-I", str(gen / "include"), str(src), "-o", str(exe)], check=True)
     got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")

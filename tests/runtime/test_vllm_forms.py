@@ -1,5 +1,6 @@
 """The signature guard of muh's vLLM ops provider: stock 0.6.3's form and the recorded fork forms pass,
 anything else keeps vLLM's op (CPU: no kernels are loaded)."""
+
 from muh.runtime import llm
 
 

@@ -5,6 +5,7 @@ others with the reason, and every input muh's ops do not take (here: CPU tensors
 method, equal to its ``forward_native``, with the reason logged once. The op itself runs in
 tests/gpu/test_vllm_gemma_gpu.py.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -22,8 +23,10 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "enginex"))
 import gemma_tree  # noqa: E402
 
 # not marked `nvcc`/`vllm`: CI has both but no PyTorch, so these skip there with the reason
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                                reason="PyTorch is not installed (CI has none): vLLM's GemmaRMSNorm is an nn.Module")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None,
+    reason="PyTorch is not installed (CI has none): vLLM's GemmaRMSNorm is an nn.Module",
+)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +71,13 @@ print(json.dumps(out))
 def run(site: Path, plugin_dir: Path, lib: str) -> subprocess.CompletedProcess:
     selected = plugin_dir / "selftest.json"  # the card's start self-test selected the op (issue 37.3)
     selected.write_text(json.dumps({"selected": ["gemma_rms_norm"]}))
-    env = {"PYTHONPATH": os.pathsep.join(map(str, (site, plugin_dir, ROOT, *sys.path))), "PATH": os.environ.get("PATH", ""),
-           "MUH_OPS_LIB": lib, "HOME": os.environ.get("HOME", "/tmp"), "MUH_SELFTEST_RESULT": str(selected)}
+    env = {
+        "PYTHONPATH": os.pathsep.join(map(str, (site, plugin_dir, ROOT, *sys.path))),
+        "PATH": os.environ.get("PATH", ""),
+        "MUH_OPS_LIB": lib,
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "MUH_SELFTEST_RESULT": str(selected),
+    }
     return subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -88,7 +96,9 @@ def test_the_adapter_is_rebound_on_the_forks_class_and_falls_back_to_stock(tmp_p
 
 def test_a_fork_that_changed_forward_cuda_keeps_its_own(tmp_path, vllm_wheel, ops_lib):
     site = gemma_tree.build(vllm_wheel, tmp_path / "tree", forward_cuda_params="self, x, residual=None, alpha=1.0")
-    assert re.search(r"def forward_cuda\(self, x, residual=None, alpha=1.0\)", (site / gemma_tree.LAYERNORM).read_text())
+    assert re.search(
+        r"def forward_cuda\(self, x, residual=None, alpha=1.0\)", (site / gemma_tree.LAYERNORM).read_text()
+    )
     proc = run(site, gemma_tree.plugin(tmp_path), ops_lib)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -5,6 +5,7 @@ replacing characters, tokens and lines (a few hundred examples per run). Each go
 whole pipeline in memory (parse → validate → derive → generate); an exception other than
 ``MuhError`` fails the test with the input that caused it.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,15 +14,53 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from muh.derive import derive
 from muh.diagnostics import MuhError
 from muh.pipeline import Loaded, render
-from muh.derive import derive
 from muh.schema import load
 
 SPECS = [p.read_text() for p in sorted((Path(__file__).resolve().parents[2] / "specs").glob("*.muh"))]
-TOKENS = ["{", "}", "[", "]", "(", ")", "=", ",", "..", "step", "on", "muh", "\"", "#", "@", ".", "-1", "0", "1e9",
-          "99999999999999999999", "KiB", "GB/s", "ns", "true", "threads", "items", "policy", "space", "default",
-          "float64", "hardware", "algorithm", "deploy", "\u00e9", "\U0001F600", "\x00", "\t", "\n", " "]
+TOKENS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    "=",
+    ",",
+    "..",
+    "step",
+    "on",
+    "muh",
+    '"',
+    "#",
+    "@",
+    ".",
+    "-1",
+    "0",
+    "1e9",
+    "99999999999999999999",
+    "KiB",
+    "GB/s",
+    "ns",
+    "true",
+    "threads",
+    "items",
+    "policy",
+    "space",
+    "default",
+    "float64",
+    "hardware",
+    "algorithm",
+    "deploy",
+    "\u00e9",
+    "\U0001f600",
+    "\x00",
+    "\t",
+    "\n",
+    " ",
+]
 
 
 def run_pipeline(text: str) -> None:
@@ -43,11 +82,11 @@ def mutated(draw):
         pos = draw(st.integers(0, max(0, len(text) - 1)))
         if kind == "delete":
             n = draw(st.integers(1, 20))
-            text = text[:pos] + text[pos + n:]
+            text = text[:pos] + text[pos + n :]
         elif kind == "insert":
             text = text[:pos] + draw(st.sampled_from(TOKENS)) + text[pos:]
         elif kind == "replace":
-            text = text[:pos] + draw(st.sampled_from(TOKENS)) + text[pos + 1:]
+            text = text[:pos] + draw(st.sampled_from(TOKENS)) + text[pos + 1 :]
         elif lines:
             i = draw(st.integers(0, len(lines) - 1))
             j = draw(st.integers(0, len(lines) - 1))

@@ -14,7 +14,9 @@ def spec_with(smem: str, **extra: str) -> str:
     return "muh 1\n" + hardware("h", smem_per_block=smem, **extra)
 
 
-@pytest.mark.parametrize("text,bytes_", [("48 KiB", 49152), ("0.5 MiB", 524288), ("1 GiB", 2**30), ("49152 B", 49152), ("48 KB", 48000)])
+@pytest.mark.parametrize(
+    "text,bytes_", [("48 KiB", 49152), ("0.5 MiB", 524288), ("1 GiB", 2**30), ("49152 B", 49152), ("48 KB", 48000)]
+)
 def test_sizes_exact(text, bytes_):
     spec = load(spec_with(text))
     assert spec.hardware["h"].smem_per_block == bytes_

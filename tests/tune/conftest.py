@@ -1,4 +1,5 @@
 """Fixtures for muh tune: a small spec, fake machines, fake compile pools and GPUs (no timing asserts)."""
+
 from __future__ import annotations
 
 import threading
@@ -10,10 +11,13 @@ from lab_card import hardware
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SMALL = """muh 1
+SMALL = (
+    """muh 1
 
 # a small lab card
-""" + hardware() + """
+"""
+    + hardware()
+    + """
 algorithm reduce on lab {
   policy default {
     threads = 256  # CUB's sm_60 policy
@@ -26,10 +30,12 @@ algorithm reduce on lab {
 }
 
 algorithm scan on lab {
-  policy default { threads = 128  items = 24  delay = fixed(ns = 688 ns, l2_write_latency = 1140 ns)  scaling = mem_bound }
+  policy default { threads = 128  items = 24  delay = fixed(ns = 688 ns, l2_write_latency = 1140 ns)
+                   scaling = mem_bound }
   space { items = [12, 24, 48]  threads = [128, 256, 512] }
 }
 """
+)
 
 
 @pytest.fixture
@@ -76,7 +82,9 @@ class FakePool:
             self.units.append(source)
         f: Future = Future()
         ok = not (self.fail_marker and self.fail_marker in source)
-        f.set_result(Compiled(ok, b"#!fake " + str(len(self.units)).encode() if ok else b"", "" if ok else "error: planted", 0.0))
+        f.set_result(
+            Compiled(ok, b"#!fake " + str(len(self.units)).encode() if ok else b"", "" if ok else "error: planted", 0.0)
+        )
         return f
 
     def shutdown(self):

@@ -1,18 +1,22 @@
 """`muh tune` per size bucket, with a fake compiler and a fake GPU (synthetic timings, no speed asserts):
 each bucket is searched at its own sizes, CCCL's no-regression rule decides per bucket, and `--apply`
 writes `when` blocks with `@measured` evidence — a winner only in the bucket where it wins."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
-from muh.tune.measure import Result
 from lab_card import hardware
 
-SPEC = """muh 1
+from muh.tune.measure import Result
 
-""" + hardware() + """
+SPEC = (
+    """muh 1
+
+"""
+    + hardware()
+    + """
 algorithm scan on lab {
   types = [float32, float64]
   policy default { threads = 128  items = 24  delay = fixed(ns = 688 ns, l2_write_latency = 1140 ns) }
@@ -20,6 +24,7 @@ algorithm scan on lab {
   space { threads = [256, 384] }
 }
 """
+)
 LARGE = 1 << 24
 
 
@@ -54,8 +59,22 @@ def tuned(tmp_path, fake_pool, fake_gpu, cli):
     fake_gpu(gpu)
 
     def run(*args):
-        return cli("tune", spec, "scan", "--types", "float64", "--sizes", "2^16,2^24,2^26", "--strategy",
-                   "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", *args)
+        return cli(
+            "tune",
+            spec,
+            "scan",
+            "--types",
+            "float64",
+            "--sizes",
+            "2^16,2^24,2^26",
+            "--strategy",
+            "exhaustive",
+            "--db",
+            tmp_path / "t.sqlite",
+            "--confirm-rounds",
+            "2",
+            *args,
+        )
 
     return spec, gpu, run
 
@@ -121,6 +140,7 @@ def test_sizes_in_one_bucket_search_it_and_keep_the_other(tuned):
     code, out, err = run("--buckets", "2^24", "--sizes", "2^16,2^20", "--dry-run")
     assert code == 2 and "no size of --sizes" in err and "elements >= 2^24" in err
 
+
 def test_a_bucket_without_a_size_is_refused(tuned):
     spec, gpu, run = tuned
     code, out, err = run("--buckets", "2^17,2^18", "--dry-run")
@@ -128,9 +148,12 @@ def test_a_bucket_without_a_size_is_refused(tuned):
     assert "Traceback" not in err
 
 
-TOPK_SPEC = """muh 1
+TOPK_SPEC = (
+    """muh 1
 
-""" + hardware() + """
+"""
+    + hardware()
+    + """
 algorithm topk on lab {
   types = [float32]
   policy default { threads = 512  items = 4  bits_per_pass = 11 }
@@ -138,6 +161,7 @@ algorithm topk on lab {
   space { threads = [256, 1024]  bits_per_pass = [8, 11] }
 }
 """
+)
 
 
 class KGpu:
@@ -170,8 +194,22 @@ def tuned_k(tmp_path, fake_pool, fake_gpu, cli):
     fake_gpu(gpu)
 
     def run(*args):
-        return cli("tune", spec, "topk", "--types", "float32", "--sizes", "152064,1216512", "--strategy",
-                   "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", *args)
+        return cli(
+            "tune",
+            spec,
+            "topk",
+            "--types",
+            "float32",
+            "--sizes",
+            "152064,1216512",
+            "--strategy",
+            "exhaustive",
+            "--db",
+            tmp_path / "t.sqlite",
+            "--confirm-rounds",
+            "2",
+            *args,
+        )
 
     return spec, gpu, run
 
@@ -240,15 +278,18 @@ def test_a_k_bucket_without_a_k_keeps_the_policy_values(tuned_k):
     assert "tpb_1024.bpp_11 (this spec) against tpb_256.bpp_8" in out and "2.0000, 2.0000" in out
 
 
-HARDWARE = SPEC[:SPEC.index("algorithm scan")]
+HARDWARE = SPEC[: SPEC.index("algorithm scan")]
 FAMILY = """algorithm {family} on lab {{
   types = [float64]
   policy default {{ {base} }}
   space {{ threads = [256, 512] }}
 }}
 """
-BASES = {"reduce": "threads = 256  items = 16  vec = 2", "transform": "threads = 256  bytes_in_flight = 48 KiB",
-         "histogram": "threads = 256  pixels_per_thread = 8  vec = 4"}
+BASES = {
+    "reduce": "threads = 256  items = 16  vec = 2",
+    "transform": "threads = 256  bytes_in_flight = 48 KiB",
+    "histogram": "threads = 256  pixels_per_thread = 8  vec = 4",
+}
 
 
 class FamilyGpu(SizeGpu):
@@ -267,13 +308,13 @@ class FamilyGpu(SizeGpu):
         for i, lab, body in zip(parts[1::3], parts[2::3], parts[3::3]):
             got = re.search(rf"namespace {self.family}_float64 \{{\nconstexpr int kThreads = (\d+);", body)
             self.launched.setdefault((lab, tuple(sizes)), (int(got.group(1)), f"{self.family}_float64_b1" in body))
-        return super().__call__(binary, indices, gpu, sizes=sizes, runs=runs, warmup=warmup, seed=seed,
-                                timeout=timeout, stop=stop)
+        return super().__call__(
+            binary, indices, gpu, sizes=sizes, runs=runs, warmup=warmup, seed=seed, timeout=timeout, stop=stop
+        )
 
 
 @pytest.mark.parametrize("family", sorted(BASES))
-def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family, tmp_path, fake_pool, fake_gpu,
-                                                                   cli):
+def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family, tmp_path, fake_pool, fake_gpu, cli):
     """`muh tune <family> --buckets 2^24 --apply`: each bucket's variants are measured in a library whose
     one policy for every size is the variant's (the harness launches the bucket's policy), the winner
     is written into the large bucket only, and the spec then builds with a dispatch by element count."""
@@ -283,9 +324,24 @@ def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family
     spec.write_text(HARDWARE + FAMILY.format(family=family, base=BASES[family]))
     gpu = FamilyGpu(fake_pool, family)
     fake_gpu(gpu)
-    code, out, err = cli("tune", spec, family, "--types", "float64", "--sizes", "2^16,2^24,2^26", "--strategy",
-                         "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", "--buckets", "2^24",
-                         "--apply")
+    code, out, err = cli(
+        "tune",
+        spec,
+        family,
+        "--types",
+        "float64",
+        "--sizes",
+        "2^16,2^24,2^26",
+        "--strategy",
+        "exhaustive",
+        "--db",
+        tmp_path / "t.sqlite",
+        "--confirm-rounds",
+        "2",
+        "--buckets",
+        "2^24",
+        "--apply",
+    )
     assert code == 0, err
     assert gpu.launched[("tpb_512", (1 << 24, 1 << 26))] == (512, False)  # the variant's policy, no buckets
     assert gpu.launched[("tpb_512", (1 << 16,))] == (512, False)
@@ -297,8 +353,10 @@ def test_reduce_transform_histogram_tune_per_bucket_and_the_result_builds(family
     cu = re.sub(r"\s+", " ", (built / "kernels" / f"{family}.cu").read_text())
     assert f"if (n < 16777216LL) // elements 0..16777215 return {family}_run::run<double, 0>(" in cu
     assert f"return {family}_run::run<double, 1>(" in cu
-    assert re.search(rf"namespace {family}_float64_b1 {{\nconstexpr int kThreads = 512;",
-                     (built / "include" / "muh" / "kernels" / "params.cuh").read_text())
+    assert re.search(
+        rf"namespace {family}_float64_b1 {{\nconstexpr int kThreads = 512;",
+        (built / "include" / "muh" / "kernels" / "params.cuh").read_text(),
+    )
 
 
 def test_buckets_are_refused_where_the_kernels_do_not_dispatch_by_size(tuned, monkeypatch):
@@ -334,13 +392,28 @@ class ConfirmFailsGpu(SizeGpu):
         return out
 
 
-def test_candidates_whose_every_confirmation_failed_keep_the_incumbent_with_search_evidence(tmp_path, fake_pool,
-                                                                                           fake_gpu, cli):
+def test_candidates_whose_every_confirmation_failed_keep_the_incumbent_with_search_evidence(
+    tmp_path, fake_pool, fake_gpu, cli
+):
     spec = tmp_path / "lab.muh"
     spec.write_text(SPEC)
     fake_gpu(ConfirmFailsGpu(fake_pool))
-    code, out, err = cli("tune", spec, "scan", "--types", "float64", "--sizes", "2^24,2^26", "--strategy",
-                         "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", "--apply")
+    code, out, err = cli(
+        "tune",
+        spec,
+        "scan",
+        "--types",
+        "float64",
+        "--sizes",
+        "2^24,2^26",
+        "--strategy",
+        "exhaustive",
+        "--db",
+        tmp_path / "t.sqlite",
+        "--confirm-rounds",
+        "2",
+        "--apply",
+    )
     assert code == 0, err
     assert "no candidate beats the base" in out
     text = spec.read_text()

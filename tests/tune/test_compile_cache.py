@@ -1,5 +1,6 @@
 """Compiled units kept by content (one compile per distinct source, flags and nvcc), and one measuring
 process per GPU at a time (several `muh tune` side by side never time at once on one GPU)."""
+
 from __future__ import annotations
 
 import os

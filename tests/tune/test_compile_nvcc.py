@@ -1,5 +1,6 @@
 """Real nvcc compilations of generated variant units (several variants per translation unit), on
 the local thread pool and, when Ray is installed, on a local Ray cluster. No GPU needed."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,7 +19,7 @@ def _units(loaded, family, n_units=2, per_unit=2):
     base = UnitVariant(0, sp.base.label(dims), effective(sp.base, sp))
     out = []
     for u in range(n_units):
-        chunk = keep[u * per_unit:(u + 1) * per_unit]
+        chunk = keep[u * per_unit : (u + 1) * per_unit]
         vs = [base] + [UnitVariant(i, v.label(dims), effective(v, sp)) for i, v in enumerate(chunk, start=1)]
         out.append(render_unit(family, "float32", hw, vs, [1 << 16]))
     return hw, out
@@ -99,8 +100,9 @@ def test_every_tunable_family_has_a_harness_unit_that_compiles(nvcc, tmp_path):
         src = render_unit(rec.name, dtype, hw, [UnitVariant(0, "base", effective(sp.base, sp))], [1 << 16])
         cu = tmp_path / f"{rec.name}.cu"
         cu.write_text(src)
-        jobs.append([nvcc, "-std=c++17", "-arch=sm_90", "-O0", "-Xptxas", "-O0", "-w", "-c", str(cu),
-                     "-o", str(cu) + ".o"])
+        jobs.append(
+            [nvcc, "-std=c++17", "-arch=sm_90", "-O0", "-Xptxas", "-O0", "-w", "-c", str(cu), "-o", str(cu) + ".o"]
+        )
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
     failed = [" ".join(c) + "\n" + r.stderr[-2000:] for c, r in zip(jobs, results) if r.returncode]

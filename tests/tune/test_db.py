@@ -1,4 +1,5 @@
 """The results database: keys, cache lookups, resume, isolation by machine and muh version."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -9,16 +10,40 @@ from muh.tune.db import RunKey, Trial, TuneDB
 
 
 def key(**kw) -> RunKey:
-    base = dict(spec="h200", algorithm="reduce@h200", dtype="float32", base="b0", fingerprint="fp1", gpu="NVIDIA H200",
-                driver="580", toolkit="13.0.88", muh_version="0.1.0")
+    base = dict(
+        spec="h200",
+        algorithm="reduce@h200",
+        dtype="float32",
+        base="b0",
+        fingerprint="fp1",
+        gpu="NVIDIA H200",
+        driver="580",
+        toolkit="13.0.88",
+        muh_version="0.1.0",
+    )
     base.update(kw)
     return RunKey(**base)
 
 
 def test_put_get_roundtrip(tmp_path):
     db = TuneDB(tmp_path / "t.sqlite")
-    t = Trial("ok", "", [1, 2], [10.0, 20.0], [11.0, 22.0], 15, variant="ipt_16.tpb_256", kernel="k1", score=1.1, min=1.05,
-              mean=1.1, max=1.15, phase="confirm", round=2, device="GPU-1234")
+    t = Trial(
+        "ok",
+        "",
+        [1, 2],
+        [10.0, 20.0],
+        [11.0, 22.0],
+        15,
+        variant="ipt_16.tpb_256",
+        kernel="k1",
+        score=1.1,
+        min=1.05,
+        mean=1.1,
+        max=1.15,
+        phase="confirm",
+        round=2,
+        device="GPU-1234",
+    )
     db.put(key(), t)
     got = db.get(key(), "k1", "confirm", 2)
     assert got == t
@@ -33,7 +58,13 @@ def test_rows_survive_reopening_and_are_isolated_by_key(tmp_path):
     db.close()
     db = TuneDB(path)
     assert [t.variant for t in db.trials(key())] == ["a", "b"]
-    for other in (key(fingerprint="fp2"), key(muh_version="0.2.0"), key(base="b1"), key(dtype="float64"), key(spec="other")):
+    for other in (
+        key(fingerprint="fp2"),
+        key(muh_version="0.2.0"),
+        key(base="b1"),
+        key(dtype="float64"),
+        key(spec="other"),
+    ):
         assert db.get(other, "k1") is None
         assert db.trials(other) == []
 

@@ -4,6 +4,7 @@ harness's own host-only self-test (`unit --self-test`: no CUDA call, so no GPU n
 On the H200 (2026-12-01) the float16 harness converted values instead of bits once the dtype table made
 its storage `unsigned short`: inputs in [-1, 1] became 0 and 1, a topk campaign timed that degenerate
 problem, and reduce float16's base failed the gate ('sum 3370 != reference 5289')."""
+
 from __future__ import annotations
 
 import re
@@ -50,10 +51,16 @@ def _self_test(nvcc: str, sources: list[str], tmp_path) -> list[subprocess.Compl
 def test_the_harness_stores_every_type_as_cuda_does_and_catches_a_value_conversion(loaded, nvcc, tmp_path):
     f16, bf16 = _unit(loaded, "float16"), _unit(loaded, "bfloat16")
     # the float16 harness with the shipped bug put back: to_d/from_d convert values, not bits
-    body = re.compile(r"(__host__ __device__ static double to_d\(T v\) \{\n).*?(\n\}\n__host__ __device__ static T from_d"
-                      r"\(double d\) \{\n).*?(\n\}\n)", re.S)
-    broken, n = body.subn(lambda m: m.group(1) + OLD_FLOAT16[0].rstrip("\n") + m.group(2) + OLD_FLOAT16[1].rstrip("\n")
-                          + m.group(3), f16, count=1)
+    body = re.compile(
+        r"(__host__ __device__ static double to_d\(T v\) \{\n).*?(\n\}\n__host__ __device__ static T from_d"
+        r"\(double d\) \{\n).*?(\n\}\n)",
+        re.S,
+    )
+    broken, n = body.subn(
+        lambda m: m.group(1) + OLD_FLOAT16[0].rstrip("\n") + m.group(2) + OLD_FLOAT16[1].rstrip("\n") + m.group(3),
+        f16,
+        count=1,
+    )
     assert n == 1
     good16, goodbf, bad16 = _self_test(nvcc, [f16, bf16, broken], tmp_path)
     for r in (good16, goodbf):

@@ -1,5 +1,6 @@
 """The measurement worker against a fake harness process: JSON lines, hangs, crashes, base failure.
 (Real subprocesses, no GPU; the timeouts are the worker's watchdog, not timing assertions.)"""
+
 from __future__ import annotations
 
 import sys
@@ -9,7 +10,7 @@ import pytest
 
 from muh.tune.measure import BaseFailed, run_unit
 
-FAKE = textwrap.dedent('''\
+FAKE = textwrap.dedent("""\
     #!{python}
     import json, sys, time
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
@@ -29,7 +30,7 @@ FAKE = textwrap.dedent('''\
             continue
         print(json.dumps({{"variant": v, "status": "ok", "samples": 3, "sizes": [1, 2],
                           "variant_ns": [10.0, 20.0], "base_ns": [11.0, 22.0]}}), flush=True)
-''')
+""")
 
 
 def fake(tmp_path, base_fails=False):
@@ -41,7 +42,13 @@ def fake(tmp_path, base_fails=False):
 
 def test_every_variant_gets_a_class(tmp_path):
     res = run_unit(fake(tmp_path), [1, 2, 3, 4, 5], "0", sizes=[1, 2], runs=3, warmup=1, seed=1, timeout=2.0)
-    assert {i: r.status for i, r in res.items()} == {1: "ok", 2: "timeout", 3: "launch_error", 4: "wrong_result", 5: "ok"}
+    assert {i: r.status for i, r in res.items()} == {
+        1: "ok",
+        2: "timeout",
+        3: "launch_error",
+        4: "wrong_result",
+        5: "ok",
+    }
     assert "illegal memory access" in res[3].detail
     assert res[1].variant_ns == [10.0, 20.0] and res[1].base_ns == [11.0, 22.0] and res[1].samples == 3
 

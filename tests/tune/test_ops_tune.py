@@ -3,24 +3,29 @@
 back as `when` blocks with `@measured` evidence (a kept incumbent as kept), read by derive into the ops'
 Policy<T, B> and the generated dispatch; a second run with --apply takes every trial from the database
 (the device script's flow: search side by side, apply one after the other)."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
-from muh.tune.measure import Result
 from lab_card import hardware
 
-SPEC = """muh 1
+from muh.tune.measure import Result
 
-""" + hardware() + """
+SPEC = (
+    """muh 1
+
+"""
+    + hardware()
+    + """
 algorithm rms_norm on lab {
   types = [float32, float16, bfloat16]
   policy default { threads = 256  items = 1 }
   space { threads = [256, 1024]  items = [1, 2] }
 }
 """
+)
 BOUND = 1 << 22
 
 
@@ -53,8 +58,24 @@ def tuned(tmp_path, fake_pool, fake_gpu, cli):
     fake_gpu(gpu)
 
     def run(*args):
-        return cli("tune", spec, "rms_norm", "--types", "bfloat16", "--sizes", "2^13,2^20,2^23,2^26", "--strategy",
-                   "exhaustive", "--db", tmp_path / "t.sqlite", "--confirm-rounds", "2", "--buckets", "2^22", *args)
+        return cli(
+            "tune",
+            spec,
+            "rms_norm",
+            "--types",
+            "bfloat16",
+            "--sizes",
+            "2^13,2^20,2^23,2^26",
+            "--strategy",
+            "exhaustive",
+            "--db",
+            tmp_path / "t.sqlite",
+            "--confirm-rounds",
+            "2",
+            "--buckets",
+            "2^22",
+            *args,
+        )
 
     return spec, gpu, run, fake_pool
 
@@ -84,7 +105,7 @@ def test_ops_policy_tuned_per_bucket_and_applied_from_the_database(tuned):
     assert pol.buckets[0].max_items.value == 2  # the register rule at 1024 threads: 16 floats / 8 per vector
     assert loaded.derived.ops["lab"].policies["float16"].buckets == []  # only the type tuned
     cu = dict(ops.generate(loaded.derived.ops["lab"], lambda prefix: prefix))["kernels/ops.cu"]
-    bf16 = cu[cu.index("case MUH_OP_BFLOAT16"):]
+    bf16 = cu[cu.index("case MUH_OP_BFLOAT16") :]
     assert f"if ((n) < {BOUND}LL)" in bf16 and "struct Policy<muh::bf16, 1>" in cu
 
 

@@ -1,5 +1,6 @@
 """`--apply`: values replaced in place by span, comments and layout kept, @measured parsed back,
 `muh explain` says measured, stale once the hardware changes, `muh fmt --check` stays green."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,17 +15,28 @@ from muh.schema.models import Delay
 from muh.tune.rewrite import Evidence, annotation, apply_winner, value_text
 
 
-
 def ev(fp="abc123def456", variant="ipt_12.tpb_384.ipv_2"):
-    return Evidence(device="NVIDIA H200", date="2026-11-30", toolkit="CUDA 13.0.88", samples=75, variant=variant,
-                    score=1.0421, min=1.001, mean=1.04, max=1.09, fingerprint=fp)
+    return Evidence(
+        device="NVIDIA H200",
+        date="2026-11-30",
+        toolkit="CUDA 13.0.88",
+        samples=75,
+        variant=variant,
+        score=1.0421,
+        min=1.001,
+        mean=1.04,
+        max=1.09,
+        fingerprint=fp,
+    )
 
 
 def test_annotation_format_is_the_documented_one():
     a = annotation(ev())
-    assert a == ('@measured(device = "NVIDIA H200", date = "2026-11-30", toolkit = "CUDA 13.0.88", samples = 75, '
-                 'variant = "ipt_12.tpb_384.ipv_2", score = 1.042100, min = 1.001000, mean = 1.040000, max = 1.090000, '
-                 'fingerprint = "abc123def456")')
+    assert a == (
+        '@measured(device = "NVIDIA H200", date = "2026-11-30", toolkit = "CUDA 13.0.88", samples = 75, '
+        'variant = "ipt_12.tpb_384.ipv_2", score = 1.042100, min = 1.001000, mean = 1.040000, max = 1.090000, '
+        'fingerprint = "abc123def456")'
+    )
 
 
 def test_annotation_escapes_strings(small_text):
@@ -42,14 +54,18 @@ def test_values_with_units_and_delays():
 
     from muh.schema.units import Quantity
 
-    d = Delay.model_validate({"kind": "fixed", "ns": Quantity(Decimal(688), "ns"), "l2_write_latency": Quantity(Decimal(1140), "ns")})
+    d = Delay.model_validate(
+        {"kind": "fixed", "ns": Quantity(Decimal(688), "ns"), "l2_write_latency": Quantity(Decimal(1140), "ns")}
+    )
     assert value_text(d) == "fixed(ns = 688 ns, l2_write_latency = 1140 ns)"
 
 
 def test_new_typed_policy_block_is_added_and_the_rest_is_byte_identical(small_text):
     SMALL = small_text
     hw = load(SMALL, "lab.muh").hardware["lab"]
-    out = apply_winner(SMALL, "lab.muh", "reduce", "lab", "float32", {"items": 12, "threads": 384}, ev(hardware_fingerprint(hw)))
+    out = apply_winner(
+        SMALL, "lab.muh", "reduce", "lab", "float32", {"items": 12, "threads": 384}, ev(hardware_fingerprint(hw))
+    )
     assert "# CUB's sm_60 policy" in out and "# a small lab card" in out
     assert out.startswith(SMALL.split("  space {")[0])  # everything before the insertion point is untouched
     spec = load(out, "lab.muh")
@@ -63,10 +79,15 @@ def test_new_typed_policy_block_is_added_and_the_rest_is_byte_identical(small_te
 
 def test_existing_values_are_replaced_in_place_and_old_annotations_replaced(small_text):
     SMALL = small_text
-    text = SMALL.replace("algorithm reduce on lab {\n", "algorithm reduce on lab {\n  policy float32 { threads = 512  items = 8 }  # hand-tuned\n")
+    text = SMALL.replace(
+        "algorithm reduce on lab {\n",
+        "algorithm reduce on lab {\n  policy float32 { threads = 512  items = 8 }  # hand-tuned\n",
+    )
     once = apply_winner(text, "lab.muh", "reduce", "lab", "float32", {"items": 12}, ev())
     assert "policy float32 { threads = 512  items = 12 @measured(" in once and once.count("# hand-tuned") == 1
-    twice = apply_winner(once, "lab.muh", "reduce", "lab", "float32", {"items": 16, "vec": 2}, ev(variant="ipt_16.tpb_512.ipv_2"))
+    twice = apply_winner(
+        once, "lab.muh", "reduce", "lab", "float32", {"items": 16, "vec": 2}, ev(variant="ipt_16.tpb_512.ipv_2")
+    )
     assert twice.count("@measured(") == 2  # items replaced (one annotation), vec added
     spec = load(twice, "lab.muh")
     assert spec.algorithms["reduce@lab"].policies["float32"].items == 16
@@ -104,8 +125,8 @@ def test_stale_when_the_hardware_changes(small_text):
 
 def test_measured_check_fails_on_stale_values(small_text):
     SMALL = small_text
-    from muh.codegen.base import BuildContext
     from muh.check.measured import check_measured
+    from muh.codegen.base import BuildContext
 
     hw = load(SMALL, "lab.muh").hardware["lab"]
     out = apply_winner(SMALL, "lab.muh", "reduce", "lab", "float32", {"items": 12}, ev(hardware_fingerprint(hw)))
@@ -123,9 +144,20 @@ def test_measured_check_fails_on_stale_values(small_text):
 def test_a_kept_incumbent_is_measured_and_kept(small_text):
     """No challenger won: the incumbent's values stay, with evidence, and explain says "measured, kept"."""
     hw = load(small_text, "lab.muh").hardware["lab"]
-    e = Evidence(device="NVIDIA H200", date="2026-12-01", toolkit="CUDA 13.0.88", samples=75, variant="ipt_12.tpb_256.ipv_4",
-                 score=1.003, min=0.99, mean=1.003, max=1.01, fingerprint=hardware_fingerprint(hw), kept=True)
-    assert annotation(e).endswith(', kept = true)')
+    e = Evidence(
+        device="NVIDIA H200",
+        date="2026-12-01",
+        toolkit="CUDA 13.0.88",
+        samples=75,
+        variant="ipt_12.tpb_256.ipv_4",
+        score=1.003,
+        min=0.99,
+        mean=1.003,
+        max=1.01,
+        fingerprint=hardware_fingerprint(hw),
+        kept=True,
+    )
+    assert annotation(e).endswith(", kept = true)")
     out = apply_winner(small_text, "lab.muh", "reduce", "lab", "float32", {"items": 16, "threads": 256, "vec": 4}, e)
     spec = load(out, "lab.muh")
     pol = spec.algorithms["reduce@lab"].policies["float32"]
@@ -134,7 +166,6 @@ def test_a_kept_incumbent_is_measured_and_kept(small_text):
     lines = "\n".join(explain(derive(spec), "reduce.float32.threads"))
     assert "measured, kept on NVIDIA H200 2026-12-01 [best challenger ipt_12.tpb_256.ipv_4 score 1.003]" in lines
     assert format_module(parse(out, "lab.muh")) == out or format_module(parse(small_text, "lab.muh")) != small_text
-
 
 
 def test_the_fingerprint_hashes_the_facts_set_not_the_fields_left_unset(small_text):

@@ -1,5 +1,6 @@
 """The orchestration with a fake compiler and fake GPUs: DB writes, cache hits, resume, failure
 classes, budget, confirmation and the decision. Timings are synthetic; nothing asserts on speed."""
+
 from __future__ import annotations
 
 import re
@@ -50,8 +51,15 @@ def setup(loaded, machine, fake_pool, monkeypatch, tmp_path):
     monkeypatch.setattr(R, "run_unit", gpu)
 
     def make(**kw):
-        opts = Options(family="reduce", types=["float32"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=4,
-                       strategy="exhaustive", **kw)
+        opts = Options(
+            family="reduce",
+            types=["float32"],
+            db=tmp_path / "t.sqlite",
+            work=tmp_path / "w",
+            batch=4,
+            strategy="exhaustive",
+            **kw,
+        )
         run = Runner(loaded.spec, machine, opts)
         run.pool = fake_pool
         return run
@@ -95,8 +103,11 @@ def test_budget_then_resume_continues_without_remeasuring(setup):
 
 def test_failures_are_classified_and_do_not_stop_the_run(setup, fake_pool):
     make, gpu = setup
-    gpu.fail = {"ipt_12.tpb_128.ipv_2": "wrong_result", "ipt_12.tpb_256.ipv_2": "timeout",
-                "ipt_12.tpb_384.ipv_2": "launch_error"}
+    gpu.fail = {
+        "ipt_12.tpb_128.ipv_2": "wrong_result",
+        "ipt_12.tpb_256.ipv_2": "timeout",
+        "ipt_12.tpb_384.ipv_2": "launch_error",
+    }
     fake_pool.fail_marker = "// ---- variant 1: ipt_8.tpb_128.ipv_2 ----"
     rep = make().run_type("float32")
     st = {lab: r.status for lab, r in rep.rows.items()}
@@ -110,8 +121,15 @@ def test_failures_are_classified_and_do_not_stop_the_run(setup, fake_pool):
 def test_identical_kernels_are_measured_once(loaded, machine, fake_pool, monkeypatch, tmp_path):
     gpu = FakeGpu(fake_pool)
     monkeypatch.setattr(R, "run_unit", gpu)
-    opts = Options(family="reduce", types=["float64"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=4,
-                   strategy="exhaustive", confirm_top=1)
+    opts = Options(
+        family="reduce",
+        types=["float64"],
+        db=tmp_path / "t.sqlite",
+        work=tmp_path / "w",
+        batch=4,
+        strategy="exhaustive",
+        confirm_top=1,
+    )
     run = Runner(loaded.spec, machine, opts)
     run.pool = fake_pool
     rep = run.run_type("float64")
@@ -211,7 +229,9 @@ def test_kept_evidence_names_another_kernel_not_a_relabelled_base(setup, small_s
 SPILLER = "ipt_8.tpb_128.ipv_2"  # the synthetic model's fastest: it would win if it were timed
 
 
-def test_runner_rejects_a_spilling_variant_and_times_the_rest(loaded, machine, fake_pool, monkeypatch, tmp_path, capsys):
+def test_runner_rejects_a_spilling_variant_and_times_the_rest(
+    loaded, machine, fake_pool, monkeypatch, tmp_path, capsys
+):
     from muh.runtime import ptxas
     from muh.tune.view import Console
 
@@ -238,8 +258,14 @@ def test_runner_rejects_a_spilling_variant_and_times_the_rest(loaded, machine, f
     monkeypatch.setattr(R, "run_unit", measure)
 
     def run():
-        opts = Options(family="reduce", types=["float32"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=4,
-                       strategy="exhaustive")
+        opts = Options(
+            family="reduce",
+            types=["float32"],
+            db=tmp_path / "t.sqlite",
+            work=tmp_path / "w",
+            batch=4,
+            strategy="exhaustive",
+        )
         r = Runner(loaded.spec, machine, opts)
         r.pool = pool
         try:

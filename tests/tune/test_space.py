@@ -1,4 +1,5 @@
 """Space enumeration, CCCL labels, scaling to effective policies, the static filter."""
+
 from __future__ import annotations
 
 import pytest
@@ -51,20 +52,24 @@ def test_static_reasons_are_validates_and_derives(loaded, tmp_path):
     from muh.pipeline import load_file
 
     w64 = tmp_path / "w64.muh"
-    w64.write_text(loaded.source.replace("warp_size = 32", "warp_size = 64").replace("vendor = nvidia", "vendor = iluvatar"))
+    w64.write_text(
+        loaded.source.replace("warp_size = 32", "warp_size = 64").replace("vendor = nvidia", "vendor = iluvatar")
+    )
     sp = build_space(load_file(w64).spec, "reduce", "float32")
     bad = Variant("reduce", "float32", (("items", 16), ("modifier", "ldg"), ("threads", 96), ("vec", 4)))
     assert static_reasons(bad, sp) == ["threads = 96 is not a multiple of warp_size = 64 on `lab`"]
     ok = Variant("reduce", "float32", (("items", 16), ("modifier", "ldg"), ("threads", 128), ("vec", 4)))
     assert static_reasons(ok, sp) == []
     scan = build_space(loaded.spec, "scan", "float64")
-    huge = Variant("scan", "float64", tuple(sorted({**scan.base.as_dict(), "threads": 1024, "items": 48,
-                                                    "scaling": "none"}.items())))
+    huge = Variant(
+        "scan",
+        "float64",
+        tuple(sorted({**scan.base.as_dict(), "threads": 1024, "items": 48, "scaling": "none"}.items())),
+    )
     assert any("E-SMEM" not in r and "exceeds smem_per_block" in r for r in static_reasons(huge, scan))
 
 
 def test_effective_scaling_dedupes_identical_kernels(loaded):
-    hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, "reduce", "float64")
     effs = {effective(v, sp).key for v in sp.variants()}
     assert len(effs) < sp.size  # vec 4 and 2 are both capped to 2 doubles per 16-byte load
@@ -89,7 +94,9 @@ def test_a_unit_holds_the_emitters_code_renamed_per_variant(loaded):
     hw = loaded.spec.hardware["lab"]
     sp = build_space(loaded.spec, "reduce", "float32")
     vs = sp.variants()[:2]
-    uv = [UnitVariant(0, "base", effective(sp.base, sp))] + [UnitVariant(i, v.label(), effective(v, sp)) for i, v in enumerate(vs, 1)]
+    uv = [UnitVariant(0, "base", effective(sp.base, sp))] + [
+        UnitVariant(i, v.label(), effective(v, sp)) for i, v in enumerate(vs, 1)
+    ]
     src = render_unit("reduce", "float32", hw, uv, [1 << 16])
     for i in range(3):
         assert f"#define muh muh_v{i}\n" in src and f"#define muh_reduce muh_v{i}_reduce\n" in src
@@ -110,7 +117,7 @@ def test_build_and_tune_agree_on_items_not_a_multiple_of_vec(loaded, tmp_path):
     from muh.derive.kernels import config_from_derived
     from muh.pipeline import load_file
 
-    src = (tmp_path / "v.muh")
+    src = tmp_path / "v.muh"
     text = loaded.source.replace("    items = 16\n", "    items = 15\n", 1)
     assert text != loaded.source
     src.write_text(text)
@@ -165,7 +172,8 @@ def test_a_candidate_keeps_the_spec_s_sub_policies(tmp_path):
     text = src.read_text()
     at = text.index("algorithm segmented_reduce on h200")
     text = text[:at] + text[at:].replace("warp { items = 32", "warp { items = 7", 1).replace(
-        "small { threads = 256  items = 8", "small { threads = 128  items = 3", 1)
+        "small { threads = 256  items = 8", "small { threads = 128  items = 3", 1
+    )
     spec = tmp_path / "h200.muh"
     spec.write_text(text)
     loaded = load_file(spec)

@@ -1,5 +1,6 @@
 """The no-spill rule on a real compile: which variant of a unit spills registers (ptxas's report, read with the
 tune's own nvcc flags), and the reason it is rejected with. The runner's side: tests/tune/test_runner.py."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Scores, CCCL annotation lines and winner selection, on synthetic timings (no timing asserts)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Search strategies: complete, deterministic per seed, the model one exploits what it measured."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,11 @@ from muh.tune.strategy import STRATEGIES, Model, make
 
 
 def space():
-    return [Variant("reduce", "float32", (("items", i), ("threads", t))) for i in (4, 8, 12, 16, 20, 24)
-            for t in (128, 256, 384, 512)]
+    return [
+        Variant("reduce", "float32", (("items", i), ("threads", t)))
+        for i in (4, 8, 12, 16, 20, 24)
+        for t in (128, 256, 384, 512)
+    ]
 
 
 @pytest.mark.parametrize("name", STRATEGIES)
@@ -53,7 +57,13 @@ def test_model_exploits_after_warmup():
     scores = {}
     for v in m.next_batch(6, scores):
         scores[v.label()] = 2.0 if v.get("items") == 24 else 0.5  # items = 24 is good
-    scores.update({v.label(): (2.0 if v.get("items") == 24 else 0.5) for v in vs if v.get("items") == 24 and v.label() in m.proposed})
+    scores.update(
+        {
+            v.label(): (2.0 if v.get("items") == 24 else 0.5)
+            for v in vs
+            if v.get("items") == 24 and v.label() in m.proposed
+        }
+    )
     nxt = m.next_batch(4, scores)
     # after warm-up, most of the batch is predicted near the good region (one pick explores)
     assert sum(1 for v in nxt if v.get("items") >= 20) >= 2

@@ -1,4 +1,5 @@
 """`muh tune` at the command line on a machine without a GPU: clear messages, exit codes."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,14 +27,17 @@ def test_dry_run_needs_no_gpu(cli, small_spec, no_gpu):
     assert "max_threads_per_block" in out
 
 
-@pytest.mark.parametrize("args, needle", [
-    (("redcue",), "did you mean `reduce`"),
-    (("reduce", "--strategy", "genetic"), "unknown strategy"),
-    (("reduce", "--time", "ten minutes"), "is not a duration"),
-    (("reduce", "--types", "float33"), "unknown element type"),
-    (("scan", "--types", "float16"), "not generated for float16"),
-    (("reduce", "--topk-shape", "1000x10"), "applies to topk, not reduce"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("redcue",), "did you mean `reduce`"),
+        (("reduce", "--strategy", "genetic"), "unknown strategy"),
+        (("reduce", "--time", "ten minutes"), "is not a duration"),
+        (("reduce", "--types", "float33"), "unknown element type"),
+        (("scan", "--types", "float16"), "not generated for float16"),
+        (("reduce", "--topk-shape", "1000x10"), "applies to topk, not reduce"),
+    ],
+)
 def test_bad_input_is_a_diagnostic(cli, small_spec, no_gpu, args, needle):
     code, out, err = cli("tune", small_spec, *args)
     assert code == 2 and needle in err and "Traceback" not in err
@@ -86,15 +90,19 @@ def test_a_huge_space_is_counted_and_refused_before_it_is_built(cli, tmp_path, n
     built, real = [], S.Variant
     monkeypatch.setattr(S, "Variant", lambda *a, **k: built.append(1) or real(*a, **k))
     src = Path(__file__).resolve().parents[2] / "specs" / "baseline.muh"
-    text = src.read_text().replace("space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
-                                   "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }")
+    text = src.read_text().replace(
+        "space { items = 7..24  threads = 128..1024 step 64  vec = [1, 2, 4] }",
+        "space { items = 1..1024  threads = 64..1024  vec = [1, 2, 4, 8, 16] }",
+    )
     assert "items = 1..1024" in text
     spec = tmp_path / "big.muh"
     spec.write_text(text)
     t0 = time.perf_counter()
     code, out, err = cli("tune", spec, "reduce", "--dry-run", "--types", "float32")
     assert code == 2, (out, err)
-    assert "has 4,920,320 variants (limit 100,000)" in err and "narrow it: items 1024 × threads 961 × vec 5 values" in err
+    assert (
+        "has 4,920,320 variants (limit 100,000)" in err and "narrow it: items 1024 × threads 961 × vec 5 values" in err
+    )
     assert "Traceback" not in err and len(built) <= 1  # the base policy only
     assert time.perf_counter() - t0 < 30  # generous: it no longer scales with the space
 
@@ -102,5 +110,9 @@ def test_a_huge_space_is_counted_and_refused_before_it_is_built(cli, tmp_path, n
 def test_the_static_filter_streams_the_space(monkeypatch):
     from muh.tune import space as S
 
-    assert not hasattr(S.Space.iter_variants(S.Space("reduce", "float32", "k", "float32", S.Variant("reduce", "float32", ()),
-                                                      {"items": [1, 2]})), "__len__")
+    assert not hasattr(
+        S.Space.iter_variants(
+            S.Space("reduce", "float32", "k", "float32", S.Variant("reduce", "float32", ()), {"items": [1, 2]})
+        ),
+        "__len__",
+    )

@@ -4,6 +4,7 @@ No GPU is needed: the "binary" is a small script that speaks the harness's JSON-
 the Ray cluster is a real local one that declares two GPU resources. A killed actor must lose only
 the unit in flight, which another actor then measures; every process started has NVLink multicast off.
 """
+
 from __future__ import annotations
 
 import json
@@ -106,7 +107,7 @@ def test_ray_worker_that_dies_loses_only_its_unit_which_is_retried_elsewhere(ray
         while time.monotonic() < deadline and not (gate.exists() and w.busy()):
             time.sleep(0.1)
         assert gate.exists(), "the hanging unit never started"
-        (victim, job), = [(i, j) for i, j in w.busy().items() if Path(j.binary).name == "unit-hangs-once"]
+        ((victim, job),) = [(i, j) for i, j in w.busy().items() if Path(j.binary).name == "unit-hangs-once"]
         others = [w.submit(_job(normal)) for _ in range(3)]
         ray_cluster.kill(w.actors[victim])
         out = first.result(timeout=120)
@@ -153,8 +154,15 @@ def test_trials_record_their_gpu_and_resume_with_another_gpu_count(loaded, tmp_p
     two = Machine((Gpu(0, "Fake", "GPU-a"), Gpu(1, "Fake", "GPU-b")), "580.0", "13.0.88", "nvcc")
 
     def run(machine):
-        opts = Options(family="reduce", types=["float32"], db=tmp_path / "t.sqlite", work=tmp_path / "w", batch=3,
-                       strategy="exhaustive", confirm_rounds=2)
+        opts = Options(
+            family="reduce",
+            types=["float32"],
+            db=tmp_path / "t.sqlite",
+            work=tmp_path / "w",
+            batch=3,
+            strategy="exhaustive",
+            confirm_rounds=2,
+        )
         r = Runner(loaded.spec, machine, opts)
         r.pool = HarnessPool(script)
         try:

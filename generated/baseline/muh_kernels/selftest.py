@@ -26,6 +26,7 @@ Standard library at the top; torch is imported by the child only. ``--impl MODUL
 kernels by another module with the same functions (tests: a kernel that returns wrong numbers, one
 that aborts), ``--device cpu`` runs on the CPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,6 +51,7 @@ VERSION = 1
 
 # ---- the ops: inputs, float64 reference, muh's call, the engine's call --------------------------------
 
+
 def _inputs(torch, op, shape, dtype, device, seed):
     g = torch.Generator(device="cpu").manual_seed(seed)
 
@@ -58,8 +60,12 @@ def _inputs(torch, op, shape, dtype, device, seed):
 
     if op in ("rms_norm", "fused_add_rms_norm", "gemma_rms_norm"):
         hidden = shape[-1]
-        return {"x": rnd(*shape), "residual": rnd(*shape), "weight": rnd(hidden, scale=0.1) + (0 if op == "gemma_rms_norm" else 1),
-                "eps": 1e-6}
+        return {
+            "x": rnd(*shape),
+            "residual": rnd(*shape),
+            "weight": rnd(hidden, scale=0.1) + (0 if op == "gemma_rms_norm" else 1),
+            "eps": 1e-6,
+        }
     if op == "silu_and_mul":
         return {"x": rnd(*shape)}
     if op == "topk_softmax":
@@ -153,8 +159,12 @@ def _muh_args(torch, op, a):
     if op == "topk_softmax":
         t, k = a["gating"].shape[0], a["k"]
         dev = a["gating"].device
-        return (torch.empty(t, k, dtype=torch.float32, device=dev), torch.empty(t, k, dtype=torch.int32, device=dev),
-                torch.empty(t, k, dtype=torch.int32, device=dev), a["gating"])
+        return (
+            torch.empty(t, k, dtype=torch.float32, device=dev),
+            torch.empty(t, k, dtype=torch.int32, device=dev),
+            torch.empty(t, k, dtype=torch.int32, device=dev),
+            a["gating"],
+        )
     raise KeyError(op)
 
 
@@ -166,8 +176,10 @@ def _error(torch, op, got, ref, dtype):
         want = ref.topk(k, dim=-1).values
         picked = ref.gather(-1, ids.long().clamp(0, ref.shape[-1] - 1))
         bad_ids = bool(((ids < 0) | (ids >= ref.shape[-1])).any())
-        err = max((w.double().sort(-1, descending=True).values - want).abs().max().item(),
-                  (picked - w.double()).abs().max().item())
+        err = max(
+            (w.double().sort(-1, descending=True).values - want).abs().max().item(),
+            (picked - w.double()).abs().max().item(),
+        )
         return float("inf") if bad_ids else err
     pairs = list(zip(got, ref)) if isinstance(ref, tuple) else [(got, ref)]
     err = 0.0
@@ -228,8 +240,14 @@ def run_case(torch, impl, case, device, calls):
         torch.cuda.synchronize()
     err = _error(torch, case["op"], got, ref, case["dtype"])
     tol = TOLERANCE.get(case["dtype"], 1e-2)
-    row = {"op": case["op"], "shape": list(case["shape"]), "dtype": case["dtype"], "max_error": err, "tolerance": tol,
-           "engine": case.get("engine", "torch")}
+    row = {
+        "op": case["op"],
+        "shape": list(case["shape"]),
+        "dtype": case["dtype"],
+        "max_error": err,
+        "tolerance": tol,
+        "engine": case.get("engine", "torch"),
+    }
     if not err <= tol:
         return dict(row, verdict="wrong")
     muh_args = _muh_args(torch, case["op"], a) if case["op"] != "gemma_rms_norm" else None
@@ -255,16 +273,24 @@ def child(cases, first, impl_name, device, calls):
         try:
             row = run_case(torch, impl, cases[i], device, calls)
         except Exception as exc:  # noqa: BLE001 - an op that raises is not correct
-            row = {"op": cases[i]["op"], "shape": cases[i]["shape"], "dtype": cases[i]["dtype"],
-                   "verdict": "error", "detail": "%s: %s" % (type(exc).__name__, str(exc)[:200])}
+            row = {
+                "op": cases[i]["op"],
+                "shape": cases[i]["shape"],
+                "dtype": cases[i]["dtype"],
+                "verdict": "error",
+                "detail": "%s: %s" % (type(exc).__name__, str(exc)[:200]),
+            }
         print(json.dumps({"row": row, "index": i}), flush=True)
 
 
 def select(cases, rows):
     """The ops whose every case ran, was correct and faster."""
     ops = sorted({c["op"] for c in cases})
-    return [op for op in ops if all(r is not None and r.get("verdict") == "faster"
-                                    for c, r in zip(cases, rows) if c["op"] == op)]
+    return [
+        op
+        for op in ops
+        if all(r is not None and r.get("verdict") == "faster" for c, r in zip(cases, rows) if c["op"] == op)
+    ]
 
 
 def run(cases, out, budget=BUDGET_S, impl=None, device="cuda", calls=CALLS, python=sys.executable):
@@ -277,8 +303,19 @@ def run(cases, out, budget=BUDGET_S, impl=None, device="cuda", calls=CALLS, pyth
         left = budget - (time.monotonic() - start)
         if left <= 0:
             break
-        cmd = [python, "-m", module, "--child", str(first), "--cases-json", json.dumps(cases), "--device", device,
-               "--calls", str(calls)] + (["--impl", impl] if impl else [])
+        cmd = [
+            python,
+            "-m",
+            module,
+            "--child",
+            str(first),
+            "--cases-json",
+            json.dumps(cases),
+            "--device",
+            device,
+            "--calls",
+            str(calls),
+        ] + (["--impl", impl] if impl else [])
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             stdout, stderr = proc.communicate(timeout=left)
@@ -304,15 +341,25 @@ def run(cases, out, budget=BUDGET_S, impl=None, device="cuda", calls=CALLS, pyth
             current = first  # died before its first case: it is that case's
         c = cases[current]
         tail = (stderr or "").strip().splitlines()[-1:] or [""]
-        rows[current] = {"op": c["op"], "shape": c["shape"], "dtype": c["dtype"],
-                         "verdict": "timeout" if "budget" in status else "fault",
-                         "detail": ("%s; %s" % (status, tail[0][:200])).strip("; ")}
+        rows[current] = {
+            "op": c["op"],
+            "shape": c["shape"],
+            "dtype": c["dtype"],
+            "verdict": "timeout" if "budget" in status else "fault",
+            "detail": ("%s; %s" % (status, tail[0][:200])).strip("; "),
+        }
         first = current + 1
     for i, c in enumerate(cases):
         if rows[i] is None:
             rows[i] = {"op": c["op"], "shape": c["shape"], "dtype": c["dtype"], "verdict": "not run"}
-    result = {"version": VERSION, "selected": select(cases, rows), "rows": rows, "budget_s": budget,
-              "elapsed_s": round(time.monotonic() - start, 3), "device": device}
+    result = {
+        "version": VERSION,
+        "selected": select(cases, rows),
+        "rows": rows,
+        "budget_s": budget,
+        "elapsed_s": round(time.monotonic() - start, 3),
+        "device": device,
+    }
     if out:
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         tmp = "%s.tmp%d" % (out, os.getpid())
@@ -324,17 +371,29 @@ def run(cases, out, budget=BUDGET_S, impl=None, device="cuda", calls=CALLS, pyth
 
 def table(result):
     """op | shape | dtype | max error | muh µs | engine µs | verdict, one line each."""
+
     def num(v, fmt):
         return fmt % v if isinstance(v, (int, float)) else "-"
 
-    lines = ["[muh] self-test (%s, %.1f s): selected [%s]" % (result.get("device"), result.get("elapsed_s", 0),
-                                                            ", ".join(result["selected"])),
-             "[muh] op | shape | dtype | max error | muh us | engine us | verdict"]
+    lines = [
+        "[muh] self-test (%s, %.1f s): selected [%s]"
+        % (result.get("device"), result.get("elapsed_s", 0), ", ".join(result["selected"])),
+        "[muh] op | shape | dtype | max error | muh us | engine us | verdict",
+    ]
     for r in result["rows"]:
-        lines.append("[muh] %s | %s | %s | %s | %s | %s | %s%s" % (
-            r["op"], "x".join(map(str, r["shape"])), r["dtype"], num(r.get("max_error"), "%.2e"),
-            num(r.get("muh_us"), "%.1f"), num(r.get("engine_us"), "%.1f"), r["verdict"],
-            " (%s)" % r["detail"] if r.get("detail") else ""))
+        lines.append(
+            "[muh] %s | %s | %s | %s | %s | %s | %s%s"
+            % (
+                r["op"],
+                "x".join(map(str, r["shape"])),
+                r["dtype"],
+                num(r.get("max_error"), "%.2e"),
+                num(r.get("muh_us"), "%.1f"),
+                num(r.get("engine_us"), "%.1f"),
+                r["verdict"],
+                " (%s)" % r["detail"] if r.get("detail") else "",
+            )
+        )
     return "\n".join(lines)
 
 
@@ -345,8 +404,12 @@ def load_cases(path):
     cases = data["cases"] if isinstance(data, dict) else data
     budget = float(data.get("budget_s", BUDGET_S)) if isinstance(data, dict) else BUDGET_S
     for c in cases:
-        if not (isinstance(c, dict) and isinstance(c.get("op"), str) and isinstance(c.get("shape"), list)
-                and isinstance(c.get("dtype"), str)):
+        if not (
+            isinstance(c, dict)
+            and isinstance(c.get("op"), str)
+            and isinstance(c.get("shape"), list)
+            and isinstance(c.get("dtype"), str)
+        ):
             raise ValueError("a case needs op, shape (a list) and dtype: %r" % (c,))
     return cases, budget
 

@@ -18,6 +18,7 @@ Methods (``llm.VLLM_METHODS``) are served the same way: ``gemma_rms_norm`` stand
 ``GemmaRMSNorm.forward_cuda`` (the plugin rebinds it on the class), guarded by the recorded signature
 and falling back to the stock method per input.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -150,7 +151,11 @@ def _gemma_problem(x, weight, residual) -> str | None:
     if residual is not None:
         if residual.shape != x.shape or residual.dtype != x.dtype or residual.device != x.device:
             return "residual %s %s does not match the input %s %s" % (
-                tuple(residual.shape), residual.dtype, tuple(x.shape), x.dtype)
+                tuple(residual.shape),
+                residual.dtype,
+                tuple(x.shape),
+                x.dtype,
+            )
         if not x.is_contiguous() or not residual.is_contiguous():
             return "the fused form works in place: input and residual must be contiguous"
     return None
@@ -192,11 +197,20 @@ def _gemma_rms_norm(self, x, residual=None):
     return _fallback("gemma_rms_norm", why)(self, x, residual)
 
 
-_IMPL = {"rms_norm": _rms_norm, "fused_add_rms_norm": _fused_add_rms_norm, "silu_and_mul": _silu_and_mul,
-         "topk_softmax": _topk_softmax, "gemma_rms_norm": _gemma_rms_norm}
-if "fused_add_rms_norm" in _STOCK and tuple(inspect.signature(_STOCK["fused_add_rms_norm"]).parameters) \
-        == llm.VLLM_FORMS["fused_add_rms_norm"][0]:
-    _IMPL["fused_add_rms_norm"] = _fused_add_rms_norm_alpha  # the provider takes exactly the parameters it stands in for
+_IMPL = {
+    "rms_norm": _rms_norm,
+    "fused_add_rms_norm": _fused_add_rms_norm,
+    "silu_and_mul": _silu_and_mul,
+    "topk_softmax": _topk_softmax,
+    "gemma_rms_norm": _gemma_rms_norm,
+}
+if (
+    "fused_add_rms_norm" in _STOCK
+    and tuple(inspect.signature(_STOCK["fused_add_rms_norm"]).parameters) == llm.VLLM_FORMS["fused_add_rms_norm"][0]
+):
+    _IMPL["fused_add_rms_norm"] = (
+        _fused_add_rms_norm_alpha  # the provider takes exactly the parameters it stands in for
+    )
 for _name, _impl in _IMPL.items():
     _impl.__name__ = _impl.__qualname__ = _name
     if _name in _STOCK:

@@ -15,6 +15,7 @@ own policy for an architecture.
 
 This module decides which hubs exist and what each template is given; the templates spell CUB's types.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,14 @@ CCCL = "3.0"
 
 
 #: Families whose hub is another's template with their own values (the same CUB hub and agent policy).
-SHARED = {"select_flagged": "select_if", "partition": "select_if", "unique": "select_if",
-          "segmented_reduce": "reduce", "radix_sort_pairs": "radix_sort", "segmented_radix_sort": "radix_sort"}
+SHARED = {
+    "select_flagged": "select_if",
+    "partition": "select_if",
+    "unique": "select_if",
+    "segmented_reduce": "reduce",
+    "radix_sort_pairs": "radix_sort",
+    "segmented_radix_sort": "radix_sort",
+}
 
 
 def template(family: str) -> str:
@@ -54,6 +61,7 @@ def has_hub(family: str) -> bool:
 @dataclass(frozen=True)
 class Rung:
     """One policy of the chain: CUB's version number (SM x 10) and the hardware whose values it holds."""
+
     cc: int
     hardware: str
 
@@ -71,15 +79,21 @@ def chain(algorithms: list[DerivedAlgorithm]) -> list[Rung]:
 
 def hub_families(ctx: BuildContext) -> list[str]:
     """The spec's families that get a hub: CUB tunes them, a template exists, NVIDIA hardware runs them."""
-    return [f for f in sorted({a.family for a in ctx.derived.algorithms.values()})
-            if has_hub(f) and chain(ctx.derived.of(f))]
+    return [
+        f
+        for f in sorted({a.family for a in ctx.derived.algorithms.values()})
+        if has_hub(f) and chain(ctx.derived.of(f))
+    ]
 
 
 def _records(ctx: BuildContext) -> list[tuple[str, int, int]]:
     """The spec's own element types (name, size, alignment): a C++ type that is neither arithmetic nor
     half-precision takes the first of its size and alignment."""
-    return [(tuning.ident(n), int(t.size), int(t.align)) for n, t in sorted(ctx.spec.types.items())
-            if n not in catalog.DTYPES]
+    return [
+        (tuning.ident(n), int(t.size), int(t.align))
+        for n, t in sorted(ctx.spec.types.items())
+        if n not in catalog.DTYPES
+    ]
 
 
 def emit(ctx: BuildContext) -> list[GeneratedFile]:
@@ -87,18 +101,45 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     if not families:
         return []
     enums = [dict(muh=m, cub=t, pairs=[(tuning.ident(v), c) for v, c in pairs]) for m, t, pairs in cub.cub_enums()]
-    out = [GeneratedFile(f"{OUT}/common.cuh", render(
-        "muh.codegen.cxx", "cub/common.cuh.j2", header=ctx.header("//"), enums=enums, records=_records(ctx),
-        ops=[tuning.ident(o) for o in catalog.OPS], delays=cub.DELAYS, cccl=CCCL))]
+    out = [
+        GeneratedFile(
+            f"{OUT}/common.cuh",
+            render(
+                "muh.codegen.cxx",
+                "cub/common.cuh.j2",
+                header=ctx.header("//"),
+                enums=enums,
+                records=_records(ctx),
+                ops=[tuning.ident(o) for o in catalog.OPS],
+                delays=cub.DELAYS,
+                cccl=CCCL,
+            ),
+        )
+    ]
     for family in families:
         algs = ctx.derived.of(family)
         fields = {f.name for f in tuning.fields_of(family, algs)}
         subs = {sp.name: {f.name for f in sp.fields} for sp in tuning.subs_of(family, algs)}
-        out.append(GeneratedFile(f"{OUT}/{family}.cuh", render(
-            "muh.codegen.cxx", template(family), header=ctx.header("//"), family=tuning.ident(family),
-            doc=catalog.FAMILIES[family].doc, entry=catalog.FAMILIES[family].cub.entry, rungs=chain(algs),
-            fields=fields, subs=subs, sized=["0LL" for _ in tuning.sized(algs)], cccl=CCCL,
-            agent=AGENTS.get(family), agent_args=agent_args(family, fields) if family in AGENTS else [])))
+        out.append(
+            GeneratedFile(
+                f"{OUT}/{family}.cuh",
+                render(
+                    "muh.codegen.cxx",
+                    template(family),
+                    header=ctx.header("//"),
+                    family=tuning.ident(family),
+                    doc=catalog.FAMILIES[family].doc,
+                    entry=catalog.FAMILIES[family].cub.entry,
+                    rungs=chain(algs),
+                    fields=fields,
+                    subs=subs,
+                    sized=["0LL" for _ in tuning.sized(algs)],
+                    cccl=CCCL,
+                    agent=AGENTS.get(family),
+                    agent_args=agent_args(family, fields) if family in AGENTS else [],
+                ),
+            )
+        )
     return out
 
 
@@ -108,6 +149,7 @@ class Agent:
     template parameters and their names), how the selector is asked (the key, value and operator
     types, C++ expressions over the parameters), the chain policy's member holding the agent, the agent
     type and the dimensions its template takes, in order (``"@T"``: a type parameter passed as is)."""
+
     dispatch: tuple[str, ...]  # the CUB headers it includes (below cub/; CCCL 3.0.1's dispatch_unique_by_key.cuh
     # has no `#pragma once`: it is reached through device_select.cuh, which has, so a user's include does not
     # define it twice)
@@ -191,40 +233,106 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
 
 #: The single-agent hubs (families listed here use ``agent.cuh.j2``).
 AGENTS = {
-    "reduce_by_key": Agent(("device/dispatch/dispatch_reduce_by_key.cuh",), "reduce_by_key", "class ReductionOpT, class AccumT, class KeyT",
-                           "ReductionOpT, AccumT, KeyT", "KeyT", "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
-                           ("threads", "items", "load", "modifier", "block", "delay"), value="AccumT", op="ReductionOpT",
-                           entry=_REDUCE_BY_KEY_RUN),
-    "scan_by_key": Agent(("device/dispatch/dispatch_scan_by_key.cuh",), "scan_by_key",
-                         "class KeysInputIteratorT, class AccumT, class ValueT, class ScanOpT",
-                         "KeysInputIteratorT, AccumT, ValueT, ScanOpT", "::cub::detail::it_value_t<KeysInputIteratorT>",
-                         "ScanByKeyPolicyT", "::cub::AgentScanByKeyPolicy",
-                         ("threads", "items", "load", "modifier", "block", "store", "delay"), value="AccumT", op="ScanOpT",
-                         entry=_SCAN_BY_KEY_RUN),
-    "rle_encode": Agent(("device/dispatch/dispatch_reduce_by_key.cuh", "device/dispatch/tuning/tuning_run_length_encode.cuh"), "rle::encode", "class LengthT, class KeyT", "LengthT, KeyT", "KeyT",
-                        "ReduceByKeyPolicyT", "::cub::AgentReduceByKeyPolicy",
-                        ("threads", "items", "load", "modifier", "block", "delay")),
-    "rle_non_trivial_runs": Agent(("device/dispatch/dispatch_rle.cuh",), "rle::non_trivial_runs", "class LengthT, class KeyT",
-                                  "LengthT, KeyT", "KeyT", "RleSweepPolicyT", "::cub::AgentRlePolicy",
-                                  ("threads", "items", "load", "modifier", "store_time_slicing", "block", "delay")),
-    "three_way_partition": Agent(("device/dispatch/dispatch_three_way_partition.cuh",), "three_way_partition",
-                                 "class InputT, class OffsetT", "InputT, OffsetT", "InputT", "ThreeWayPartitionPolicy",
-                                 "::cub::AgentThreeWayPartitionPolicy",
-                                 ("threads", "items", "load", "modifier", "block", "delay")),
-    "unique_by_key": Agent(("device/device_select.cuh",), "unique_by_key", "class KeyT, class ValueT", "KeyT, ValueT",
-                           "KeyT", "UniqueByKeyPolicyT", "::cub::AgentUniqueByKeyPolicy",
-                           ("threads", "items", "load", "modifier", "block", "delay"), value="ValueT",
-                           entry=_UNIQUE_BY_KEY_RUN),
-    "merge_sort": Agent(("device/dispatch/dispatch_merge_sort.cuh",), "merge_sort", "class KeyIteratorT", "KeyIteratorT",
-                        "::cub::detail::it_value_t<KeyIteratorT>", "MergeSortPolicy", "::cub::AgentMergeSortPolicy",
-                        ("threads", "items", "load", "modifier", "store"), entry=_MERGE_SORT_RUN),
-    "merge": Agent(("device/dispatch/dispatch_merge.cuh",), "merge", "class KeyT, class ValueT", "KeyT, ValueT", "KeyT", "merge_policy",
-                   "::cub::detail::merge::agent_policy_t", ("threads", "items", "load", "modifier", "store"),
-                   max_name="max_policy"),
-    "adjacent_difference": Agent(("device/dispatch/dispatch_adjacent_difference.cuh",), "adjacent_difference",
-                                 "class InputIteratorT, bool MayAlias", "InputIteratorT, MayAlias",
-                                 "::cub::detail::it_value_t<InputIteratorT>", "AdjacentDifferencePolicy",
-                                 "::cub::AgentAdjacentDifferencePolicy", ("threads", "items", "load", "modifier", "store")),
+    "reduce_by_key": Agent(
+        ("device/dispatch/dispatch_reduce_by_key.cuh",),
+        "reduce_by_key",
+        "class ReductionOpT, class AccumT, class KeyT",
+        "ReductionOpT, AccumT, KeyT",
+        "KeyT",
+        "ReduceByKeyPolicyT",
+        "::cub::AgentReduceByKeyPolicy",
+        ("threads", "items", "load", "modifier", "block", "delay"),
+        value="AccumT",
+        op="ReductionOpT",
+        entry=_REDUCE_BY_KEY_RUN,
+    ),
+    "scan_by_key": Agent(
+        ("device/dispatch/dispatch_scan_by_key.cuh",),
+        "scan_by_key",
+        "class KeysInputIteratorT, class AccumT, class ValueT, class ScanOpT",
+        "KeysInputIteratorT, AccumT, ValueT, ScanOpT",
+        "::cub::detail::it_value_t<KeysInputIteratorT>",
+        "ScanByKeyPolicyT",
+        "::cub::AgentScanByKeyPolicy",
+        ("threads", "items", "load", "modifier", "block", "store", "delay"),
+        value="AccumT",
+        op="ScanOpT",
+        entry=_SCAN_BY_KEY_RUN,
+    ),
+    "rle_encode": Agent(
+        ("device/dispatch/dispatch_reduce_by_key.cuh", "device/dispatch/tuning/tuning_run_length_encode.cuh"),
+        "rle::encode",
+        "class LengthT, class KeyT",
+        "LengthT, KeyT",
+        "KeyT",
+        "ReduceByKeyPolicyT",
+        "::cub::AgentReduceByKeyPolicy",
+        ("threads", "items", "load", "modifier", "block", "delay"),
+    ),
+    "rle_non_trivial_runs": Agent(
+        ("device/dispatch/dispatch_rle.cuh",),
+        "rle::non_trivial_runs",
+        "class LengthT, class KeyT",
+        "LengthT, KeyT",
+        "KeyT",
+        "RleSweepPolicyT",
+        "::cub::AgentRlePolicy",
+        ("threads", "items", "load", "modifier", "store_time_slicing", "block", "delay"),
+    ),
+    "three_way_partition": Agent(
+        ("device/dispatch/dispatch_three_way_partition.cuh",),
+        "three_way_partition",
+        "class InputT, class OffsetT",
+        "InputT, OffsetT",
+        "InputT",
+        "ThreeWayPartitionPolicy",
+        "::cub::AgentThreeWayPartitionPolicy",
+        ("threads", "items", "load", "modifier", "block", "delay"),
+    ),
+    "unique_by_key": Agent(
+        ("device/device_select.cuh",),
+        "unique_by_key",
+        "class KeyT, class ValueT",
+        "KeyT, ValueT",
+        "KeyT",
+        "UniqueByKeyPolicyT",
+        "::cub::AgentUniqueByKeyPolicy",
+        ("threads", "items", "load", "modifier", "block", "delay"),
+        value="ValueT",
+        entry=_UNIQUE_BY_KEY_RUN,
+    ),
+    "merge_sort": Agent(
+        ("device/dispatch/dispatch_merge_sort.cuh",),
+        "merge_sort",
+        "class KeyIteratorT",
+        "KeyIteratorT",
+        "::cub::detail::it_value_t<KeyIteratorT>",
+        "MergeSortPolicy",
+        "::cub::AgentMergeSortPolicy",
+        ("threads", "items", "load", "modifier", "store"),
+        entry=_MERGE_SORT_RUN,
+    ),
+    "merge": Agent(
+        ("device/dispatch/dispatch_merge.cuh",),
+        "merge",
+        "class KeyT, class ValueT",
+        "KeyT, ValueT",
+        "KeyT",
+        "merge_policy",
+        "::cub::detail::merge::agent_policy_t",
+        ("threads", "items", "load", "modifier", "store"),
+        max_name="max_policy",
+    ),
+    "adjacent_difference": Agent(
+        ("device/dispatch/dispatch_adjacent_difference.cuh",),
+        "adjacent_difference",
+        "class InputIteratorT, bool MayAlias",
+        "InputIteratorT, MayAlias",
+        "::cub::detail::it_value_t<InputIteratorT>",
+        "AdjacentDifferencePolicy",
+        "::cub::AgentAdjacentDifferencePolicy",
+        ("threads", "items", "load", "modifier", "store"),
+    ),
 }
 
 
@@ -234,14 +342,20 @@ def agent_args(family: str, fields: set[str]) -> list[str]:
     the member the family's CUB table names)."""
     table = catalog.FAMILIES[family].cub
     held = {m.dim: m.cub for m in table.cub_members}
-    block = "cub::BlockReduceAlgorithm" if catalog.FAMILIES[family].block_choices == catalog.BLOCK_REDUCE \
+    block = (
+        "cub::BlockReduceAlgorithm"
+        if catalog.FAMILIES[family].block_choices == catalog.BLOCK_REDUCE
         else "cub::BlockScanAlgorithm"
+    )
     out = []
     for dim in AGENTS[family].dims:
         mine = dim in fields
         if catalog.DIMS[dim].kind == "delay":
-            out.append("::muh::cub::delay_t<p.delay.kind, p.delay.ns, p.delay.l2_write_latency>" if mine
-                       else f"typename C::{held[dim]}")
+            out.append(
+                "::muh::cub::delay_t<p.delay.kind, p.delay.ns, p.delay.l2_write_latency>"
+                if mine
+                else f"typename C::{held[dim]}"
+            )
         elif dim in cub.HUB_ENUM:
             cub_type = block if dim == "block" else cub.HUB_ENUM[dim]
             out.append(f"::muh::cub::to<::{cub_type}>::from(p.{dim})" if mine else f"C::{held[dim]}")

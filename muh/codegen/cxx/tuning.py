@@ -11,6 +11,7 @@ Every value carries a comment with its provenance; static_asserts pin each polic
 (warp multiple, block size limit, and for tile-staging families the tile against shared memory).
 This module decides everything; the templates only loop and print.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,9 +24,9 @@ from muh.codegen.templates import cxx_str, render
 from muh.derive.model import DerivedAlgorithm, Resolved, ResolvedPolicy
 from muh.derive.resolve import resolve_query
 from muh.diagnostics import Diagnostic, MuhError, Severity
-from muh.schema import catalog, policy_key
 from muh.families import limits
 from muh.families.base import BUCKET_SIZES
+from muh.schema import catalog, policy_key
 from muh.schema.models import Bucket, Delay, Hardware, Spec
 from muh.schema.policy_key import Query
 
@@ -37,7 +38,8 @@ CXX_KEYWORDS = frozenset(
     "export extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq "
     "nullptr operator or or_eq private protected public register reinterpret_cast return short signed sizeof "
     "static static_assert static_cast struct switch template this thread_local throw true try typedef typeid "
-    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq".split())
+    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq".split()
+)
 
 #: Enumerations shared by all families: (C++ type, doc, catalogue choices).
 ENUMS = (
@@ -53,10 +55,16 @@ ENUMS = (
     ("radix_rank_algorithm", "Radix ranking algorithm", catalog.RADIX_RANK),
     ("scan_stage", "Where a scan tile waits for its look-back (muh's, no CUB counterpart)", catalog.SCAN_STAGES),
 )
-_ENUM_OF_DIM = {"load": "block_load_algorithm", "store": "block_store_algorithm", "modifier": "cache_load_modifier",
-                "store_modifier": "cache_store_modifier",
-                "algorithm": "transform_algorithm", "memory": "histogram_memory", "rank": "radix_rank_algorithm",
-                "stage": "scan_stage"}
+_ENUM_OF_DIM = {
+    "load": "block_load_algorithm",
+    "store": "block_store_algorithm",
+    "modifier": "cache_load_modifier",
+    "store_modifier": "cache_store_modifier",
+    "algorithm": "transform_algorithm",
+    "memory": "histogram_memory",
+    "rank": "radix_rank_algorithm",
+    "stage": "scan_stage",
+}
 
 
 def ident(name: str) -> str:
@@ -80,8 +88,9 @@ class Value:
 @dataclass(frozen=True)
 class Case:
     """One policy on one hardware and the calls (type, operator, offset width) that select it."""
-    key: str                 # the calls, in words (for the comment above the policy)
-    condition: str | None    # C++ condition on the selector's fields; None: every remaining call
+
+    key: str  # the calls, in words (for the comment above the policy)
+    condition: str | None  # C++ condition on the selector's fields; None: every remaining call
     values: tuple[Value, ...]
     subs: tuple[tuple[str, tuple[Value, ...]], ...]  # (sub-policy, its values), in struct order
     asserts: tuple[tuple[str, str], ...]  # (C++ condition, message)
@@ -90,6 +99,7 @@ class Case:
 @dataclass(frozen=True)
 class SubPolicy:
     """A named sub-policy (radix_sort's onesweep, …): its own struct, a member of the policy."""
+
     name: str
     fields: tuple[Field, ...]
 
@@ -126,7 +136,11 @@ def arch_ids(hardware: dict[str, Hardware]) -> dict[str, int]:
 
 
 def _block_enum(family: str) -> str:
-    return "block_reduce_algorithm" if catalog.FAMILIES[family].block_choices == catalog.BLOCK_REDUCE else "block_scan_algorithm"
+    return (
+        "block_reduce_algorithm"
+        if catalog.FAMILIES[family].block_choices == catalog.BLOCK_REDUCE
+        else "block_scan_algorithm"
+    )
 
 
 def fields_of(family: str, algorithms: list[DerivedAlgorithm], sub: str | None = None) -> list[Field]:
@@ -161,12 +175,15 @@ def provenance(ctx: BuildContext, dim: str, r: Resolved, per_size: bool = False)
         rule = r.rule.split(":", 1)[0]
         if per_size:
             text = f"{rule} of T4={i.get('T4')}, I4={i.get('I4')}" + (
-                f" (smem {i.get('smem')} B, warp {i.get('warp')})" if "smem" in i and dim == "threads" else "")
+                f" (smem {i.get('smem')} B, warp {i.get('warp')})" if "smem" in i and dim == "threads" else ""
+            )
         elif "value" in i:
             text = f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}; key {i.get('size')} B, value {i.get('value')} B)"
         else:
-            text = (f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}, {i.get('size')} B; smem {i.get('smem')} B, "
-                    f"warp {i.get('warp')})")
+            text = (
+                f"{rule}(T4={i.get('T4')}, I4={i.get('I4')}, {i.get('size')} B; smem {i.get('smem')} B, "
+                f"warp {i.get('warp')})"
+            )
     else:
         text = r.rule
     if r.inputs and r.inputs.get(f"{dim}_from"):  # the bucket the nominal value was written in
@@ -199,8 +216,9 @@ def comment_lines(text: str, indent: int) -> tuple[str, ...]:
     return tuple(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or ("",)
 
 
-def _values(ctx: BuildContext, family: str, what: str, hw: Hardware, fields, resolved: dict[str, Resolved]
-            ) -> tuple[tuple[str, str], ...]:
+def _values(
+    ctx: BuildContext, family: str, what: str, hw: Hardware, fields, resolved: dict[str, Resolved]
+) -> tuple[tuple[str, str], ...]:
     """(C++ value, provenance text) per field."""
     values = []
     for f in fields:
@@ -211,15 +229,24 @@ def _values(ctx: BuildContext, family: str, what: str, hw: Hardware, fields, res
             if meaning is not None:  # zero is the header's "unset", and the kernels know what it means
                 values.append((f"{f.cxx_type}{{}}", f"{dim}: unset (0): {meaning}"))
                 continue
-            akey = next((k for k, a in sorted(ctx.spec.algorithms.items()) if a.family == family and a.on == hw.name), None)
-            seen = any(d.code == "W-CXX-UNSET" and d.message.startswith(f"{family} on {hw.name}: `{dim}` ")
-                       for d in ctx.diagnostics)
+            akey = next(
+                (k for k, a in sorted(ctx.spec.algorithms.items()) if a.family == family and a.on == hw.name), None
+            )
+            seen = any(
+                d.code == "W-CXX-UNSET" and d.message.startswith(f"{family} on {hw.name}: `{dim}` ")
+                for d in ctx.diagnostics
+            )
             if not seen:  # once per algorithm and dimension, at the algorithm block (not once per type)
-                ctx.diagnostics.append(Diagnostic(
-                    "W-CXX-UNSET", f"{family} on {hw.name}: `{dim}` is not set (first for {what.split(' ', 1)[-1]}); "
-                    "the tuning header holds a zero value",
-                    ctx.spec.span_of(("algorithms", akey)) if akey else None,
-                    severity=Severity.warning, hint=f"set `{dim}` in the `policy default` of this algorithm"))
+                ctx.diagnostics.append(
+                    Diagnostic(
+                        "W-CXX-UNSET",
+                        f"{family} on {hw.name}: `{dim}` is not set (first for {what.split(' ', 1)[-1]}); "
+                        "the tuning header holds a zero value",
+                        ctx.spec.span_of(("algorithms", akey)) if akey else None,
+                        severity=Severity.warning,
+                        hint=f"set `{dim}` in the `policy default` of this algorithm",
+                    )
+                )
             values.append((f"{f.cxx_type}{{}}", f"{dim}: not set in the spec (zero)"))
             continue
         scaled = scaled_expr(family, dim, r)
@@ -265,14 +292,15 @@ def merged_comment(texts: list[str]) -> str:
     texts = list(dict.fromkeys(texts))
     dim = texts[0].split(": ", 1)[0] + ": "
     if len(texts) > 1 and all(t.startswith(dim) for t in texts):
-        return dim + merged_comment([t[len(dim):] for t in texts])
+        return dim + merged_comment([t[len(dim) :] for t in texts])
     groups: dict[tuple, list[str]] = {}
     for text in texts:
         m = _SOURCE.match(text)
         key = (m["head"], m["file"], m["tail"]) if m else (text, None, "")
         groups.setdefault(key, []).append(m["line"] if m else "")
-    return " | ".join(f"{head} at {file}:{', '.join(lines)}{tail}" if file else head
-                      for (head, file, tail), lines in groups.items())
+    return " | ".join(
+        f"{head} at {file}:{', '.join(lines)}{tail}" if file else head for (head, file, tail), lines in groups.items()
+    )
 
 
 def _finish(entries: list[tuple[tuple[str, str], ...]], indent: int) -> tuple[Value, ...]:
@@ -294,11 +322,17 @@ def _inline(v: Value, indent: int) -> Value:
 def _asserts(family: str, label: str, hw: Hardware, hw_id: str, names: set[str], sel: str, dtype: str):
     if "threads" not in names:
         return []
-    operands = {"threads": f"{sel}.threads", "items": f"{sel}.items", "size": f"element_size(element::{ident(dtype)})",
-                 **{f: f"hardware::{hw_id}.{f}" for f in ("warp_size", "max_threads_per_block", "smem_per_block")}}
-    messages = {"warp": f"{label}: threads must be a multiple of the warp size ({hw.warp_size})",
-                "block": f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})",
-                "tile": f"{label}: {TILE_MESSAGE} ({hw.smem_per_block} B)"}
+    operands = {
+        "threads": f"{sel}.threads",
+        "items": f"{sel}.items",
+        "size": f"element_size(element::{ident(dtype)})",
+        **{f: f"hardware::{hw_id}.{f}" for f in ("warp_size", "max_threads_per_block", "smem_per_block")},
+    }
+    messages = {
+        "warp": f"{label}: threads must be a multiple of the warp size ({hw.warp_size})",
+        "block": f"{label}: threads exceed max_threads_per_block ({hw.max_threads_per_block})",
+        "tile": f"{label}: {TILE_MESSAGE} ({hw.smem_per_block} B)",
+    }
     held = limits.applying(hw.cub_parity, catalog.FAMILIES[family].stages_tile)
     return [(limits.CXX[n].format(**operands), messages[n]) for n in held if n != "tile" or "items" in names]
 
@@ -344,8 +378,10 @@ def selector_call(q: Query, hw_id: str, at: dict[str, int] | None = None, keys: 
     values' type (by-key families)."""
     size = "" if at is None else "".join(f", {at.get(z, 0)}LL" for z in keys)
     value = f", element::{ident(q.pair)}" if q.pair else ""
-    return (f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}{size}{value}}}"
-            f"(hardware::{hw_id}.arch)")
+    return (
+        f"policy_selector{{element::{ident(q.dtype)}, operation::{ident(q.op)}, {q.offset}{size}{value}}}"
+        f"(hardware::{hw_id}.arch)"
+    )
 
 
 def sized(algorithms: list[DerivedAlgorithm]) -> list[str]:
@@ -372,8 +408,9 @@ def _bucket_condition(size: str, lo: int, hi: int | None) -> str:
 def pair_queries(spec: Spec, family: str) -> tuple[Query, ...]:
     """By-key families: every call whose values are of another type — each key type x each type an
     algorithm of the family lists in `values` x operator x offset width."""
-    values = [v for v in spec.element_sizes()
-              if any(v in a.values for a in spec.algorithms.values() if a.family == family)]
+    values = [
+        v for v in spec.element_sizes() if any(v in a.values for a in spec.algorithms.values() if a.family == family)
+    ]
     return tuple(Query(q.dtype, q.op, q.offset, v) for v in values for q in queries(spec, family) if q.dtype != v)
 
 
@@ -385,7 +422,7 @@ def _calls(spec: Spec, akey: str, calls=None) -> list[tuple[set, Query, Resolved
     `default` policy scaled for its size (CUB's behaviour for an untuned type), never zeros."""
     alg = spec.algorithms[akey]
     seen: dict[tuple[str, ...], list[Query]] = {}
-    for q in (queries(spec, alg.family) if calls is None else calls):
+    for q in queries(spec, alg.family) if calls is None else calls:
         seen.setdefault((q.dtype, q.pair) + tuple(policy_key.covering(alg.policies, q)), []).append(q)
     out = []
     for calls in seen.values():
@@ -454,11 +491,18 @@ def _calls_condition(calls: set[tuple[str, str, int]], sizes: dict[str, int]) ->
     return " || ".join(f"({t})" if " && " in t and len(terms) > 1 else t for t in terms)
 
 
-def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm], fields: list[Field],
-              subs: list[SubPolicy]) -> list[Branch]:
+def _branches(
+    ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm], fields: list[Field], subs: list[SubPolicy]
+) -> list[Branch]:
     # Vendor hardware (equality) first, then NVIDIA newest first; the last branch is also the fallback.
-    order = sorted(algorithms, key=lambda a: (a.hardware.compute_capability is not None,
-                                              -(a.hardware.compute_capability or 0), a.hardware.name))
+    order = sorted(
+        algorithms,
+        key=lambda a: (
+            a.hardware.compute_capability is not None,
+            -(a.hardware.compute_capability or 0),
+            a.hardware.name,
+        ),
+    )
     every = ctx.spec.element_sizes()
     sizes = {q.dtype: every[q.dtype] for q in queries(ctx.spec, family)}
     out = []
@@ -470,22 +514,36 @@ def _branches(ctx: BuildContext, family: str, algorithms: list[DerivedAlgorithm]
         cases = []
         for value in dict.fromkeys(q.pair for q in pair_queries(ctx.spec, family)):
             calls = [q for q in pair_queries(ctx.spec, family) if q.pair == value]
-            got, sized = _cases(ctx, family, akey, hw, fields, subs, every, sizes, _calls(ctx.spec, akey, calls),
-                                f"value != type && value == element::{ident(value)}")
+            got, sized = _cases(
+                ctx,
+                family,
+                akey,
+                hw,
+                fields,
+                subs,
+                every,
+                sizes,
+                _calls(ctx.spec, akey, calls),
+                f"value != type && value == element::{ident(value)}",
+            )
             cases += got
             sized_family = sized_family or sized
         got, sized = _cases(ctx, family, akey, hw, fields, subs, every, sizes, _calls(ctx.spec, akey), None)
         cases += got
         sized_family = sized_family or sized
-        what = (f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
-                if hw.compute_capability else f"{hw.vendor} {hw.arch}")
+        what = (
+            f"compute capability {hw.compute_capability // 10}.{hw.compute_capability % 10}"
+            if hw.compute_capability
+            else f"{hw.vendor} {hw.arch}"
+        )
         compare = ">=" if hw.compute_capability else "=="
         out.append(Branch(hw_id, f"arch {compare} hardware::{hw_id}.arch", f"{hw.name}: {what}", tuple(cases)))
     return out, sized_family
 
 
-def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs, every, sizes, resolved,
-           guard: str | None) -> tuple[list[Case], bool]:
+def _cases(
+    ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs, every, sizes, resolved, guard: str | None
+) -> tuple[list[Case], bool]:
     """The cases of one hardware branch for ``resolved`` calls, and whether any is a size bucket's;
     ``guard``: a condition every case adds (the values' type of key/value calls; then no case is
     unconditional)."""
@@ -496,8 +554,15 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
     for calls, q, pol in resolved:
         if pol is None:
             continue
-        sub_values = tuple((sp.name, _values(ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields,
-                                             pol.subs.get(sp.name.rstrip("_"), {}))) for sp in subs)
+        sub_values = tuple(
+            (
+                sp.name,
+                _values(
+                    ctx, family, f"{family} {q.dtype} {sp.name}", hw, sp.fields, pol.subs.get(sp.name.rstrip("_"), {})
+                ),
+            )
+            for sp in subs
+        )
         # A size bucket is its own case: (size, lo, hi) joins the key; None: every size.
         sized_values = [((b.size, b.lo, b.hi), b.values) for b in pol.buckets] or [(None, pol.values)]
         for bounds, resolved_values in sized_values:
@@ -528,12 +593,17 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
         for n, size in enumerate(sorted(by_size)):
             q = by_size[size]
             sel = selector_call(q, hw_id, None if bounds is None else {bounds[0]: bounds[1]}, keys)
-            label = (f"{family} {q.dtype}" + (f":{q.pair}" if q.pair else "")
-                     + ("" if bucket is None else f" ({bucket})") + f" on {hw.name}")
+            label = (
+                f"{family} {q.dtype}"
+                + (f":{q.pair}" if q.pair else "")
+                + ("" if bucket is None else f" ({bucket})")
+                + f" on {hw.name}"
+            )
             got = _asserts(family, label, hw, hw_id, {f.name for f in fields}, sel, q.dtype)
             for sp in subs:
-                got += _asserts(family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields},
-                                f"{sel}.{sp.name}", q.dtype)
+                got += _asserts(
+                    family, f"{label}, {sp.name}", hw, hw_id, {f.name for f in sp.fields}, f"{sel}.{sp.name}", q.dtype
+                )
             # Threads that do not depend on the size are checked once; tiles at every size.
             asserts += got if n == 0 or threads_scaled else [a for a in got if TILE_MESSAGE in a[1]]
         cond = None
@@ -551,9 +621,21 @@ def _cases(ctx: BuildContext, family: str, akey: str, hw: Hardware, fields, subs
 def _hardware_rows(ctx: BuildContext, ids: dict[str, int]) -> list[HardwareRow]:
     rows = []
     for name, hw in sorted(ctx.spec.hardware.items()):
-        note = "CUB parity: policies scaled with 49152 B / 32 threads" if hw.cub_parity else "policies scaled with this hardware's limits"
-        rows.append(HardwareRow(ident(name), ids[name], hw.warp_size, int(hw.smem_per_block), hw.max_threads_per_block,
-                                f"{hw.vendor} {hw.arch}; {note}"))
+        note = (
+            "CUB parity: policies scaled with 49152 B / 32 threads"
+            if hw.cub_parity
+            else "policies scaled with this hardware's limits"
+        )
+        rows.append(
+            HardwareRow(
+                ident(name),
+                ids[name],
+                hw.warp_size,
+                int(hw.smem_per_block),
+                hw.max_threads_per_block,
+                f"{hw.vendor} {hw.arch}; {note}",
+            )
+        )
     return rows
 
 
@@ -563,26 +645,55 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         return []
     too_old = sorted(h.name for h in ctx.spec.hardware.values() if h.toolchain.cxx < 14)
     for name in too_old:
-        ctx.diagnostics.append(Diagnostic(
-            "E-CXX-LEVEL", f"hardware `{name}`: the tuning headers need C++14 (the toolchain says C++11)",
-            ctx.spec.span_of(("hardware", name, "toolchain", "cxx")), hint="set `cxx = 14` if the compiler allows it"))
+        ctx.diagnostics.append(
+            Diagnostic(
+                "E-CXX-LEVEL",
+                f"hardware `{name}`: the tuning headers need C++14 (the toolchain says C++11)",
+                ctx.spec.span_of(("hardware", name, "toolchain", "cxx")),
+                hint="set `cxx = 14` if the compiler allows it",
+            )
+        )
     ids = arch_ids(ctx.spec.hardware)
     dtypes = [(ident(k), v) for k, v in ctx.spec.element_sizes().items()]
-    files = [GeneratedFile(f"{OUT}/common.cuh", render(
-        "muh.codegen.cxx", "common.cuh.j2", header=ctx.header("//"), enums=[
-            (name, doc, [ident(c) for c in choices]) for name, doc, choices in ENUMS],
-        dtypes=dtypes, ops=[ident(o) for o in catalog.OPS], hardware=_hardware_rows(ctx, ids),
-        op_classes=[(name, [ident(o) for o in ops]) for name, ops in policy_key.OP_CLASSES.items()]))]
+    files = [
+        GeneratedFile(
+            f"{OUT}/common.cuh",
+            render(
+                "muh.codegen.cxx",
+                "common.cuh.j2",
+                header=ctx.header("//"),
+                enums=[(name, doc, [ident(c) for c in choices]) for name, doc, choices in ENUMS],
+                dtypes=dtypes,
+                ops=[ident(o) for o in catalog.OPS],
+                hardware=_hardware_rows(ctx, ids),
+                op_classes=[(name, [ident(o) for o in ops]) for name, ops in policy_key.OP_CLASSES.items()],
+            ),
+        )
+    ]
     for family in families:
         algs = ctx.derived.of(family)
         fields = fields_of(family, algs)
         subs = subs_of(family, algs)
         branches, _ = _branches(ctx, family, algs, fields, subs)
-        files.append(GeneratedFile(f"{OUT}/tuning_{family}.cuh", render(
-            "muh.codegen.cxx", "tuning.cuh.j2", header=ctx.header("//"), family=ident(family),
-            doc=catalog.FAMILIES[family].doc, fields=fields, subs=subs, branches=branches, fallback=branches[-1],
-            sized=sized(algs), size_docs={z: b.doc for z, b in BUCKET_SIZES.items()},
-            key_value=catalog.FAMILIES[family].key_value,
-            eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
-            sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs})))
+        files.append(
+            GeneratedFile(
+                f"{OUT}/tuning_{family}.cuh",
+                render(
+                    "muh.codegen.cxx",
+                    "tuning.cuh.j2",
+                    header=ctx.header("//"),
+                    family=ident(family),
+                    doc=catalog.FAMILIES[family].doc,
+                    fields=fields,
+                    subs=subs,
+                    branches=branches,
+                    fallback=branches[-1],
+                    sized=sized(algs),
+                    size_docs={z: b.doc for z, b in BUCKET_SIZES.items()},
+                    key_value=catalog.FAMILIES[family].key_value,
+                    eq=_equality([f.name for f in fields] + [sp.name for sp in subs]),
+                    sp_eq={sp.name: _equality([f.name for f in sp.fields]) for sp in subs},
+                ),
+            )
+        )
     return files

@@ -4,11 +4,12 @@
 entry: it renders the configs derive made and validated once (``Derived.kernels``,
 muh/derive/kernels.py) and passes on derive's diagnostics for those that cannot be generated.
 """
+
 from __future__ import annotations
 
+from muh.codegen.kernels.emitter import files, generate
 from muh.families.base import KernelConfig, KernelConfigError
 from muh.families.registry import validate
-from muh.codegen.kernels.emitter import files, generate
 
 __all__ = ["KernelConfig", "KernelConfigError", "builds", "emit", "files", "generate", "targets", "validate"]
 

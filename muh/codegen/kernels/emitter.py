@@ -1,14 +1,15 @@
 """Render the kernel files of one KernelConfig. Codegen only renders: every number comes from the
 family records (muh/families/), each with its rule, printed into include/muh/kernels/params.cuh."""
+
 from __future__ import annotations
 
 from typing import Callable
 
-from muh.runtime import dtypes as DT
 from muh import families
+from muh.codegen.templates import render, render_from
 from muh.families.base import KernelConfig, KernelConfigError, max_threads, param, wrap
 from muh.families.registry import validate
-from muh.codegen.templates import render, render_from
+from muh.runtime import dtypes as DT
 
 PKG = "muh.codegen.kernels"
 
@@ -48,12 +49,17 @@ def warp_vars(cfg: KernelConfig) -> dict:
     mode = "native" if w == p else ("subwarp" if w < p else "emulated")
     wide = w > 32
     return {
-        "logical": w, "physical": p, "log2_logical": _log2(w), "mode": mode, "parts": max(1, w // p),
+        "logical": w,
+        "physical": p,
+        "log2_logical": _log2(w),
+        "mode": mode,
+        "parts": max(1, w // p),
         "has_ballot": w <= 64,
         "mask_type": "unsigned long long" if wide else "unsigned",
         "intrinsic_ballot": mode == "native" and w == 32,
         "width_arg": f", {w}" if mode == "subwarp" else "",
-        "ffs": "__ffsll" if wide else "__ffs", "popc": "__popcll" if wide else "__popc",
+        "ffs": "__ffsll" if wide else "__ffs",
+        "popc": "__popcll" if wide else "__popc",
         "xchg_slots": max_threads(cfg),
     }
 
@@ -63,7 +69,13 @@ def _args(fn, torch: bool) -> list[dict]:
     out = []
     for t, n in fn.args:
         if t.endswith("*"):
-            out.append({"t": "int64_t", "n": n, "call": f"static_cast<{t}>(ptr({n}))" if t not in ("void*", "const void*") else f"ptr({n})"})
+            out.append(
+                {
+                    "t": "int64_t",
+                    "n": n,
+                    "call": f"static_cast<{t}>(ptr({n}))" if t not in ("void*", "const void*") else f"ptr({n})",
+                }
+            )
         elif t in ("size_t", "unsigned"):
             out.append({"t": "int64_t", "n": n, "call": f"static_cast<{t}>({n})"})
         elif t == "float":
@@ -87,8 +99,11 @@ def _binding(fn) -> str:
     if len(one) <= 120:
         return one
     head = wrap(f'  m.def("{fn.name}", [](', [f"{a['t']} {a['n']}" for a in args], ") {")
-    ret_line = wrap("    return " + (f"static_cast<int64_t>({fn.name}(" if ret == "int64_t" else f"{fn.name}("),
-                    [a["call"] for a in args], "));" if ret == "int64_t" else ");")
+    ret_line = wrap(
+        "    return " + (f"static_cast<int64_t>({fn.name}(" if ret == "int64_t" else f"{fn.name}("),
+        [a["call"] for a in args],
+        "));" if ret == "int64_t" else ");",
+    )
     return f"{head}\n{ret_line}\n  }});"
 
 
@@ -120,14 +135,30 @@ def template_vars(cfg: KernelConfig) -> dict:
                 size = f"{key} {lo}..{'' if hi is None else hi - 1}"
                 bps = rec.params(cfg, d, bp)
                 # members: the bucket's numbers by name, what templates/buckets.j2 makes its Policy<T, B> of
-                buckets.append({"index": i, "ns": ns, "lo": lo, "hi": hi, "size": size, "key": key,
-                                "members": [x.cname for x in bps]})
-                params.append({"ns": ns, "lines": [_param_line(x) for x in bps],
-                               "doc": f"size bucket {i}: {size}" if hi is not None or i else None})
+                buckets.append(
+                    {
+                        "index": i,
+                        "ns": ns,
+                        "lo": lo,
+                        "hi": hi,
+                        "size": size,
+                        "key": key,
+                        "members": [x.cname for x in bps],
+                    }
+                )
+                params.append(
+                    {
+                        "ns": ns,
+                        "lines": [_param_line(x) for x in bps],
+                        "doc": f"size bucket {i}: {size}" if hi is not None or i else None,
+                    }
+                )
             rows.append({"dtype": d, "cxx": DT.TABLE[d].cxx, "buckets": buckets, **{x.cname: x.value for x in ps}})
         fams[rec.name] = rows
-    hw = [param("kSmemPerBlock", cfg.smem_per_block, "hardware smem_per_block"),
-          param("kSmemBanks", cfg.smem_banks, "shared-memory banks (32 on every CUDA-class GPU)")]
+    hw = [
+        param("kSmemPerBlock", cfg.smem_per_block, "hardware smem_per_block"),
+        param("kSmemBanks", cfg.smem_banks, "shared-memory banks (32 on every CUDA-class GPU)"),
+    ]
     for rec in families.records():
         hw += rec.globals(cfg)
     extra = {}
@@ -138,9 +169,12 @@ def template_vars(cfg: KernelConfig) -> dict:
         "all_dtypes": [{"name": d.name, "code": d.code} for d in DT.by_code()],
         "api": api_vars(),
         "enums": [{"family": r.name, "ops": list(r.operators.items())} for r in families.records() if r.operators],
-        **fams, **extra,
-        "params": params, "globals": [_param_line(x) for x in hw],
-        "has_nanosleep": int(cfg.has_nanosleep), "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
+        **fams,
+        **extra,
+        "params": params,
+        "globals": [_param_line(x) for x in hw],
+        "has_nanosleep": int(cfg.has_nanosleep),
+        "has_ptx_memory_model": int(cfg.has_ptx_memory_model),
         "has_bulk_copy": int(cfg.has_bulk_copy),
         **warp_vars(cfg),
     }
@@ -150,8 +184,11 @@ def default_header(cfg: KernelConfig) -> Callable[[str], str]:
     import muh
 
     def header(prefix: str) -> str:
-        return (f"{prefix} @generated by muh {muh.__version__} from kernel config {cfg.name} "
-                f"(sha256 {cfg.digest()[:12]}) — do not edit")
+        return (
+            f"{prefix} @generated by muh {muh.__version__} from kernel config {cfg.name} "
+            f"(sha256 {cfg.digest()[:12]}) — do not edit"
+        )
+
     return header
 
 

@@ -12,13 +12,15 @@ with the kernels' presets); ``emit(ctx)`` renders derive's target (``Derived.ops
 muh/derive/ops.py from the hardware's ``reduce`` / ``transform`` policies) for the hardware the
 kernels emitter generates for. Codegen computes no number here.
 """
+
 from __future__ import annotations
 
 from typing import Callable
 
-from muh.derive.ops import OPS_DTYPES, OpsTarget, from_spec
 from muh.codegen.templates import render
-from muh.runtime import c_api, dtypes as DT, operators
+from muh.derive.ops import OPS_DTYPES, OpsTarget, from_spec
+from muh.runtime import c_api, operators
+from muh.runtime import dtypes as DT
 
 PKG = "muh.codegen.ops"
 FILES = (
@@ -45,13 +47,28 @@ def generate(target: OpsTarget, header: Callable[[str], str]) -> list[tuple[str,
     # The element types in the one order of OPS_DTYPES (a tune unit builds one type's); each with its
     # size buckets by rows × hidden, which the C entry points pick (Policy<T, B>, docs/ops.md).
     policies = [target.policies[d] for d in OPS_DTYPES if d in target.policies]
-    variables = dict(target=target.name, warp_size=target.warp_size, cxx=target.cxx, policies=policies,
-                     sized=any(p.buckets for p in policies), ops_dtypes=OPS_DTYPES,
-                     aten={d: DT.TABLE[d].aten for d in OPS_DTYPES}, structs=c_api.OPS_STRUCTS,
-                     functions=c_api.OPS_API, api={f.name: f for f in c_api.OPS_API},
-                     operators=list(operators.SCHEMAS))
-    return [(path, render(PKG, tmpl, header=header(prefix), **variables) if tmpl.endswith(".j2")
-             else f"{header(prefix)}\n{_static(tmpl)}") for path, tmpl, prefix in FILES]
+    variables = dict(
+        target=target.name,
+        warp_size=target.warp_size,
+        cxx=target.cxx,
+        policies=policies,
+        sized=any(p.buckets for p in policies),
+        ops_dtypes=OPS_DTYPES,
+        aten={d: DT.TABLE[d].aten for d in OPS_DTYPES},
+        structs=c_api.OPS_STRUCTS,
+        functions=c_api.OPS_API,
+        api={f.name: f for f in c_api.OPS_API},
+        operators=list(operators.SCHEMAS),
+    )
+    return [
+        (
+            path,
+            render(PKG, tmpl, header=header(prefix), **variables)
+            if tmpl.endswith(".j2")
+            else f"{header(prefix)}\n{_static(tmpl)}",
+        )
+        for path, tmpl, prefix in FILES
+    ]
 
 
 def _static(name: str) -> str:
@@ -77,9 +94,8 @@ def write(target: OpsTarget, root, header: Callable[[str], str]) -> list[str]:
 
 def emit(ctx) -> list:
     from muh.codegen.base import GeneratedFile
-    from muh.diagnostics import Diagnostic
-
     from muh.codegen.kernels import targets
+    from muh.diagnostics import Diagnostic
 
     files = []
     for t in targets(ctx):  # the kernels emitter's folders (it reports derive's diagnostics, once)

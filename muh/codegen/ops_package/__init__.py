@@ -16,6 +16,7 @@ The image copies the package beside vLLM, runs ``--build <folder>`` (the spec's 
 NVIDIA, the CoreX SDK's clang++ on the BI-V100; no compiler → a recorded reason, no library) and
 ``--check``; vLLM's general plugin then imports ``muh_kernels.vllm_ops``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,7 +36,9 @@ LIBRARY = "libmuh_ops.so"
 SOURCES = ("kernels/common.cu", "kernels/ops.cu")  # relative to the generated folder of the target
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"  # the copy's sources, read as text
 ENTRY = ("vllm_provider", "_provider")  # muh/runtime/vllm_provider.py ships as muh_kernels/_provider.py
-EXTRA = ("selftest",)  # run at start as `python3 -m muh_kernels.selftest` (issue 37.3), copied with its imports' closure
+EXTRA = (
+    "selftest",
+)  # run at start as `python3 -m muh_kernels.selftest` (issue 37.3), copied with its imports' closure
 # third-party modules the image has (vLLM's own dependencies); anything else is refused
 IMAGE_MODULES = frozenset({"torch", "vllm"})
 
@@ -45,12 +48,12 @@ class Recipe:
     """How the image compiles the ops for one hardware (decided here; the package only runs it)."""
 
     hardware: str
-    compiler: str          # nvcc | clang
-    cxx: int               # the spec's toolchain { cxx }
-    warp_size: int         # the spec's warp size (== the generated warp layer's, checked by build_info.cu)
+    compiler: str  # nvcc | clang
+    cxx: int  # the spec's toolchain { cxx }
+    warp_size: int  # the spec's warp size (== the generated warp layer's, checked by build_info.cu)
     arch: str | None
     flags: tuple[str, ...]  # before `-I <include> -o <out> <sources>`; `{sdk}` = the toolchain's root
-    link: tuple[str, ...]   # after the sources
+    link: tuple[str, ...]  # after the sources
     candidates: tuple[str, ...]  # where the image looks for the compiler (after $MUH_CUDA_COMPILER)
 
 
@@ -110,10 +113,13 @@ def runtime_modules(runtime: Path = RUNTIME) -> dict[str, str]:
         except RuntimeCopyError as e:
             raise RuntimeCopyError(f"muh/runtime/{mod}.py: {e}") from None
         if "muh" in other:
-            raise RuntimeCopyError(f"muh/runtime/{mod}.py imports muh by name, which the serving image lacks: "
-                                   "import the runtime's own modules relatively (`from . import x`)")
-        foreign = sorted(m for m in other if m not in sys.stdlib_module_names and m not in IMAGE_MODULES
-                         and m != "__future__")
+            raise RuntimeCopyError(
+                f"muh/runtime/{mod}.py imports muh by name, which the serving image lacks: "
+                "import the runtime's own modules relatively (`from . import x`)"
+            )
+        foreign = sorted(
+            m for m in other if m not in sys.stdlib_module_names and m not in IMAGE_MODULES and m != "__future__"
+        )
         if foreign:
             raise RuntimeCopyError(f"muh/runtime/{mod}.py imports {', '.join(foreign)}, which the serving image lacks")
         if ENTRY[0] in siblings:
@@ -162,8 +168,14 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     try:
         copies = runtime_modules_cached()
     except (RuntimeCopyError, SyntaxError, OSError) as e:
-        ctx.diagnostics.append(Diagnostic("E-OPS-PACKAGE", f"muh_kernels cannot be packaged: {e}", None,
-                                          hint="the ops' Python side must need only the stdlib, torch and vllm"))
+        ctx.diagnostics.append(
+            Diagnostic(
+                "E-OPS-PACKAGE",
+                f"muh_kernels cannot be packaged: {e}",
+                None,
+                hint="the ops' Python side must need only the stdlib, torch and vllm",
+            )
+        )
         return []
     header = ctx.header("#")
     label = ctx.spec_label
@@ -171,10 +183,15 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     for prefix, hw in found:
         r = recipe(hw)
         if r.arch is None:
-            ctx.diagnostics.append(Diagnostic(
-                "W-OPS-ARCH", f"no target architecture for `{hw.name}`: muh_kernels is built for the compiler's default",
-                ctx.spec.span_of(("hardware", hw.name)), hint="set toolchain { arch = … } or compute_capability",
-                severity=Severity.warning))
+            ctx.diagnostics.append(
+                Diagnostic(
+                    "W-OPS-ARCH",
+                    f"no target architecture for `{hw.name}`: muh_kernels is built for the compiler's default",
+                    ctx.spec.span_of(("hardware", hw.name)),
+                    hint="set toolchain { arch = … } or compute_capability",
+                    severity=Severity.warning,
+                )
+            )
         tc = Toolchain.of(hw)
         lo, hi = cplusplus_range(tc.cxx)
         common = dict(header=header, spec=label, recipe=r, library=LIBRARY, sources=SOURCES, name=NAME)
@@ -183,12 +200,26 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
             GeneratedFile(f"{base}/__init__.py", render(PKG, "init.py.j2", **common)),
             GeneratedFile(f"{base}/__main__.py", render(PKG, "main.py.j2", **common)),
             GeneratedFile(f"{base}/vllm_ops.py", render(PKG, "vllm_ops.py.j2", **common)),
-            GeneratedFile(f"{base}/build_info.cu", render(PKG, "build_info.cu.j2", header_cxx=ctx.header("//"),
-                                                          cplusplus_lo=lo, cplusplus_hi=hi, std=tc.std,
-                                                          warp_define=tc.warp_define()[0], warp_flag=tc.warp_flag,
-                                                          **common)),
+            GeneratedFile(
+                f"{base}/build_info.cu",
+                render(
+                    PKG,
+                    "build_info.cu.j2",
+                    header_cxx=ctx.header("//"),
+                    cplusplus_lo=lo,
+                    cplusplus_hi=hi,
+                    std=tc.std,
+                    warp_define=tc.warp_define()[0],
+                    warp_flag=tc.warp_flag,
+                    **common,
+                ),
+            ),
         ]
         for mod, text in copies.items():
             src = ENTRY[0] if mod == ENTRY[1] else mod
-            files.append(GeneratedFile(f"{base}/{mod}.py", f"{header}\n# copied from muh/runtime/{src}.py, byte for byte\n{text}"))
+            files.append(
+                GeneratedFile(
+                    f"{base}/{mod}.py", f"{header}\n# copied from muh/runtime/{src}.py, byte for byte\n{text}"
+                )
+            )
     return files

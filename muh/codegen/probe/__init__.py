@@ -17,6 +17,7 @@ competition image gets it from the deploy emitter's helper, which calls this fun
 ``ctx.options['emulate_warp']`` = N builds the warp layer emulating an N-lane warp on a 32-lane GPU
 (nvcc, the lab GPU's arch): the facts that depend on the warp layer then show warp-N logic.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,12 +27,12 @@ from pathlib import Path
 import muh
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.templates import render
-from muh.diagnostics import Diagnostic, MuhError
 from muh.derive.kernels import PROBE_THREADS, probe_config
+from muh.diagnostics import Diagnostic, MuhError
 from muh.runtime.toolchain import Toolchain
 
 SCHEMA = "muh.probe.result"  # what the bundle's result document says it is (its model: result.py, read by
-SCHEMA_VERSION = 1           # ingest only, so a build does not build the result's models)
+SCHEMA_VERSION = 1  # ingest only, so a build does not build the result's models)
 
 PKG = "muh.codegen.probe"
 ROOT = "probe"
@@ -41,6 +42,7 @@ BW_SAMPLES = 15
 LATENCY_SAMPLES = 200
 TIMEOUT_S = 120  # run.sh's limit per step (the probe takes well under 60 s)
 ENGINE_PROBE = Path(__file__).with_name("engine_probe.py")  # copied into the bundle as it is
+
 
 def toolchain_of(hw, emulate: int | None) -> Toolchain:
     """The probe's toolchain (muh.runtime.toolchain): the spec's, whose ``program`` is the ops' command
@@ -64,8 +66,15 @@ def kernel_config(ctx: BuildContext, hw, emulate: int | None):
     try:
         return probe_config(ctx.derived, hw, emulate)
     except ValueError as e:  # a policy the kernels need is incomplete
-        raise MuhError([Diagnostic("E-PROBE", f"the probe's kernels for `{hw.name}` cannot be generated: {e}",
-                                   ctx.spec.span_of(("hardware", hw.name)))]) from None
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-PROBE",
+                    f"the probe's kernels for `{hw.name}` cannot be generated: {e}",
+                    ctx.spec.span_of(("hardware", hw.name)),
+                )
+            ]
+        ) from None
 
 
 def _engine_data(ctx: BuildContext) -> dict:
@@ -75,8 +84,11 @@ def _engine_data(ctx: BuildContext) -> dict:
 
     deploy = next(iter(ctx.spec.deploys.values()), None)
     plan = ctx.derived.deploy  # the engine plug-in's resolve, by derive
-    plugin = (engines.get(plan.engine) if plan is not None else None) or \
-        (engines.get(deploy.engine.name) if deploy is not None else None) or engines.get(engines.DEFAULT)
+    plugin = (
+        (engines.get(plan.engine) if plan is not None else None)
+        or (engines.get(deploy.engine.name) if deploy is not None else None)
+        or engines.get(engines.DEFAULT)
+    )
     variant = plugin.variant(plan.engine_version) if plugin is not None and plan is not None else None
     asked = plugin.probe_data(ctx.spec, plan, variant) if plugin is not None and plugin.probe_data else {}
     return {"spec": ctx.spec_label, **asked}
@@ -85,7 +97,9 @@ def _engine_data(ctx: BuildContext) -> dict:
 def engine_probe_copy(header: str) -> str:
     """muh/codegen/probe/engine_probe.py as it is, with the build's header after its first line."""
     first, _, rest = ENGINE_PROBE.read_text(encoding="utf-8").partition("\n")
-    return f"{first}\n# {header}\n# copied from muh/codegen/probe/engine_probe.py, byte for byte below this line\n{rest}"
+    return (
+        f"{first}\n# {header}\n# copied from muh/codegen/probe/engine_probe.py, byte for byte below this line\n{rest}"
+    )
 
 
 def hardware_of(spec):
@@ -94,8 +108,16 @@ def hardware_of(spec):
 
     hws = list(spec.hardware.values())
     if len(hws) != 1:
-        raise MuhError([Diagnostic("E-PROBE", f"a probe bundle is for one hardware block; {source_label(spec.file)} has {len(hws)}",
-                                   None, hint="put each card in its own spec, or probe a spec with one hardware block")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-PROBE",
+                    f"a probe bundle is for one hardware block; {source_label(spec.file)} has {len(hws)}",
+                    None,
+                    hint="put each card in its own spec, or probe a spec with one hardware block",
+                )
+            ]
+        )
     return hws[0]
 
 
@@ -108,18 +130,40 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     cfg = kernel_config(ctx, hw, emulate)
     errs = validate(cfg)
     if errs:
-        raise MuhError([Diagnostic("E-PROBE", f"the warp layer for `{hw.name}` cannot be generated: " + "; ".join(errs),
-                                   ctx.spec.span_of(("hardware", hw.name)))])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-PROBE",
+                    f"the warp layer for `{hw.name}` cannot be generated: " + "; ".join(errs),
+                    ctx.spec.span_of(("hardware", hw.name)),
+                )
+            ]
+        )
     tc = toolchain_of(hw, emulate)
     compiler, cxx, arch, cmd = tc.compiler, tc.cxx, tc.arch, tc.program()
     layer = dict(generate(cfg, ctx.header))[WARP_LAYER]
     wv = warp_vars(cfg)
     common = dict(header=ctx.header_text(), compiler=compiler, cxx=cxx, arch=arch)
-    cu = dict(header=ctx.header("//"), hardware=hw.name, spec=ctx.spec_label,
-              muh_version=muh.__version__, schema=SCHEMA, schema_version=SCHEMA_VERSION, threads=THREADS,
-              spin_cycles=SPIN_CYCLES, bw_samples=BW_SAMPLES, latency_samples=LATENCY_SAMPLES,
-              ptx=compiler == "nvcc", nanosleep_test=True, emulated_warp=emulate, compiler=compiler, cxx=cxx,
-              mode=wv["mode"], logical=wv["logical"], physical=wv["physical"])
+    cu = dict(
+        header=ctx.header("//"),
+        hardware=hw.name,
+        spec=ctx.spec_label,
+        muh_version=muh.__version__,
+        schema=SCHEMA,
+        schema_version=SCHEMA_VERSION,
+        threads=THREADS,
+        spin_cycles=SPIN_CYCLES,
+        bw_samples=BW_SAMPLES,
+        latency_samples=LATENCY_SAMPLES,
+        ptx=compiler == "nvcc",
+        nanosleep_test=True,
+        emulated_warp=emulate,
+        compiler=compiler,
+        cxx=cxx,
+        mode=wv["mode"],
+        logical=wv["logical"],
+        physical=wv["physical"],
+    )
     data = json.dumps(_engine_data(ctx), sort_keys=True, ensure_ascii=True, indent=1)
     readme = render(PKG, "README.md.j2", hw=hw, emulate=emulate, wv=wv, **common)
     return [
@@ -127,11 +171,22 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
         GeneratedFile(f"{ROOT}/{WARP_LAYER}", layer),
         GeneratedFile(f"{ROOT}/probe.cu", render(PKG, "probe.cu.j2", **cu)),
         GeneratedFile(f"{ROOT}/nanosleep_test.cu", render(PKG, "nanosleep_test.cu.j2", header=ctx.header("//"))),
-        GeneratedFile(f"{ROOT}/build.sh", render(PKG, "build.sh.j2", flags=cmd.flags, link=cmd.link, arch_prefix=tc.arch_prefix,
-                                                 candidates=shell_candidates(tc),
-                                                 **{**common, "header": ctx.header("#")}),
-                      executable=True),
-        GeneratedFile(f"{ROOT}/run.sh", render(PKG, "run.sh.j2", header=ctx.header("#"), timeout_s=TIMEOUT_S), executable=True),
+        GeneratedFile(
+            f"{ROOT}/build.sh",
+            render(
+                PKG,
+                "build.sh.j2",
+                flags=cmd.flags,
+                link=cmd.link,
+                arch_prefix=tc.arch_prefix,
+                candidates=shell_candidates(tc),
+                **{**common, "header": ctx.header("#")},
+            ),
+            executable=True,
+        ),
+        GeneratedFile(
+            f"{ROOT}/run.sh", render(PKG, "run.sh.j2", header=ctx.header("#"), timeout_s=TIMEOUT_S), executable=True
+        ),
         GeneratedFile(f"{ROOT}/engine_probe.py", engine_probe_copy(ctx.header_text()), executable=True),
         GeneratedFile(f"{ROOT}/engine_probe.json", data + "\n"),
     ]

@@ -12,6 +12,7 @@ With --hardware, the hardware probe's document is extended with an "engine" part
 Standard library only (Python 3.8+). What it asks about the engine is data: engine_probe.json beside it (written by
 muh's probe bundle from the spec and the engine plug-in), or --data FILE. This file is copied into the bundle as it is.
 """
+
 import argparse
 import ast
 import importlib.util
@@ -64,6 +65,7 @@ def read(root, rel):
 def engine_version(root):
     try:
         from importlib import metadata
+
         return metadata.version(DATA["engine"]), "importlib.metadata"
     except Exception:  # noqa: BLE001 - any failure means "not from metadata"
         pass
@@ -95,8 +97,16 @@ def anchors(root):
     for a in DATA["anchors"]:
         text = read(root, a["file"])
         n = None if text is None else ("\n" + text).count("\n" + a["anchor"])
-        out.append({"id": a["id"], "file": a["file"], "pinned_line": a["line"], "file_exists": text is not None,
-                    "occurrences": n, "ok": n == 1})
+        out.append(
+            {
+                "id": a["id"],
+                "file": a["file"],
+                "pinned_line": a["line"],
+                "file_exists": text is not None,
+                "occurrences": n,
+                "ok": n == 1,
+            }
+        )
     return out
 
 
@@ -119,10 +129,22 @@ def signature_of(root, module, attr):
             sig = "(%s)" % ast.unparse(node.args) if hasattr(ast, "unparse") else None
             if sig and node.returns is not None:
                 sig += " -> " + ast.unparse(node.returns)
-            return {"module": module, "attr": attr, "found": True, "where": "%s:%d" % (path, node.lineno), "signature": sig}
+            return {
+                "module": module,
+                "attr": attr,
+                "found": True,
+                "where": "%s:%d" % (path, node.lineno),
+                "signature": sig,
+            }
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in node.targets):
-            return {"module": module, "attr": attr, "found": True, "where": "%s:%d" % (path, node.lineno),
-                    "signature": None, "note": "assigned, not defined: %s" % (ast.unparse(node.value) if hasattr(ast, "unparse") else "?")}
+            return {
+                "module": module,
+                "attr": attr,
+                "found": True,
+                "where": "%s:%d" % (path, node.lineno),
+                "signature": None,
+                "note": "assigned, not defined: %s" % (ast.unparse(node.value) if hasattr(ast, "unparse") else "?"),
+            }
     return {"module": module, "attr": attr, "found": False, "why": "%s defines no `%s` at module level" % (path, attr)}
 
 
@@ -133,14 +155,19 @@ def vendor_functions():
         if importlib.util.find_spec(top) is None:
             out[module] = {"importable": False, "why": "%s is not installed" % top}
             continue
-        code = ("import json, importlib\nm = importlib.import_module(%r)\n"
-                "print('MUH:' + json.dumps({n: hasattr(m, n) for n in %r}))" % (module, names))
+        code = (
+            "import json, importlib\nm = importlib.import_module(%r)\n"
+            "print('MUH:' + json.dumps({n: hasattr(m, n) for n in %r}))" % (module, names)
+        )
         got, err = child(code)
         if got is None:
             out[module] = {"importable": False, "why": err}
         else:
-            out[module] = {"importable": True, "present": sorted(n for n, v in got.items() if v),
-                           "missing": sorted(n for n, v in got.items() if not v)}
+            out[module] = {
+                "importable": True,
+                "present": sorted(n for n, v in got.items() if v),
+                "missing": sorted(n for n, v in got.items() if not v),
+            }
     return out
 
 
@@ -180,9 +207,11 @@ def model_class(root, archs):
         m = re.search(r'"%s"\s*:\s*\(\s*"([^"]+)"\s*,\s*"([^"]+)"' % re.escape(a), text)
         static[a] = "%s.%s" % m.groups() if m else None
     out["registry_entry"] = static
-    code = ("import json\nfrom vllm.model_executor.models import ModelRegistry\n"
-            "cls, arch = ModelRegistry.resolve_model_cls(%r)\n"
-            "print('MUH:' + json.dumps([cls.__module__ + '.' + cls.__qualname__, arch]))" % (archs,))
+    code = (
+        "import json\nfrom vllm.model_executor.models import ModelRegistry\n"
+        "cls, arch = ModelRegistry.resolve_model_cls(%r)\n"
+        "print('MUH:' + json.dumps([cls.__module__ + '.' + cls.__qualname__, arch]))" % (archs,)
+    )
     got, err = child(code)
     out["resolved"] = {"class": got[0], "arch": got[1]} if got else None
     if err:
@@ -200,11 +229,15 @@ def moe_file(root, cfg, device_name):
     n = inter // tp
     out.update(E=experts, N=n, tensor_parallel_size=tp, device_name=device_name)
     if device_name:
-        out["file_by_rule"] = DATA["moe_file_pattern"].format(E=experts, N=n, device=device_name.replace(" ", "_"), dtype="")
-    code = ("import json\nfrom vllm.model_executor.layers.fused_moe import fused_moe as f\nimport os\n"
-            "name = f.get_config_file_name(%d, %d, None)\n"
-            "path = os.path.join(os.path.dirname(os.path.realpath(f.__file__)), 'configs', name)\n"
-            "print('MUH:' + json.dumps([name, os.path.exists(path)]))" % (experts, n))
+        out["file_by_rule"] = DATA["moe_file_pattern"].format(
+            E=experts, N=n, device=device_name.replace(" ", "_"), dtype=""
+        )
+    code = (
+        "import json\nfrom vllm.model_executor.layers.fused_moe import fused_moe as f\nimport os\n"
+        "name = f.get_config_file_name(%d, %d, None)\n"
+        "path = os.path.join(os.path.dirname(os.path.realpath(f.__file__)), 'configs', name)\n"
+        "print('MUH:' + json.dumps([name, os.path.exists(path)]))" % (experts, n)
+    )
     got, err = child(code)
     if got:
         out["file_by_engine"], out["engine_ships_it"] = got
@@ -233,7 +266,11 @@ def main(argv=None):
         hw = doc.get("hardware", {})
         device_name = (hw.get("device_name_nvml") or {}).get("value") or (hw.get("device_name") or {}).get("value")
     root = site_root()
-    rep = {"spec": DATA["spec"], "pinned": "%s %s" % (DATA["engine"], DATA["version"]), "python": sys.version.split()[0]}
+    rep = {
+        "spec": DATA["spec"],
+        "pinned": "%s %s" % (DATA["engine"], DATA["version"]),
+        "python": sys.version.split()[0],
+    }
     if root is None:
         rep["installed"] = False
         rep["why"] = "%s is not importable by %s" % (DATA["engine"], sys.executable)
@@ -243,7 +280,9 @@ def main(argv=None):
         rep["version"], rep["version_from"] = engine_version(root)
         rep["markers"] = markers(root)
         rep["anchors"] = anchors(root)
-        rep["signatures"] = {name: signature_of(root, mod, attr) for name, (mod, attr) in sorted(DATA["rebinds"].items())}
+        rep["signatures"] = {
+            name: signature_of(root, mod, attr) for name, (mod, attr) in sorted(DATA["rebinds"].items())
+        }
     rep["triton"] = triton()
     rep["vendor_functions"] = vendor_functions()
     cfg, err = model_config(args.model)

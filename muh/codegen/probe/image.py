@@ -1,5 +1,6 @@
 """The probe in a platform's image: its bundle (built by the image, never at start) and its start step
 (opt-in, tolerated). Every platform that builds an image ships it the same way."""
+
 from __future__ import annotations
 
 from muh.codegen.base import BuildContext, GeneratedFile
@@ -31,9 +32,13 @@ def probe_bundle(ctx: BuildContext) -> tuple[bool, list[GeneratedFile]]:
 def probe_step() -> StartStep:
     """Opt-in (``MUH_PROBE_AT_START=1``), tolerated: the probe the image build compiled runs (never a compiler at
     start) and writes its JSON under /workspace, its output to a log there."""
-    return StartStep(name="probe", argv=("bash", InRoot(path="probe/run.sh"), PROBE_RESULT, "--prebuilt",
-                                         InRoot(path=PROBE_BUILD_DIR)),
-                     timeout_s=PROBE_TIMEOUT_S, opt_in=PROBE_OPT_IN, output=PROBE_LOG,
-                     needs=(InRoot(path="probe/run.sh"), InRoot(path=f"{PROBE_BUILD_DIR}/probe")),
-                     on_failure=f"[muh] probe skipped: it failed or took over {PROBE_TIMEOUT_S} s (log {PROBE_LOG})",
-                     on_success=f"[muh] probe: {PROBE_RESULT} written (log {PROBE_LOG})")
+    return StartStep(
+        name="probe",
+        argv=("bash", InRoot(path="probe/run.sh"), PROBE_RESULT, "--prebuilt", InRoot(path=PROBE_BUILD_DIR)),
+        timeout_s=PROBE_TIMEOUT_S,
+        opt_in=PROBE_OPT_IN,
+        output=PROBE_LOG,
+        needs=(InRoot(path="probe/run.sh"), InRoot(path=f"{PROBE_BUILD_DIR}/probe")),
+        on_failure=f"[muh] probe skipped: it failed or took over {PROBE_TIMEOUT_S} s (log {PROBE_LOG})",
+        on_success=f"[muh] probe: {PROBE_RESULT} written (log {PROBE_LOG})",
+    )

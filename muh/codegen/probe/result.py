@@ -5,6 +5,7 @@ The CUDA program of the bundle writes the ``hardware`` part, the engine probe (P
 have (a zero bandwidth, a warp of 48 lanes) fail validation here, so a broken or forged file is
 refused before anything is compared.
 """
+
 from __future__ import annotations
 
 from typing import Literal, Optional, Union
@@ -12,6 +13,7 @@ from typing import Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from muh.codegen.probe import SCHEMA, SCHEMA_VERSION  # noqa: F401 - the document's name and version, beside its model
+
 SIZES_MIN, SIZES_MAX = 1 << 20, 1 << 30  # the bandwidth sweep: 1 MiB … 1 GiB, powers of two
 
 
@@ -148,6 +150,7 @@ class Toolkit(_M):
     def text(self) -> str:
         def v(n: int) -> str:
             return f"{n // 1000}.{n % 1000 // 10}"
+
         import re
 
         m = re.search(r"release [\d.]+, V([\d.]+)", self.compiler)  # nvcc's version line
@@ -187,6 +190,8 @@ class Result(_M):
     @classmethod
     def _version(cls, v: int) -> int:
         if v != SCHEMA_VERSION:
-            raise ValueError(f"schema version {v} is not the one this muh reads ({SCHEMA_VERSION}); "
-                             "regenerate the bundle with this muh (`muh probe SPEC -o DIR`) and run it again")
+            raise ValueError(
+                f"schema version {v} is not the one this muh reads ({SCHEMA_VERSION}); "
+                "regenerate the bundle with this muh (`muh probe SPEC -o DIR`) and run it again"
+            )
         return v

@@ -1,4 +1,5 @@
-"""The image and its start script (``Dockerfile``, ``image/start.sh``): what every platform runs to start a plan's server
+"""The image and its start script (``Dockerfile``, ``image/start.sh``): what every platform runs to start a plan's
+server
 (``DeployPlan.launch``, muh.derive.model.Launch), rendered the same way for every platform and engine.
 
 The platform's command is ``bash <root>/image/start.sh <the server's argv>``: the server's flags stay
@@ -9,6 +10,7 @@ edited by hand there keeps its words and says so), adds the words steps gave, an
 muh does all the quoting: every word passes through ``shlex.quote`` once, a path in the image's muh folder is
 ``"${MUH_ROOT}"/<quoted path>``; shellcheck-clean (tests/codegen/test_start_script.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -56,10 +58,26 @@ def skips(s: StartStep) -> list[tuple[str, str]]:
 def script(launch: Launch, header: str, steps: tuple[StartStep, ...] | None = None) -> str:
     """The start script of ``launch``; ``steps``: the platform's steps first, then the launch's (default: its own)."""
     steps = launch.steps if steps is None else steps
-    rows = [dict(name=s.name, cmd=step_command(s), required=s.required, on_failure=s.on_failure,
-                 adds=words(s.adds), skip=skips(s), on_success=s.on_success) for s in steps]
-    groups = [dict(id=g.id, marker=word(InRoot(path=g.marker)),
-                   pairs=" ".join(f"{i} {shlex.quote(launch.argv[i])}" for i in g.at)) for g in launch.groups]
+    rows = [
+        dict(
+            name=s.name,
+            cmd=step_command(s),
+            required=s.required,
+            on_failure=s.on_failure,
+            adds=words(s.adds),
+            skip=skips(s),
+            on_success=s.on_success,
+        )
+        for s in steps
+    ]
+    groups = [
+        dict(
+            id=g.id,
+            marker=word(InRoot(path=g.marker)),
+            pairs=" ".join(f"{i} {shlex.quote(launch.argv[i])}" for i in g.at),
+        )
+        for g in launch.groups
+    ]
     return render(PKG, "start.sh.j2", header=header, root=launch.root, steps=rows, groups=groups)
 
 
@@ -81,7 +99,19 @@ def dockerfile(ctx, plan, probe: bool, purpose: str) -> str:
     from muh.codegen.probe.image import PROBE_BUILD_DIR, PROBE_BUILD_TIMEOUT_S
 
     launch = plan.launch
-    return render(PKG, "Dockerfile.j2", header=ctx.header_text(), purpose=purpose,
-                  variant=f"{plan.engine} {plan.engine_version}", hardware=plan.hardware, base_image=launch.base_image,
-                  folder=launch.folder, root=launch.root, image_steps=launch.image_steps, probe=probe,
-                  probe_build=PROBE_BUILD_DIR, probe_timeout_s=PROBE_BUILD_TIMEOUT_S, cmd=exec_form(command(launch)))
+    return render(
+        PKG,
+        "Dockerfile.j2",
+        header=ctx.header_text(),
+        purpose=purpose,
+        variant=f"{plan.engine} {plan.engine_version}",
+        hardware=plan.hardware,
+        base_image=launch.base_image,
+        folder=launch.folder,
+        root=launch.root,
+        image_steps=launch.image_steps,
+        probe=probe,
+        probe_build=PROBE_BUILD_DIR,
+        probe_timeout_s=PROBE_BUILD_TIMEOUT_S,
+        cmd=exec_form(command(launch)),
+    )

@@ -5,6 +5,7 @@ EngineX, the competition's vLLM 0.6.3 fork in the BI-V100 image, is data only: i
 available, ``variants/enginex-*.json`` records what is known about it from the competition team's notes (https://github.com/dylanyunlon/project_6)
 (every entry cites its section).
 """
+
 from pathlib import Path
 
 from muh.engines.base import EnginePlugin
@@ -30,10 +31,30 @@ def fetch_base(variant) -> str:
     return line if variant.base == variant.version else f"{line}, the base release of {variant.label}"
 
 
-ENGINE = EnginePlugin(name="vllm", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
-                      aliases=resolve_version,  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
-                      tuning_points=lambda: KNOBS, fetch=fetch_base, probe_data=probe_data,
-                      tuned_file=TUNED_FILE, tuned_prefix="vllm", complete=complete)
-ENGINEX = EnginePlugin(name="enginex", package=__name__, folder=VARIANTS, resolve=resolve, flag_table=flag_table,
-                       tuning_points=lambda: KNOBS, fetch=fetch_base, probe_data=probe_data,
-                       tuned_file=TUNED_FILE, tuned_prefix="vllm", complete=complete)
+ENGINE = EnginePlugin(
+    name="vllm",
+    package=__name__,
+    folder=VARIANTS,
+    resolve=resolve,
+    flag_table=flag_table,
+    aliases=resolve_version,  # `0.6.3` -> `0.6.3.post1` when exactly one release matches
+    tuning_points=lambda: KNOBS,
+    fetch=fetch_base,
+    probe_data=probe_data,
+    tuned_file=TUNED_FILE,
+    tuned_prefix="vllm",
+    complete=complete,
+)
+ENGINEX = EnginePlugin(
+    name="enginex",
+    package=__name__,
+    folder=VARIANTS,
+    resolve=resolve,
+    flag_table=flag_table,
+    tuning_points=lambda: KNOBS,
+    fetch=fetch_base,
+    probe_data=probe_data,
+    tuned_file=TUNED_FILE,
+    tuned_prefix="vllm",
+    complete=complete,
+)

@@ -3,6 +3,7 @@
 Cache: ``$MUH_CACHE_DIR`` (default ``~/.cache/muh``) ``/wheels``. Fetched by `muh fetch-engine`; used by
 tools/extract_vllm_flags.py, the `deploy` check and the tests marked ``vllm``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,8 +33,23 @@ def fetch(version: str, engine: str = "vllm", timeout: int = 600) -> Path:
         return hit
     d = cache_dir()
     d.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-           "--platform", "manylinux1_x86_64", "--python-version", "3.10", f"{engine}=={version}", "-d", str(d)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--platform",
+        "manylinux1_x86_64",
+        "--python-version",
+        "3.10",
+        f"{engine}=={version}",
+        "-d",
+        str(d),
+    ]
     subprocess.run(cmd, check=True, timeout=timeout, capture_output=True)
     hit = cached(version, engine)
     if hit is None:
@@ -48,21 +64,41 @@ def fetch_checked(version: str) -> str:
 
     exact = resolve_version(version)
     if exact is None:
-        raise MuhError([Diagnostic("E-DEPLOY-ENGINE", f"muh has no flag table for vllm {version}; tables: "
-                                   f"{', '.join(available_versions())}",
-                                   hint="tools/extract_vllm_flags.py --version X reads another release's table")])
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-DEPLOY-ENGINE",
+                    f"muh has no flag table for vllm {version}; tables: {', '.join(available_versions())}",
+                    hint="tools/extract_vllm_flags.py --version X reads another release's table",
+                )
+            ]
+        )
     try:
         wheel = fetch(exact)
     except Exception as err:  # noqa: BLE001 - pip's failure is a message, never a traceback
         detail = (getattr(err, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()[-1:] or [str(err)]
-        raise FetchFailed([Diagnostic("E-IO", f"cannot download vllm {exact} into {cache_dir()}: {detail[0]}",
-                                      hint=f"pip needs the package index; or put the wheel into {cache_dir()} yourself")])
+        raise FetchFailed(
+            [
+                Diagnostic(
+                    "E-IO",
+                    f"cannot download vllm {exact} into {cache_dir()}: {detail[0]}",
+                    hint=f"pip needs the package index; or put the wheel into {cache_dir()} yourself",
+                )
+            ]
+        )
     table = load_engine(exact)
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     if digest != table.wheel_sha256:
-        raise FetchFailed([Diagnostic("E-DEPLOY-ENGINE", f"{wheel} has sha256 {digest[:12]}…, muh's flag table was "
-                                      f"read from {table.wheel} ({table.wheel_sha256[:12]}…)",
-                                      hint=f"delete {wheel} and fetch again")])
+        raise FetchFailed(
+            [
+                Diagnostic(
+                    "E-DEPLOY-ENGINE",
+                    f"{wheel} has sha256 {digest[:12]}…, muh's flag table was "
+                    f"read from {table.wheel} ({table.wheel_sha256[:12]}…)",
+                    hint=f"delete {wheel} and fetch again",
+                )
+            ]
+        )
     return f"{wheel}: the flag table's wheel ({len(table.options)} options of vllm {exact})"
 
 

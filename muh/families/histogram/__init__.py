@@ -7,14 +7,16 @@ of tiles per block into ``sub_histograms`` interleaved copies of a shared-memory
 atomics when the bins do not fit); 1-byte samples are counted by value (256 counters, turned into bins
 once per block).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from muh.runtime import dtypes as DT
-from muh.families import cub, tensors as T
+from muh.families import cub
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, param, record, vec_of
+from muh.runtime import dtypes as DT
 
 COUNTER_BYTES = 4  # int32 counters
 BYTE_VALUES = 256  # 1-byte samples are counted by value: one counter per bit pattern
@@ -22,12 +24,23 @@ BYTE_VALUES = 256  # 1-byte samples are counted by value: one counter per bit pa
 # DeviceHistogram's hub, probed for samples up to 4 bytes (CUB divides the items of wider samples by a
 # rule muh lacks); sub_histograms is muh's own.
 CUB = cub.CubTable(
-    "DeviceHistogram::HistogramEven (one channel, int counters)", "tuning_histogram.cuh",
-    hub="typename cub::detail::histogram::policy_hub<T, int, 1, 1, true>::MaxPolicy", agent="AgentHistogramPolicyT",
+    "DeviceHistogram::HistogramEven (one channel, int counters)",
+    "tuning_histogram.cuh",
+    hub="typename cub::detail::histogram::policy_hub<T, int, 1, 1, true>::MaxPolicy",
+    agent="AgentHistogramPolicyT",
     types=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float32"),
-    members=cub.members("threads", ("pixels_per_thread", "PIXELS_PER_THREAD"), ("vec", "VEC_SIZE"), "load", "modifier",
-                        ("rle_compress", "IS_RLE_COMPRESS"), ("memory", "MEM_PREFERENCE"),
-                        ("work_stealing", "IS_WORK_STEALING"), ("sub_histograms", None)))
+    members=cub.members(
+        "threads",
+        ("pixels_per_thread", "PIXELS_PER_THREAD"),
+        ("vec", "VEC_SIZE"),
+        "load",
+        "modifier",
+        ("rle_compress", "IS_RLE_COMPRESS"),
+        ("memory", "MEM_PREFERENCE"),
+        ("work_stealing", "IS_WORK_STEALING"),
+        ("sub_histograms", None),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -40,8 +53,9 @@ class Policy:
 
 def read(get) -> Policy:
     sub = get("sub_histograms", None)
-    return Policy(int(get("threads")), int(get("pixels_per_thread")), int(get("vec", 4)),
-                  None if sub is None else int(sub))
+    return Policy(
+        int(get("threads")), int(get("pixels_per_thread")), int(get("vec", 4)), None if sub is None else int(sub)
+    )
 
 
 def copies(cfg, dtype: str, pol: Policy) -> tuple[int, str, dict]:
@@ -62,9 +76,11 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     if n < 1:
         return [f"histogram.{dtype}: sub_histograms={n} must be at least 1"]
     if DT.SIZE[dtype] == 1 and BYTE_VALUES * n * COUNTER_BYTES > cfg.smem_per_block:
-        return [f"histogram.{dtype}: {n} sub-histograms of {BYTE_VALUES} counters need "
-                f"{BYTE_VALUES * n * COUNTER_BYTES} B of shared memory, the hardware has {cfg.smem_per_block} B per "
-                f"block (at most {cfg.smem_per_block // (BYTE_VALUES * COUNTER_BYTES)})"]
+        return [
+            f"histogram.{dtype}: {n} sub-histograms of {BYTE_VALUES} counters need "
+            f"{BYTE_VALUES * n * COUNTER_BYTES} B of shared memory, the hardware has {cfg.smem_per_block} B per "
+            f"block (at most {cfg.smem_per_block // (BYTE_VALUES * COUNTER_BYTES)})"
+        ]
     return []
 
 
@@ -85,8 +101,12 @@ def params(cfg, dtype: str, pol: Policy):
         param("kItems", pol.items, "policy pixels_per_thread"),
         param("kVec", vec, rule, vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
         param("kCopies", n, why, **ins),
-        param("kSmemBins", cfg.smem_per_block // COUNTER_BYTES,
-              "smem_per_block / 4 B: more bins are counted in global memory", smem_per_block=cfg.smem_per_block),
+        param(
+            "kSmemBins",
+            cfg.smem_per_block // COUNTER_BYTES,
+            "smem_per_block / 4 B: more bins are counted in global memory",
+            smem_per_block=cfg.smem_per_block,
+        ),
     ]
 
 
@@ -105,11 +125,21 @@ def histogram_even(x, bins: int, lower: float, upper: float, *, out=None, kernel
     if out is None:
         out = torch.empty(bins, dtype=torch.int32, device=x.device)
     elif out.dtype != torch.int32 or out.device != x.device or not out.is_contiguous() or out.numel() != bins:
-        raise ValueError(f"{T.API}.histogram_even: out must be a contiguous int32 tensor of {bins} "
-                         f"element(s) on {x.device}")
+        raise ValueError(
+            f"{T.API}.histogram_even: out must be a contiguous int32 tensor of {bins} element(s) on {x.device}"
+        )
     with torch.cuda.device(x.device):
-        k.call("muh_histogram_even", DT.CODE[name], x.data_ptr(), x.numel(), bins, float(lower), float(upper),
-               out.data_ptr(), T.stream(x))
+        k.call(
+            "muh_histogram_even",
+            DT.CODE[name],
+            x.data_ptr(),
+            x.numel(),
+            bins,
+            float(lower),
+            float(upper),
+            out.data_ptr(),
+            T.stream(x),
+        )
     return out
 
 
@@ -119,7 +149,7 @@ RECORD = record(
     tunable=("threads", "pixels_per_thread", "vec", "sub_histograms"),
     api=cfuncs("""
 int muh_histogram_even(int dtype, const void* samples, long long n, int bins, double lower, double upper, int* histogram, void* stream);
-"""),
+"""),  # noqa: E501 - one C declaration a line (cfuncs)
     op=None,
     static=("histogram.cuh", "histogram_host.cuh"),
     python_ops={"histogram_even": histogram_even},

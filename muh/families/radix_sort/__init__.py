@@ -9,26 +9,36 @@ and +0.0 equal, NaNs by their bits, as CUB); bits [begin_bit, end_bit); ascendin
 1, 2, 4 or 8 bytes. Policies are CUB's sub-policies (``onesweep``, ``histogram``, ``exclusive_sum``,
 ``single_tile``; ``upsweep`` / ``downsweep`` are described for parity, the kernels always run onesweep).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.families import cub, tensors as T
-from muh.families.base import Harness, cfuncs, param, record, warp_checks, xchg_bytes
+from muh.families import cub
+from muh.families import tensors as T
+from muh.families.base import cfuncs, param, record, warp_checks, xchg_bytes
 from muh.runtime import dtypes as DT
 
 # CUB's radix hub: one agent policy per pass kind (CCCL 3.0.1 cub/device/dispatch/tuning/tuning_radix_sort.cuh).
-SUBS = (cub.sub("onesweep", "OnesweepPolicy", "threads", "items", "radix_bits", "rank"),
-        cub.sub("histogram", "HistogramPolicy", "threads", "items", "radix_bits"),
-        cub.sub("exclusive_sum", "ExclusiveSumPolicy", "threads", "radix_bits"),
-        cub.sub("downsweep", "DownsweepPolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"),
-        cub.sub("upsweep", "UpsweepPolicy", "threads", "items", "radix_bits", "modifier"),
-        cub.sub("single_tile", "SingleTilePolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"))
+SUBS = (
+    cub.sub("onesweep", "OnesweepPolicy", "threads", "items", "radix_bits", "rank"),
+    cub.sub("histogram", "HistogramPolicy", "threads", "items", "radix_bits"),
+    cub.sub("exclusive_sum", "ExclusiveSumPolicy", "threads", "radix_bits"),
+    cub.sub("downsweep", "DownsweepPolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"),
+    cub.sub("upsweep", "UpsweepPolicy", "threads", "items", "radix_bits", "modifier"),
+    cub.sub("single_tile", "SingleTilePolicy", "threads", "items", "radix_bits", "rank", "load", "modifier"),
+)
 MEMBERS = cub.SORT + cub.members(("use_onesweep", "ONESWEEP"))
 CUB = cub.CubTable(
-    "DeviceRadixSort::SortKeys (the chain policy holds one agent policy per pass)", "tuning_radix_sort.cuh",
-    hub="typename cub::detail::radix::policy_hub<T, cub::NullType, O>::MaxPolicy", agent=None,
-    types=cub.PROBED, members=MEMBERS, subs=SUBS, takes_offset=True)
+    "DeviceRadixSort::SortKeys (the chain policy holds one agent policy per pass)",
+    "tuning_radix_sort.cuh",
+    hub="typename cub::detail::radix::policy_hub<T, cub::NullType, O>::MaxPolicy",
+    agent=None,
+    types=cub.PROBED,
+    members=MEMBERS,
+    subs=SUBS,
+    takes_offset=True,
+)
 
 MIN_BITS, MAX_BITS = 4, 8  # radix bits per onesweep pass: 64-bit keys in at most 16 passes; 256 digits at most
 MAX_PASSES = 16  # radix_sort.cuh kMaxPasses
@@ -53,9 +63,17 @@ class Policy:
 def read(get) -> Policy:
     """The policy from CUB's sub-policies (``get.sub``: muh.derive.kernels.PolicyReader)."""
     one, hist, ex, single = (get.sub(s) for s in ("onesweep", "histogram", "exclusive_sum", "single_tile"))
-    return Policy(int(one("threads")), int(one("items")), int(one("radix_bits")), int(hist("threads")),
-                  int(hist("items")), int(ex("threads")), int(single("threads")), int(single("items")),
-                  int(single("radix_bits")))
+    return Policy(
+        int(one("threads")),
+        int(one("items")),
+        int(one("radix_bits")),
+        int(hist("threads")),
+        int(hist("items")),
+        int(ex("threads")),
+        int(single("threads")),
+        int(single("items")),
+        int(single("radix_bits")),
+    )
 
 
 def _rank_bytes(threads: int, bits: int, warp: int) -> int:
@@ -75,20 +93,29 @@ def single_smem(cfg, dtype: str, pol: Policy, value_bytes: int = MAX_VALUE_BYTES
     """radix_sort.cuh SingleSmem::kBytes plus the emulation's exchange."""
     tile = pol.single_threads * pol.single_items
     up = lambda b: (b + 15) // 16 * 16  # noqa: E731
-    return (up(tile * DT.SIZE[dtype]) + up(tile * value_bytes)
-            + _rank_bytes(pol.single_threads, pol.single_bits, cfg.warp_size) + xchg_bytes(cfg))
+    return (
+        up(tile * DT.SIZE[dtype])
+        + up(tile * value_bytes)
+        + _rank_bytes(pol.single_threads, pol.single_bits, cfg.warp_size)
+        + xchg_bytes(cfg)
+    )
 
 
 def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     where = f"radix_sort.{dtype}"
     errs = []
     if not MIN_BITS <= pol.radix_bits <= MAX_BITS:
-        errs.append(f"{where}: onesweep radix_bits={pol.radix_bits} must be {MIN_BITS}..{MAX_BITS} "
-                    f"(64-bit keys in at most {MAX_PASSES} passes, at most 256 digits)")
+        errs.append(
+            f"{where}: onesweep radix_bits={pol.radix_bits} must be {MIN_BITS}..{MAX_BITS} "
+            f"(64-bit keys in at most {MAX_PASSES} passes, at most 256 digits)"
+        )
     if not 1 <= pol.single_bits <= MAX_BITS:
         errs.append(f"{where}: single_tile radix_bits={pol.single_bits} must be 1..{MAX_BITS}")
-    for name, t in (("histogram", pol.hist_threads), ("exclusive_sum", pol.scan_threads),
-                    ("single_tile", pol.single_threads)):
+    for name, t in (
+        ("histogram", pol.hist_threads),
+        ("exclusive_sum", pol.scan_threads),
+        ("single_tile", pol.single_threads),
+    ):
         errs += [e.replace(f"{where} ", f"{where}.{name} ") for e in warp_checks(cfg, f"{where}.{name}", t)]
     for name, items in (("onesweep", pol.items), ("histogram", pol.hist_items), ("single_tile", pol.single_items)):
         if items < 1:
@@ -96,24 +123,34 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     budget = cfg.smem_per_block_optin or cfg.smem_per_block
     for name, need in (("onesweep", onesweep_smem(cfg, dtype, pol)), ("single_tile", single_smem(cfg, dtype, pol))):
         if need > budget:
-            errs.append(f"{where}.{name}: the tile needs {need} B of shared memory (keys and {MAX_VALUE_BYTES}-byte "
-                        f"values), the hardware allows {budget} B per block: fewer threads or items")
+            errs.append(
+                f"{where}.{name}: the tile needs {need} B of shared memory (keys and {MAX_VALUE_BYTES}-byte "
+                f"values), the hardware allows {budget} B per block: fewer threads or items"
+            )
     return errs
 
 
 def params(cfg, dtype: str, pol: Policy):
     kind = DT.TABLE[dtype].kind
     return [
-        param("kKeyKind", KINDS[kind], f"{kind} keys: {'sign-magnitude bits' if kind == 'float' else kind + ' bits'}",
-              dtype=dtype),
+        param(
+            "kKeyKind",
+            KINDS[kind],
+            f"{kind} keys: {'sign-magnitude bits' if kind == 'float' else kind + ' bits'}",
+            dtype=dtype,
+        ),
         param("kBits", pol.radix_bits, "policy onesweep.radix_bits"),
         param("kThreads", pol.threads, "policy onesweep.threads"),
         param("kItems", pol.items, "policy onesweep.items"),
         param("kHistThreads", pol.hist_threads, "policy histogram.threads"),
         param("kHistItems", pol.hist_items, "policy histogram.items"),
-        param("kHistBlocksPerSm", max(1, cfg.max_threads_per_sm // pol.hist_threads),
-              "histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)",
-              max_threads_per_sm=cfg.max_threads_per_sm, threads=pol.hist_threads),
+        param(
+            "kHistBlocksPerSm",
+            max(1, cfg.max_threads_per_sm // pol.hist_threads),
+            "histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)",
+            max_threads_per_sm=cfg.max_threads_per_sm,
+            threads=pol.hist_threads,
+        ),
         param("kScanThreads", pol.scan_threads, "policy exclusive_sum.threads"),
         param("kSingleThreads", pol.single_threads, "policy single_tile.threads"),
         param("kSingleItems", pol.single_items, "policy single_tile.items"),
@@ -121,8 +158,20 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
-DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32", "int64", "uint64",
-          "float64")
+DTYPES = (
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "float16",
+    "bfloat16",
+    "int32",
+    "uint32",
+    "float32",
+    "int64",
+    "uint64",
+    "float64",
+)
 VALUE_BYTES = (1, 2, 4, 8)
 
 
@@ -133,13 +182,24 @@ def _bits(name: str) -> int:
 def _check_values(values, keys, op: str) -> str:
     name = T.check_tensor(values, op, tuple(n for n in DT.ORDER if DT.SIZE[n] in VALUE_BYTES))
     if values.device != keys.device or values.numel() != keys.numel():
-        raise ValueError(f"{T.API}.{op}: values must be on {keys.device} with {keys.numel()} element(s), "
-                         f"got {values.numel()} on {values.device}")
+        raise ValueError(
+            f"{T.API}.{op}: values must be on {keys.device} with {keys.numel()} element(s), "
+            f"got {values.numel()} on {values.device}"
+        )
     return name
 
 
-def radix_sort(keys, values=None, *, descending: bool = False, begin_bit: int = 0, end_bit: int | None = None,
-               out=None, values_out=None, kernels=None):
+def radix_sort(
+    keys,
+    values=None,
+    *,
+    descending: bool = False,
+    begin_bit: int = 0,
+    end_bit: int | None = None,
+    out=None,
+    values_out=None,
+    kernels=None,
+):
     """Stable radix sort of ``keys`` (any contiguous CUDA tensor, sorted as one flat sequence) over bits
     [begin_bit, end_bit), ascending unless ``descending``; with ``values`` (same length, 1/2/4/8-byte elements)
     they move with their keys. Returns the sorted keys, or (keys, values). CUB DeviceRadixSort semantics."""
@@ -148,8 +208,10 @@ def radix_sort(keys, values=None, *, descending: bool = False, begin_bit: int = 
     bits = _bits(name)
     end_bit = bits if end_bit is None else end_bit
     if not (isinstance(begin_bit, int) and isinstance(end_bit, int) and 0 <= begin_bit <= end_bit <= bits):
-        raise ValueError(f"{T.API}.radix_sort: bits [{begin_bit}, {end_bit}) must lie in [0, {bits}] for "
-                         f"{keys.dtype} keys (0 <= begin_bit <= end_bit <= {bits})")
+        raise ValueError(
+            f"{T.API}.radix_sort: bits [{begin_bit}, {end_bit}) must lie in [0, {bits}] for "
+            f"{keys.dtype} keys (0 <= begin_bit <= end_bit <= {bits})"
+        )
     n = keys.numel()
     if n > 0xFFFFFFFF:
         raise ValueError(f"{T.API}.radix_sort: {n} keys; at most 2^32 - 1 per call (sort in parts and merge)")
@@ -169,10 +231,25 @@ def radix_sort(keys, values=None, *, descending: bool = False, begin_bit: int = 
     alt = torch.empty_like(keys)
     valt = None if values is None else torch.empty_like(values)
     with torch.cuda.device(keys.device):
-        k.call("muh_radix_sort", DT.CODE[name], vb, keys.data_ptr(), out.data_ptr(), alt.data_ptr(),
-               0 if values is None else values.data_ptr(), 0 if values is None else values_out.data_ptr(),
-               0 if valt is None else valt.data_ptr(), n, begin_bit, end_bit, int(bool(descending)), ws.data_ptr(),
-               ws.numel(), 0, T.stream(keys))
+        k.call(
+            "muh_radix_sort",
+            DT.CODE[name],
+            vb,
+            keys.data_ptr(),
+            out.data_ptr(),
+            alt.data_ptr(),
+            0 if values is None else values.data_ptr(),
+            0 if values is None else values_out.data_ptr(),
+            0 if valt is None else valt.data_ptr(),
+            n,
+            begin_bit,
+            end_bit,
+            int(bool(descending)),
+            ws.data_ptr(),
+            ws.numel(),
+            0,
+            T.stream(keys),
+        )
     return out if values is None else (out, values_out)
 
 

@@ -1,11 +1,13 @@
 """reduce: one value from n (CUB DeviceReduce::Reduce semantics, the result has the input's type)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.runtime import dtypes as DT
-from muh.families import cub, tensors as T
+from muh.families import cub
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, load_vec, param, record
+from muh.runtime import dtypes as DT
 
 # Blocks of the first pass: enough for every SM of a large GPU several times over, few enough that
 # the second pass (one block over the partials) stays one tile: 4096 = 16 x 256-thread blocks.
@@ -13,11 +15,18 @@ MAX_GRID = 4096
 
 # DeviceReduce's hub (its segmented form, DeviceSegmentedReduce, shares the members: the catalogue).
 CUB = cub.CubTable(
-    "DeviceReduce::Sum (and Max, Min, Reduce with an operator)", "tuning_reduce.cuh",
-    hub="typename cub::detail::reduce::policy_hub<T, O, Op>::MaxPolicy", agent="ReducePolicy", types=cub.SUMS,
-    members=cub.members("threads", "items", ("vec", "VECTOR_LOAD_LENGTH"), ("block", "BLOCK_ALGORITHM"), "modifier",
-                        ("scaling", None)),
-    takes_op=True, takes_offset=True, any_type=True)
+    "DeviceReduce::Sum (and Max, Min, Reduce with an operator)",
+    "tuning_reduce.cuh",
+    hub="typename cub::detail::reduce::policy_hub<T, O, Op>::MaxPolicy",
+    agent="ReducePolicy",
+    types=cub.SUMS,
+    members=cub.members(
+        "threads", "items", ("vec", "VECTOR_LOAD_LENGTH"), ("block", "BLOCK_ALGORITHM"), "modifier", ("scaling", None)
+    ),
+    takes_op=True,
+    takes_offset=True,
+    any_type=True,
+)
 
 
 @dataclass(frozen=True)
@@ -64,8 +73,17 @@ def reduce(x, op: str = "sum", *, out=None, kernels=None):
     nbytes = int(k.raw("muh_reduce_workspace_bytes")())
     ws = T.workspace(k, x, "reduce", nbytes)
     with torch.cuda.device(x.device):
-        k.call("muh_reduce", OPERATORS[op], DT.CODE[name], x.data_ptr(), x.numel(), out.data_ptr(),
-               ws[0].data_ptr(), ws[0].numel(), T.stream(x))
+        k.call(
+            "muh_reduce",
+            OPERATORS[op],
+            DT.CODE[name],
+            x.data_ptr(),
+            x.numel(),
+            out.data_ptr(),
+            ws[0].data_ptr(),
+            ws[0].numel(),
+            T.stream(x),
+        )
     return out
 
 
@@ -76,7 +94,7 @@ RECORD = record(
     api=cfuncs("""
 size_t muh_reduce_workspace_bytes(void);
 int muh_reduce(int op, int dtype, const void* in, long long n, void* out, void* workspace, size_t workspace_bytes, void* stream);
-"""),
+"""),  # noqa: E501 - one C declaration a line (cfuncs)
     static=("reduce.cuh",),
     harness=Harness(),
     python_ops={"reduce": reduce},

@@ -5,13 +5,15 @@ Its numbers become the row half of the ops' ``Policy<T, B>`` (include/muh/ops/op
 muh/codegen/ops); a spec without an ``algorithm rms_norm`` derives them from its reduce policy
 (muh/derive/ops.py). Size buckets count an op's rows × hidden (its element count).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from muh.runtime import c_api, dtypes as DT
 from muh.families.base import Harness, param, record, vec_of
+from muh.runtime import c_api
+from muh.runtime import dtypes as DT
 
 # Row values a thread caches in registers before the kernel falls back to re-reading the row: at most
 # 32 floats, and at most a quarter of a thread's share of a 64 Ki-register file at the row block.
@@ -81,20 +83,33 @@ def policy_checks(family: str, dtype: str, pol, items_max: Optional[int] = None,
 
 def harness() -> Harness:
     """The tune harness of an ops family: rows of every hidden size in HIDDENS."""
-    return Harness(shape=HIDDENS, variables=lambda shape: {"hiddens": list(shape)},
-                   check_sizes=lambda shape: (5 * max(shape), min(shape)))
+    return Harness(
+        shape=HIDDENS,
+        variables=lambda shape: {"hiddens": list(shape)},
+        check_sizes=lambda shape: (5 * max(shape), min(shape)),
+    )
 
 
 def ops_record(module: str, doc: str, entry: str):
     """The record of an LLM ops policy family (registry.OPS; pass ``__name__``): the ops' element types,
     threads x items x vec tuned through the ops' C function ``entry``, the rows-of-HIDDENS harness."""
-    return record(module, doc=doc, dtypes=DT.OPS, tunable=("threads", "items", "vec"), api=c_api.ops(entry), op=None,
-                  harness=harness())
+    return record(
+        module,
+        doc=doc,
+        dtypes=DT.OPS,
+        tunable=("threads", "items", "vec"),
+        api=c_api.ops(entry),
+        op=None,
+        harness=harness(),
+    )
 
 
 def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     return policy_checks("rms_norm", dtype, pol)
 
 
-RECORD = ops_record(__name__, "LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated "
-                              "forms, softmax", "muh_op_norm")
+RECORD = ops_record(
+    __name__,
+    "LLM row ops, one block per row: rms_norm and its fused, Gemma, head-wise and gated forms, softmax",
+    "muh_op_norm",
+)

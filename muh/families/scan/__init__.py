@@ -1,17 +1,24 @@
 """scan: inclusive / exclusive prefix sum in one pass (decoupled look-back, CUB DeviceScan)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.runtime import dtypes as DT
-from muh.families import cub, tensors as T
+from muh.families import cub
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, param, record, xchg_bytes
+from muh.runtime import dtypes as DT
 
 # The kernel config's delay names: CCCL's look-back delay constructors, in the benchmark's dcid order.
 DELAY_KINDS = (
-    "no_delay", "fixed", "exponential_backoff", "exponential_backoff_jitter",
-    "exponential_backoff_jitter_window", "exponential_backon_jitter_window",
-    "exponential_backon_jitter", "exponential_backon",
+    "no_delay",
+    "fixed",
+    "exponential_backoff",
+    "exponential_backoff_jitter",
+    "exponential_backoff_jitter_window",
+    "exponential_backon_jitter_window",
+    "exponential_backon_jitter",
+    "exponential_backon",
 )
 DELAY_TABLE = {
     # kind: (mode, jitter) — mode 0 none, 1 constant, 2 grow (backoff), 3 shrink (backon);
@@ -44,11 +51,17 @@ MIN_RING_STAGES = 2 + RING_LAG  # the tile being finished, the one just scanned,
 
 # DeviceScan's hub: CUB's look-back tile (cub.SCAN), then muh's own dimensions.
 CUB = cub.CubTable(
-    "DeviceScan::InclusiveSum / ExclusiveSum (and *Scan with an operator)", "tuning_scan.cuh",
-    hub="typename cub::detail::scan::policy_hub<T, T, T, O, Op>::MaxPolicy", agent="ScanPolicyT", types=cub.SUMS,
-    members=cub.SCAN + cub.members(*((d, None) for d in ("vec", "window", "store_modifier", "stage", "passes", "stages",
-                                                           "stage_from"))),
-    takes_op=True, takes_offset=True, any_type=True)
+    "DeviceScan::InclusiveSum / ExclusiveSum (and *Scan with an operator)",
+    "tuning_scan.cuh",
+    hub="typename cub::detail::scan::policy_hub<T, T, T, O, Op>::MaxPolicy",
+    agent="ScanPolicyT",
+    types=cub.SUMS,
+    members=cub.SCAN
+    + cub.members(*((d, None) for d in ("vec", "window", "store_modifier", "stage", "passes", "stages", "stage_from"))),
+    takes_op=True,
+    takes_offset=True,
+    any_type=True,
+)
 
 
 @dataclass(frozen=True)
@@ -131,41 +144,55 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
         errs.append(f"scan.{dtype}: vec={pol.vec} must be at least 1")
     win = window(cfg, pol)
     if pol.window < 0 or (win > w and win % w) or (win < w and w % win) or win > 8 * w:
-        errs.append(f"scan.{dtype}: window={pol.window} must divide the warp ({w}) or be a multiple of it, "
-                    f"at most {8 * w}")
+        errs.append(
+            f"scan.{dtype}: window={pol.window} must divide the warp ({w}) or be a multiple of it, at most {8 * w}"
+        )
     if pol.stage not in STAGES:
         errs.append(f"scan.{dtype}: stage `{pol.stage}` is not implemented (one of {', '.join(STAGES)})")
     elif pol.stage == "ublkcp" and not cfg.has_bulk_copy:
-        errs.append(f"scan.{dtype}: stage = ublkcp needs the bulk copy engine (NVIDIA compute capability 9.0+), "
-                    f"which `{cfg.name}` lacks; use stage = registers")
+        errs.append(
+            f"scan.{dtype}: stage = ublkcp needs the bulk copy engine (NVIDIA compute capability 9.0+), "
+            f"which `{cfg.name}` lacks; use stage = registers"
+        )
     if pol.passes < 1 or (pol.passes > 1 and pol.stage != "ublkcp"):
         errs.append(f"scan.{dtype}: passes={pol.passes} needs stage = ublkcp (a register-staged tile is one pass)")
     if pol.stages < 1 or (pol.stages > 1 and pol.stage != "ublkcp") or 1 < pol.stages < MIN_RING_STAGES:
-        errs.append(f"scan.{dtype}: stages={pol.stages} must be 1 (one staged tile per block) or, with "
-                    f"stage = ublkcp, at least {MIN_RING_STAGES} (a pipelined ring)")
+        errs.append(
+            f"scan.{dtype}: stages={pol.stages} must be 1 (one staged tile per block) or, with "
+            f"stage = ublkcp, at least {MIN_RING_STAGES} (a pipelined ring)"
+        )
     if pol.stage_from and pol.stage != "ublkcp":
         errs.append(f"scan.{dtype}: stage_from={pol.stage_from} needs stage = ublkcp")
     if not 0 <= pol.stage_from < 1 << 31:
         errs.append(f"scan.{dtype}: stage_from={pol.stage_from} B must be under 2 GiB")
     tile_bytes = pol.threads * pol.items * pol.passes * DT.SIZE[dtype]
     if pol.stage == "ublkcp" and tile_bytes > BULK_CHUNK_BYTES and tile_bytes % BULK_CHUNK_BYTES:
-        errs.append(f"scan.{dtype}: a staged tile of {tile_bytes} B is not a multiple of the bulk copy's "
-                    f"{BULK_CHUNK_BYTES} B chunks; change threads, items or passes")
+        errs.append(
+            f"scan.{dtype}: a staged tile of {tile_bytes} B is not a multiple of the bulk copy's "
+            f"{BULK_CHUNK_BYTES} B chunks; change threads, items or passes"
+        )
     if pol.items * DT.SIZE[dtype] > MAX_TILE_BYTES_PER_THREAD:
-        errs.append(f"scan.{dtype}: items={pol.items} x {DT.SIZE[dtype]} B per thread is over the "
-                    f"{MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers")
+        errs.append(
+            f"scan.{dtype}: items={pol.items} x {DT.SIZE[dtype]} B per thread is over the "
+            f"{MAX_TILE_BYTES_PER_THREAD} B the kernel holds in registers"
+        )
     need = smem(cfg, dtype, pol)
     if pol.stages > 1:  # the ring's tiles are dynamic shared memory: up to the opt-in limit
         limit = cfg.smem_per_block_optin or cfg.smem_per_block
         if need > limit:
-            errs.append(f"scan.{dtype}: a ring of {pol.stages} staged tiles needs {need} B of shared memory, "
-                        f"the hardware has {limit} B per block (opt-in); lower stages, items or passes")
+            errs.append(
+                f"scan.{dtype}: a ring of {pol.stages} staged tiles needs {need} B of shared memory, "
+                f"the hardware has {limit} B per block (opt-in); lower stages, items or passes"
+            )
     elif need > cfg.smem_per_block:
-        errs.append(f"scan.{dtype}: tile needs {need} B of shared memory, "
-                    f"the hardware has {cfg.smem_per_block} B per block")
+        errs.append(
+            f"scan.{dtype}: tile needs {need} B of shared memory, the hardware has {cfg.smem_per_block} B per block"
+        )
     elif pol.stage == "ublkcp" and need > STATIC_SMEM_BYTES:
-        errs.append(f"scan.{dtype}: the staged tile needs {need} B of static shared memory, over CUDA's "
-                    f"{STATIC_SMEM_BYTES} B per block; lower items or passes")
+        errs.append(
+            f"scan.{dtype}: the staged tile needs {need} B of static shared memory, over CUDA's "
+            f"{STATIC_SMEM_BYTES} B per block; lower items or passes"
+        )
     return errs
 
 
@@ -179,8 +206,14 @@ def params(cfg, dtype: str, pol: Policy):
     return [
         param("kThreads", pol.threads, "policy threads"),
         param("kItems", pol.items, "policy items"),
-        param("kVec", vec(dtype, pol), "min(vec, 16 B / element size), a power of two dividing items",
-              vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
+        param(
+            "kVec",
+            vec(dtype, pol),
+            "min(vec, 16 B / element size), a power of two dividing items",
+            vec=pol.vec,
+            items=pol.items,
+            element_size=DT.SIZE[dtype],
+        ),
         param("kWindow", window(cfg, pol), "policy window (unset: the warp)", window=pol.window),
         param("kLoad", LOADS.index(pol.load), "load modifier " + pol.load + " (" + ", ".join(LOADS) + ")"),
         param("kStore", STORES.index(pol.store), "store modifier " + pol.store + " (" + ", ".join(STORES) + ")"),
@@ -196,8 +229,13 @@ def params(cfg, dtype: str, pol: Policy):
         param("kDelayMinNs", floor, "max(1, ns / 16)", ns=ns),
         param("kDelayMaxNs", max(ns, 1), "max(ns, 1)", ns=ns),
         param("kL2WriteNs", max(0, pol.l2_write_ns), "policy delay l2_write_latency"),
-        param("kSpinCyclesPerNsX16", x16, "round(clock GHz x 16): busy-wait without __nanosleep",
-              clock_ghz=cfg.clock_ghz, clock_from=cfg.clock_from),
+        param(
+            "kSpinCyclesPerNsX16",
+            x16,
+            "round(clock GHz x 16): busy-wait without __nanosleep",
+            clock_ghz=cfg.clock_ghz,
+            clock_from=cfg.clock_from,
+        ),
     ]
 
 
@@ -215,20 +253,40 @@ def scan(x, exclusive: bool = False, *, out=None, kernels=None):
     ws = T.workspace(k, x, f"scan{x.element_size()}", nbytes)
     ws[1] = ws[1] % T.EPOCH_LIMIT + 1
     with torch.cuda.device(x.device):
-        k.call("muh_scan", int(bool(exclusive)), DT.CODE[name], x.data_ptr(), out.data_ptr(), x.numel(),
-               ws[0].data_ptr(), ws[0].numel(), ws[1], T.stream(x))
+        k.call(
+            "muh_scan",
+            int(bool(exclusive)),
+            DT.CODE[name],
+            x.data_ptr(),
+            out.data_ptr(),
+            x.numel(),
+            ws[0].data_ptr(),
+            ws[0].numel(),
+            ws[1],
+            T.stream(x),
+        )
     return out
 
 
 RECORD = record(
     __name__,
     doc="inclusive / exclusive prefix sum in one pass (DeviceScan, decoupled look-back)",
-    tunable=("threads", "items", "vec", "window", "modifier", "store_modifier", "stage", "passes", "stages",
-             "stage_from"),
+    tunable=(
+        "threads",
+        "items",
+        "vec",
+        "window",
+        "modifier",
+        "store_modifier",
+        "stage",
+        "passes",
+        "stages",
+        "stage_from",
+    ),
     api=cfuncs("""
 size_t muh_scan_workspace_bytes(int dtype, long long n);
 int muh_scan(int exclusive, int dtype, const void* in, void* out, long long n, void* workspace, size_t workspace_bytes, unsigned epoch, void* stream);
-"""),
+"""),  # noqa: E501 - one C declaration a line (cfuncs)
     headers=("scan_tile.cuh",),
     harness=Harness(),
     python_ops={"scan": scan},

@@ -13,11 +13,13 @@ warp size × ``warp.items`` (sub-policy ``warp``), then the policy's own tile (`
 SegmentedReducePolicy = the reduce hub's ReducePolicy) spread over the GPU: a block reduces the segments
 of one tile, many blocks a long one. ``vec`` is not used: segments start anywhere, so loads are scalar.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.families import cub, reduce, tensors as T
+from muh.families import cub, reduce
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, param, record, warp_checks
 from muh.families.reduce import MAX_GRID
 from muh.runtime import dtypes as DT
@@ -25,10 +27,16 @@ from muh.runtime import dtypes as DT
 # DeviceSegmentedReduce's policy is the reduce hub's SegmentedReducePolicy (= its ReducePolicy in CCCL 3.0.1,
 # cub/device/dispatch/tuning/tuning_reduce.cuh): reduce's members. The sub-policies are muh's own.
 CUB = cub.CubTable(
-    "DeviceSegmentedReduce::Sum (int offsets; the reduce hub's segmented policy)", reduce.CUB.header,
+    "DeviceSegmentedReduce::Sum (int offsets; the reduce hub's segmented policy)",
+    reduce.CUB.header,
     hub="typename cub::detail::reduce::policy_hub<T, typename std::make_signed<O>::type, Op>::MaxPolicy",
-    agent="SegmentedReducePolicy", types=cub.SUMS, members=reduce.CUB.members, takes_op=True, takes_offset=True,
-    any_type=True)
+    agent="SegmentedReducePolicy",
+    types=cub.SUMS,
+    members=reduce.CUB.members,
+    takes_op=True,
+    takes_offset=True,
+    any_type=True,
+)
 SUBS = ("small", "warp")  # a thread per segment (block threads, items), a warp per segment (items per lane)
 
 # What the sub-policies give where the spec leaves them out (a policy from CUB's tables has none).
@@ -58,10 +66,16 @@ def read(get) -> Policy:
     small, warp = get.sub("small"), get.sub("warp")
     threads = int(get("threads"))
     return Policy(
-        threads, int(get("items")), "ldg" if get("modifier", "ldg") == "ldg" else "default",
-        int(small("threads", threads)), int(small("items", SMALL_ITEMS)), int(warp("items", WARP_ITEMS)),
+        threads,
+        int(get("items")),
+        "ldg" if get("modifier", "ldg") == "ldg" else "default",
+        int(small("threads", threads)),
+        int(small("items", SMALL_ITEMS)),
+        int(warp("items", WARP_ITEMS)),
         "policy small.threads" if small("threads", None) is not None else "policy threads (no small.threads)",
-        _origin(small, "items", "default"), _origin(warp, "items", "default"))
+        _origin(small, "items", "default"),
+        _origin(warp, "items", "default"),
+    )
 
 
 def params(cfg, dtype: str, pol: Policy):
@@ -70,10 +84,16 @@ def params(cfg, dtype: str, pol: Policy):
         param("kItems", pol.items, "policy items"),
         param("kLdg", pol.load == "ldg", "modifier == ldg", modifier=pol.load),
         param("kSmallThreads", pol.small_threads, pol.small_from),
-        param("kSmallItems", pol.small_items, "policy small.items" if pol.small_items_from != "default" else
-              f"default: {SMALL_ITEMS} (no small.items)"),
-        param("kWarpItems", pol.warp_items, "policy warp.items" if pol.warp_items_from != "default" else
-              f"default: {WARP_ITEMS} (no warp.items)"),
+        param(
+            "kSmallItems",
+            pol.small_items,
+            "policy small.items" if pol.small_items_from != "default" else f"default: {SMALL_ITEMS} (no small.items)",
+        ),
+        param(
+            "kWarpItems",
+            pol.warp_items,
+            "policy warp.items" if pol.warp_items_from != "default" else f"default: {WARP_ITEMS} (no warp.items)",
+        ),
     ]
 
 
@@ -81,19 +101,28 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     where = f"segmented_reduce.{dtype}"
     errs = warp_checks(cfg, f"{where} (small.threads)", pol.small_threads)
     if pol.small_threads > pol.threads:
-        errs.append(f"{where}: small.threads={pol.small_threads} is more than threads={pol.threads} "
-                    "(the warp layer's exchange buffer is sized by the policies' threads)")
+        errs.append(
+            f"{where}: small.threads={pol.small_threads} is more than threads={pol.threads} "
+            "(the warp layer's exchange buffer is sized by the policies' threads)"
+        )
     if pol.small_items < 0 or pol.warp_items < 1 or pol.items < 1:
         errs.append(f"{where}: items, warp.items must be at least 1 and small.items at least 0")
     if pol.small_items > cfg.warp_size * pol.warp_items:
-        errs.append(f"{where}: small.items={pol.small_items} is more than a warp's segments "
-                    f"(warp {cfg.warp_size} × warp.items {pol.warp_items})")
+        errs.append(
+            f"{where}: small.items={pol.small_items} is more than a warp's segments "
+            f"(warp {cfg.warp_size} × warp.items {pol.warp_items})"
+        )
     return errs
 
 
 def globals_(cfg):
-    return [param("kSegmentedReduceMaxGrid", MAX_GRID,
-                  "tile-pass blocks: as reduce's first pass (the workspace holds two partials each)")]
+    return [
+        param(
+            "kSegmentedReduceMaxGrid",
+            MAX_GRID,
+            "tile-pass blocks: as reduce's first pass (the workspace holds two partials each)",
+        )
+    ]
 
 
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64")
@@ -117,8 +146,10 @@ def segmented_reduce(x, begin, end, op: str = "sum", *, out=None, kernels=None):
         if t.dim() != 1 or t.device != x.device:
             raise ValueError(f"{T.API}.segmented_reduce: {what} offsets must be a 1-D tensor on {x.device}")
     if begin.dtype != end.dtype or begin.numel() != end.numel():
-        raise ValueError(f"{T.API}.segmented_reduce: begin and end offsets must have one dtype and length "
-                         f"(got {begin.dtype} × {begin.numel()}, {end.dtype} × {end.numel()})")
+        raise ValueError(
+            f"{T.API}.segmented_reduce: begin and end offsets must have one dtype and length "
+            f"(got {begin.dtype} × {begin.numel()}, {end.dtype} × {end.numel()})"
+        )
     segments = begin.numel()
     k = T.kernels(kernels)
     arg = op.startswith("arg")
@@ -129,14 +160,28 @@ def segmented_reduce(x, begin, end, op: str = "sum", *, out=None, kernels=None):
         vals, idx = out if arg else (out, None)
         T.check_out(vals, x, segments, "segmented_reduce")
         if arg and (idx.dtype != torch.int64 or not idx.is_contiguous() or idx.numel() != segments):
-            raise ValueError(f"{T.API}.segmented_reduce: out offsets must be a contiguous int64 tensor of "
-                             f"{segments} elements on {x.device}")
+            raise ValueError(
+                f"{T.API}.segmented_reduce: out offsets must be a contiguous int64 tensor of "
+                f"{segments} elements on {x.device}"
+            )
     nbytes = int(k.raw("muh_segmented_reduce_workspace_bytes")(segments))
     ws = T.workspace(k, x, "segmented_reduce", nbytes)
     with torch.cuda.device(x.device):
-        k.call("muh_segmented_reduce", OPS[op], DT.CODE[name], DT.SIZE[T.dtype_name(begin)], x.data_ptr(),
-               begin.data_ptr(), end.data_ptr(), segments, vals.data_ptr(), idx.data_ptr() if arg else 0,
-               ws[0].data_ptr(), ws[0].numel(), T.stream(x))
+        k.call(
+            "muh_segmented_reduce",
+            OPS[op],
+            DT.CODE[name],
+            DT.SIZE[T.dtype_name(begin)],
+            x.data_ptr(),
+            begin.data_ptr(),
+            end.data_ptr(),
+            segments,
+            vals.data_ptr(),
+            idx.data_ptr() if arg else 0,
+            ws[0].data_ptr(),
+            ws[0].numel(),
+            T.stream(x),
+        )
     return (vals, idx) if arg else vals
 
 

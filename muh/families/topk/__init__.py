@@ -1,11 +1,12 @@
 """topk: the k largest of each row, sorted, by radix select (CCCL's DeviceTopK semantics)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.runtime import dtypes as DT
 from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, MAX_GRID_Y, param, record, vec_of, xchg_bytes
+from muh.families.base import MAX_GRID_Y, Harness, cfuncs, param, record, vec_of, xchg_bytes
+from muh.runtime import dtypes as DT
 
 MAX_BITS_PER_PASS = 12  # a pass's histogram: 2^12 4-byte bins = 16 KiB of shared memory at most
 # The ordered gather counts a tile's greater and equal keys in one 32-bit scan value, 16 bits each
@@ -40,8 +41,12 @@ class Policy:
 
 
 def read(get) -> Policy:
-    return Policy(int(get("threads", 512)), int(get("items", 4)), int(get("bits_per_pass", 11)),
-                  warp_cols=int(get("warp_cols", 0) or 0))
+    return Policy(
+        int(get("threads", 512)),
+        int(get("items", 4)),
+        int(get("bits_per_pass", 11)),
+        warp_cols=int(get("warp_cols", 0) or 0),
+    )
 
 
 def warp_cols(cfg, pol: Policy) -> tuple[int, str]:
@@ -49,8 +54,10 @@ def warp_cols(cfg, pol: Policy) -> tuple[int, str]:
     emulation build whose logical warp spans more than MAX_EMULATED_PARTS hardware warps (0: off)."""
     parts = cfg.warp_size // cfg.physical
     if pol.warp_cols and parts > MAX_EMULATED_PARTS:
-        return 0, (f"0: a logical warp of {cfg.warp_size} lanes emulated on {parts} hardware warps (the small-row "
-                   f"path is verified up to {MAX_EMULATED_PARTS}); policy warp_cols {pol.warp_cols}")
+        return 0, (
+            f"0: a logical warp of {cfg.warp_size} lanes emulated on {parts} hardware warps (the small-row "
+            f"path is verified up to {MAX_EMULATED_PARTS}); policy warp_cols {pol.warp_cols}"
+        )
     return pol.warp_cols, "policy warp_cols: rows of at most this many columns take a warp each (0: none)"
 
 
@@ -81,23 +88,31 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
         errs.append(f"topk.{dtype}: bits_per_pass={pol.bits_per_pass} outside 1..{MAX_BITS_PER_PASS}")
     tile = pol.threads * pol.items * vec_of(dtype)
     if tile > MAX_TILE_KEYS:
-        errs.append(f"topk.{dtype}: a tile of threads x items x vec = {pol.threads} x {pol.items} x {vec_of(dtype)} "
-                    f"= {tile} keys; the gather counts a tile in 16 bits, at most {MAX_TILE_KEYS} keys: "
-                    f"lower threads or items")
+        errs.append(
+            f"topk.{dtype}: a tile of threads x items x vec = {pol.threads} x {pol.items} x {vec_of(dtype)} "
+            f"= {tile} keys; the gather counts a tile in 16 bits, at most {MAX_TILE_KEYS} keys: "
+            f"lower threads or items"
+        )
     if smem(cfg, dtype, pol) > cfg.smem_per_block:
-        errs.append(f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
-                    f"the hardware has {cfg.smem_per_block} B per block")
+        errs.append(
+            f"topk.{dtype}: needs {smem(cfg, dtype, pol)} B of shared memory, "
+            f"the hardware has {cfg.smem_per_block} B per block"
+        )
     if warp_cols(cfg, pol)[0]:
         keys = warp_vecs(cfg, dtype, pol) * vec_of(dtype)
         if keys > MAX_WARP_KEYS_PER_LANE:
-            errs.append(f"topk.{dtype}: warp_cols={pol.warp_cols} puts {keys} keys in each of a warp's "
-                        f"{cfg.warp_size} lanes (rows of up to {pol.warp_cols} columns in {vec_of(dtype)}-element "
-                        f"vectors); the small-row path holds at most {MAX_WARP_KEYS_PER_LANE} per lane: "
-                        f"lower warp_cols to {cfg.warp_size * MAX_WARP_KEYS_PER_LANE} or less")
+            errs.append(
+                f"topk.{dtype}: warp_cols={pol.warp_cols} puts {keys} keys in each of a warp's "
+                f"{cfg.warp_size} lanes (rows of up to {pol.warp_cols} columns in {vec_of(dtype)}-element "
+                f"vectors); the small-row path holds at most {MAX_WARP_KEYS_PER_LANE} per lane: "
+                f"lower warp_cols to {cfg.warp_size * MAX_WARP_KEYS_PER_LANE} or less"
+            )
         if warp_smem(cfg, pol) > cfg.smem_per_block:
-            errs.append(f"topk.{dtype}: the small-row path (warp_cols={pol.warp_cols}) needs {warp_smem(cfg, pol)} B "
-                        f"of shared memory ({pol.threads // cfg.warp_size} rows x {warp_max_k(cfg, pol)} survivors x 8 B), "
-                        f"the hardware has {cfg.smem_per_block} B per block: lower warp_cols or threads")
+            errs.append(
+                f"topk.{dtype}: the small-row path (warp_cols={pol.warp_cols}) needs {warp_smem(cfg, pol)} B "
+                f"of shared memory ({pol.threads // cfg.warp_size} rows x {warp_max_k(cfg, pol)} survivors x 8 B), "
+                f"the hardware has {cfg.smem_per_block} B per block: lower warp_cols or threads"
+            )
     return errs
 
 
@@ -128,13 +143,25 @@ def params(cfg, dtype: str, pol: Policy):
         param("kSplitMaxK", min(pol.max_k, chunk // 4), "min(max_k, slice / 4)"),
         param("kSplitMaxRows", MAX_GRID_Y, "CUDA's gridDim.y limit (rows are the grid's y)"),
         param("kWarpCols", *warp_cols(cfg, pol)),
-        param("kWarpRows", pol.threads // cfg.warp_size, "threads / warp size: rows per block of the small-row path",
-              warp_size=cfg.warp_size),
-        param("kWarpVecs", warp_vecs(cfg, dtype, pol), "ceil(warp_cols / (warp size x kVec)): vectors per lane",
-              warp_size=cfg.warp_size),
-        param("kWarpMaxK", warp_max_k(cfg, pol), f"min(max_k, warp_cols, {MAX_WARP_RANKS_PER_LANE} x warp size): "
-              f"the largest k of the small-row path (each lane ranks at most {MAX_WARP_RANKS_PER_LANE} survivors)",
-              warp_size=cfg.warp_size),
+        param(
+            "kWarpRows",
+            pol.threads // cfg.warp_size,
+            "threads / warp size: rows per block of the small-row path",
+            warp_size=cfg.warp_size,
+        ),
+        param(
+            "kWarpVecs",
+            warp_vecs(cfg, dtype, pol),
+            "ceil(warp_cols / (warp size x kVec)): vectors per lane",
+            warp_size=cfg.warp_size,
+        ),
+        param(
+            "kWarpMaxK",
+            warp_max_k(cfg, pol),
+            f"min(max_k, warp_cols, {MAX_WARP_RANKS_PER_LANE} x warp size): "
+            f"the largest k of the small-row path (each lane ranks at most {MAX_WARP_RANKS_PER_LANE} survivors)",
+            warp_size=cfg.warp_size,
+        ),
     ]
 
 
@@ -166,11 +193,11 @@ def topk(x, k: int, *, out=None, kernels=None):
         vals, idx = out
         T.check_out(vals, x, rows * k, "topk")
         if idx.dtype != torch.int64 or not idx.is_contiguous() or idx.numel() != rows * k or idx.device != x.device:
-            raise ValueError(f"{T.API}.topk: out indices must be a contiguous int64 tensor of {rows * k} "
-                             f"elements on {x.device}")
+            raise ValueError(
+                f"{T.API}.topk: out indices must be a contiguous int64 tensor of {rows * k} elements on {x.device}"
+            )
     with torch.cuda.device(x.device):
-        kern.call("muh_topk", DT.CODE[name], x.data_ptr(), rows, cols, k, vals.data_ptr(), idx.data_ptr(),
-                  T.stream(x))
+        kern.call("muh_topk", DT.CODE[name], x.data_ptr(), rows, cols, k, vals.data_ptr(), idx.data_ptr(), T.stream(x))
     if x.dim() == 1:
         return vals[0], idx[0]
     return vals, idx
@@ -190,8 +217,11 @@ int muh_topk(int dtype, const void* in, int rows, int cols, int k, void* values,
     # The best policy depends on k as much as on the row (H200: 1.9x between k = 50 and k = 1024):
     # a policy's buckets may test `k` (values kept per row) or `elements` (rows x row length).
     bucket_keys=("elements", "k"),
-    harness=Harness(shape=TUNE_SHAPE, shape_keys=("cols", "k"),
-                    variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
-                    check_sizes=lambda shape: (3 * shape[0], shape[0])),
+    harness=Harness(
+        shape=TUNE_SHAPE,
+        shape_keys=("cols", "k"),
+        variables=lambda shape: {"topk_cols": shape[0], "topk_k": shape[1]},
+        check_sizes=lambda shape: (3 * shape[0], shape[0]),
+    ),
     python_ops={"topk": topk},
 )

@@ -1,11 +1,13 @@
 """transform: element-wise map out[i] = op(in[i]) (scale, relu, silu; CUB DeviceTransform)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muh.runtime import dtypes as DT
-from muh.families import cub, tensors as T
+from muh.families import cub
+from muh.families import tensors as T
 from muh.families.base import Harness, cfuncs, param, record, vec_of
+from muh.runtime import dtypes as DT
 
 # CUB 3.0.1's minimum bytes in flight per SM on sm_90 (cub/device/dispatch/tuning/tuning_transform.cuh):
 # the default when a spec's transform policy gives none.
@@ -14,12 +16,20 @@ DEFAULT_THREADS = 256  # CUB's transform block
 
 # DeviceTransform's hub: the selected chain policy holds the values itself.
 CUB = cub.CubTable(
-    "DeviceTransform::Transform (one contiguous input)", "tuning_transform.cuh",
-    hub="typename cub::detail::transform::policy_hub<false, ::cuda::std::tuple<T*>>::max_policy", agent=None,
+    "DeviceTransform::Transform (one contiguous input)",
+    "tuning_transform.cuh",
+    hub="typename cub::detail::transform::policy_hub<false, ::cuda::std::tuple<T*>>::max_policy",
+    agent=None,
     types=cub.PROBED,
-    members=cub.members(("threads", "algo_policy::block_threads"), ("items", None), ("vec", None),
-                        ("bytes_in_flight", "min_bif"), ("algorithm", "algorithm")),
-    any_type=True)
+    members=cub.members(
+        ("threads", "algo_policy::block_threads"),
+        ("items", None),
+        ("vec", None),
+        ("bytes_in_flight", "min_bif"),
+        ("algorithm", "algorithm"),
+    ),
+    any_type=True,
+)
 
 
 @dataclass(frozen=True)
@@ -48,15 +58,24 @@ def params(cfg, dtype: str, pol: Policy):
     n, vec = items(cfg, dtype, pol)
     return [
         param("kThreads", pol.threads, "policy threads"),
-        param("kItems", n, "ceil(bytes_in_flight / (resident threads per SM x size)), rounded up to kVec",
-              bytes_in_flight=pol.bytes_in_flight, resident_threads_per_sm=cfg.max_threads_per_sm,
-              element_size=DT.SIZE[dtype]),
+        param(
+            "kItems",
+            n,
+            "ceil(bytes_in_flight / (resident threads per SM x size)), rounded up to kVec",
+            bytes_in_flight=pol.bytes_in_flight,
+            resident_threads_per_sm=cfg.max_threads_per_sm,
+            element_size=DT.SIZE[dtype],
+        ),
         param("kVec", vec, "16 B / element size", element_size=DT.SIZE[dtype]),
     ]
 
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")
-OPERATORS = {"scale": 0, "relu": 1, "silu": 2}  # `enum muh_transform_op` (MUH_<NAME>) and the Python entry point's op names
+OPERATORS = {
+    "scale": 0,
+    "relu": 1,
+    "silu": 2,
+}  # `enum muh_transform_op` (MUH_<NAME>) and the Python entry point's op names
 
 
 def transform(x, op: str = "scale", alpha: float = 1.0, *, out=None, kernels=None):
@@ -69,8 +88,16 @@ def transform(x, op: str = "scale", alpha: float = 1.0, *, out=None, kernels=Non
     out = torch.empty_like(x) if out is None else out
     T.check_out(out, x, x.numel(), "transform")
     with torch.cuda.device(x.device):
-        k.call("muh_transform", OPERATORS[op], DT.CODE[name], x.data_ptr(), out.data_ptr(), x.numel(),
-               float(alpha), T.stream(x))
+        k.call(
+            "muh_transform",
+            OPERATORS[op],
+            DT.CODE[name],
+            x.data_ptr(),
+            out.data_ptr(),
+            x.numel(),
+            float(alpha),
+            T.stream(x),
+        )
     return out
 
 

@@ -6,6 +6,7 @@ by minimal stand-ins, so ``ChatCompletionRequest`` keeps its real fields, ``extr
 validators. The generated ``compat.py`` (muh's plugin hook) then runs on request bodies the
 platform's replay sent (the competition team's notes, https://github.com/dylanyunlon/project_6).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -43,15 +44,26 @@ def stock_protocol(vllm_wheel):
     source = read(vllm_wheel, "vllm/entrypoints/openai/protocol.py")
     any_cls = type("Stub", (), {})
     stubs = {
-        "torch": _stub("torch", iinfo=lambda _t: Namespace(min=-9223372036854775808, max=9223372036854775807),
-                       long="long", Tensor=any_cls),
-        "openai": _stub("openai"), "openai.types": _stub("openai.types"),
+        "torch": _stub(
+            "torch",
+            iinfo=lambda _t: Namespace(min=-9223372036854775808, max=9223372036854775807),
+            long="long",
+            Tensor=any_cls,
+        ),
+        "openai": _stub("openai"),
+        "openai.types": _stub("openai.types"),
         "openai.types.chat": _stub("openai.types.chat", ChatCompletionContentPartParam=Dict[str, Any]),
-        "vllm": _stub("vllm"), "vllm.entrypoints": _stub("vllm.entrypoints"),
+        "vllm": _stub("vllm"),
+        "vllm.entrypoints": _stub("vllm.entrypoints"),
         "vllm.entrypoints.chat_utils": _stub("vllm.entrypoints.chat_utils", ChatCompletionMessageParam=Dict[str, Any]),
         "vllm.pooling_params": _stub("vllm.pooling_params", PoolingParams=any_cls),
-        "vllm.sampling_params": _stub("vllm.sampling_params", BeamSearchParams=any_cls, GuidedDecodingParams=any_cls,
-                                      RequestOutputKind=any_cls, SamplingParams=any_cls),
+        "vllm.sampling_params": _stub(
+            "vllm.sampling_params",
+            BeamSearchParams=any_cls,
+            GuidedDecodingParams=any_cls,
+            RequestOutputKind=any_cls,
+            SamplingParams=any_cls,
+        ),
         "vllm.sequence": _stub("vllm.sequence", Logprob=Any),
         "vllm.utils": _stub("vllm.utils", random_uuid=lambda: "0"),
     }
@@ -84,11 +96,18 @@ def compat(tmp_path_factory):
 
 
 BASE = {"model": "llm", "messages": [{"role": "user", "content": "hi"}]}
-TOOL_HISTORY = {"model": "llm", "messages": [
-    {"role": "user", "content": "weather?"},
-    {"role": "assistant", "content": None,
-     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
-    {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]}
+TOOL_HISTORY = {
+    "model": "llm",
+    "messages": [
+        {"role": "user", "content": "weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ],
+}
 
 
 @pytest.mark.vllm
@@ -160,8 +179,11 @@ def _asgi(compat, body: bytes, path="/v1/chat/completions", stock_request=None):
 
 @pytest.mark.vllm
 def test_the_middleware_end_to_end(stock_request, compat):
-    status, seen, _ = _asgi(compat, json.dumps(dict(BASE, max_completion_tokens=5, reasoning_effort="high")).encode(),
-                            stock_request=stock_request)
+    status, seen, _ = _asgi(
+        compat,
+        json.dumps(dict(BASE, max_completion_tokens=5, reasoning_effort="high")).encode(),
+        stock_request=stock_request,
+    )
     assert status == 200 and json.loads(seen["body"])["max_tokens"] == 5
     assert seen["headers"][b"content-length"] == str(len(seen["body"])).encode()
     status, seen, sent = _asgi(compat, json.dumps(dict(BASE, n=3)).encode(), stock_request=stock_request)
@@ -187,7 +209,8 @@ def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
     (tmp_path / "vllm" / "entrypoints" / "openai" / "__init__.py").write_text("")
     (tmp_path / "vllm" / "entrypoints" / "openai" / "api_server.py").write_text(
         "class App:\n    def __init__(self):\n        self.mw = []\n    def add_middleware(self, m):\n        self.mw.append(m)\n"
-        "def build_app(args):\n    return App()\n")
+        "def build_app(args):\n    return App()\n"
+    )
     code = textwrap.dedent("""
         import sys
         if sys.argv[1] == "api":
@@ -197,8 +220,14 @@ def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
         api = sys.modules.get("vllm.entrypoints.openai.api_server")
         print("api" in applied, api is not None and [m.__name__ for m in api.build_app(None).mw])
     """)
-    run = lambda which: subprocess.run([sys.executable, "-S", "-c", code, which], cwd=tmp_path, capture_output=True,  # noqa: E731
-                                       text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    run = lambda which: subprocess.run(
+        [sys.executable, "-S", "-c", code, which],
+        cwd=tmp_path,
+        capture_output=True,  # noqa: E731
+        text=True,
+        env={"PYTHONPATH": str(tmp_path)},
+        timeout=60,
+    )
     api = run("api")
     assert api.returncode == 0, api.stderr
     assert api.stdout.split() == ["True", "['RequestCompat']"]
@@ -207,10 +236,18 @@ def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
     # the real server: `python -m vllm.entrypoints.openai.api_server` (the module is __main__); plugins load
     # inside run_server (AsyncEngineArgs.__post_init__), then run_server looks build_app up
     server = tmp_path / "vllm" / "entrypoints" / "openai" / "api_server.py"
-    server.write_text(server.read_text() + "\nif __name__ == '__main__':\n    import muh_vllm_plugin\n"
-                      "    muh_vllm_plugin.register()\n    print([m.__name__ for m in build_app(None).mw])\n")
-    main = subprocess.run([sys.executable, "-S", "-m", "vllm.entrypoints.openai.api_server"], cwd=tmp_path,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    server.write_text(
+        server.read_text() + "\nif __name__ == '__main__':\n    import muh_vllm_plugin\n"
+        "    muh_vllm_plugin.register()\n    print([m.__name__ for m in build_app(None).mw])\n"
+    )
+    main = subprocess.run(
+        [sys.executable, "-S", "-m", "vllm.entrypoints.openai.api_server"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path)},
+        timeout=60,
+    )
     assert main.returncode == 0 and main.stdout.strip() == "['RequestCompat']", main.stderr
 
 
@@ -227,20 +264,36 @@ def test_the_plugin_does_nothing_in_the_model_registry_subprocess(tmp_path):
     for d in (tmp_path / "vllm", tmp_path / "vllm" / "model_executor", reg):
         (d / "__init__.py").write_text("__version__ = '0.6.3.post1'\n" if d.name == "vllm" else "")
     # what vLLM 0.6.3's registry.py does when run as `python -m vllm.model_executor.models.registry`
-    (reg / "registry.py").write_text("if __name__ == '__main__':\n    import muh_vllm_plugin\n"
-                                     "    print(muh_vllm_plugin.register())\n")
-    proc = subprocess.run([sys.executable, "-S", "-m", "vllm.model_executor.models.registry"], cwd=tmp_path,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    (reg / "registry.py").write_text(
+        "if __name__ == '__main__':\n    import muh_vllm_plugin\n    print(muh_vllm_plugin.register())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-S", "-m", "vllm.model_executor.models.registry"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path)},
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "{'_skipped': 'model-registry subprocess'}"
 
 
 # -- muh's qwen3_coder tool parser, registered through the wheel's own ToolParserManager ---------------
 
-CALL = ("Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nBeijing\n</parameter>\n"
-        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>")
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+CALL = (
+    "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nBeijing\n</parameter>\n"
+    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+)
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}},
+        },
+    }
+]
 
 
 @pytest.fixture(scope="module")
@@ -248,9 +301,18 @@ def parser_env(stock_protocol, vllm_wheel, tmp_path_factory):
     """The wheel's abstract_tool_parser.py and protocol.py as the vllm modules the provider imports."""
     from muh.engines.vllm.wheel import read
 
-    names = ["vllm", "vllm.entrypoints", "vllm.entrypoints.openai", "vllm.entrypoints.openai.protocol",
-             "vllm.entrypoints.openai.tool_parsers", "vllm.entrypoints.openai.tool_parsers.abstract_tool_parser",
-             "vllm.logger", "vllm.transformers_utils", "vllm.transformers_utils.tokenizer", "vllm.utils"]
+    names = [
+        "vllm",
+        "vllm.entrypoints",
+        "vllm.entrypoints.openai",
+        "vllm.entrypoints.openai.protocol",
+        "vllm.entrypoints.openai.tool_parsers",
+        "vllm.entrypoints.openai.tool_parsers.abstract_tool_parser",
+        "vllm.logger",
+        "vllm.transformers_utils",
+        "vllm.transformers_utils.tokenizer",
+        "vllm.utils",
+    ]
     saved = {k: sys.modules.get(k) for k in names}
     import logging
 
@@ -261,8 +323,14 @@ def parser_env(stock_protocol, vllm_wheel, tmp_path_factory):
     stubs["vllm.utils"].is_list_of = lambda v, t: isinstance(v, list) and all(isinstance(x, t) for x in v)
     sys.modules.update(stubs)
     atp = stubs["vllm.entrypoints.openai.tool_parsers.abstract_tool_parser"]
-    exec(compile(read(vllm_wheel, "vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py"),
-                 "abstract_tool_parser.py", "exec"), atp.__dict__)
+    exec(
+        compile(
+            read(vllm_wheel, "vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py"),
+            "abstract_tool_parser.py",
+            "exec",
+        ),
+        atp.__dict__,
+    )
     files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
     path = tmp_path_factory.mktemp("parser") / "muh_qwen3_coder.py"
     path.write_text(files["vllm/parsers/muh_qwen3_coder.py"])
@@ -301,7 +369,7 @@ def test_the_parser_streams_content_then_the_call(parser_env, stock_protocol):
     content, calls, prev = "", [], ""
     for i in range(0, len(CALL), 5):  # 5-character deltas, "<tool_call>" split across them
         cur = CALL[: i + 5]
-        d = parser.extract_tool_calls_streaming(prev, cur, cur[len(prev):], [], [], [], request)
+        d = parser.extract_tool_calls_streaming(prev, cur, cur[len(prev) :], [], [], [], request)
         prev = cur
         if d is not None:
             assert isinstance(d, stock_protocol.DeltaMessage)
@@ -333,8 +401,13 @@ def test_the_parser_file_never_raises_without_vllm(tmp_path):
     files = {f.path: f.content for f in render(load_file(ROOT / "specs" / "baseline.muh"))}
     p = tmp_path / "muh_qwen3_coder.py"
     p.write_text(files["vllm/parsers/muh_qwen3_coder.py"])
-    proc = subprocess.run([sys.executable, "-S", "-c", f"import runpy; print(runpy.run_path({str(p)!r})['REGISTERED'])"],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", f"import runpy; print(runpy.run_path({str(p)!r})['REGISTERED'])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "False"
     assert "muh-parser: qwen3_coder not registered: ModuleNotFoundError" in proc.stderr
 
@@ -357,7 +430,6 @@ except TypeError:  # the vendor's own function
 SELECT_ALL = '{"selected": ["topk_softmax", "gemma_rms_norm", "silu_and_mul", "rms_norm", "fused_add_rms_norm"]}'
 
 
-
 @pytest.mark.parametrize("vendor_has_it", [False, True])
 def test_the_missing_vendor_routing_op_is_provided_only_while_absent(tmp_path, vendor_has_it):
     import subprocess
@@ -367,26 +439,40 @@ def test_the_missing_vendor_routing_op_is_provided_only_while_absent(tmp_path, v
         if path.startswith("vllm/plugin/muh_vllm_plugin/"):
             (tmp_path / "muh_vllm_plugin").mkdir(exist_ok=True)
             (tmp_path / "muh_vllm_plugin" / Path(path).name).write_text(text)
-    tree = {"vllm/__init__.py": "__version__ = '0.6.3.post1'\n", "ixformer/__init__.py": "",
-            "ixformer/functions.py": "def vllm_moe_topk_softmax(a, b, c, d):\n    return 'vendor'\n" if vendor_has_it else "",
-            "muh_kernels/__init__.py": "",
-            "muh_kernels/vllm_ops.py": "def topk_softmax(topk_weights, topk_ids, token_expert_indicies, gating_output):\n"
-                                       "    return 'muh'\n"}
+    tree = {
+        "vllm/__init__.py": "__version__ = '0.6.3.post1'\n",
+        "ixformer/__init__.py": "",
+        "ixformer/functions.py": "def vllm_moe_topk_softmax(a, b, c, d):\n    return 'vendor'\n"
+        if vendor_has_it
+        else "",
+        "muh_kernels/__init__.py": "",
+        "muh_kernels/vllm_ops.py": "def topk_softmax(topk_weights, topk_ids, token_expert_indicies, gating_output):\n"
+        "    return 'muh'\n",
+    }
     for rel, text in tree.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     (tmp_path / "selftest.json").write_text(SELECT_ALL)  # the card's self-test selected it
-    proc = subprocess.run([sys.executable, "-S", "-c", PROVIDE], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tmp_path), "MUH_SELFTEST_RESULT": str(tmp_path / "selftest.json")},
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", PROVIDE],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "MUH_SELFTEST_RESULT": str(tmp_path / "selftest.json")},
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
     if vendor_has_it:
         assert proc.stdout.split("\n")[:2] == ["applied False", "call vendor"]
         assert "moe_topk_softmax (ixformer.functions.vllm_moe_topk_softmax exists: the vendor's is kept)" in marker
     else:
-        assert proc.stdout.split("\n")[:3] == ["applied True", "call muh", "refused module 'ixformer.functions' has no "
-                                                "attribute 'vllm_moe_topk_softmax' (muh provides only the 4-argument call)"]
+        assert proc.stdout.split("\n")[:3] == [
+            "applied True",
+            "call muh",
+            "refused module 'ixformer.functions' has no "
+            "attribute 'vllm_moe_topk_softmax' (muh provides only the 4-argument call)",
+        ]
 
 
 GUARD = """
@@ -399,10 +485,13 @@ print(GemmaRMSNorm.forward_cuda(GemmaRMSNorm(), "x"))
 """
 
 
-@pytest.mark.parametrize("provider,rebound", [
-    ("def gemma_rms_norm(self, x, residual=None):\n    return 'muh'\n", True),       # forward_cuda's shape
-    ("def gemma_rms_norm(input, weight, epsilon):\n    return 'muh'\n", False),      # an op's shape: refused
-])
+@pytest.mark.parametrize(
+    "provider,rebound",
+    [
+        ("def gemma_rms_norm(self, x, residual=None):\n    return 'muh'\n", True),  # forward_cuda's shape
+        ("def gemma_rms_norm(input, weight, epsilon):\n    return 'muh'\n", False),  # an op's shape: refused
+    ],
+)
 def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tmp_path, provider, rebound):
     """The signature guard of every rebind: a provider that could not take the stock function's
     arguments keeps vLLM's function and says why (here GemmaRMSNorm.forward_cuda, a method)."""
@@ -413,18 +502,27 @@ def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tm
         if path.startswith("vllm/plugin/muh_vllm_plugin/"):
             (tmp_path / "muh_vllm_plugin").mkdir(exist_ok=True)
             (tmp_path / "muh_vllm_plugin" / Path(path).name).write_text(text)
-    tree = {"vllm/__init__.py": "__version__ = '0.6.3.post1'\n", "vllm/model_executor/__init__.py": "",
-            "vllm/model_executor/layers/__init__.py": "",
-            "vllm/model_executor/layers/layernorm.py": "class GemmaRMSNorm:\n    def forward_cuda(self, x, residual=None):\n"
-                                                       "        return 'stock'\n",
-            "muh_kernels/__init__.py": "", "muh_kernels/vllm_ops.py": provider}
+    tree = {
+        "vllm/__init__.py": "__version__ = '0.6.3.post1'\n",
+        "vllm/model_executor/__init__.py": "",
+        "vllm/model_executor/layers/__init__.py": "",
+        "vllm/model_executor/layers/layernorm.py": "class GemmaRMSNorm:\n    def forward_cuda(self, x, residual=None):\n"
+        "        return 'stock'\n",
+        "muh_kernels/__init__.py": "",
+        "muh_kernels/vllm_ops.py": provider,
+    }
     for rel, text in tree.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     (tmp_path / "selftest.json").write_text(SELECT_ALL)
-    proc = subprocess.run([sys.executable, "-S", "-c", GUARD], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tmp_path), "MUH_SELFTEST_RESULT": str(tmp_path / "selftest.json")},
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", GUARD],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "MUH_SELFTEST_RESULT": str(tmp_path / "selftest.json")},
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ("muh" if rebound else "stock")
     marker = next(line for line in proc.stderr.splitlines() if "muh-vllm-plugin: vllm" in line)
@@ -436,6 +534,7 @@ def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tm
 # vllm/engine/arg_utils.py are executed as they are, with the real FlexibleArgumentParser class of
 # vllm/utils.py and the real ToolParserManager; only what they import for other purposes (torch,
 # vllm.config's classes, …) is a stand-in that is a type, iterable (empty) and callable.
+
 
 class _AnyMeta(type):
     def __iter__(cls):
@@ -466,21 +565,38 @@ def stock_arg_parser(parser_env, vllm_wheel):
 
     atp, _ = parser_env
     utils_src = read(vllm_wheel, "vllm/utils.py")
-    cls = next(n for n in ast.parse(utils_src).body if isinstance(n, ast.ClassDef) and n.name == "FlexibleArgumentParser")
+    cls = next(
+        n for n in ast.parse(utils_src).body if isinstance(n, ast.ClassDef) and n.name == "FlexibleArgumentParser"
+    )
     ns = {"argparse": argparse, "sys": sys, "List": list, "Dict": dict, "Any": Any}
     exec(compile(ast.get_source_segment(utils_src, cls), "vllm/utils.py", "exec"), ns)
-    names = ["torch", "vllm.envs", "vllm.config", "vllm.executor", "vllm.executor.executor_base", "vllm.model_executor",
-             "vllm.model_executor.layers", "vllm.model_executor.layers.quantization", "vllm.transformers_utils.utils",
-             "vllm.engine", "vllm.engine.arg_utils", "vllm.entrypoints.chat_utils", "vllm.entrypoints.openai.serving_engine",
-             "vllm.entrypoints.openai.cli_args"]
+    names = [
+        "torch",
+        "vllm.envs",
+        "vllm.config",
+        "vllm.executor",
+        "vllm.executor.executor_base",
+        "vllm.model_executor",
+        "vllm.model_executor.layers",
+        "vllm.model_executor.layers.quantization",
+        "vllm.transformers_utils.utils",
+        "vllm.engine",
+        "vllm.engine.arg_utils",
+        "vllm.entrypoints.chat_utils",
+        "vllm.entrypoints.openai.serving_engine",
+        "vllm.entrypoints.openai.cli_args",
+    ]
     saved = {k: sys.modules.get(k) for k in names + ["vllm.utils", "vllm.entrypoints.openai.tool_parsers"]}
     sys.modules.update({n: _AnyModule(n) for n in names})
     sys.modules["vllm.utils"].FlexibleArgumentParser = ns["FlexibleArgumentParser"]
-    sys.modules["vllm.entrypoints.openai.tool_parsers"] = _stub("vllm.entrypoints.openai.tool_parsers",
-                                                                     ToolParserManager=atp.ToolParserManager)
+    sys.modules["vllm.entrypoints.openai.tool_parsers"] = _stub(
+        "vllm.entrypoints.openai.tool_parsers", ToolParserManager=atp.ToolParserManager
+    )
     try:
-        for name, path in (("vllm.engine.arg_utils", "vllm/engine/arg_utils.py"),
-                           ("vllm.entrypoints.openai.cli_args", "vllm/entrypoints/openai/cli_args.py")):
+        for name, path in (
+            ("vllm.engine.arg_utils", "vllm/engine/arg_utils.py"),
+            ("vllm.entrypoints.openai.cli_args", "vllm/entrypoints/openai/cli_args.py"),
+        ):
             mod = types.ModuleType(name)
             sys.modules[name] = mod
             exec(compile(read(vllm_wheel, path), path, "exec"), mod.__dict__)
@@ -501,8 +617,13 @@ def _baseline_argv(parser_file: Path, with_reasoning: bool) -> list[str]:
 
     spec = load_file(ROOT / "specs" / "baseline.muh").spec
     plan, _ = resolve_deploy(spec, next(iter(spec.deploys.values())))
-    drop = set() if with_reasoning else {i for g in plan.cond_flags
-                                         if g.id == "reasoning_parser" or "reasoning_parser" in g.requires for i in g.at}
+    drop = (
+        set()
+        if with_reasoning
+        else {
+            i for g in plan.cond_flags if g.id == "reasoning_parser" or "reasoning_parser" in g.requires for i in g.at
+        }
+    )
     argv = [a for i, a in enumerate(plan.command) if i not in drop][3:]
     return [str(parser_file) if a.endswith("/muh_qwen3_coder.py") else a for a in argv]
 
@@ -525,7 +646,9 @@ def test_the_run_files_argv_parses_with_the_wheels_parser_and_the_provider_regis
 
 
 @pytest.mark.vllm
-def test_the_wheels_parser_rejects_reasoning_parser_which_is_why_muh_cannot_provide_it(stock_arg_parser, parser_env, capsys):
+def test_the_wheels_parser_rejects_reasoning_parser_which_is_why_muh_cannot_provide_it(
+    stock_arg_parser, parser_env, capsys
+):
     cli, parser_cls, _ = stock_arg_parser
     _, parser_file = parser_env
     argv = _baseline_argv(parser_file, with_reasoning=True)
@@ -537,11 +660,14 @@ def test_the_wheels_parser_rejects_reasoning_parser_which_is_why_muh_cannot_prov
 
 # -- issue 27: unknown fields, tools without thinking, the max_tokens cap, greedy n fan-out, reasoning split ----
 
+
 @pytest.fixture
 def with_protocol(stock_protocol, compat, monkeypatch):
     """The engine's request model where the hook looks for it (vllm.entrypoints.openai.protocol)."""
     monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.protocol", stock_protocol)
-    monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai", _stub("vllm.entrypoints.openai", protocol=stock_protocol))
+    monkeypatch.setitem(
+        sys.modules, "vllm.entrypoints.openai", _stub("vllm.entrypoints.openai", protocol=stock_protocol)
+    )
     compat._fields.clear()
     yield
     compat._fields.clear()
@@ -549,7 +675,9 @@ def with_protocol(stock_protocol, compat, monkeypatch):
 
 @pytest.mark.vllm
 def test_unknown_top_level_fields_are_accepted_and_dropped(stock_request, compat, with_protocol):
-    body = dict(BASE, stream=True, stream_options={"include_usage": True}, metadata={"a": 1}, store=False, max_tokens=10)
+    body = dict(
+        BASE, stream=True, stream_options={"include_usage": True}, metadata={"a": 1}, store=False, max_tokens=10
+    )
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
         stock_request.model_validate(json.loads(json.dumps(body)))
     new, err = compat.rewrite(json.loads(json.dumps(body)))
@@ -582,10 +710,15 @@ def test_max_tokens_is_capped_only_when_absent(stock_request, compat, given, ser
 
 
 @pytest.mark.vllm
-@pytest.mark.parametrize("extra,want", [({"enable_thinking": False}, False), ({"thinking": {"type": "disabled"}}, False),
-                                        ({"thinking": {"type": "enabled"}}, True),
-                                        ({"enable_thinking": True, "chat_template_kwargs": {"enable_thinking": False}},
-                                         False)])
+@pytest.mark.parametrize(
+    "extra,want",
+    [
+        ({"enable_thinking": False}, False),
+        ({"thinking": {"type": "disabled"}}, False),
+        ({"thinking": {"type": "enabled"}}, True),
+        ({"enable_thinking": True, "chat_template_kwargs": {"enable_thinking": False}}, False),
+    ],
+)
 def test_thinking_sent_at_the_top_level_is_honoured(stock_request, compat, with_protocol, extra, want):
     """Issue 37.4: d10-style requests turn thinking off at the top level; before, the fields were dropped."""
     body = json.loads(json.dumps(dict(BASE, **extra)))
@@ -603,7 +736,6 @@ def test_a_tool_result_with_null_content_is_valid(stock_request, compat):
     stock_request.model_validate(new)
 
 
-
 CONTEXT = 80_000  # the stand-in server's max_model_len
 
 
@@ -618,15 +750,21 @@ def serving(stock_protocol, vllm_wheel, monkeypatch):
 
     tree = ast.parse(read(vllm_wheel, "vllm/entrypoints/openai/serving_engine.py"))
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    validate = next(n for n in classes["OpenAIServing"].body
-                    if isinstance(n, ast.FunctionDef) and n.name == "_validate_input")
-    ns = {n: getattr(stock_protocol, n)
-          for n in ("EmbeddingRequest", "TokenizeCompletionRequest", "TokenizeChatRequest", "DetokenizeRequest")}
+    validate = next(
+        n for n in classes["OpenAIServing"].body if isinstance(n, ast.FunctionDef) and n.name == "_validate_input"
+    )
+    ns = {
+        n: getattr(stock_protocol, n)
+        for n in ("EmbeddingRequest", "TokenizeCompletionRequest", "TokenizeChatRequest", "DetokenizeRequest")
+    }
     ns.update(List=List, TypedDict=TypedDict, AnyRequest=Any)
     exec(compile(ast.Module([classes["TextTokensPrompt"], validate], []), "serving_engine.py", "exec"), ns)
     cls = type("OpenAIServing", (), {"_validate_input": ns["_validate_input"], "max_model_len": CONTEXT})
-    monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.serving_engine",
-                        _stub("vllm.entrypoints.openai.serving_engine", OpenAIServing=cls))
+    monkeypatch.setitem(
+        sys.modules,
+        "vllm.entrypoints.openai.serving_engine",
+        _stub("vllm.entrypoints.openai.serving_engine", OpenAIServing=cls),
+    )
     return cls
 
 
@@ -674,36 +812,66 @@ def test_the_context_fit_is_installed_once_by_either_hook_and_only_with_the_cap(
     monkeypatch.delattr(serving, "_validate_input")  # a fork without the method: the cap alone, no error
     assert not compat.install_fit_context()
 
+
 def _vllm_like(calls, stream=False, text="hello"):
     """A stand-in route: vLLM 0.6.3's greedy rule (n > 1 at temperature < 1e-5: 400), else one answer per choice."""
+
     async def app(scope, receive, send):
         body = json.loads((await receive())["body"])
         calls.append(body)
         n = body.get("n") or 1
         if n > 1 and (body.get("temperature") if body.get("temperature") is not None else 0.7) < 1e-5:
-            payload = json.dumps({"object": "error", "message": f"n must be 1 when using greedy sampling, got {n}.",
-                                  "code": 400}).encode()
-            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]})
+            payload = json.dumps(
+                {"object": "error", "message": f"n must be 1 when using greedy sampling, got {n}.", "code": 400}
+            ).encode()
+            await send(
+                {"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]}
+            )
             await send({"type": "http.response.body", "body": payload})
             return
         if stream:
-            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+            )
             for i in range(n):
                 for piece in (text[:2], text[2:]):
                     chunk = {"choices": [{"index": i, "delta": {"content": piece}, "finish_reason": None}]}
-                    await send({"type": "http.response.body", "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
-                                "more_body": True})
+                    await send(
+                        {
+                            "type": "http.response.body",
+                            "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
+                            "more_body": True,
+                        }
+                    )
                 chunk = {"choices": [{"index": i, "delta": {}, "finish_reason": "stop"}]}
-                await send({"type": "http.response.body", "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
-                            "more_body": True})
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
+                        "more_body": True,
+                    }
+                )
             await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
             return
-        payload = json.dumps({"object": "chat.completion", "choices": [
-            {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"} for i in range(n)],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 3 * n, "total_tokens": 5 + 3 * n}}).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        payload = json.dumps(
+            {
+                "object": "chat.completion",
+                "choices": [
+                    {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    for i in range(n)
+                ],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 3 * n, "total_tokens": 5 + 3 * n},
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": payload})
+
     return app
 
 
@@ -738,7 +906,10 @@ def test_n_2_with_greedy_sampling_is_fanned_out_not_a_400(compat, monkeypatch):
     status, raw = _through(compat, _vllm_like(calls, stream=True), dict(BASE, n=2, temperature=0, stream=True))
     assert status == 200 and len(calls) == 2
     ev = _events(raw)
-    assert [(c["index"], c["finish_reason"]) for e in ev for c in e["choices"] if c["finish_reason"]] == [(0, "stop"), (1, "stop")]
+    assert [(c["index"], c["finish_reason"]) for e in ev for c in e["choices"] if c["finish_reason"]] == [
+        (0, "stop"),
+        (1, "stop"),
+    ]
     assert raw.count(b"data: [DONE]") == 1 and raw.endswith(b"data: [DONE]\n\n")
     calls.clear()
     status, _ = _through(compat, _vllm_like(calls), dict(BASE, n=2, temperature=0.8))  # sampling: vLLM's own n
@@ -748,7 +919,7 @@ def test_n_2_with_greedy_sampling_is_fanned_out_not_a_400(compat, monkeypatch):
 THOUGHT = "<think>\nLet me think: 2+2.\n</think>\n\nIt is 4."
 
 
-@pytest.mark.parametrize("text", [THOUGHT, THOUGHT[len("<think>"):]])  # the model's <think>, or the template's
+@pytest.mark.parametrize("text", [THOUGHT, THOUGHT[len("<think>") :]])  # the model's <think>, or the template's
 def test_thinking_moves_to_reasoning_content_in_json_answers(compat, monkeypatch, text):
     monkeypatch.setattr(sys, "argv", ["api_server.py", "--model", "/model"])  # no --reasoning-parser
     monkeypatch.delenv("MUH_REASONING_SPLIT", raising=False)
@@ -765,12 +936,16 @@ def test_thinking_moves_to_reasoning_content_in_streams_tags_split_across_chunks
     s = compat.StreamSplitter(reasoning_first=False)
     out = b""
     for i in range(0, len(THOUGHT), size):
-        chunk = {"choices": [{"index": 0, "delta": {"content": THOUGHT[i:i + size]}, "finish_reason": None}]}
+        chunk = {"choices": [{"index": 0, "delta": {"content": THOUGHT[i : i + size]}, "finish_reason": None}]}
         data = b"data: " + json.dumps(chunk).encode() + b"\n\n"
         for j in range(0, len(data), 11):  # the SSE bytes themselves arrive in pieces too
-            out += s.feed(data[j:j + 11])
-    out += s.feed(b"data: " + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).encode()
-                  + b"\n\ndata: [DONE]\n\n", final=True)
+            out += s.feed(data[j : j + 11])
+    out += s.feed(
+        b"data: "
+        + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).encode()
+        + b"\n\ndata: [DONE]\n\n",
+        final=True,
+    )
     deltas = [c["delta"] for e in _events(out) for c in e["choices"]]
     assert "".join(d.get("reasoning_content", "") for d in deltas) == "\nLet me think: 2+2.\n"
     assert "".join(d.get("content", "") for d in deltas) == "It is 4."
@@ -819,28 +994,47 @@ def test_both_request_hooks_run_it_once(compat):
 
 # -- the parser inside the wheel's own stream loop (OpenAIServingChat.chat_completion_stream_generator) ---------
 
+
 @pytest.fixture(scope="module")
 def serving_chat(parser_env, stock_protocol, vllm_wheel):
     """The wheel's serving_chat.py executed as it is; what it imports for other purposes is a stand-in."""
     from muh.engines.vllm.wheel import read
 
     atp, path = parser_env
-    names = ["fastapi", "vllm.config", "vllm.engine", "vllm.engine.protocol", "vllm.entrypoints.chat_utils",
-             "vllm.entrypoints.logger", "vllm.entrypoints.openai.serving_engine", "vllm.inputs", "vllm.outputs",
-             "vllm.sampling_params", "vllm.sequence", "vllm.tracing", "vllm.transformers_utils.tokenizer", "vllm.utils"]
-    saved = {k: sys.modules.get(k) for k in names + ["vllm.entrypoints.openai.tool_parsers", "vllm.logger",
-                                                     "vllm.entrypoints.openai.protocol"]}
+    names = [
+        "fastapi",
+        "vllm.config",
+        "vllm.engine",
+        "vllm.engine.protocol",
+        "vllm.entrypoints.chat_utils",
+        "vllm.entrypoints.logger",
+        "vllm.entrypoints.openai.serving_engine",
+        "vllm.inputs",
+        "vllm.outputs",
+        "vllm.sampling_params",
+        "vllm.sequence",
+        "vllm.tracing",
+        "vllm.transformers_utils.tokenizer",
+        "vllm.utils",
+    ]
+    saved = {
+        k: sys.modules.get(k)
+        for k in names + ["vllm.entrypoints.openai.tool_parsers", "vllm.logger", "vllm.entrypoints.openai.protocol"]
+    }
     sys.modules.update({n: _AnyModule(n) for n in names})
     sys.modules["vllm.entrypoints.openai.protocol"] = stock_protocol
-    sys.modules["vllm.entrypoints.openai.tool_parsers"] = _stub("vllm.entrypoints.openai.tool_parsers",
-                                                                ToolParser=atp.ToolParser,
-                                                                ToolParserManager=atp.ToolParserManager)
+    sys.modules["vllm.entrypoints.openai.tool_parsers"] = _stub(
+        "vllm.entrypoints.openai.tool_parsers", ToolParser=atp.ToolParser, ToolParserManager=atp.ToolParserManager
+    )
     import logging
 
     sys.modules["vllm.logger"] = _stub("vllm.logger", init_logger=logging.getLogger)
     try:
         mod = types.ModuleType("muh_test_serving_chat")
-        exec(compile(read(vllm_wheel, "vllm/entrypoints/openai/serving_chat.py"), "serving_chat.py", "exec"), mod.__dict__)
+        exec(
+            compile(read(vllm_wheel, "vllm/entrypoints/openai/serving_chat.py"), "serving_chat.py", "exec"),
+            mod.__dict__,
+        )
     finally:
         for k, v in saved.items():
             if v is None:
@@ -862,8 +1056,9 @@ def _stream(serving_chat, stock_protocol, steps):
 
     async def results():
         for text, finish in steps:
-            out = types.SimpleNamespace(index=0, text=text, token_ids=[7], finish_reason=finish, stop_reason=None,
-                                        logprobs=None)
+            out = types.SimpleNamespace(
+                index=0, text=text, token_ids=[7], finish_reason=finish, stop_reason=None, logprobs=None
+            )
             yield types.SimpleNamespace(prompt_token_ids=[1, 2], encoder_prompt_token_ids=None, outputs=[out])
 
     async def collect():
@@ -887,19 +1082,25 @@ def _tool_calls(events):
     return calls
 
 
-CALL_ZH = ("<tool_call>\n<function=get_weather>\n<parameter=city>\n北京\n</parameter>\n"
-           "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>")
+CALL_ZH = (
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\n北京\n</parameter>\n"
+    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+)
 
 
 @pytest.mark.vllm
 @pytest.mark.parametrize("last", ["im_end", "call"], ids=["im_end-step", "call-on-last-step"])
 def test_streamed_tool_calls_end_with_tool_calls_keep_their_name_and_send_arguments_once(
-        serving_chat, stock_protocol, last):
+    serving_chat, stock_protocol, last
+):
     """Issue 27.4, in vLLM 0.6.3's own loop: the last step (<|im_end|> -> "") still sends the finish chunk; a call
     completed on the last step keeps its name; non-ASCII arguments are not sent twice."""
     pieces = ["Let me check.\n", CALL_ZH[:20], CALL_ZH[20:60], CALL_ZH[60:]]
-    steps = [(p, None) for p in pieces] + [("", "stop")] if last == "im_end" else \
-        [(p, None) for p in pieces[:-1]] + [(pieces[-1], "stop")]
+    steps = (
+        [(p, None) for p in pieces] + [("", "stop")]
+        if last == "im_end"
+        else [(p, None) for p in pieces[:-1]] + [(pieces[-1], "stop")]
+    )
     events = _stream(serving_chat, stock_protocol, steps)
     finishes = [c["finish_reason"] for e in events for c in e["choices"] if c.get("finish_reason")]
     assert finishes == ["tool_calls"]

@@ -1,4 +1,5 @@
 """Dockerfile and computility-run.yaml: platform shape, lint-clean, deterministic, injection-proof."""
+
 from __future__ import annotations
 
 import io
@@ -9,10 +10,10 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
-from muh.engines.vllm.check import verify
-from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
+from muh.engines.vllm.check import verify
 from muh.pipeline import load_file, render
+from muh.platforms.computility import check as platform_check
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
@@ -26,8 +27,10 @@ def build(tmp_path: Path, text: str = BASE) -> dict[str, str]:
 
 
 def with_env(value_literal: str) -> str:
-    return BASE.replace("    VLLM_ENGINE_ITERATION_TIMEOUT_S = 3600\n",
-                        f"    VLLM_ENGINE_ITERATION_TIMEOUT_S = 3600\n    MUH_TEST = {value_literal}\n")
+    return BASE.replace(
+        "    VLLM_ENGINE_ITERATION_TIMEOUT_S = 3600\n",
+        f"    VLLM_ENGINE_ITERATION_TIMEOUT_S = 3600\n    MUH_TEST = {value_literal}\n",
+    )
 
 
 def parse_dockerfile(text: str) -> DockerfileParser:
@@ -65,8 +68,13 @@ def test_dockerfile_structure(tmp_path):
     steps = files["image/steps.sh"]
     assert 'required "install plugin" cp -r' in steps
     for e in ("paged-attn-v1-threshold", "prefix-prefill-tile"):  # each edit: one optional, dry-run gated step
-        assert f'optional "edit {e}" python3 "${{MUH_ROOT}}/vllm/check_anchors.py" "${{site}}" --apply --only {e}' in steps
-    assert 'optional "triton importable' in steps and 'optional "plugin check" timeout 180 python3 -m muh_vllm_plugin --check' in steps
+        assert (
+            f'optional "edit {e}" python3 "${{MUH_ROOT}}/vllm/check_anchors.py" "${{site}}" --apply --only {e}' in steps
+        )
+    assert (
+        'optional "triton importable' in steps
+        and 'optional "plugin check" timeout 180 python3 -m muh_vllm_plugin --check' in steps
+    )
     assert 'optional "MoE config E=256,N=128,device_name=Iluvatar_BI-V100.json"' in steps
     kind, cmd = instr[-1]
     assert kind == "CMD"
@@ -86,11 +94,16 @@ HOSTILE = [
     '"$(rm -rf /) `id` ${HOME} $HOME"',
     '"a: b # not a comment"',
     '"- [x] {y} & *z ! | > %"',
-    '"yes"', '"on"', '"0x1F"', '"~"', '"null"', '"1e3"',
+    '"yes"',
+    '"on"',
+    '"0x1F"',
+    '"~"',
+    '"null"',
+    '"1e3"',
     '"\\\\ backslash \\t tab"',
     '"  leading and trailing  "',
     '"ünïcödé ✓ 中文"',
-    '"\'; exec sh; \'"',
+    "\"'; exec sh; '\"",
 ]
 
 
@@ -99,8 +112,14 @@ def test_hostile_env_values_round_trip_exactly(tmp_path, literal):
     from muh.grammar.parser import parse
 
     text = with_env(literal)
-    expected = next(a.value.value for b in parse(text).members if getattr(b, "kind", "") == "deploy"
-                    for e in b.blocks("env") for a in e.assigns() if a.key == ("MUH_TEST",))
+    expected = next(
+        a.value.value
+        for b in parse(text).members
+        if getattr(b, "kind", "") == "deploy"
+        for e in b.blocks("env")
+        for a in e.assigns()
+        if a.key == ("MUH_TEST",)
+    )
     files = build(tmp_path, text)
     env = yaml.safe_load(files["computility-run.yaml"])["env"]
     assert {"name": "MUH_TEST", "value": expected} in env
@@ -118,19 +137,25 @@ def test_hostile_flag_values_stay_one_argv_item(tmp_path, literal):
     assert docker_cmd == cmd
     # one argv item: `--served-model-name VALUE`, or `--served-model-name=VALUE` for a value starting with `-`
     value = cmd[i + 1] if cmd[i] == "--served-model-name" else cmd[i].split("=", 1)[1]
-    assert value not in ("--tensor-parallel-size",) and cmd[i + (1 if cmd[i] == "--served-model-name" else 0) + 1] == "--tensor-parallel-size"
+    assert (
+        value not in ("--tensor-parallel-size",)
+        and cmd[i + (1 if cmd[i] == "--served-model-name" else 0) + 1] == "--tensor-parallel-size"
+    )
     lint = verify.hadolint(files["Dockerfile"])
     assert lint in (None, [])
 
 
-@pytest.mark.parametrize("literal,words", [
-    ('"line one\\nline two"', "line break"),
-    ('"carriage\rreturn"', "line break"),
-    ('"bell\u0007"', "control character"),         # the character itself, in the file
-    ('"sep\u2028arator"', "control character"),
-    ('"c1\u0085control"', "control character"),
-    ('"' + "x" * 5000 + '"', "characters long"),
-])
+@pytest.mark.parametrize(
+    "literal,words",
+    [
+        ('"line one\\nline two"', "line break"),
+        ('"carriage\rreturn"', "line break"),
+        ('"bell\u0007"', "control character"),  # the character itself, in the file
+        ('"sep\u2028arator"', "control character"),
+        ('"c1\u0085control"', "control character"),
+        ('"' + "x" * 5000 + '"', "characters long"),
+    ],
+)
 def test_unsafe_env_values_are_refused_at_their_line(tmp_path, literal, words):
     text = with_env(literal)
     with pytest.raises(MuhError) as info:
@@ -143,11 +168,21 @@ def test_unsafe_env_values_are_refused_at_their_line(tmp_path, literal, words):
     assert err.span.line == text[: text.index("MUH_TEST")].count("\n") + 1
 
 
-@pytest.mark.parametrize("image", [
-    'evil:latest\\nRUN curl x | sh', "has space:1", 'quote"d:1', "UPPER/case:1", "",
-])
+@pytest.mark.parametrize(
+    "image",
+    [
+        "evil:latest\\nRUN curl x | sh",
+        "has space:1",
+        'quote"d:1',
+        "UPPER/case:1",
+        "",
+    ],
+)
 def test_bad_base_images_are_refused(tmp_path, image):
-    text = BASE.replace('"enginex-iluvatar/bi100-3.2.3-x86-ubuntu20.04-py3.10-poc-llm-infer:v1.2.3"', json.dumps(image).replace("\\\\n", "\\n"))
+    text = BASE.replace(
+        '"enginex-iluvatar/bi100-3.2.3-x86-ubuntu20.04-py3.10-poc-llm-infer:v1.2.3"',
+        json.dumps(image).replace("\\\\n", "\\n"),
+    )
     with pytest.raises(MuhError) as info:
         build(tmp_path, text)
     assert any(d.code == "E-DEPLOY-IMAGE" for d in info.value.diagnostics)
@@ -160,13 +195,16 @@ def test_newline_in_a_flag_value_is_refused(tmp_path):
     assert any(d.code == "E-DEPLOY-VALUE" and "line break" in d.message for d in info.value.diagnostics)
 
 
-H200 = (ROOT / "specs" / "h200.muh").read_text().split("\nalgorithm")[0] + '''
+H200 = (
+    (ROOT / "specs" / "h200.muh").read_text().split("\nalgorithm")[0]
+    + """
 deploy lab on h200 {
   base_image = "vllm/vllm-openai:v0.6.3.post1"
   engine = vllm "0.6.3"
   serve { max_model_len = 32768  dtype = bfloat16  enable_prefix_caching = true }
 }
-'''
+"""
+)
 
 
 def test_stock_values_need_no_edit(tmp_path):
@@ -180,12 +218,12 @@ def test_stock_values_need_no_edit(tmp_path):
     assert verify.yamllint(files["computility-run.yaml"]) == []
 
 
-@pytest.mark.parametrize("name", ['a\\\\\\"b', 'a\\\\', 'x\\"y', "plain"])
+@pytest.mark.parametrize("name", ['a\\\\\\"b', "a\\\\", 'x\\"y', "plain"])
 def test_quotes_and_backslashes_in_cmd_are_json_to_docker_and_hadolint(tmp_path, name):
     """Issue 11 item 12: `served_model_name = "a\\\\\\"b"` gave a CMD that hadolint read as not-JSON
     (DL3025) and deploy refused. The CMD is still exactly the command, as JSON."""
     files = build(tmp_path, BASE.replace('served_model_name = "llm"', f'served_model_name = "{name}"'))
-    line = next(l for l in files["Dockerfile"].splitlines() if l.startswith("CMD "))
+    line = next(ln for ln in files["Dockerfile"].splitlines() if ln.startswith("CMD "))
     cmd = json.loads(line[4:])
     assert cmd == yaml.safe_load(files["computility-run.yaml"])["command"]
     lint = verify.hadolint(files["Dockerfile"])

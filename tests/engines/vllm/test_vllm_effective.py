@@ -1,5 +1,6 @@
 """The plan's effective serve values (issue 38): read once from the serve block — the spec's, else the engine's
 default — and what every step reads instead of parsing the block again."""
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,12 @@ def plan_of(tmp: Path, text: str):
 def test_the_baseline_s_effective_values(tmp_path):
     eff = plan_of(tmp_path, BASELINE.read_text()).effective
     assert (eff.tensor_parallel_size, eff.max_num_seqs, eff.max_model_len, eff.max_num_batched_tokens, eff.port) == (
-        4, 2, 80000, 4096, 8000)
+        4,
+        2,
+        80000,
+        4096,
+        8000,
+    )
     assert eff.chunked_prefill and eff.prefix_prefill
 
 
@@ -33,7 +39,9 @@ def test_defaults_come_from_the_engine_and_the_long_context_rule_is_applied_once
     assert plan.launch.gpus == eff.tensor_parallel_size == 4 and plan.launch.port == eff.port
     short_text = text.replace("max_model_len = 80000", "max_model_len = 16384")
     # without chunked prefill vLLM wants a batch that holds a whole prompt (E-VLLM-CONFIG otherwise)
-    short = plan_of(tmp_path, short_text.replace("max_num_batched_tokens = 4096", "max_num_batched_tokens = 16384")).effective
+    short = plan_of(
+        tmp_path, short_text.replace("max_num_batched_tokens = 4096", "max_num_batched_tokens = 16384")
+    ).effective
     assert short.max_model_len == 16384 and short.chunked_prefill is False
 
 
@@ -46,7 +54,9 @@ def test_no_step_rewrites_what_others_recorded():
     bad = []
     for path in sorted(folder.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "tuned" for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == "tuned" for t in node.targets
+            ):
                 bad.append(f"{path.name}:{node.lineno}")
     assert bad == []
 

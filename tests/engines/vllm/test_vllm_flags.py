@@ -1,4 +1,5 @@
 """Serve flags are checked against vLLM 0.6.3.post1's real flag table; bad ones fail at file:line:col."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from muh.engines.vllm.derive.engine import load_engine, resolve_version
 from muh.diagnostics import MuhError
+from muh.engines.vllm.derive.engine import load_engine, resolve_version
 from muh.pipeline import load_file, render
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -47,12 +48,22 @@ def where(path: Path, text: str, needle: str) -> str:
 
 # -- the fixture ----------------------------------------------------------------------------------
 
+
 def test_fixture_has_the_real_flag_set():
     e = load_engine("0.6.3.post1")
     flags = e.all_flags
     assert len(flags) == 117  # vllm/engine/arg_utils.py of the 0.6.3.post1 wheel
-    for f in ("--max-model-len", "-tp", "--tensor-parallel-size", "--enable-auto-tool-choice", "--tool-call-parser",
-              "--enable-prefix-caching", "--block-size", "--disable-custom-all-reduce", "--tool-parser-plugin"):
+    for f in (
+        "--max-model-len",
+        "-tp",
+        "--tensor-parallel-size",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "--enable-prefix-caching",
+        "--block-size",
+        "--disable-custom-all-reduce",
+        "--tool-parser-plugin",
+    ):
         assert f in flags
     assert "--reasoning-parser" not in flags
     assert e.option("--dtype").choices == ("auto", "half", "float16", "bfloat16", "float", "float32")
@@ -65,14 +76,19 @@ def test_fixture_has_the_real_flag_set():
 
 @pytest.mark.vllm
 def test_fixture_is_what_the_extractor_reads_from_the_wheel(vllm_wheel):
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "extract_vllm_flags.py"), "--wheel", str(vllm_wheel), "--check"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "extract_vllm_flags.py"), "--wheel", str(vllm_wheel), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     fx = json.loads((ROOT / "muh/engines/vllm/data/vllm-0.6.3.post1.json").read_text())
     assert fx["source"]["wheel"] == vllm_wheel.name
 
 
 # -- good spec ------------------------------------------------------------------------------------
+
 
 def test_competition_spec_builds_the_team_flags(tmp_path):
     files, _ = build(tmp_path, BASE)
@@ -82,27 +98,64 @@ def test_competition_spec_builds_the_team_flags(tmp_path):
     cmd = yaml.safe_load(run)["command"]
     assert cmd[:3] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
     joined = " ".join(cmd)
-    for piece in ("--model /model", "--served-model-name llm", "--tensor-parallel-size 4", "--max-model-len 131072",
-                  "--gpu-memory-utilization 0.92", "--max-num-seqs 2", "--enable-chunked-prefill", "--dtype half",
-                  "--tool-call-parser qwen3_coder", "--reasoning-parser qwen3", "--disable-custom-all-reduce"):
+    for piece in (
+        "--model /model",
+        "--served-model-name llm",
+        "--tensor-parallel-size 4",
+        "--max-model-len 131072",
+        "--gpu-memory-utilization 0.92",
+        "--max-num-seqs 2",
+        "--enable-chunked-prefill",
+        "--dtype half",
+        "--tool-call-parser qwen3_coder",
+        "--reasoning-parser qwen3",
+        "--disable-custom-all-reduce",
+    ):
         assert piece in joined
 
 
 # -- bad flags: each fails at the spec's line and column --------------------------------------------
 
-@pytest.mark.parametrize("old,new,needle,code,words", [
-    ("    max_model_len = 131072", "    max_model_le = 131072", "max_model_le", "E-VLLM-FLAG", "abbreviation of `--max-model-len`"),
-    ("    dtype = half", "    dtype = fp16", "fp16", "E-VLLM-CHOICE", "does not accept `fp16`"),
-    ('    flags = ["--reasoning-parser"]\n', "", "reasoning_parser", "E-VLLM-FLAG", "`--reasoning-parser` is not a flag"),
-    ('tool_call_parser = "qwen3_coder"', 'tool_call_parser = "qwen9_coder"', '"qwen9_coder"', "E-VLLM-PARSER",
-     "`qwen9_coder` does not exist"),
-    ('    tool_call_parser = "qwen3_coder"\n', "", "enable_auto_tool_choice", "E-VLLM-REQUIRES", "needs `--tool-call-parser`"),
-    ("    dtype = half", "    dtype = bfloat16", "bfloat16", "E-DEPLOY-DTYPE", "compute capability"),
-    ("    tensor_parallel_size = 4", "    tensor_parallel_size = 8", "8\n", "E-DEPLOY-TP", "exceeds the 4 device"),
-    ("    max_num_seqs = 2", "    max_num_seqs = two", "two", "E-VLLM-VALUE", "an integer"),
-    ("    enforce_eager = true", "    enforce_eager = 1", "1\n    trust", "E-VLLM-VALUE", "switch"),
-    ("    max_num_seqs = 2", "    max_seqs = 2", "max_seqs", "E-VLLM-FLAG", "max_num_seqs"),
-])
+
+@pytest.mark.parametrize(
+    "old,new,needle,code,words",
+    [
+        (
+            "    max_model_len = 131072",
+            "    max_model_le = 131072",
+            "max_model_le",
+            "E-VLLM-FLAG",
+            "abbreviation of `--max-model-len`",
+        ),
+        ("    dtype = half", "    dtype = fp16", "fp16", "E-VLLM-CHOICE", "does not accept `fp16`"),
+        (
+            '    flags = ["--reasoning-parser"]\n',
+            "",
+            "reasoning_parser",
+            "E-VLLM-FLAG",
+            "`--reasoning-parser` is not a flag",
+        ),
+        (
+            'tool_call_parser = "qwen3_coder"',
+            'tool_call_parser = "qwen9_coder"',
+            '"qwen9_coder"',
+            "E-VLLM-PARSER",
+            "`qwen9_coder` does not exist",
+        ),
+        (
+            '    tool_call_parser = "qwen3_coder"\n',
+            "",
+            "enable_auto_tool_choice",
+            "E-VLLM-REQUIRES",
+            "needs `--tool-call-parser`",
+        ),
+        ("    dtype = half", "    dtype = bfloat16", "bfloat16", "E-DEPLOY-DTYPE", "compute capability"),
+        ("    tensor_parallel_size = 4", "    tensor_parallel_size = 8", "8\n", "E-DEPLOY-TP", "exceeds the 4 device"),
+        ("    max_num_seqs = 2", "    max_num_seqs = two", "two", "E-VLLM-VALUE", "an integer"),
+        ("    enforce_eager = true", "    enforce_eager = 1", "1\n    trust", "E-VLLM-VALUE", "switch"),
+        ("    max_num_seqs = 2", "    max_seqs = 2", "max_seqs", "E-VLLM-FLAG", "max_num_seqs"),
+    ],
+)
 def test_bad_flag_fails_at_its_line(tmp_path, old, new, needle, code, words):
     text = spec_with(old, new)
     err, path = first_error(tmp_path, text)
@@ -145,20 +198,25 @@ def test_an_undeclared_qwen3_coder_on_stock_ships_muhs_provider(tmp_path):
 
 
 def test_extension_must_look_like_a_flag(tmp_path):
-    err, _ = first_error(tmp_path, spec_with('flags = ["--reasoning-parser"]', 'flags = ["--reasoning-parser", "$(id)"]'))
+    err, _ = first_error(
+        tmp_path, spec_with('flags = ["--reasoning-parser"]', 'flags = ["--reasoning-parser", "$(id)"]')
+    )
     assert err.code == "E-DEPLOY-EXT"
 
 
-@pytest.mark.parametrize("knob,words", [
-    ("paged_attention.partition_size = 256", "unsafe"),
-    ("max_shared_memory = hardware.smem_per_block", "dead knob"),
-    ("triton_flash_attention = 1", "ROCm"),
-    ("paged_attention.v1_max_seq_len = 16384", "overflows shared memory"),
-    ("prefix_prefill.block = 64", "shared memory"),
-    ("prefix_prefill.block = 48", "power of two"),
-    ("paged_attention.v1_treshold = 64", "v1_threshold"),
-    ("ops = [rms_nrom]", "rms_norm"),
-])
+@pytest.mark.parametrize(
+    "knob,words",
+    [
+        ("paged_attention.partition_size = 256", "unsafe"),
+        ("max_shared_memory = hardware.smem_per_block", "dead knob"),
+        ("triton_flash_attention = 1", "ROCm"),
+        ("paged_attention.v1_max_seq_len = 16384", "overflows shared memory"),
+        ("prefix_prefill.block = 64", "shared memory"),
+        ("prefix_prefill.block = 48", "power of two"),
+        ("paged_attention.v1_treshold = 64", "v1_threshold"),
+        ("ops = [rms_nrom]", "rms_norm"),
+    ],
+)
 def test_refused_knobs_say_why_at_their_line(tmp_path, knob, words):
     text = spec_with("    ops = [rms_norm, fused_add_rms_norm, silu_and_mul]\n", f"    {knob}\n")
     err, path = first_error(tmp_path, text)
@@ -201,6 +259,7 @@ def test_explain_shows_rule_and_inputs(tmp_path):
 
 
 # -- issue 11 item 11: values that look like flags ----------------------------------------------------
+
 
 def _engine_parser():
     """argparse with the pinned engine's options as its wheel declares them (kind, nargs, action: the
@@ -270,7 +329,10 @@ def test_a_negative_count_is_refused_at_its_line(tmp_path):
     """Issue 11 (class of item 9): `max_num_seqs = -2` built."""
     text = spec_with("    max_num_seqs = 2", "    max_num_seqs = -2")
     err, path = first_error(tmp_path, text)
-    assert err.code == "E-VLLM-VALUE" and "`--max-num-seqs` = -2 is out of the engine's range: it takes values ≥ 1" in err.message
+    assert (
+        err.code == "E-VLLM-VALUE"
+        and "`--max-num-seqs` = -2 is out of the engine's range: it takes values ≥ 1" in err.message
+    )
     assert str(err.span) == where(path, text, "-2")
 
 
@@ -289,8 +351,10 @@ def test_every_stock_variant_has_a_flag_table_and_every_engine_is_registered():
 
 def test_an_unknown_engine_or_variant_names_the_known_ones(tmp_path):
     base = (ROOT / "tests" / "fixtures" / "deploy" / "competition.muh").read_text()
-    for text, words in ((base.replace('engine = vllm "0.6.3.post1"', 'engine = vlm "0.6.3.post1"'), "did you mean `vllm`"),
-                        (base.replace('engine = vllm "0.6.3.post1"', 'engine = enginex "v1.2.3"'), "bi100-v1.2.3")):
+    for text, words in (
+        (base.replace('engine = vllm "0.6.3.post1"', 'engine = vlm "0.6.3.post1"'), "did you mean `vllm`"),
+        (base.replace('engine = vllm "0.6.3.post1"', 'engine = enginex "v1.2.3"'), "bi100-v1.2.3"),
+    ):
         p = tmp_path / "e.muh"
         p.write_text(text)
         with pytest.raises(MuhError) as info:
@@ -341,17 +405,41 @@ def _line(text, needle):
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
-@pytest.mark.parametrize("old,new,needle,message", [
-    ("    enable_chunked_prefill = true\n", "    enable_chunked_prefill = false\n", "max_num_batched_tokens = 4096",
-     "max_num_batched_tokens 4096 < max_model_len 80000 without chunked prefill: vLLM refuses to start (vllm/config.py:1039"),
-    ("max_num_seqs = 2 ", "max_num_seqs = 8192 ", "max_num_batched_tokens = 4096",
-     "max_num_batched_tokens 4096 < max_num_seqs 8192: vLLM refuses to start (vllm/config.py:1049"),
-    ('    served_model_name = "llm"\n', '    served_model_name = "llm"\n    port = 70000\n', "port = 70000",
-     "port 70000 is outside 1–65535 (vllm/entrypoints/openai/api_server.py:544"),
-    ('    served_model_name = "llm"\n', '    served_model_name = "llm"\n    port = 0\n', "port = 0", "port 0 is outside 1–65535"),
-    ("    top_k = 8  # num_experts_per_tok\n", "    top_k = 300\n", "top_k = 300",
-     "moe top_k 300 is above the 256 experts: the router cannot pick them (vllm/model_executor/layers/fused_moe/fused_moe.py:443"),
-])
+@pytest.mark.parametrize(
+    "old,new,needle,message",
+    [
+        (
+            "    enable_chunked_prefill = true\n",
+            "    enable_chunked_prefill = false\n",
+            "max_num_batched_tokens = 4096",
+            "max_num_batched_tokens 4096 < max_model_len 80000 without chunked prefill: vLLM refuses to start (vllm/config.py:1039",
+        ),
+        (
+            "max_num_seqs = 2 ",
+            "max_num_seqs = 8192 ",
+            "max_num_batched_tokens = 4096",
+            "max_num_batched_tokens 4096 < max_num_seqs 8192: vLLM refuses to start (vllm/config.py:1049",
+        ),
+        (
+            '    served_model_name = "llm"\n',
+            '    served_model_name = "llm"\n    port = 70000\n',
+            "port = 70000",
+            "port 70000 is outside 1–65535 (vllm/entrypoints/openai/api_server.py:544",
+        ),
+        (
+            '    served_model_name = "llm"\n',
+            '    served_model_name = "llm"\n    port = 0\n',
+            "port = 0",
+            "port 0 is outside 1–65535",
+        ),
+        (
+            "    top_k = 8  # num_experts_per_tok\n",
+            "    top_k = 300\n",
+            "top_k = 300",
+            "moe top_k 300 is above the 256 experts: the router cannot pick them (vllm/model_executor/layers/fused_moe/fused_moe.py:443",
+        ),
+    ],
+)
 def test_a_configuration_vllm_refuses_at_start_is_an_error_at_its_line(tmp_path, old, new, needle, message):
     assert old in BASELINE_TEXT
     text = BASELINE_TEXT.replace(old, new)
@@ -366,13 +454,20 @@ def test_the_baseline_passes_the_start_up_checks_and_ships_nothing_that_does_not
 
 
 def test_r4s_dead_values_put_back_into_the_baseline_each_say_what_does_nothing(tmp_path):
-    text = BASELINE_TEXT.replace("    enforce_eager = true\n", "    enforce_eager = true\n    max_seq_len_to_capture = 32768\n")
-    text = text.replace('    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
-                        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MAX_NUM_SEQS = "2"\n    BI100_GDN_CACHE_POLICY = "admission64"\n')
+    text = BASELINE_TEXT.replace(
+        "    enforce_eager = true\n", "    enforce_eager = true\n    max_seq_len_to_capture = 32768\n"
+    )
+    text = text.replace(
+        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
+        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MAX_NUM_SEQS = "2"\n    BI100_GDN_CACHE_POLICY = "admission64"\n',
+    )
     noop = [d for d in _diags(tmp_path, text) if d.code == "W-DEPLOY-NOOP"]
     capture = next(d for d in noop if "max_seq_len_to_capture" in d.message)
     assert "vllm/worker/worker.py:286" in capture.message and capture.span.line == _line(text, "max_seq_len_to_capture")
     bi100 = [d for d in noop if d.message.startswith("`BI100_")]
     assert len(bi100) == 2 and all("nothing in the image reads it" in d.message for d in bi100)
-    assert not [d for d in _diags(tmp_path, text.replace("    enforce_eager = true\n", "")) if
-                d.code == "W-DEPLOY-NOOP" and "max_seq_len_to_capture" in d.message]
+    assert not [
+        d
+        for d in _diags(tmp_path, text.replace("    enforce_eager = true\n", ""))
+        if d.code == "W-DEPLOY-NOOP" and "max_seq_len_to_capture" in d.message
+    ]

@@ -5,6 +5,7 @@ For each shipped diff: its anchor occurs exactly once, the generated check_ancho
 syntax tree are the spec's, a second application is refused as "previously applied", and the
 stdlib fallback (check_anchors.py --apply) produces the same bytes as `patch`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from muh.engines.vllm.codegen.emit import plans
 from muh.engines.vllm.derive import edits as E
 from muh.engines.vllm.derive import tuning
-from muh.engines.vllm.codegen.emit import plans
 from muh.engines.vllm.wheel import extract, read
 from muh.pipeline import load_file, render
 
@@ -63,8 +64,12 @@ def test_the_baseline_plan_has_both_edits(built):
     _, plan = built
     assert [e.id for e in plan.edits] == ["paged-attn-v1-threshold", "prefix-prefill-tile"]
     v = {k: r.value for e in plan.edits for k, r in e.values.items()}
-    assert v == {"paged_attention.v1_threshold": 64, "paged_attention.v1_max_seq_len": 8192,
-                 "prefix_prefill.block": 32, "prefix_prefill.num_warps": 4}
+    assert v == {
+        "paged_attention.v1_threshold": 64,
+        "paged_attention.v1_max_seq_len": 8192,
+        "prefix_prefill.block": 32,
+        "prefix_prefill.num_warps": 4,
+    }
 
 
 @needs_patch
@@ -74,15 +79,21 @@ def test_each_patch_applies_compiles_and_reads_back(built, site):
     patches = sorted((out / "vllm/patches").glob("*.patch"))
     assert len(patches) == len(plan.edits)
     for p, e in zip(patches, plan.edits):
-        dry = subprocess.run(["patch", "-d", str(site), "-p1", "--forward", "--dry-run"], stdin=p.open(), capture_output=True, text=True)
+        dry = subprocess.run(
+            ["patch", "-d", str(site), "-p1", "--forward", "--dry-run"], stdin=p.open(), capture_output=True, text=True
+        )
         assert dry.returncode == 0, dry.stdout + dry.stderr
-        real = subprocess.run(["patch", "-d", str(site), "-p1", "--forward"], stdin=p.open(), capture_output=True, text=True)
+        real = subprocess.run(
+            ["patch", "-d", str(site), "-p1", "--forward"], stdin=p.open(), capture_output=True, text=True
+        )
         assert real.returncode == 0, real.stdout + real.stderr
         target = site / e.file
         py_compile.compile(str(target), doraise=True)
         got = E.READERS[e.id](target.read_text())
         assert got == {k.split(".")[-1]: r.value for k, r in e.values.items()}
-        again = subprocess.run(["patch", "-d", str(site), "-p1", "--forward", "--dry-run"], stdin=p.open(), capture_output=True, text=True)
+        again = subprocess.run(
+            ["patch", "-d", str(site), "-p1", "--forward", "--dry-run"], stdin=p.open(), capture_output=True, text=True
+        )
         assert again.returncode != 0 and "previously applied" in again.stdout
     # after patching, the checker reports "already applied" and still succeeds
     assert subprocess.run([sys.executable, str(out / "vllm/check_anchors.py"), str(site)]).returncode == 0
@@ -96,7 +107,9 @@ def test_stdlib_fallback_makes_the_same_edit_as_patch(built, vllm_wheel, tmp_pat
         extract(vllm_wheel, sorted({e.file for e in plan.edits}), d)
     for p in sorted((out / "vllm/patches").glob("*.patch")):
         subprocess.run(["patch", "-d", str(a), "-p1", "--forward"], stdin=p.open(), check=True, capture_output=True)
-    subprocess.run([sys.executable, str(out / "vllm/check_anchors.py"), str(b), "--apply"], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(out / "vllm/check_anchors.py"), str(b), "--apply"], check=True, capture_output=True
+    )
     for e in plan.edits:
         assert (a / e.file).read_bytes() == (b / e.file).read_bytes()
 
@@ -106,11 +119,17 @@ def test_a_vendor_change_in_the_anchor_fails_loudly(built, site):
     e = plan.edits[0]
     target = site / e.file
     target.write_text(target.read_text().replace("num_heads > 512", "num_heads > 256"))
-    proc = subprocess.run([sys.executable, str(out / "vllm/check_anchors.py"), str(site)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(out / "vllm/check_anchors.py"), str(site)], capture_output=True, text=True
+    )
     assert proc.returncode == 1 and f"{e.id} {e.file}: SKIPPED: anchor found 0 times" in proc.stdout
     if shutil.which("patch"):
-        dry = subprocess.run(["patch", "-d", str(site), "-p1", "--forward", "--dry-run"],
-                             stdin=(out / "vllm/patches/0001-paged-attn-v1-threshold.patch").open(), capture_output=True, text=True)
+        dry = subprocess.run(
+            ["patch", "-d", str(site), "-p1", "--forward", "--dry-run"],
+            stdin=(out / "vllm/patches/0001-paged-attn-v1-threshold.patch").open(),
+            capture_output=True,
+            text=True,
+        )
         assert dry.returncode != 0
 
 
@@ -119,11 +138,14 @@ def test_a_duplicated_anchor_fails_loudly(built, site):
     e = plan.edits[1]
     target = site / e.file
     target.write_text(target.read_text() + "\n\ndef again():\n" + e.anchor)
-    proc = subprocess.run([sys.executable, str(out / "vllm/check_anchors.py"), str(site)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(out / "vllm/check_anchors.py"), str(site)], capture_output=True, text=True
+    )
     assert proc.returncode == 1 and "found 2 times" in proc.stdout
 
 
 # -- static checks of the plugin's targets and the MoE file rule (fast; no vLLM import) --------------
+
 
 def _module_names(source: str) -> set[str]:
     names = set()

@@ -5,6 +5,7 @@ test_vllm_patches.py proves those names exist in the real wheel). The heavier ch
 the plugin inside a real vLLM — is the image build's `python -m muh_vllm_plugin --check`
 (docs/deploy.md: "verifying the plugin in a real vLLM").
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,12 @@ SPEC = ROOT / "tests" / "fixtures" / "deploy" / "competition.muh"
 def plugin_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("gen")
     spec = out / "competition.muh"  # ops served by a stand-in provider module
-    spec.write_text(SPEC.read_text().replace("    prefix_prefill.head_dim = 128\n",
-                                             '    prefix_prefill.head_dim = 128\n    ops_module = "muh_kernels.vllm_ops"\n'))
+    spec.write_text(
+        SPEC.read_text().replace(
+            "    prefix_prefill.head_dim = 128\n",
+            '    prefix_prefill.head_dim = 128\n    ops_module = "muh_kernels.vllm_ops"\n',
+        )
+    )
     for f in render(load_file(spec)):
         if f.path.startswith("vllm/plugin/"):
             p = out / f.path
@@ -38,15 +43,18 @@ def plugin_dir(tmp_path_factory):
 def fake_vllm(root: Path, version: str = "0.6.3.post1", with_moe: bool = True, ops: tuple = ("rms_norm",)) -> None:
     files = {
         "vllm/__init__.py": f"__version__ = {version!r}\n",
-        "vllm/_custom_ops.py": "".join(f"def {n}(*a):\n    return 'stock {n}'\n\n"
-                                       for n in ("rms_norm", "fused_add_rms_norm", "silu_and_mul")),
+        "vllm/_custom_ops.py": "".join(
+            f"def {n}(*a):\n    return 'stock {n}'\n\n" for n in ("rms_norm", "fused_add_rms_norm", "silu_and_mul")
+        ),
         "vllm/model_executor/__init__.py": "",
         "vllm/model_executor/layers/__init__.py": "",
         "vllm/model_executor/layers/fused_moe/__init__.py": "",
         "vllm/model_executor/layers/fused_moe/fused_moe.py": (
             "def get_default_config(M, E, N, K, topk, dtype, is_marlin):\n    return {'BLOCK_SIZE_M': 64}\n\n"
             "def try_get_optimal_moe_config(M):\n    return get_default_config(M, 256, 128, 2048, 8, None, False)\n"
-            if with_moe else "\n"),
+            if with_moe
+            else "\n"
+        ),
         "muh_kernels/__init__.py": "",
         "muh_kernels/vllm_ops.py": "".join(f"def {n}(*a):\n    return 'muh {n}'\n\n" for n in ops),
     }
@@ -58,11 +66,13 @@ def fake_vllm(root: Path, version: str = "0.6.3.post1", with_moe: bool = True, o
 def run_py(code: str, *paths: Path, args: tuple = ()) -> subprocess.CompletedProcess:
     """``code`` with ``paths`` importable; the start self-test's result selects every muh op (issue 37.3)."""
     selected = Path(paths[0]) / "selftest-all.json"
-    selected.write_text(json.dumps({"selected": ["rms_norm", "fused_add_rms_norm", "silu_and_mul", "topk_softmax",
-                                                 "gemma_rms_norm"]}))
+    selected.write_text(
+        json.dumps({"selected": ["rms_norm", "fused_add_rms_norm", "silu_and_mul", "topk_softmax", "gemma_rms_norm"]})
+    )
     env = {"PYTHONPATH": ":".join(str(p) for p in paths), "PATH": "/usr/bin:/bin", "MUH_SELFTEST_RESULT": str(selected)}
-    return subprocess.run([sys.executable, *(args or ("-c", textwrap.dedent(code)))], capture_output=True, text=True,
-                          env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, *(args or ("-c", textwrap.dedent(code)))], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 REGISTER_TWICE = """
@@ -101,12 +111,16 @@ def test_register_rebinds_idempotently_and_logs_the_marker(tmp_path, plugin_dir)
 
 def test_version_guard_skips_other_releases(tmp_path, plugin_dir):
     fake_vllm(tmp_path, version="0.7.0")
-    proc = run_py("""
+    proc = run_py(
+        """
         import logging; logging.basicConfig(level=logging.INFO)
         import vllm._custom_ops as ops, muh_vllm_plugin as p
         p.register()
         print(ops.rms_norm())
-    """, tmp_path, plugin_dir)
+    """,
+        tmp_path,
+        plugin_dir,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "stock rms_norm" in proc.stdout
     assert "skipped: vllm 0.7.0 is not 0.6.3" in proc.stderr
@@ -114,7 +128,11 @@ def test_version_guard_skips_other_releases(tmp_path, plugin_dir):
 
 def test_fork_versions_of_the_release_pass_the_guard(tmp_path, plugin_dir):
     fake_vllm(tmp_path, version="0.6.3.post1+corex.3.2.3")
-    proc = run_py("import vllm._custom_ops as ops, muh_vllm_plugin as p; p.register(); print(ops.rms_norm())", tmp_path, plugin_dir)
+    proc = run_py(
+        "import vllm._custom_ops as ops, muh_vllm_plugin as p; p.register(); print(ops.rms_norm())",
+        tmp_path,
+        plugin_dir,
+    )
     assert "muh rms_norm" in proc.stdout, proc.stderr
 
 
@@ -145,11 +163,15 @@ def test_plugin_sources_compile_and_declare_the_entry_point(tmp_path, plugin_dir
         assert p.read_text().startswith("# @generated by muh ")
     # copied beside vLLM as the Dockerfile does, the entry point is found by importlib.metadata
     fake_vllm(tmp_path)
-    proc = run_py("""
+    proc = run_py(
+        """
         from importlib.metadata import entry_points
         eps = [e for e in entry_points(group="vllm.general_plugins")]
         print([(e.name, e.value) for e in eps])
         eps[0].load()()
-    """, tmp_path, plugin_dir)
+    """,
+        tmp_path,
+        plugin_dir,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "[('muh', 'muh_vllm_plugin:register')]" in proc.stdout

@@ -5,6 +5,7 @@ Each script is *run* by bash with a fake `python3` on PATH that records its argv
 request), so the tests see exactly the words the server and the pre-steps would get (muh's self-test, which
 the start script runs before the server, is left out of the calls: tests/codegen/test_start_script.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from muh.engines.vllm.check import verify
-from muh.platforms.computility import check as platform_check
 from muh.diagnostics import MuhError
+from muh.engines.vllm.check import verify
 from muh.pipeline import load_file, render
+from muh.platforms.computility import check as platform_check
 
 ROOT = Path(__file__).resolve().parents[3]
 BASELINE = ROOT / "specs" / "baseline.muh"
@@ -54,8 +55,14 @@ def start_command(cmd: list[str], opt: Path, files: dict[str, str]) -> list[str]
 SELFTEST = ["-m", "muh_kernels.selftest"]
 
 
-def run_script(tmp: Path, run_yaml: str, accept: tuple[str, ...] = (), fail_pre: bool = False, extra_env=None,
-               files: dict[str, str] | None = None):
+def run_script(
+    tmp: Path,
+    run_yaml: str,
+    accept: tuple[str, ...] = (),
+    fail_pre: bool = False,
+    extra_env=None,
+    files: dict[str, str] | None = None,
+):
     """Run the run file's command; returns (calls of python3 as argv lists, muh's self-test left out, stdout).
     ``files``: the build's output, whose muh scripts the run file calls are put in the stand-in image's muh folder."""
     opt = tmp / "opt-muh"
@@ -101,11 +108,18 @@ R4_SCRIPT = R4["command"][2]
 R4_PRE, R4_EXEC = R4_SCRIPT.split("; exec ")
 R4_ARGV = shlex.split(R4_EXEC)[3:]  # after python3 -m <entrypoint>
 # Deviations by rule (each explained by `muh explain specs/baseline.muh deploy.run` / deploy.serve):
-PROVIDER = ("--tool-parser-plugin", "/opt/muh/vllm/parsers/muh_qwen3_coder.py")  # muh's qwen3_coder, if the fork lacks one
+PROVIDER = (
+    "--tool-parser-plugin",
+    "/opt/muh/vllm/parsers/muh_qwen3_coder.py",
+)  # muh's qwen3_coder, if the fork lacks one
 MIDDLEWARE = ("--middleware", "muh_vllm_plugin.compat.RequestCompat")  # muh's request hook, the engine's own option
-DEVIATIONS_ADDED = [("--disable-custom-all-reduce",), PROVIDER,  # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
-                    ("--enable-reasoning",), MIDDLEWARE]         # beside --reasoning-parser where the engine takes it
-SPELLING = {"-tp": "--tensor-parallel-size"}                  # exact long option names
+DEVIATIONS_ADDED = [
+    ("--disable-custom-all-reduce",),
+    PROVIDER,  # custom all-reduce needs NVLink P2P (non-NVIDIA, TP 4)
+    ("--enable-reasoning",),
+    MIDDLEWARE,
+]  # beside --reasoning-parser where the engine takes it
+SPELLING = {"-tp": "--tensor-parallel-size"}  # exact long option names
 # R4's values no reported run used, replaced by the reported ones (issue 27.1; the variant's `runs`)
 SAFE = {"--max-model-len": "80000", "--gpu-memory-utilization": "0.9"}
 SAFE_DROPPED = ()  # prefix caching stays (issue 37.1)
@@ -139,15 +153,21 @@ def baseline(tmp_path_factory):
 @pytest.fixture(scope="module")
 def thinking_off(tmp_path_factory):
     """The baseline with the opt-in chat-template fix on (kept knowingly)."""
-    text = BASELINE.read_text().replace("accept = [", "accept = [thinking_off, ").replace(
-        "  api {", '  untested { api.thinking_off = "test" }\n  api {')
+    text = (
+        BASELINE.read_text()
+        .replace("accept = [", "accept = [thinking_off, ")
+        .replace("  api {", '  untested { api.thinking_off = "test" }\n  api {')
+    )
     return build(tmp_path_factory.mktemp("t"), text)
 
 
 def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, tmp_path):
-    calls, out = run_script(tmp_path, baseline["computility-run.yaml"],
-                            accept=("reasoning_parser", "tool_call_parser_qwen3_coder", "enable_reasoning", "middleware"),
-                            files=baseline)
+    calls, out = run_script(
+        tmp_path,
+        baseline["computility-run.yaml"],
+        accept=("reasoning_parser", "tool_call_parser_qwen3_coder", "enable_reasoning", "middleware"),
+        files=baseline,
+    )
     selftest, server = calls  # R4's pre-step ran a script the submission lacks: gone; the card's self-test runs first
     assert selftest == SELFTEST and "timeout 40 python3 -m muh_kernels.selftest" in baseline["image/start.sh"]
     assert "qwen3_6_scripts" in R4_PRE and "qwen3_6_scripts" not in baseline["computility-run.yaml"]
@@ -158,34 +178,49 @@ def test_baseline_reproduces_the_teams_latest_run_file_flag_for_flag(baseline, t
     drop = {"--disable-custom-all-reduce", *PROVIDER, "--enable-reasoning", *MIDDLEWARE}
     assert [a for a in server[2:] if a not in drop] == expected
     i = server.index(PROVIDER[0])
-    assert server[i:i + 3] == [*PROVIDER, "--enable-auto-tool-choice"]
+    assert server[i : i + 3] == [*PROVIDER, "--enable-auto-tool-choice"]
     # nothing dropped, nothing failed (the probe is off; no /model here: the template line says so)
     assert [line for line in out.splitlines() if "probe" not in line and "chat template" not in line] == []
 
 
 def test_the_run_file_env_is_the_teams(baseline):
     env = yaml.safe_load(baseline["computility-run.yaml"])["env"]
-    assert env == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"]
-                   if not e["name"].startswith(DEAD_ENV)] + SAFE_ENV
+    assert (
+        env
+        == [{"name": e["name"], "value": str(e["value"])} for e in R4["env"] if not e["name"].startswith(DEAD_ENV)]
+        + SAFE_ENV
+    )
 
 
 def test_unknown_flags_are_dropped_with_a_line_when_the_image_lacks_them(baseline, tmp_path):
     calls, out = run_script(tmp_path, baseline["computility-run.yaml"], fail_pre=True, files=baseline)
     server = calls[-1]
-    for gone in ("--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice", "qwen3", "qwen3_coder",
-                 "--tool-parser-plugin"):
+    for gone in (
+        "--reasoning-parser",
+        "--tool-call-parser",
+        "--enable-auto-tool-choice",
+        "qwen3",
+        "qwen3_coder",
+        "--tool-parser-plugin",
+    ):
         assert gone not in server
-    assert "[muh] chat template: cannot read the model's" in out  # no template: the server still starts, without the flag
+    assert (
+        "[muh] chat template: cannot read the model's" in out
+    )  # no template: the server still starts, without the flag
     assert "--chat-template" not in server
     assert "[muh] dropped --reasoning-parser qwen3: the image build did not find it" in out
-    assert "[muh] dropped --tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice" in out
+    assert (
+        "[muh] dropped --tool-parser-plugin /opt/muh/vllm/parsers/muh_qwen3_coder.py --enable-auto-tool-choice" in out
+    )
     assert "--max-num-seqs" in server and server[server.index("--max-num-seqs") + 1] == "2"
 
 
-QWEN_TEMPLATE = ("{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
-                 "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
-                 "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
-                 "{%- endif %}{%- endif %}")
+QWEN_TEMPLATE = (
+    "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
+    "{%- endif %}{%- endif %}"
+)
 
 
 @pytest.mark.parametrize("where", ["tokenizer_config.json", "chat_template.jinja"])
@@ -198,7 +233,9 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(think
     model.mkdir()
     if where == "chat_template.jinja":
         (model / where).write_text(QWEN_TEMPLATE)
-    (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": QWEN_TEMPLATE, "eos_token": "<|im_end|>"}))
+    (model / "tokenizer_config.json").write_text(
+        json.dumps({"chat_template": QWEN_TEMPLATE, "eos_token": "<|im_end|>"})
+    )
     before = {p.name: p.read_bytes() for p in model.iterdir()}
     model.chmod(0o555)
     try:
@@ -229,22 +266,50 @@ def test_the_chat_template_fix_is_muhs_own_and_never_writes_into_the_model(think
 
 def test_the_run_file_lints_and_parses(baseline):
     run = baseline["computility-run.yaml"]
-    assert verify.yamllint(run) == [] and platform_check.run_file_shape(run) == [] and platform_check.run_script(run) == []
-    assert json.loads(baseline["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(run)["command"]
+    assert (
+        verify.yamllint(run) == [] and platform_check.run_file_shape(run) == [] and platform_check.run_script(run) == []
+    )
+    assert json.loads(baseline["Dockerfile"].splitlines()[-1][len("CMD ") :]) == yaml.safe_load(run)["command"]
 
 
 # -- adversarial: spec strings reach argv exactly, never the shell ----------------------------------
 
 HOSTILE = [
-    "'; touch PWNED; '", '"; touch PWNED; "', "$(touch PWNED)", "`touch PWNED`", "${IFS}touch${IFS}PWNED",
-    "a && touch PWNED", "a || touch PWNED", "a | tee PWNED", "> PWNED", "*", "~", "!!", "$HOME", "\\", "\\'",
-    "it's", "two  spaces", "  lead", "tab\there", "ünï ✓ 中文", "--model", "-", "", "#comment", "a;b", "{a,b}",
-    "$((1+1))", "\\$(touch PWNED)",
+    "'; touch PWNED; '",
+    '"; touch PWNED; "',
+    "$(touch PWNED)",
+    "`touch PWNED`",
+    "${IFS}touch${IFS}PWNED",
+    "a && touch PWNED",
+    "a || touch PWNED",
+    "a | tee PWNED",
+    "> PWNED",
+    "*",
+    "~",
+    "!!",
+    "$HOME",
+    "\\",
+    "\\'",
+    "it's",
+    "two  spaces",
+    "  lead",
+    "tab\there",
+    "ünï ✓ 中文",
+    "--model",
+    "-",
+    "",
+    "#comment",
+    "a;b",
+    "{a,b}",
+    "$((1+1))",
+    "\\$(touch PWNED)",
 ]
 
 
-PRE_STEP = ('    pre = [step(command = ["python3", "/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"], '
-            'on_failure = "[runtime] chat template patch failed")]\n')
+PRE_STEP = (
+    '    pre = [step(command = ["python3", "/workspace/qwen3_6_scripts/patch_chat_template.py", "/model"], '
+    'on_failure = "[runtime] chat template patch failed")]\n'
+)
 
 
 def with_pre() -> str:
@@ -272,8 +337,9 @@ def test_hostile_strings_stay_one_word(tmp_path, value):
     text = text.replace('served_model_name = "llm"', f"served_model_name = {lit}")
     text = text.replace('"/model"], on_failure', f'"/model", {lit}], on_failure')
     files = build(tmp_path, text)
-    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",), fail_pre=True,
-                            files=files)
+    calls, out = run_script(
+        tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",), fail_pre=True, files=files
+    )
     assert not (tmp_path / "PWNED").exists()
     pre, selftest, server = calls
     assert selftest == SELFTEST
@@ -284,7 +350,10 @@ def test_hostile_strings_stay_one_word(tmp_path, value):
         assert value.startswith("-") and f"--served-model-name={value}" in server
     assert pre == ["/workspace/qwen3_6_scripts/patch_chat_template.py", "/model", value]
     assert out.splitlines()[0] == value
-    assert json.loads(files["Dockerfile"].splitlines()[-1][len("CMD "):]) == yaml.safe_load(files["computility-run.yaml"])["command"]
+    assert (
+        json.loads(files["Dockerfile"].splitlines()[-1][len("CMD ") :])
+        == yaml.safe_load(files["computility-run.yaml"])["command"]
+    )
     assert verify.yamllint(files["computility-run.yaml"]) == []
 
 
@@ -311,7 +380,7 @@ def test_a_required_pre_step_stops_the_container(tmp_path):
     cmd = start_command(yaml.safe_load(files["computility-run.yaml"])["command"], tmp_path / "opt-muh", files)
     bin_ = tmp_path / "bin"
     bin_.mkdir()
-    (bin_ / "python3").write_text("#!/bin/sh\necho ran \"$@\"\nexit 7\n")
+    (bin_ / "python3").write_text('#!/bin/sh\necho ran "$@"\nexit 7\n')
     (bin_ / "python3").chmod(0o755)
     proc = subprocess.run(cmd, capture_output=True, text=True, env={"PATH": f"{bin_}:/usr/bin:/bin"}, timeout=30)
     assert proc.returncode == 1 and "required step patch_chat_template.py failed" in proc.stdout
@@ -319,6 +388,7 @@ def test_a_required_pre_step_stops_the_container(tmp_path):
 
 
 # -- env knobs of the variant -------------------------------------------------------------------------
+
 
 def _diags(tmp: Path, text: str):
     from muh.codegen import generate
@@ -333,8 +403,10 @@ def _diags(tmp: Path, text: str):
 
 
 def test_an_unknown_bi100_knob_warns_with_the_known_list(tmp_path):
-    text = BASELINE.read_text().replace('    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
-                                        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MOE_COREX_TOPK_SOFTMAXX = "1"\n')
+    text = BASELINE.read_text().replace(
+        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
+        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MOE_COREX_TOPK_SOFTMAXX = "1"\n',
+    )
     w = next(d for d in _diags(tmp_path, text) if d.code == "W-DEPLOY-ENV")
     assert "BI100_MOE_COREX_TOPK_SOFTMAXX" in w.message and "BI100_MOE_COREX_TOPK_SOFTMAX" in w.hint
     assert "BI100_GDN_RESTORE_MODE" in w.hint  # the known list
@@ -342,7 +414,7 @@ def test_an_unknown_bi100_knob_warns_with_the_known_list(tmp_path):
 
 
 def test_a_switch_knob_takes_0_or_1(tmp_path):
-    text = BASELINE.read_text().replace('  env {', '  env {\n    BI100_MOE_COREX_DIRECT_ROUTED = true', 1)
+    text = BASELINE.read_text().replace("  env {", "  env {\n    BI100_MOE_COREX_DIRECT_ROUTED = true", 1)
     with pytest.raises(MuhError) as info:
         build(tmp_path, text)
     err = next(d for d in info.value.diagnostics if d.is_error)
@@ -360,6 +432,7 @@ def test_the_image_without_its_registry_host_is_refused(tmp_path):
 
 # -- the probe bundle (muh.codegen.probe, its own issue): looked up by name, activates when present ----
 
+
 @pytest.fixture
 def fake_probe(monkeypatch):
     import importlib.machinery
@@ -369,10 +442,17 @@ def fake_probe(monkeypatch):
 
     mod = types.ModuleType("muh.codegen.probe")
     mod.__spec__ = importlib.machinery.ModuleSpec("muh.codegen.probe", None)
-    doc = {"hardware": {"device_name": {"value": "Iluvatar BI-V100"}, "compute_capability": {"value": 70},
-                        "sm_count_kernel": {"value": 16}}}
-    run = ("#!/usr/bin/env bash\n# stand-in probe: writes its JSON\necho \"args: $*\"\n"
-           f"printf '%s' {shlex.quote(json.dumps(doc))} > \"$1\"\n")
+    doc = {
+        "hardware": {
+            "device_name": {"value": "Iluvatar BI-V100"},
+            "compute_capability": {"value": 70},
+            "sm_count_kernel": {"value": 16},
+        }
+    }
+    run = (
+        '#!/usr/bin/env bash\n# stand-in probe: writes its JSON\necho "args: $*"\n'
+        f"printf '%s' {shlex.quote(json.dumps(doc))} > \"$1\"\n"
+    )
     mod.emit_probe_bundle = lambda ctx: [GeneratedFile("probe/run.sh", run)]
     monkeypatch.setitem(sys.modules, "muh.codegen.probe", mod)
     return mod
@@ -395,8 +475,13 @@ def test_with_the_probe_bundle_the_image_and_the_run_file_run_it(tmp_path, fake_
     (opt / "probe" / "build").mkdir()
     (opt / "probe" / "build" / "probe").write_text("")
     (opt / "probe" / "build" / "probe").chmod(0o755)  # what the image build compiled
-    calls, out = run_script(tmp_path, files["computility-run.yaml"], accept=("reasoning_parser",),
-                            extra_env={"MUH_PROBE_AT_START": "1"}, files=_at(files, tmp_path))
+    calls, out = run_script(
+        tmp_path,
+        files["computility-run.yaml"],
+        accept=("reasoning_parser",),
+        extra_env={"MUH_PROBE_AT_START": "1"},
+        files=_at(files, tmp_path),
+    )
     assert f"[muh] probe: {tmp_path / 'muh-probe.json'} written (log {tmp_path / 'muh-probe.log'})" in out.splitlines()
     assert json.loads((tmp_path / "muh-probe.json").read_text())["hardware"]["sm_count_kernel"]["value"] == 16
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]  # the server still starts
@@ -411,7 +496,8 @@ def test_the_probe_is_off_by_default_and_never_compiles_at_start(tmp_path, fake_
     (opt / "probe" / "run.sh").write_text(f"touch {tmp_path / 'RAN'}\n")
     calls, out = run_script(tmp_path, files["computility-run.yaml"], files=files)
     assert [line for line in out.splitlines() if "probe" in line] == [
-        "[muh] probe off (set MUH_PROBE_AT_START=1 to run it at start)"]
+        "[muh] probe off (set MUH_PROBE_AT_START=1 to run it at start)"
+    ]
     assert not (tmp_path / "RAN").exists() and calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     calls, out = run_script(tmp_path, files["computility-run.yaml"], extra_env={"MUH_PROBE_AT_START": "1"}, files=files)
     assert "[muh] probe skipped: the image build did not make probe/build/probe" in out  # opted in, nothing built
@@ -428,10 +514,14 @@ def test_the_bundles_run_sh_runs_a_prebuilt_probe_without_building(tmp_path):
     built = tmp_path / "built"
     built.mkdir()
     (built / "compiler.txt").write_text("clang 16\n")
-    (built / "probe").write_text("#!/bin/sh\nprintf '{\"hardware\": {}, \"compiler\": \"%s\"}' \"$5\" > \"$1\"\n")
+    (built / "probe").write_text('#!/bin/sh\nprintf \'{"hardware": {}, "compiler": "%s"}\' "$5" > "$1"\n')
     (built / "probe").chmod(0o755)
-    r = subprocess.run(["bash", str(bundle / "run.sh"), str(tmp_path / "r.json"), "--prebuilt", str(built)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        ["bash", str(bundle / "run.sh"), str(tmp_path / "r.json"), "--prebuilt", str(built)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "a compiler ran" not in r.stderr and json.loads((tmp_path / "r.json").read_text())["compiler"] == "clang 16"
 
@@ -446,7 +536,8 @@ def test_a_failing_probe_is_one_line_and_the_server_starts(tmp_path, fake_probe)
     (opt / "probe" / "build" / "probe").chmod(0o755)
     calls, out = run_script(tmp_path, files["computility-run.yaml"], extra_env={"MUH_PROBE_AT_START": "1"}, files=files)
     assert [line for line in out.splitlines() if "probe" in line] == [
-        f"[muh] probe skipped: it failed or took over 60 s (log {tmp_path / 'muh-probe.log'})"]
+        f"[muh] probe skipped: it failed or took over 60 s (log {tmp_path / 'muh-probe.log'})"
+    ]
     assert "broken" in (tmp_path / "muh-probe.log").read_text()
     assert calls[-1][:2] == ["-m", "vllm.entrypoints.openai.api_server"]
 

@@ -1,5 +1,6 @@
 """Serving values the real platform ran (issue 27.1): the baseline serves what a reported run used, and
 `muh explain` / the build say which values rest on a reported run (the evidence is the variant's data)."""
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,10 @@ def test_an_opt_in_turned_on_warns_unless_kept_knowingly(tmp_path):
     assert _warnings(tmp_path, kept) == []
     plan, _ = _plan(tmp_path / "s.muh")
     assert "--chat-template" in " ".join(plan.command) or plan.chat_template
-    assert "kept knowingly" in plan.tuned["api.thinking_off"].rule and "not measured, opt-in" in plan.tuned["api.thinking_off"].rule
+    assert (
+        "kept knowingly" in plan.tuned["api.thinking_off"].rule
+        and "not measured, opt-in" in plan.tuned["api.thinking_off"].rule
+    )
 
 
 def test_explain_says_which_values_rest_on_a_reported_run(cli):
@@ -64,7 +68,9 @@ def test_explain_says_which_values_rest_on_a_reported_run(cli):
         i = next(i for i, line in enumerate(lines) if line.strip().startswith(key + " ="))
         return lines[i + 1]
 
-    assert "reported run on enginex bi100-v1.2.3" in rule("serve.max_model_len") and "003:795" in rule("serve.max_model_len")
+    assert "reported run on enginex bi100-v1.2.3" in rule("serve.max_model_len") and "003:795" in rule(
+        "serve.max_model_len"
+    )
     assert "reported run" in rule("serve.enable_prefix_caching") and "2544-2547" in rule("serve.enable_prefix_caching")
     assert "not measured, opt-in" in rule("env.PYTORCH_CUDA_ALLOC_CONF")
     assert "not measured, opt-in" in rule("api.thinking_off")

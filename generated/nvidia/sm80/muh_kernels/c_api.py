@@ -14,6 +14,7 @@ It lives in the runtime, the bottom layer, beside dtypes.py (the ops' element ty
 imports it standalone on GPU machines (and the ops package copied into serving images carries it).
 Pure Python: ctypes and dataclasses only.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -108,59 +109,166 @@ COMMON_API = (
 
 _LL, _S = "long long", "void* stream"
 OPS_STRUCTS = (
-    CStruct("muh_op_norm_args", (
-        ("void*", ("out",)), ("const void*", ("in",)), ("void*", ("residual",)), ("const void*", ("weight",)),
-        ("const void*", ("gate",)), (_LL, ("tokens",)), ("int", ("heads",)), ("int", ("hidden",)),
-        (_LL, ("in_stride", "in_head_stride", "out_stride", "out_head_stride", "residual_stride", "gate_stride",
-               "gate_head_stride")),
-        ("float", ("eps", "weight_offset", "residual_alpha")),
-        ("int", ("single_rounding",)),
-    ), "The general row norm (rms_norm, fused add, GemmaRMSNorm, head-wise, gated): rows are `tokens` x `heads`,\n"
-       "row (t, h) starts at t * *_stride + h * *_head_stride; residual != NULL: residual = T(x + T(alpha * residual))\n"
-       "(alpha == 1: T(x + residual)) and the norm reads it (heads == 1, no gate); out = T(y) where\n"
-       "y = x * inv * (weight_offset + w) when single_rounding, else T(x * inv) * (weight_offset + w); gate != NULL:\n"
-       "out = T(T(y) * silu(gate))."),
-    CStruct("muh_op_gate_add_args", (
-        ("void*", ("out",)), ("const void*", ("routed",)), ("const void*", ("shared",)), ("const void*", ("gate",)),
-        (_LL, ("rows",)), ("int", ("d",)), (_LL, ("out_stride", "routed_stride", "shared_stride", "gate_stride")),
-    ), "out[r, :] = T(routed[r, :] + T(T(sigmoid(gate[r])) * shared[r, :])) (the shared expert's sigmoid gate);\n"
-       "out may be routed"),
+    CStruct(
+        "muh_op_norm_args",
+        (
+            ("void*", ("out",)),
+            ("const void*", ("in",)),
+            ("void*", ("residual",)),
+            ("const void*", ("weight",)),
+            ("const void*", ("gate",)),
+            (_LL, ("tokens",)),
+            ("int", ("heads",)),
+            ("int", ("hidden",)),
+            (
+                _LL,
+                (
+                    "in_stride",
+                    "in_head_stride",
+                    "out_stride",
+                    "out_head_stride",
+                    "residual_stride",
+                    "gate_stride",
+                    "gate_head_stride",
+                ),
+            ),
+            ("float", ("eps", "weight_offset", "residual_alpha")),
+            ("int", ("single_rounding",)),
+        ),
+        "The general row norm (rms_norm, fused add, GemmaRMSNorm, head-wise, gated): rows are `tokens` x `heads`,\n"
+        "row (t, h) starts at t * *_stride + h * *_head_stride; residual != NULL: residual = T(x + T(alpha * "
+        "residual))\n"
+        "(alpha == 1: T(x + residual)) and the norm reads it (heads == 1, no gate); out = T(y) where\n"
+        "y = x * inv * (weight_offset + w) when single_rounding, else T(x * inv) * (weight_offset + w); gate != NULL:\n"
+        "out = T(T(y) * silu(gate)).",
+    ),
+    CStruct(
+        "muh_op_gate_add_args",
+        (
+            ("void*", ("out",)),
+            ("const void*", ("routed",)),
+            ("const void*", ("shared",)),
+            ("const void*", ("gate",)),
+            (_LL, ("rows",)),
+            ("int", ("d",)),
+            (_LL, ("out_stride", "routed_stride", "shared_stride", "gate_stride")),
+        ),
+        "out[r, :] = T(routed[r, :] + T(T(sigmoid(gate[r])) * shared[r, :])) (the shared expert's sigmoid gate);\n"
+        "out may be routed",
+    ),
 )
 
 OPS_API = (
     CFunc("muh_op_warp_size", "int"),
     CFunc("muh_op_max_experts", "int"),
-    CFunc("muh_op_rms_norm", "int", (
-        ("int", "dtype"), ("void*", "out"), ("const void*", "in"), ("const void*", "weight"), (_LL, "rows"),
-        ("int", "hidden"), (_LL, "in_stride"), (_LL, "out_stride"), ("float", "eps"), ("void*", "stream")),
-        "out[r, :] = T(T(x * rsqrt(mean(x^2) + eps)) * weight), x = in[r, :] in float"),
-    CFunc("muh_op_fused_add_rms_norm", "int", (
-        ("int", "dtype"), ("void*", "x"), ("void*", "residual"), ("const void*", "weight"), (_LL, "rows"),
-        ("int", "hidden"), (_LL, "x_stride"), (_LL, "residual_stride"), ("float", "eps"), ("void*", "stream")),
-        "residual = T(x + residual); x = T(T(residual * rsqrt(mean(residual^2) + eps)) * weight), in place"),
-    CFunc("muh_op_silu_and_mul", "int", (
-        ("int", "dtype"), ("void*", "out"), ("const void*", "in"), (_LL, "rows"), ("int", "d"), (_LL, "in_stride"),
-        (_LL, "out_stride"), ("void*", "stream")),
-        "out[r, :] = T(T(silu(in[r, :d])) * in[r, d:])"),
-    CFunc("muh_op_softmax", "int", (
-        ("int", "dtype"), ("void*", "out"), ("const void*", "in"), (_LL, "rows"), ("int", "cols"),
-        (_LL, "in_stride"), (_LL, "out_stride"), ("void*", "stream")),
-        "out[r, :] = softmax(in[r, :]) (float accumulation)"),
-    CFunc("muh_op_norm", "int", (
-        ("int", "dtype"), ("const struct muh_op_norm_args*", "args"), ("void*", "stream"))),
-    CFunc("muh_op_gate_add", "int", (
-        ("int", "dtype"), ("const struct muh_op_gate_add_args*", "args"), ("void*", "stream"))),
-    CFunc("muh_op_moe_route", "int", (
-        ("int", "dtype"), ("float*", "weights"), ("void*", "ids"), ("int", "ids_int64"),
-        ("int*", "token_expert_indices"), ("const void*", "gating"), (_LL, "rows"), ("int", "experts"),
-        (_LL, "gating_stride"), ("int", "k"), ("int", "renormalize"), ("void*", "stream")),
-        "muh_op_topk_softmax with int64 ids when `ids_int64`, token_expert_indices optional (NULL), a gating row stride"),
-    CFunc("muh_op_topk_softmax", "int", (
-        ("int", "dtype"), ("float*", "weights"), ("int*", "ids"), ("int*", "token_expert_indices"),
-        ("const void*", "gating"), (_LL, "rows"), ("int", "experts"), ("int", "k"), ("int", "renormalize"),
-        ("void*", "stream")),
+    CFunc(
+        "muh_op_rms_norm",
+        "int",
+        (
+            ("int", "dtype"),
+            ("void*", "out"),
+            ("const void*", "in"),
+            ("const void*", "weight"),
+            (_LL, "rows"),
+            ("int", "hidden"),
+            (_LL, "in_stride"),
+            (_LL, "out_stride"),
+            ("float", "eps"),
+            ("void*", "stream"),
+        ),
+        "out[r, :] = T(T(x * rsqrt(mean(x^2) + eps)) * weight), x = in[r, :] in float",
+    ),
+    CFunc(
+        "muh_op_fused_add_rms_norm",
+        "int",
+        (
+            ("int", "dtype"),
+            ("void*", "x"),
+            ("void*", "residual"),
+            ("const void*", "weight"),
+            (_LL, "rows"),
+            ("int", "hidden"),
+            (_LL, "x_stride"),
+            (_LL, "residual_stride"),
+            ("float", "eps"),
+            ("void*", "stream"),
+        ),
+        "residual = T(x + residual); x = T(T(residual * rsqrt(mean(residual^2) + eps)) * weight), in place",
+    ),
+    CFunc(
+        "muh_op_silu_and_mul",
+        "int",
+        (
+            ("int", "dtype"),
+            ("void*", "out"),
+            ("const void*", "in"),
+            (_LL, "rows"),
+            ("int", "d"),
+            (_LL, "in_stride"),
+            (_LL, "out_stride"),
+            ("void*", "stream"),
+        ),
+        "out[r, :] = T(T(silu(in[r, :d])) * in[r, d:])",
+    ),
+    CFunc(
+        "muh_op_softmax",
+        "int",
+        (
+            ("int", "dtype"),
+            ("void*", "out"),
+            ("const void*", "in"),
+            (_LL, "rows"),
+            ("int", "cols"),
+            (_LL, "in_stride"),
+            (_LL, "out_stride"),
+            ("void*", "stream"),
+        ),
+        "out[r, :] = softmax(in[r, :]) (float accumulation)",
+    ),
+    CFunc("muh_op_norm", "int", (("int", "dtype"), ("const struct muh_op_norm_args*", "args"), ("void*", "stream"))),
+    CFunc(
+        "muh_op_gate_add",
+        "int",
+        (("int", "dtype"), ("const struct muh_op_gate_add_args*", "args"), ("void*", "stream")),
+    ),
+    CFunc(
+        "muh_op_moe_route",
+        "int",
+        (
+            ("int", "dtype"),
+            ("float*", "weights"),
+            ("void*", "ids"),
+            ("int", "ids_int64"),
+            ("int*", "token_expert_indices"),
+            ("const void*", "gating"),
+            (_LL, "rows"),
+            ("int", "experts"),
+            (_LL, "gating_stride"),
+            ("int", "k"),
+            ("int", "renormalize"),
+            ("void*", "stream"),
+        ),
+        "muh_op_topk_softmax with int64 ids when `ids_int64`, token_expert_indices optional (NULL), a gating row "
+        "stride",
+    ),
+    CFunc(
+        "muh_op_topk_softmax",
+        "int",
+        (
+            ("int", "dtype"),
+            ("float*", "weights"),
+            ("int*", "ids"),
+            ("int*", "token_expert_indices"),
+            ("const void*", "gating"),
+            (_LL, "rows"),
+            ("int", "experts"),
+            ("int", "k"),
+            ("int", "renormalize"),
+            ("void*", "stream"),
+        ),
         "weights[r, j], ids[r, j]: the k largest of softmax(gating[r, :]) (ties: lower expert first), renormalised\n"
-        "to sum 1 when `renormalize`; token_expert_indices[r, j] = j * rows + r (vLLM's source rows)"),
+        "to sum 1 when `renormalize`; token_expert_indices[r, j] = j * rows + r (vLLM's source rows)",
+    ),
 )
 
 
@@ -177,8 +285,15 @@ def ops(*names: str) -> tuple[CFunc, ...]:
 
 _c = ctypes
 # C type -> ctypes type; any other pointer is a void* (a struct pointer: its Structure's, see ctype)
-CTYPES = {"int": _c.c_int, "unsigned": _c.c_uint, "long long": _c.c_longlong, "size_t": _c.c_size_t,
-          "float": _c.c_float, "double": _c.c_double, "const char*": _c.c_char_p}
+CTYPES = {
+    "int": _c.c_int,
+    "unsigned": _c.c_uint,
+    "long long": _c.c_longlong,
+    "size_t": _c.c_size_t,
+    "float": _c.c_float,
+    "double": _c.c_double,
+    "const char*": _c.c_char_p,
+}
 
 
 def py_name(name: str) -> str:
@@ -188,9 +303,14 @@ def py_name(name: str) -> str:
 
 def structure(s: CStruct) -> type:
     """The ctypes Structure of ``s`` (members as ``py_name`` spells them)."""
-    return type(s.name, (ctypes.Structure,), {
-        "__doc__": f"struct {s.name} (muh/runtime/c_api.py)",
-        "_fields_": [(py_name(n), ctype(t)) for t, n in s.fields]})
+    return type(
+        s.name,
+        (ctypes.Structure,),
+        {
+            "__doc__": f"struct {s.name} (muh/runtime/c_api.py)",
+            "_fields_": [(py_name(n), ctype(t)) for t, n in s.fields],
+        },
+    )
 
 
 def ctype(t: str, structs: dict | None = None):

@@ -7,6 +7,7 @@ semantics and the same row addressing as ``kernels/bindings/ops_torch.cpp``: row
 dimension, (tokens, heads) with one stride each when two levels address them, else a copy (written
 back for outputs).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -45,16 +46,29 @@ def _split(t) -> tuple[int, int]:
 
 
 def _norm_into(op, out, input, weight, gate, eps, offset, single):  # noqa: A002
-    lib, code, hidden, _ = llm.norm_rows(op, out=out, input=input, weight=weight,
-                                         **({"gate": gate} if gate is not None else {}))
+    lib, code, hidden, _ = llm.norm_rows(
+        op, out=out, input=input, weight=weight, **({"gate": gate} if gate is not None else {})
+    )
     if input.numel() == 0:
         return
     tokens, heads = _split(input)
     in3, out3, w = _rows3(input, tokens, heads, hidden), _rows3(out, tokens, heads, hidden), weight.contiguous()
-    a = llm.NormArgs(out=out3.data_ptr(), in_=in3.data_ptr(), weight=w.data_ptr(), tokens=tokens, heads=heads,
-                         hidden=hidden, in_stride=in3.stride(0), in_head_stride=in3.stride(1),
-                         out_stride=out3.stride(0), out_head_stride=out3.stride(1), eps=float(eps),
-                         weight_offset=offset, residual_alpha=1.0, single_rounding=single)
+    a = llm.NormArgs(
+        out=out3.data_ptr(),
+        in_=in3.data_ptr(),
+        weight=w.data_ptr(),
+        tokens=tokens,
+        heads=heads,
+        hidden=hidden,
+        in_stride=in3.stride(0),
+        in_head_stride=in3.stride(1),
+        out_stride=out3.stride(0),
+        out_head_stride=out3.stride(1),
+        eps=float(eps),
+        weight_offset=offset,
+        residual_alpha=1.0,
+        single_rounding=single,
+    )
     if gate is not None:
         g3 = _rows3(gate, tokens, heads, hidden)
         a.gate, a.gate_stride, a.gate_head_stride = g3.data_ptr(), g3.stride(0), g3.stride(1)
@@ -67,10 +81,22 @@ def _fused(op, input, residual, weight, eps, alpha, offset, single):  # noqa: A0
     if input.numel() == 0:
         return
     x3, r3, w = _rows3(input, rows, 1, hidden), _rows3(residual, rows, 1, hidden), weight.contiguous()
-    a = llm.NormArgs(out=x3.data_ptr(), in_=x3.data_ptr(), residual=r3.data_ptr(), weight=w.data_ptr(),
-                         tokens=rows, heads=1, hidden=hidden, in_stride=x3.stride(0), out_stride=x3.stride(0),
-                         residual_stride=r3.stride(0), eps=float(eps), weight_offset=offset,
-                         residual_alpha=float(alpha), single_rounding=single)
+    a = llm.NormArgs(
+        out=x3.data_ptr(),
+        in_=x3.data_ptr(),
+        residual=r3.data_ptr(),
+        weight=w.data_ptr(),
+        tokens=rows,
+        heads=1,
+        hidden=hidden,
+        in_stride=x3.stride(0),
+        out_stride=x3.stride(0),
+        residual_stride=r3.stride(0),
+        eps=float(eps),
+        weight_offset=offset,
+        residual_alpha=float(alpha),
+        single_rounding=single,
+    )
     llm._check(lib, lib.norm(code, ctypes.byref(a), llm._stream(input)))
     _write_back(input, x3)
     _write_back(residual, r3)
@@ -114,9 +140,18 @@ def shared_expert_combine(routed, shared, gate):
     d = routed.shape[-1]
     rows = routed.numel() // d
     r2, s2, g2 = _rows3(routed, rows, 1, d), _rows3(shared, rows, 1, d), gate.reshape(rows)
-    a = llm.GateAddArgs(out=out.data_ptr(), routed=r2.data_ptr(), shared=s2.data_ptr(), gate=g2.data_ptr(),
-                            rows=rows, d=d, out_stride=d, routed_stride=r2.stride(0), shared_stride=s2.stride(0),
-                            gate_stride=g2.stride(0))
+    a = llm.GateAddArgs(
+        out=out.data_ptr(),
+        routed=r2.data_ptr(),
+        shared=s2.data_ptr(),
+        gate=g2.data_ptr(),
+        rows=rows,
+        d=d,
+        out_stride=d,
+        routed_stride=r2.stride(0),
+        shared_stride=s2.stride(0),
+        gate_stride=g2.stride(0),
+    )
     llm._check(lib, lib.gate_add(code, ctypes.byref(a), llm._stream(routed)))
     return out
 
@@ -131,9 +166,23 @@ def _route(op, w, ids, src, gating, renormalize):
     if rows == 0:
         return
     g2 = _rows3(gating, rows, 1, experts)
-    llm._check(lib, lib.moe_route(code, w.data_ptr(), ids.data_ptr(), int(ids.dtype == torch.int64),
-                             src.data_ptr() if src is not None else None, g2.data_ptr(), rows, experts, g2.stride(0),
-                             w.shape[-1], int(bool(renormalize)), llm._stream(gating)))
+    llm._check(
+        lib,
+        lib.moe_route(
+            code,
+            w.data_ptr(),
+            ids.data_ptr(),
+            int(ids.dtype == torch.int64),
+            src.data_ptr() if src is not None else None,
+            g2.data_ptr(),
+            rows,
+            experts,
+            g2.stride(0),
+            w.shape[-1],
+            int(bool(renormalize)),
+            llm._stream(gating),
+        ),
+    )
 
 
 def topk_softmax(topk_weights, topk_ids, token_expert_indicies, gating_output):
@@ -156,9 +205,21 @@ def softmax(out, x):
         llm.softmax(out, x)
 
 
-IMPLS = {f.__name__: f for f in (rms_norm, fused_add_rms_norm, gemma_rms_norm, gemma_fused_add_rms_norm,
-                                 gated_rms_norm, silu_and_mul, shared_expert_combine, topk_softmax,
-                                 moe_topk_softmax, softmax)}
+IMPLS = {
+    f.__name__: f
+    for f in (
+        rms_norm,
+        fused_add_rms_norm,
+        gemma_rms_norm,
+        gemma_fused_add_rms_norm,
+        gated_rms_norm,
+        silu_and_mul,
+        shared_expert_combine,
+        topk_softmax,
+        moe_topk_softmax,
+        softmax,
+    )
+}
 
 
 def register(lib) -> None:

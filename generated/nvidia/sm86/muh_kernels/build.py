@@ -5,6 +5,7 @@
 Both are cached under ``MUH_CACHE_DIR`` (default ``~/.cache/muh``) by a hash of every generated
 source and header plus the flags, so a rebuild happens exactly when the generated code changes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -58,8 +59,14 @@ def _run(cmd: list[str]) -> None:
         raise MuhBuildError(f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
 
 
-def build_capi(gen_dir, arch: str = "sm_90", std: str = "c++17", cache: Path | None = None,
-               jobs: int | None = None, extra: tuple[str, ...] = ()) -> Path:
+def build_capi(
+    gen_dir,
+    arch: str = "sm_90",
+    std: str = "c++17",
+    cache: Path | None = None,
+    jobs: int | None = None,
+    extra: tuple[str, ...] = (),
+) -> Path:
     """Build ``libmuh_kernels.so`` (C interface) for ``arch``; returns its path (cached)."""
     gen_dir = Path(gen_dir)
     flags = nvcc_flags(arch, std) + list(extra)
@@ -75,8 +82,7 @@ def build_capi(gen_dir, arch: str = "sm_90", std: str = "c++17", cache: Path | N
         objs = [tmp / (s.stem + ".o") for s in srcs]
         inc = ["-I", str(gen_dir / "include")]
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-            list(pool.map(lambda so: _run([nvcc(), *flags, *inc, "-c", str(so[0]), "-o", str(so[1])]),
-                          zip(srcs, objs)))
+            list(pool.map(lambda so: _run([nvcc(), *flags, *inc, "-c", str(so[0]), "-o", str(so[1])]), zip(srcs, objs)))
         _run([nvcc(), *Toolchain.lab(arch, std).link(), "-o", str(tmp / LIB_NAME), *map(str, objs)])
         try:
             tmp.rename(out_dir)
@@ -100,8 +106,14 @@ def build_torch_extension(gen_dir, cache: Path | None = None, verbose: bool = Fa
     build_dir.mkdir(parents=True, exist_ok=True)
     srcs = [str(s) for s in sources(gen_dir)] + [str(gen_dir / "kernels" / "bindings" / "torch_ops.cpp")]
     try:
-        return load(name=name, sources=srcs, extra_include_paths=[str(gen_dir / "include")],
-                    extra_cflags=cflags, extra_cuda_cflags=cflags,
-                    build_directory=str(build_dir), verbose=verbose)
+        return load(
+            name=name,
+            sources=srcs,
+            extra_include_paths=[str(gen_dir / "include")],
+            extra_cflags=cflags,
+            extra_cuda_cflags=cflags,
+            build_directory=str(build_dir),
+            verbose=verbose,
+        )
     except Exception as e:  # noqa: BLE001 - the compiler's message is the useful part
         raise MuhBuildError(f"building the PyTorch extension from {gen_dir} failed: {e}") from e

@@ -14,6 +14,7 @@ not the recorded one. ``softmax`` and ``moe_topk_softmax`` are muh's own entry p
 No torch and no compiler stage at import time: torch is imported on first call; the kernels come
 from a shared library built from the generated ``kernels/*.cu`` (``muh.runtime.build.build_capi``).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -22,7 +23,8 @@ import os
 import threading
 
 from . import c_api
-from .dtypes import CODE, OPS as OPS_DTYPES
+from .dtypes import CODE
+from .dtypes import OPS as OPS_DTYPES
 from .errors import MuhRuntimeError
 
 # vLLM 0.6.3.post1, vllm/_custom_ops.py: parameter names in order (all positional-or-keyword, no
@@ -40,8 +42,11 @@ OPS = tuple(VLLM_SIGNATURES)
 # 5th `residual_alpha` (default 1.0) pre-multiplying the residual (the competition team's notes on the
 # fork's ops, https://github.com/dylanyunlon/project_6).
 VLLM_FORMS = {
-    "fused_add_rms_norm": (("input", "residual", "weight", "epsilon", "residual_alpha"), {"residual_alpha": 1.0},
-                           "the EngineX fork's _custom_ops.fused_add_rms_norm (as the competition team's notes describe it)"),
+    "fused_add_rms_norm": (
+        ("input", "residual", "weight", "epsilon", "residual_alpha"),
+        {"residual_alpha": 1.0},
+        "the EngineX fork's _custom_ops.fused_add_rms_norm (as the competition team's notes describe it)",
+    ),
 }
 
 # vLLM 0.6.3.post1 methods muh serves (the plugin rebinds them on their class): name -> (module,
@@ -49,9 +54,12 @@ VLLM_FORMS = {
 # muh.runtime.vllm_provider and take exactly these parameters.
 REQUIRED = object()
 VLLM_METHODS = {
-    "gemma_rms_norm": ("vllm.model_executor.layers.layernorm", "GemmaRMSNorm.forward_cuda",
-                       (("self", REQUIRED), ("x", REQUIRED), ("residual", None)),
-                       "vllm/model_executor/layers/layernorm.py:173"),
+    "gemma_rms_norm": (
+        "vllm.model_executor.layers.layernorm",
+        "GemmaRMSNorm.forward_cuda",
+        (("self", REQUIRED), ("x", REQUIRED), ("residual", None)),
+        "vllm/model_executor/layers/layernorm.py:173",
+    ),
 }
 SERVED = OPS + tuple(VLLM_METHODS)
 """Every vLLM name muh's provider can stand in for."""
@@ -61,8 +69,7 @@ _DTYPE_CODE = {d: CODE[d] for d in OPS_DTYPES}  # enum muh_op_dtype (include/muh
 # the ops' one C interface (muh/runtime/c_api.py; include/muh/ops/ops.h is rendered from it)
 _STRUCTS = {s.name: c_api.structure(s) for s in c_api.OPS_STRUCTS}
 NormArgs, GateAddArgs = _STRUCTS["muh_op_norm_args"], _STRUCTS["muh_op_gate_add_args"]
-_SIGNATURES = c_api.signatures([*(f for f in c_api.COMMON_API if f.name == "muh_last_error"), *c_api.OPS_API],
-                              _STRUCTS)
+_SIGNATURES = c_api.signatures([*(f for f in c_api.COMMON_API if f.name == "muh_last_error"), *c_api.OPS_API], _STRUCTS)
 
 
 def forms(name: str) -> list[tuple[str, ...]]:
@@ -85,13 +92,20 @@ def signature_problem(name: str, fn) -> str | None:
     odd = [p.name for p in params if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty]
     form = VLLM_FORMS.get(name)
     if form is not None and got == form[0]:  # the fork's form: its optional parameters may carry their default
-        odd = [p.name for p in params if p.kind is not p.POSITIONAL_OR_KEYWORD
-               or p.default is not p.empty and form[1].get(p.name, p.empty) != p.default]
+        odd = [
+            p.name
+            for p in params
+            if p.kind is not p.POSITIONAL_OR_KEYWORD
+            or p.default is not p.empty
+            and form[1].get(p.name, p.empty) != p.default
+        ]
         if not odd:
             return None
     if got != want or odd:
-        return (f"vLLM's `{name}{inspect.signature(fn)}` is not the recorded 0.6.3 signature "
-                f"({', '.join(want)}) of {where}; keeping vLLM's")
+        return (
+            f"vLLM's `{name}{inspect.signature(fn)}` is not the recorded 0.6.3 signature "
+            f"({', '.join(want)}) of {where}; keeping vLLM's"
+        )
     return None
 
 
@@ -110,12 +124,15 @@ def method_problem(name: str, fn) -> str | None:
     odd = [p.name for p in params if p.kind is not p.POSITIONAL_OR_KEYWORD]
     if got != list(want) or odd:
         shown = ", ".join(n if d is REQUIRED else f"{n}={d!r}" for n, d in want)
-        return (f"vLLM's `{attr}{inspect.signature(fn)}` is not the recorded 0.6.3 signature ({shown}) of "
-                f"{where}; keeping vLLM's")
+        return (
+            f"vLLM's `{attr}{inspect.signature(fn)}` is not the recorded 0.6.3 signature ({shown}) of "
+            f"{where}; keeping vLLM's"
+        )
     return None
 
 
 # ---- the library ---------------------------------------------------------------------------------
+
 
 class _Lib:
     def __init__(self, cdll, origin: str):
@@ -124,7 +141,7 @@ class _Lib:
             f = getattr(cdll, name)
             f.restype, f.argtypes = res, args
             if name.startswith("muh_op_"):
-                setattr(self, name[len("muh_op_"):], f)
+                setattr(self, name[len("muh_op_") :], f)
         self.warp = int(self.warp_size())
         self.max_experts = int(self.max_experts())
 
@@ -143,8 +160,10 @@ def load(source=None, *, arch: str | None = None, std: str | None = None) -> _Li
     global _lib
     source = source or os.environ.get("MUH_OPS_LIB") or os.environ.get("MUH_KERNELS_DIR")
     if not source:
-        raise MuhRuntimeError("muh ops: no kernels: call muh.runtime.llm.load(<generated dir or .so>) "
-                              "or set MUH_OPS_LIB / MUH_KERNELS_DIR")
+        raise MuhRuntimeError(
+            "muh ops: no kernels: call muh.runtime.llm.load(<generated dir or .so>) "
+            "or set MUH_OPS_LIB / MUH_KERNELS_DIR"
+        )
     path = str(source)
     if os.path.isdir(path):
         if arch is None:
@@ -180,8 +199,16 @@ def build(gen_dir, arch: str, std: str = "c++17") -> str:
         return str(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(f".tmp{os.getpid()}")
-    cmd = [B.nvcc(), *flags, "-I", str(gen / "include"), "-o", str(tmp),
-           str(gen / "kernels" / "common.cu"), str(gen / "kernels" / "ops.cu")]
+    cmd = [
+        B.nvcc(),
+        *flags,
+        "-I",
+        str(gen / "include"),
+        "-o",
+        str(tmp),
+        str(gen / "kernels" / "common.cu"),
+        str(gen / "kernels" / "ops.cu"),
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise MuhBuildError(f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
@@ -258,6 +285,7 @@ def norm_rows(op: str, **tensors):
 
 # ---- vLLM 0.6.3 signatures ---------------------------------------------------------------------
 
+
 def rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter name
     """out = T(T(x · rsqrt(mean(x²) + ε)) · weight) over the last dimension (vLLM 0.6.3 semantics)."""
     lib, code, hidden, rows = norm_rows("rms_norm", out=out, input=input, weight=weight)
@@ -266,8 +294,21 @@ def rms_norm(out, input, weight, epsilon):  # noqa: A002 - vLLM's parameter name
         input, si = input.contiguous(), hidden
     if so is None or not weight.is_contiguous():
         raise ValueError("muh ops: rms_norm: `out` must be rows of contiguous elements and `weight` contiguous")
-    _check(lib, lib.rms_norm(code, out.data_ptr(), input.data_ptr(), weight.data_ptr(), rows, hidden, si, so,
-                             float(epsilon), _stream(input)))
+    _check(
+        lib,
+        lib.rms_norm(
+            code,
+            out.data_ptr(),
+            input.data_ptr(),
+            weight.data_ptr(),
+            rows,
+            hidden,
+            si,
+            so,
+            float(epsilon),
+            _stream(input),
+        ),
+    )
 
 
 def fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
@@ -281,8 +322,21 @@ def fused_add_rms_norm(input, residual, weight, epsilon):  # noqa: A002
         input.copy_(x2)
         residual.copy_(r2)
         return
-    _check(lib, lib.fused_add_rms_norm(code, input.data_ptr(), residual.data_ptr(), weight.data_ptr(), rows, hidden,
-                                       sx, sr, float(epsilon), _stream(input)))
+    _check(
+        lib,
+        lib.fused_add_rms_norm(
+            code,
+            input.data_ptr(),
+            residual.data_ptr(),
+            weight.data_ptr(),
+            rows,
+            hidden,
+            sx,
+            sr,
+            float(epsilon),
+            _stream(input),
+        ),
+    )
 
 
 def silu_and_mul(out, x):
@@ -292,7 +346,9 @@ def silu_and_mul(out, x):
     _same("silu_and_mul", out, x)
     d = x.shape[-1] // 2
     if out.shape[-1] != d or out.numel() * 2 != x.numel():
-        raise ValueError(f"muh ops: silu_and_mul: out {tuple(out.shape)} is not x {tuple(x.shape)} with half the last dim")
+        raise ValueError(
+            f"muh ops: silu_and_mul: out {tuple(out.shape)} is not x {tuple(x.shape)} with half the last dim"
+        )
     rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
     si, so = _row_stride(x, 2 * d), _row_stride(out, d)
     if si is None:
@@ -315,8 +371,10 @@ def _topk(w, ids, src, gating, renormalize: bool) -> None:
     lib = library()
     code = _code(gating, "topk_softmax")
     if w.dtype != torch.float32 or ids.dtype != torch.int32 or src.dtype != torch.int32:
-        raise TypeError(f"muh ops: topk_softmax: expected float32 weights and int32 ids / indices, got "
-                        f"{w.dtype}, {ids.dtype}, {src.dtype}")
+        raise TypeError(
+            f"muh ops: topk_softmax: expected float32 weights and int32 ids / indices, got "
+            f"{w.dtype}, {ids.dtype}, {src.dtype}"
+        )
     experts = gating.shape[-1]
     rows = gating.numel() // experts if experts else 0
     k = w.shape[-1]
@@ -325,11 +383,25 @@ def _topk(w, ids, src, gating, renormalize: bool) -> None:
             raise ValueError(f"muh ops: topk_softmax: {name} {tuple(t.shape)} is not a contiguous [{rows}, {k}]")
     if not gating.is_contiguous():
         gating = gating.contiguous()
-    _check(lib, lib.topk_softmax(code, w.data_ptr(), ids.data_ptr(), src.data_ptr(), gating.data_ptr(), rows,
-                                 experts, k, int(bool(renormalize)), _stream(gating)))
+    _check(
+        lib,
+        lib.topk_softmax(
+            code,
+            w.data_ptr(),
+            ids.data_ptr(),
+            src.data_ptr(),
+            gating.data_ptr(),
+            rows,
+            experts,
+            k,
+            int(bool(renormalize)),
+            _stream(gating),
+        ),
+    )
 
 
 # ---- muh's own entry points --------------------------------------------------------------------
+
 
 def moe_topk_softmax(gating_output, topk: int, renormalize: bool = False):
     """(weights float32 [T, k], ids int32 [T, k]) = top-k of softmax(gating_output), renormalised

@@ -11,6 +11,7 @@ Pure Python (no pydantic, no lark, no torch): the runtime imports it on GPU mach
 the generated files. ``code`` is the value of ``MUH_<NAME>`` in the generated C headers; codes are
 append-only (a code once given keeps its meaning: compiled libraries and Python callers depend on it).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,8 +54,20 @@ _ROWS = (
 )
 TABLE: dict[str, DType] = {r[0]: DType(*r) for r in _ROWS}
 # The order types are listed in (schema, docs): by size, then signed/unsigned/float.
-ORDER = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32", "int64",
-         "uint64", "float64")
+ORDER = (
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "float16",
+    "bfloat16",
+    "int32",
+    "uint32",
+    "float32",
+    "int64",
+    "uint64",
+    "float64",
+)
 SIZE: dict[str, int] = {n: TABLE[n].size for n in ORDER}
 CODE: dict[str, int] = {n: TABLE[n].code for n in ORDER}
 OPS = ("float32", "float16", "bfloat16")

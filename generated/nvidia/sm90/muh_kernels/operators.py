@@ -27,6 +27,7 @@ arguments, an Autograd kernel that marks them so their backward raises the same
 
 No torch at import time.
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,17 +44,17 @@ NAMESPACE = "muh"
 SCHEMAS = {
     "rms_norm": "(Tensor(a!) out, Tensor input, Tensor weight, float epsilon) -> ()",
     "fused_add_rms_norm": "(Tensor(a!) input, Tensor(b!) residual, Tensor weight, float epsilon, "
-                          "float residual_alpha=1.0) -> ()",
+    "float residual_alpha=1.0) -> ()",
     "gemma_rms_norm": "(Tensor input, Tensor weight, float epsilon) -> Tensor",
     "gemma_fused_add_rms_norm": "(Tensor(a!) input, Tensor(b!) residual, Tensor weight, float epsilon, "
-                                "float residual_alpha=1.0) -> ()",
+    "float residual_alpha=1.0) -> ()",
     "gated_rms_norm": "(Tensor input, Tensor gate, Tensor weight, float epsilon) -> Tensor",
     "silu_and_mul": "(Tensor(a!) out, Tensor x) -> ()",
     "shared_expert_combine": "(Tensor routed, Tensor shared, Tensor gate) -> Tensor",
     "topk_softmax": "(Tensor(a!) topk_weights, Tensor(b!) topk_ids, Tensor(c!) token_expert_indicies, "
-                    "Tensor gating_output) -> ()",
+    "Tensor gating_output) -> ()",
     "moe_topk_softmax": "(Tensor gating_output, int topk, bool renormalize=False, ScalarType? id_dtype=None) "
-                        "-> (Tensor, Tensor)",
+    "-> (Tensor, Tensor)",
     "softmax": "(Tensor(a!) out, Tensor x) -> ()",
 }
 BINDING = "kernels/bindings/ops_torch.cpp"
@@ -97,9 +98,11 @@ def _define(torch) -> None:
 
 
 def not_differentiable(name: str) -> NotDifferentiable:
-    return NotDifferentiable(f"torch.ops.{NAMESPACE}.{name} is not differentiable (muh's ops are inference kernels "
-                             "with no backward): run it under torch.no_grad() / torch.inference_mode(), or use a "
-                             "differentiable PyTorch equivalent where gradients are needed")
+    return NotDifferentiable(
+        f"torch.ops.{NAMESPACE}.{name} is not differentiable (muh's ops are inference kernels "
+        "with no backward): run it under torch.no_grad() / torch.inference_mode(), or use a "
+        "differentiable PyTorch equivalent where gradients are needed"
+    )
 
 
 def mutated(schema: str) -> list[int]:
@@ -129,6 +132,7 @@ def register_autograd(torch, lib) -> None:
     def refuse_formula(name):
         def backward(ctx, *grads):
             raise not_differentiable(name)
+
         return backward
 
     def mutating_kernel(name, op, positions):
@@ -141,6 +145,7 @@ def register_autograd(torch, lib) -> None:
                 inputs = tuple(t for t in tensors if t.requires_grad and all(t is not w for w in written))
                 if written:
                     Refuse.apply(name, len(written), *written, *inputs)
+
         return kernel
 
     formula = getattr(torch.library, "register_autograd", None)  # torch >= 2.4
@@ -179,12 +184,23 @@ def _fakes(torch) -> dict:
     def route(gating_output, topk, renormalize=False, id_dtype=None):
         experts = gating_output.shape[-1]
         rows = gating_output.numel() // experts if experts else 0
-        return (gating_output.new_empty((rows, topk), dtype=torch.float32),
-                gating_output.new_empty((rows, topk), dtype=id_dtype or torch.int32))
+        return (
+            gating_output.new_empty((rows, topk), dtype=torch.float32),
+            gating_output.new_empty((rows, topk), dtype=id_dtype or torch.int32),
+        )
 
-    return {"rms_norm": nothing, "fused_add_rms_norm": nothing, "gemma_rms_norm": like,
-            "gemma_fused_add_rms_norm": nothing, "gated_rms_norm": like, "silu_and_mul": nothing,
-            "shared_expert_combine": like, "topk_softmax": nothing, "moe_topk_softmax": route, "softmax": nothing}
+    return {
+        "rms_norm": nothing,
+        "fused_add_rms_norm": nothing,
+        "gemma_rms_norm": like,
+        "gemma_fused_add_rms_norm": nothing,
+        "gated_rms_norm": like,
+        "silu_and_mul": nothing,
+        "shared_expert_combine": like,
+        "topk_softmax": nothing,
+        "moe_topk_softmax": route,
+        "softmax": nothing,
+    }
 
 
 def build_extension(gen_dir, library: str, verbose: bool = False) -> str:
@@ -206,9 +222,16 @@ def build_extension(gen_dir, library: str, verbose: bool = False) -> str:
     build_dir.mkdir(parents=True, exist_ok=True)
     libdir = str(Path(library).parent)
     try:
-        load(name=name, sources=[str(src)], extra_include_paths=[str(gen / "include")],
-             extra_cflags=list(TORCH_BINDING_CFLAGS), extra_ldflags=[library, f"-Wl,-rpath,{libdir}"],
-             build_directory=str(build_dir), is_python_module=False, verbose=verbose)
+        load(
+            name=name,
+            sources=[str(src)],
+            extra_include_paths=[str(gen / "include")],
+            extra_cflags=list(TORCH_BINDING_CFLAGS),
+            extra_ldflags=[library, f"-Wl,-rpath,{libdir}"],
+            build_directory=str(build_dir),
+            is_python_module=False,
+            verbose=verbose,
+        )
     except Exception as e:  # noqa: BLE001 - the compiler's message is the useful part
         raise MuhBuildError(f"building the PyTorch operators from {src} failed: {e}") from e
     return str(build_dir / f"{name}.so")
@@ -228,8 +251,9 @@ def load(source=None, *, arch: str | None = None, std: str | None = None, backen
         raise MuhRuntimeError(f"muh ops: unknown backend `{backend}` (auto, extension or ctypes)")
     source = source or os.environ.get("MUH_KERNELS_DIR") or os.environ.get("MUH_OPS_LIB")
     if not source:
-        raise MuhRuntimeError("muh ops: no kernels: operators.load(<generated dir or libmuh_ops.so>) or set "
-                              "MUH_KERNELS_DIR / MUH_OPS_LIB")
+        raise MuhRuntimeError(
+            "muh ops: no kernels: operators.load(<generated dir or libmuh_ops.so>) or set MUH_KERNELS_DIR / MUH_OPS_LIB"
+        )
     _define(torch)
     lib = llm.load(source, arch=arch, std=std)
     reason = ""

@@ -24,6 +24,7 @@ render them). ``{sdk}`` in an argument is the toolchain's root (the folder above
 in where the compiler is found. Standard library only: the runtime stands alone, and this module
 ships inside the serving image's ``muh_kernels`` package.
 """
+
 from __future__ import annotations
 
 import os
@@ -54,7 +55,12 @@ TORCH_BINDING_CFLAGS = ("-O2",)
 # probe's build.sh): a bare name on PATH, "$VAR/..." only where VAR is set; clang: the CUDA SDK's own clang++
 IMAGE_COMPILERS: dict[str, tuple[str, ...]] = {
     "nvcc": ("nvcc", "$CUDA_HOME/bin/nvcc", "$CUDA_PATH/bin/nvcc", "/usr/local/cuda/bin/nvcc"),
-    "clang": ("$COREX_HOME/bin/clang++", "$CUDA_PATH/bin/clang++", "$CUDA_HOME/bin/clang++", "/usr/local/corex/bin/clang++"),
+    "clang": (
+        "$COREX_HOME/bin/clang++",
+        "$CUDA_PATH/bin/clang++",
+        "$CUDA_HOME/bin/clang++",
+        "/usr/local/corex/bin/clang++",
+    ),
 }
 NVCC_ENV = ("MUH_NVCC", "CUDACXX")  # the lab's nvcc, named explicitly (before PATH and /usr/local/cuda/bin)
 
@@ -183,8 +189,17 @@ class Toolchain:
         CUDA mode against the CUDA headers under ``cuda_root``."""
         if self.compiler != "clang":
             raise ValueError("syntax_check is clang's (-x cuda) pass")
-        return (*self.language, *self.arch_flags(), "-Wno-unknown-cuda-version", "-Wall", "-Wextra", "-S", self.std,
-                *self._cuda_path(cuda_root), *self.warp_define())
+        return (
+            *self.language,
+            *self.arch_flags(),
+            "-Wno-unknown-cuda-version",
+            "-Wall",
+            "-Wextra",
+            "-S",
+            self.std,
+            *self._cuda_path(cuda_root),
+            *self.warp_define(),
+        )
 
     def header_object(self) -> tuple[str, ...]:
         """A translation unit of headers to an object (with ``-o``): does it compile at this C++ level, without

@@ -3,6 +3,7 @@ edits apply to the base release's wheel (the platform's files are its platform's
 
 Stock vLLM and the EngineX fork share it; everything that differs is read from the ``Variant``.
 """
+
 from __future__ import annotations
 
 
@@ -21,8 +22,10 @@ def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     cases += [f"image/steps.sh: {p}" for p in problems] or ["image/steps.sh: bash -n"]
     wheel = cached(plan.base_version, "vllm")
     if wheel is None:
-        skipped.append(f"edits against the vllm {plan.base_version} wheel: skipped, the wheel is not in muh's cache "
-                       "(`muh fetch-engine` downloads it)")
+        skipped.append(
+            f"edits against the vllm {plan.base_version} wheel: skipped, the wheel is not in muh's cache "
+            "(`muh fetch-engine` downloads it)"
+        )
     else:
         patches = {e.id: files[patch_name(i, e.id)] for i, e in enumerate(plan.edits, 1)}
         problems = verify.edits_against_wheel(plan, wheel, patches)

@@ -3,22 +3,19 @@
 Each function returns a list of problems (empty = fine) so that both the `deploy` check and
 the tests can use them.
 """
+
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-import yaml
-
-from muh.engines.vllm.derive import edits as E
-from muh.engines.vllm.derive.plan import VllmPlan
-
 # yamllint's defaults, except line length: the mandatory @generated header is longer than 80
 # columns, and argv items (model paths, JSON-ish flag values) are as long as they are.
 from muh.check.lint import YAMLLINT_CONFIG, hadolint, shell_syntax, shellcheck, yamllint  # noqa: F401 - its users read them here
+from muh.engines.vllm.derive import edits as E
+from muh.engines.vllm.derive.plan import VllmPlan
 
 
 def edits_against_wheel(plan: VllmPlan, wheel: Path, patches: dict[str, str]) -> list[str]:
@@ -38,8 +35,13 @@ def edits_against_wheel(plan: VllmPlan, wheel: Path, patches: dict[str, str]) ->
                 continue
             diff = patches.get(e.id)
             if diff is not None and shutil.which("patch"):
-                proc = subprocess.run(["patch", "-d", str(site), "-p1", "--forward", "--dry-run"], input=diff,
-                                      capture_output=True, text=True, timeout=60)
+                proc = subprocess.run(
+                    ["patch", "-d", str(site), "-p1", "--forward", "--dry-run"],
+                    input=diff,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
                 if proc.returncode != 0:
                     problems.append(f"{e.id}: patch --dry-run failed: {proc.stdout.strip()} {proc.stderr.strip()}")
                     continue

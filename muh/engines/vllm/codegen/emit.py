@@ -9,6 +9,7 @@ Output (relative to generated/<spec>/)::
     vllm/check_anchors.py                     each anchor exactly once, before patching
     vllm/deploy.json                          every tuned value with provenance (deploy's semantic diff)
 """
+
 from __future__ import annotations
 
 import json
@@ -65,28 +66,50 @@ def _selftest_cases(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
     prefix = ops_package.prefix_for(ctx, plan.hardware)
     if plan.selftest is None or prefix is None:
         return []
-    data = {"@generated": ctx.header_text(), "out": plan.selftest.out, "budget_s": plan.selftest.budget_s,
-            "cases": [c.model_dump(mode="json") for c in plan.selftest.cases]}
+    data = {
+        "@generated": ctx.header_text(),
+        "out": plan.selftest.out,
+        "budget_s": plan.selftest.budget_s,
+        "cases": [c.model_dump(mode="json") for c in plan.selftest.cases],
+    }
     return [GeneratedFile(f"{prefix}{ops_package.NAME}/selftest_cases.json", json.dumps(data, indent=1) + "\n")]
 
 
 def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
-    common = dict(header=ctx.header_text(), spec_label=ctx.spec_label,
-                  version_guard=plan.version_guard)
+    common = dict(header=ctx.header_text(), spec_label=ctx.spec_label, version_guard=plan.version_guard)
     base = "vllm/plugin"
     files = [
-        GeneratedFile(f"{base}/muh_vllm_plugin/__init__.py", render(PKG, "plugin_init.py.j2", rebinds=plan.rebinds, provides=plan.provides, api=bool(plan.api_features or plan.max_tokens_cap),
-                                                                   selftest_out=plan.selftest.out if plan.selftest else None,
-                                                                   registry_subprocess=plan.registry_subprocess, **common)),
+        GeneratedFile(
+            f"{base}/muh_vllm_plugin/__init__.py",
+            render(
+                PKG,
+                "plugin_init.py.j2",
+                rebinds=plan.rebinds,
+                provides=plan.provides,
+                api=bool(plan.api_features or plan.max_tokens_cap),
+                selftest_out=plan.selftest.out if plan.selftest else None,
+                registry_subprocess=plan.registry_subprocess,
+                **common,
+            ),
+        ),
         GeneratedFile(f"{base}/muh_vllm_plugin/__main__.py", render(PKG, "plugin_main.py.j2", **common)),
     ]
     # An installed distribution without pip: importlib.metadata finds the entry point through these two
     # files, so the image needs neither `wheel` nor network (pip's build of setup.py needs `wheel`).
     dist = f"{base}/{dist_info()}"
-    files.append(GeneratedFile(f"{dist}/METADATA", "Metadata-Version: 2.1\nName: muh-vllm-plugin\n"
-                               f"Version: {muh.__version__}\nSummary: muh tuning for vLLM {plan.version_guard}\n"))
-    files.append(GeneratedFile(f"{dist}/entry_points.txt", f"# {ctx.header_text()}\n[vllm.general_plugins]\n"
-                               "muh = muh_vllm_plugin:register\n"))
+    files.append(
+        GeneratedFile(
+            f"{dist}/METADATA",
+            "Metadata-Version: 2.1\nName: muh-vllm-plugin\n"
+            f"Version: {muh.__version__}\nSummary: muh tuning for vLLM {plan.version_guard}\n",
+        )
+    )
+    files.append(
+        GeneratedFile(
+            f"{dist}/entry_points.txt",
+            f"# {ctx.header_text()}\n[vllm.general_plugins]\nmuh = muh_vllm_plugin:register\n",
+        )
+    )
     if plan.chat_template:  # the fixed template and/or the reasoning info, written at start
         from muh.engines.vllm.derive.run import CHAT_TEMPLATE_SCRIPT
 
@@ -98,18 +121,39 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
         from muh.engines.vllm.derive.run import API_BEHAVIOUR, REASONING_INFO_OUT
 
         # code is code: muh/engines/vllm/plugin/compat.py as it is, its spec's data beside it
-        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", f"{ctx.header('#')}\n"
-                                   f"# copied from muh/engines/vllm/plugin/compat.py, byte for byte\n{COMPAT.read_text(encoding='utf-8')}"))
-        data = {"@generated": ctx.header_text(), "features": list(plan.api_features), "max_n": plan.max_n,
-                "max_tokens_cap": plan.max_tokens_cap, "reasoning_info": [IMAGE_ROOT, REASONING_INFO_OUT],
-                "behaviour": {f: API_BEHAVIOUR[f] for f in plan.api_features}}
-        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.json",
-                                   json.dumps(data, indent=1, ensure_ascii=False) + "\n"))
+        files.append(
+            GeneratedFile(
+                f"{base}/muh_vllm_plugin/compat.py",
+                f"{ctx.header('#')}\n"
+                f"# copied from muh/engines/vllm/plugin/compat.py, byte for byte\n{COMPAT.read_text(encoding='utf-8')}",
+            )
+        )
+        data = {
+            "@generated": ctx.header_text(),
+            "features": list(plan.api_features),
+            "max_n": plan.max_n,
+            "max_tokens_cap": plan.max_tokens_cap,
+            "reasoning_info": [IMAGE_ROOT, REASONING_INFO_OUT],
+            "behaviour": {f: API_BEHAVIOUR[f] for f in plan.api_features},
+        }
+        files.append(
+            GeneratedFile(f"{base}/muh_vllm_plugin/compat.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        )
     if plan.moe is not None:
         tiles = [(m, t.model_dump()) for m, t in sorted(plan.moe.tiles.items())]
-        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/moe.py", render(
-            PKG, "plugin_moe.py.j2", tiles=tiles, rule=plan.moe.rule.rule,
-            inputs=", ".join(f"{k}={v}" for k, v in sorted(plan.moe.rule.inputs.items())), **common)))
+        files.append(
+            GeneratedFile(
+                f"{base}/muh_vllm_plugin/moe.py",
+                render(
+                    PKG,
+                    "plugin_moe.py.j2",
+                    tiles=tiles,
+                    rule=plan.moe.rule.rule,
+                    inputs=", ".join(f"{k}={v}" for k, v in sorted(plan.moe.rule.inputs.items())),
+                    **common,
+                ),
+            )
+        )
     return files
 
 
@@ -120,8 +164,11 @@ def _patches(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
         text = ctx.header("#") + "\n" + unified_diff(site, e.new)
         files.append(GeneratedFile(patch_name(i, e.id), text))
     if plan.edits:
-        files.append(GeneratedFile("vllm/check_anchors.py", render(PKG, "check_anchors.py.j2", header=ctx.header_text(),
-                                                                   edits=plan.edits)))
+        files.append(
+            GeneratedFile(
+                "vllm/check_anchors.py", render(PKG, "check_anchors.py.j2", header=ctx.header_text(), edits=plan.edits)
+            )
+        )
     return files
 
 
@@ -133,7 +180,9 @@ def _deploy_json(ctx: BuildContext, plan: VllmPlan) -> str:
         "points": {p.id: {"status": p.status, "reason": p.reason, "reaches": p.reaches} for p in plan.points},
         "command": list(plan.command),
         "env": {k: v for k, v in plan.env},
-        "tuned": {k: r.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"value": r.value}
-                  for k, r in sorted(plan.tuned.items())},
+        "tuned": {
+            k: r.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"value": r.value}
+            for k, r in sorted(plan.tuned.items())
+        },
     }
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

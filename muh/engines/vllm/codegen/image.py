@@ -5,6 +5,7 @@ the plan's launch lists (``Launch.image_steps``): install the plugin (required),
 muh's ops (optional, each logs one line when skipped), and the conditional flags' markers the start script reads.
 A step that imports the engine or compiles runs under ``timeout``.
 """
+
 from __future__ import annotations
 
 from muh.codegen.base import BuildContext, GeneratedFile
@@ -32,12 +33,27 @@ def image_steps(ctx: BuildContext, plan: VllmPlan) -> str:
     moe_files = [f"vllm/moe_configs/{plan.moe.file_name}"] if plan.moe else []
     required_files = sorted({s.argv[0] for s in plan.pre if s.required and s.argv[0].startswith("/")})
     return render(
-        PKG, "steps.sh.j2", header=ctx.header_text(), variant=plan.variant, root=IMAGE_ROOT, dist_info=dist_info(),
-        site_candidates=plan.site_packages, edits=[e.id for e in plan.edits], moe_files=moe_files, ops=_ops(plan),
-        cond_flags=plan.cond_flags, triton=plan.triton, required_files=required_files, accept_dir=ACCEPT_DIR,
-        confirm=[(p.id, *p.confirm) for p in plan.points if p.confirm is not None], timeouts=TIMEOUTS,
-        api_hook=({"flag": plan.api_hook_flag, "group": next((g.id for g in plan.cond_flags if g.id == "middleware"), None)}
-                  if plan.api_features or plan.max_tokens_cap else None),
+        PKG,
+        "steps.sh.j2",
+        header=ctx.header_text(),
+        variant=plan.variant,
+        root=IMAGE_ROOT,
+        dist_info=dist_info(),
+        site_candidates=plan.site_packages,
+        edits=[e.id for e in plan.edits],
+        moe_files=moe_files,
+        ops=_ops(plan),
+        cond_flags=plan.cond_flags,
+        triton=plan.triton,
+        required_files=required_files,
+        accept_dir=ACCEPT_DIR,
+        confirm=[(p.id, *p.confirm) for p in plan.points if p.confirm is not None],
+        timeouts=TIMEOUTS,
+        api_hook=(
+            {"flag": plan.api_hook_flag, "group": next((g.id for g in plan.cond_flags if g.id == "middleware"), None)}
+            if plan.api_features or plan.max_tokens_cap
+            else None
+        ),
     )
 
 

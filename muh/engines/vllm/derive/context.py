@@ -1,6 +1,7 @@
 """What every step of a deploy block's resolution shares: the block with its spans, the diagnostics
 found so far, the tuned values with their provenance, and the checks of text that reaches YAML,
 shell, Dockerfile or Python."""
+
 from __future__ import annotations
 
 import re
@@ -12,10 +13,11 @@ from muh.engines.vllm.derive.engine import EngineInfo
 from muh.engines.vllm.derive.flags import Setting
 from muh.schema.models import Deploy, Spec, text_problem
 
-
 MAX_VALUE_LEN = 4096  # longer env/flag values are refused: almost surely a pasted file, and risky in YAML/shell
-IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
-                       r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$")
+IMAGE_RE = re.compile(
+    r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
+)
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 IMPORT_PATH_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
 MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

@@ -10,6 +10,7 @@ engine is a fork with vendor edits. Line numbers are facts about the pinned whee
 Diffs carry no context lines: the anchor itself is what is checked, so a vendor change near (but
 not in) the anchor does not break the build, and a change *in* it fails loudly.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,11 +33,15 @@ SITES_0_6_3 = (
         id="paged-attn-v1-threshold",
         file="vllm/attention/ops/paged_attn.py",
         line=126,
-        old=("        use_v1 = (max_seq_len <= 8192\n"
-             "                  and (max_num_partitions == 1 or num_seqs * num_heads > 512))\n"),
-        new=("        # muh: decode v1/v2 rule tuned for {hardware} ({provenance})\n"
-             "        use_v1 = (max_seq_len <= {v1_max_seq_len}\n"
-             "                  and (max_num_partitions == 1 or num_seqs * num_heads > {v1_threshold}))\n"),
+        old=(
+            "        use_v1 = (max_seq_len <= 8192\n"
+            "                  and (max_num_partitions == 1 or num_seqs * num_heads > 512))\n"
+        ),
+        new=(
+            "        # muh: decode v1/v2 rule tuned for {hardware} ({provenance})\n"
+            "        use_v1 = (max_seq_len <= {v1_max_seq_len}\n"
+            "                  and (max_num_partitions == 1 or num_seqs * num_heads > {v1_threshold}))\n"
+        ),
         knobs=("paged_attention.v1_threshold", "paged_attention.v1_max_seq_len"),
         doc="when decode uses the single-pass PagedAttention v1 kernel (PagedAttention.forward_decode)",
     ),
@@ -44,11 +49,12 @@ SITES_0_6_3 = (
         id="prefix-prefill-tile",
         file="vllm/attention/ops/prefix_prefill.py",
         line=712,
-        old=("        BLOCK = 128 if current_platform.has_device_capability(80) else 64\n"
-             "        NUM_WARPS = 8\n"),
-        new=("        # muh: prefix-prefill tile tuned for {hardware} ({provenance})\n"
-             "        BLOCK = {block}\n"
-             "        NUM_WARPS = {num_warps}\n"),
+        old=("        BLOCK = 128 if current_platform.has_device_capability(80) else 64\n        NUM_WARPS = 8\n"),
+        new=(
+            "        # muh: prefix-prefill tile tuned for {hardware} ({provenance})\n"
+            "        BLOCK = {block}\n"
+            "        NUM_WARPS = {num_warps}\n"
+        ),
         knobs=("prefix_prefill.block", "prefix_prefill.num_warps"),
         doc="Triton tile and warps of context_attention_fwd (prefix caching, chunked prefill)",
     ),
@@ -66,8 +72,11 @@ def unified_diff(site: EditSite, new_text: str) -> str:
     """A zero-context unified diff replacing the anchor with ``new_text`` (applied with ``patch -p1``)."""
     old_lines = site.old.splitlines(keepends=True)
     new_lines = new_text.splitlines(keepends=True)
-    out = [f"--- a/{site.file}\n", f"+++ b/{site.file}\n",
-           f"@@ -{site.line},{len(old_lines)} +{site.line},{len(new_lines)} @@\n"]
+    out = [
+        f"--- a/{site.file}\n",
+        f"+++ b/{site.file}\n",
+        f"@@ -{site.line},{len(old_lines)} +{site.line},{len(new_lines)} @@\n",
+    ]
     out += ["-" + line for line in old_lines]
     out += ["+" + line for line in new_lines]
     return "".join(out)
@@ -84,10 +93,11 @@ def apply(text: str, site: EditSite, new_text: str) -> str:
     if n != 1:
         raise ValueError(f"{site.file}: anchor of {site.id} occurs {n} times, expected exactly once")
     i = ("\n" + text).index("\n" + site.old)
-    return text[:i] + new_text + text[i + len(site.old):]
+    return text[:i] + new_text + text[i + len(site.old) :]
 
 
 # -- read tuned values back from patched source (tests and `muh check`) ----------------------------
+
 
 def read_v1_rule(source: str) -> dict[str, int]:
     """``use_v1 = (max_seq_len <= A and (... or num_seqs * num_heads > B))`` → {v1_max_seq_len: A, v1_threshold: B}."""

@@ -1,6 +1,7 @@
 """The serve values the server runs with — the spec's, else the engine's default — read once from the serve block
 (``Effective``, owned by the plan: ``VllmPlan.effective``). Every step that needs one of them reads it here instead
 of parsing the block again (the tensor-parallel size, the batch limits, the port, and the chunked-prefill rule)."""
+
 from __future__ import annotations
 
 from muh.engines.vllm.derive.context import int_of

@@ -4,6 +4,7 @@ The fixture ``data/vllm-<version>.json`` is written by ``tools/extract_vllm_flag
 wheel's own sources (``add_argument`` calls read statically). Versions muh has no fixture for are
 refused rather than guessed.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,7 @@ class EngineInfo:
 def available_versions(engine: str = "vllm") -> list[str]:
     names = [p.name for p in resources.files("muh.engines.vllm").joinpath("data").iterdir()]
     prefix = f"{engine}-"
-    return sorted(n[len(prefix):-len(".json")] for n in names if n.startswith(prefix) and n.endswith(".json"))
+    return sorted(n[len(prefix) : -len(".json")] for n in names if n.startswith(prefix) and n.endswith(".json"))
 
 
 def resolve_version(version: str, engine: str = "vllm") -> str | None:
@@ -77,16 +78,31 @@ def resolve_version(version: str, engine: str = "vllm") -> str | None:
 @lru_cache(maxsize=None)
 def load_engine(version: str, engine: str = "vllm") -> EngineInfo:
     """The fixture for ``engine==version`` (exact fixture name; use ``resolve_version`` first)."""
-    raw = json.loads(resources.files("muh.engines.vllm").joinpath("data").joinpath(f"{engine}-{version}.json").read_text())
+    raw = json.loads(
+        resources.files("muh.engines.vllm").joinpath("data").joinpath(f"{engine}-{version}.json").read_text()
+    )
     opts = tuple(
-        Option(tuple(o["flags"]), o["dest"], o["kind"], o["type"],
-               tuple(o["choices"]) if o["choices"] is not None else None, o["default"], o["where"], o.get("const"),
-               o.get("range"))
+        Option(
+            tuple(o["flags"]),
+            o["dest"],
+            o["kind"],
+            o["type"],
+            tuple(o["choices"]) if o["choices"] is not None else None,
+            o["default"],
+            o["where"],
+            o.get("const"),
+            o.get("range"),
+        )
         for o in raw["options"]
     )
     return EngineInfo(
-        engine=raw["engine"], version=raw["version"], entrypoint=raw["entrypoint"], options=opts,
+        engine=raw["engine"],
+        version=raw["version"],
+        entrypoint=raw["entrypoint"],
+        options=opts,
         requires=tuple((r["if"], r["requires"], r["where"]) for r in raw["requires"]),
-        tool_call_parsers=tuple(raw["tool_call_parsers"]), moe_config_files=tuple(raw["moe_config_files"]),
-        wheel=raw["source"]["wheel"], wheel_sha256=raw["source"]["sha256"],
+        tool_call_parsers=tuple(raw["tool_call_parsers"]),
+        moe_config_files=tuple(raw["moe_config_files"]),
+        wheel=raw["source"]["wheel"],
+        wheel_sha256=raw["source"]["sha256"],
     )

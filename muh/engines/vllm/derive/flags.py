@@ -5,14 +5,15 @@ argparse would accept a prefix (``--max-model-le``) and FlexibleArgumentParser r
 ``-``; muh accepts only exact option strings, so a typo fails at build time with the spec's line
 instead of silently meaning something at run time (or nothing at all, in a fork).
 """
+
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from muh.engines.vllm.derive.engine import EngineInfo, Option
 from muh.diagnostics import Diagnostic, Severity, Span, did_you_mean
+from muh.engines.vllm.derive.engine import EngineInfo, Option
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class Setting:
 
     key: str
     value: object
-    span: Span | None = None      # the value
+    span: Span | None = None  # the value
     key_span: Span | None = None  # the key
 
 
@@ -67,14 +68,20 @@ def flag_like(text: str) -> bool:
 
 
 def _flag_like_diag(flag: str, text: str, s: Setting) -> Diagnostic:
-    return Diagnostic("E-VLLM-VALUE", f"`{flag}` value `{text}` starts with `-`: the engine's argparse would read it as a flag",
-                      s.span, hint="a value that starts with `-` can be given only as the single value of a one-value flag")
+    return Diagnostic(
+        "E-VLLM-VALUE",
+        f"`{flag}` value `{text}` starts with `-`: the engine's argparse would read it as a flag",
+        s.span,
+        hint="a value that starts with `-` can be given only as the single value of a one-value flag",
+    )
 
 
 def _type_ok(opt: Option, value: object) -> str | None:
     """None when ``value`` fits ``opt.type``; else what was expected."""
     if opt.type == "int":
-        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, Decimal) and value == value.to_integral_value())):
+        if isinstance(value, bool) or not (
+            isinstance(value, int) or (isinstance(value, Decimal) and value == value.to_integral_value())
+        ):
             return "an integer"
     elif opt.type == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
@@ -99,8 +106,12 @@ def _out_of_range(opt: Option, flag: str, item, s: Setting) -> Diagnostic | None
     hi_text = f"{'<' if r.get('max_open') else '≤'} {hi}" if hi is not None else None
     want = " and ".join(t for t in (lo_text, hi_text) if t)
     why = r.get("min_where" if low else "max_where")
-    return Diagnostic("E-VLLM-VALUE", f"`{flag}` = {shown} is out of the engine's range: it takes values {want}", s.span,
-                      hint=f"{opt.type} flag; the bound comes from {why}" if why else None)
+    return Diagnostic(
+        "E-VLLM-VALUE",
+        f"`{flag}` = {shown} is out of the engine's range: it takes values {want}",
+        s.span,
+        hint=f"{opt.type} flag; the bound comes from {why}" if why else None,
+    )
 
 
 def _argv_for(opt: Option, flag: str, s: Setting) -> tuple[list[str], Diagnostic | None]:
@@ -130,10 +141,17 @@ def _argv_for(opt: Option, flag: str, s: Setting) -> tuple[list[str], Diagnostic
             shown = format_value(item)
             if shown not in [format_value(c) for c in allowed]:
                 alias = _ALIASES.get(shown.lower())
-                hint = (f"did you mean `{alias}`?" if alias in allowed else did_you_mean(shown, [format_value(c) for c in allowed])) or ""
+                hint = (
+                    f"did you mean `{alias}`?"
+                    if alias in allowed
+                    else did_you_mean(shown, [format_value(c) for c in allowed])
+                ) or ""
                 return [], Diagnostic(
-                    "E-VLLM-CHOICE", f"`{flag}` does not accept `{shown}`", s.span,
-                    hint=(hint + " " if hint else "") + "valid: " + ", ".join(format_value(c) for c in allowed))
+                    "E-VLLM-CHOICE",
+                    f"`{flag}` does not accept `{shown}`",
+                    s.span,
+                    hint=(hint + " " if hint else "") + "valid: " + ", ".join(format_value(c) for c in allowed),
+                )
     texts = [format_value(i) for i in values]
     if opt.kind == "append":  # `--flag=value` per item: argparse never reads the value as a flag
         out: list[str] = []
@@ -164,7 +182,8 @@ NO_PROVIDER = {
         "vLLM 0.6.3 has no reasoning parsers and no way to add one: the API server parses its arguments before "
         "any plugin loads (an unknown flag stops it), and its ChatMessage / DeltaMessage forbid a "
         "`reasoning_content` field, so the thinking text stays in `content` (unless `api { accept = "
-        "[reasoning_split] }`: muh's request hook then moves <think>…</think> to `reasoning_content`)"),
+        "[reasoning_split] }`: muh's request hook then moves <think>…</think> to `reasoning_content`)"
+    ),
 }
 
 
@@ -172,18 +191,20 @@ def _unknown(flag: str, s: Setting, engine: EngineInfo) -> Diagnostic:
     prefixed = [f for f in engine.all_flags if f.startswith(flag) and f != flag]
     who = f"{engine.engine} {engine.version}"
     if len(prefixed) == 1:
-        msg = (f"`{flag}` is not a flag of {who}; argparse would silently take it as an abbreviation of "
-               f"`{prefixed[0]}`")
+        msg = f"`{flag}` is not a flag of {who}; argparse would silently take it as an abbreviation of `{prefixed[0]}`"
         hint = f"write `{prefixed[0].lstrip('-').replace('-', '_')}` (muh requires exact names)"
     else:
         msg = f"`{flag}` is not a flag of {who}"
         close = difflib.get_close_matches(flag, engine.all_flags, n=1, cutoff=0.75)
         near = f"did you mean `{close[0]}`?" if close else None
-        hint = ((near.replace("`--", "`").replace("-", "_") + " ") if near else "") + \
-            "a flag only a fork has must be declared in `engine_extensions { flags = [...] }`"
+        hint = (
+            (near.replace("`--", "`").replace("-", "_") + " ") if near else ""
+        ) + "a flag only a fork has must be declared in `engine_extensions { flags = [...] }`"
     if flag in NO_PROVIDER:
         msg += f": {NO_PROVIDER[flag]}"
-        hint = "remove it, or use an engine variant that has it (or declare it in `engine_extensions { flags = [...] }`)"
+        hint = (
+            "remove it, or use an engine variant that has it (or declare it in `engine_extensions { flags = [...] }`)"
+        )
     return Diagnostic("E-VLLM-FLAG", msg, s.key_span or s.span, hint=hint)
 
 
@@ -194,8 +215,15 @@ def to_argv(settings: list[Setting], engine: EngineInfo, ext: Extensions) -> tup
     given: dict[str, Setting] = {}
     for flag, span in ext.flags.items():
         if engine.option(flag) is not None:
-            diags.append(Diagnostic("W-VLLM-EXT", f"`{flag}` is already a flag of {engine.engine} {engine.version}; "
-                                    "no need to declare it as an extension", span, severity=Severity.warning))
+            diags.append(
+                Diagnostic(
+                    "W-VLLM-EXT",
+                    f"`{flag}` is already a flag of {engine.engine} {engine.version}; "
+                    "no need to declare it as an extension",
+                    span,
+                    severity=Severity.warning,
+                )
+            )
     for s in settings:
         flag = flag_of(s.key)
         opt = engine.option(flag)
@@ -211,8 +239,14 @@ def to_argv(settings: list[Setting], engine: EngineInfo, ext: Extensions) -> tup
             diags.append(_unknown(flag, s, engine))
             continue
         if opt.dest in given:
-            diags.append(Diagnostic("E-VLLM-FLAG", f"`{flag}` is set twice", s.key_span or s.span,
-                                    notes=(f"first set at {given[opt.dest].key_span or given[opt.dest].span}",)))
+            diags.append(
+                Diagnostic(
+                    "E-VLLM-FLAG",
+                    f"`{flag}` is set twice",
+                    s.key_span or s.span,
+                    notes=(f"first set at {given[opt.dest].key_span or given[opt.dest].span}",),
+                )
+            )
             continue
         piece, diag = _argv_for(opt, flag, s)
         if diag:
@@ -239,10 +273,16 @@ def _check_parser(given: dict[str, Setting], engine: EngineInfo, ext: Extensions
     if name in known:
         return []
     hint = did_you_mean(name, known)
-    return [Diagnostic(
-        "E-VLLM-PARSER", f"tool-call parser `{name}` does not exist in {engine.engine} {engine.version}", s.span,
-        hint=(hint + " " if hint else "") + f"stock parsers: {', '.join(engine.tool_call_parsers)}; a fork's parser "
-        "must be declared in `engine_extensions { tool_call_parsers = [...] }`")]
+    return [
+        Diagnostic(
+            "E-VLLM-PARSER",
+            f"tool-call parser `{name}` does not exist in {engine.engine} {engine.version}",
+            s.span,
+            hint=(hint + " " if hint else "")
+            + f"stock parsers: {', '.join(engine.tool_call_parsers)}; a fork's parser "
+            "must be declared in `engine_extensions { tool_call_parsers = [...] }`",
+        )
+    ]
 
 
 def _check_requires(given: dict[str, Setting], engine: EngineInfo) -> list[Diagnostic]:
@@ -250,9 +290,13 @@ def _check_requires(given: dict[str, Setting], engine: EngineInfo) -> list[Diagn
     for dest, needed, where in engine.requires:
         if truthy(given.get(dest)) and not truthy(given.get(needed)):
             s = given[dest]
-            out.append(Diagnostic(
-                "E-VLLM-REQUIRES", f"`--{dest.replace('_', '-')}` needs `--{needed.replace('_', '-')}`",
-                s.key_span or s.span, hint=f"set `{needed} = …` in the same serve block",
-                notes=(f"{engine.engine} {engine.version} refuses to start without it ({where})",)))
+            out.append(
+                Diagnostic(
+                    "E-VLLM-REQUIRES",
+                    f"`--{dest.replace('_', '-')}` needs `--{needed.replace('_', '-')}`",
+                    s.key_span or s.span,
+                    hint=f"set `{needed} = …` in the same serve block",
+                    notes=(f"{engine.engine} {engine.version} refuses to start without it ({where})",),
+                )
+            )
     return out
-

@@ -2,6 +2,7 @@
 its environment, and the steps before it — the spec's pre-steps and muh's self-test of its ops (``plan.pre``,
 derive/selftest.py), the chat
 template written at start — in no platform's terms (every platform renders them with muh/codegen/start.py)."""
+
 from __future__ import annotations
 
 from muh.derive.model import FlagGroup, InRoot, Launch, StartStep
@@ -14,9 +15,17 @@ IMAGE_STEPS = "image/steps.sh"
 """The engine's build-time steps (emitted by muh/engines/vllm/codegen)."""
 HEALTH = "/health"
 """vLLM's OpenAI server answers GET /health with 200 once the engine runs (vllm/entrypoints/openai/api_server.py)."""
+
+
 def _step(p: PreStep) -> StartStep:
-    return StartStep(name=p.name, argv=p.argv, required=p.required, on_failure=p.on_failure, timeout_s=p.timeout_s,
-                     stderr_to_stdout=p.stderr_to_stdout)
+    return StartStep(
+        name=p.name,
+        argv=p.argv,
+        required=p.required,
+        on_failure=p.on_failure,
+        timeout_s=p.timeout_s,
+        stderr_to_stdout=p.stderr_to_stdout,
+    )
 
 
 def chat_template_step(plan: VllmPlan) -> StartStep | None:
@@ -37,6 +46,19 @@ def launch(plan: VllmPlan, port: int, gpus: int) -> Launch:
     template = chat_template_step(plan)
     steps += [template] if template else []
     groups = tuple(FlagGroup(id=g.id, at=g.at, marker=f"{ACCEPT_DIR}/{g.id}") for g in plan.cond_flags)
-    return Launch(argv=plan.command, env=plan.env, steps=tuple(steps), groups=groups, script=plan.run_form != "argv",
-                  root=IMAGE_ROOT, image_steps=(IMAGE_STEPS,), base_image=plan.base_image, folder=plan.folder,
-                  model=plan.model, port=port, health=HEALTH, concurrency=plan.concurrency, gpus=gpus)
+    return Launch(
+        argv=plan.command,
+        env=plan.env,
+        steps=tuple(steps),
+        groups=groups,
+        script=plan.run_form != "argv",
+        root=IMAGE_ROOT,
+        image_steps=(IMAGE_STEPS,),
+        base_image=plan.base_image,
+        folder=plan.folder,
+        model=plan.model,
+        port=port,
+        health=HEALTH,
+        concurrency=plan.concurrency,
+        gpus=gpus,
+    )

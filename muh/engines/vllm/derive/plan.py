@@ -4,6 +4,7 @@ Built by ``muh.engines.vllm.derive.resolve.resolve`` from a ``Spec`` and one of 
 Every tuned number is a ``Resolved`` (value, rule, inputs, where) so ``muh explain`` and the
 deploy plan's semantic diff can say how it came to be.
 """
+
 from __future__ import annotations
 
 from typing import Optional

@@ -1,6 +1,7 @@
 """What the probe bundle's engine probe asks about a vLLM (``EnginePlugin.probe_data``): the anchors of the
 base release, the ops the plugin may rebind, the variant's vendor functions and markers, the MoE config
 file name the ``moe`` block names. muh.codegen.probe writes the dict beside the probe's code."""
+
 from __future__ import annotations
 
 from muh.engines.vllm.derive import rules, tuning
@@ -21,8 +22,11 @@ def _variant_probe(variant):
             names = {op.vendor for op in variant.vendor_ops.values()} | set(variant.probe.functions)
             functions[variant.vendor_module] = sorted(names)
         markers += [m.model_dump(exclude_none=True) for m in variant.probe.markers]
-    return (functions, [m for m in markers if not m["path"].startswith("/")],
-            [m for m in markers if m["path"].startswith("/")])
+    return (
+        functions,
+        [m for m in markers if not m["path"].startswith("/")],
+        [m for m in markers if m["path"].startswith("/")],
+    )
 
 
 def probe_data(spec, plan, variant) -> dict:
@@ -41,10 +45,15 @@ def probe_data(spec, plan, variant) -> dict:
     sites = sites_for(version) or ()
     functions, markers, absolute = _variant_probe(variant)
     return {
-        "engine": "vllm", "version": version, "model": model, "tensor_parallel_size": tp,
+        "engine": "vllm",
+        "version": version,
+        "model": model,
+        "tensor_parallel_size": tp,
         "anchors": [{"id": s.id, "file": s.file, "line": s.line, "anchor": s.old} for s in sites],
         "rebinds": {k: list(v) for k, v in sorted(tuning.REBIND_TARGETS.items())},
         "vendor_functions": functions,
-        "markers": markers, "absolute_markers": absolute,
-        "moe_file_pattern": rules.MOE_FILE_PATTERN, "muh_moe_file": muh_moe,
+        "markers": markers,
+        "absolute_markers": absolute,
+        "moe_file_pattern": rules.MOE_FILE_PATTERN,
+        "muh_moe_file": muh_moe,
     }

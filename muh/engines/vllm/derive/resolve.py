@@ -6,6 +6,7 @@ has its module: ``serve`` (settings, cross-checks), ``tune`` (knobs, edits, rebi
 (env, pre-steps, chat template, API features), ``conditional`` (what the variant leaves unknown, the
 flags muh adds), ``evidence`` (the variant's record of runs), ``points``; ``context`` holds what they share.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,22 +14,29 @@ from dataclasses import dataclass
 from muh.derive.model import Resolved
 from muh.diagnostics import Diagnostic
 from muh.engines.variant import Variant
-from muh.engines.vllm.derive.conditional import (conditional_keys, derived_flags, parser_path, providers_for,
-                                                 split_conditional, with_provider, with_variant)
+from muh.engines.vllm.derive.conditional import (
+    conditional_keys,
+    derived_flags,
+    parser_path,
+    providers_for,
+    split_conditional,
+    with_provider,
+    with_variant,
+)
 from muh.engines.vllm.derive.context import IMAGE_RE, Context, plain_value, stable_where, value_problem
 from muh.engines.vllm.derive.effective import Effective, effective
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine
 from muh.engines.vllm.derive.evidence import check_evidence
-from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv, truthy
+from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv
 from muh.engines.vllm.derive.launch import launch
 from muh.engines.vllm.derive.moe import moe_plan, moe_tuned
 from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, SelfTest, VllmPlan
 from muh.engines.vllm.derive.points import points_tuned, tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.selftest import plan_selftest, selftest_step
-from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
 from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings, start_up_checks
 from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
+from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
 from muh.schema.models import Deploy, Hardware, Spec
 
 
@@ -91,8 +99,15 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
     check_evidence(c, variant, paths, flags.given, dict(env))
     pre = pre_steps(c)
-    tuning.rebinds, tuning.provides, selftest = plan_selftest(c, variant, tuning.rebinds, tuning.provides, flags.given,
-                                                              str(tuning.knobs.get("ops_module", DEFAULT_OPS_MODULE)))
+    tuning.rebinds, tuning.provides, selftest = plan_selftest(
+        c,
+        variant,
+        tuning.rebinds,
+        tuning.provides,
+        flags.given,
+        flags.effective,
+        str(tuning.knobs.get("ops_module", DEFAULT_OPS_MODULE)),
+    )
     if selftest is not None and c.d.run.form == "bash":
         pre.append(selftest_step(selftest))
     chat_template = run_chat_template(c, flags.given, engine)
@@ -100,23 +115,47 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     command = command_of(c, engine, cond.argv)
     if any(d.is_error for d in c.diags):
         return None, c.diags
-    return make_plan(c, hw, variant, flags, tuning, cond, env=env, pre=pre, chat_template=chat_template,
-                     command=command, selftest=selftest), c.diags
+    return make_plan(
+        c,
+        hw,
+        variant,
+        flags,
+        tuning,
+        cond,
+        env=env,
+        pre=pre,
+        chat_template=chat_template,
+        command=command,
+        selftest=selftest,
+    ), c.diags
 
 
 def check_image(c: Context, variant: Variant) -> None:
     """``base_image`` is an image reference, and the variant's image where the variant names one."""
     image = c.d.base_image
     if not IMAGE_RE.match(image) or len(image) > 255:
-        c.error("E-DEPLOY-IMAGE", f"`{image[:80]}` is not a container image reference", c.span("base_image"),
-                hint="write `registry/name:tag` (lower-case path, no spaces or quotes)")
+        c.error(
+            "E-DEPLOY-IMAGE",
+            f"`{image[:80]}` is not a container image reference",
+            c.span("base_image"),
+            hint="write `registry/name:tag` (lower-case path, no spaces or quotes)",
+        )
     elif variant.base_image and image != variant.base_image:
         if variant.base_image.endswith("/" + image):
-            c.error("E-DEPLOY-IMAGE", f"`{image}` lacks the registry of {variant.label}'s image: the build would "
-                    "pull it from the default registry", c.span("base_image"), hint=f'write "{variant.base_image}"')
+            c.error(
+                "E-DEPLOY-IMAGE",
+                f"`{image}` lacks the registry of {variant.label}'s image: the build would "
+                "pull it from the default registry",
+                c.span("base_image"),
+                hint=f'write "{variant.base_image}"',
+            )
         else:
-            c.warn("W-DEPLOY-IMAGE", f"{variant.label} is known in `{variant.base_image}`, not in this image",
-                   c.span("base_image"), hint="the variant's facts may not hold for another image")
+            c.warn(
+                "W-DEPLOY-IMAGE",
+                f"{variant.label} is known in `{variant.base_image}`, not in this image",
+                c.span("base_image"),
+                hint="the variant's facts may not hold for another image",
+            )
 
 
 def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
@@ -134,10 +173,18 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
     if hw.vendor != "nvidia" and tp > 1 and "disable_custom_all_reduce" not in given:
         argv.append("--disable-custom-all-reduce")
         c.tuned["serve.disable_custom_all_reduce"] = Resolved(
-            value=True, origin="derived", rule=NON_NVIDIA_NO_CUSTOM_AR, inputs={"vendor": hw.vendor, "tensor_parallel_size": tp})
+            value=True,
+            origin="derived",
+            rule=NON_NVIDIA_NO_CUSTOM_AR,
+            inputs={"vendor": hw.vendor, "tensor_parallel_size": tp},
+        )
     for s in serve:
-        c.tuned[f"serve.{s.key}"] = Resolved(value=plain_value(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
-                                             origin="spec", rule="spec", where=stable_where(s.span))
+        c.tuned[f"serve.{s.key}"] = Resolved(
+            value=plain_value(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
+            origin="spec",
+            rule="spec",
+            where=stable_where(s.span),
+        )
     return Flags(serve=serve, ext=ext, cond_keys=cond_keys, given=given, argv=argv, effective=eff)
 
 
@@ -152,19 +199,31 @@ def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, 
     moe = checked if "moe.tiles" in live else None
     rebinds = [r for r in tune_rebinds(c, knobs, moe) if rebind_live(r, live)]
     provides = tune_provides(variant, knobs, live)
-    return Tuning(knobs=knobs, triton=triton, points=points, edits=edits, moe=moe,
-                  moe_file=checked.file_name if checked is not None else None, rebinds=rebinds, provides=provides,
-                  needs_triton=needs_triton(c, eff, moe, triton),
-                  tuned={**points_tuned(points, variant), **(moe_tuned(moe, hw) if moe is not None else {})})
+    return Tuning(
+        knobs=knobs,
+        triton=triton,
+        points=points,
+        edits=edits,
+        moe=moe,
+        moe_file=checked.file_name if checked is not None else None,
+        rebinds=rebinds,
+        provides=provides,
+        needs_triton=needs_triton(c, eff, moe, triton),
+        tuned={**points_tuned(points, variant), **(moe_tuned(moe, hw) if moe is not None else {})},
+    )
 
 
 def needs_triton(c: Context, eff: Effective, moe: MoePlan | None, triton) -> bool:
     """Whether the served features call Triton kernels (an error where the deploy says the image has none)."""
     needs = bool(moe) or eff.prefix_prefill
     if needs and triton is False:
-        c.error("E-DEPLOY-TRITON", "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
-                "call Triton kernels, but this deploy says the image has no Triton", c.span("triton"),
-                hint="use an image with Triton, or turn those features off")
+        c.error(
+            "E-DEPLOY-TRITON",
+            "prefix caching, chunked prefill (on by itself above max_model_len 32768) and MoE layers "
+            "call Triton kernels, but this deploy says the image has no Triton",
+            c.span("triton"),
+            hint="use an image with Triton, or turn those features off",
+        )
     return needs
 
 
@@ -172,8 +231,12 @@ def warn_expected_flags(c: Context, variant: Variant, argv: list[str]) -> None:
     """Each flag every known good run of the variant had, and this argv lacks."""
     for f, why in variant.expected_flags.items():
         if f not in argv:
-            c.warn("W-DEPLOY-FLAG", f"`{f}` is missing: {why}", c.span("serve"),
-                   hint=f"add `{f.lstrip('-').replace('-', '_')} = true` to serve (or keep it out knowingly)")
+            c.warn(
+                "W-DEPLOY-FLAG",
+                f"`{f}` is missing: {why}",
+                c.span("serve"),
+                hint=f"add `{f.lstrip('-').replace('-', '_')} = true` to serve (or keep it out knowingly)",
+            )
 
 
 def resolve_conditional(c: Context, variant: Variant, flags: Flags) -> Conditional:
@@ -192,10 +255,13 @@ def warn_unprovidable(c: Context, variant: Variant, flags: Flags) -> None:
     for key, g in sorted(flags.cond_keys.items()):
         flag = flag_of(key)
         if key == g.id and flag in NO_PROVIDER:
-            c.warn("W-DEPLOY-PARSER", f"`{flag}` may be absent in {variant.label} and muh cannot provide it: "
-                   f"{NO_PROVIDER[flag]}; it is passed only when the image build finds it, else dropped with a log line",
-                   flags.given[key].key_span or flags.given[key].span,
-                   hint="keep it (the fork may have it) or remove it; `muh explain SPEC deploy.run` says what happens")
+            c.warn(
+                "W-DEPLOY-PARSER",
+                f"`{flag}` may be absent in {variant.label} and muh cannot provide it: "
+                f"{NO_PROVIDER[flag]}; it is passed only when the image build finds it, else dropped with a log line",
+                flags.given[key].key_span or flags.given[key].span,
+                hint="keep it (the fork may have it) or remove it; `muh explain SPEC deploy.run` says what happens",
+            )
 
 
 def record_conditional(c: Context, variant: Variant, providers: list[str], cond: list[CondFlag]) -> None:
@@ -203,19 +269,26 @@ def record_conditional(c: Context, variant: Variant, providers: list[str], cond:
     for name in providers:
         info = variant.tool_call_parsers.get(name)
         c.tuned[f"run.parser_provider.{name}"] = Resolved(
-            value=parser_path(name), origin="derived",
+            value=parser_path(name),
+            origin="derived",
             rule=f"{variant.label} {'may lack' if info is not None and info.present == 'unknown' else 'lacks'} `{name}`: "
-                 "muh ships its own, registered through vLLM 0.6.3's --tool-parser-plugin only when the engine has "
-                 "none of that name",
-            inputs={"extension_point": "ToolParserManager.register_module"})
+            "muh ships its own, registered through vLLM 0.6.3's --tool-parser-plugin only when the engine has "
+            "none of that name",
+            inputs={"extension_point": "ToolParserManager.register_module"},
+        )
     for g in cond:
         flag = flag_of(g.id)
-        absent = (f"; when absent: dropped at start with a log line; muh cannot provide it ({NO_PROVIDER[flag]})"
-                  if flag in NO_PROVIDER else "")
+        absent = (
+            f"; when absent: dropped at start with a log line; muh cannot provide it ({NO_PROVIDER[flag]})"
+            if flag in NO_PROVIDER
+            else ""
+        )
         c.tuned[f"run.conditional.{g.id}"] = Resolved(
-            value=" ".join(g.argv), origin="derived",
+            value=" ".join(g.argv),
+            origin="derived",
             rule="passed only when the image build finds it in the engine: " + g.why + absent,
-            inputs={"checks": " | ".join(g.checks)})
+            inputs={"checks": " | ".join(g.checks)},
+        )
 
 
 def record_spellings(c: Context, engine: EngineInfo, argv: list[str]) -> None:
@@ -224,17 +297,23 @@ def record_spellings(c: Context, engine: EngineInfo, argv: list[str]) -> None:
     for f, long in short.items():
         if long in argv:
             c.tuned[f"run.spelling.{long.lstrip('-')}"] = Resolved(
-                value=long, origin="derived", rule=f"muh writes exact long option names (`{f}` is the same option)",
-                inputs={"short": f})
+                value=long,
+                origin="derived",
+                rule=f"muh writes exact long option names (`{f}` is the same option)",
+                inputs={"short": f},
+            )
 
 
 def record_api(c: Context) -> None:
     """``api.*``: each accepted request feature, a hook of the plugin."""
     for f in sorted(set(c.d.api.accept)):
         evidence = c.tuned.get(f"api.{f}")  # the variant's run record of the feature (check_evidence)
-        c.tuned[f"api.{f}"] = Resolved(value=API_BEHAVIOUR[f], origin="spec", rule="plugin hook on the API server's app"
-                                       + (f"; {evidence.rule}" if evidence is not None else ""),
-                                       where=c.where("api", "accept"))
+        c.tuned[f"api.{f}"] = Resolved(
+            value=API_BEHAVIOUR[f],
+            origin="spec",
+            rule="plugin hook on the API server's app" + (f"; {evidence.rule}" if evidence is not None else ""),
+            where=c.where("api", "accept"),
+        )
 
 
 def command_of(c: Context, engine: EngineInfo, argv: list[str]) -> tuple[str, ...]:
@@ -247,26 +326,60 @@ def command_of(c: Context, engine: EngineInfo, argv: list[str]) -> tuple[str, ..
     return command
 
 
-def make_plan(c: Context, hw: Hardware, variant: Variant, flags: Flags, tuning: Tuning, cond: Conditional, *,
-              env: list[tuple[str, str]], pre: list[PreStep], chat_template: str | None, command: tuple[str, ...],
-              selftest: SelfTest | None = None) -> VllmPlan:
+def make_plan(
+    c: Context,
+    hw: Hardware,
+    variant: Variant,
+    flags: Flags,
+    tuning: Tuning,
+    cond: Conditional,
+    *,
+    env: list[tuple[str, str]],
+    pre: list[PreStep],
+    chat_template: str | None,
+    command: tuple[str, ...],
+    selftest: SelfTest | None = None,
+) -> VllmPlan:
     deploy, engine, edits = c.d, c.engine, tuning.edits
     plan = VllmPlan(
-        deploy=deploy.name, hardware=hw.name, engine=variant.engine, engine_version=variant.version, base_version=engine.version,
-        version_guard=engine.version.split(".post")[0].split("+")[0], base_image=deploy.base_image,
-        concurrency=deploy.concurrency, command=command, folder=deploy.folder, env=tuple(env), tuned=dict(sorted({**c.tuned, **tuning.tuned}.items())),
-        edits=tuple(edits), moe=tuning.moe, rebinds=tuple(tuning.rebinds), needs_triton=tuning.needs_triton,
-        kernels=bool(tuning.knobs.get("ops")), py_compile=tuple(sorted({e.file for e in edits})),
-        variant=variant.label, points=tuple(tuning.points), cond_flags=tuple(cond.cond), run_form=deploy.run.form, pre=tuple(pre),
-        provides=tuple(tuning.provides), triton=str(tuning.triton).lower(), site_packages=tuple(variant.site_packages),
+        deploy=deploy.name,
+        hardware=hw.name,
+        engine=variant.engine,
+        engine_version=variant.version,
+        base_version=engine.version,
+        version_guard=engine.version.split(".post")[0].split("+")[0],
+        base_image=deploy.base_image,
+        concurrency=deploy.concurrency,
+        command=command,
+        folder=deploy.folder,
+        env=tuple(env),
+        tuned=dict(sorted({**c.tuned, **tuning.tuned}.items())),
+        edits=tuple(edits),
+        moe=tuning.moe,
+        rebinds=tuple(tuning.rebinds),
+        needs_triton=tuning.needs_triton,
+        kernels=bool(tuning.knobs.get("ops")),
+        py_compile=tuple(sorted({e.file for e in edits})),
+        variant=variant.label,
+        points=tuple(tuning.points),
+        cond_flags=tuple(cond.cond),
+        run_form=deploy.run.form,
+        pre=tuple(pre),
+        provides=tuple(tuning.provides),
+        triton=str(tuning.triton).lower(),
+        site_packages=tuple(variant.site_packages),
         registry_subprocess=variant.model_registry_subprocess,
         op_signatures={k: tuple(v) for k, v in variant.op_signatures.items()},
-        api_features=tuple(sorted(set(deploy.api.accept))), parser_providers=tuple(cond.providers),
+        api_features=tuple(sorted(set(deploy.api.accept))),
+        parser_providers=tuple(cond.providers),
         moe_file=tuning.moe_file,
         max_n=flags.effective.max_num_seqs if "n_within_max_num_seqs" in deploy.api.accept else 0,
         effective=flags.effective,
-        chat_template=chat_template, model=deploy.model, max_tokens_cap=deploy.api.max_tokens_cap,
-        api_hook_flag=cond.api_hook_flag, selftest=selftest,
+        chat_template=chat_template,
+        model=deploy.model,
+        max_tokens_cap=deploy.api.max_tokens_cap,
+        api_hook_flag=cond.api_hook_flag,
+        selftest=selftest,
     )
     eff = flags.effective
     return plan.model_copy(update={"launch": launch(plan, eff.port, eff.tensor_parallel_size)})

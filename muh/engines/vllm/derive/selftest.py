@@ -2,11 +2,13 @@
 served shapes and dtypes, against which engine function; the plugin then rebinds or provides only the ops
 the self-test selected (correct and faster). Decided here, rendered by codegen (the cases file, the start
 step, the plugin's gates); ``muh/runtime/selftest.py`` runs it."""
+
 from __future__ import annotations
 
 from muh.derive.model import Resolved
 from muh.engines.variant import Variant
-from muh.engines.vllm.derive.context import Context, int_of
+from muh.engines.vllm.derive.context import Context
+from muh.engines.vllm.derive.effective import Effective
 from muh.engines.vllm.derive.flags import Setting, format_value
 from muh.engines.vllm.derive.plan import IMAGE_ROOT, PreStep, Provide, Rebind, SelfTest, SelfTestCase
 from muh.runtime.package import OPS_PACKAGE
@@ -21,8 +23,14 @@ ENGINE = {  # the engine's own function each op stands in for (torch: its PyTorc
     "topk_softmax": "vllm._custom_ops:topk_softmax",
     "gemma_rms_norm": "torch",  # GemmaRMSNorm.forward_cuda is torch.compile of its forward_native formula
 }
-DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32", "float32": "float32",
-          "auto": "float16"}
+DTYPES = {
+    "half": "float16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float": "float32",
+    "float32": "float32",
+    "auto": "float16",
+}
 STEP = "selftest"
 
 
@@ -42,14 +50,15 @@ def engine_of(op: str, variant: Variant) -> str:
     return ENGINE[op]
 
 
-def cases(c: Context, variant: Variant, ops: list[str], given: dict[str, Setting]) -> list[SelfTestCase]:
+def cases(
+    c: Context, variant: Variant, ops: list[str], given: dict[str, Setting], eff: Effective
+) -> list[SelfTestCase]:
     """Each op at the decode batch (max_num_seqs) and at the prefill chunk (max_num_batched_tokens), in the
-    served dtype; an op whose shape the spec does not give gets no case (it is never selected) and a warning."""
-    d, ms, moe = c.d, c.d.model_shape, c.d.moe
-    tp = max(1, int_of(given.get("tensor_parallel_size"), 1))
-    seqs = int_of(given.get("max_num_seqs"), c.engine.default("max_num_seqs") or 256)
-    chunk = int_of(given.get("max_num_batched_tokens"), 0)
-    tokens = sorted({seqs, chunk} - {0})
+    served dtype; an op whose shape the spec does not give gets no case (it is never selected) and a warning.
+    ``eff``: the values the server runs with (the plan's one reading of the serve block)."""
+    ms, moe = c.d.model_shape, c.d.moe
+    tp = max(1, eff.tensor_parallel_size)
+    tokens = sorted({eff.max_num_seqs, eff.max_num_batched_tokens or 0} - {0})
     dtype = DTYPES.get(format_value(given["dtype"].value) if "dtype" in given else "auto", "float16")
     out: list[SelfTestCase] = []
     for op in ops:
@@ -59,25 +68,39 @@ def cases(c: Context, variant: Variant, ops: list[str], given: dict[str, Setting
             shapes += [((t, hidden), f"{t} tokens × hidden_size {hidden}") for t in tokens]
         if op == "gemma_rms_norm" and ms is not None and ms.head_dim and ms.num_attention_heads:
             heads = max(1, ms.num_attention_heads // tp)
-            shapes += [((t, heads, ms.head_dim), f"q norm: {t} tokens × {heads} heads per shard × head_dim {ms.head_dim}")
-                       for t in tokens]
+            shapes += [
+                ((t, heads, ms.head_dim), f"q norm: {t} tokens × {heads} heads per shard × head_dim {ms.head_dim}")
+                for t in tokens
+            ]
         if op == "silu_and_mul" and moe is not None:
             inter = moe.intermediate_size // tp
             shapes += [((t, 2 * inter), f"{t} tokens × 2 × moe intermediate {inter} per shard") for t in tokens]
         if op == "topk_softmax" and moe is not None and moe.top_k:
-            shapes += [((t, moe.experts, moe.top_k), f"{t} tokens × {moe.experts} experts, top {moe.top_k}") for t in tokens]
+            shapes += [
+                ((t, moe.experts, moe.top_k), f"{t} tokens × {moe.experts} experts, top {moe.top_k}") for t in tokens
+            ]
         if not shapes:
-            c.warn("W-DEPLOY-SELFTEST", f"the start self-test has no served shape for `{op}`: muh's op will never be "
-                   "rebound", c.span("model_shape") if op != "silu_and_mul" and op != "topk_softmax" else c.span("moe"),
-                   hint="give model_shape { hidden_size, num_attention_heads, head_dim } and moe { experts, "
-                        "intermediate_size, top_k } as in the model's config.json")
+            c.warn(
+                "W-DEPLOY-SELFTEST",
+                f"the start self-test has no served shape for `{op}`: muh's op will never be rebound",
+                c.span("model_shape") if op != "silu_and_mul" and op != "topk_softmax" else c.span("moe"),
+                hint="give model_shape { hidden_size, num_attention_heads, head_dim } and moe { experts, "
+                "intermediate_size, top_k } as in the model's config.json",
+            )
         engine = engine_of(op, variant)
         out += [SelfTestCase(op=op, shape=shape, dtype=dtype, engine=engine, why=why) for shape, why in shapes]
     return out
 
 
-def plan_selftest(c: Context, variant: Variant, rebinds: list[Rebind], provides: list[Provide],
-                  given: dict[str, Setting], ops_module: str) -> tuple[list[Rebind], list[Provide], SelfTest | None]:
+def plan_selftest(
+    c: Context,
+    variant: Variant,
+    rebinds: list[Rebind],
+    provides: list[Provide],
+    given: dict[str, Setting],
+    eff: Effective,
+    ops_module: str,
+) -> tuple[list[Rebind], list[Provide], SelfTest | None]:
     """The gates on muh's kernel ops, and the self-test that opens them (None when no op is gated)."""
     rebinds = [r.model_copy(update={"selftest": gate(r.provider, ops_module)}) for r in rebinds]
     provides = [p.model_copy(update={"selftest": gate(p.provider, ops_module)}) for p in provides]
@@ -85,26 +108,40 @@ def plan_selftest(c: Context, variant: Variant, rebinds: list[Rebind], provides:
     if not ops:
         return rebinds, provides, None
     if ops_module.split(".")[0] != OPS_PACKAGE:
-        c.warn("W-DEPLOY-SELFTEST", f"`ops_module = {ops_module}`: the start self-test runs muh_kernels' ops, not "
-               "this module's, and its verdict gates this module's ops by name", c.span("tune", "ops_module"),
-               hint="keep the default ops_module in an image, or say knowingly that the verdict of muh's kernels applies")
+        c.warn(
+            "W-DEPLOY-SELFTEST",
+            f"`ops_module = {ops_module}`: the start self-test runs muh_kernels' ops, not "
+            "this module's, and its verdict gates this module's ops by name",
+            c.span("tune", "ops_module"),
+            hint="keep the default ops_module in an image, or say knowingly that the verdict of muh's kernels applies",
+        )
     if c.d.run.form != "bash":
-        c.warn("W-DEPLOY-SELFTEST", "`form = argv` runs only the server: the start self-test cannot run, so no muh op "
-               "is rebound", c.span("run", "form"), hint="use `form = bash`")
-    st = SelfTest(out=OUT, cases=tuple(cases(c, variant, ops, given)), budget_s=BUDGET_S, timeout_s=TIMEOUT_S)
+        c.warn(
+            "W-DEPLOY-SELFTEST",
+            "`form = argv` runs only the server: the start self-test cannot run, so no muh op is rebound",
+            c.span("run", "form"),
+            hint="use `form = bash`",
+        )
+    st = SelfTest(out=OUT, cases=tuple(cases(c, variant, ops, given, eff)), budget_s=BUDGET_S, timeout_s=TIMEOUT_S)
     for op in ops:
         mine = [x for x in st.cases if x.op == op]
         c.tuned[f"selftest.{op}"] = Resolved(
-            value="; ".join(f"{'x'.join(map(str, x.shape))} {x.dtype} vs {x.engine}" for x in mine) or "no case: never rebound",
+            value="; ".join(f"{'x'.join(map(str, x.shape))} {x.dtype} vs {x.engine}" for x in mine)
+            or "no case: never rebound",
             origin="derived",
             rule="rebound or provided only when the start self-test on the card finds it correct (float64 reference) "
-                 f"and faster than the engine's function at every case (median of the timed calls); {OUT}",
-            inputs={"cases": "; ".join(x.why for x in mine) or "none", "budget_s": BUDGET_S})
+            f"and faster than the engine's function at every case (median of the timed calls); {OUT}",
+            inputs={"cases": "; ".join(x.why for x in mine) or "none", "budget_s": BUDGET_S},
+        )
     return rebinds, provides, st
 
 
 def selftest_step(st: SelfTest) -> PreStep:
     """The start step (data; the run file renders it like any pre-step): its own process, bounded, tolerated."""
-    return PreStep(name=STEP, argv=("python3", "-m", f"{OPS_PACKAGE}.selftest", "--out", st.out),
-                   on_failure="[muh] self-test did not finish: no muh op is rebound (the engine's own ops serve)",
-                   timeout_s=st.timeout_s, stderr_to_stdout=True)
+    return PreStep(
+        name=STEP,
+        argv=("python3", "-m", f"{OPS_PACKAGE}.selftest", "--out", st.out),
+        on_failure="[muh] self-test did not finish: no muh op is rebound (the engine's own ops serve)",
+        timeout_s=st.timeout_s,
+        stderr_to_stdout=True,
+    )

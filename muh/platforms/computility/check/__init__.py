@@ -1,5 +1,6 @@
 """The computility platform's part of check ``deploy``: hadolint on the Dockerfile, yamllint and the platform's
 shape on computility-run.yaml, ``bash -n`` and shellcheck on the start script."""
+
 from __future__ import annotations
 
 import shutil
@@ -17,15 +18,23 @@ def run_file_shape(text: str) -> list[str]:
     except yaml.YAMLError as err:
         return [f"computility-run.yaml does not parse: {err}"]
     if not isinstance(data, dict) or set(data) != {"concurrency", "command", "env"}:
-        return [f"computility-run.yaml must have exactly concurrency, command, env; has {sorted(data) if isinstance(data, dict) else type(data).__name__}"]
+        return [
+            f"computility-run.yaml must have exactly concurrency, command, env; has "
+            f"{sorted(data) if isinstance(data, dict) else type(data).__name__}"
+        ]
     out = []
     if not isinstance(data["concurrency"], int) or isinstance(data["concurrency"], bool):
         out.append("concurrency is not an integer")
     if not isinstance(data["command"], list) or not all(isinstance(a, str) for a in data["command"]):
         out.append("command is not a list of strings")
     env = data["env"]
-    if not isinstance(env, list) or not all(isinstance(e, dict) and set(e) == {"name", "value"}
-                                            and isinstance(e["name"], str) and isinstance(e["value"], str) for e in env):
+    if not isinstance(env, list) or not all(
+        isinstance(e, dict)
+        and set(e) == {"name", "value"}
+        and isinstance(e["name"], str)
+        and isinstance(e["value"], str)
+        for e in env
+    ):
         out.append("env is not a list of {name, value} with string values")
     return out
 
@@ -61,6 +70,7 @@ def check(ctx, plan, files) -> tuple[list[str], int, list[str]]:
     problems = (lint or []) + run_file_shape(run) + run_script(run)
     found += len(problems)
     cases += [f"computility-run.yaml: {p}" for p in problems] or [
-        "computility-run.yaml: " + ("yamllint clean, " if lint is not None else "") + "platform shape"]
+        "computility-run.yaml: " + ("yamllint clean, " if lint is not None else "") + "platform shape"
+    ]
     f, s, c = start_script(files)
     return cases + c, found + f, skipped + s

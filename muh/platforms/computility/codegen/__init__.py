@@ -1,4 +1,5 @@
 """The computility platform's part of codegen: the image and the run file (collected by muh/codegen/registry.py)."""
+
 from __future__ import annotations
 
 from muh.codegen.base import Emitter

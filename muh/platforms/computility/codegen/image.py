@@ -7,6 +7,7 @@ command is the start script with the server's argv (muh/codegen/start). Values w
 breaks or control characters, bounded length); here they are only escaped for their language: JSON for the
 exec-form CMD, YAML double-quoted scalars for the run file, shell words in the scripts.
 """
+
 from __future__ import annotations
 
 from muh.codegen import start
@@ -27,8 +28,14 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     steps = launch.steps + ((probe_step(),) if probe else ())
     command = start.command(launch)
     docker = start.dockerfile(ctx, plan, probe, purpose="competition")
-    run = render(PKG, "computility-run.yaml.j2", header=ctx.header_text(), concurrency=launch.concurrency,
-                 command=command, env=launch.env)
+    run = render(
+        PKG,
+        "computility-run.yaml.j2",
+        header=ctx.header_text(),
+        concurrency=launch.concurrency,
+        command=command,
+        env=launch.env,
+    )
     files = [GeneratedFile("Dockerfile", docker), GeneratedFile("computility-run.yaml", run)]
     if launch.script:
         files.append(GeneratedFile(start.PATH, start.script(launch, ctx.header_text(), steps), executable=True))

@@ -1,5 +1,6 @@
 """The kubernetes platform's part of check ``deploy``: its objects against Kubernetes' own schemas
 (kubernetes-validate, offline, strict), hadolint on the Dockerfile, ``bash -n`` and shellcheck on the start script."""
+
 from __future__ import annotations
 
 import yaml

@@ -1,4 +1,5 @@
 """The kubernetes platform's part of codegen (collected by muh/codegen/registry.py)."""
+
 from __future__ import annotations
 
 from muh.codegen.base import Emitter

@@ -7,17 +7,18 @@ the server's argv (every flag visible in the Deployment), requests the cards as 
 it, and is probed on the server's health endpoint: a startup probe for the load, then readiness and liveness.
 Objects are written with PyYAML (sorted keys: the same spec gives the same bytes) and validated against
 Kubernetes' own schemas in the tests (kubernetes-validate)."""
+
 from __future__ import annotations
 
 import re
 
 import yaml
 
+from muh import platforms
 from muh.codegen import start
 from muh.codegen.base import BuildContext, GeneratedFile
 from muh.codegen.probe.image import probe_bundle, probe_step
 from muh.diagnostics import Diagnostic, Severity
-from muh import platforms
 from muh.platforms.base import PlatformFacts
 
 NAME = "kubernetes"
@@ -37,7 +38,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _dump(header: str, obj: dict) -> str:
-    return f"# {header}\n" + yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True)
+    return f"# {header}\n" + yaml.dump(
+        obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True
+    )
 
 
 def objects(ctx: BuildContext, plan, f: PlatformFacts) -> tuple[dict, dict]:
@@ -48,39 +51,69 @@ def objects(ctx: BuildContext, plan, f: PlatformFacts) -> tuple[dict, dict]:
     vendor = ctx.spec.hardware[plan.hardware].vendor if plan.hardware in ctx.spec.hardware else "nvidia"
     resource = f.gpu_resources.get(vendor)
     if resource is None:
-        ctx.diagnostics.append(Diagnostic(
-            "W-DEPLOY-PLATFORM", f"the kubernetes platform knows no device-plugin resource for `{vendor}` cards: the "
-            "Deployment requests none", None, severity=Severity.warning))
+        ctx.diagnostics.append(
+            Diagnostic(
+                "W-DEPLOY-PLATFORM",
+                f"the kubernetes platform knows no device-plugin resource for `{vendor}` cards: the "
+                "Deployment requests none",
+                None,
+                severity=Severity.warning,
+            )
+        )
     cmd = start.command(launch)
     probe = {"httpGet": {"path": launch.health, "port": "http"}, "periodSeconds": PERIOD_S}
     container = {
-        "name": "server", "image": f"{name}:{ctx.spec.sha256[:12]}", "imagePullPolicy": "IfNotPresent",
-        "command": cmd[:2] if launch.script else cmd[:1], "args": cmd[2:] if launch.script else cmd[1:],
+        "name": "server",
+        "image": f"{name}:{ctx.spec.sha256[:12]}",
+        "imagePullPolicy": "IfNotPresent",
+        "command": cmd[:2] if launch.script else cmd[:1],
+        "args": cmd[2:] if launch.script else cmd[1:],
         "env": [{"name": k, "value": v} for k, v in launch.env],
         "ports": [{"name": "http", "containerPort": launch.port, "protocol": "TCP"}],
         "resources": {"limits": {resource: launch.gpus}} if resource else {},
-        "volumeMounts": [{"name": "model", "mountPath": launch.model, "readOnly": True},
-                         {"name": "shm", "mountPath": "/dev/shm"}],
+        "volumeMounts": [
+            {"name": "model", "mountPath": launch.model, "readOnly": True},
+            {"name": "shm", "mountPath": "/dev/shm"},
+        ],
         "startupProbe": {**probe, "failureThreshold": -(-int(f.start_seconds or 600) // PERIOD_S)},
         "readinessProbe": {**probe, "failureThreshold": 3},
         "livenessProbe": {**probe, "failureThreshold": 6},
     }
     deployment = {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels},
         "spec": {
-            "replicas": 1, "selector": {"matchLabels": labels},
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
             "strategy": {"type": "Recreate"},  # the cards are held by the running pod: a new one starts after it
-            "template": {"metadata": {"labels": labels}, "spec": {
-                "containers": [container],
-                "volumes": [{"name": "model", "persistentVolumeClaim": {
-                                 "claimName": (f.model_claim or "{name}-model").format(name=name), "readOnly": True}},
-                            {"name": "shm", "emptyDir": {"medium": "Memory"}}]}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [container],
+                    "volumes": [
+                        {
+                            "name": "model",
+                            "persistentVolumeClaim": {
+                                "claimName": (f.model_claim or "{name}-model").format(name=name),
+                                "readOnly": True,
+                            },
+                        },
+                        {"name": "shm", "emptyDir": {"medium": "Memory"}},
+                    ],
+                },
+            },
         },
     }
     service = {
-        "apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": labels},
-        "spec": {"type": "ClusterIP", "selector": labels,
-                 "ports": [{"name": "http", "port": launch.port, "targetPort": "http", "protocol": "TCP"}]},
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": labels,
+            "ports": [{"name": "http", "port": launch.port, "targetPort": "http", "protocol": "TCP"}],
+        },
     }
     return deployment, service
 
@@ -93,9 +126,11 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     deployment, service = objects(ctx, plan, f)
     probe, probe_files = probe_bundle(ctx)
     steps = plan.launch.steps + ((probe_step(),) if probe else ())
-    files = [GeneratedFile("Dockerfile", start.dockerfile(ctx, plan, probe, purpose="Kubernetes")),
-             GeneratedFile(DEPLOYMENT, _dump(ctx.header_text(), deployment)),
-             GeneratedFile(SERVICE, _dump(ctx.header_text(), service))]
+    files = [
+        GeneratedFile("Dockerfile", start.dockerfile(ctx, plan, probe, purpose="Kubernetes")),
+        GeneratedFile(DEPLOYMENT, _dump(ctx.header_text(), deployment)),
+        GeneratedFile(SERVICE, _dump(ctx.header_text(), service)),
+    ]
     if plan.launch.script:
         files.append(GeneratedFile(start.PATH, start.script(plan.launch, ctx.header_text(), steps), executable=True))
     return files + probe_files

@@ -15,6 +15,7 @@ loaded). The image build fails when neither can be installed. Standard library o
 the spec's ``api { accept = [...] }`` (what each does: ``muh explain SPEC deploy.api``, docs/deploy.md).
 A body that is not a JSON object is passed on untouched (vLLM answers it as before).
 """
+
 import json
 import logging
 import os
@@ -109,7 +110,9 @@ def thinking_fields(body):
         return
     names = known_fields(CHAT)
     if names is not None and "chat_template_kwargs" not in names:
-        _once("think-off", "enable_thinking/thinking cannot be honoured: the engine's request has no chat_template_kwargs")
+        _once(
+            "think-off", "enable_thinking/thinking cannot be honoured: the engine's request has no chat_template_kwargs"
+        )
         return
     kw = body.get("chat_template_kwargs")
     if kw is None:
@@ -125,7 +128,11 @@ def rewrite(body, path=CHAT):
         for key in ("n", "best_of"):
             v = body.get(key)
             if isinstance(v, int) and not isinstance(v, bool) and v > MAX_N:
-                return None, "%s=%d exceeds this server's limit of %d parallel sequences (max_num_seqs)" % (key, v, MAX_N)
+                return None, "%s=%d exceeds this server's limit of %d parallel sequences (max_num_seqs)" % (
+                    key,
+                    v,
+                    MAX_N,
+                )
     if "max_completion_tokens" in FEATURES and "max_completion_tokens" in body:
         v = body.pop("max_completion_tokens")
         if body.get("max_tokens") is None and v is not None:
@@ -136,13 +143,23 @@ def rewrite(body, path=CHAT):
         _once("re", "reasoning_effort accepted and ignored")
     if "tool_calls_null_content" in FEATURES and isinstance(body.get("messages"), list):
         for m in body["messages"]:
-            if not isinstance(m, dict) or m.get("content") is not None or "content" not in m and m.get("role") != "tool":
+            if (
+                not isinstance(m, dict)
+                or m.get("content") is not None
+                or "content" not in m
+                and m.get("role") != "tool"
+            ):
                 continue
             if m.get("role") == "assistant" and m.get("tool_calls") or m.get("role") == "tool":
                 m["content"] = ""  # a tool result with content null: an empty result, as the gate means it
     if path == CHAT and "unknown_fields" in FEATURES:
         thinking_fields(body)
-    if "tools_without_thinking" in FEATURES and path == CHAT and body.get("tools") and body.get("tool_choice") != "none":
+    if (
+        "tools_without_thinking" in FEATURES
+        and path == CHAT
+        and body.get("tools")
+        and body.get("tool_choice") != "none"
+    ):
         kw = body.get("chat_template_kwargs")
         if kw is None:
             kw = body["chat_template_kwargs"] = {}
@@ -175,20 +192,24 @@ def fan_out(body):
 
 # -- reasoning: <think>…</think> into reasoning_content when the engine has no reasoning parser -------------
 
+
 def split_reasoning_on():
     """On when the feature is listed and the server was started without --reasoning-parser
     (MUH_REASONING_SPLIT=0/1 overrides)."""
     forced = os.environ.get("MUH_REASONING_SPLIT")
     if forced in ("0", "1"):
         return forced == "1"
-    return "reasoning_split" in FEATURES and not any(a == "--reasoning-parser" or a.startswith("--reasoning-parser=")
-                                                     for a in sys.argv)
+    return "reasoning_split" in FEATURES and not any(
+        a == "--reasoning-parser" or a.startswith("--reasoning-parser=") for a in sys.argv
+    )
 
 
 def think_in_prompt():
     """Whether the chat template opens the think block in the prompt (then the output starts inside it)."""
     try:
-        with open(os.path.join(os.environ.get("MUH_ROOT", REASONING_INFO[0]), REASONING_INFO[1]), encoding="utf-8") as f:
+        with open(
+            os.path.join(os.environ.get("MUH_ROOT", REASONING_INFO[0]), REASONING_INFO[1]), encoding="utf-8"
+        ) as f:
             v = json.load(f).get("think_in_prompt")
         return True if v is None else bool(v)
     except (OSError, ValueError, AttributeError):
@@ -215,7 +236,7 @@ class Splitter:
             if self.mode == "start":
                 s = self.buf.lstrip()
                 if s.startswith(THINK_OPEN):
-                    self.buf, self.mode = s[len(THINK_OPEN):], "reasoning"
+                    self.buf, self.mode = s[len(THINK_OPEN) :], "reasoning"
                     continue
                 if not final and THINK_OPEN.startswith(s):
                     break  # could still become <think>
@@ -225,11 +246,11 @@ class Splitter:
                 i = self.buf.find(THINK_CLOSE)
                 if i >= 0:
                     r.append(self.buf[:i])
-                    self.buf, self.mode = self.buf[i + len(THINK_CLOSE):], "after"
+                    self.buf, self.mode = self.buf[i + len(THINK_CLOSE) :], "after"
                     continue
                 keep = 0 if final else _partial(self.buf, THINK_CLOSE)
-                r.append(self.buf[:len(self.buf) - keep])
-                self.buf = self.buf[len(self.buf) - keep:]
+                r.append(self.buf[: len(self.buf) - keep])
+                self.buf = self.buf[len(self.buf) - keep :]
                 break
             if self.mode == "after":
                 self.buf = self.buf.lstrip()
@@ -317,13 +338,19 @@ def _header(headers, name):
 
 
 def _error(message):
-    return json.dumps({"object": "error", "message": message, "type": "BadRequestError", "param": None,
-                       "code": 400}).encode()
+    return json.dumps(
+        {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+    ).encode()
 
 
 async def _respond(send, status, payload, content_type=b"application/json"):
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", content_type), (b"content-length", str(len(payload)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", content_type), (b"content-length", str(len(payload)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -336,8 +363,12 @@ class RequestCompat:
         install_fit_context()  # installed by --middleware: wrap_build_app may not run
 
     async def __call__(self, scope, receive, send):
-        if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") not in PATHS \
-                or scope.get("muh_compat"):
+        if (
+            scope.get("type") != "http"
+            or scope.get("method") != "POST"
+            or scope.get("path") not in PATHS
+            or scope.get("muh_compat")
+        ):
             return await self.app(scope, receive, send)
         scope = dict(scope, muh_compat=True)  # the other hook, if also installed, passes it through
         chunks = []
@@ -394,11 +425,20 @@ class RequestCompat:
                 return await cap.replay(send)
             if stream:
                 if not started:
-                    await send(dict(cap.start, headers=[(k, v) for k, v in cap.start.get("headers", [])
-                                                        if k.lower() != b"content-length"]))
+                    await send(
+                        dict(
+                            cap.start,
+                            headers=[(k, v) for k, v in cap.start.get("headers", []) if k.lower() != b"content-length"],
+                        )
+                    )
                     started = True
-                await send({"type": "http.response.body", "body": _reindex_stream(cap.body, i, last=i == n - 1),
-                            "more_body": i < n - 1})
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": _reindex_stream(cap.body, i, last=i == n - 1),
+                        "more_body": i < n - 1,
+                    }
+                )
                 continue
             payload = json.loads(cap.body)
             for choice in payload.get("choices") or []:
@@ -508,18 +548,24 @@ class _Rewriter:
 
 # -- max_tokens that the prompt leaves no room for ------------------------------------------------------------
 
+
 def fit_context(validate):
     """``OpenAIServing._validate_input`` where a request without ``max_tokens`` gets the cap, or what the prompt
     leaves of the context (max_model_len − prompt tokens) when that is less: the stock server serves such a
     prompt, so the cap never refuses one. An explicit ``max_tokens`` is the engine's to judge (its own 400
     above the context); a prompt that fills the context is still refused by ``validate``."""
+
     def muh_validate_input(self, request, input_ids, *args, **kwargs):
         try:
             room = int(self.max_model_len) - len(input_ids)
             if getattr(request, "max_tokens", 0) is None and room >= 1 and MAX_TOKENS_CAP:
                 request.max_tokens = min(int(MAX_TOKENS_CAP), room)
-                _once("fit", "max_tokens absent: the cap %d, or the context the prompt leaves (max_model_len %d)",
-                      MAX_TOKENS_CAP, self.max_model_len)
+                _once(
+                    "fit",
+                    "max_tokens absent: the cap %d, or the context the prompt leaves (max_model_len %d)",
+                    MAX_TOKENS_CAP,
+                    self.max_model_len,
+                )
         except Exception as exc:  # noqa: BLE001 - the engine's own check decides then
             _once("fit-off", "max_tokens context fit skipped: %s: %s", type(exc).__name__, exc)
         return validate(self, request, input_ids, *args, **kwargs)
