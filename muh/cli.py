@@ -143,7 +143,8 @@ def explain(
     what: str = typer.Argument(
         ...,
         metavar="WHAT",
-        help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; ops[.<type>[.<value>]]; or deploy[.<key>].",
+        help="An algorithm (reduce, scan@bi100), optionally with .<type>[.<op>][.<dimension>]; "
+        "ops[.<type>[.<value>]]; or deploy[.<key>].",
     ),
 ) -> None:
     """Show resolved policies and how each number came to be (rule, inputs, measurement)."""

@@ -138,7 +138,8 @@ const bool kHasIndices = false;
 
 static size_t workspace_bytes(const Api& a, long long max_n) { return 0; }
 
-static int run_variant(const Api& a, Ctx& c, int v, long long n) { return a.sketch(kDtype, c.in, c.out, n, (void*)c.s); }
+static int run_variant(const Api& a, Ctx& c, int v, long long n) { """
+    """return a.sketch(kDtype, c.in, c.out, n, (void*)c.s); }
 
 static long long in_count(long long n) { return n; }
 

@@ -1,8 +1,8 @@
 """The `clang_cuda` check: the kernels of every clang-toolchain hardware compile with upstream clang.
 
 The BI-V100's compiler is the CoreX SDK's clang 16 in CUDA mode (``--cuda-gpu-arch=ivcore10``,
-"SM70-compat", the competition team's notes, https://github.com/dylanyunlon/project_6), which no one here has. Upstream clang 16 in
-CUDA mode is the nearest compiler that exists off the card: what it rejects, the CoreX clang will
+"SM70-compat", the competition team's notes, https://github.com/dylanyunlon/project_6), which no one here has.
+Upstream clang 16 in CUDA mode is the nearest compiler that exists off the card: what it rejects, the CoreX clang will
 most likely reject too, and nvcc alone (EDG front end) accepts things clang does not.
 
 For each hardware whose ``toolchain { compiler = clang }``, the freshly rendered folder of that

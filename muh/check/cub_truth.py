@@ -95,7 +95,8 @@ def offsets_for(family: str) -> tuple[int, ...]:
 
 STANDARD_SIZES = (1, 2, 4, 8, 16)
 ODD_SIZES = (3, 5, 6, 7, 9, 12, 20, 24, 32, 33, 48, 64, 100, 128, 256, 1000, 1024)
-#: Worked examples of CUB's MemBoundScaling / RegBoundScaling (cub/util_arch.cuh, https://github.com/NVIDIA/cccl): rule, T4, I4, element size.
+#: Worked examples of CUB's MemBoundScaling / RegBoundScaling (cub/util_arch.cuh, https://github.com/NVIDIA/cccl):
+#: rule, T4, I4, element size.
 ANCHORS = (
     ("mem_bound", 512, 16, 8),
     ("reg_bound", 384, 22, 8),

@@ -1,9 +1,9 @@
 """The `warp_smem` check: no generated kernel of a clang-toolchain hardware orders shared memory by a
 warp barrier alone.
 
-Measured on the BI-V100 (the competition team's kernel notes, https://github.com/dylanyunlon/project_6): ``__syncwarp()`` does not make
-shared-memory writes visible to the warp; with the CoreX clang and ``#pragma unroll`` the reads are
-hoisted into registers (a tree sum gave 32.0 instead of 128.0); a ``volatile`` pointer fixes it.
+Measured on the BI-V100 (the competition team's kernel notes, https://github.com/dylanyunlon/project_6):
+``__syncwarp()`` does not make shared-memory writes visible to the warp; with the CoreX clang and ``#pragma unroll``
+the reads are hoisted into registers (a tree sum gave 32.0 instead of 128.0); a ``volatile`` pointer fixes it.
 muh's kernels exchange data within a warp by shuffles (``muh::warp``), and order shared memory with
 block barriers. This check holds them to it, syntactically, over the freshly rendered folder of
 every ``toolchain { compiler = clang }`` hardware (headers and kernels, comments stripped):

@@ -213,7 +213,8 @@ def _swap_and_commit(repo_p: Path, plan: Changes, ctx, loaded, lines: list[str])
         )
     paths = sorted(set(plan.added + plan.changed + plan.removed))
     msg = (
-        f"muh deploy: {source_label(loaded.spec.file)} (sha256 {loaded.spec.sha256[:12]}) with muh {muh.__version__}\n\n"
+        f"muh deploy: {source_label(loaded.spec.file)} (sha256 {loaded.spec.sha256[:12]}) "
+        f"with muh {muh.__version__}\n\n"
         + "\n".join(
             [f"+ {p}" for p in plan.added] + [f"~ {p}" for p in plan.changed] + [f"- {p}" for p in plan.removed]
         )

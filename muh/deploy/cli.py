@@ -34,14 +34,17 @@ def register(app: typer.Typer) -> None:
         sys.stdout.flush()
         raise typer.Exit(result.code)
 
-    @app.command("fetch-engine")
+    @app.command(
+        "fetch-engine",
+        help="Download what the engine's deploy check reads into muh's cache and verify it (vLLM and EngineX: "
+        "the base release's wheel, which muh's flag table was read from, checked by its sha256).",
+    )
     def fetch_engine(
         engine: str = typer.Argument("vllm", metavar="ENGINE", help="The engine, as a deploy block names it."),
         version: Optional[str] = typer.Option(
             None, "--version", metavar="VERSION", help="The variant (default: the engine's only one)."
         ),
     ) -> None:
-        """Download what the engine's deploy check reads into muh's cache and verify it (vLLM and EngineX: the base release's wheel, which muh's flag table was read from, checked by its sha256)."""
         from muh import engines
         from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, Diagnostic, MuhError, did_you_mean, report
         from muh.engines.base import FetchFailed

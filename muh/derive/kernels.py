@@ -257,7 +257,8 @@ def _emulate(builds: KernelBuilds, emulate_warp: int) -> KernelBuilds:
                     None,
                     hint=f"a logical warp is a power of two up to 8 physical warps of 32: {powers}"
                     if width
-                    else "the policies' threads must be multiples of the emulated warp: pick a smaller --emulate-warp, or change the policy",
+                    else "the policies' threads must be multiples of the emulated warp: "
+                    "pick a smaller --emulate-warp, or change the policy",
                 )
             )
         elif errs:

@@ -339,7 +339,8 @@ def _zeros(spec, akey, alg, hw, key, values, sub=None, bucket=None) -> list[Diag
                 f"{alg.family} {key}: the scaling rule derives {dim} = {r.value} on `{hw.name}` ({inputs}): "
                 "no kernel launches with zero",
                 where,
-                hint=f"smem_per_block = {fmt_bytes(hw.smem_per_block)} on `{hw.name}` leaves no room for this tile: check it, "
+                hint=f"smem_per_block = {fmt_bytes(hw.smem_per_block)} on `{hw.name}` "
+                "leaves no room for this tile: check it, "
                 "or write `scaling = none` and the values themselves",
             )
         )
@@ -368,7 +369,8 @@ def _tile_smem(spec, akey, alg, hw, key, size, values, diags, bucket=None) -> in
         diags.append(
             Diagnostic(
                 "E-SMEM",
-                f"{alg.family} {key}{label}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} exceeds smem_per_block = "
+                f"{alg.family} {key}{label}: tile {t} × {i} × {size} B = {fmt_bytes(smem_bytes)} "
+                "exceeds smem_per_block = "
                 f"{fmt_bytes(hw.smem_per_block)} on `{hw.name}`",
                 where,
                 hint=(

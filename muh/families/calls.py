@@ -5,8 +5,8 @@
     calls.reduce(x, "sum", kernels=k)     # or muh.runtime.set_default(k) / MUH_KERNELS_DIR and omit kernels=
 
 Each entry point lives in its family's folder (the record's ``python_ops``: ``reduce``, ``scan``,
-``transform``, ``topk``, ``histogram_even``, ``segmented_reduce``); this module exports them all. Every op checks its tensor
-(CUDA, contiguous, supported dtype) before any kernel runs and raises TypeError / ValueError naming the
+``transform``, ``topk``, ``histogram_even``, ``segmented_reduce``); this module exports them all. Every op checks its
+tensor (CUDA, contiguous, supported dtype) before any kernel runs and raises TypeError / ValueError naming the
 op and the fix; kernel-side failures raise MuhRuntimeError.
 """
 

@@ -50,7 +50,8 @@ def probe(
     accept_device_name: bool = typer.Option(
         False,
         "--accept-device-name",
-        help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, not as another device.",
+        help="With --ingest: the spec's device_name was a guess; treat a different reported name as a contradiction, "
+        "not as another device.",
     ),
 ) -> None:
     """Measure the target's facts (bundle) and write them back into the spec (--ingest)."""

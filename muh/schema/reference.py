@@ -68,7 +68,8 @@ def render_reference() -> str:
         "|---|---|",
         "| `hardware` | `hardware <name> { … }` |",
         "| `type` | `type <name> { size = 16 B  align = 8 B }`: a user-defined element type |",
-        "| `algorithm` | `algorithm <family> on <hardware> { policy <key> { … }  space [<key>] { … }  types = […]  values = […] }` (`values`: by-key families) |",
+        "| `algorithm` | `algorithm <family> on <hardware> "
+        "{ policy <key> { … }  space [<key>] { … }  types = […]  values = […] }` (`values`: by-key families) |",
         "| `deploy` | `deploy <name> on <hardware> { … }` |",
         '| `parity` | `parity { out_of_scope = ["<family> <arch> <type> <op> <offset>", …] }` (docs/parity.md) |',
         "",
@@ -99,7 +100,8 @@ def render_reference() -> str:
     ]
     for name, fam in sorted(FAMILIES.items()):
         out.append(
-            f"| `{name}` | {fam.doc} | {', '.join(fam.dims)} | {', '.join(fam.subs) or '—'} | {fam.scaling} | {'yes' if fam.stages_tile else 'no'} |"
+            f"| `{name}` | {fam.doc} | {', '.join(fam.dims)} | {', '.join(fam.subs) or '—'} | {fam.scaling} "
+            f"| {'yes' if fam.stages_tile else 'no'} |"
         )
     out += ["", "### Dimensions", "", "| dimension | kind | values | meaning |", "|---|---|---|---|"]
     for name, d in sorted(DIMS.items()):

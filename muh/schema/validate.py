@@ -715,7 +715,8 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
             out.append(
                 Diagnostic(
                     "E-WARP",
-                    f"max_threads_per_block = {hw.max_threads_per_block} is not a multiple of warp_size = {hw.warp_size}",
+                    f"max_threads_per_block = {hw.max_threads_per_block} "
+                    f"is not a multiple of warp_size = {hw.warp_size}",
                     spec.span_of(("hardware", hw.name, "max_threads_per_block")),
                 )
             )

@@ -57,7 +57,8 @@ def tune(
     apply: bool = typer.Option(
         False,
         "--apply",
-        help="Write winners back into SPEC with @measured(…) evidence (a kept incumbent gets @measured(…, kept = true)).",
+        help="Write winners back into SPEC with @measured(…) evidence "
+        "(a kept incumbent gets @measured(…, kept = true)).",
     ),
     plot: Optional[Path] = typer.Option(
         None, "--plot", metavar="FILE.png", help="Draw a heat map of the scores into FILE.png (needs matplotlib)."
@@ -77,7 +78,8 @@ def tune(
         None,
         "--topk-shape",
         metavar="ROWLENxK",
-        help="For topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, rows = size / row length. With --buckets k:…, one k per bucket: 152064x50,1024.",
+        help="For topk only: row length and k, e.g. 152064x50 (default 65536x64); sizes count elements, "
+        "rows = size / row length. With --buckets k:…, one k per bucket: 152064x50,1024.",
     ),
     gpus: Optional[int] = typer.Option(
         None,
@@ -131,7 +133,10 @@ def tune(
         None,
         "--buckets",
         metavar="BOUNDS",
-        help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24, or at values of another size the family's buckets test, e.g. k:256 (topk); each bucket is measured at the --sizes (or the --topk-shape k) in it and --apply writes `when` blocks. Default: the buckets of the spec's policy, if any.",
+        help="Search per size bucket split at these element counts, e.g. 2^24 (two buckets) or 2^20,2^24, "
+        "or at values of another size the family's buckets test, e.g. k:256 (topk); each bucket is measured "
+        "at the --sizes (or the --topk-shape k) in it and --apply writes `when` blocks. "
+        "Default: the buckets of the spec's policy, if any.",
     ),
     top: int = typer.Option(10, "--top", metavar="N", parser=number_option(lo=1), help="Rows in the final table."),
     dry_run: bool = typer.Option(
@@ -561,7 +566,8 @@ def _machine(compile_only: bool, ray_address):
                     "E-NOGPU",
                     "muh tune measures on a GPU, and this machine has none visible",
                     None,
-                    hint="run it on a machine with an NVIDIA GPU (nvidia-smi must list it; check CUDA_VISIBLE_DEVICES); "
+                    hint="run it on a machine with an NVIDIA GPU "
+                    "(nvidia-smi must list it; check CUDA_VISIBLE_DEVICES); "
                     "`--dry-run` shows the space and `--compile-only` compiles it without a GPU",
                 )
             ]

@@ -272,7 +272,10 @@ def test_every_error_line_says_error(tmp_path):
 
 # -- acknowledged warnings -----------------------------------------------------------------------------
 
-ACK = '@acknowledged(warning = "W-DEPLOY-PARSER", reason = "unknown in the image: the run file passes it only when the image build finds it")'
+ACK = (
+    '@acknowledged(warning = "W-DEPLOY-PARSER", '
+    'reason = "unknown in the image: the run file passes it only when the image build finds it")'
+)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "specs").glob("*.muh")))

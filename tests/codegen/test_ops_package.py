@@ -226,15 +226,18 @@ def test_without_a_compiler_the_image_builds_and_the_plugin_logs_the_fallback(ba
     check = bare_python("-m", "muh_kernels", "--check", cwd=site)
     assert check.returncode == 0 and "OK (fallback)" in check.stdout, check.stdout + check.stderr
     assert bare_python("-m", "muh_kernels", "--check", "--strict", cwd=site).returncode == 1
-    code = textwrap.dedent("""
+    code = textwrap.dedent(
+        """
         import importlib.util, logging, sys
         logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
         import muh_vllm_plugin, vllm._custom_ops as ops
         muh_vllm_plugin.register()
         print("ops", ops.rms_norm(1, 2, 3, 4), ops.silu_and_mul(1, 2))
-        print("modules", sorted(m for m in sys.modules if m.split(".")[0] in ("muh", "pydantic", "lark", "jinja2", "torch")))
+        print("modules", sorted(m for m in sys.modules if m.split(".")[0] in """
+        """("muh", "pydantic", "lark", "jinja2", "torch")))
         print("muh importable", importlib.util.find_spec("muh") is not None)
-    """)
+    """
+    )
     selected = tmp_path / "selftest.json"  # as if the card's self-test had selected every op: the library decides
     selected.write_text(json.dumps({"selected": ["gemma_rms_norm", "silu_and_mul", "topk_softmax"]}))
     proc = bare_python("-c", code, cwd=site, env={"MUH_SELFTEST_RESULT": str(selected)})
@@ -492,7 +495,8 @@ def test_with_the_plugin_vllm_custom_ops_resolve_to_muh_kernels(h200_image, vllm
         + "\n",
     )
     plugin = opt / "vllm" / "plugin"
-    code = textwrap.dedent(f"""
+    code = textwrap.dedent(
+        f"""
         import logging, sys
         sys.path[:0] = [{str(vroot)!r}, {str(site)!r}, {str(plugin)!r}]
         logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
@@ -500,11 +504,13 @@ def test_with_the_plugin_vllm_custom_ops_resolve_to_muh_kernels(h200_image, vllm
         muh_vllm_plugin.register()
         for n in {OPS!r}:
             f = getattr(ops, n)
-            new = [c.cell_contents for c in f.__closure__ if c.cell_contents is not f.__muh_stock__ and callable(c.cell_contents)]
+            new = [c.cell_contents for c in f.__closure__ if c.cell_contents is not f.__muh_stock__ """
+        """and callable(c.cell_contents)]
             print(n, f.__muh_rebind__ == n, new == [getattr(sys.modules["muh_kernels.vllm_ops"], n)],
                   new[0].__module__ == "muh_kernels._provider")
         print("muh loaded", any(m == "muh" or m.startswith("muh.") for m in sys.modules))
-    """)
+    """
+    )
     selected = tmp_path / "selftest.json"  # the card's self-test selected every op
     selected.write_text(json.dumps({"selected": list(OPS)}))
     proc = bare_python("-c", code, cwd=tmp_path, env={"MUH_SELFTEST_RESULT": str(selected)})

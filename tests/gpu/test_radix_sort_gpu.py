@@ -38,12 +38,15 @@ KEYS = (
     "float64",
 )
 SIZES = (0, 1, 500, 7777, 1_000_000, 2_000_000)  # CUB: 0, 1, random(1, 10^6) (here 7777), 500, 10^6, 2*10^6
-WINDOWS_OF = lambda bits: [
-    (b, e)
-    for b in (0, bits // 3, 3 * bits // 4, bits)  # noqa: E731
-    for e in (0, bits // 3, 3 * bits // 4, bits)
-    if e >= b and not (b == 0 and e == bits)
-]
+
+
+def windows_of(bits):
+    return [
+        (b, e)
+        for b in (0, bits // 3, 3 * bits // 4, bits)
+        for e in (0, bits // 3, 3 * bits // 4, bits)
+        if e >= b and not (b == 0 and e == bits)
+    ]
 
 
 def configs() -> dict:
@@ -189,7 +192,7 @@ def test_sort_keys_bit_windows(kernels, variant, name):
     import torch
 
     bits = 8 * torch.empty(0, dtype=getattr(torch, name)).element_size()
-    for begin, end in WINDOWS_OF(bits):
+    for begin, end in windows_of(bits):
         for desc in (False, True):
             run_case(kernels, variant, name, (1 << 17) + 12345, desc, begin, end, seed=begin * 100 + end)
 

@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
-SCRIPT = textwrap.dedent(r"""
+SCRIPT = textwrap.dedent(
+    r"""
     import sys, warnings
     import torch
     from muh.runtime import operators
@@ -53,7 +54,8 @@ SCRIPT = textwrap.dedent(r"""
         h = x * 1.0  # not a leaf: an in-place write on it is allowed
         m.fused_add_rms_norm(h, res, w, 1e-6)
         v, _ = m.moe_topk_softmax(x, 2)
-        return {"gated_rms_norm": m.gated_rms_norm(x, x, w, 1e-6), "shared_expert_combine": m.shared_expert_combine(x, x, x),
+        return {"gated_rms_norm": m.gated_rms_norm(x, x, w, 1e-6), "shared_expert_combine": """
+    r"""m.shared_expert_combine(x, x, x),
                 "moe_topk_softmax": v, "rms_norm": out, "fused_add_rms_norm": h}
 
     x = torch.randn(4, 8, requires_grad=True)
@@ -67,7 +69,8 @@ SCRIPT = textwrap.dedent(r"""
                 try:
                     y.sum().backward()
                 except NotDifferentiable as err:
-                    assert f"torch.ops.muh.{name} is not differentiable" in str(err) and "torch.no_grad()" in str(err), err
+                    assert f"torch.ops.muh.{name} is not differentiable" in str(err) and "torch.no_grad()" """
+    r"""in str(err), err
                     print("refused", how, name)
                 else:
                     print("NO ERROR", how, name, x.grad)
@@ -77,7 +80,8 @@ SCRIPT = textwrap.dedent(r"""
             print("no_grad ok")
     for wmsg in seen:
         print("WARNING", str(wmsg.message).splitlines()[0][:200])
-""")
+"""
+)
 
 
 @pytest.mark.torch

@@ -132,14 +132,14 @@ def test_independent_errors_are_all_reported(cli, tmp_path):
     src.write_text(text)
     code, _, err = cli("build", str(src), "-o", str(tmp_path / "o"))
     assert code == 2
-    firsts = [l for l in err.splitlines() if ": error: " in l]
+    firsts = [line for line in err.splitlines() if ": error: " in line]
     places = [
         line_col(text, "cxx = 15", len("cxx = ")),
         line_col(text, "threads = 96", len("threads = ")),
         line_col(text, "bi200"),
         line_col(text, "warp_transposd"),
     ]
-    assert [l.split(": error: ")[0].removeprefix(str(src) + ":") for l in firsts] == ["%d:%d" % p for p in places], err
+    assert [f.split(": error: ")[0].removeprefix(str(src) + ":") for f in firsts] == ["%d:%d" % p for p in places], err
     assert "`15` is not a valid `cxx`" in firsts[0] and "E-WARP" in firsts[1]
     assert "no hardware named `bi200`" in firsts[2] and "`warp_transposd` is not a valid `load`" in firsts[3]
     assert err.strip().endswith("4 errors")

@@ -36,7 +36,8 @@ Compiler = Literal["nvcc", "clang"]
 COMPILERS: tuple[Compiler, ...] = ("nvcc", "clang")
 
 # CCCL's headers, and muh's tuning headers after them, declare themselves system headers (no warnings shown)
-# unless this is defined (CCCL tests with it: github.com/NVIDIA/cccl, libcudacxx/include/cuda/std/__cccl/system_header.h)
+# unless this is defined (CCCL tests with it: github.com/NVIDIA/cccl,
+# libcudacxx/include/cuda/std/__cccl/system_header.h)
 NO_SYSTEM_HEADER = "_CCCL_NO_SYSTEM_HEADER"
 PTXAS_VERBOSE = ("-Xptxas", "-v")  # ptxas reports each function's spill stores and loads (muh.runtime.ptxas)
 WARP_DEFINE = "MUH_WARP_SIZE"  # the macro the generated warp layer and build_info.cu compare with their own

@@ -166,7 +166,9 @@ class Agent:
     entry: str = ""  # the convenience entry (C++ in the family's namespace; "": the hub is passed by hand)
 
 
-_REDUCE_BY_KEY_RUN = """//! DeviceReduce::ReduceByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+_REDUCE_BY_KEY_RUN = (
+    "//! DeviceReduce::ReduceByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).\n"
+    """\
 template <class KeysIn, class UniqueOut, class ValuesIn, class AggregatesOut, class NumRunsOut, class ReductionOpT,
           class NumItemsT>
 cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, UniqueOut d_unique_out,
@@ -184,7 +186,10 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
              d_num_runs_out, EqualT{}, reduction_op, static_cast<OffsetT>(num_items), stream);
 }
 """
-_UNIQUE_BY_KEY_RUN = """//! DeviceSelect::UniqueByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+)
+_UNIQUE_BY_KEY_RUN = (
+    "//! DeviceSelect::UniqueByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).\n"
+    """\
 template <class KeysIn, class ValuesIn, class KeysOut, class ValuesOut, class NumSelectedOut, class NumItemsT>
 cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, ValuesIn d_values_in,
                 KeysOut d_keys_out, ValuesOut d_values_out, NumSelectedOut d_num_selected_out, NumItemsT num_items,
@@ -198,8 +203,11 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
              EqualT{}, static_cast<OffsetT>(num_items), stream);
 }
 """
+)
 
-_MERGE_SORT_RUN = """//! DeviceMergeSort::SortKeysCopy (a comparator, not in place) with muh's hub (CUB's dispatch, CUB's kernels).
+_MERGE_SORT_RUN = (
+    "//! DeviceMergeSort::SortKeysCopy (a comparator, not in place) with muh's hub (CUB's dispatch, CUB's kernels).\n"
+    """\
 template <class KeysIn, class KeysOut, class NumItemsT, class CompareOpT>
 cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, KeysOut d_keys_out,
                 NumItemsT num_items, CompareOpT compare_op, cudaStream_t stream = 0)
@@ -212,8 +220,11 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
                                                                  static_cast<OffsetT>(num_items), compare_op, stream);
 }
 """
+)
 
-_SCAN_BY_KEY_RUN = """//! DeviceScan::InclusiveSumByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).
+_SCAN_BY_KEY_RUN = (
+    "//! DeviceScan::InclusiveSumByKey (keys compared with ==) with muh's hub (CUB's dispatch, CUB's kernels).\n"
+    """\
 template <class KeysIn, class ValuesIn, class ValuesOut, class NumItemsT>
 cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_in, ValuesIn d_values_in,
                 ValuesOut d_values_out, NumItemsT num_items, cudaStream_t stream = 0)
@@ -229,6 +240,7 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
              ::cub::NullType{}, static_cast<OffsetT>(num_items), stream);
 }
 """
+)
 
 
 #: The single-agent hubs (families listed here use ``agent.cuh.j2``).

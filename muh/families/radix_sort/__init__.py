@@ -293,10 +293,15 @@ RECORD = record(
     __name__,
     doc="stable LSD radix sort of keys or key-value pairs, Onesweep (DeviceRadixSort::SortKeys / SortPairs)",
     tunable=(),
-    api=cfuncs("""
-size_t muh_radix_sort_workspace(int key_dtype, long long n);  // bytes (zero-filled before the first sort)
-int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt, const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit, int end_bit, int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream);  // selector 0: out of place
-"""),
+    # one C declaration a line (cfuncs): the literals below join into one line each
+    api=cfuncs(
+        "\n"
+        "size_t muh_radix_sort_workspace(int key_dtype, long long n);  // bytes (zero-filled before the first sort)\n"
+        "int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt, "
+        "const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit, int end_bit, "
+        "int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream);  "
+        "// selector 0: out of place\n"
+    ),
     op=None,
     size_buckets=False,
     static=("radix_sort.cuh", "radix_sort_host.cuh"),

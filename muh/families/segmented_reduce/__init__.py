@@ -189,10 +189,14 @@ RECORD = record(
     __name__,
     doc="one value per segment: sum, min, max, argmin, argmax (DeviceSegmentedReduce), by segment-size class",
     tunable=("threads", "items"),
-    api=cfuncs("""
-size_t muh_segmented_reduce_workspace_bytes(long long segments);
-int muh_segmented_reduce(int op, int dtype, int offset_bytes, const void* in, const void* begin_offsets, const void* end_offsets, long long segments, void* out, void* out_index, void* workspace, size_t workspace_bytes, void* stream);
-"""),
+    # one C declaration a line (cfuncs): the literals below join into one line each
+    api=cfuncs(
+        "\n"
+        "size_t muh_segmented_reduce_workspace_bytes(long long segments);\n"
+        "int muh_segmented_reduce(int op, int dtype, int offset_bytes, const void* in, const void* begin_offsets, "
+        "const void* end_offsets, long long segments, void* out, void* out_index, void* workspace, "
+        "size_t workspace_bytes, void* stream);\n"
+    ),
     static=("segmented_reduce.cuh",),
     size_buckets=False,
     # `muh tune` measures segments of one length (the shape; default 4096: the block class)

@@ -208,7 +208,8 @@ def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
     (tmp_path / "vllm" / "entrypoints" / "__init__.py").write_text("")
     (tmp_path / "vllm" / "entrypoints" / "openai" / "__init__.py").write_text("")
     (tmp_path / "vllm" / "entrypoints" / "openai" / "api_server.py").write_text(
-        "class App:\n    def __init__(self):\n        self.mw = []\n    def add_middleware(self, m):\n        self.mw.append(m)\n"
+        "class App:\n    def __init__(self):\n        self.mw = []\n"
+        "    def add_middleware(self, m):\n        self.mw.append(m)\n"
         "def build_app(args):\n    return App()\n"
     )
     code = textwrap.dedent("""
@@ -220,14 +221,17 @@ def test_the_plugin_hooks_build_app_only_in_the_api_server(tmp_path):
         api = sys.modules.get("vllm.entrypoints.openai.api_server")
         print("api" in applied, api is not None and [m.__name__ for m in api.build_app(None).mw])
     """)
-    run = lambda which: subprocess.run(
-        [sys.executable, "-S", "-c", code, which],
-        cwd=tmp_path,
-        capture_output=True,  # noqa: E731
-        text=True,
-        env={"PYTHONPATH": str(tmp_path)},
-        timeout=60,
-    )
+
+    def run(which):
+        return subprocess.run(
+            [sys.executable, "-S", "-c", code, which],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": str(tmp_path)},
+            timeout=60,
+        )
+
     api = run("api")
     assert api.returncode == 0, api.stderr
     assert api.stdout.split() == ["True", "['RequestCompat']"]
@@ -506,7 +510,8 @@ def test_a_rebind_whose_provider_cannot_take_the_targets_arguments_is_refused(tm
         "vllm/__init__.py": "__version__ = '0.6.3.post1'\n",
         "vllm/model_executor/__init__.py": "",
         "vllm/model_executor/layers/__init__.py": "",
-        "vllm/model_executor/layers/layernorm.py": "class GemmaRMSNorm:\n    def forward_cuda(self, x, residual=None):\n"
+        "vllm/model_executor/layers/layernorm.py": "class GemmaRMSNorm:\n"
+        "    def forward_cuda(self, x, residual=None):\n"
         "        return 'stock'\n",
         "muh_kernels/__init__.py": "",
         "muh_kernels/vllm_ops.py": provider,

@@ -294,7 +294,7 @@ def test_a_value_that_looks_like_a_flag_stays_a_value(tmp_path, value):
     assert fork_only == ["--reasoning-parser", "qwen3"]  # the fork's declared extension, not ours to parse
     assert args.served_model_name == [value]
     assert args.api_key is None and args.disable_log_stats is False and args.model == "/model"
-    docker_cmd = json.loads(next(l for l in run["Dockerfile"].splitlines() if l.startswith("CMD "))[4:])
+    docker_cmd = json.loads(next(line for line in run["Dockerfile"].splitlines() if line.startswith("CMD "))[4:])
     assert _engine_parser().parse_known_args(docker_cmd[3:])[0].served_model_name == [value]
 
 
@@ -412,7 +412,8 @@ def _line(text, needle):
             "    enable_chunked_prefill = true\n",
             "    enable_chunked_prefill = false\n",
             "max_num_batched_tokens = 4096",
-            "max_num_batched_tokens 4096 < max_model_len 80000 without chunked prefill: vLLM refuses to start (vllm/config.py:1039",
+            "max_num_batched_tokens 4096 < max_model_len 80000 without chunked prefill: "
+            "vLLM refuses to start (vllm/config.py:1039",
         ),
         (
             "max_num_seqs = 2 ",
@@ -436,7 +437,8 @@ def _line(text, needle):
             "    top_k = 8  # num_experts_per_tok\n",
             "    top_k = 300\n",
             "top_k = 300",
-            "moe top_k 300 is above the 256 experts: the router cannot pick them (vllm/model_executor/layers/fused_moe/fused_moe.py:443",
+            "moe top_k 300 is above the 256 experts: the router cannot pick them "
+            "(vllm/model_executor/layers/fused_moe/fused_moe.py:443",
         ),
     ],
 )
@@ -459,7 +461,8 @@ def test_r4s_dead_values_put_back_into_the_baseline_each_say_what_does_nothing(t
     )
     text = text.replace(
         '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n',
-        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MAX_NUM_SEQS = "2"\n    BI100_GDN_CACHE_POLICY = "admission64"\n',
+        '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n    BI100_MAX_NUM_SEQS = "2"\n'
+        '    BI100_GDN_CACHE_POLICY = "admission64"\n',
     )
     noop = [d for d in _diags(tmp_path, text) if d.code == "W-DEPLOY-NOOP"]
     capture = next(d for d in noop if "max_seq_len_to_capture" in d.message)

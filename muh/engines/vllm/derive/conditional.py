@@ -158,7 +158,8 @@ def derived_flags(c: Context, argv: list[str], cond: list[CondFlag], variant: Va
             "enable_reasoning",
             ("--enable-reasoning",),
             info,
-            f"{variant.label}: `--enable-reasoning` {info.present if info.present == 'unknown' else 'present'} ({info.note}); "
+            f"{variant.label}: `--enable-reasoning` "
+            f"{info.present if info.present == 'unknown' else 'present'} ({info.note}); "
             "vLLM releases that have --reasoning-parser take it only with --enable-reasoning",
             requires=("reasoning_parser",) if reasoning is not None else (),
         )

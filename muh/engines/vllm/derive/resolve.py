@@ -189,7 +189,8 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
 
 
 def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, Setting], eff: Effective) -> Tuning:
-    """The tune block's knobs, the points they reach, and the edits, MoE tiles, rebinds and providers of the live ones."""
+    """The tune block's knobs, the points they reach, and the edits, MoE tiles, rebinds and providers of the live
+    ones."""
     knobs = tune_knobs(c)
     triton = c.d.triton if c.d.triton is not None else variant.triton
     points = tuning_points(c, hw, variant, knobs, given, triton, eff)
@@ -271,7 +272,8 @@ def record_conditional(c: Context, variant: Variant, providers: list[str], cond:
         c.tuned[f"run.parser_provider.{name}"] = Resolved(
             value=parser_path(name),
             origin="derived",
-            rule=f"{variant.label} {'may lack' if info is not None and info.present == 'unknown' else 'lacks'} `{name}`: "
+            rule=f"{variant.label} "
+            f"{'may lack' if info is not None and info.present == 'unknown' else 'lacks'} `{name}`: "
             "muh ships its own, registered through vLLM 0.6.3's --tool-parser-plugin only when the engine has "
             "none of that name",
             inputs={"extension_point": "ToolParserManager.register_module"},

@@ -14,7 +14,8 @@ from muh.engines.vllm.derive.flags import Setting, format_value
 from muh.engines.vllm.derive.plan import IMAGE_ROOT, PreStep
 
 API_BEHAVIOUR = {  # what each accepted request feature does (the hook: muh/engines/vllm/plugin/compat.py)
-    "max_completion_tokens": "accepted: becomes max_tokens when max_tokens is absent (stock 0.6.3 forbids the field: 400)",
+    "max_completion_tokens": "accepted: becomes max_tokens when max_tokens is absent "
+    "(stock 0.6.3 forbids the field: 400)",
     "reasoning_effort": "accepted and ignored (stock 0.6.3 forbids the field: 400)",
     "tool_calls_null_content": "assistant messages with tool_calls and role tool messages with content null get "
     'content "" (stock 0.6.3 reads null as empty text; the fork\'s preflight refused it: 400)',
