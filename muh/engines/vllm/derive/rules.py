@@ -1,6 +1,7 @@
 """vLLM 0.6.3 tuning numbers derived from the hardware block: each a ``Resolved`` (rule + inputs) or a
-plain number whose rule is named beside it. Stock values from vLLM 0.6.3.post1's source (https://github.com/vllm-project/vllm/tree/v0.6.3.post1); the
-deploy resolution (muh.engines.vllm.derive.resolve) applies them to a spec's deploy block.
+plain number whose rule is named beside it. Stock values from vLLM 0.6.3.post1's source
+(https://github.com/vllm-project/vllm/tree/v0.6.3.post1); the deploy resolution
+(muh.engines.vllm.derive.build_plan) applies them to a spec's deploy block.
 """
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 from muh.derive.model import Resolved
 from muh.schema.models import Hardware
 
-# Stock values of vLLM 0.6.3 (its source: https://github.com/vllm-project/vllm/tree/v0.6.3.post1) and the hardware they were chosen on.
+# Stock values of vLLM 0.6.3 (its source: https://github.com/vllm-project/vllm/tree/v0.6.3.post1) and the hardware
+# they were chosen on.
 STOCK_V1_THRESHOLD = 512  # attention/ops/paged_attn.py:127
 STOCK_V1_MAX_SEQ_LEN = 8192  # attention/ops/paged_attn.py:126
 STOCK_SM_COUNT = 108  # A100, the card the 512 was tuned on

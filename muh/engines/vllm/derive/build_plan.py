@@ -2,9 +2,10 @@
 
 All decisions of the vLLM, Dockerfile and run-file emitters happen here; the templates only print.
 Diagnostics point at the spec (``spec.span_of``); nothing raises for bad input. Each part of the block
-has its module: ``serve`` (settings, cross-checks), ``tune`` (knobs, edits, rebinds), ``moe``, ``run``
-(env, pre-steps, chat template, API features), ``conditional`` (what the variant leaves unknown, the
-flags muh adds), ``evidence`` (the variant's record of runs), ``points``; ``context`` holds what they share.
+has its module: ``serve`` (settings, cross-checks), ``knobs`` (the ``tune`` block: knobs, edits, rebinds),
+``moe``, ``run`` (env, pre-steps, chat template, API features), ``conditional`` (what the variant leaves
+unknown, the flags muh adds), ``evidence`` (the variant's record of runs), ``points``; ``context`` holds
+what they share.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from muh.engines.vllm.derive.effective import Effective, effective
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine
 from muh.engines.vllm.derive.evidence import check_evidence
 from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv
+from muh.engines.vllm.derive.knobs import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
 from muh.engines.vllm.derive.launch import launch
 from muh.engines.vllm.derive.moe import moe_plan, moe_tuned
 from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, SelfTest, VllmPlan
@@ -35,7 +37,6 @@ from muh.engines.vllm.derive.points import points_tuned, tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.selftest import plan_selftest, selftest_step
 from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings, start_up_checks
-from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
 from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
 from muh.schema.models import Deploy, Hardware, Spec
 
@@ -189,7 +190,8 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
 
 
 def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, Setting], eff: Effective) -> Tuning:
-    """The tune block's knobs, the points they reach, and the edits, MoE tiles, rebinds and providers of the live ones."""
+    """The tune block's knobs, the points they reach, and the edits, MoE tiles, rebinds and providers of the live
+    ones."""
     knobs = tune_knobs(c)
     triton = c.d.triton if c.d.triton is not None else variant.triton
     points = tuning_points(c, hw, variant, knobs, given, triton, eff)
@@ -271,7 +273,8 @@ def record_conditional(c: Context, variant: Variant, providers: list[str], cond:
         c.tuned[f"run.parser_provider.{name}"] = Resolved(
             value=parser_path(name),
             origin="derived",
-            rule=f"{variant.label} {'may lack' if info is not None and info.present == 'unknown' else 'lacks'} `{name}`: "
+            rule=f"{variant.label} {'may lack' if info is not None and info.present == 'unknown' else 'lacks'} "
+            f"`{name}`: "
             "muh ships its own, registered through vLLM 0.6.3's --tool-parser-plugin only when the engine has "
             "none of that name",
             inputs={"extension_point": "ToolParserManager.register_module"},
