@@ -232,7 +232,7 @@ def _register_optional_commands(argv: list[str] | None = None) -> None:
         words = [a for a in argv if not a.startswith("-")]
         if words and words[0] in _CORE and "--help" not in argv:
             return
-    for module in ("muh.deploy.cli", "muh.tune.cli", "muh.probe.cli"):
+    for module in ("muh.deploy.cli", "muh.tune.cli", "muh.probe_ingest.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as err:

@@ -27,7 +27,7 @@ FILES = {
 from pathlib import Path
 
 from muh.engines.base import EnginePlugin
-from muh.engines.sketch.derive.resolve import resolve
+from muh.engines.sketch.derive.build_plan import resolve
 
 VARIANTS = Path(__file__).parent / "variants"
 
@@ -41,7 +41,7 @@ ENGINE = EnginePlugin(name="sketch", package=__name__, folder=VARIANTS, resolve=
     "variants/sketch-0.4.json": '{"engine": "sketch", "version": "0.4", "base": "0.4", '
     '"description": "a test engine", "source": "tests/test_engine_skeleton.py"}\n',
     "derive/__init__.py": "",
-    "derive/resolve.py": """
+    "derive/build_plan.py": """
 from muh.derive.model import Launch, Resolved
 from muh.diagnostics import Diagnostic
 from muh.engines.base import Plan
@@ -64,7 +64,7 @@ def resolve(spec, deploy, variant):
 """,
     "codegen/__init__.py": """
 from muh.codegen.base import GeneratedFile
-from muh.engines.sketch.derive.resolve import SketchPlan
+from muh.engines.sketch.derive.build_plan import SketchPlan
 
 
 def emit(ctx):

@@ -23,7 +23,7 @@ ORDER = [
     "check",
     "deploy",
     "tune",
-    "probe",
+    "probe_ingest",
     "explain",
     "lsp",
     "cli",

@@ -210,7 +210,7 @@ def test_truncated_and_missing_files(cli, spec, tmp_path):
 
 def test_the_committed_result_validates_and_matches_torch():
     """The committed H200 run: schema-valid, and the facts torch also reports agree with it."""
-    from muh.probe.ingest import read_result
+    from muh.probe_ingest.ingest import read_result
 
     r = read_result(RESULT)
     h = r.hardware

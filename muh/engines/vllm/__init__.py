@@ -9,11 +9,11 @@ available, ``variants/enginex-*.json`` records what is known about it from the c
 from pathlib import Path
 
 from muh.engines.base import EnginePlugin
+from muh.engines.vllm.derive.build_plan import resolve
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine, resolve_version
 from muh.engines.vllm.derive.ops_image import complete
 from muh.engines.vllm.derive.plan import TUNED_FILE
 from muh.engines.vllm.derive.probe_facts import probe_data
-from muh.engines.vllm.derive.resolve import resolve
 from muh.engines.vllm.derive.tuning import KNOBS
 from muh.engines.vllm.wheel import fetch_checked
 

@@ -128,11 +128,15 @@ def providers_for(
     return [name]
 
 
-def derived_flags(c: Context, argv: list[str], cond: list[CondFlag], variant: Variant, engine: EngineInfo) -> bool:
+def derived_flags(
+    c: Context, argv: list[str], cond: list[CondFlag], variant: Variant, engine: EngineInfo
+) -> tuple[bool, dict[str, Resolved]]:
     """Flags muh adds itself, at the end of argv: ``--enable-reasoning`` beside ``--reasoning-parser`` where the
     engine has it (vLLM releases with reasoning parsers refuse the parser without it), and ``--middleware``
     with muh's request hook where the API has ``api`` features. A flag the variant leaves ``unknown`` is a
-    conditional group (the image build decides); returns whether ``--middleware`` is passed."""
+    conditional group (the image build decides); returns whether ``--middleware`` is passed, and each flag
+    passed as it is with its rule (``run.*``)."""
+    recorded: dict[str, Resolved] = {}
 
     def add(gid: str, words: tuple[str, ...], info, why: str, requires: tuple[str, ...] = ()) -> None:
         at = tuple(range(COMMAND_HEAD + len(argv), COMMAND_HEAD + len(argv) + len(words)))
@@ -149,7 +153,7 @@ def derived_flags(c: Context, argv: list[str], cond: list[CondFlag], variant: Va
                 )
             )
         else:
-            c.tuned[f"run.{gid}"] = Resolved(value=" ".join(words), origin="derived", rule=why)
+            recorded[f"run.{gid}"] = Resolved(value=" ".join(words), origin="derived", rule=why)
 
     reasoning = next((g for g in cond if g.id == "reasoning_parser"), None)
     info = variant.flags.get("--enable-reasoning")
@@ -158,16 +162,16 @@ def derived_flags(c: Context, argv: list[str], cond: list[CondFlag], variant: Va
             "enable_reasoning",
             ("--enable-reasoning",),
             info,
-            f"{variant.label}: `--enable-reasoning` "
-            f"{info.present if info.present == 'unknown' else 'present'} ({info.note}); "
+            f"{variant.label}: `--enable-reasoning` {info.present if info.present == 'unknown' else 'present'} "
+            f"({info.note}); "
             "vLLM releases that have --reasoning-parser take it only with --enable-reasoning",
             requires=("reasoning_parser",) if reasoning is not None else (),
         )
     if not (c.d.api.accept or c.d.api.max_tokens_cap) or not any("--middleware" in o.flags for o in engine.options):
-        return False
+        return False, recorded
     info = variant.flags.get("--middleware")
     if info is not None and info.present is False:
-        return False
+        return False, recorded
     add(
         "middleware",
         ("--middleware", MIDDLEWARE),
@@ -176,7 +180,7 @@ def derived_flags(c: Context, argv: list[str], cond: list[CondFlag], variant: Va
         + (f"; {variant.label}: {info.note}" if info is not None and info.note else "")
         + "; the plugin's build_app wrap is the second hook, the image build fails when neither can be installed",
     )
-    return True
+    return True, recorded
 
 
 def with_provider(g: CondFlag, argv: list[str]) -> CondFlag:

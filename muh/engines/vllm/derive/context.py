@@ -1,6 +1,7 @@
 """What every step of a deploy block's resolution shares: the block with its spans, the diagnostics
-found so far, the tuned values with their provenance, and the checks of text that reaches YAML,
-shell, Dockerfile or Python."""
+found so far, and the checks of text that reaches YAML, shell, Dockerfile or Python. The tuned values
+with their provenance are not shared: each step returns its entries, and build_plan.merge_tuned makes
+the plan's ``tuned`` of them."""
 
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ class Context:
         self.spec, self.d, self.engine = spec, deploy, engine
         self.base = ("deploys", deploy.name)
         self.diags: list[Diagnostic] = []
-        self.tuned: dict[str, Resolved] = {}
 
     def span(self, *path) -> Span | None:
         return self.spec.span_of(self.base + tuple(path))

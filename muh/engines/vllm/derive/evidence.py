@@ -22,9 +22,19 @@ def _same_value(a: str, b: str) -> bool:
         return a == b
 
 
-def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting], env: dict[str, str]) -> None:
+def check_evidence(
+    c: Context,
+    variant: Variant,
+    paths,
+    given: dict[str, Setting],
+    env: dict[str, str],
+    serve_recorded: dict[str, Resolved],
+) -> dict[str, Resolved]:
     """Each deploy value the variant has run records for: on a reported run (cited), or not — then a warning
-    unless the spec's ``untested { <key> = "reason" }`` keeps it knowingly. The verdict is the value's rule."""
+    unless the spec's ``untested { <key> = "reason" }`` keeps it knowingly. The verdict is the value's rule:
+    returned as the value's entry (``serve.*``, ``env.*``, ``api.*``), in place of the one recorded before; a
+    given flag without run records gets its entry from ``serve_recorded`` (the serve block's) with a rule saying so."""
+    recorded: dict[str, Resolved] = {}
     reasons = {".".join(k): v for k, v in flatten(c.d.untested)}
     for key, why in reasons.items():
         if not isinstance(why, str) or not why.strip():
@@ -65,7 +75,7 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
                 if always is not None
                 else f"spec; no run record for this flag in {variant.label}'s facts"
             )
-            c.tuned[f"serve.{name}"] = c.tuned[f"serve.{name}"].model_copy(update={"rule": rule})
+            recorded[f"serve.{name}"] = serve_recorded[f"serve.{name}"].model_copy(update={"rule": rule})
     for key, ev in sorted(runs.items()):
         kind, _, name = key.partition(".")
         if kind == "serve":
@@ -82,7 +92,7 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
             continue
         if text is None:
             if ev.opt_in:
-                c.tuned[key] = Resolved(
+                recorded[key] = Resolved(
                     value="off" if kind == "api" else "(not set)",
                     origin="default",
                     rule=f"not measured, opt-in: {ev.opt_in}",
@@ -114,10 +124,11 @@ def check_evidence(c: Context, variant: Variant, paths, given: dict[str, Setting
         if worked is None and ev.opt_in:
             verdict += f"; not measured, opt-in: {ev.opt_in}"
         spec_given = s is not None or kind in ("env", "api")
-        c.tuned[key] = Resolved(
+        recorded[key] = Resolved(
             value=plain_value(s.value) if kind == "serve" and s is not None else text,
             origin="spec" if spec_given else "default",
             rule=("spec; " if spec_given else "not set: the engine's default; ") + verdict,
             where=where,
             inputs={"reported": tried},
         )
+    return recorded

@@ -1,6 +1,6 @@
 """The resolved deployment: what the vLLM, Docker and run-file emitters print, nothing left to decide.
 
-Built by ``muh.engines.vllm.derive.resolve.resolve`` from a ``Spec`` and one of its ``deploy`` blocks.
+Built by ``muh.engines.vllm.derive.build_plan.resolve`` from a ``Spec`` and one of its ``deploy`` blocks.
 Every tuned number is a ``Resolved`` (value, rule, inputs, where) so ``muh explain`` and the
 deploy plan's semantic diff can say how it came to be.
 """

@@ -1,7 +1,7 @@
 """vLLM 0.6.3 tuning numbers derived from the hardware block: each a ``Resolved`` (rule + inputs) or a
 plain number whose rule is named beside it. Stock values from vLLM 0.6.3.post1's source
-(https://github.com/vllm-project/vllm/tree/v0.6.3.post1); the deploy resolution (muh.engines.vllm.derive.resolve)
-applies them to a spec's deploy block.
+(https://github.com/vllm-project/vllm/tree/v0.6.3.post1); the deploy resolution
+(muh.engines.vllm.derive.build_plan) applies them to a spec's deploy block.
 """
 
 from __future__ import annotations

@@ -38,11 +38,13 @@ CHAT_TEMPLATE_OUT = "run/chat_template.jinja"  # written at start under the imag
 REASONING_INFO_OUT = "run/reasoning.json"  # idem: {"think_in_prompt": bool}, read by the request hook
 
 
-def run_chat_template(c: Context, given: dict[str, Setting], engine: EngineInfo) -> str | None:
+def run_chat_template(
+    c: Context, given: dict[str, Setting], engine: EngineInfo
+) -> tuple[str | None, dict[str, Resolved]]:
     """The fixed template's path (``thinking_off``), ``-`` when only the reasoning info is written at start
-    (``reasoning_split``), else None."""
+    (``reasoning_split``), else None; with the path's rule (``run.chat_template``) when muh writes the template."""
     if "thinking_off" not in c.d.api.accept:
-        return "-" if "reasoning_split" in c.d.api.accept else None
+        return "-" if "reasoning_split" in c.d.api.accept else None, {}
     if "chat_template" in given:
         c.error(
             "E-DEPLOY-API",
@@ -50,16 +52,16 @@ def run_chat_template(c: Context, given: dict[str, Setting], engine: EngineInfo)
             given["chat_template"].span,
             hint="drop one of them",
         )
-        return None
+        return None, {}
     if not any("--chat-template" in o.flags for o in engine.options):
         c.error(
             "E-DEPLOY-API",
             f"`thinking_off` needs `--chat-template`, which vLLM {engine.version} lacks",
             c.span("api", "accept"),
         )
-        return None
+        return None, {}
     path = f"{IMAGE_ROOT}/{CHAT_TEMPLATE_OUT}"
-    c.tuned["run.chat_template"] = Resolved(
+    recorded = Resolved(
         value=path,
         origin="derived",
         where=c.where("api", "accept"),
@@ -68,7 +70,7 @@ def run_chat_template(c: Context, given: dict[str, Setting], engine: EngineInfo)
         "nothing to fix or nothing readable: the model's own template, with a line; never writes into the model",
         inputs={"script": f"{IMAGE_ROOT}/{CHAT_TEMPLATE_SCRIPT}", "model": c.d.model},
     )
-    return path
+    return path, {"run.chat_template": recorded}
 
 
 def pre_steps(c: Context) -> list[PreStep]:
@@ -122,8 +124,9 @@ def pre_steps(c: Context) -> list[PreStep]:
     return out
 
 
-def run_env(c: Context, variant: Variant) -> list[tuple[str, str]]:
-    out = []
+def run_env(c: Context, variant: Variant) -> tuple[list[tuple[str, str]], dict[str, Resolved]]:
+    """The env block checked against the variant's knobs: its (name, text) pairs, each with its rule (``env.*``)."""
+    out, recorded = [], {}
     for name, value in c.d.env.items():
         span = c.span("env", name)
         if not ENV_NAME_RE.match(name):
@@ -179,5 +182,5 @@ def run_env(c: Context, variant: Variant) -> list[tuple[str, str]]:
                 hint=(did_you_mean(name, known) or "") + f" known: {', '.join(known)}",
             )
         out.append((name, text))
-        c.tuned[f"env.{name}"] = Resolved(value=text, origin="spec", rule="spec", where=stable_where(span))
-    return out
+        recorded[f"env.{name}"] = Resolved(value=text, origin="spec", rule="spec", where=stable_where(span))
+    return out, recorded

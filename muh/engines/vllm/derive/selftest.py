@@ -100,13 +100,14 @@ def plan_selftest(
     given: dict[str, Setting],
     eff: Effective,
     ops_module: str,
-) -> tuple[list[Rebind], list[Provide], SelfTest | None]:
-    """The gates on muh's kernel ops, and the self-test that opens them (None when no op is gated)."""
+) -> tuple[list[Rebind], list[Provide], SelfTest | None, dict[str, Resolved]]:
+    """The gates on muh's kernel ops, the self-test that opens them (None when no op is gated) and its cases per op
+    with their rule (``selftest.*``)."""
     rebinds = [r.model_copy(update={"selftest": gate(r.provider, ops_module)}) for r in rebinds]
     provides = [p.model_copy(update={"selftest": gate(p.provider, ops_module)}) for p in provides]
     ops = sorted({x.selftest for x in [*rebinds, *provides] if x.selftest})
     if not ops:
-        return rebinds, provides, None
+        return rebinds, provides, None, {}
     if ops_module.split(".")[0] != OPS_PACKAGE:
         c.warn(
             "W-DEPLOY-SELFTEST",
@@ -123,9 +124,10 @@ def plan_selftest(
             hint="use `form = bash`",
         )
     st = SelfTest(out=OUT, cases=tuple(cases(c, variant, ops, given, eff)), budget_s=BUDGET_S, timeout_s=TIMEOUT_S)
+    recorded = {}
     for op in ops:
         mine = [x for x in st.cases if x.op == op]
-        c.tuned[f"selftest.{op}"] = Resolved(
+        recorded[f"selftest.{op}"] = Resolved(
             value="; ".join(f"{'x'.join(map(str, x.shape))} {x.dtype} vs {x.engine}" for x in mine)
             or "no case: never rebound",
             origin="derived",
@@ -133,7 +135,7 @@ def plan_selftest(
             f"and faster than the engine's function at every case (median of the timed calls); {OUT}",
             inputs={"cases": "; ".join(x.why for x in mine) or "none", "budget_s": BUDGET_S},
         )
-    return rebinds, provides, st
+    return rebinds, provides, st, recorded
 
 
 def selftest_step(st: SelfTest) -> PreStep:

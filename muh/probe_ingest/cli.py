@@ -87,8 +87,8 @@ def _ingest(spec: Path, ingest: Path, apply: bool, accept_device_name: bool) -> 
     """--ingest: compare the result with the spec, print each fact's outcome, write the spec back."""
     from muh.diagnostics import EXIT_FAIL, EXIT_INPUT, MuhError, _err, report
     from muh.grammar.parser import read_spec
-    from muh.probe.ingest import ingest as run_ingest
-    from muh.probe.ingest import read_result
+    from muh.probe_ingest.ingest import ingest as run_ingest
+    from muh.probe_ingest.ingest import read_result
 
     try:
         text, shown, ending = read_spec(spec)
@@ -119,7 +119,7 @@ def _spec_model(spec: Path, text: str, shown: str) -> tuple:
     (the measured facts are checked against that); a spec whose hardware does not load either is a bad input."""
     from muh.diagnostics import MuhError
     from muh.pipeline import load_file
-    from muh.probe.ingest import hardware_only
+    from muh.probe_ingest.ingest import hardware_only
 
     try:
         return load_file(spec).spec, []
@@ -151,7 +151,7 @@ def _write_back(spec: Path, text: str, shown: str, ending: str, done, result, ap
     without, the compare is read-only (as `muh deploy` without --apply): it says what --apply would write."""
     from muh.diagnostics import EXIT_FAIL, Diagnostic, MuhError, _err, report
     from muh.grammar.parser import with_ending
-    from muh.probe.ingest import write_spec
+    from muh.probe_ingest.ingest import write_spec
 
     try:
         if done.new_text is None or done.new_text == text:

@@ -2,9 +2,10 @@
 
 All decisions of the vLLM, Dockerfile and run-file emitters happen here; the templates only print.
 Diagnostics point at the spec (``spec.span_of``); nothing raises for bad input. Each part of the block
-has its module: ``serve`` (settings, cross-checks), ``tune`` (knobs, edits, rebinds), ``moe``, ``run``
-(env, pre-steps, chat template, API features), ``conditional`` (what the variant leaves unknown, the
-flags muh adds), ``evidence`` (the variant's record of runs), ``points``; ``context`` holds what they share.
+has its module: ``serve`` (settings, cross-checks), ``knobs`` (the ``tune`` block: knobs, edits, rebinds),
+``moe``, ``run`` (env, pre-steps, chat template, API features), ``conditional`` (what the variant leaves
+unknown, the flags muh adds), ``evidence`` (the variant's record of runs), ``points``; ``context`` holds
+what they share.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from muh.engines.vllm.derive.effective import Effective, effective
 from muh.engines.vllm.derive.engine import EngineInfo, load_engine
 from muh.engines.vllm.derive.evidence import check_evidence
 from muh.engines.vllm.derive.flags import NO_PROVIDER, Extensions, Setting, flag_of, to_argv
+from muh.engines.vllm.derive.knobs import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
 from muh.engines.vllm.derive.launch import launch
 from muh.engines.vllm.derive.moe import moe_plan, moe_tuned
 from muh.engines.vllm.derive.plan import CondFlag, Edit, MoePlan, Point, PreStep, Provide, Rebind, SelfTest, VllmPlan
@@ -35,7 +37,6 @@ from muh.engines.vllm.derive.points import points_tuned, tuning_points
 from muh.engines.vllm.derive.run import API_BEHAVIOUR, pre_steps, run_chat_template, run_env
 from muh.engines.vllm.derive.selftest import plan_selftest, selftest_step
 from muh.engines.vllm.derive.serve import NON_NVIDIA_NO_CUSTOM_AR, cross_checks, serve_settings, start_up_checks
-from muh.engines.vllm.derive.tune import EDIT_POINT, rebind_live, tune_edits, tune_knobs, tune_provides, tune_rebinds
 from muh.engines.vllm.derive.tuning import DEFAULT_OPS_MODULE
 from muh.schema.models import Deploy, Hardware, Spec
 
@@ -52,6 +53,8 @@ class Flags:
     argv: list[str]
     effective: Effective
     """The values the server runs with, read once (the plan keeps them)."""
+    tuned: dict[str, Resolved]
+    """Each serve setting as the spec's, and the flag muh adds (``serve.*``)."""
 
 
 @dataclass
@@ -70,7 +73,8 @@ class Tuning:
     provides: list[Provide]
     needs_triton: bool
     tuned: dict[str, Resolved]
-    """The points' statuses and, when it ships, the MoE plan's values (``muh explain``)."""
+    """The edits' values (``vllm.*``), the rebinds (``plugin.*``), the points' statuses and, when it ships, the MoE
+    plan's values (``muh explain``)."""
 
 
 @dataclass
@@ -82,6 +86,8 @@ class Conditional:
     providers: list[str]
     """Tool-call parsers muh ships because the engine may lack them."""
     api_hook_flag: bool
+    tuned: dict[str, Resolved]
+    """What muh ships and what the image build decides (``run.*``)."""
 
 
 def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | None, list[Diagnostic]]:
@@ -91,15 +97,15 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     hw = spec.hardware[deploy.on]
     check_image(c, variant)
     flags = resolve_flags(c, hw, variant)
-    env = run_env(c, variant)
+    env, env_tuned = run_env(c, variant)
     tuning = resolve_tuning(c, hw, variant, flags.given, flags.effective)
     warn_expected_flags(c, variant, flags.argv)
     cond = resolve_conditional(c, variant, flags)
-    record_spellings(c, engine, cond.argv)
+    spellings = record_spellings(engine, cond.argv)
     paths = variant.models.get(deploy.model_shape.architecture) if deploy.model_shape else None
-    check_evidence(c, variant, paths, flags.given, dict(env))
+    evidence = check_evidence(c, variant, paths, flags.given, dict(env), flags.tuned)
     pre = pre_steps(c)
-    tuning.rebinds, tuning.provides, selftest = plan_selftest(
+    tuning.rebinds, tuning.provides, selftest, selftest_tuned = plan_selftest(
         c,
         variant,
         tuning.rebinds,
@@ -110,11 +116,14 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
     )
     if selftest is not None and c.d.run.form == "bash":
         pre.append(selftest_step(selftest))
-    chat_template = run_chat_template(c, flags.given, engine)
-    record_api(c)
+    chat_template, chat_tuned = run_chat_template(c, flags.given, engine)
+    api = record_api(c, evidence)
     command = command_of(c, engine, cond.argv)
     if any(d.is_error for d in c.diags):
         return None, c.diags
+    tuned = merge_tuned(
+        flags.tuned, env_tuned, tuning.tuned, cond.tuned, spellings, evidence, selftest_tuned, chat_tuned, api
+    )
     return make_plan(
         c,
         hw,
@@ -122,6 +131,7 @@ def resolve(spec: Spec, deploy: Deploy, variant: Variant) -> tuple[VllmPlan | No
         flags,
         tuning,
         cond,
+        tuned=tuned,
         env=env,
         pre=pre,
         chat_template=chat_template,
@@ -170,22 +180,23 @@ def resolve_flags(c: Context, hw: Hardware, variant: Variant) -> Flags:
     cross_checks(c, hw, given, eff)
     start_up_checks(c, given, eff)
     tp = eff.tensor_parallel_size
+    tuned: dict[str, Resolved] = {}
     if hw.vendor != "nvidia" and tp > 1 and "disable_custom_all_reduce" not in given:
         argv.append("--disable-custom-all-reduce")
-        c.tuned["serve.disable_custom_all_reduce"] = Resolved(
+        tuned["serve.disable_custom_all_reduce"] = Resolved(
             value=True,
             origin="derived",
             rule=NON_NVIDIA_NO_CUSTOM_AR,
             inputs={"vendor": hw.vendor, "tensor_parallel_size": tp},
         )
     for s in serve:
-        c.tuned[f"serve.{s.key}"] = Resolved(
+        tuned[f"serve.{s.key}"] = Resolved(
             value=plain_value(s.value) if not isinstance(s.value, tuple) else " ".join(map(str, s.value)),
             origin="spec",
             rule="spec",
             where=stable_where(s.span),
         )
-    return Flags(serve=serve, ext=ext, cond_keys=cond_keys, given=given, argv=argv, effective=eff)
+    return Flags(serve=serve, ext=ext, cond_keys=cond_keys, given=given, argv=argv, effective=eff, tuned=tuned)
 
 
 def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, Setting], eff: Effective) -> Tuning:
@@ -195,10 +206,12 @@ def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, 
     triton = c.d.triton if c.d.triton is not None else variant.triton
     points = tuning_points(c, hw, variant, knobs, given, triton, eff)
     live = {p.id for p in points if p.status in ("reached", "inactive")}
-    edits = [e for e in tune_edits(c, hw, c.engine, knobs, given) if EDIT_POINT[e.id] in live]
+    edits, edit_values = tune_edits(c, hw, c.engine, knobs, given)
+    edits = [e for e in edits if EDIT_POINT[e.id] in live]
     checked = moe_plan(c, hw, given, eff)  # the block is checked (its diagnostics) even when the point is dead
     moe = checked if "moe.tiles" in live else None
-    rebinds = [r for r in tune_rebinds(c, knobs, moe) if rebind_live(r, live)]
+    rebinds, rebound = tune_rebinds(c, knobs, moe)  # each recorded, live or not
+    rebinds = [r for r in rebinds if rebind_live(r, live)]
     provides = tune_provides(variant, knobs, live)
     return Tuning(
         knobs=knobs,
@@ -210,7 +223,12 @@ def resolve_tuning(c: Context, hw: Hardware, variant: Variant, given: dict[str, 
         rebinds=rebinds,
         provides=provides,
         needs_triton=needs_triton(c, eff, moe, triton),
-        tuned={**points_tuned(points, variant), **(moe_tuned(moe, hw) if moe is not None else {})},
+        tuned={
+            **edit_values,
+            **rebound,
+            **points_tuned(points, variant),
+            **(moe_tuned(moe, hw) if moe is not None else {}),
+        },
     )
 
 
@@ -246,9 +264,14 @@ def resolve_conditional(c: Context, variant: Variant, flags: Flags) -> Condition
     warn_unprovidable(c, variant, flags)
     argv, cond = split_conditional(flags.argv, flags.cond_keys, flags.serve)
     cond = [with_provider(g, argv) if g.id.startswith("tool_call_parser_") and providers else g for g in cond]
-    api_hook_flag = derived_flags(c, argv, cond, variant, c.engine)
-    record_conditional(c, variant, providers, cond)
-    return Conditional(argv=argv, cond=cond, providers=providers, api_hook_flag=api_hook_flag)
+    api_hook_flag, added = derived_flags(c, argv, cond, variant, c.engine)
+    return Conditional(
+        argv=argv,
+        cond=cond,
+        providers=providers,
+        api_hook_flag=api_hook_flag,
+        tuned={**added, **record_conditional(variant, providers, cond)},
+    )
 
 
 def warn_unprovidable(c: Context, variant: Variant, flags: Flags) -> None:
@@ -265,15 +288,16 @@ def warn_unprovidable(c: Context, variant: Variant, flags: Flags) -> None:
             )
 
 
-def record_conditional(c: Context, variant: Variant, providers: list[str], cond: list[CondFlag]) -> None:
+def record_conditional(variant: Variant, providers: list[str], cond: list[CondFlag]) -> dict[str, Resolved]:
     """``run.parser_provider.*`` and ``run.conditional.*``: what muh ships and what the image build decides."""
+    out: dict[str, Resolved] = {}
     for name in providers:
         info = variant.tool_call_parsers.get(name)
-        c.tuned[f"run.parser_provider.{name}"] = Resolved(
+        out[f"run.parser_provider.{name}"] = Resolved(
             value=parser_path(name),
             origin="derived",
-            rule=f"{variant.label} "
-            f"{'may lack' if info is not None and info.present == 'unknown' else 'lacks'} `{name}`: "
+            rule=f"{variant.label} {'may lack' if info is not None and info.present == 'unknown' else 'lacks'} "
+            f"`{name}`: "
             "muh ships its own, registered through vLLM 0.6.3's --tool-parser-plugin only when the engine has "
             "none of that name",
             inputs={"extension_point": "ToolParserManager.register_module"},
@@ -285,37 +309,53 @@ def record_conditional(c: Context, variant: Variant, providers: list[str], cond:
             if flag in NO_PROVIDER
             else ""
         )
-        c.tuned[f"run.conditional.{g.id}"] = Resolved(
+        out[f"run.conditional.{g.id}"] = Resolved(
             value=" ".join(g.argv),
             origin="derived",
             rule="passed only when the image build finds it in the engine: " + g.why + absent,
             inputs={"checks": " | ".join(g.checks)},
         )
+    return out
 
 
-def record_spellings(c: Context, engine: EngineInfo, argv: list[str]) -> None:
+def record_spellings(engine: EngineInfo, argv: list[str]) -> dict[str, Resolved]:
     """``run.spelling.*``: the long option muh writes where the spec's flag has a short spelling too."""
     short = {f: o.long for o in engine.options for f in o.flags if not f.startswith("--")}
-    for f, long in short.items():
-        if long in argv:
-            c.tuned[f"run.spelling.{long.lstrip('-')}"] = Resolved(
-                value=long,
-                origin="derived",
-                rule=f"muh writes exact long option names (`{f}` is the same option)",
-                inputs={"short": f},
-            )
+    return {
+        f"run.spelling.{long.lstrip('-')}": Resolved(
+            value=long,
+            origin="derived",
+            rule=f"muh writes exact long option names (`{f}` is the same option)",
+            inputs={"short": f},
+        )
+        for f, long in short.items()
+        if long in argv
+    }
 
 
-def record_api(c: Context) -> None:
-    """``api.*``: each accepted request feature, a hook of the plugin."""
+def record_api(c: Context, evidence: dict[str, Resolved]) -> dict[str, Resolved]:
+    """``api.*``: each accepted request feature, a hook of the plugin, with the variant's run record of it
+    (``evidence``: check_evidence's entries, which these replace)."""
+    out: dict[str, Resolved] = {}
     for f in sorted(set(c.d.api.accept)):
-        evidence = c.tuned.get(f"api.{f}")  # the variant's run record of the feature (check_evidence)
-        c.tuned[f"api.{f}"] = Resolved(
+        ran = evidence.get(f"api.{f}")
+        out[f"api.{f}"] = Resolved(
             value=API_BEHAVIOUR[f],
             origin="spec",
-            rule="plugin hook on the API server's app" + (f"; {evidence.rule}" if evidence is not None else ""),
+            rule="plugin hook on the API server's app" + (f"; {ran.rule}" if ran is not None else ""),
             where=c.where("api", "accept"),
         )
+    return out
+
+
+def merge_tuned(*steps: dict[str, Resolved]) -> dict[str, Resolved]:
+    """The plan's ``tuned``, the one place the steps' entries meet: in the order of the steps, a later entry
+    replacing an earlier one of its key (the run records' verdicts the serve block's and env's entries, the api
+    hooks the run records' api entries); sorted by key."""
+    out: dict[str, Resolved] = {}
+    for entries in steps:
+        out.update(entries)
+    return dict(sorted(out.items()))
 
 
 def command_of(c: Context, engine: EngineInfo, argv: list[str]) -> tuple[str, ...]:
@@ -336,6 +376,7 @@ def make_plan(
     tuning: Tuning,
     cond: Conditional,
     *,
+    tuned: dict[str, Resolved],
     env: list[tuple[str, str]],
     pre: list[PreStep],
     chat_template: str | None,
@@ -355,7 +396,7 @@ def make_plan(
         command=command,
         folder=deploy.folder,
         env=tuple(env),
-        tuned=dict(sorted({**c.tuned, **tuning.tuned}.items())),
+        tuned=tuned,
         edits=tuple(edits),
         moe=tuning.moe,
         rebinds=tuple(tuning.rebinds),

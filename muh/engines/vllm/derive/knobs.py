@@ -80,7 +80,10 @@ def tune_knobs(c: Context) -> dict[str, object]:
     return out
 
 
-def tune_edits(c: Context, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[str, Setting]) -> list[Edit]:
+def tune_edits(
+    c: Context, hw: Hardware, engine: EngineInfo, knobs: dict, given: dict[str, Setting]
+) -> tuple[list[Edit], dict[str, Resolved]]:
+    """The anchored edits whose values differ from the stock code's, and every value with its rule (``vllm.*``)."""
     sites = sites_for(engine.version) or ()
     path = lambda key: ("tune", *key.split("."))  # noqa: E731
     vals: dict[str, Resolved] = {}
@@ -139,8 +142,6 @@ def tune_edits(c: Context, hw: Hardware, engine: EngineInfo, knobs: dict, given:
         vals["prefix_prefill.num_warps"] = c.from_spec(w, *path("prefix_prefill.num_warps"))
     else:
         vals["prefix_prefill.num_warps"] = rules.prefill_num_warps(hw)
-    for k, r in vals.items():
-        c.tuned[f"vllm.{k}"] = r
     cc = hw.compute_capability or 0
     stock = {
         "paged-attn-v1-threshold": {
@@ -161,7 +162,7 @@ def tune_edits(c: Context, hw: Hardware, engine: EngineInfo, knobs: dict, given:
         )
         new = site.new.format(hardware=hw.name, provenance=prov, **names)
         edits.append(Edit(id=site.id, file=site.file, anchor=site.old, new=new, line=site.line, values=values))
-    return edits
+    return edits, {f"vllm.{k}": r for k, r in vals.items()}
 
 
 _ASCII = {"×": "*", "·": "*", "−": "-", "≤": "<=", "≥": ">=", "→": "->"}
@@ -172,7 +173,8 @@ def _ascii(text: str) -> str:
     return "".join(_ASCII.get(ch, ch if 32 <= ord(ch) < 127 else "?") for ch in text)
 
 
-def tune_rebinds(c: Context, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
+def tune_rebinds(c: Context, knobs: dict, moe: MoePlan | None) -> tuple[list[Rebind], dict[str, Resolved]]:
+    """The ops the plugin rebinds, and each rebind with its rule (``plugin.*``)."""
     out: list[Rebind] = []
     if moe is not None and knobs.get("moe.default_config", True):
         mod, attr = tuning.REBIND_TARGETS["moe_default_config"]
@@ -188,7 +190,7 @@ def tune_rebinds(c: Context, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
     ops_module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
     if not MODULE_RE.match(str(ops_module)):
         c.error("E-VLLM-KNOB", f"`{ops_module}` is not a module path", c.span("tune", "ops_module"))
-        return out
+        return out, {}
     if "sampler.top_k_top_p" in knobs:
         provider = knobs["sampler.top_k_top_p"]
         if not IMPORT_PATH_RE.match(provider):
@@ -211,19 +213,18 @@ def tune_rebinds(c: Context, knobs: dict, moe: MoePlan | None) -> list[Rebind]:
             continue
         mod, attr = tuning.REBIND_TARGETS[op]
         out.append(Rebind(name=op, module=mod, attr=attr, provider=f"{ops_module}:{op}"))
-    for r in out:
-        where = (
-            None
-            if r.generated
-            else c.where("tune", *(("sampler", "top_k_top_p") if r.name == "top_k_top_p" else ("ops",)))
-        )
-        c.tuned[f"plugin.{r.name}"] = Resolved(
+    recorded = {
+        f"plugin.{r.name}": Resolved(
             value=r.provider,
             origin="spec" if not r.generated else "derived",
             rule=f"rebind {r.module}.{r.attr}",
-            where=where,
+            where=None
+            if r.generated
+            else c.where("tune", *(("sampler", "top_k_top_p") if r.name == "top_k_top_p" else ("ops",))),
         )
-    return sorted(out, key=lambda r: r.name)
+        for r in out
+    }
+    return sorted(out, key=lambda r: r.name), recorded
 
 
 def rebind_live(r: Rebind, live: set[str]) -> bool:
