@@ -25,23 +25,42 @@ def errors_of(err: str) -> list[str]:
     return [line for line in err.splitlines() if ": error: " in line or line.startswith("error: ")]
 
 
-UNTESTED = '    env.PYTORCH_CUDA_ALLOC_CONF = "the team'
+API = "  api {  #"
+# the opt-in allocator setting turned on and kept knowingly (the baseline leaves it off: it never ran on this stack)
+KEPT = '  untested {\n    env.PYTORCH_CUDA_ALLOC_CONF = "the team proposed it for the fragmentation OOM"\n  }\n' + API
+FETCH = '    VLLM_IMAGE_FETCH_TIMEOUT = "10"\n'
+
+
+def baseline_kept(tmp_path: Path, kept: str, name: str = "spec.muh") -> Path:
+    """The baseline with PYTORCH_CUDA_ALLOC_CONF set in its env and ``kept`` before its api block."""
+    p = baseline_with(tmp_path, API, kept, name)
+    p.write_text(p.read_text().replace(FETCH, FETCH + '    PYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"\n'))
+    return p
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
 
 def test_an_untested_entry_for_a_value_the_block_does_not_set_is_an_error(cli, tmp_path):
     """It keeps nothing knowingly: a typo (or a value since removed) would silently keep the warning it
     was written against."""
-    spec = baseline_with(tmp_path, UNTESTED, UNTESTED.replace("ALLOC", "ALOC"))
+    spec = baseline_kept(tmp_path, KEPT.replace("env.PYTORCH_CUDA_ALLOC", "env.PYTORCH_CUDA_ALOC"))
     code, _, err = cli("build", spec, "-o", tmp_path / "o")
     assert code == 2 and not (tmp_path / "o").exists()
     (line,) = errors_of(err)
     assert "untested `env.PYTORCH_CUDA_ALOC_CONF` names no value of this deploy block [E-DEPLOY-UNTESTED]" in line
-    assert line.startswith(f"{spec}:110:5:") and "did you mean `env.PYTORCH_CUDA_ALLOC_CONF`?" in err
-    other = baseline_with(tmp_path, UNTESTED, '    moe.experts = "x"\n' + UNTESTED, "other.muh")
+    assert line.startswith(f"{spec}:{_line_of(spec, 'env.PYTORCH_CUDA_ALOC_CONF')}:5:"), err
+    assert "did you mean `env.PYTORCH_CUDA_ALLOC_CONF`?" in err
+    other = baseline_kept(
+        tmp_path, KEPT.replace("  untested {\n", '  untested {\n    moe.experts = "x"\n'), "other.muh"
+    )
     code, _, err = cli("build", other, "-o", tmp_path / "o")
-    assert code == 2 and "untested `moe.experts` names no value" in err and "`serve.<flag>` or `env.<NAME>`" in err
+    assert code == 2 and "untested `moe.experts` names no value" in err and "`serve.<flag>`, `env.<NAME>`" in err
     # a serve flag the spec leaves at the engine's default has run records: acknowledging it is meaningful
-    ok = baseline_with(tmp_path, UNTESTED, '    serve.enable_prefix_caching = "x"\n' + UNTESTED, "ok.muh")
+    ok = baseline_kept(
+        tmp_path, KEPT.replace("  untested {\n", '  untested {\n    serve.enable_prefix_caching = "x"\n'), "ok.muh"
+    )
     code, _, err = cli("build", ok, "-o", tmp_path / "ok")
     assert code == 0, err
 
@@ -55,6 +74,16 @@ def _with_endings(tmp_path: Path, name: str, ending: str, text: str | None = Non
     return p
 
 
+def _built(out: Path) -> dict:
+    """The files of a build, the manifest without the spec's path from the output folder (``source``)."""
+    import json
+
+    files = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    manifest = json.loads(files.pop(Path("manifest.json")))
+    manifest.pop("source", None)
+    return {**files, Path("manifest.json"): manifest}
+
+
 def test_cr_and_crlf_end_lines(cli, tmp_path):
     """A CR-only spec read as one comment line: an empty build, exit 0 (issue 42). CR and CRLF end a line,
     the build is the LF spec's (same content hash), and a place is the editor's line and column."""
@@ -62,18 +91,13 @@ def test_cr_and_crlf_end_lines(cli, tmp_path):
     lf.parent.mkdir()
     lf.write_text(BASELINE.read_text())
     assert cli("build", lf, "-o", tmp_path / "out_lf")[0] == 0
-    want = {p.relative_to(tmp_path / "out_lf"): p.read_bytes() for p in (tmp_path / "out_lf").rglob("*") if p.is_file()}
+    want = _built(tmp_path / "out_lf")
     for ending, folder in (("\r", "cr"), ("\r\n", "crlf")):
         (tmp_path / folder).mkdir()
         spec = _with_endings(tmp_path / folder, "s.muh", ending)
         code, _, err = cli("build", spec, "-o", tmp_path / f"out_{folder}")
         assert code == 0, err
-        got = {
-            p.relative_to(tmp_path / f"out_{folder}"): p.read_bytes()
-            for p in (tmp_path / f"out_{folder}").rglob("*")
-            if p.is_file()
-        }
-        assert got == want, folder
+        assert _built(tmp_path / f"out_{folder}") == want, folder
         bad = _with_endings(
             tmp_path / folder, "bad.muh", ending, BASELINE.read_text().replace("sm_count = 16", "sm_count = 0")
         )
@@ -292,7 +316,9 @@ def test_an_acknowledged_warning_is_kept_quiet_at_its_line_only(cli, tmp_path):
     loud = baseline_with(tmp_path, " " + ACK, "", "loud.muh")  # without it, the warning is back
     code, _, err = cli("build", loud, "-o", tmp_path / "l")
     assert (
-        code == 0 and f"{loud}:93:5: warning: `--reasoning-parser` may be absent" in err and "[W-DEPLOY-PARSER]" in err
+        code == 0
+        and f"{loud}:{_line_of(loud, 'reasoning_parser = ')}:5: warning: `--reasoning-parser` may be absent" in err
+        and "[W-DEPLOY-PARSER]" in err
     )
     # on another line it keeps nothing: the warning prints, and so does the idle acknowledgment
     moved = loud.read_text().replace("    max_num_seqs = 2 ", f"    max_num_seqs = 2 {ACK} ")
@@ -300,7 +326,8 @@ def test_an_acknowledged_warning_is_kept_quiet_at_its_line_only(cli, tmp_path):
     code, _, err = cli("build", tmp_path / "moved.muh", "-o", tmp_path / "m")
     assert code == 0 and "[W-DEPLOY-PARSER]" in err
     assert (
-        f'{tmp_path / "moved.muh"}:85:5: warning: `@acknowledged(warning = "W-DEPLOY-PARSER")`: this line gives '
+        f"{tmp_path / 'moved.muh'}:{_line_of(tmp_path / 'moved.muh', 'max_num_seqs = 2 ')}:5: warning: "
+        '`@acknowledged(warning = "W-DEPLOY-PARSER")`: this line gives '
         "no W-DEPLOY-PARSER warning [W-ACK-UNUSED]" in err
     )
 
@@ -341,7 +368,8 @@ def test_a_malformed_acknowledgment_is_an_error_at_its_line(cli, tmp_path, new, 
     code, _, err = cli("build", spec, "-o", tmp_path / "o")
     assert code == 2 and not (tmp_path / "o").exists()
     (first,) = errors_of(err)
-    assert first.startswith(f"{spec}:93:33: error: ") and message in first and "[E-ANNOTATION]" in first, err
+    at = f"{spec}:{_line_of(spec, 'reasoning_parser = ')}:33: error: "
+    assert first.startswith(at) and message in first and "[E-ANNOTATION]" in first, err
     assert hint in err
 
 

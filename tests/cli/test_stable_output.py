@@ -10,6 +10,8 @@ import re
 import shutil
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "specs" / "baseline.muh"
 
@@ -64,15 +66,18 @@ def test_one_serve_flag_changes_only_the_run_files_and_what_reads_it(cli, tmp_pa
     edited.write_text(text.replace("max_num_seqs = 2 ", "max_num_seqs = 3 ", 1))
     after = build(cli, edited, tmp_path / "new")
     # the run command (Dockerfile CMD, the platform's run file), the record of tuned values, the request
-    # hook that bounds `n` by max_num_seqs, and the manifest; no kernel, header or probe file
+    # hook's data that bounds `n` by max_num_seqs, the start self-test's cases (the decode batch is
+    # max_num_seqs tokens), and the manifest; no kernel, header or probe file
     assert changed(before, after) == {
         "Dockerfile",
         "computility-run.yaml",
         "vllm/deploy.json",
-        "vllm/plugin/muh_vllm_plugin/compat.py",
+        "vllm/plugin/muh_vllm_plugin/compat.json",
+        "muh_kernels/selftest_cases.json",
         "manifest.json",
     }
-    assert b"--max-num-seqs 3" in after["computility-run.yaml"]
+    command = yaml.safe_load(after["computility-run.yaml"])["command"]
+    assert command[command.index("--max-num-seqs") + 1] == "3"
 
 
 def test_two_specs_of_one_name_do_not_share_the_default_folder(cli, tmp_path):

@@ -333,11 +333,7 @@ TORCH_LIBRARY_IMPL(muh, CUDA, m) {
 
 // Backward through any of them raises "the derivative for 'muh::<op>' is not implemented" (PyTorch's rule
 // for an operator that is not differentiable; without it autograd warns and gives no gradient).
-TORCH_LIBRARY_IMPL(muh, Autograd, m) {
-  {%- for name in operators %
-  }
-  m.impl("{{ name }}", torch::autograd::autogradNotImplementedFallback());
-  {
-    % -endfor %
-  }
-}
+// The operators are muh/runtime/operators.py's SCHEMAS, listed by the generated ops_torch_dtypes.h.
+#define MUH_NOT_DIFFERENTIABLE(name) m.impl(#name, torch::autograd::autogradNotImplementedFallback());
+TORCH_LIBRARY_IMPL(muh, Autograd, m) { MUH_OPS_TORCH_OPERATORS(MUH_NOT_DIFFERENTIABLE) }
+#undef MUH_NOT_DIFFERENTIABLE
