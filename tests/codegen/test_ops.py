@@ -271,14 +271,19 @@ for n, old in stock.items():
 
 
 def run_rebind(vllm_root: Path, plugin: Path, lib: Path) -> subprocess.CompletedProcess:
+    import json
     import os
     import sys
 
     repo = Path(__file__).resolve().parents[2]
+    # the start self-test's result selects every op (issue 37.3: without one the plugin rebinds none)
+    selected = vllm_root / "selftest-all.json"
+    selected.write_text(json.dumps({"selected": sorted(VLLM_OPS)}))
     env = {
         "PYTHONPATH": os.pathsep.join(map(str, (vllm_root, plugin, repo))),
         "PATH": os.environ.get("PATH", ""),
         "MUH_OPS_LIB": str(lib),
+        "MUH_SELFTEST_RESULT": str(selected),
     }
     return subprocess.run(
         [sys.executable, "-c", REBIND, ",".join(VLLM_OPS)], capture_output=True, text=True, env=env, timeout=120

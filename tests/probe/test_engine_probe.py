@@ -131,9 +131,7 @@ def test_the_engine_probe_is_the_module_as_it_is_and_its_data_is_beside_it(tmp_p
     source = Path(engine_probe.__file__).read_text()
     assert copy.split("byte for byte below this line\n", 1)[1] == source.partition("\n")[2]
     data = engine_probe.load_data(str(tmp_path / "engine_probe.json"))
-    assert (
-        data["engine"] == "vllm" and data["tensor_parallel_size"] == 4 and data["spec"] == "baseline.muh"
-    )
+    assert data["engine"] == "vllm" and data["tensor_parallel_size"] == 4 and data["spec"] == "baseline.muh"
     out = tmp_path / "out.json"
     r = subprocess.run(
         [sys.executable, str(tmp_path / "engine_probe.py"), "--model", str(tmp_path), "-o", str(out)],

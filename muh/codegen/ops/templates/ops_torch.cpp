@@ -2,8 +2,9 @@
 // operators"). CUDA implementations, and autograd's: none is differentiable (inference kernels), so
 // each gets PyTorch's not-implemented autograd kernel (backward raises; in-place outputs included).
 // The schemas (with their mutation annotations) and the fake implementations are registered from
-// Python (muh/runtime/operators.py, one table for both the extension and the ctypes fallback). Compiled by the host compiler against PyTorch's headers and
-// linked to libmuh_ops.so, which the spec's toolchain builds; needs no CUDA header.
+// Python (muh/runtime/operators.py, one table for both the extension and the ctypes fallback). Compiled
+// by the host compiler against PyTorch's headers and linked to libmuh_ops.so, which the spec's toolchain
+// builds; needs no CUDA header.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>

@@ -7,7 +7,14 @@
 #define MUH_OPS_TORCH_DTYPES(X) X(Float, FLOAT32) X(Half, FLOAT16) X(BFloat16, BFLOAT16)
 #define MUH_OPS_TORCH_DTYPE_NAMES "float32, float16, bfloat16"
 
-#define MUH_OPS_TORCH_OPERATORS(X)                                                                      \
-  X(rms_norm)                                                                                           \
-  X(fused_add_rms_norm) X(gemma_rms_norm) X(gemma_fused_add_rms_norm) X(gated_rms_norm) X(silu_and_mul) \
-      X(shared_expert_combine) X(topk_softmax) X(moe_topk_softmax) X(softmax)
+#define MUH_OPS_TORCH_OPERATORS(X) \
+  X(rms_norm)                      \
+  X(fused_add_rms_norm)            \
+  X(gemma_rms_norm)                \
+  X(gemma_fused_add_rms_norm)      \
+  X(gated_rms_norm)                \
+  X(silu_and_mul)                  \
+  X(shared_expert_combine)         \
+  X(topk_softmax)                  \
+  X(moe_topk_softmax)              \
+  X(softmax)
