@@ -44,8 +44,8 @@ from muh.codegen.base import BuildContext
 from muh.runtime.toolchain import CLANG_PASSES, Toolchain
 
 NAME = "clang_cuda"
-CLANG = "clang-16"  # Debian's package clang-16: the CoreX SDK's clang is clang 16 (facts §3.5)
-ARCH = "sm_70"  # the CoreX target ivcore10 is "SM70-compat" (facts §3.5)
+CLANG = "clang-16"  # Debian's package clang-16: the CoreX SDK's clang is clang 16 (the team's notes, 003:2278)
+ARCH = "sm_70"  # the CoreX target ivcore10 is "SM70-compat" (the team's notes, 003:4054)
 STAND_IN = Toolchain("clang", arch=ARCH)  # how the check's clang is told the target (its C++ level is each hardware's)
 CUDA_VERSION = "11.8"
 # (wheel, version, {path inside the wheel: path under the CUDA root}): the minimal CUDA root clang 16

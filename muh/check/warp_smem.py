@@ -95,7 +95,8 @@ def findings(path: str, text: str) -> tuple[list[str], list[str]]:
             bad.append(
                 f"{path}:{line(call.end() + offset)}: `{name}` (__shared__, not volatile) is used after the "
                 f"warp barrier at line {line(call.start())} in `{fname}`: on the BI-V100 __syncwarp does not "
-                "order shared memory (facts §5); read it through a volatile pointer or use shuffles"
+                "order shared memory (the team's notes, 003:3738-3744); read it through a volatile pointer "
+                "or use shuffles"
             )
     return sites, bad
 

@@ -4,7 +4,7 @@
 ``python3 chat_template.py MODEL_DIR OUT INFO`` reads the model's template (``chat_template.jinja``, else
 ``tokenizer_config.json``'s ``chat_template``), removes every string literal that is only an empty think
 block (``'<think>\n\n</think>\n\n'``: with thinking off the Qwen3.5/3.6 template writes it into the prompt
-and the model then emits only "!", facts §2) and writes the result to OUT atomically. It never writes into
+and the model then emits only "!": the team's notes, https://github.com/dylanyunlon/project_6, 003:5826-5837) and writes the result to OUT atomically. It never writes into
 MODEL_DIR (it may be read-only). Exit 0: OUT written, the run file passes ``--chat-template OUT``;
 exit 1: nothing to fix or nothing readable, one line says why and the model's own template is served.
 OUT ``-``: only INFO is written. INFO (JSON, ``{"think_in_prompt": bool}``): whether the template, rendered

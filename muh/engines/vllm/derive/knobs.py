@@ -238,7 +238,7 @@ def tune_provides(variant: Variant, knobs: dict, live: set[str]) -> list[Provide
     module = knobs.get("ops_module", tuning.DEFAULT_OPS_MODULE)
     from muh.runtime.llm import VLLM_SIGNATURES
 
-    # the fork's _custom_ops.topk_softmax passes its four arguments on (enginex-fork.md §3.2)
+    # the fork's _custom_ops.topk_softmax passes its four arguments on (the team's notes, 003:1123-1135)
     return [
         Provide(
             name="moe_topk_softmax",

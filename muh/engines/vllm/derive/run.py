@@ -66,7 +66,8 @@ def run_chat_template(
         origin="derived",
         where=c.where("api", "accept"),
         rule="thinking_off: at start muh's script writes the model's chat template without the empty think block "
-        '(with thinking off the model then emits only "!", facts §2) and the run file passes --chat-template; '
+        '(with thinking off the model then emits only "!": the team\'s notes, '
+        "https://github.com/dylanyunlon/project_6, 003:5826-5837) and the run file passes --chat-template; "
         "nothing to fix or nothing readable: the model's own template, with a line; never writes into the model",
         inputs={"script": f"{IMAGE_ROOT}/{CHAT_TEMPLATE_SCRIPT}", "model": c.d.model},
     )

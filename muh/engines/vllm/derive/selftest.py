@@ -43,7 +43,8 @@ def gate(provider: str, ops_module: str) -> str | None:
 
 def engine_of(op: str, variant: Variant) -> str:
     """The stock function, or ``torch`` where the variant lacks the vendor kernel behind it (the model's
-    PyTorch fallback is what runs then: the fork's topk_softmax, facts §7.2)."""
+    PyTorch fallback is what runs then: the fork's topk_softmax: the team's notes,
+    https://github.com/dylanyunlon/project_6, 003:1123-1135, 2533-2534)."""
     vendor = variant.vendor_ops.get(op)
     if vendor is not None and vendor.present is False:
         return "torch"

@@ -10,7 +10,8 @@ Processes (vLLM 0.6.3 calls ``load_general_plugins()`` in each):
 - API server (``AsyncEngineArgs.__post_init__``), engine process (``MQLLMEngine``), every worker
   (``WorkerWrapperBase.init_worker``): rebinding here is safe, nothing is patched at import time;
 - the model-registry subprocess (``python -m vllm.model_executor.models.registry``, run to inspect model
-  classes): ``register()`` returns at once and changes nothing (patching there crashed it, facts §3.6).
+  classes): ``register()`` returns at once and changes nothing (patching there crashed it: the team's notes, https://github.com/dylanyunlon/project_6,
+  003:6005-6021).
 Every rebind checks that its target exists; every provider failure keeps vLLM's own function and is
 named in the one marker line.
 
