@@ -213,7 +213,7 @@ SPEC_EDITS += [
     ("vendor = iluvatar", "vendor = nvidia"),  # a 64-lane warp: no NVIDIA GPU has one
     ("launch_latency = 6.2 us", "launch_latency = 0 s"),
     *[("hardware bi100 {", f"hardware {word} {{") for word in ("when", "true", "in", "step", "muh")],
-    ("    env.PYTORCH_CUDA_ALLOC_CONF = ", "    env.PYTORCH_CUDA_ALOC_CONF = "),
+    ("  api {  #", '  untested { env.PYTORCH_CUDA_ALOC_CONF = "x" }\n  api {  #'),
     # messages that leaked the implementation (see LEAKS)
     ("accept = [max_completion_tokens,", "accept = [bogus, max_completion_tokens,"),
     ("  env {  # R4's env", '  env = ["VLLM_X=1", "B=2"]\n  env_old {  # R4\'s env'),
@@ -247,7 +247,15 @@ def must_hold(tmp: Path) -> list[tuple[str, int, str]]:
     out = []
 
     def files(folder: Path) -> dict:
-        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        """A build's files; the manifest without the spec's path from the output folder (``source``)."""
+        import json
+
+        out = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        if "manifest.json" in out:
+            manifest = json.loads(out["manifest.json"])
+            manifest.pop("source", None)
+            out["manifest.json"] = manifest
+        return out
 
     (tmp / "lf").mkdir()
     (tmp / "lf" / "s.muh").write_text(BASE)
