@@ -68,13 +68,23 @@ def default_folder_name(stem: str, spec: str) -> str:
     return stem
 
 
-def spec_from(out: str | Path, spec: str | Path) -> str | None:
-    """The spec's path as seen from the folder ``out`` ('/'-separated; None where there is none, as across
-    drives): the manifest's ``source``, the same wherever muh runs and whatever cwd was."""
+def _git_root(path: Path) -> Path | None:
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def spec_source(spec: str | Path) -> str | None:
+    """The manifest's ``source``: the spec's path from the root of the git repository that holds it
+    ('/'-separated: the same wherever the repository is cloned, whatever the output folder and cwd, so a
+    build into another folder is byte-identical), else its absolute path; None where it has none."""
     try:
-        return Path(os.path.relpath(os.path.abspath(spec), os.path.abspath(out))).as_posix()
-    except ValueError:
+        p = Path(os.path.abspath(spec))
+    except (OSError, ValueError):
         return None
+    root = _git_root(p.parent)
+    return p.relative_to(root).as_posix() if root is not None else p.as_posix()
 
 
 def refuse_other_spec(out: Path, spec: str | Path) -> None:
@@ -89,13 +99,22 @@ def refuse_other_spec(out: Path, spec: str | Path) -> None:
     source = data.get("source") if isinstance(data, dict) else None
     if not isinstance(source, str) or not source:
         return
-    before = Path(out) / source
+    root = _git_root(Path(os.path.abspath(spec)).parent)
+    if Path(source).is_absolute():
+        before = Path(source)
+    elif root is not None:
+        before = root / source
+    else:  # built from a repository's spec, now from a spec outside one: nothing to compare with
+        return
     try:
         same = os.path.samefile(before, spec)
     except OSError:  # the spec it was built from is gone (moved, renamed, deleted)
         return
     if not same and before.is_file():
-        shown = os.path.normpath(before)
+        try:
+            shown = os.path.relpath(before)  # as the user would write it from here
+        except ValueError:  # another drive
+            shown = os.path.normpath(before)
         raise _refuse(
             f"{out} holds the build of {shown}, another spec named `{Path(spec).name}`; building {spec} "
             f"there would replace it",

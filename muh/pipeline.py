@@ -30,23 +30,23 @@ def load_file(path: str | Path) -> Loaded:
 
 
 def render(
-    loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None, out: str | Path | None = None
+    loaded: Loaded, options: dict | None = None, warnings: list[Diagnostic] | None = None
 ) -> list[GeneratedFile]:
     """Every generated file plus the manifest; the warnings of derive and the emitters are appended to
-    ``warnings``, less those the spec acknowledges at their line (``@acknowledged``). ``out``: the folder the
-    files go to, whose manifest then names the spec's path from there."""
+    ``warnings``, less those the spec acknowledges at their line (``@acknowledged``). The same wherever the
+    files go (the manifest names the spec by its path in its repository: ``output.spec_source``)."""
     ctx = BuildContext(loaded.spec, loaded.derived, options=dict(options or {}))
     files = generate(ctx)
     if warnings is not None:
         shown, _ = loaded.spec.acknowledge([d for d in ctx.diagnostics if not d.is_error])
         warnings.extend(shown)
-    return files + [_manifest(ctx, files, out)]
+    return files + [_manifest(ctx, files)]
 
 
-def _manifest(ctx: BuildContext, files: list[GeneratedFile], out: str | Path | None = None) -> GeneratedFile:
-    """The one file that changes with every edit of the spec: its hash (and, written into ``out``, its
-    path from there, so a build of another spec of the same name is found); the other files name the spec
-    by its file name only."""
+def _manifest(ctx: BuildContext, files: list[GeneratedFile]) -> GeneratedFile:
+    """The one file that changes with every edit of the spec: its hash and its path in its repository
+    (``source``, so a build of another spec of the same name is found); the other files name the spec by
+    its file name only."""
     meta = {
         "@generated": ctx.header_text(),
         "muh_version": muh.__version__,
@@ -54,7 +54,7 @@ def _manifest(ctx: BuildContext, files: list[GeneratedFile], out: str | Path | N
         "spec_sha256": ctx.spec.sha256,
         "options": ctx.options,
     }
-    source = output.spec_from(out, ctx.spec.file) if out is not None else None
+    source = output.spec_source(ctx.spec.file) if ctx.spec.file else None
     if source is not None:
         meta["source"] = source
     return GeneratedFile(output.MANIFEST, output.manifest_text(meta, {f.path: f.content for f in files}))
@@ -78,6 +78,6 @@ def build(
     )
     if out is None:
         output.refuse_other_spec(target, loaded.spec.file)
-    files = render(loaded, options, warnings, target)
+    files = render(loaded, options, warnings)
     write_atomic(files, target)
     return target, files

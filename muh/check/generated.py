@@ -15,9 +15,7 @@ def check_generated(ctx: BuildContext) -> CheckResult:
     folder = Path(ctx.options.get("generated_root", "generated")) / ctx.spec.name
     if not folder.is_dir():
         return CheckResult("generated", "skip", f"{folder} does not exist (nothing committed for this spec)")
-    files = render(
-        Loaded(ctx.spec, ctx.derived, ""), {k: v for k, v in ctx.options.items() if k != "generated_root"}, out=folder
-    )
+    files = render(Loaded(ctx.spec, ctx.derived, ""), {k: v for k, v in ctx.options.items() if k != "generated_root"})
     want = {f.path: f.content for f in files}
     have = {str(p.relative_to(folder)): p for p in folder.rglob("*") if p.is_file()}
     stale = sorted(p for p in want if p not in have or have[p].read_text(encoding="utf-8") != want[p])

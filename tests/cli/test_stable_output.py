@@ -81,6 +81,7 @@ def test_one_serve_flag_changes_only_the_run_files_and_what_reads_it(cli, tmp_pa
 
 
 def test_two_specs_of_one_name_do_not_share_the_default_folder(cli, tmp_path):
+    (tmp_path / ".git").mkdir()  # a repository's root: the manifest names a spec by its path there
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
         shutil.copy(BASELINE, tmp_path / d / "x.muh")
@@ -99,4 +100,14 @@ def test_two_specs_of_one_name_do_not_share_the_default_folder(cli, tmp_path):
     (tmp_path / "a" / "x.muh").unlink()
     code, _, err = cli("build", "b/x.muh", cwd=tmp_path)
     assert code == 0, err
-    assert json.loads((tmp_path / "generated" / "x" / "manifest.json").read_text())["source"] == "../../b/x.muh"
+    assert json.loads((tmp_path / "generated" / "x" / "manifest.json").read_text())["source"] == "b/x.muh"
+
+
+def test_a_build_into_another_folder_is_byte_identical(cli, tmp_path):
+    """`muh build specs/x.muh -o DIR` equals generated/x/ file for file, manifest included: the manifest names the
+    spec by its path in its repository, not from the output folder (which made every other folder 'stale')."""
+    for out in ("one", "deep/er/two"):
+        code, _, err = cli("build", BASELINE, "-o", tmp_path / out)
+        assert code == 0, err
+    assert tree(tmp_path / "one") == tree(tmp_path / "deep" / "er" / "two")
+    assert json.loads((tmp_path / "one" / "manifest.json").read_text())["source"] == "specs/baseline.muh"
