@@ -158,20 +158,7 @@ def params(cfg, dtype: str, pol: Policy):
     ]
 
 
-DTYPES = (
-    "int8",
-    "uint8",
-    "int16",
-    "uint16",
-    "float16",
-    "bfloat16",
-    "int32",
-    "uint32",
-    "float32",
-    "int64",
-    "uint64",
-    "float64",
-)
+DTYPES = DT.ORDER  # every element type muh knows: radix sort serves them all (muh/runtime/dtypes.py owns the list)
 VALUE_BYTES = (1, 2, 4, 8)
 
 
