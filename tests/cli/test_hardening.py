@@ -229,10 +229,16 @@ def test_ctrl_c_during_the_swap_and_commit_waits_for_the_commit(repo, monkeypatc
         return real(*a, **k)
 
     monkeypatch.setattr(g, "commit", interrupted_commit)
-    res = D.run(DEPLOY_SPEC, repo, apply=True, checks=False)
+    # Python's own Ctrl-C handler, whatever this process inherited (a job started with `&` ignores SIGINT)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        res = D.run(DEPLOY_SPEC, repo, apply=True, checks=False)
+        restored = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     assert res.code == 0 and res.commit and "interrupted: the deploy was finished first" in res.lines[-1]
     assert _git(repo, "status", "--porcelain") == ""  # new files and their commit, never one without the other
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert restored is signal.default_int_handler  # the deploy gives back the handler it found
 
 
 # -- checks outside the checkout ---------------------------------------------------------------------
