@@ -363,3 +363,10 @@ def test_every_numeric_serve_flag_has_the_engines_range():
     assert numeric and all(o.range and "min" in o.range and "max" in o.range for o in numeric)
     gmu = engine.option("--gpu-memory-utilization").range
     assert gmu["max"] == 1.0 and gmu["max_where"].startswith("vllm/config.py:") and gmu["min_open"]
+
+
+def test_python_dash_m_muh_is_the_muh_command():
+    """The README's set-up line runs `python3 -m muh build …` (console scripts may not be on PATH: pyenv)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "muh", "--help"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0 and "build" in proc.stdout and "deploy" in proc.stdout, proc.stderr
