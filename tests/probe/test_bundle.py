@@ -23,6 +23,7 @@ FILES = {
     "probe/README.md",
     "probe/include/muh/warp.cuh",
     "probe/probe.cu",
+    "probe/probe_config.h",
     "probe/nanosleep_test.cu",
     "probe/build.sh",
     "probe/run.sh",
@@ -77,9 +78,15 @@ def test_bundle_files_manifest_and_modes(bundles):
         src = (d / "probe/probe.cu").read_text()
         assert not re.search(r"__(shfl\w*|ballot\w*|syncwarp|any_sync|all_sync|activemask)\s*\(", src)
         assert "muh::warp::count(true)" in src and "muh::warp::barrier()" in src
-    # the clang profile has no inline PTX (%smid) and the BI-V100 C++ level
-    assert "%%smid" not in (bundles["bi100"] / "probe/probe.cu").read_text()
-    assert "%%smid" in (bundles["h200"] / "probe/probe.cu").read_text()
+    # the clang profile has no inline PTX (%smid) and the BI-V100 C++ level: its config turns the PTX parts off,
+    # and every inline PTX of probe.cu stands inside `#if MUH_PROBE_PTX … #endif`
+    assert "#define MUH_PROBE_PTX 0" in (bundles["bi100"] / "probe/probe_config.h").read_text()
+    assert "#define MUH_PROBE_PTX 1" in (bundles["h200"] / "probe/probe_config.h").read_text()
+    src = (bundles["h200"] / "probe/probe.cu").read_text()
+    bi100 = (bundles["bi100"] / "probe/probe.cu").read_text()
+    assert "%%smid" in src and src.partition("\n")[2] == bi100.partition("\n")[2]  # one source, after the header
+    outside = re.sub(r"#if MUH_PROBE_PTX\n.*?#(else|endif)\n", "", src, flags=re.S)
+    assert "asm" not in outside and "%%" not in outside
 
 
 def test_bundle_is_atomic_and_refuses_foreign_folders(bundles, cli, tmp_path):

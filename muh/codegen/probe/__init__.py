@@ -4,7 +4,9 @@
 
     probe/README.md              how to run it by hand, where the JSON lands
     probe/include/muh/warp.cuh   muh's warp layer for this hardware (the kernels emitter's own file)
-    probe/probe.cu               the measurements (one CUDA program, C++ of the spec's level)
+    probe/probe.cu               the measurements (one CUDA program, C++ of the spec's level): a copy of
+                                 muh/codegen/probe/probe.cu, the source as it is
+    probe/probe_config.h         what probe.cu takes from the spec (names, toolchain, warp mode, sample counts)
     probe/nanosleep_test.cu      compiled only: does the toolchain have __nanosleep?
     probe/build.sh               the spec's toolchain (nvcc, or the CoreX SDK's clang++) and flags
     probe/run.sh RESULT.json     build + run + engine probe → one JSON document (schema: result.py)
@@ -42,6 +44,7 @@ BW_SAMPLES = 15
 LATENCY_SAMPLES = 200
 TIMEOUT_S = 120  # run.sh's limit per step (the probe takes well under 60 s)
 ENGINE_PROBE = Path(__file__).with_name("engine_probe.py")  # copied into the bundle as it is
+PROBE_CU = Path(__file__).with_name("probe.cu")  # copied into the bundle as it is, beside its probe_config.h
 
 
 def toolchain_of(hw, emulate: int | None) -> Toolchain:
@@ -102,6 +105,11 @@ def engine_probe_copy(header: str) -> str:
     )
 
 
+def probe_cu_copy(header: str) -> str:
+    """muh/codegen/probe/probe.cu as it is, after the build's header (its spec's values: probe_config.h)."""
+    return f"{header}\n" + PROBE_CU.read_text(encoding="utf-8")
+
+
 def hardware_of(spec):
     """The spec's one hardware block (a probe measures one card)."""
     from muh.diagnostics import source_label
@@ -156,7 +164,6 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
         bw_samples=BW_SAMPLES,
         latency_samples=LATENCY_SAMPLES,
         ptx=compiler == "nvcc",
-        nanosleep_test=True,
         emulated_warp=emulate,
         compiler=compiler,
         cxx=cxx,
@@ -169,7 +176,8 @@ def emit_probe_bundle(ctx: BuildContext) -> list[GeneratedFile]:
     return [
         GeneratedFile(f"{ROOT}/README.md", readme),
         GeneratedFile(f"{ROOT}/{WARP_LAYER}", layer),
-        GeneratedFile(f"{ROOT}/probe.cu", render(PKG, "probe.cu.j2", **cu)),
+        GeneratedFile(f"{ROOT}/probe.cu", probe_cu_copy(ctx.header("//"))),
+        GeneratedFile(f"{ROOT}/probe_config.h", render(PKG, "probe_config.h.j2", **cu)),
         GeneratedFile(f"{ROOT}/nanosleep_test.cu", render(PKG, "nanosleep_test.cu.j2", header=ctx.header("//"))),
         GeneratedFile(
             f"{ROOT}/build.sh",
