@@ -211,3 +211,28 @@ def test_many_segments_take_the_three_launch_path(plan):
     assert run([5] * few, 1000)[0] == 1
     assert run([5] * (few + 1), 1000)[0] == 3
     assert run([], 1000)[0] == 0
+
+
+@pytest.mark.nvcc
+def test_tune_measures_both_paths_for_every_candidate(plan):
+    """`muh tune specs/h200.muh segmented_reduce` measures segments of the harness's length at the tune
+    sizes: the smaller sizes are few segments (the one-launch path, each segment a block), the larger ones
+    many (the three-launch path) — for the spec's policy (its plan) and for every candidate of the space
+    (each one's kFewSegments, from the record's params), so a winner is chosen on both."""
+    from muh.families import registry
+    from muh.pipeline import load_file
+    from muh.tune.space import build_space, effective, static_filter
+    from muh.tune.stats import SIZES
+
+    run, _ = plan
+    seg_len = registry.get("segmented_reduce").harness.shape[0]
+    counts = [n // seg_len for n in SIZES]
+    paths = [run([seg_len] * c, 1000)[0] for c in counts]
+    assert 1 in paths and 3 in paths
+    assert {c for c, _, _ in run([seg_len], 1000)[2]} <= {"warp", "block"}  # a segment whole
+    sp = build_space(load_file(SPECS / "h200.muh").spec, "segmented_reduce", "float32")
+    kept, _ = static_filter(sp)
+    assert len(kept) > 1
+    for v in kept:
+        few = dict(effective(v, sp).params)["kFewSegments"]
+        assert [1 if c <= few else 3 for c in counts] == paths, v.label()

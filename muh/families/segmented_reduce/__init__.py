@@ -229,7 +229,8 @@ RECORD = record(
     ),
     static=("segmented_reduce.cuh",),
     size_buckets=False,
-    # `muh tune` measures segments of one length (the shape; default 4096: the block class)
+    # `muh tune` measures segments of one length (the shape, 4096): at the tune sizes 2^16 and 2^20 few of them
+    # (the one-launch path, a block each), at 2^24 and 2^28 many (the three-launch path)
     harness=Harness(shape=(4096,), variables=lambda shape: {"seg_len": shape[0]}),
     python_ops={"segmented_reduce": segmented_reduce},
 )
