@@ -97,11 +97,12 @@ def config(split: bool = False):
     from bench import presets
 
     cfg = presets.h200()
-    pols = cfg.of("segmented_reduce")
+    cfg = replace(cfg, policies={"segmented_reduce": cfg.of("segmented_reduce")})
     if split:
-        pols = {d: replace(p, block_items=p.items, block_items_from="bench --split") for d, p in pols.items()}
-        return replace(cfg.with_policies("segmented_reduce", pols), name="h200-split")
-    return replace(cfg, policies={"segmented_reduce": pols})
+        pols = {d: replace(p, block_items=p.items, block_items_from="bench --split")
+                for d, p in cfg.of("segmented_reduce").items()}
+        cfg = replace(cfg.with_policies("segmented_reduce", pols), name="h200-split")
+    return cfg
 
 
 def muh_library(cache: Path, arch: str, split: bool = False) -> Path:
