@@ -5,9 +5,10 @@
 #   bash bench/segmented_reduce_device.sh quick      # GPU, ~45 s: the one-launch path's tests, CUB's fixed
 #                                                    # sizes (H200 kernels), 3 benchmark rows with --split
 #   bash bench/segmented_reduce_device.sh [full]     # GPU: every test, every benchmark row
-# From a copy of the repository (tracked files, .whl/ with muh's dependency wheels, .muh-cache/):
+# From a copy of the repository (tracked files, .whl/ with muh's dependency wheels, muh-cache.tar.xz):
 #   run(command="cd .dev/segred && bash bench/segmented_reduce_device.sh quick", carry=[".dev/segred"])
-# Libraries prebuilt elsewhere travel in .muh-cache/ (MUH_CACHE_DIR): the same sources hash alike.
+# Libraries prebuilt elsewhere travel in .muh-cache/ (MUH_CACHE_DIR: the same sources hash alike), packed by
+# prebuild into muh-cache.tar.xz (a tenth of the size: the carried tree has 64 MiB) and unpacked here.
 set -o pipefail
 MODE=${1:-full}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -27,8 +28,11 @@ for name, cfg in t.configs().items():  # the GPU tests' fixture: the same config
     print(name, build.build_capi(root / name, arch="sm_90"))
 EOF
   PYTHONPATH=$PWD python3 bench/segmented_reduce.py --cache .muh-cache/bench --prebuild sm_90 || exit 2
+  find .muh-cache -name '*.o' -delete  # a build's objects: the library alone is looked up
+  tar -cJf muh-cache.tar.xz .muh-cache && ls -la muh-cache.tar.xz
   exit 0
 fi
+if [ -f muh-cache.tar.xz ] && [ ! -d .muh-cache ]; then tar -xJf muh-cache.tar.xz || exit 4; fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD:$PWD/tests/gpu:$PWD/tests || exit 3
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/env.txt"; cat "$OUT/env.txt"
