@@ -39,7 +39,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 t0=$SECONDS
 if [ "$MODE" = quick ]; then
   select=(-k "few or tickets or logits or (fixed_size and not tiny and not bi100)")
-  tests_s=${TESTS_S:-24} bench_s=${BENCH_S:-18} bench=(--cases "1-10,logits,2^24" --split)
+  tests_s=${TESTS_S:-24} bench_s=${BENCH_S:-18} bench=(--cases "uniform 1-10,logits,2^24" --split)
 else
   select=() tests_s=${TESTS_S:-200} bench_s=${BENCH_S:-150} bench=(--split)
 fi
