@@ -1,6 +1,7 @@
 """segmented_reduce (muh) vs CUB's DeviceSegmentedReduce::Sum / ArgMax vs torch, one run, present GPU.
 
-    python3 bench/segmented_reduce.py [--out-md FILE] [--out-json FILE]
+    python3 bench/segmented_reduce.py [--out-md FILE] [--out-json FILE] [--cases SUBSTR,…] [--split]
+    python3 bench/segmented_reduce.py --prebuild sm_90   # no GPU: build the libraries into --cache first
 
 float32 input, int32 offsets (begin = offsets[:-1], end = offsets[1:]), segment-size distributions:
 uniform (1-10, 100-1000, fixed 2^20, fixed 2^24, rows of 151 936 as 64 logits rows), power-law
@@ -10,6 +11,11 @@ torch's formulation: torch.segment_reduce(x, "sum", offsets=...) (sum) and index
 id per element (the obvious scatter formulation, its ids made outside the timing). Times are medians
 of 9 (5 for calls over 5 ms) repeats of as many calls as fit ~10 ms, queued behind a GPU spin
 long enough to cover their host cost (device events).
+
+--split also times muh's sum with the H200 policies' `one_block.items` set to their `items` (the block class
+ends at one tile): segments of a few tiles are then split over the grid in the one-launch path instead of
+taken whole by a block each (CUB's shape) — the two shapes side by side on the same card. --cases keeps
+the distributions whose name holds one of the substrings.
 """
 from __future__ import annotations
 
@@ -64,7 +70,7 @@ def timed(fn, torch) -> float:
     return timeit(fn, torch, iters, 9 if one < 0.005 else 5)
 
 
-def build_cub(cache: Path) -> ctypes.CDLL:
+def cub_library(cache: Path) -> Path:
     from muh.runtime import build
     from muh.runtime.toolchain import Toolchain
 
@@ -75,32 +81,47 @@ def build_cub(cache: Path) -> ctypes.CDLL:
         lib.parent.mkdir(parents=True, exist_ok=True)
         flags = Toolchain.lab("sm_90").shared_library().flags
         subprocess.run([build.nvcc(), *flags, "-o", str(lib), str(src)], check=True)
-    cub = ctypes.CDLL(str(lib))
+    return lib
+
+
+def build_cub(cache: Path) -> ctypes.CDLL:
+    cub = ctypes.CDLL(str(cub_library(cache)))
     vp = ctypes.c_void_p
     cub.cub_segmented.argtypes = [ctypes.c_int, vp, vp, ctypes.c_int, vp, vp, ctypes.POINTER(ctypes.c_size_t), vp]
     return cub
 
 
-def config():
-    """The H200 spec's segmented_reduce kernels alone (what `muh build specs/h200.muh` emits for it)."""
+def config(split: bool = False):
+    """The H200 spec's segmented_reduce kernels alone (what `muh build specs/h200.muh` emits for it); with
+    ``split``, each type's block class ending at one tile (one_block.items = items)."""
     from bench import presets
 
     cfg = presets.h200()
-    return replace(cfg, policies={"segmented_reduce": cfg.of("segmented_reduce")})
+    cfg = replace(cfg, policies={"segmented_reduce": cfg.of("segmented_reduce")})
+    if split:
+        pols = {d: replace(p, block_items=p.items, block_items_from="bench --split")
+                for d, p in cfg.of("segmented_reduce").items()}
+        cfg = replace(cfg.with_policies("segmented_reduce", pols), name="h200-split")
+    return cfg
 
 
-def load_muh(cache: Path):
+def muh_library(cache: Path, arch: str, split: bool = False) -> Path:
+    from muh.codegen.kernels import emitter
+    from muh.runtime import build
+
+    gen = cache / ("segred-h200-split" if split else "segred-h200")
+    emitter.write(config(split), gen)
+    return build.build_capi(gen, arch=arch)
+
+
+def load_muh(cache: Path, split: bool = False):
     import torch
 
     from muh import families
-    from muh.codegen.kernels import emitter
-    from muh.runtime import build
     from muh.runtime.library import Kernels
 
-    gen = cache / "segred-h200"
-    emitter.write(config(), gen)
     major, minor = torch.cuda.get_device_capability()
-    return Kernels.from_library(build.build_capi(gen, arch=f"sm_{major}{minor}"), families.api())
+    return Kernels.from_library(muh_library(cache, f"sm_{major}{minor}", split), families.api())
 
 
 def distributions(torch, g):
@@ -124,11 +145,21 @@ def main() -> None:
     ap.add_argument("--out-md")
     ap.add_argument("--out-json")
     ap.add_argument("--cache", default=str(ROOT / ".muh-cache" / "bench"))
+    ap.add_argument("--cases", help="comma-separated substrings: only the distributions whose name holds one")
+    ap.add_argument("--split", action="store_true", help="also time muh's sum with the block class ending at a tile")
+    ap.add_argument("--prebuild", metavar="ARCH", help="build the libraries for ARCH (no GPU needed) and exit")
     args = ap.parse_args()
     cache = Path(args.cache)
+    if args.prebuild:
+        for split in (False, True):
+            print(muh_library(cache, args.prebuild, split))
+        print(cub_library(cache))
+        return
     from muh.families import calls
 
     kern, cub = load_muh(cache), build_cub(cache)
+    kern_split = load_muh(cache, split=True) if args.split else None
+    wanted = [c for c in (args.cases or "").split(",") if c]
     dev = torch.cuda.get_device_properties(0)
     g = torch.Generator().manual_seed(1)
     a = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
@@ -140,6 +171,8 @@ def main() -> None:
     stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)  # noqa: E731
     rows = []
     for name, sizes in distributions(torch, g).items():
+        if wanted and not any(c in name for c in wanted):
+            continue
         n, segs = int(sizes.sum()), sizes.numel()
         x = torch.randn(n, device="cuda")
         offs = torch.zeros(segs + 1, dtype=torch.int64)
@@ -171,6 +204,12 @@ def main() -> None:
         arg_ok = bool(torch.equal(kvk, idx))
         t_mine = timed(lambda i: calls.segmented_reduce(x, begin, end, "sum", kernels=kern), torch)
         t_arg = timed(lambda i: calls.segmented_reduce(x, begin, end, "argmax", kernels=kern), torch)
+        t_split = float("nan")
+        if kern_split is not None:
+            split = calls.segmented_reduce(x, begin, end, "sum", kernels=kern_split)
+            torch.cuda.synchronize()
+            err = max(err, float(((split - out).abs() / (1 + out.abs())).max()))
+            t_split = timed(lambda i: calls.segmented_reduce(x, begin, end, "sum", kernels=kern_split), torch)
         t_cub = timed(cub_sum, torch)
         t_cub_arg = timed(cub_arg, torch)
         try:
@@ -184,7 +223,8 @@ def main() -> None:
         del ids
         r = {"case": name, "items": n, "segments": segs, "muh_sum_us": t_mine * 1e6, "cub_sum_us": t_cub * 1e6,
              "torch_segment_reduce_us": t_seg * 1e6, "torch_index_add_us": t_add * 1e6,
-             "muh_argmax_us": t_arg * 1e6, "cub_argmax_us": t_cub_arg * 1e6,
+             "muh_argmax_us": t_arg * 1e6, "cub_argmax_us": t_cub_arg * 1e6, "muh_sum_split_us": t_split * 1e6,
+             "sum_split_vs_cub": t_cub / t_split,
              "muh_sum_pct_copy": 100 * moved_sum / t_mine / copy_bw,
              "muh_argmax_pct_copy": 100 * moved_arg / t_arg / copy_bw,
              "sum_vs_cub": t_cub / t_mine, "argmax_vs_cub": t_cub_arg / t_arg,
@@ -193,7 +233,8 @@ def main() -> None:
         print(f"{name}: sum {t_mine * 1e6:.1f} us ({r['muh_sum_pct_copy']:.0f} % copy) CUB {t_cub * 1e6:.1f} "
               f"({r['sum_vs_cub']:.2f}x) torch {min(t_seg, t_add) * 1e6:.1f}; argmax {t_arg * 1e6:.1f} "
               f"({r['muh_argmax_pct_copy']:.0f} %) CUB {t_cub_arg * 1e6:.1f} ({r['argmax_vs_cub']:.2f}x); "
-              f"err {err:.1e} argmax==CUB {arg_ok}", flush=True)
+              + (f"split sum {t_split * 1e6:.1f} ({r['sum_split_vs_cub']:.2f}x); " if kern_split else "")
+              + f"err {err:.1e} argmax==CUB {arg_ok}", flush=True)
         del x
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_bw / 1e9, "rows": rows}
     md = [f"# segmented_reduce vs CUB vs torch — {dev.name} (copy {copy_bw / 1e9:.0f} GB/s)", "",
@@ -202,11 +243,15 @@ def main() -> None:
           "| segments | muh sum | % copy | CUB Sum | ×CUB | torch | ×torch | muh argmax | % copy | CUB ArgMax | ×CUB |"
           " argmax = CUB |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    if kern_split is not None:
+        md[-2] += " muh sum, block class to one tile | ×CUB |"
+        md[-1] += "---|---|"
     for r in rows:
         md.append(f"| {r['case']} | {r['muh_sum_us']:.1f} | {r['muh_sum_pct_copy']:.0f} % | {r['cub_sum_us']:.1f} | "
                   f"{r['sum_vs_cub']:.2f}× | {min(r['torch_segment_reduce_us'], r['torch_index_add_us']):.1f} | "
                   f"{r['sum_vs_torch']:.2f}× | {r['muh_argmax_us']:.1f} | {r['muh_argmax_pct_copy']:.0f} % | "
-                  f"{r['cub_argmax_us']:.1f} | {r['argmax_vs_cub']:.2f}× | {'yes' if r['argmax_equal_cub'] else 'NO'} |")
+                  f"{r['cub_argmax_us']:.1f} | {r['argmax_vs_cub']:.2f}× | {'yes' if r['argmax_equal_cub'] else 'NO'} |"
+                  + (f" {r['muh_sum_split_us']:.1f} | {r['sum_split_vs_cub']:.2f}× |" if kern_split else ""))
     text = "\n".join(md) + "\n"
     print(text)
     if args.out_md:

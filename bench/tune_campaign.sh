@@ -16,7 +16,10 @@
 #   reduce      float64/bfloat16/int32/int64 (REDUCE_TYPES): the whole space (192 each; 78/156/117/78 distinct
 #               kernels) in seeded random order, so a cut-short run is still a uniform sample
 #   segmented_reduce  float32/bfloat16/float64 (SEGRED_TYPES): the tile pass's threads x items, whole space,
-#               measured on segments of 4096 (the harness's shape: the block class; sub-policies kept)
+#               measured on segments of 4096 (the harness's shape) at the default sizes: 2^16 and 2^20 are
+#               16 and 256 segments, the one-launch path (a block per segment: the block class), 2^24 and
+#               2^28 the three-launch path, for every candidate (kFewSegments = threads >= 256); the
+#               sub-policies small, warp and one_block (the block class's bound) are the spec's, kept
 #   reduce-rest float32/float16 again, whole space (searched whole on 2026-11-30 with the older harness,
 #               before the twin A/A and the spin kernel; this records them as measured-and-kept or not)
 #   scan        float32/int32/float64/int64 (SCAN_TYPES): random order, budget $SCAN_BUDGET (default 96) of 432 each

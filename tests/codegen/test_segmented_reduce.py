@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from bench import presets
 from muh.codegen.base import BuildContext
 from muh.codegen.kernels import emitter
@@ -85,3 +87,152 @@ def test_a_small_block_the_kernels_cannot_take_is_refused_with_its_place():
     assert found == [] and [d.code for d in diags] == ["E-KERNELS"]
     assert "segmented_reduce.float32: small.threads=512 is more than threads=256" in diags[0].message
     assert diags[0].span == ctx.spec.span_of(("hardware", "bi100"))
+
+
+# ---- the plan: which class each segment lands in and how many launches a call takes (nvcc, no GPU) ------
+
+PLAN_MAIN = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "muh/kernels/params.cuh"
+#include "muh/kernels/segmented_reduce.cuh"
+
+namespace pr = muh::params::segmented_reduce_%(dtype)s;
+struct P {
+  enum {
+    kThreads = pr::kThreads, kItems = pr::kItems, kSmallItems = pr::kSmallItems, kWarpItems = pr::kWarpItems,
+    kBlockItems = pr::kBlockItems, kFewSegments = pr::kFewSegments, kMaxGrid = muh::params::kSegmentedReduceMaxGrid
+  };
+};
+
+// argv[1]: the grid few_kernel's runs are sized for; stdin: segment lengths. Composes the kernel's pure
+// functions as few_kernel does: the total tiles, the share, each segment's class and units.
+int main(int argc, char** argv) {
+  using namespace muh::segmented_reduce_impl;
+  const long long grid = atoll(argv[1]);
+  std::vector<long long> n;
+  long long x;
+  while (scanf("%%lld", &x) == 1) n.push_back(x);
+  long long tiles = 0;
+  for (long long v : n) tiles += tiles_of<P>(v);
+  const long long per = share_of(tiles, grid);
+  printf("launches %%d per %%lld\n", launches<P>((long long)n.size()), per);
+  for (long long v : n) printf("%%d %%lld %%lld\n", class_of<P>(v), tiles_of<P>(v), units_of<P>(v, per));
+  return 0;
+}
+"""
+CLASSES = ("thread", "warp", "block", "many")
+
+
+@pytest.fixture(scope="module")
+def plan(nvcc, tmp_path_factory):
+    """plan(lengths, grid) -> (launches, per, [(class, tiles, units)]) of the H200 spec's float32 policy,
+    and that policy's numbers (params.cuh)."""
+    import subprocess
+
+    root = tmp_path_factory.mktemp("segplan")
+    cfg = presets.h200()
+    emitter.write(cfg, root)
+    src = root / "plan.cu"
+    src.write_text(PLAN_MAIN % {"dtype": "float32"})
+    exe = root / "plan"
+    subprocess.run(
+        [nvcc, "-std=c++17", "-arch=sm_90", "-I", str(root / "include"), str(src), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+    def run(lengths, grid):
+        out = subprocess.run(
+            [str(exe), str(grid)], input=" ".join(map(str, lengths)), capture_output=True, text=True, check=True
+        ).stdout.split("\n")
+        head = out[0].split()
+        rows = [tuple(int(v) for v in line.split()) for line in out[1:] if line]
+        return int(head[1]), int(head[3]), [(CLASSES[c], t, u) for c, t, u in rows]
+
+    text = (root / "include/muh/kernels/params.cuh").read_text()
+    block = re.search(r"namespace segmented_reduce_float32 \{(.*?)\}", text, re.S).group(1)
+    nums = {k: int(v) for k, v in re.findall(r"constexpr int (k\w+) = (\d+);", block)}
+    nums["warp"] = cfg.warp_size
+    return run, nums
+
+
+@pytest.mark.nvcc
+def test_llm_logits_rows_are_one_launch_a_block_per_row(plan):
+    """Issue 40's missed row: 64 rows × 151936 float32 (the H200 spec's policy) is one launch, every row a
+    block of its own, so no partials and no combining pass (before: three launches, rows split over blocks)."""
+    run, p = plan
+    assert 151936 <= p["kThreads"] * p["kBlockItems"] and 64 <= p["kFewSegments"]  # the premise, from params
+    for grid in (1056, 132 * 16, 64):  # an H100's resident blocks of the tile pass, more, fewer
+        launches, per, rows = run([151936] * 64, grid)
+        assert launches == 1
+        assert {c for c, _, _ in rows} == {"block"}
+        assert sum(u for _, _, u in rows) == 64  # 64 busy blocks of the grid + 64 launched
+
+
+@pytest.mark.nvcc
+def test_each_length_lands_in_its_class_at_the_policy_s_bounds(plan):
+    run, p = plan
+    warp = p["warp"] * p["kWarpItems"]
+    block = p["kThreads"] * p["kBlockItems"]
+    small = p["kSmallItems"]
+    lengths = [0, 1, small, small + 1, warp, warp + 1, block, block + 1]
+    _, _, rows = run(lengths, 1000)
+    assert [c for c, _, _ in rows] == ["thread", "thread", "thread", "warp", "warp", "block", "block", "many"]
+    assert all(u == 1 for c, _, u in rows if c != "many")  # up to a block: the segment whole
+
+
+@pytest.mark.nvcc
+def test_long_segments_are_shared_over_the_grid_in_one_launch(plan):
+    """A few long segments (4 × 2^24, one 10^8) are split into runs of the grid's even share of tiles: at
+    most grid + segments units (the launch's blocks), each run at most `per` tiles, all tiles covered."""
+    run, p = plan
+    tile = p["kThreads"] * p["kItems"]
+    for lengths, grid in (([1 << 24] * 4, 1056), ([100_000_000], 1056), ([1 << 24, 151936, 3, 0], 500)):
+        launches, per, rows = run(lengths, grid)
+        assert launches == 1
+        tiles = sum(t for _, t, _ in rows)
+        assert per == -(-tiles // grid)
+        units = sum(u for _, _, u in rows)
+        assert grid // 2 <= units <= grid + len(lengths)
+        for (c, t, u), n in zip(rows, lengths):
+            assert t == -(-n // tile)
+            if c == "many":
+                assert (u - 1) * per < t <= u * per  # runs of `per` tiles, the last one shorter
+
+
+@pytest.mark.nvcc
+def test_many_segments_take_the_three_launch_path(plan):
+    run, p = plan
+    few = p["kFewSegments"]
+    assert run([5] * few, 1000)[0] == 1
+    assert run([5] * (few + 1), 1000)[0] == 3
+    assert run([], 1000)[0] == 0
+
+
+@pytest.mark.nvcc
+def test_tune_measures_both_paths_for_every_candidate(plan):
+    """`muh tune specs/h200.muh segmented_reduce` measures segments of the harness's length at the tune
+    sizes: the smaller sizes are few segments (the one-launch path, each segment a block), the larger ones
+    many (the three-launch path) — for the spec's policy (its plan) and for every candidate of the space
+    (each one's kFewSegments, from the record's params), so a winner is chosen on both."""
+    from muh.families import registry
+    from muh.pipeline import load_file
+    from muh.tune.space import build_space, effective, static_filter
+    from muh.tune.stats import SIZES
+
+    run, _ = plan
+    seg_len = registry.get("segmented_reduce").harness.shape[0]
+    counts = [n // seg_len for n in SIZES]
+    paths = [run([seg_len] * c, 1000)[0] for c in counts]
+    assert 1 in paths and 3 in paths
+    assert {c for c, _, _ in run([seg_len], 1000)[2]} <= {"warp", "block"}  # a segment whole
+    sp = build_space(load_file(SPECS / "h200.muh").spec, "segmented_reduce", "float32")
+    kept, _ = static_filter(sp)
+    assert len(kept) > 1
+    for v in kept:
+        few = dict(effective(v, sp).params)["kFewSegments"]
+        assert [1 if c <= few else 3 for c in counts] == paths, v.label()

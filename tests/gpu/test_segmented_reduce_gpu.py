@@ -7,8 +7,12 @@ value; argmin/argmax: the first offset on ties, {1, init} for an empty segment).
 int64 arrays (begin/end pointers), non-contiguous and overlapping segments, and 64-bit offsets past 2^31.
 
 Variants: the H200's kernels natively, the BI-V100's policies with the 64-lane warp emulated on the
-32-lane GPU, and a tiny policy (64 × 2 tiles, a thread only for 2 elements, a warp for 32) that sends
-short segments through every class and long ones across many blocks. Inputs are small integers (exact
+32-lane GPU, and a tiny policy (64 × 2 tiles, a thread only for 2 elements, a warp for 32, a block for
+256) that sends short segments through every class and long ones across many blocks. Calls of at most
+`kFewSegments` segments (the policy's threads) take the one-launch path (a block per segment up to the
+block bound, the grid's share beyond, partials combined by the last block of each segment): its own cases
+below, with every class, at the bound and one past it, and called repeatedly (its tickets must be left at
+zero), plus the LLM logits rows (64 × 151936) of issue 40. Inputs are small integers (exact
 sums in every type, many ties) and fresh each run (seed printed)."""
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def configs() -> dict:
     only = lambda cfg: replace(cfg, policies={"segmented_reduce": cfg.of("segmented_reduce")})  # noqa: E731
     h200 = only(presets.h200())
     tiny = {
-        d: replace(p, threads=64, items=2, small_threads=64, small_items=2, warp_items=1)
+        d: replace(p, threads=64, items=2, small_threads=64, small_items=2, warp_items=1, block_items=4)
         for d, p in h200.of("segmented_reduce").items()
     }
     return {
@@ -311,3 +315,89 @@ def test_bad_arguments_are_refused_before_any_kernel(seg_kernels):
         calls.segmented_reduce(x, offs[:-1], offs[1:].long(), kernels=seg_kernels["h200"])
     with pytest.raises(TypeError, match="not supported"):
         calls.segmented_reduce(x, offs[:-1].float(), offs[1:].float(), kernels=seg_kernels["h200"])
+
+
+# ---- the one-launch path: at most kFewSegments segments ------------------------------------------------
+
+
+def _numbers(variant: str, dtype: str) -> dict:
+    """The params the variant's kernels were instantiated with (the record's, as params.cuh has them)."""
+    from muh.families import segmented_reduce as rec
+
+    cfg = configs()[variant]
+    pol = cfg.of("segmented_reduce")[dtype]
+    return {p.cname: p.value for p in rec.params(cfg, dtype, pol)} | {"warp": cfg.warp_size}
+
+
+def _class_lengths(p: dict, g) -> list[int]:
+    """One length of each class and each class's bounds: empty, a thread's, a warp's, a block's (the
+    segment whole) and many blocks' (a few times the block bound)."""
+    import torch
+
+    warp, block = p["warp"] * p["kWarpItems"], p["kThreads"] * p["kBlockItems"]
+    edges = [0, 1, p["kSmallItems"], p["kSmallItems"] + 1, warp, warp + 1, block, block + 1, 3 * block + 7]
+    return edges + [int(torch.randint(warp + 1, block + 1, (1,), generator=g))]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("dtype", ("float32", "bfloat16", "int64"))
+def test_few_segments_of_every_class_in_one_launch(seg_kernels, variant, dtype):
+    """1, a few and exactly kFewSegments segments (the one-launch path) and one more (the three-launch
+    path), their lengths of every class, placed anywhere in the input; int32 and int64 offsets."""
+    import torch
+
+    g = _gen()
+    p = _numbers(variant, dtype)
+    few = p["kFewSegments"]
+    lens = _class_lengths(p, g)
+    for count in (1, len(lens), few, few + 1):
+        sizes = torch.tensor([lens[i % len(lens)] for i in range(count)])[torch.randperm(count, generator=g)]
+        n = int(sizes.max()) * 2 + 64
+        x = values(n, _torch_dtype(dtype), "cuda", g)
+        begin = (torch.rand(count, generator=g) * (n - sizes)).long()
+        for offsets in (torch.int32, torch.int64):
+            b, e = begin.to(offsets).cuda(), (begin + sizes).to(offsets).cuda()
+            for op in OPS:
+                check(seg_kernels[variant], x, b, e, op, f"{variant} {dtype} {count} segments {offsets}")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_one_launch_path_leaves_its_tickets_at_zero(seg_kernels, variant):
+    """A split segment's blocks count themselves on a ticket the last one resets: the same call again, and
+    again after a three-launch call on the same workspace, gives every segment (output poisoned first)."""
+    import torch
+
+    from muh.families import calls
+
+    g = _gen()
+    p = _numbers(variant, "float32")
+    block = p["kThreads"] * p["kBlockItems"]
+    sizes = torch.tensor([5 * block + 3, block + 1, 17, 0, 2 * block])
+    n = int(sizes.sum())
+    x = values(n, torch.float32, "cuda", g)
+    offs = torch.zeros(sizes.numel() + 1, dtype=torch.int64)
+    offs[1:] = torch.cumsum(sizes, 0)
+    offs = offs.cuda()
+    want, _ = reference(x, offs[:-1], offs[1:], "sum")
+    many = torch.arange(0, n + 1, max(1, n // (p["kFewSegments"] + 5)), device="cuda")
+    kern = seg_kernels[variant]
+    for round_ in range(3):
+        out = torch.full((sizes.numel(),), float("nan"), device="cuda")
+        calls.segmented_reduce(x, offs[:-1], offs[1:], "sum", out=out, kernels=kern)
+        torch.cuda.synchronize()
+        assert torch.equal(out, want), f"{variant} round {round_}: {out.tolist()} vs {want.tolist()}"
+        calls.segmented_reduce(x, many[:-1], many[1:], "sum", kernels=kern)  # the other path in between
+
+
+@pytest.mark.parametrize("dtype", ("float32", "bfloat16"))
+def test_llm_logits_rows(seg_kernels, dtype):
+    """Issue 40's row: 64 rows × 151936 (a vocabulary of logits), H200 kernels: a block per row in one
+    launch; sum, max and argmax of each row against torch."""
+    import torch
+
+    g = _gen()
+    rows, cols = 64, 151936
+    x = values(rows * cols, _torch_dtype(dtype), "cuda", g)
+    offs = torch.arange(rows + 1, device="cuda", dtype=torch.int32) * cols
+    for op in ("sum", "max", "argmax"):
+        check(seg_kernels["h200"], x, offs[:-1], offs[1:], op, f"logits rows {dtype}")

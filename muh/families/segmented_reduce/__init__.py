@@ -9,9 +9,13 @@ reduce family does (float for float16/bfloat16).
 
 Segment-size classes, each from the spec's policy (segmented_reduce.cuh says how): a thread per segment up
 to ``small.items`` elements (sub-policy ``small``: its block ``threads`` and ``items``), a warp up to the
-warp size × ``warp.items`` (sub-policy ``warp``), then the policy's own tile (``threads`` × ``items``, CUB's
-SegmentedReducePolicy = the reduce hub's ReducePolicy) spread over the GPU: a block reduces the segments
-of one tile, many blocks a long one. ``vec`` is not used: segments start anywhere, so loads are scalar.
+warp size × ``warp.items`` (sub-policy ``warp``), a block up to the policy's ``threads`` × ``one_block.items``
+(sub-policy ``one_block``: the segment whole, CUB's shape), many blocks beyond (the policy's own tile,
+``threads`` × ``items``, CUB's SegmentedReducePolicy = the reduce hub's ReducePolicy, spread over the GPU).
+Which launches run depends on the segment count alone (the host never reads the offsets): at most
+``threads`` segments (``kFewSegments``) are one launch, a block per segment up to the block bound and a
+share of the grid for a longer one; more segments run the three-launch path (thread, warp, then the tile
+list). ``vec`` is not used: segments start anywhere, so loads are scalar.
 """
 
 from __future__ import annotations
@@ -37,11 +41,16 @@ CUB = cub.CubTable(
     takes_offset=True,
     any_type=True,
 )
-SUBS = ("small", "warp")  # a thread per segment (block threads, items), a warp per segment (items per lane)
+# a thread per segment (block threads, items), a warp per segment (items per lane), a block per segment (items
+# per thread of the longest segment one block reduces whole)
+SUBS = ("small", "warp", "one_block")
 
 # What the sub-policies give where the spec leaves them out (a policy from CUB's tables has none).
 SMALL_ITEMS = 8  # a thread reduces segments up to 8 elements alone (one or two 32-byte sectors)
 WARP_ITEMS = 32  # a warp those up to 32 elements per lane (a full tile of a 256-thread block at 4 B/4 items)
+# A block those up to 640 elements per thread (a 256-thread block: 163840 elements, the LLM vocabularies'
+# logits rows — 129280, 151936 — whole, in CUB's shape of one block per segment); not measured yet.
+BLOCK_ITEMS = 640
 
 
 @dataclass(frozen=True)
@@ -52,9 +61,11 @@ class Policy:
     small_threads: int = 0  # the first pass's block (0: threads)
     small_items: int = SMALL_ITEMS  # the longest segment a thread reduces alone
     warp_items: int = WARP_ITEMS  # elements per lane of the longest segment a warp reduces
+    block_items: int = BLOCK_ITEMS  # elements per thread of the longest segment a block reduces whole
     small_from: str = "policy threads"
     small_items_from: str = "default"
     warp_items_from: str = "default"
+    block_items_from: str = "default"
 
 
 def _origin(get, dim: str, fallback: str) -> str:
@@ -63,7 +74,7 @@ def _origin(get, dim: str, fallback: str) -> str:
 
 
 def read(get) -> Policy:
-    small, warp = get.sub("small"), get.sub("warp")
+    small, warp, one = get.sub("small"), get.sub("warp"), get.sub("one_block")
     threads = int(get("threads"))
     return Policy(
         threads,
@@ -72,9 +83,11 @@ def read(get) -> Policy:
         int(small("threads", threads)),
         int(small("items", SMALL_ITEMS)),
         int(warp("items", WARP_ITEMS)),
+        int(one("items", BLOCK_ITEMS)),
         "policy small.threads" if small("threads", None) is not None else "policy threads (no small.threads)",
         _origin(small, "items", "default"),
         _origin(warp, "items", "default"),
+        _origin(one, "items", "default"),
     )
 
 
@@ -94,6 +107,18 @@ def params(cfg, dtype: str, pol: Policy):
             pol.warp_items,
             "policy warp.items" if pol.warp_items_from != "default" else f"default: {WARP_ITEMS} (no warp.items)",
         ),
+        param(
+            "kBlockItems",
+            pol.block_items,
+            "policy one_block.items"
+            if pol.block_items_from != "default"
+            else f"default: {BLOCK_ITEMS} (no one_block.items)",
+        ),
+        param(
+            "kFewSegments",
+            pol.threads,
+            "policy threads: every block of the one-launch path reads all offsets, a segment per thread",
+        ),
     ]
 
 
@@ -105,12 +130,17 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
             f"{where}: small.threads={pol.small_threads} is more than threads={pol.threads} "
             "(the warp layer's exchange buffer is sized by the policies' threads)"
         )
-    if pol.small_items < 0 or pol.warp_items < 1 or pol.items < 1:
-        errs.append(f"{where}: items, warp.items must be at least 1 and small.items at least 0")
+    if pol.small_items < 0 or pol.warp_items < 1 or pol.items < 1 or pol.block_items < 1:
+        errs.append(f"{where}: items, warp.items, one_block.items must be at least 1 and small.items at least 0")
     if pol.small_items > cfg.warp_size * pol.warp_items:
         errs.append(
             f"{where}: small.items={pol.small_items} is more than a warp's segments "
             f"(warp {cfg.warp_size} × warp.items {pol.warp_items})"
+        )
+    if cfg.warp_size * pol.warp_items > pol.threads * pol.block_items:
+        errs.append(
+            f"{where}: a warp's segments (warp {cfg.warp_size} × warp.items {pol.warp_items}) are longer than a "
+            f"block's (threads {pol.threads} × one_block.items {pol.block_items})"
         )
     return errs
 
@@ -199,7 +229,8 @@ RECORD = record(
     ),
     static=("segmented_reduce.cuh",),
     size_buckets=False,
-    # `muh tune` measures segments of one length (the shape; default 4096: the block class)
+    # `muh tune` measures segments of one length (the shape, 4096): at the tune sizes 2^16 and 2^20 few of them
+    # (the one-launch path, a block each), at 2^24 and 2^28 many (the three-launch path)
     harness=Harness(shape=(4096,), variables=lambda shape: {"seg_len": shape[0]}),
     python_ops={"segmented_reduce": segmented_reduce},
 )

@@ -1,24 +1,35 @@
 // Segmented reduce (sum, min, max, argmin, argmax over segments [begin[i], end[i]) of one input; CUB
-// DeviceSegmentedReduce semantics), static CUDA. Each segment is reduced by the class its length falls in,
-// chosen on the device, in three launches whatever the lengths:
-//   1. small_kernel: one thread per segment. A segment of at most kSmallItems elements is reduced by its
-//      thread; one of at most warp::kSize * kWarpItems by its warp (the warp takes its lanes' such segments
-//      one after the other); a longer one is appended to the work list with its count of tiles (one 64-bit
-//      atomic gives its entry and its first tile, so tiles are numbered in entry order).
-//   2. tiles_kernel: the listed segments' tiles (kThreads * kItems elements each), split evenly over a grid
-//      sized to fill the GPU: each block reduces a contiguous run of tiles; a segment whose tiles all fall
-//      in one block's run is written by that block (a block per segment), a longer one leaves a partial at
-//      each end of the block's run (many blocks per segment).
-//   3. fixup_kernel: the first block of each segment spread over several blocks combines their partials
-//      in block order (deterministic) and writes the result.
+// DeviceSegmentedReduce semantics), static CUDA. Each segment is reduced by the class its length falls in
+// (class_of: a thread up to kSmallItems elements, a warp up to warp::kSize * kWarpItems, a block up to
+// kThreads * kBlockItems, many blocks beyond), chosen on the device. The host never reads the offsets: it
+// picks the launches by the segment count alone (launches()):
+//   - at most kFewSegments (a segment per thread of one block): ONE launch, few_kernel. Every block reads
+//     all offsets and makes the same plan (units_of, share_of): a segment up to the block bound is one
+//     unit, reduced whole by one block (CUB's shape; the thread and warp classes too: with this few
+//     segments a block each costs nothing); a longer one is split into runs of `per` tiles (the grid's
+//     even share of all tiles), each run a unit; block g takes unit g. A split segment's blocks leave
+//     partials, and the last of them to finish (a ticket per segment, reset by it) combines them in run
+//     order (deterministic for a given grid) and writes the result.
+//   - more: three launches whatever the lengths:
+//     1. small_kernel: one thread per segment. A segment of the thread class is reduced by its thread, one
+//        of the warp class by its warp (the warp takes its lanes' such segments one after the other); a
+//        longer one is appended to the work list with its count of tiles (one 64-bit atomic gives its
+//        entry and its first tile, so tiles are numbered in entry order).
+//     2. tiles_kernel: the listed segments' tiles (kThreads * kItems elements each), split evenly over a
+//        grid sized to fill the GPU: each block reduces a contiguous run of tiles; a segment whose tiles
+//        all fall in one block's run is written by that block, a longer one leaves a partial at each end
+//        of the block's run.
+//     3. fixup_kernel: the first block of each segment spread over several blocks combines their partials
+//        in block order (deterministic) and writes the result.
 // No numbers of its own: kernels/segmented_reduce.cu instantiates it with each element type's resolved
 // policy P (params.cuh). Compiles on its own against the generated common layer (include/muh: block.cuh,
 // host.cuh, types.cuh, warp.cuh); C++14, CUDA 10.2 subset.
 //
 // Policy P (enums): kThreads, kItems, kLdg (the tile pass: CUB's SegmentedReducePolicy), kSmallThreads
 // (block of the first pass), kSmallItems (longest segment a thread reduces alone), kWarpItems (elements
-// per lane of the longest segment a warp reduces), kMaxGrid (most blocks of the tile pass: the workspace
-// holds two partials each).
+// per lane of the longest segment a warp reduces), kBlockItems (elements per thread of the longest segment a
+// block reduces whole), kFewSegments (most segments of the one-launch path), kMaxGrid (most blocks of the
+// tile pass: the workspace holds two partials each).
 #pragma once
 
 #include <float.h>
@@ -191,16 +202,58 @@ struct Entry {
   long long first_tile;  // tiles of all earlier entries
 };
 
-// Workspace: the list's counter (entries << 36 | tiles), the partials, the list. 2^36 tiles of at least
-// one warp each, 2^28 segments (run refuses more).
+// Workspace: the list's counter (entries << 36 | tiles), the one-launch path's tickets (one per segment,
+// zero between calls: the workspace comes zero-filled and the last block of each split segment resets its
+// ticket), the partials, the list. 2^36 tiles of at least one warp each, 2^28 segments (run refuses more).
 constexpr int kCountBits = 36;
 constexpr long long kMaxSegments = 1LL << (64 - kCountBits);
 constexpr unsigned long long kTileMask = (1ull << kCountBits) - 1;
 constexpr size_t kCounterBytes = 16;
+constexpr int kMaxFewSegments = 1024;  // tickets: kFewSegments is a block's threads (CUDA: at most 1024)
+constexpr size_t kTicketBytes = sizeof(unsigned) * kMaxFewSegments;
 
 template <typename P>
 constexpr size_t partial_bytes() {
   return sizeof(KV<double>) * 2 * (size_t)P::kMaxGrid;
+}
+
+// ---- the plan: pure functions of the policy, the segment count and lengths (host and device) ----------
+
+enum Class { kThreadClass = 0, kWarpClass = 1, kBlockClass = 2, kManyClass = 3 };
+
+// The class of a segment of n elements.
+template <typename P>
+__host__ __device__ inline int class_of(long long n) {
+  if (n <= (long long)P::kSmallItems) return kThreadClass;
+  if (n <= (long long)warp::kSize * P::kWarpItems) return kWarpClass;
+  if (n <= (long long)P::kThreads * P::kBlockItems) return kBlockClass;
+  return kManyClass;
+}
+
+// Tiles of a segment of n elements (0 for an empty one).
+template <typename P>
+__host__ __device__ inline long long tiles_of(long long n) {
+  return n > 0 ? (n + (long long)P::kThreads * P::kItems - 1) / ((long long)P::kThreads * P::kItems) : 0;
+}
+
+// One-launch path: tiles per unit of a split segment, the even share of all `tiles` over `grid` blocks.
+__host__ __device__ inline long long share_of(long long tiles, long long grid) {
+  const long long per = (tiles + grid - 1) / grid;
+  return per > 0 ? per : 1;
+}
+
+// One-launch path: the units (blocks) of a segment of n elements: one up to the block class, else its
+// runs of `per` tiles. A grid's units sum to at most segments + grid (per >= all tiles / grid).
+template <typename P>
+__host__ __device__ inline long long units_of(long long n, long long per) {
+  if (class_of<P>(n) != kManyClass) return 1;
+  return (tiles_of<P>(n) + per - 1) / per;
+}
+
+// Kernel launches of a call of `segments` segments (the memset of the three-launch path not counted).
+template <typename P>
+__host__ __device__ inline int launches(long long segments) {
+  return segments <= 0 ? 0 : segments <= (long long)P::kFewSegments ? 1 : 3;
 }
 
 template <typename T, typename Op>
@@ -216,6 +269,75 @@ __device__ __forceinline__ typename Acc<T>::type ld(const T* p) {
   load_vec<T, 1, kLdg>(p, v);
   return Cvt<typename Acc<T>::type, T>::in(v[0]);
 }
+
+// One full tile's elements of this thread (its kItems loads, issued together), and their fold in order.
+template <typename T, typename P>
+__device__ __forceinline__ void load_tile(typename Acc<T>::type (&v)[P::kItems], const T* base, long long off) {
+#pragma unroll
+  for (int i = 0; i < P::kItems; ++i) v[i] = ld<T, P::kLdg != 0>(base + off + i * P::kThreads + threadIdx.x);
+}
+template <typename P, typename Op>
+__device__ __forceinline__ typename Op::R fold_tile(typename Op::R r, const typename Op::A (&v)[P::kItems],
+                                                    long long off) {
+#pragma unroll
+  for (int i = 0; i < P::kItems; ++i) r = Op::fold(r, v[i], off + i * P::kThreads + threadIdx.x);
+  return r;
+}
+
+// This thread's fold of tiles [t0, t1) of the segment of `size` elements at `base` (unrolled scalar loads:
+// segments start anywhere). Full tiles are software-pipelined: the next tile's loads are issued before this
+// one is folded, so a thread has two tiles in flight where ptxas would otherwise wait on the first loads
+// of each tile before issuing its later ones (sm_90 SASS of the plain loop). Folds stay in element order.
+// The last tile, when partial, is guarded.
+template <typename T, typename P, typename Op>
+__device__ __forceinline__ typename Op::R fold_tiles(const T* base, long long size, long long t0, long long t1) {
+  enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems };
+  typedef typename Acc<T>::type A;
+  typename Op::R r = Op::init();
+  const long long full = size / kTile < t1 ? size / kTile : t1;  // tiles [t0, full) are full
+  long long t = t0;
+  if (t < full) {
+    A v[kItems], w[kItems];  // ping-pong: tile t in one, t + 1 loading into the other
+    load_tile<T, P>(v, base, t * kTile);
+    while (true) {
+      if (t + 1 < full) load_tile<T, P>(w, base, (t + 1) * kTile);
+      r = fold_tile<P, Op>(r, v, t * kTile);
+      if (++t >= full) break;
+      if (t + 1 < full) load_tile<T, P>(v, base, (t + 1) * kTile);
+      r = fold_tile<P, Op>(r, w, t * kTile);
+      if (++t >= full) break;
+    }
+  }
+  for (; t < t1; ++t) {
+    const long long off = t * kTile;
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const long long k = off + i * kThreads + threadIdx.x;
+      if (k < size) r = Op::fold(r, ld<T, P::kLdg != 0>(base + k), k);
+    }
+  }
+  return r;
+}
+
+// A partial read past the L1 (another block wrote it in this launch): a plain value, or a pair by field.
+template <typename R>
+struct Fresh {
+  static __device__ __forceinline__ R at(const R* p) { return *(const volatile R*)p; }
+  static __device__ __forceinline__ void put(R* p, R v) { *(volatile R*)p = v; }
+};
+template <typename A>
+struct Fresh<KV<A>> {
+  static __device__ __forceinline__ KV<A> at(const KV<A>* p) {
+    KV<A> r;
+    r.key = ((const volatile KV<A>*)p)->key;
+    r.value = ((const volatile KV<A>*)p)->value;
+    return r;
+  }
+  static __device__ __forceinline__ void put(KV<A>* p, KV<A> v) {
+    ((volatile KV<A>*)p)->key = v.key;
+    ((volatile KV<A>*)p)->value = v.value;
+  }
+};
 
 template <typename T, typename O, typename P, typename Op>
 __global__ void __launch_bounds__(P::kSmallThreads)
@@ -299,24 +421,8 @@ __global__ void __launch_bounds__(P::kThreads)
     const Entry en = list[e];
     const long long count = (en.size + kTile - 1) / kTile;
     const long long last = en.first_tile + count < hi ? en.first_tile + count : hi;
-    const T* base = in + en.begin;
-    R r = Op::init();
-    for (; t < last; ++t) {
-      const long long off = (t - en.first_tile) * kTile;
-      if (off + kTile <= en.size) {
-        typename Acc<T>::type v[kItems];
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) v[i] = ld<T, P::kLdg != 0>(base + off + i * kThreads + threadIdx.x);
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) r = Op::fold(r, v[i], off + i * kThreads + threadIdx.x);
-      } else {
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-          const long long k = off + i * kThreads + threadIdx.x;
-          if (k < en.size) r = Op::fold(r, ld<T, P::kLdg != 0>(base + k), k);
-        }
-      }
-    }
+    R r = fold_tiles<T, P, Op>(in + en.begin, en.size, t - en.first_tile, last - en.first_tile);
+    t = last;
     r = block_reduce<kThreads, Op>(r, warp_partials);
     if (threadIdx.x == 0) {
       const bool starts = en.first_tile >= lo, ends = en.first_tile + count <= hi;
@@ -352,6 +458,71 @@ __global__ void fixup_kernel(T* __restrict__ out, long long* __restrict__ out_ke
   if (warp::lane() == 0) put<T, Op>(out, out_key, en.segment, r);
 }
 
+// The one-launch path (at most P::kFewSegments segments): see the top of the file. `share` is the grid the
+// split segments' runs are sized for (the launch has share + segments blocks, the most units there can be).
+template <typename T, typename O, typename P, typename Op>
+__global__ void __launch_bounds__(P::kThreads)
+    few_kernel(const T* __restrict__ in, const O* __restrict__ begins, const O* __restrict__ ends, int segments,
+               long long share, T* __restrict__ out, long long* __restrict__ out_key, typename Op::R* partials,
+               unsigned* tickets) {
+  typedef typename Op::R R;
+  enum { kThreads = P::kThreads, kWarps = block::Shape<kThreads>::kWarps };
+  __shared__ long long first_unit[kThreads + 1];  // each segment's first unit; [segments..]: all units
+  __shared__ long long scratch[kWarps];
+  __shared__ R warp_partials[kWarps];
+  __shared__ int am_last;
+  const int t = (int)threadIdx.x;
+  long long n = 0;
+  if (t < segments) {
+    const long long b = (long long)begins[t], e = (long long)ends[t];
+    n = e > b ? e - b : 0;
+  }
+  long long tiles = 0, units = 0;
+  block::exclusive_scan<kThreads>(tiles_of<P>(n), Sum(), 0LL, scratch, tiles);
+  const long long per = share_of(tiles, share);
+  first_unit[t] = block::exclusive_scan<kThreads>(t < segments ? units_of<P>(n, per) : 0LL, Sum(), 0LL, scratch, units);
+  if (t == 0) first_unit[kThreads] = units;
+  __syncthreads();
+  const long long g = blockIdx.x;
+  if (g >= units) return;
+  int lo = 0, hi = segments - 1;  // the segment of unit g: the last whose first unit is at most g
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (first_unit[mid] <= g)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const int s = lo;
+  const long long sb = (long long)begins[s], se = (long long)ends[s];
+  const long long sn = se > sb ? se - sb : 0, st = tiles_of<P>(sn);
+  const long long k = g - first_unit[s];
+  const bool whole = first_unit[s + 1] - first_unit[s] == 1;
+  const long long t0 = whole ? 0 : k * per, t1 = whole || (k + 1) * per > st ? st : (k + 1) * per;
+  R r = block_reduce<kThreads, Op>(fold_tiles<T, P, Op>(in + sb, sn, t0, t1), warp_partials);
+  // past the fold only s lives; the rest is read again from shared memory
+  const long long first = first_unit[s], count = first_unit[s + 1] - first;
+  if (count == 1) {  // the segment whole: a block per segment
+    if (t == 0) put<T, Op>(out, out_key, s, r);
+    return;
+  }
+  if (t == 0) {
+    Fresh<R>::put(partials + blockIdx.x, r);
+    __threadfence();
+    am_last = atomicAdd(tickets + s, 1u) == (unsigned)(count - 1);
+  }
+  __syncthreads();
+  if (!am_last) return;
+  __threadfence();
+  R a = Op::init();  // thread i folds runs i, i + kThreads, ... in order, then the block's fixed tree
+  for (long long i = t; i < count; i += kThreads) a = Op::combine(a, Fresh<R>::at(partials + first + i));
+  a = block_reduce<kThreads, Op>(a, warp_partials);
+  if (t == 0) {
+    put<T, Op>(out, out_key, s, a);
+    tickets[s] = 0u;
+  }
+}
+
 // Blocks of the tile pass: all that fit on the device at once (cached per device), at most P::kMaxGrid.
 template <typename T, typename P, typename Op>
 int tile_grid() {
@@ -372,7 +543,7 @@ int tile_grid() {
 // Workspace bytes for `segments` segments.
 template <typename P>
 size_t workspace_bytes(long long segments) {
-  return kCounterBytes + partial_bytes<P>() + sizeof(Entry) * (size_t)(segments > 0 ? segments : 0);
+  return kCounterBytes + kTicketBytes + partial_bytes<P>() + sizeof(Entry) * (size_t)(segments > 0 ? segments : 0);
 }
 
 template <typename T, typename O, typename P, typename Op>
@@ -386,9 +557,22 @@ int run(const void* in, const void* begins, const void* ends, long long segments
   if (ws_bytes < workspace_bytes<P>(segments))
     return host::fail(MUH_ERR_ARGUMENT, "muh_segmented_reduce: workspace of %zu bytes is too small (%zu needed)",
                       ws_bytes, workspace_bytes<P>(segments));
+  static_assert(P::kFewSegments <= kMaxFewSegments && P::kFewSegments <= P::kThreads,
+                "segmented_reduce: the one-launch path plans a segment per thread of one block");
+  static_assert(P::kThreads <= P::kMaxGrid, "segmented_reduce: partials for share + segments units");
   unsigned long long* counter = static_cast<unsigned long long*>(ws);
-  R* partials = reinterpret_cast<R*>(static_cast<char*>(ws) + kCounterBytes);
-  Entry* list = reinterpret_cast<Entry*>(static_cast<char*>(ws) + kCounterBytes + partial_bytes<P>());
+  unsigned* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(ws) + kCounterBytes);
+  R* partials = reinterpret_cast<R*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes);
+  Entry* list =
+      reinterpret_cast<Entry*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes + partial_bytes<P>());
+  const int grid = tile_grid<T, P, Op>();
+  if (grid < 0) return -grid;
+  if (launches<P>(segments) == 1) {
+    few_kernel<T, O, P, Op><<<(unsigned)(grid + segments), P::kThreads, 0, s>>>(
+        static_cast<const T*>(in), static_cast<const O*>(begins), static_cast<const O*>(ends), (int)segments, grid,
+        static_cast<T*>(out), out_key, partials, tickets);
+    return host::launch_check("segmented_reduce launch (few segments)");
+  }
   int rc = host::cuda_check(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), s), "segmented_reduce memset");
   if (rc) return rc;
   const long long blocks = (segments + P::kSmallThreads - 1) / P::kSmallThreads;
@@ -399,8 +583,6 @@ int run(const void* in, const void* begins, const void* ends, long long segments
       static_cast<T*>(out), out_key, list, counter);
   rc = host::launch_check("segmented_reduce launch (segments)");
   if (rc) return rc;
-  const int grid = tile_grid<T, P, Op>();
-  if (grid < 0) return -grid;
   tiles_kernel<T, P, Op>
       <<<grid, P::kThreads, 0, s>>>(static_cast<const T*>(in), static_cast<T*>(out), out_key, list, counter, partials);
   rc = host::launch_check("segmented_reduce launch (tiles)");

@@ -24,6 +24,8 @@ struct Policy<float> {
     kSmallThreads = params::segmented_reduce_float32::kSmallThreads,
     kSmallItems = params::segmented_reduce_float32::kSmallItems,
     kWarpItems = params::segmented_reduce_float32::kWarpItems,
+    kBlockItems = params::segmented_reduce_float32::kBlockItems,
+    kFewSegments = params::segmented_reduce_float32::kFewSegments,
     kMaxGrid = params::kSegmentedReduceMaxGrid
   };
 };
@@ -36,6 +38,8 @@ struct Policy<double> {
     kSmallThreads = params::segmented_reduce_float64::kSmallThreads,
     kSmallItems = params::segmented_reduce_float64::kSmallItems,
     kWarpItems = params::segmented_reduce_float64::kWarpItems,
+    kBlockItems = params::segmented_reduce_float64::kBlockItems,
+    kFewSegments = params::segmented_reduce_float64::kFewSegments,
     kMaxGrid = params::kSegmentedReduceMaxGrid
   };
 };
@@ -48,6 +52,8 @@ struct Policy<int> {
     kSmallThreads = params::segmented_reduce_int32::kSmallThreads,
     kSmallItems = params::segmented_reduce_int32::kSmallItems,
     kWarpItems = params::segmented_reduce_int32::kWarpItems,
+    kBlockItems = params::segmented_reduce_int32::kBlockItems,
+    kFewSegments = params::segmented_reduce_int32::kFewSegments,
     kMaxGrid = params::kSegmentedReduceMaxGrid
   };
 };
@@ -60,6 +66,8 @@ struct Policy<long long> {
     kSmallThreads = params::segmented_reduce_int64::kSmallThreads,
     kSmallItems = params::segmented_reduce_int64::kSmallItems,
     kWarpItems = params::segmented_reduce_int64::kWarpItems,
+    kBlockItems = params::segmented_reduce_int64::kBlockItems,
+    kFewSegments = params::segmented_reduce_int64::kFewSegments,
     kMaxGrid = params::kSegmentedReduceMaxGrid
   };
 };
@@ -93,7 +101,7 @@ int by_offsets(int op, int offset_bytes, const void* in, const void* b, const vo
 
 extern "C" size_t muh_segmented_reduce_workspace_bytes(long long segments) {
   using namespace muh::segmented_reduce_impl;
-  return kCounterBytes + sizeof(KV<double>) * 2 * (size_t)muh::params::kSegmentedReduceMaxGrid +
+  return kCounterBytes + kTicketBytes + sizeof(KV<double>) * 2 * (size_t)muh::params::kSegmentedReduceMaxGrid +
          sizeof(Entry) * (size_t)(segments > 0 ? segments : 0);
 }
 

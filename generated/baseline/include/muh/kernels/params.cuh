@@ -335,6 +335,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_bfloat16
 
 namespace segmented_reduce_float16 {
@@ -344,6 +347,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float16
 
 namespace segmented_reduce_float32 {
@@ -353,6 +359,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float32
 
 namespace segmented_reduce_float64 {
@@ -362,6 +371,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float64
 
 namespace segmented_reduce_int32 {
@@ -371,6 +383,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
 
 namespace segmented_reduce_int64 {
@@ -380,6 +395,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_bfloat16 {

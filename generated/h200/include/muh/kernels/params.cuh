@@ -461,6 +461,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 32;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_bfloat16
 
 namespace segmented_reduce_float16 {
@@ -470,6 +473,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 32;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float16
 
 namespace segmented_reduce_float32 {
@@ -479,6 +485,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 32;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float32
 
 namespace segmented_reduce_float64 {
@@ -488,6 +497,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 32;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float64
 
 namespace segmented_reduce_int32 {
@@ -497,6 +509,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 32;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
 
 namespace segmented_reduce_int64 {
@@ -506,6 +521,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 32;      // policy warp.items
+constexpr int kBlockItems = 640;    // policy one_block.items
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_bfloat16 {

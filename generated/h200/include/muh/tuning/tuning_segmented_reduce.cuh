@@ -17,6 +17,20 @@
 MUH_TUNING_NAMESPACE_BEGIN
 namespace segmented_reduce {
 
+//! The one_block sub-policy of a segmented_reduce policy.
+struct one_block_policy {
+  int threads;                   //!< threads per block
+  int items;                     //!< items per thread
+  int vec;                       //!< items per vectorised load
+  block_reduce_algorithm block;  //!< block-wide reduce or scan algorithm
+  cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+};
+
+MUH_HOST_DEVICE constexpr bool operator==(const one_block_policy& a, const one_block_policy& b) {
+  return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block &&
+         a.modifier == b.modifier;
+}
+
 //! The small sub-policy of a segmented_reduce policy.
 struct small_policy {
   int threads;                   //!< threads per block
@@ -52,13 +66,14 @@ struct policy {
   int vec;                       //!< items per vectorised load
   block_reduce_algorithm block;  //!< block-wide reduce or scan algorithm
   cache_load_modifier modifier;  //!< cache load modifier (ldg = read-only path)
+  one_block_policy one_block;    //!< one_block sub-policy
   small_policy small;            //!< small sub-policy
   warp_policy warp;              //!< warp sub-policy
 };
 
 MUH_HOST_DEVICE constexpr bool operator==(const policy& a, const policy& b) {
   return a.threads == b.threads && a.items == b.items && a.vec == b.vec && a.block == b.block &&
-         a.modifier == b.modifier && a.small == b.small && a.warp == b.warp;
+         a.modifier == b.modifier && a.one_block == b.one_block && a.small == b.small && a.warp == b.warp;
 }
 
 MUH_HOST_DEVICE constexpr bool operator!=(const policy& a, const policy& b) { return !(a == b); }
@@ -83,6 +98,14 @@ struct policy_selector {
           4,                                        // vec: inherited from policy default
           block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
           cache_load_modifier::ldg,                 // modifier: inherited from policy default
+          {
+              // one_block
+              256,                                      // threads: inherited from policy default
+              640,                                      // items: inherited from policy default
+              4,                                        // vec: inherited from policy default
+              block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
+              cache_load_modifier::ldg,                 // modifier: inherited from policy default
+          },
           {
               // small
               256,                                      // threads: inherited from policy default
@@ -114,6 +137,13 @@ static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).threads <=
                   hardware::h200.max_threads_per_block,
               "segmented_reduce int8 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).one_block.threads %
+                      hardware::h200.warp_size ==
+                  0,
+              "segmented_reduce int8 on h200, one_block: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).one_block.threads <=
+                  hardware::h200.max_threads_per_block,
+              "segmented_reduce int8 on h200, one_block: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::int8, operation::plus, 32}(hardware::h200.arch).small.threads %
                       hardware::h200.warp_size ==
                   0,
@@ -135,6 +165,13 @@ static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).threads <=
                   hardware::h200.max_threads_per_block,
               "segmented_reduce bfloat16 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).one_block.threads %
+                      hardware::h200.warp_size ==
+                  0,
+              "segmented_reduce bfloat16 on h200, one_block: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).one_block.threads <=
+                  hardware::h200.max_threads_per_block,
+              "segmented_reduce bfloat16 on h200, one_block: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::bfloat16, operation::plus, 32}(hardware::h200.arch).small.threads %
                       hardware::h200.warp_size ==
                   0,
@@ -156,6 +193,13 @@ static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h
 static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).threads <=
                   hardware::h200.max_threads_per_block,
               "segmented_reduce float32 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).one_block.threads %
+                      hardware::h200.warp_size ==
+                  0,
+              "segmented_reduce float32 on h200, one_block: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).one_block.threads <=
+                  hardware::h200.max_threads_per_block,
+              "segmented_reduce float32 on h200, one_block: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::float32, operation::plus, 32}(hardware::h200.arch).small.threads %
                       hardware::h200.warp_size ==
                   0,
@@ -177,6 +221,13 @@ static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h
 static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).threads <=
                   hardware::h200.max_threads_per_block,
               "segmented_reduce float64 on h200: threads exceed max_threads_per_block (1024)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).one_block.threads %
+                      hardware::h200.warp_size ==
+                  0,
+              "segmented_reduce float64 on h200, one_block: threads must be a multiple of the warp size (32)");
+static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).one_block.threads <=
+                  hardware::h200.max_threads_per_block,
+              "segmented_reduce float64 on h200, one_block: threads exceed max_threads_per_block (1024)");
 static_assert(policy_selector{element::float64, operation::plus, 32}(hardware::h200.arch).small.threads %
                       hardware::h200.warp_size ==
                   0,

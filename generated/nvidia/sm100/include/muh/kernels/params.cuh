@@ -233,6 +233,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 512;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 512;
 }  // namespace segmented_reduce_float32
 
 namespace segmented_reduce_float64 {
@@ -242,6 +245,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 640;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 640;
 }  // namespace segmented_reduce_float64
 
 namespace segmented_reduce_int32 {
@@ -251,6 +257,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
 
 namespace segmented_reduce_int64 {
@@ -260,6 +269,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 512;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 512;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_float32 {

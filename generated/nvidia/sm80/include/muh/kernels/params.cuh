@@ -230,6 +230,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float32
 
 namespace segmented_reduce_float64 {
@@ -239,6 +242,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float64
 
 namespace segmented_reduce_int32 {
@@ -248,6 +254,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
 
 namespace segmented_reduce_int64 {
@@ -257,6 +266,9 @@ constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
+constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+// policy threads: every block of the one-launch path reads all offsets, a segment per thread
+constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_float32 {
