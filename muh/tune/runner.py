@@ -64,6 +64,7 @@ class Options:
     variant_timeout: float = 120.0
     compile_timeout: float = 900.0
     compile_only: bool = False
+    implementation: str = "muh"  # whose kernels: muh's, or CUB's on candidate hubs (muh/tune/cub.py)
 
 
 @dataclass
@@ -175,6 +176,8 @@ class Runner:
         m = self.machine
         if bucket is not None:  # each size bucket is its own run: its sizes only
             akey = f"{akey}[{bucket}]"
+        if self.opts.implementation != "muh":  # muh's and CUB's trials never mix
+            akey = f"{akey}[{self.opts.implementation}]"
         if self.opts.family == "topk":  # each problem shape is its own run: timings of two shapes never mix
             from muh.tune.unit import TOPK_COLS, TOPK_K
 
@@ -235,7 +238,9 @@ class Runner:
 
     def run_type(self, dtype: str, bucket: tuple[int, int | None] | None = None) -> TypeReport:
         """Search ``dtype``'s space (of one size bucket: measured only at the sizes in it)."""
-        return self.run_space(build_space(self.spec, self.opts.family, dtype, bucket))
+        return self.run_space(
+            build_space(self.spec, self.opts.family, dtype, bucket, implementation=self.opts.implementation)
+        )
 
     def run_space(self, space: Space) -> TypeReport:
         s = self._start(space)
@@ -546,7 +551,10 @@ class Runner:
         from muh.tune.space import spec_bucket_key, spec_buckets
 
         key = spec_bucket_key(spec, self.opts.family, dtype)
-        h = families.get(self.opts.family).harness
+        rec = families.find(self.opts.family)
+        if rec is None:  # a family muh only describes (CUB's kernels): no shape of its own
+            return None
+        h = rec.harness
         if key is None or key not in h.shape_keys:
             return None
         value = (self.opts.topk or h.shape)[h.shape_keys.index(key)]
@@ -568,14 +576,14 @@ class Runner:
 
         o = self.opts
         at = self._bucket_at(self.spec, dtype)
-        space = build_space(self.spec, o.family, dtype, *(at or ()))
+        space = build_space(self.spec, o.family, dtype, *(at or ()), implementation=o.implementation)
         dims = tuple(space.dims)
         hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
         olds = [a for a in old.algorithms.values() if a.family == o.family]
         if not olds:
             raise MuhError([Diagnostic("E-TUNE", f"the spec to compare with has no `{o.family}`", None)])
         old_at = self._bucket_at(old, dtype)
-        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None)
+        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None, subs=o.implementation == "cub")
         old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
         uv = [
             UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),

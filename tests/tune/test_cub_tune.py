@@ -1,0 +1,286 @@
+"""`muh tune SPEC FAMILY --implementation cub`: CUB's own kernels measured on candidate policy hubs.
+
+Without a GPU: the dry run's counts and reasons (validate's CUB rules on the candidate spec), the flag and
+family errors, the database keys of the two implementations, a search with a fake compiler and GPU whose
+winner (a sub-policy's value too) is written back with its evidence and builds; with nvcc: a candidate
+ptxas refuses (too much shared memory) is a `compile_error` row and the unit's harness passes its
+self-test. The GPU search itself: tests/gpu/test_cub_tune_gpu.py."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from muh.tune import runner as R
+from muh.tune.measure import Result
+from muh.tune.runner import Options, Runner
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "bench" / "cub_tune" / "h200_cub.muh"
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    import muh.tune.machine as M
+
+    monkeypatch.setattr(M, "detect", lambda: M.Machine((), "none", "13.0.88", "/usr/bin/nvcc"))
+
+
+@pytest.fixture
+def spec(tmp_path) -> Path:
+    p = tmp_path / "h200_cub.muh"
+    shutil.copy(SPEC, p)
+    return p
+
+
+def test_dry_run_select_if(cli, spec, no_gpu):
+    code, out, err = cli("tune", spec, "select_if", "--implementation", "cub", "--dry-run")
+    assert code == 0, err
+    # threads [256, 384, 400, 512] x items [12, 17, 22]; 400 is no multiple of the warp (validate's rule)
+    assert "select_if@h200 (CUB's kernels) int32: 12 variants in the space, 9 pass the static filter, 3 rejected" in out
+    assert "base ipt_17.tpb_384; winners go to `policy int32`" in out
+    assert re.search(r"rejected\s+3 × threads = N is not a multiple of warp_size = N on `h200`", out)
+
+
+def test_dry_run_segmented_sort_varies_sub_policies(cli, spec, no_gpu):
+    code, out, err = cli("tune", spec, "segmented_sort", "--implementation", "cub", "--dry-run")
+    assert code == 0, err
+    # large.items 2 x large.radix_bits 2 x small.threads_per_segment 2 x small.threads 2 = 16; small.threads =
+    # 128 differs from medium's 256, which CUB's agent cannot take (one block size for both): 8 refused
+    assert "segmented_sort@h200 (CUB's kernels) int32: 16 variants in the space, 8 pass the static filter" in out
+    assert "base large_items_23.large_radix_bits_6.small_threads_256.small_threads_per_segment_2" in out
+    assert re.search(r"rejected\s+8 × medium.threads = N differs from small.threads = N in segmented_sort", out)
+
+
+def test_a_family_cub_does_not_tune_is_refused_naming_those_that_work(cli, no_gpu):
+    code, out, err = cli("tune", ROOT / "specs" / "h200.muh", "topk", "--implementation", "cub", "--dry-run")
+    assert code == 2 and "Traceback" not in err + out
+    assert "cannot measure `topk`: CUB does not tune it" in err
+    assert "--implementation cub measures: select_if, segmented_sort" in err
+
+
+def test_a_cub_family_without_a_harness_is_refused(cli, no_gpu):
+    code, out, err = cli("tune", ROOT / "specs" / "h200.muh", "reduce", "--implementation", "cub", "--dry-run")
+    assert code == 2 and "Traceback" not in err + out
+    assert "cannot measure `reduce`: `muh tune` has no CUB harness for it yet" in err
+    assert "select_if, segmented_sort" in err
+
+
+def test_implementation_typo(cli, spec, no_gpu):
+    code, out, err = cli("tune", spec, "select_if", "--implementation", "cbu", "--dry-run")
+    assert code == 2 and "Traceback" not in err + out
+    assert "--implementation 'cbu' is not an implementation" in err and "did you mean `cub`" in err
+
+
+def test_muh_implementation_points_to_cub(cli, spec, no_gpu):
+    """Without --implementation, select_if (no muh kernel) says how to tune CUB's."""
+    code, out, err = cli("tune", spec, "select_if", "--dry-run")
+    assert code == 2 and "cannot measure `select_if` yet" in err and "--implementation cub" in err
+
+
+def test_a_sub_policy_the_family_lacks_is_a_spec_error(cli, tmp_path):
+    bad = tmp_path / "bad.muh"
+    bad.write_text(SPEC.read_text().replace("large.items = [19, 23]", "huge.items = [19, 23]"))
+    code, out, err = cli("check", bad)
+    assert code != 0 and "`segmented_sort` has no sub-policy `huge`" in err and "bad.muh:" in err
+
+
+def test_types_the_cub_harness_does_not_measure(cli, spec, no_gpu):
+    code, out, err = cli("tune", spec, "select_if", "--implementation", "cub", "--types", "float16", "--dry-run")
+    assert code == 2 and "does not measure select_if on float16" in err
+
+
+# -- keys, a search with a fake compiler and GPU, write-back ------------------------------------------
+def test_kernel_and_run_keys_carry_the_implementation(spec, machine, tmp_path):
+    from dataclasses import replace
+
+    from muh.pipeline import load_file
+    from muh.tune.space import build_space, effective
+
+    loaded = load_file(spec)
+    space = build_space(loaded.spec, "select_if", "int32", implementation="cub")
+    eff = effective(space.base, space)
+    assert eff.implementation == "cub"
+    assert replace(eff, implementation="muh").key != eff.key  # the same numbers, another implementation
+    keys = {}
+    for impl in ("muh", "cub"):
+        run = Runner(
+            loaded.spec,
+            machine,
+            Options(
+                family="select_if", types=["int32"], db=tmp_path / "k.sqlite", work=tmp_path / "w", implementation=impl
+            ),
+        )
+        keys[impl] = run._key(space.akey, "int32", "k").algorithm
+        run.close()
+    assert keys == {"muh": "select_if@h200", "cub": "select_if@h200[cub]"}
+
+
+def _labels(source: str) -> dict[int, str]:
+    return {int(i): lab for i, lab in re.findall(r"// ---- variant (\d+): (\S+) ----", source)}
+
+
+class FastLabel:
+    """A fake GPU: the variants whose label holds ``fast`` run at 0.8 of the base's time; ``fail`` labels get
+    that status (a dispatch error, a wrong result)."""
+
+    def __init__(self, pool, fast: str, fail: dict | None = None):
+        self.pool, self.fast, self.fail = pool, fast, fail or {}
+
+    def __call__(self, binary, indices, gpu, *, sizes, runs, warmup, seed, timeout, stop=None):
+        labels = _labels(self.pool.units[int(open(binary, "rb").read().split(b" ")[1]) - 1])
+        out = {}
+        for i in indices:
+            lab = labels[i]
+            if lab.removeprefix("twin:") in self.fail:
+                out[i] = Result(self.fail[lab], "planted")
+                continue
+            t = 800.0 if self.fast in lab and not lab.startswith("twin:") else 1000.0
+            out[i] = Result("ok", "", list(sizes), [t] * len(sizes), [1000.0] * len(sizes), runs)
+        return out
+
+
+def _search(spec, machine, fake_pool, monkeypatch, tmp_path, family, gpu):
+    from muh.pipeline import load_file
+
+    monkeypatch.setattr(R, "run_unit", gpu)
+    loaded = load_file(spec)
+    opts = Options(
+        family=family,
+        types=["int32"],
+        db=tmp_path / "t.sqlite",
+        work=tmp_path / "w",
+        batch=4,
+        strategy="exhaustive",
+        implementation="cub",
+    )
+    run = Runner(loaded.spec, machine, opts)
+    run.pool = fake_pool
+    rep = run.run_type("int32")
+    run.close()
+    return loaded, rep
+
+
+def test_units_are_cub_dispatch_on_the_candidates_hubs(spec, machine, fake_pool, monkeypatch, tmp_path):
+    """Every unit holds each candidate's hub as `muh build` writes it, under its own namespace, and the
+    run entry calls the hub's convenience entry (CUB's DispatchSelectIf with that hub)."""
+    from muh.pipeline import load_file, render
+
+    _, rep = _search(spec, machine, fake_pool, monkeypatch, tmp_path, "select_if", FastLabel(fake_pool, "ipt_12"))
+    unit = fake_pool.units[0]
+    assert "#include <cub/cub.cuh>" in unit and "#define muh muh_v0" in unit and "#define muh muh_v1" in unit
+    assert "muh::cub::select_if::run(" in unit and "::cub::DispatchSelectIf<" in unit
+    built = {f.path: f.content for f in render(load_file(spec))}["include/muh/cub/select_if.cuh"]
+    hub = built[built.index("namespace muh {") :]
+    assert hub.split("\n", 1)[1][:2000] in unit  # the base's hub: the build's own text (the spec's policy)
+    assert rep.counts().get("ok") == 9
+
+
+def test_search_applies_the_winner_with_evidence(cli, spec, machine, fake_pool, monkeypatch, tmp_path):
+    from muh.pipeline import load_file
+    from muh.tune import cli as C
+
+    loaded, rep = _search(
+        spec, machine, fake_pool, monkeypatch, tmp_path, "select_if", FastLabel(fake_pool, "ipt_12.tpb_256")
+    )
+    assert rep.decision.winner == "ipt_12.tpb_256"
+    ctx = {"loaded": loaded, "machine": machine, "spec_path": spec}
+    assert C._apply(ctx, [rep]) == "int32: items = 12, threads = 256"
+    after = load_file(spec)
+    pol = after.spec.algorithms["select_if@h200"].policies["int32"]
+    assert (pol.threads, pol.items) == (256, 12)
+    assert after.spec.measured["algorithms.select_if@h200.policies.int32.items"].variant == "ipt_12.tpb_256"
+    code, out, err = cli("build", spec, "-o", tmp_path / "out")  # the next build regenerates the hub
+    assert code == 0, err
+    hub = (tmp_path / "out" / "include" / "muh" / "tuning" / "tuning_select_if.cuh").read_text()
+    assert "256" in hub
+
+
+def test_a_sub_policy_winner_is_written_into_its_block(spec, machine, fake_pool, monkeypatch, tmp_path):
+    from muh.pipeline import load_file
+    from muh.tune import cli as C
+
+    gpu = FastLabel(fake_pool, "large_items_19.large_radix_bits_6.small_threads_256.small_threads_per_segment_4")
+    loaded, rep = _search(spec, machine, fake_pool, monkeypatch, tmp_path, "segmented_sort", gpu)
+    assert rep.winner is not None
+    ctx = {"loaded": loaded, "machine": machine, "spec_path": spec}
+    assert C._apply(ctx, [rep]) == "int32: large.items = 19, small.threads_per_segment = 4"
+    text = spec.read_text()
+    assert re.search(r"policy int32 \{\n\s+large \{ items = 19 @measured\(", text)
+    after = load_file(spec).spec.algorithms["segmented_sort@h200"].policies["int32"]
+    assert after.subs["large"].items == 19 and after.subs["small"].threads_per_segment == 4
+
+
+def test_failed_candidates_are_never_winners(spec, machine, fake_pool, monkeypatch, tmp_path):
+    """The fastest labels fail CUB's dispatch or the gate: they are stored with their status, never ranked."""
+    gpu = FastLabel(
+        fake_pool,
+        "ipt_12",
+        fail={"ipt_12.tpb_256": "launch_error", "ipt_12.tpb_384": "wrong_result", "ipt_12.tpb_512": "wrong_result"},
+    )
+    _, rep = _search(spec, machine, fake_pool, monkeypatch, tmp_path, "select_if", gpu)
+    st = {lab: r.status for lab, r in rep.rows.items()}
+    assert st["ipt_12.tpb_256"] == "launch_error" and st["ipt_12.tpb_384"] == "wrong_result"
+    assert rep.decision.winner is None  # every fast one failed: the incumbent stays
+
+
+def test_resume_reads_the_database(spec, machine, fake_pool, monkeypatch, tmp_path):
+    gpu = FastLabel(fake_pool, "ipt_22")
+    _search(spec, machine, fake_pool, monkeypatch, tmp_path, "select_if", gpu)
+    n = len(fake_pool.units)
+    _, rep = _search(spec, machine, fake_pool, monkeypatch, tmp_path, "select_if", gpu)
+    assert len(fake_pool.units) == n and all(r.cached for r in rep.rows.values())
+
+
+# -- real nvcc ----------------------------------------------------------------------------------------
+@pytest.mark.nvcc
+@pytest.mark.slow
+def test_ptxas_rejected_candidate_is_a_compile_error_row(cli, spec, nvcc, monkeypatch, tmp_path):
+    """large.radix_bits = 7: CUB's large-segment kernels then need more than 48 KiB of static shared
+    memory, which ptxas refuses (muh's own checks let it through): a compile_error row, never measured."""
+    import muh.tune.machine as M
+
+    monkeypatch.setattr(M, "detect", lambda: M.Machine((), "none", "13.0.88", nvcc))
+    text = spec.read_text()
+    a = text.index("  space {\n    large.items")
+    spec.write_text(text[:a] + "  space { large.radix_bits = [7] }\n}\n")
+    db = tmp_path / "t.sqlite"
+    code, out, err = cli("tune", spec, "segmented_sort", "--implementation", "cub", "--compile-only", "--db", db)
+    assert code == 0, err
+    assert "large_radix_bits_7 compile_error" in out and "1 compile_error" in out
+    import sqlite3
+
+    rows = sqlite3.connect(db).execute("SELECT algorithm, variant, status, detail FROM trials").fetchall()
+    assert [(r[0], r[1], r[2]) for r in rows] == [("segmented_sort@h200[cub]", "large_radix_bits_7", "compile_error")]
+    assert "uses too much shared data" in rows[0][3]
+
+
+@pytest.mark.nvcc
+@pytest.mark.slow
+def test_select_if_unit_compiles_without_spills_and_passes_its_self_test(spec, nvcc, tmp_path):
+    from muh.pipeline import load_file
+    from muh.runtime import ptxas
+    from muh.tune.space import build_space, effective, static_filter
+    from muh.tune.unit import UnitVariant, nvcc_args, render_unit
+
+    loaded = load_file(spec)
+    space = build_space(loaded.spec, "select_if", "int32", implementation="cub")
+    hw = loaded.spec.hardware["h200"]
+    keep, _ = static_filter(space)
+    other = next(v for v in keep if v.label(tuple(space.dims)) == "ipt_22.tpb_256")
+    uv = [
+        UnitVariant(0, "base", effective(space.base, space)),
+        UnitVariant(1, "ipt_22.tpb_256", effective(other, space)),
+    ]
+    src = tmp_path / "unit.cu"
+    src.write_text(render_unit("select_if", "int32", hw, uv, [1 << 16]))
+    exe = tmp_path / "unit"
+    res = subprocess.run([nvcc, *nvcc_args(hw), "-o", str(exe), str(src)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert not ptxas.spills(res.stdout + res.stderr)
+    got = subprocess.run([str(exe), "--self-test"], capture_output=True, text=True)
+    assert got.returncode == 0 and '"self_test": "ok"' in got.stdout
