@@ -61,8 +61,9 @@ class Console:
     def header(self, ctx, opts) -> None:
         m = ctx["machine"]
         gpus = ", ".join(f"{g.index}: {g.name}" for g in m.gpus) or "none (compile only)"
+        impl = " (CUB's kernels on candidate hubs)" if ctx.get("implementation") == "cub" else ""
         self.out.print(
-            f"muh tune {ctx['algo']} on {gpus}; driver {m.driver}, CUDA {m.toolkit}; "
+            f"muh tune {ctx['algo']}{impl} on {gpus}; driver {m.driver}, CUDA {m.toolkit}; "
             f"machine fingerprint {m.fingerprint}; strategy {opts.strategy}, seed {opts.seed}; "
             f"database {opts.db}",
             markup=False,
