@@ -102,12 +102,18 @@ def _threshold(dtype: str) -> str:
     return "0.5" if DT.TABLE[dtype].is_float else "50"
 
 
+#: The label of the reference row: CUB's public entry point, i.e. CUB's own (shipped) hub for the GPU.
+SHIPPED = "cub:shipped"
+
+
 def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
     """Variant ``index``: its hub (inlined from the candidate's generated headers) and its C entry, in its
-    own namespace ``muh_v<i>`` with its own C symbols ``muh_v<i>_…`` (as muh's kernels in a unit)."""
+    own namespace ``muh_v<i>`` with its own C symbols ``muh_v<i>_…`` (as muh's kernels in a unit); the
+    label ``SHIPPED``: no hub, the entry calls CUB's public entry point (CUB's shipped policy)."""
     from muh.codegen.templates import render
 
-    files = hub_files(eff)
+    shipped = label == SHIPPED
+    files = {} if shipped else hub_files(eff)
     h = HARNESSES[eff.family]
     sym = f"muh_v{index}"
     names = [f.name for f in h.api] + ["muh_last_error"]
@@ -117,8 +123,15 @@ def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
         f"#define muh {sym}",
     ]
     head += [f"#define {n} {sym}_{n[4:]}" for n in names]
-    body = _inline(f"include/muh/cub/{eff.family}.cuh", files, set())
-    entry = render("muh.tune", h.run_template, family=eff.family, T=_c_type(eff.dtype), threshold=_threshold(eff.dtype))
+    body = "" if shipped else _inline(f"include/muh/cub/{eff.family}.cuh", files, set())
+    entry = render(
+        "muh.tune",
+        h.run_template,
+        family=eff.family,
+        T=_c_type(eff.dtype),
+        threshold=_threshold(eff.dtype),
+        shipped=shipped,
+    )
     tail = ["#undef muh"] + [f"#undef {n}" for n in names]
     return "\n".join(head + [body, entry] + tail) + "\n"
 
@@ -156,15 +169,16 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants, sizes: list[int
     )
 
 
-def source_hash(eff: Effective, hw: Hardware, flags: list[str]) -> str:
-    """Hash of what the variant compiles from: its hub and C entry, the harness and the family's
-    fragment, the element type's row of the dtype table and the nvcc flags (the no-spill rule's)."""
+def source_hash(eff: Effective, hw: Hardware, flags: list[str], label: str = "") -> str:
+    """Hash of what the variant compiles from: its hub and C entry (``label`` ``SHIPPED``: CUB's public
+    entry), the harness and the family's fragment, the element type's row of the dtype table and the nvcc
+    flags (the no-spill rule's)."""
     from importlib.resources import files as res
 
     h = HARNESSES[eff.family]
     d = hashlib.sha256()
     d.update(b"cub\0")
-    d.update(variant_code(0, eff, hw, "").encode())
+    d.update(variant_code(0, eff, hw, label).encode())
     for name in ("harness.cu.j2", h.run_template, h.harness_template):
         d.update(res("muh.tune").joinpath("templates", name).read_bytes())
     d.update(repr(DT.TABLE[eff.dtype]).encode())

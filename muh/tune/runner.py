@@ -90,6 +90,7 @@ class TypeReport:
     samples: int = 0
     interrupted: bool = False
     base_kernel: str = ""  # the base's compiled kernel: another label of the same kernel is no challenger
+    reference: Row | None = None  # --implementation cub: CUB's shipped policy timed against the base
 
     def ok_rows(self) -> list[Row]:
         return sorted((r for r in self.rows.values() if r.status == "ok" and r.score), key=lambda r: -r.score.score)
@@ -261,6 +262,8 @@ class Runner:
         if self.stop.is_set():
             s.rep.interrupted = True
             return s.rep
+        if self.opts.implementation == "cub":
+            self._reference(s)
         if not self.opts.compile_only:
             self._confirm(s.rep, space, s.hw, s.key, s.by_label, s.kernel, s.base_kernel)
         return s.rep
@@ -464,6 +467,35 @@ class Runner:
                 + (f": {t.detail.splitlines()[0][:160]}" if t.detail else "")
                 + ("  (cached)" if cached else "")
             )
+
+    def _reference(self, s: "_Search") -> None:
+        """`--implementation cub`: CUB's shipped policy — its public entry point, CUB's own hub for the GPU —
+        timed against the base in one fresh process (``--confirm-runs`` per size, correctness-gated like any
+        variant) and stored as phase ``reference``: the summary's reference row, so a kept incumbent or a
+        winner is seen against what CUB ships. Never a candidate. ``--compile-only``: compiled only."""
+        from muh.tune import cub
+
+        o, space, hw = self.opts, s.space, s.hw
+        eff = effective(space.base, space)
+        k = "ref-" + cub.source_hash(eff, hw, nvcc_args(hw), cub.SHIPPED)
+        t = None if o.compile_only else self.db.get(s.key, k, "reference", 0)
+        cached = t is not None
+        if t is None:
+            uv = [UnitVariant(0, space.base.label(tuple(space.dims)), eff), UnitVariant(1, cub.SHIPPED, eff)]
+            src = render_unit(space.family, space.dtype, hw, uv, list(o.sizes), space.shape)
+            comp = self._pool().submit(src, nvcc_args(hw), self.machine.nvcc or "nvcc", o.compile_timeout).result()
+            if not comp.ok:
+                s.rep.reference = Row(cub.SHIPPED, k, "compile_error", comp.log[-800:])
+                return
+            if o.compile_only:
+                return
+            binary = store(comp.binary, o.work / "bin")
+            out = self._workers().submit(self._job(binary, [1], o.confirm_runs, o.seed * 131 + 5)).result()
+            t = self._trial(cub.SHIPPED, k, out.results.get(1) or Result("launch_error", "no result"), "reference")
+            t.device = out.device
+            self.db.put(s.key, t, self.session)
+        sc = stats.score(t.base_ns, t.variant_ns, t.sizes) if t.status == "ok" and t.score is not None else None
+        s.rep.reference = Row(cub.SHIPPED, k, t.status, t.detail, sc, cached)
 
     # -- confirmation and decision -----------------------------------------------------------------
     def _confirm(self, rep: TypeReport, space: Space, hw: Hardware, key: RunKey, by_label, kernel, base_kernel) -> None:

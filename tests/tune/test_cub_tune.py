@@ -180,6 +180,28 @@ def test_units_are_cub_dispatch_on_the_candidates_hubs(spec, machine, fake_pool,
     assert rep.counts().get("ok") == 9
 
 
+def test_cub_s_shipped_policy_is_a_reference_row(spec, machine, fake_pool, monkeypatch, tmp_path, capsys):
+    """Besides the candidates, CUB's public entry point (CUB's own hub for the GPU) is timed against the
+    base in a unit of its own: a reference row in the summary and the database, never a candidate."""
+    import sqlite3
+
+    from muh.tune.view import Console
+
+    gpu = FastLabel(fake_pool, "cub:shipped")  # CUB's shipped policy 1.25x the base's speed
+    _, rep = _search(spec, machine, fake_pool, monkeypatch, tmp_path, "select_if", gpu)
+    ref_unit = next(u for u in fake_pool.units if "// ---- variant 1: cub:shipped ----" in u)
+    assert "::cub::DeviceSelect::If(temp" in ref_unit and "muh_v1::cub::select_if" not in ref_unit
+    assert rep.reference.status == "ok" and rep.reference.score.score == pytest.approx(1.25)
+    assert "cub:shipped" not in rep.rows and rep.decision.winner is None
+    rows = sqlite3.connect(tmp_path / "t.sqlite").execute("SELECT variant FROM trials WHERE phase = 'reference'")
+    assert [r[0] for r in rows] == ["cub:shipped"]
+    capsys.readouterr()
+    Console(5).summary(rep)
+    out = capsys.readouterr().out
+    assert "reference: CUB's shipped policy (CUB's public entry point, its own hub for this GPU): " in out
+    assert "base time / its time = 1.2500 (per size 1.250, 1.250, 1.250, 1.250)" in out
+
+
 def test_search_applies_the_winner_with_evidence(cli, spec, machine, fake_pool, monkeypatch, tmp_path):
     from muh.pipeline import load_file
     from muh.tune import cli as C
