@@ -1,7 +1,8 @@
 """`muh tune --implementation cub` end to end on the GPU: a search of two candidates besides the base for
 select_if and segmented_sort (CUB's kernels on candidate hubs), every candidate correctness-gated
 against the host reference, the database holding the trials under the CUB key, and `--apply` writing
-the result (a winner or a kept incumbent, both with `@measured`) into a spec that still loads.
+the result (a winner or a kept incumbent, both with `@measured`) into a spec that still loads; CUB's
+shipped policy (its public entry point) timed against the base as the reference row.
 
 Not measured this session (no GPU was lent): the first run will say whether it passes."""
 
@@ -49,5 +50,8 @@ def test_two_candidate_search_end_to_end(family, cli, tmp_path):
     bad = [r for r in rows if r[2] != "ok"]
     assert not bad, bad  # CUB's kernels on valid hubs: every candidate passes the gate
     assert len(rows) == 2
+    ref = sqlite3.connect(db).execute("SELECT status, detail FROM trials WHERE phase = 'reference'").fetchall()
+    assert ref and ref[0][0] == "ok", ref  # CUB's shipped policy (its public entry point) passed the gate too
+    assert "reference: CUB's shipped policy" in out
     after = load_file(spec).spec
     assert any(k.startswith(f"algorithms.{family}@h200.policies.int32") for k in after.measured), spec.read_text()
