@@ -49,25 +49,29 @@ def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
     return []
 
 
-_HUBS: dict[int, tuple] = {}  # id(candidate spec) -> (the spec, its files)
+_HUBS: dict[str, dict[str, str]] = {}  # the candidate spec's content -> its generated files
 
 
 def hub_files(eff: Effective) -> dict[str, str]:
     """``muh build``'s C++ headers of the candidate spec: the generator and formatter the build uses
-    (``muh.codegen.generate``), its CUB hub and tuning emitters (cached per candidate)."""
-    key = id(eff.spec)
+    (``muh.codegen.generate``), its CUB hub and tuning emitters (cached by the candidate's content: the
+    search, the units and the source hash ask for the same candidate several times)."""
+    spec = eff.spec
+    key = hashlib.sha256(
+        (spec.file + spec.model_dump_json(include={"types", "hardware", "algorithms"})).encode()
+    ).hexdigest()
     if key not in _HUBS:
         from muh.codegen import BuildContext, generate
         from muh.derive import derive
 
-        ctx = BuildContext(eff.spec, derive(eff.spec), options={})
+        ctx = BuildContext(spec, derive(spec), options={})
         files = {f.path: f.content for f in generate(ctx, only={"cxx_cub_hub", "cxx_tuning"})}
         if f"include/muh/cub/{eff.family}.cuh" not in files:
             raise MuhError([Diagnostic("E-TUNE", f"the candidate spec generates no CUB hub for {eff.family}", None)])
         if len(_HUBS) > 256:
             _HUBS.clear()
-        _HUBS[key] = (eff.spec, files)  # the spec is held, so its id is not reused while cached
-    return _HUBS[key][1]
+        _HUBS[key] = files
+    return _HUBS[key]
 
 
 # -- units --------------------------------------------------------------------------------------------
