@@ -306,3 +306,25 @@ def test_select_if_unit_compiles_without_spills_and_passes_its_self_test(spec, n
     assert not ptxas.spills(res.stdout + res.stderr)
     got = subprocess.run([str(exe), "--self-test"], capture_output=True, text=True)
     assert got.returncode == 0 and '"self_test": "ok"' in got.stdout
+
+
+def test_against_times_this_spec_s_hub_against_an_old_one(spec, machine, fake_pool, monkeypatch, tmp_path):
+    """`--against OLD.muh` with --implementation cub: one unit of the old spec's hub (base), this spec's,
+    and the old one's twin, each CUB's dispatch on its candidate hub."""
+    from muh.pipeline import load_file
+
+    old = tmp_path / "old.muh"
+    old.write_text(spec.read_text().replace("threads = 384\n    items = 17", "threads = 256\n    items = 17"))
+    monkeypatch.setattr(R, "run_unit", FastLabel(fake_pool, "new:"))
+    opts = Options(
+        family="select_if", types=["int32"], db=tmp_path / "t.sqlite", work=tmp_path / "w", implementation="cub"
+    )
+    run = Runner(load_file(spec).spec, machine, opts)
+    run.pool = fake_pool
+    rounds, aa, old_label, new_label = run.compare(load_file(old).spec, "int32")
+    run.close()
+    assert (old_label, new_label) == ("ipt_17.tpb_256", "ipt_17.tpb_384")
+    unit = fake_pool.units[-1]
+    assert _labels(unit) == {0: "old:ipt_17.tpb_256", 1: "new:ipt_17.tpb_384", 2: "old:ipt_17.tpb_256"}
+    assert unit.count("muh::cub::select_if::run(") == 3 and "::cub::DispatchSelectIf<" in unit
+    assert [r.score for r in rounds] == [pytest.approx(1.25)] * opts.confirm_rounds
