@@ -25,7 +25,7 @@ SPEC = HERE / "h200_cub.muh"
 #: The device call's spaces (in place of h200_cub.muh's): a base and two candidates for select_if, one for
 #: segmented_sort (CUB's shipped sm_90 / sm_86 policy is the base of both).
 SPACES = {
-    "select_if": ("threads = [256, 384, 400, 512]\n    items = [12, 17, 22]", "threads = [256, 384, 512]"),
+    "select_if": ("threads = [256, 384, 400, 512]  items = [12, 17, 22]", "threads = [256, 384, 512]"),
     "segmented_sort": (
         "large.items = [19, 23]\n    large.radix_bits = [5, 6]\n    small.threads_per_segment = [2, 4]\n"
         "    small.threads = [128, 256]",

@@ -21,7 +21,7 @@ pytestmark = [requires_cuda, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 SPACES = {
-    "select_if": ("threads = [256, 384, 400, 512]\n    items = [12, 17, 22]", "items = [12, 22]"),
+    "select_if": ("threads = [256, 384, 400, 512]  items = [12, 17, 22]", "items = [12, 22]"),
     "segmented_sort": (
         "large.items = [19, 23]\n    large.radix_bits = [5, 6]\n"
         "    small.threads_per_segment = [2, 4]\n    small.threads = [128, 256]",

@@ -232,7 +232,8 @@ def test_a_sub_policy_winner_is_written_into_its_block(spec, machine, fake_pool,
     ctx = {"loaded": loaded, "machine": machine, "spec_path": spec}
     assert C._apply(ctx, [rep]) == "int32: large.items = 19, small.threads_per_segment = 4"
     text = spec.read_text()
-    assert re.search(r"policy int32 \{\n\s+large \{ items = 19 @measured\(", text)
+    assert re.search(r"policy int32 \{\s+large \{\s+items = 19 @measured\(", text)
+    assert re.search(r"\s+small \{\s+threads_per_segment = 4 @measured\(", text)
     after = load_file(spec).spec.algorithms["segmented_sort@h200"].policies["int32"]
     assert after.subs["large"].items == 19 and after.subs["small"].threads_per_segment == 4
 
@@ -328,3 +329,34 @@ def test_against_times_this_spec_s_hub_against_an_old_one(spec, machine, fake_po
     assert _labels(unit) == {0: "old:ipt_17.tpb_256", 1: "new:ipt_17.tpb_384", 2: "old:ipt_17.tpb_256"}
     assert unit.count("muh::cub::select_if::run(") == 3 and "::cub::DispatchSelectIf<" in unit
     assert [r.score for r in rounds] == [pytest.approx(1.25)] * opts.confirm_rounds
+
+
+def test_apply_edits_an_existing_sub_policy_block_and_adds_a_missing_one():
+    """`--apply` into a policy that has a `large { … }` block: the value goes into it (replaced or added),
+    and a sub-policy the policy lacks gets a block of its own; every other byte is kept."""
+    from muh.schema import load
+    from muh.tune.rewrite import Evidence, apply_winner
+
+    text = SPEC.read_text().replace(
+        "  space {\n    large.items",
+        "  policy int32 {\n    large { radix_bits = 6  items = 23 }  # CUB's\n  }\n  space {\n    large.items",
+    )
+    ev = Evidence(
+        device="GPU",
+        date="2026-12-06",
+        toolkit="t",
+        fingerprint="f",
+        samples=3,
+        variant="v",
+        score=1.1,
+        min=1.0,
+        mean=1.05,
+        max=1.1,
+    )
+    out = apply_winner(text, "x.muh", "segmented_sort", "h200", "int32", {"large.items": 19, "small.items": 5}, ev)
+    block = out[out.index("policy int32 {") : out.index("  space {\n    large.items")]
+    assert block.count("large {") == 1 and block.count("small {") == 1 and "# CUB's" in block  # edited, not doubled
+    assert re.search(r"large \{[^}]*items = 19 @measured\(device = \"GPU\"", block)
+    assert re.search(r"small \{\s*items = 5 @measured\(device = \"GPU\"", block)
+    pol = load(out, "x.muh").algorithms["segmented_sort@h200"].policies["int32"]
+    assert (pol.subs["large"].items, pol.subs["large"].radix_bits, pol.subs["small"].items) == (19, 6, 5)
