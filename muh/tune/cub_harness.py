@@ -71,6 +71,17 @@ HARNESSES = {
             ),
             _TYPES,
         ),
+        CubHarness(
+            "radix_sort",
+            (
+                CFunc(
+                    "muh_radix_sort_run",
+                    "int",
+                    _WS + (("const void*", "in"), ("void*", "out"), ("long long", "n"), ("cudaStream_t", "stream")),
+                ),
+            ),
+            _TYPES,
+        ),
     )
 }
 #: The families `--implementation cub` measures (each with a hub muh generates and a harness here).

@@ -56,18 +56,27 @@ def test_dry_run_segmented_sort_varies_sub_policies(cli, spec, no_gpu):
     assert re.search(r"rejected\s+8 × medium.threads = N differs from small.threads = N in segmented_sort", out)
 
 
+def test_dry_run_radix_sort_refuses_digit_widths_cub_cannot_mix(cli, spec, no_gpu):
+    code, out, err = cli("tune", spec, "radix_sort", "--implementation", "cub", "--dry-run")
+    assert code == 0, err
+    # onesweep threads 3 x items 3 x radix_bits 2 = 18; radix_bits = 7 differs from the histogram's 8, which
+    # CUB holds as one member (ONESWEEP_RADIX_BITS): 9 refused at validate
+    assert "radix_sort@h200 (CUB's kernels) int32: 18 variants in the space, 9 pass the static filter" in out
+    assert re.search(r"rejected\s+9 × histogram.radix_bits = N differs from onesweep.radix_bits = N", out)
+
+
 def test_a_family_cub_does_not_tune_is_refused_naming_those_that_work(cli, no_gpu):
     code, out, err = cli("tune", ROOT / "specs" / "h200.muh", "topk", "--implementation", "cub", "--dry-run")
     assert code == 2 and "Traceback" not in err + out
     assert "cannot measure `topk`: CUB does not tune it" in err
-    assert "--implementation cub measures: select_if, segmented_sort" in err
+    assert "--implementation cub measures: select_if, segmented_sort, radix_sort" in err
 
 
 def test_a_cub_family_without_a_harness_is_refused(cli, no_gpu):
     code, out, err = cli("tune", ROOT / "specs" / "h200.muh", "reduce", "--implementation", "cub", "--dry-run")
     assert code == 2 and "Traceback" not in err + out
     assert "cannot measure `reduce`: `muh tune` has no CUB harness for it yet" in err
-    assert "select_if, segmented_sort" in err
+    assert "select_if, segmented_sort, radix_sort" in err
 
 
 def test_implementation_typo(cli, spec, no_gpu):
@@ -360,3 +369,22 @@ def test_apply_edits_an_existing_sub_policy_block_and_adds_a_missing_one():
     assert re.search(r"small \{\s*items = 5 @measured\(device = \"GPU\"", block)
     pol = load(out, "x.muh").algorithms["segmented_sort@h200"].policies["int32"]
     assert (pol.subs["large"].items, pol.subs["large"].radix_bits, pol.subs["small"].items) == (19, 6, 5)
+
+
+@pytest.mark.parametrize(
+    "family, dispatch, public",
+    [
+        ("select_if", "DispatchSelectIf", "DeviceSelect::If"),
+        ("segmented_sort", "DispatchSegmentedSort", "DeviceSegmentedSort::SortKeys"),
+        ("radix_sort", "DispatchRadixSort", "DeviceRadixSort::SortKeys"),
+    ],
+)
+def test_every_family_s_units_and_reference(family, dispatch, public, spec, machine, fake_pool, monkeypatch, tmp_path):
+    """Each family's units call its hub's convenience entry (CUB's Dispatch… with the candidate's hub); its
+    reference unit calls CUB's public entry point; every filtered candidate is measured."""
+    _, rep = _search(spec, machine, fake_pool, monkeypatch, tmp_path, family, FastLabel(fake_pool, "none"))
+    search = fake_pool.units[0]
+    assert f"muh::cub::{family}::run(" in search and f"::cub::{dispatch}<" in search
+    ref = next(u for u in fake_pool.units if "// ---- variant 1: cub:shipped ----" in u)
+    assert f"::cub::{public}(temp" in ref
+    assert rep.counts() == {"ok": len(rep.rows)} and rep.reference.status == "ok"
