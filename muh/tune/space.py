@@ -293,6 +293,8 @@ def build_space(
             ]
         )
     akey, alg = algs[0]
+    if implementation == "cub":
+        _check_cub_target(spec, family, algs)
     base_vals, target = nominal_base(alg, dtype, bucket, subs=implementation == "cub")
     dims: dict[str, list] = {}
     for skey in ("default", dtype, f"{dtype}.plus"):
@@ -371,6 +373,37 @@ def build_space(
             ]
         )
     return space
+
+
+def _check_cub_target(spec: Spec, family: str, algs: list) -> None:
+    """CUB's kernels are tuned on one hardware of the spec's, and not on a CUB parity target (whose policies
+    are CUB's by definition: `muh check`'s parity and cub_dispatch compare them with CUB's)."""
+    if len(algs) > 1:
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"{spec.file} declares {family} on {', '.join(a.on for _, a in algs)}: "
+                    "`muh tune` measures one hardware's policy, on that GPU",
+                    spec.span_of(("algorithms", algs[1][0])),
+                    hint=f"tune a spec that declares {family} on the GPU's hardware only "
+                    "(e.g. bench/cub_tune/h200_cub.muh for the H200)",
+                )
+            ]
+        )
+    akey, alg = algs[0]
+    if spec.hardware[alg.on].cub_parity:
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"`{alg.on}` is a CUB parity target (`cub_parity = true`): its {family} policy is CUB's "
+                    "shipped one, which `muh check` compares with CUB",
+                    spec.span_of(("algorithms", akey)),
+                    hint="tune a spec of your GPU's hardware, starting from these values",
+                )
+            ]
+        )
 
 
 def _cub_families() -> tuple[str, ...]:

@@ -79,6 +79,16 @@ def test_a_cub_family_without_a_harness_is_refused(cli, no_gpu):
     assert "select_if, segmented_sort, radix_sort" in err
 
 
+def test_a_spec_of_several_hardware_or_a_parity_target_is_refused(cli, tmp_path, no_gpu):
+    code, out, err = cli("tune", ROOT / "specs" / "nvidia.muh", "select_if", "--implementation", "cub", "--dry-run")
+    assert code == 2 and "declares select_if on sm100, sm80, sm86, sm90" in err and "Traceback" not in err + out
+    one = tmp_path / "parity.muh"
+    text = SPEC.read_text()
+    one.write_text(text.replace("  toolchain {", "  cub_parity = true\n  toolchain {", 1))
+    code, out, err = cli("tune", one, "select_if", "--implementation", "cub", "--dry-run")
+    assert code == 2 and "`h200` is a CUB parity target (`cub_parity = true`)" in err and "parity.muh:" in err
+
+
 def test_implementation_typo(cli, spec, no_gpu):
     code, out, err = cli("tune", spec, "select_if", "--implementation", "cbu", "--dry-run")
     assert code == 2 and "Traceback" not in err + out
