@@ -398,3 +398,113 @@ def test_every_family_s_units_and_reference(family, dispatch, public, spec, mach
     ref = next(u for u in fake_pool.units if "// ---- variant 1: cub:shipped ----" in u)
     assert f"::cub::{public}(temp" in ref
     assert rep.counts() == {"ok": len(rep.rows)} and rep.reference.status == "ok"
+
+
+GATE_MAIN = r"""
+// The family fragment's host reference (check_output) on host vectors: a right output passes, each planted
+// wrong one fails with a reason. No GPU: the fragment's CUDA calls only allocate (and may fail here).
+int main() {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> dist(-100, 100);
+  Ctx c;
+  int failures = 0;
+  for (long long n : {1003LL, 70001LL}) {
+    std::vector<T> h(n);
+    for (auto& x : h) x = (T)dist(rng);
+    std::vector<T> o = expected(h, n);
+    std::string why;
+    if (!check_output(c, h, o, n, why)) { printf("right output refused (n=%lld): %s\n", n, why.c_str()); ++failures; }
+    for (int k = 0; k < (int)plants(n); ++k) {
+      std::vector<T> bad = o;
+      plant(bad, n, k);
+      why.clear();
+      if (check_output(c, h, bad, n, why) || why.empty()) { printf("plant %d passed (n=%lld)\n", k, n); ++failures; }
+      else printf("plant %d refused: %s\n", k, why.c_str());
+    }
+  }
+  printf(failures ? "FAIL\n" : "OK\n");
+  return failures ? 1 : 0;
+}
+"""
+
+EXPECTED = {
+    "select_if": r"""
+static std::vector<T> expected(const std::vector<T>& h, long long n) {
+  std::vector<T> o(out_count(n) + 1, (T)-1);
+  int k = 0;
+  for (long long i = 0; i < n; ++i) if (h[i] < (T)50) o[k++] = h[i];
+  memcpy((char*)o.data() + (((size_t)n * sizeof(T) + 3) & ~(size_t)3), &k, sizeof k);
+  return o;
+}
+static long long plants(long long) { return 3; }
+static void plant(std::vector<T>& o, long long n, int k) {
+  char* at = (char*)o.data() + (((size_t)n * sizeof(T) + 3) & ~(size_t)3);
+  int cnt; memcpy(&cnt, at, sizeof cnt);
+  if (k == 0) { cnt -= 1; memcpy(at, &cnt, sizeof cnt); }   // one element short
+  if (k == 1) o[cnt / 2] += 1;                                 // a wrong element
+  if (k == 2) std::swap(o[0], o[cnt - 1]);                     // out of order (if they differ)
+  if (k == 2 && o[0] == o[cnt - 1]) o[0] += 1;
+}
+""",
+    "segmented_sort": r"""
+static std::vector<T> expected(const std::vector<T>& h, long long n) {
+  Segments& s = segments_for(n);
+  std::vector<T> o(h.begin(), h.begin() + n);
+  for (long long i = 0; i < s.count; ++i) std::sort(o.begin() + s.h[i], o.begin() + s.h[i + 1]);
+  o.push_back((T)-1);
+  return o;
+}
+static long long plants(long long) { return 2; }
+static void plant(std::vector<T>& o, long long n, int k) {
+  Segments& s = segments_for(n);
+  if (k == 0) {  // one segment out of order: its first and last keys swapped
+    for (long long i = 0; i < s.count; ++i)
+      if (o[s.h[i]] != o[s.h[i + 1] - 1]) { std::swap(o[s.h[i]], o[s.h[i + 1] - 1]); break; }
+  }
+  if (k == 1) { long long i = s.h[s.count / 2]; o[i] += 1; }  // one key changed
+}
+""",
+    "radix_sort": r"""
+static std::vector<T> expected(const std::vector<T>& h, long long n) {
+  std::vector<T> o(h.begin(), h.begin() + n);
+  std::sort(o.begin(), o.end());
+  o.push_back((T)-1);
+  return o;
+}
+static long long plants(long long) { return 2; }
+static void plant(std::vector<T>& o, long long n, int k) {
+  if (k == 0) std::reverse(o.begin(), o.begin() + n);  // descending
+  if (k == 1) o[n / 2] += 1;
+}
+""",
+}
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("family", ["select_if", "segmented_sort", "radix_sort"])
+def test_the_gate_s_host_reference_refuses_wrong_outputs(family, nvcc, tmp_path):
+    """The correctness gate's host reference of each CUB family's fragment, compiled as the unit compiles it
+    (nvcc), run on the host: the right output passes; a short count, a wrong key, keys out of order, a
+    segment out of order, descending keys are each refused with a reason."""
+    from muh.codegen.templates import render
+    from muh.tune.cub_harness import HARNESSES
+
+    h = HARNESSES[family]
+    api = "".join(f"  {f.ret} (*{f.name[4:]})({', '.join(t for t, _ in f.args)});\n" for f in h.api)
+    head = (
+        "#include <cuda_runtime.h>\n#include <stdio.h>\n#include <string.h>\n#include <algorithm>\n#include <random>\n"
+        "#include <string>\n#include <vector>\ntypedef int T;\nconst bool kIsFloat = false;\n"
+        "static double to_d(T v) { return (double)v; }\n"
+        f"struct Api {{\n{api}}};\n"
+        "struct Ctx { T* in = nullptr; T* out = nullptr; void* ws[1] = {}; size_t ws_size[1] = {};\n"
+        "  cudaStream_t s = 0; };\n"
+    )
+    frag = render("muh.tune", h.harness_template, family=family, threshold="50")
+    src = tmp_path / "gate.cu"
+    src.write_text(head + frag + EXPECTED[family] + GATE_MAIN)
+    exe = tmp_path / "gate"
+    res = subprocess.run([nvcc, "-std=c++17", "-o", str(exe), str(src)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.rstrip().endswith("OK"), run.stdout[-3000:]
+    assert run.stdout.count("refused:") == 2 * (3 if family == "select_if" else 2)
