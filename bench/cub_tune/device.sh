@@ -4,9 +4,11 @@
 # Prepared on the CPU machine (no GPU there): python3 bench/cub_tune/prebuild.py /work/main/.dev/cubtune
 # (this tree, the device spec h200_cub.muh and every unit prebuilt in .muh-cache/tune-units), then
 #   run(command="cd .dev/cubtune && bash bench/cub_tune/device.sh", carry=[".dev/cubtune", ".whl"], timeout_s=120)
-# .whl: muh's Python dependencies as wheels (lark, interegular, pydantic(-core), annotated_types, typing_inspection,
-# typing_extensions, jinja2, markupsafe, pyyaml, typer, click, rich, markdown_it_py, mdurl, pygments,
-# shellingham, clang-format), as the earlier device calls carried them.
+# .whl: muh's Python dependencies as wheels for the device's Python, as the earlier device calls carried them:
+# what `muh tune … --implementation cub` imports here (python3 -X importtime): lark, interegular, regex, pydantic,
+# pydantic_core, annotated_types, typing_inspection, typing_extensions, jinja2, markupsafe, pyyaml, typer, click,
+# shellingham, rich, markdown_it_py, mdurl, pygments, annotated_doc; and clang-format==23.1.5 (the generated C++
+# is formatted by it: the hubs must be byte-identical to the prebuilt units' or they compile again).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 shopt -s nullglob
