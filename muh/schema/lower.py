@@ -276,11 +276,30 @@ def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
                 values.setdefault("subs", {})[sub.kind] = _members(sub.members, sub_path, low, refs, allow_blocks=False)
             body[group][label] = values
         else:
-            body[group][label] = {"values": _members(m.members, full + ("values",), low, refs, allow_blocks=False)}
+            values = _members(m.members, full + ("values",), low, refs, allow_blocks=False)
+            body[group][label] = {"values": _sub_dims(values, full + ("values",), low)}
     if orphan:
         low.orphans.setdefault("algorithms", {})[key] = body
     else:
         low.raw["algorithms"][key] = body
+
+
+def _sub_dims(values: dict, path: tuple, low: Lowered) -> dict:
+    """A space's sub-policy dimensions (``large.items = [17, 23]``: a dotted key nests) as one dotted
+    dimension each (``"large.items"``), their spans kept under that name; validate checks the sub-policy
+    and the dimension."""
+    out: dict = {}
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            out[key] = value
+            continue
+        for dim, cands in value.items():
+            name = f"{key}.{dim}"
+            out[name] = cands
+            for spans in (low.key_spans, low.value_spans):
+                if path + (key, dim) in spans:
+                    spans[path + (name,)] = spans[path + (key, dim)]
+    return out
 
 
 def _bounds(c: ast.Condition, low: Lowered, path: tuple) -> dict:

@@ -791,8 +791,20 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
             spath = base + ("spaces", skey)
             if skey != "default":
                 out.extend(_policy_key(skey, spec.span_of(spath, key=True), known, fam.key_value, alg.family))
-            for dim, cands in space.values.items():
-                vpath = spath + ("values", dim)
+            for name, cands in space.values.items():
+                vpath = spath + ("values", name)
+                sub, _, dim = name.rpartition(".")
+                if sub and sub not in fam.subs:  # `large.items`: a sub-policy's dimension
+                    out.append(
+                        Diagnostic(
+                            "E-SUB",
+                            f"`{alg.family}` has no sub-policy `{sub}`",
+                            spec.span_of(vpath, key=True),
+                            hint=did_you_mean(sub, fam.subs)
+                            or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has none"),
+                        )
+                    )
+                    continue
                 if dim not in fam.dims:
                     out.append(_not_tunable(dim, alg.family, spec.span_of(vpath, key=True)))
                     continue
@@ -971,6 +983,17 @@ def _not_tunable(dim: str, family: str, span: Span | None) -> Diagnostic:
 def policy_problems(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:
     """What validate says of one policy's values on ``hw`` (also `muh tune`'s check of a candidate)."""
     return _policy_dims(given, family, hw, spec, path)
+
+
+def candidate_problems(pol, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:
+    """What validate says of a whole policy block on ``hw``: its values, its sub-policies' and the rules of
+    CUB's agents (``_cub_agreement``) — `muh tune --implementation cub`'s check of a candidate."""
+    out = []
+    for sub, sv in pol.subs.items():
+        out.extend(_policy_dims(sv.given(), family, hw, spec, path + ("subs", sub)))
+    out.extend(_policy_dims(pol.given(), family, hw, spec, path))
+    out.extend(_cub_agreement(pol, family, hw, spec, path))
+    return out
 
 
 def _policy_dims(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Diagnostic]:

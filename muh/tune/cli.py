@@ -29,6 +29,12 @@ def parse_duration(text: str) -> float:
     return sum(float(a) * {"h": 3600, "m": 60, "s": 1}[b] for a, b in parts)
 
 
+def _cub_families() -> tuple[str, ...]:
+    from muh.tune.cub_harness import FAMILIES
+
+    return FAMILIES
+
+
 def register(app: typer.Typer) -> None:
     app.command(name="tune")(tune)
 
@@ -36,7 +42,20 @@ def register(app: typer.Typer) -> None:
 def tune(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The .muh spec."),
     algo: str = typer.Argument(
-        ..., metavar="ALGO", help="Algorithm family to tune: " + ", ".join(r.name for r in registry.tunable()) + "."
+        ...,
+        metavar="ALGO",
+        help="Algorithm family to tune: "
+        + ", ".join(r.name for r in registry.tunable())
+        + "; with --implementation cub: "
+        + ", ".join(_cub_families())
+        + ".",
+    ),
+    implementation: str = typer.Option(
+        "muh",
+        "--implementation",
+        metavar="IMPL",
+        help="Whose kernels are measured: muh (muh's own, the default) or cub (CUB's dispatch and kernels, "
+        "each candidate a policy hub generated from the candidate spec).",
     ),
     types: Optional[str] = typer.Option(
         None, "--types", metavar="TYPES", help="Element types, comma-separated (default: float32)."
@@ -184,6 +203,7 @@ def tune(
             buckets,
             shape,
             against,
+            implementation,
         )
         ctx["topk"] = None if shape is None else tuple(part[0] for part in shape)
     except MuhError as err:
@@ -215,6 +235,7 @@ def tune(
         topk=ctx["topk"],
         compile_only=compile_only,
         variant_timeout=variant_timeout,
+        implementation=ctx["implementation"],
     )
     view = Console(top)
     runner = Runner(ctx["loaded"].spec, ctx["machine"], opts, view.events())
@@ -300,17 +321,22 @@ def _prepare(
     buckets=None,
     shape=None,
     against=None,
+    implementation="muh",
 ) -> dict:
     """Everything a tune run needs before it measures, each flag checked in turn (a bad one is a
     MuhError), --dry-run included: the loaded spec, its types, the spaces to search, where --plot draws,
     the --against spec and, unless --dry-run, the machine."""
     from muh.pipeline import load_file
+    from muh.tune.cub_harness import check_implementation
 
+    check_implementation(implementation)
     _check_strategy(strategy)
     loaded = load_file(spec)
-    type_list = _types(loaded.spec, algo, types)
+    type_list = _types(loaded.spec, algo, types, implementation)
     size_list = _sizes(sizes)
-    spaces, unsearched, all_buckets = _spaces(loaded.spec, algo, type_list, size_list, sizes, buckets, shape)
+    spaces, unsearched, all_buckets = _spaces(
+        loaded.spec, algo, type_list, size_list, sizes, buckets, shape, implementation
+    )
     _check_shape_per_bucket(algo, shape, spaces)
     _check_plot(plot)
     _check_optional_tools(plot, ray, ray_address)
@@ -340,6 +366,7 @@ def _prepare(
         "time": parse_duration(time_limit) if time_limit else None,
         "spec_path": spec,
         "against": old,
+        "implementation": implementation,
     }
     if dry_run:
         return ctx
@@ -365,14 +392,21 @@ def _check_strategy(strategy: str) -> None:
         )
 
 
-def _types(spec, algo: str, types: str | None) -> list[str]:
-    """--types as a list (default float32): each with a space in the spec and a generated kernel."""
+def _types(spec, algo: str, types: str | None, implementation: str = "muh") -> list[str]:
+    """--types as a list (default float32; CUB's kernels: int32): each with a space in the spec and a
+    generated kernel (a CUB harness)."""
     from muh import families
     from muh.tune.space import build_space
 
-    type_list = [t.strip() for t in (types or "float32").split(",") if t.strip()]
+    default = "int32" if implementation == "cub" else "float32"
+    type_list = [t.strip() for t in (types or default).split(",") if t.strip()]
     for t in type_list:
-        build_space(spec, algo, t)  # its own diagnostics first (unknown family, type, no space)
+        build_space(spec, algo, t, implementation=implementation)  # its own diagnostics first (family, type, space)
+    if implementation == "cub":
+        from muh.tune import cub_harness
+
+        cub_harness.check_types(algo, type_list)
+        return type_list
     generated = rec.dtypes if (rec := families.find(algo)) else ()
     for t in type_list:
         if t not in generated:
@@ -415,7 +449,14 @@ def _sizes(sizes: str | None) -> list[int]:
 
 
 def _spaces(
-    spec, algo: str, type_list: list[str], size_list: list[int], sizes: str | None, buckets: str | None, shape
+    spec,
+    algo: str,
+    type_list: list[str],
+    size_list: list[int],
+    sizes: str | None,
+    buckets: str | None,
+    shape,
+    implementation: str = "muh",
 ) -> tuple[dict, list, dict]:
     """(the spaces to search by name, the buckets left unsearched with the flag they hold no value of,
     each type's buckets): one space per type and bucket."""
@@ -431,7 +472,7 @@ def _spaces(
             if at is _UNMEASURED:  # no value of the shape part it tests: it keeps its values
                 unsearched.append((f"{algo} {t} [{Bucket(size=key, lo=b[0], hi=b[1]).label}]", "--topk-shape"))
                 continue
-            sp = build_space(spec, algo, t, b, key, at)
+            sp = build_space(spec, algo, t, b, key, at, implementation)
             if key == "elements" and not sp.sizes(size_list):
                 if sizes and not buckets and len(bounds) > 1:
                     # --sizes chose where to measure among the spec's buckets: one none of them falls in
@@ -767,8 +808,9 @@ def _dry_run(ctx) -> None:
             if space.shape is None
             else "; measured at " + ", ".join(f"{n} = {v}" for n, v in zip(_shape_keys(space.family), space.shape))
         )
+        impl = " (CUB's kernels)" if space.implementation == "cub" else ""
         typer.echo(
-            f"{space.akey} {t}: {space.size} variants in the space, {len(keep)} pass the static filter, "
+            f"{space.akey}{impl} {t}: {space.size} variants in the space, {len(keep)} pass the static filter, "
             f"{len(rejected)} rejected; base {space.base.label(dims)}; winners go to {where}{at}"
         )
         reasons: dict[str, int] = {}

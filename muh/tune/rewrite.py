@@ -88,10 +88,37 @@ def _bucket_of(block: ast.Block) -> tuple[str, int, int | None] | None:
     return None if low.diags else (got["size"], got["lo"], got.get("hi"))
 
 
+def _split_subs(changes: dict) -> tuple[dict, dict[str, dict]]:
+    """(the policy's own changes, {sub-policy: its changes}) of ``changes``, whose sub-policy dimensions
+    are written ``large.items`` (CUB's spaces)."""
+    own: dict = {}
+    subs: dict[str, dict] = {}
+    for dim, value in changes.items():
+        sub, _, name = dim.rpartition(".")
+        if sub:
+            subs.setdefault(sub, {})[name] = value
+        else:
+            own[dim] = value
+    return own, subs
+
+
+def _sub_text(sub: str, changes: dict, note: str) -> str:
+    """A new sub-policy block holding ``changes``: ``large { items = 19 @measured(…) }``."""
+    return f"{sub} {{ " + "  ".join(f"{d} = {value_text(v, d)} {note}" for d, v in sorted(changes.items())) + " }"
+
+
 def _edit_block(doc: SpecText, block: ast.Block, changes: dict, note: str) -> None:
-    """Write ``changes`` into ``block``: a value already there is replaced, a new one added at the end."""
+    """Write ``changes`` into ``block``: a value already there is replaced, a new one added at the end; a
+    sub-policy's (``large.items``) into its block, which is added when the policy has none."""
+    changes, subs = _split_subs(changes)
     assigns = {a.name: a for a in block.assigns()}
     added = []
+    for sub, held in sorted(subs.items()):
+        inner = next(iter(block.blocks(sub)), None)
+        if inner is not None:
+            _edit_block(doc, inner, held, note)
+        else:
+            added.append(_sub_text(sub, held, note))
     for dim, value in sorted(changes.items()):
         a = assigns.get(dim)
         if a is None:
@@ -180,7 +207,9 @@ def apply_winner(
                 for lo, hi in (buckets or [bucket])
             )
         else:
-            body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(changes.items()))
+            own, subs = _split_subs(changes)
+            body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(own.items()))
+            body += "".join(f"{indent}  {_sub_text(sub, held, note)}\n" for sub, held in sorted(subs.items()))
         pos = (
             doc.after_line_of(last.span.end_line, last.span.end_col)
             if last is not None

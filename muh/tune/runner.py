@@ -64,6 +64,7 @@ class Options:
     variant_timeout: float = 120.0
     compile_timeout: float = 900.0
     compile_only: bool = False
+    implementation: str = "muh"  # whose kernels: muh's, or CUB's on candidate hubs (muh/tune/cub.py)
 
 
 @dataclass
@@ -89,6 +90,7 @@ class TypeReport:
     samples: int = 0
     interrupted: bool = False
     base_kernel: str = ""  # the base's compiled kernel: another label of the same kernel is no challenger
+    reference: Row | None = None  # --implementation cub: CUB's shipped policy timed against the base
 
     def ok_rows(self) -> list[Row]:
         return sorted((r for r in self.rows.values() if r.status == "ok" and r.score), key=lambda r: -r.score.score)
@@ -175,6 +177,8 @@ class Runner:
         m = self.machine
         if bucket is not None:  # each size bucket is its own run: its sizes only
             akey = f"{akey}[{bucket}]"
+        if self.opts.implementation != "muh":  # muh's and CUB's trials never mix
+            akey = f"{akey}[{self.opts.implementation}]"
         if self.opts.family == "topk":  # each problem shape is its own run: timings of two shapes never mix
             from muh.tune.unit import TOPK_COLS, TOPK_K
 
@@ -235,7 +239,9 @@ class Runner:
 
     def run_type(self, dtype: str, bucket: tuple[int, int | None] | None = None) -> TypeReport:
         """Search ``dtype``'s space (of one size bucket: measured only at the sizes in it)."""
-        return self.run_space(build_space(self.spec, self.opts.family, dtype, bucket))
+        return self.run_space(
+            build_space(self.spec, self.opts.family, dtype, bucket, implementation=self.opts.implementation)
+        )
 
     def run_space(self, space: Space) -> TypeReport:
         s = self._start(space)
@@ -256,6 +262,8 @@ class Runner:
         if self.stop.is_set():
             s.rep.interrupted = True
             return s.rep
+        if self.opts.implementation == "cub":
+            self._reference(s)
         if not self.opts.compile_only:
             self._confirm(s.rep, space, s.hw, s.key, s.by_label, s.kernel, s.base_kernel)
         return s.rep
@@ -460,6 +468,35 @@ class Runner:
                 + ("  (cached)" if cached else "")
             )
 
+    def _reference(self, s: "_Search") -> None:
+        """`--implementation cub`: CUB's shipped policy — its public entry point, CUB's own hub for the GPU —
+        timed against the base in one fresh process (``--confirm-runs`` per size, correctness-gated like any
+        variant) and stored as phase ``reference``: the summary's reference row, so a kept incumbent or a
+        winner is seen against what CUB ships. Never a candidate. ``--compile-only``: compiled only."""
+        from muh.tune import cub
+
+        o, space, hw = self.opts, s.space, s.hw
+        eff = effective(space.base, space)
+        k = "ref-" + cub.source_hash(eff, hw, nvcc_args(hw), cub.SHIPPED)
+        t = None if o.compile_only else self.db.get(s.key, k, "reference", 0)
+        cached = t is not None
+        if t is None:
+            uv = [UnitVariant(0, space.base.label(tuple(space.dims)), eff), UnitVariant(1, cub.SHIPPED, eff)]
+            src = render_unit(space.family, space.dtype, hw, uv, list(o.sizes), space.shape)
+            comp = self._pool().submit(src, nvcc_args(hw), self.machine.nvcc or "nvcc", o.compile_timeout).result()
+            if not comp.ok:
+                s.rep.reference = Row(cub.SHIPPED, k, "compile_error", comp.log[-800:])
+                return
+            if o.compile_only:
+                return
+            binary = store(comp.binary, o.work / "bin")
+            out = self._workers().submit(self._job(binary, [1], o.confirm_runs, o.seed * 131 + 5)).result()
+            t = self._trial(cub.SHIPPED, k, out.results.get(1) or Result("launch_error", "no result"), "reference")
+            t.device = out.device
+            self.db.put(s.key, t, self.session)
+        sc = stats.score(t.base_ns, t.variant_ns, t.sizes) if t.status == "ok" and t.score is not None else None
+        s.rep.reference = Row(cub.SHIPPED, k, t.status, t.detail, sc, cached)
+
     # -- confirmation and decision -----------------------------------------------------------------
     def _confirm(self, rep: TypeReport, space: Space, hw: Hardware, key: RunKey, by_label, kernel, base_kernel) -> None:
         o = self.opts
@@ -546,7 +583,10 @@ class Runner:
         from muh.tune.space import spec_bucket_key, spec_buckets
 
         key = spec_bucket_key(spec, self.opts.family, dtype)
-        h = families.get(self.opts.family).harness
+        rec = families.find(self.opts.family)
+        if rec is None:  # a family muh only describes (CUB's kernels): no shape of its own
+            return None
+        h = rec.harness
         if key is None or key not in h.shape_keys:
             return None
         value = (self.opts.topk or h.shape)[h.shape_keys.index(key)]
@@ -568,14 +608,14 @@ class Runner:
 
         o = self.opts
         at = self._bucket_at(self.spec, dtype)
-        space = build_space(self.spec, o.family, dtype, *(at or ()))
+        space = build_space(self.spec, o.family, dtype, *(at or ()), implementation=o.implementation)
         dims = tuple(space.dims)
         hw = self.spec.hardware[self.spec.algorithms[space.akey].on]
         olds = [a for a in old.algorithms.values() if a.family == o.family]
         if not olds:
             raise MuhError([Diagnostic("E-TUNE", f"the spec to compare with has no `{o.family}`", None)])
         old_at = self._bucket_at(old, dtype)
-        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None)
+        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None, subs=o.implementation == "cub")
         old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
         uv = [
             UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),

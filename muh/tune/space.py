@@ -24,7 +24,7 @@ from muh import families
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.runtime.dtypes import SIZE as DTYPES
 from muh.schema.catalog import FAMILIES
-from muh.schema.models import Algorithm, Bucket, Delay, Policy, Spec
+from muh.schema.models import Algorithm, Bucket, Delay, Policy, PolicyValues, Spec
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
 TOKENS = {
@@ -71,8 +71,8 @@ class Variant:
         """CCCL-style label, e.g. ``ipt_16.tpb_256.ipv_4`` (only ``dims``, default: all)."""
         flat = _flatten(self.as_dict())
         keys = [k for k in TOKEN_ORDER if k in flat] + sorted(k for k in flat if k not in TOKENS)
-        if dims is not None:
-            keys = [k for k in keys if k.split(".")[0] in dims]
+        if dims is not None:  # a dotted dimension is a sub-policy's (`large.items`) or a delay's part
+            keys = [k for k in keys if k in dims or k.split(".")[0] in dims]
         return ".".join(f"{TOKENS.get(k, k.replace('.', '_'))}_{_tok(flat[k])}" for k in keys)
 
 
@@ -108,6 +108,10 @@ class Effective:
     # the candidate's sub-policies as derive resolved them (the spec's: `muh tune` varies top-level dims):
     # {sub-policy: {dim: Resolved}}, what the record's ``get.sub`` reads, as ``muh build`` does
     subs: dict = field(default_factory=dict, compare=False, hash=False)
+    # whose kernels are measured: muh's own (``muh``) or CUB's dispatch on a policy hub generated from the
+    # candidate spec (``cub``: muh/tune/cub.py; its values then hold the sub-policies' as ``large.items``)
+    implementation: str = "muh"
+    spec: Optional[Spec] = field(default=None, compare=False, hash=False)  # cub: the candidate spec
 
     def get(self, dim: str, default=None):
         return dict(self.values).get(dim, default)
@@ -115,9 +119,11 @@ class Effective:
     @property
     def key(self) -> str:
         """Stable identity of the compiled kernel (cache key together with the source hash): its
-        instantiation numbers when known (variants that load alike share one measurement)."""
+        instantiation numbers when known (variants that load alike share one measurement); the
+        implementation is part of it, so muh's and CUB's trials never share a key."""
         what = list(self.params) if self.params else [(k, _jsonable(v)) for k, v in self.values]
-        blob = json.dumps([self.family, self.dtype, what], sort_keys=True)
+        head = [self.family, self.dtype] + ([self.implementation] if self.implementation != "muh" else [])
+        blob = json.dumps(head + [what], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -146,6 +152,7 @@ class Space:
     bucket: Optional[tuple[int, Optional[int]]] = None  # (lo, hi) of the size bucket tuned; None: every size
     bucket_key: str = "elements"  # what the bucket tests (the family record's ``buckets_by``)
     shape: Optional[tuple] = None  # the family's problem shape this space is measured at (topk: row length, k)
+    implementation: str = "muh"  # `muh tune --implementation`: muh's kernels, or CUB's (muh/tune/cub.py)
 
     @property
     def bucket_label(self) -> str | None:
@@ -184,14 +191,19 @@ class Space:
         return list(self.iter_variants())
 
 
-def nominal_base(alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] | None = None) -> tuple[dict, str]:
+def nominal_base(
+    alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] | None = None, subs: bool = False
+) -> tuple[dict, str]:
     """(nominal base policy values, policy key to write winners to) for ``dtype``; with ``bucket``
     (lo, hi), the values of the spec's size bucket holding ``lo`` on top, and the policy that holds the
-    buckets as the key."""
+    buckets as the key. ``subs``: the sub-policies' values too, as ``large.items`` (CUB's spaces)."""
     layers = [k for k in ("default", dtype, f"{dtype}.plus") if k in alg.policies]
     values: dict = {}
     for layer in layers:
         values.update(alg.policies[layer].given())
+        if subs:
+            for sub, sv in alg.policies[layer].subs.items():
+                values.update({f"{sub}.{d}": x for d, x in sv.given().items()})
     target = f"{dtype}.plus" if f"{dtype}.plus" in alg.policies else dtype
     owner = next((k for k in reversed(layers) if alg.policies[k].buckets), None)
     if owner is not None:
@@ -232,9 +244,11 @@ def build_space(
     bucket: tuple[int, Optional[int]] | None = None,
     bucket_key: str = "elements",
     shape: tuple | None = None,
+    implementation: str = "muh",
 ) -> Space:
     """The space of ``family`` on its hardware for ``dtype`` (of one bucket: ``bucket`` (lo, hi) of
-    ``bucket_key``, measured at ``shape`` where the family has one); ``MuhError`` if there is none."""
+    ``bucket_key``, measured at ``shape`` where the family has one); ``MuhError`` if there is none.
+    ``implementation`` ``cub``: the space of CUB's policy for the family (muh/tune/cub.py)."""
     algs = [(k, a) for k, a in sorted(spec.algorithms.items()) if a.family == family]
     if not algs:
         fams = sorted({a.family for a in spec.algorithms.values()})
@@ -245,14 +259,28 @@ def build_space(
                 f"space {{ threads = [128, 256, 512, 1024]  items = [1, 2, 4] }} }}` (docs/ops.md)"
             )
         raise MuhError([Diagnostic("E-TUNE", f"no algorithm `{family}` in {spec.file}", None, hint=hint)])
-    if family not in TUNABLE:
+    if implementation == "cub":
+        from muh.tune import cub_harness
+
+        tunable = cub_harness.tunable(family)  # MuhError naming the families that work
+    elif family not in TUNABLE:
         raise MuhError(
             [
                 Diagnostic(
-                    "E-TUNE", f"`muh tune` cannot measure `{family}` yet", None, hint=f"tunable: {', '.join(TUNABLE)}"
+                    "E-TUNE",
+                    f"`muh tune` cannot measure `{family}` yet",
+                    None,
+                    hint=f"tunable: {', '.join(TUNABLE)}"
+                    + (
+                        f"; CUB's own kernels: `--implementation cub` ({', '.join(_cub_families())})"
+                        if family in _cub_families()
+                        else ""
+                    ),
                 )
             ]
         )
+    else:
+        tunable = TUNABLE[family]
     if dtype not in DTYPES:
         raise MuhError(
             [
@@ -265,7 +293,9 @@ def build_space(
             ]
         )
     akey, alg = algs[0]
-    base_vals, target = nominal_base(alg, dtype, bucket)
+    if implementation == "cub":
+        _check_cub_target(spec, family, algs)
+    base_vals, target = nominal_base(alg, dtype, bucket, subs=implementation == "cub")
     dims: dict[str, list] = {}
     for skey in ("default", dtype, f"{dtype}.plus"):
         if skey in alg.spaces:
@@ -282,7 +312,7 @@ def build_space(
                 )
             ]
         )
-    bad = [d for d in dims if d not in TUNABLE[family]]
+    bad = [d for d in dims if d not in tunable]
     if bad:
         raise MuhError(
             [
@@ -290,13 +320,11 @@ def build_space(
                     "E-TUNE",
                     f"`muh tune` cannot vary `{bad[0]}` of {family} yet",
                     span,
-                    hint=f"{family} varies: {', '.join(TUNABLE[family])}",
+                    hint=f"{family} varies: {', '.join(tunable)}",
                 )
             ]
         )
-    missing = [
-        d for d in ("threads", "items") if d in FAMILIES[family].dims and d in TUNABLE[family] and d not in base_vals
-    ]
+    missing = [d for d in ("threads", "items") if d in FAMILIES[family].dims and d in tunable and d not in base_vals]
     if missing:
         raise MuhError(
             [
@@ -309,7 +337,19 @@ def build_space(
             ]
         )
     base = Variant(family, dtype, tuple(sorted(base_vals.items())))
-    space = Space(family, dtype, akey, target, base, dims, spec=spec, bucket=bucket, bucket_key=bucket_key, shape=shape)
+    space = Space(
+        family,
+        dtype,
+        akey,
+        target,
+        base,
+        dims,
+        spec=spec,
+        bucket=bucket,
+        bucket_key=bucket_key,
+        shape=shape,
+        implementation=implementation,
+    )
     if space.size > MAX_VARIANTS:
         widest = sorted(dims, key=lambda d: -len(dims[d]))
         where = next(
@@ -335,6 +375,43 @@ def build_space(
     return space
 
 
+def _check_cub_target(spec: Spec, family: str, algs: list) -> None:
+    """CUB's kernels are tuned on one hardware of the spec's, and not on a CUB parity target (whose policies
+    are CUB's by definition: `muh check`'s parity and cub_dispatch compare them with CUB's)."""
+    if len(algs) > 1:
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"{spec.file} declares {family} on {', '.join(a.on for _, a in algs)}: "
+                    "`muh tune` measures one hardware's policy, on that GPU",
+                    spec.span_of(("algorithms", algs[1][0])),
+                    hint=f"tune a spec that declares {family} on the GPU's hardware only "
+                    "(e.g. bench/cub_tune/h200_cub.muh for the H200)",
+                )
+            ]
+        )
+    akey, alg = algs[0]
+    if spec.hardware[alg.on].cub_parity:
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"`{alg.on}` is a CUB parity target (`cub_parity = true`): its {family} policy is CUB's "
+                    "shipped one, which `muh check` compares with CUB",
+                    spec.span_of(("algorithms", akey)),
+                    hint="tune a spec of your GPU's hardware, starting from these values",
+                )
+            ]
+        )
+
+
+def _cub_families() -> tuple[str, ...]:
+    from muh.tune.cub_harness import FAMILIES
+
+    return FAMILIES
+
+
 def candidate_spec(space: Space, v: Variant) -> Spec:
     """The spec with ``v``'s nominal values written into the tuned policy (``space.policy_key``): the
     spec `--apply` would write, as derive reads it (the policy's size buckets aside: the variant is the
@@ -342,8 +419,15 @@ def candidate_spec(space: Space, v: Variant) -> Spec:
     spec = space.spec
     alg = spec.algorithms[space.akey]
     old = alg.policies.get(space.policy_key)
-    values = v.as_dict()
-    pol = Policy.model_construct(_fields_set=set(values) | {"subs"}, subs=old.subs if old else {}, buckets=[], **values)
+    values = {d: x for d, x in v.as_dict().items() if "." not in d}
+    subs = dict(old.subs) if old else {}
+    for name, x in v.as_dict().items():  # a sub-policy's dimension (`large.items`, CUB's spaces)
+        if "." in name:
+            sub, dim = name.split(".", 1)
+            held = subs[sub].given() if sub in subs else {}
+            held[dim] = x
+            subs[sub] = PolicyValues.model_construct(_fields_set=set(held), **held)
+    pol = Policy.model_construct(_fields_set=set(values) | {"subs"}, subs=subs, buckets=[], **values)
     algo = alg.model_copy(update={"policies": {**alg.policies, space.policy_key: pol}})
     return spec.model_copy(update={"algorithms": {**spec.algorithms, space.akey: algo}})
 
@@ -357,6 +441,8 @@ def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
     from muh.schema.policy_key import Query
     from muh.schema.validate import policy_problems
 
+    if space.implementation == "cub":  # CUB's kernels: the candidate's hub (muh/tune/cub.py)
+        return _evaluate_cub(space, v)
     cand = candidate_spec(space, v)
     alg = cand.algorithms[space.akey]
     hw = cand.hardware[alg.on]
@@ -377,6 +463,46 @@ def evaluate(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
         except (TypeError, ValueError, KeyError):
             params = ()  # the emitter's own check (unit.emitter_reasons) says why
     return Effective(space.family, space.dtype, values, params, subs=dict(rp.subs)), reasons
+
+
+def _alone(spec: Spec, akey: str) -> Spec:
+    """The candidate spec reduced to the tuned algorithm and its hardware (what its hub is built from:
+    the other algorithms' files are not part of the unit)."""
+    alg = spec.algorithms[akey]
+    return spec.model_copy(
+        update={"algorithms": {akey: alg}, "hardware": {alg.on: spec.hardware[alg.on]}, "deploys": {}}
+    )
+
+
+def _evaluate_cub(space: Space, v: Variant) -> tuple[Effective | None, list[str]]:
+    """``v``'s candidate spec through validate's policy checks (the sub-policies' and CUB's agent rules
+    too) and derive's resolution of the call (``space.dtype``); the effective values hold the
+    sub-policies' as ``large.items``. Returns (effective, reasons it cannot run)."""
+    from muh.derive.resolve import resolve_query
+    from muh.schema.policy_key import Query
+    from muh.schema.validate import candidate_problems
+
+    cand = candidate_spec(space, v)
+    alg = cand.algorithms[space.akey]
+    hw = cand.hardware[alg.on]
+    path = ("algorithms", space.akey, "policies", space.policy_key)
+    reasons = [d.message for d in candidate_problems(alg.policies[space.policy_key], space.family, hw, cand, path)]
+    try:
+        rp = resolve_query(cand, space.akey, Query(space.dtype))
+    except MuhError as err:
+        return None, reasons + [d.message for d in err.diagnostics]
+    values = {d: r.value for d, r in rp.values.items() if d != "scaling"}
+    for sub, held in rp.subs.items():
+        values.update({f"{sub}.{d}": r.value for d, r in held.items() if d != "scaling"})
+    eff = Effective(
+        space.family,
+        space.dtype,
+        tuple(sorted(values.items())),
+        subs=dict(rp.subs),
+        implementation="cub",
+        spec=_alone(cand, space.akey),
+    )
+    return eff, reasons
 
 
 def effective(v: Variant, space: Space) -> Effective:

@@ -56,6 +56,10 @@ def emitter_reasons(eff: Effective, hw: Hardware) -> list[str]:
     """The kernel emitter's own reasons to refuse this variant (static filter, no compiler)."""
     from muh.families.registry import validate
 
+    if eff.implementation == "cub":  # CUB's kernels on the candidate's hub
+        from muh.tune import cub
+
+        return cub.emitter_reasons(eff, hw)
     if eff.dtype not in families.get(eff.family).dtypes:
         return [f"the {eff.family} kernels are not generated for {eff.dtype}"]
     try:
@@ -97,6 +101,10 @@ def source_hash(eff: Effective, hw: Hardware) -> str:
     invalidate this family's measurements."""
     from importlib.resources import files as res
 
+    if eff.implementation == "cub":
+        from muh.tune import cub
+
+        return cub.source_hash(eff, hw, nvcc_args(hw))
     h = hashlib.sha256()
     h.update(variant_code(0, eff, hw, "").encode())
     h.update(res("muh.tune").joinpath("templates/harness.cu.j2").read_bytes())
@@ -195,6 +203,10 @@ def render_unit(
     count, e.g. topk's (row length, k); default: the record's)."""
     from muh.codegen.templates import render, render_from
 
+    if variants and variants[0].eff.implementation == "cub":  # CUB's dispatch on candidate hubs
+        from muh.tune import cub
+
+        return cub.render_unit(family, dtype, hw, variants, sizes, SPIN_CYCLES)
     rec, h = families.get(family), harness_of(family)
     shape = tuple(shape or h.shape)
     code = "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)

@@ -61,8 +61,9 @@ class Console:
     def header(self, ctx, opts) -> None:
         m = ctx["machine"]
         gpus = ", ".join(f"{g.index}: {g.name}" for g in m.gpus) or "none (compile only)"
+        impl = " (CUB's kernels on candidate hubs)" if ctx.get("implementation") == "cub" else ""
         self.out.print(
-            f"muh tune {ctx['algo']} on {gpus}; driver {m.driver}, CUDA {m.toolkit}; "
+            f"muh tune {ctx['algo']}{impl} on {gpus}; driver {m.driver}, CUDA {m.toolkit}; "
             f"machine fingerprint {m.fingerprint}; strategy {opts.strategy}, seed {opts.seed}; "
             f"database {opts.db}",
             markup=False,
@@ -104,6 +105,18 @@ class Console:
         if rep.decision is not None:
             noise = f" (A/A noise ±{rep.decision.noise:.4f})" if rep.decision.noise is not None else ""
             self.out.print(f"decision: {rep.decision.why}{noise}", markup=False)
+        ref = rep.reference
+        if ref is not None:  # --implementation cub: what CUB ships for this GPU, against the same base
+            what = "reference: CUB's shipped policy (CUB's public entry point, its own hub for this GPU)"
+            if ref.score is None:
+                self.out.print(f"{what}: {ref.status} {ref.detail[:200]}".rstrip(), markup=False)
+            else:
+                per = ", ".join(f"{x:.3f}" for x in ref.score.speedups)
+                self.out.print(
+                    f"{what}: base time / its time = {ref.score.score:.4f} (per size {per})"
+                    + ("  (cached)" if ref.cached else ""),
+                    markup=False,
+                )
 
 
 def plot_reports(plot: Path, ctx, reports: list[TypeReport]) -> list[Path]:
