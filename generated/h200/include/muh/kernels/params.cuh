@@ -509,10 +509,13 @@ constexpr int kWarpItems = 32;      // policy warp.items
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_bfloat16 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=bfloat16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=bfloat16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -525,10 +528,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_bfloat16
 
 namespace radix_sort_float16 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -541,10 +547,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float16
 
 namespace radix_sort_float32 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -557,10 +566,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float32
 
 namespace radix_sort_float64 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -573,10 +585,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float64
 
 namespace radix_sort_int16 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -589,10 +604,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int16
 
 namespace radix_sort_int32 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -605,10 +623,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int32
 
 namespace radix_sort_int64 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -621,10 +642,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int64
 
 namespace radix_sort_int8 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -637,10 +661,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int8
 
 namespace radix_sort_uint16 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -653,10 +680,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint16
 
 namespace radix_sort_uint32 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -669,10 +699,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint32
 
 namespace radix_sort_uint64 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -685,10 +718,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint64
 
 namespace radix_sort_uint8 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
