@@ -24,7 +24,7 @@ from muh import families
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.runtime.dtypes import SIZE as DTYPES
 from muh.schema.catalog import FAMILIES
-from muh.schema.models import Algorithm, Bucket, Delay, Policy, Spec
+from muh.schema.models import SUB_SEP, Algorithm, Bucket, Delay, Policy, PolicyValues, Spec, sub_dim
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
 TOKENS = {
@@ -72,7 +72,7 @@ class Variant:
         flat = _flatten(self.as_dict())
         keys = [k for k in TOKEN_ORDER if k in flat] + sorted(k for k in flat if k not in TOKENS)
         if dims is not None:
-            keys = [k for k in keys if k.split(".")[0] in dims]
+            keys = [k for k in keys if k in dims or k.split(".")[0] in dims]
         return ".".join(f"{TOKENS.get(k, k.replace('.', '_'))}_{_tok(flat[k])}" for k in keys)
 
 
@@ -184,14 +184,22 @@ class Space:
         return list(self.iter_variants())
 
 
+def given(pol: Policy) -> dict:
+    """The values a policy block sets: its own dimensions, and each sub-policy's as ``<sub>.<dim>``."""
+    out = dict(pol.given())
+    for sub, block in sorted(pol.subs.items()):
+        out.update({f"{sub}{SUB_SEP}{d}": v for d, v in block.given().items()})
+    return out
+
+
 def nominal_base(alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] | None = None) -> tuple[dict, str]:
     """(nominal base policy values, policy key to write winners to) for ``dtype``; with ``bucket``
     (lo, hi), the values of the spec's size bucket holding ``lo`` on top, and the policy that holds the
-    buckets as the key."""
+    buckets as the key. Sub-policy values are named ``<sub>.<dim>``."""
     layers = [k for k in ("default", dtype, f"{dtype}.plus") if k in alg.policies]
     values: dict = {}
     for layer in layers:
-        values.update(alg.policies[layer].given())
+        values.update(given(alg.policies[layer]))
     target = f"{dtype}.plus" if f"{dtype}.plus" in alg.policies else dtype
     owner = next((k for k in reversed(layers) if alg.policies[k].buckets), None)
     if owner is not None:
@@ -342,8 +350,16 @@ def candidate_spec(space: Space, v: Variant) -> Spec:
     spec = space.spec
     alg = spec.algorithms[space.akey]
     old = alg.policies.get(space.policy_key)
-    values = v.as_dict()
-    pol = Policy.model_construct(_fields_set=set(values) | {"subs"}, subs=old.subs if old else {}, buckets=[], **values)
+    values = {k: x for k, x in v.as_dict().items() if sub_dim(k) is None}
+    subs = dict(old.subs) if old else {}
+    by_sub: dict[str, dict] = {}
+    for k, x in v.as_dict().items():
+        if (sd := sub_dim(k)) is not None:
+            by_sub.setdefault(sd[0], {})[sd[1]] = x
+    for sub, vals in by_sub.items():  # the variant's sub-policy values over the policy's own block
+        mine = {**(subs[sub].given() if sub in subs else {}), **vals}
+        subs[sub] = PolicyValues.model_construct(_fields_set=set(mine), **mine)
+    pol = Policy.model_construct(_fields_set=set(values) | {"subs"}, subs=subs, buckets=[], **values)
     algo = alg.model_copy(update={"policies": {**alg.policies, space.policy_key: pol}})
     return spec.model_copy(update={"algorithms": {**spec.algorithms, space.akey: algo}})
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from muh.families import cub
 from muh.families import tensors as T
-from muh.families.base import cfuncs, param, record, warp_checks, xchg_bytes
+from muh.families.base import Harness, cfuncs, param, record, warp_checks, xchg_bytes
 from muh.runtime import dtypes as DT
 
 # CUB's radix hub: one agent policy per pass kind (CCCL 3.0.1 cub/device/dispatch/tuning/tuning_radix_sort.cuh).
@@ -302,7 +302,20 @@ def argsort(x, *, descending: bool = False, kernels=None):
 RECORD = record(
     __name__,
     doc="stable LSD radix sort of keys or key-value pairs, Onesweep (DeviceRadixSort::SortKeys / SortPairs)",
-    tunable=(),
+    # sub-policy dimensions (muh/schema/models.py sub_dim): what the kernels read of each (the histogram's digits are
+    # the onesweep's radix_bits; the exclusive sum's block is its threads)
+    tunable=(
+        "onesweep.threads",
+        "onesweep.items",
+        "onesweep.radix_bits",
+        "histogram.threads",
+        "histogram.items",
+        "exclusive_sum.threads",
+        "single_tile.threads",
+        "single_tile.items",
+        "single_tile.radix_bits",
+    ),
+    harness=Harness(),
     # one C declaration a line (cfuncs): the literals below join into one line each
     api=cfuncs(
         "\n"
