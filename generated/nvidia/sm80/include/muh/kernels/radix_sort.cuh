@@ -9,7 +9,8 @@
 //   2. exclusive_sum_kernel: per pass, the counts' exclusive prefix (where each digit starts);
 //   3. onesweep_kernel, once per pass: each block takes the next tile (an atomic counter, so every tile a
 //      block waits for belongs to a block already running), ranks its keys stably by digit, publishes its
-//      per-digit counts, and finds where its keys of each digit go by a decoupled look-back over the
+//      per-digit counts as soon as it has counted them (before the ranks, as CUB's early counts), writes its keys
+//      to shared memory in sorted order, and finds where its keys of each digit go by a decoupled look-back over the
 //      counts of the tiles before it (one thread per digit); then scatters keys (and values) through
 //      shared memory so that the writes of one digit are contiguous.
 // A problem of at most one single-tile block's keys is sorted by single_tile_kernel, all passes in one
@@ -238,27 +239,29 @@ struct Rank {
   };
 
   // counts[j]: the tile's count of digit t * kPer + j; excl[j]: keys of the tile with a smaller digit.
-  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile). Inlined where a ballot is
-  // one vote (warp::kBallotIsVote); where it is a shuffle butterfly (a 64-lane warp) or an exchange (emulated),
-  // one out-of-line copy serves every kernel of the same shape, which keeps the build's size and compile time
-  // in check.
-  template <bool kPartial>
+  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile). `on_counts(counts)` is called
+  // as soon as the counts are known, before the block scan and the ranks (the onesweep kernel publishes them
+  // there for the tiles after it, as CUB's early-counts callback does). Inlined where a ballot is one vote
+  // (warp::kBallotIsVote); where it is a shuffle butterfly (a 64-lane warp) or an exchange (emulated), one
+  // out-of-line copy serves every kernel of the same shape, which keeps the build's size and compile time in
+  // check.
+  template <bool kPartial, typename F>
   static __device__ __forceinline__ void run(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
-                                             unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+                                             unsigned (&counts)[kPer], unsigned (&excl)[kPer], const F& on_counts) {
     if (!warp::kBallotIsVote) {
-      outlined<kPartial>(s, digits, ranks, counts, excl);
+      outlined<kPartial>(s, digits, ranks, counts, excl, on_counts);
     } else {
-      body<kPartial>(s, digits, ranks, counts, excl);
+      body<kPartial>(s, digits, ranks, counts, excl, on_counts);
     }
   }
-  template <bool kPartial>
+  template <bool kPartial, typename F>
   static __device__ __noinline__ void outlined(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
-                                               unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
-    body<kPartial>(s, digits, ranks, counts, excl);
+                                               unsigned (&counts)[kPer], unsigned (&excl)[kPer], const F& on_counts) {
+    body<kPartial>(s, digits, ranks, counts, excl, on_counts);
   }
-  template <bool kPartial>
+  template <bool kPartial, typename F>
   static __device__ __forceinline__ void body(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
-                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer], const F& on_counts) {
     const int w = warp::id();
     for (int b = warp::lane(); b < kRadix; b += warp::kSize) s.warp_counts[w][b] = 0;
     __syncthreads();
@@ -280,6 +283,7 @@ struct Rank {
       counts[j] = run;
       sum += run;
     }
+    on_counts(counts);
     unsigned total;
     unsigned ex = block::exclusive_scan<kThreads>(sum, Add(), 0u, s.scan, total);
 #pragma unroll
@@ -306,7 +310,30 @@ struct Rank {
   }
 };
 
+// What the single-tile kernel does with a tile's counts as the ranking finds them: nothing.
+struct IgnoreCounts {
+  template <typename A>
+  __device__ __forceinline__ void operator()(const A&) const {}
+};
+
 // ---- 3. one pass: onesweep --------------------------------------------------------------------------
+
+// A tile's digit counts published for the tiles after it (tile 0's are already its inclusive prefix): thread t
+// publishes digits t * kPer + j.
+template <int kRadix, int kPer>
+struct PublishCounts {
+  scan_tile::TileState<unsigned, 0> st;
+  long long tile;
+  unsigned epoch;
+  __device__ __forceinline__ void operator()(const unsigned (&counts)[kPer]) const {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int b = threadIdx.x * kPer + j;
+      if (b < kRadix)
+        st.publish(tile * kRadix + b, epoch, tile ? scan_tile::kAggregate : scan_tile::kPrefix, counts[j]);
+    }
+  }
+};
 
 struct NoValue {};  // the values of a keys-only sort
 
@@ -382,28 +409,24 @@ __global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinB
   // ranks; the digits are dead after the ranking (the scatter tests the key's position, not its digit): held
   // past it they were kItems more live registers over the look-back, which cost the kernel its second block
   // per SM (bench/results/radix-sort-static-2026-12-06.md)
+  // this tile's counts are published as soon as the ranking has them (PublishCounts), then the look-back below
+  // finds the counts of the tiles before it (one thread per digit)
   int ranks[kItems];
   unsigned counts[kPer], excl[kPer];
+  PublishCounts<kRadix, kPer> publish;
+  publish.st.words = status;
+  publish.tile = (long long)tile;
+  publish.epoch = epoch;
+  const scan_tile::TileState<unsigned, 0>& st = publish.st;
   {
     unsigned digits[kItems];
 #pragma unroll
     for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < valid ? dg.digit(keys[u]) : (unsigned)kRadix;
     if (valid == kTile) {
-      R::template run<false>(rank_smem, digits, ranks, counts, excl);
+      R::template run<false>(rank_smem, digits, ranks, counts, excl, publish);
     } else {
-      R::template run<true>(rank_smem, digits, ranks, counts, excl);
+      R::template run<true>(rank_smem, digits, ranks, counts, excl, publish);
     }
-  }
-
-  // publish this tile's counts, then look back for the counts of the tiles before it (one thread per digit)
-  typedef scan_tile::TileState<unsigned, 0> State;
-  State st;
-  st.words = status;
-#pragma unroll
-  for (int j = 0; j < kPer; ++j) {
-    const int b = threadIdx.x * kPer + j;
-    if (b < kRadix)
-      st.publish((long long)tile * kRadix + b, epoch, tile ? scan_tile::kAggregate : scan_tile::kPrefix, counts[j]);
   }
   // The keys to shared memory in their tile order (position i of the tile's sorted keys goes to
   // global_off[digit] + i): before the look-back where the kernel is bounded to two blocks per SM (as CUB
@@ -515,7 +538,7 @@ __global__ void __launch_bounds__(P::kSingleThreads)
     for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < n ? d.digit(keys[u]) : (unsigned)kRadix;
     int ranks[kItems];
     unsigned counts[kPer], excl[kPer];
-    R::template run<true>(rank_smem, digits, ranks, counts, excl);
+    R::template run<true>(rank_smem, digits, ranks, counts, excl, IgnoreCounts());
 #pragma unroll
     for (int u = 0; u < kItems; ++u)
       if (digits[u] < (unsigned)kRadix) {
