@@ -1,7 +1,7 @@
 """Radix sort benchmark: muh's Onesweep kernels vs cub::DeviceRadixSort (the toolkit's CUB) and torch.sort, one
 process, one GPU, the same inputs, timed with CUDA events (median of repeats, bench/kernels.py's timeit).
 
-    python3 bench/radix_sort.py --gen GEN_DIR [--out-md F] [--out-json F] [--max-log2 28]
+    python3 bench/radix_sort.py --gen GEN_DIR [--out-md F] [--out-json F] [--max-log2 28] [--quick]
 
 GEN_DIR: generated kernels with radix_sort (muh build, or tests/gpu's radix-only config). Rows: unsigned 32- and
 64-bit keys, keys only and with 4-byte values, uniform bits and low-entropy bits (each key the AND of three random
@@ -74,6 +74,12 @@ def main() -> int:
     ap.add_argument("--out-json")
     ap.add_argument("--max-log2", type=int, default=28)
     ap.add_argument("--cache", default="/tmp/muh-cache/bench")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="uniform keys at 2^20, 2^24, 2^28 only (32-bit keys and pairs, 64-bit keys) and the 64-row sort: a "
+        "short device call",
+    )
     a = ap.parse_args()
 
     import torch
@@ -96,12 +102,12 @@ def main() -> int:
     for kb in (4, 8):
         name = {4: "uint32", 8: "uint64"}[kb]
         code = DT.CODE[name]
-        for low in (False, True):
-            for lg in range(16, a.max_log2 + 1, 4):
+        for low in (False,) if a.quick else (False, True):
+            for lg in range(20 if a.quick else 16, a.max_log2 + 1, 4):
                 n = 1 << lg
                 xs = keys(n, kb, low)  # signed storage of the unsigned bits
                 for pairs in (False, True):
-                    if pairs and kb == 8 and lg > 24:
+                    if pairs and kb == 8 and (lg > 24 or a.quick):
                         continue
                     vs = torch.arange(n, device="cuda", dtype=torch.int32) if pairs else None
                     out, alt = torch.empty_like(xs), torch.empty_like(xs)
@@ -150,7 +156,7 @@ def main() -> int:
 
     # segmented rows: sampling's 64 x 151936 logits, descending per row
     seg = []
-    for rows_, cols in ((64, 151936), (8, 151936), (1, 151936)):
+    for rows_, cols in ((64, 151936),) if a.quick else ((64, 151936), (8, 151936), (1, 151936)):
         x = torch.randn(rows_, cols, device="cuda", generator=g)
         gv, gi = calls.sort_rows(x, descending=True, kernels=k)
         wv, wi = torch.sort(x, dim=-1, descending=True, stable=True)

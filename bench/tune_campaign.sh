@@ -7,7 +7,7 @@
 #   run(command="cd .dev/campaign && WHL=../../.whl DEADLINE_S=400 bash bench/tune_campaign.sh PHASE…",
 #       carry=[".whl", ".dev/campaign"], timeout_s=…)
 # then copy $OUT/tune.sqlite (and $OUT/h200.muh) back to .dev/tunedb/ before the next call.
-# Phases: topk transform reduce scan shapes reduce-rest shapes-16 segmented_reduce confirm
+# Phases: topk transform reduce scan shapes reduce-rest shapes-16 segmented_reduce radix_sort confirm
 #         (default: topk transform reduce scan shapes confirm, in that order)
 #
 # Budgets (what a CCCL maintainer would accept for a merge, scaled to the device limits):
@@ -20,6 +20,8 @@
 #               16 and 256 segments, the one-launch path (a block per segment: the block class), 2^24 and
 #               2^28 the three-launch path, for every candidate (kFewSegments = threads >= 256); the
 #               sub-policies small, warp and one_block (the block class's bound) are the spec's, kept
+#   radix_sort  uint32/float32/uint64 (RADIX_TYPES), whole space (sub-policy dims: onesweep.threads x
+#               onesweep.items x histogram.threads, 24 each), keys only, the harness's fill (low-entropy keys)
 #   reduce-rest float32/float16 again, whole space (searched whole on 2026-11-30 with the older harness,
 #               before the twin A/A and the spin kernel; this records them as measured-and-kept or not)
 #   scan        float32/int32/float64/int64 (SCAN_TYPES): random order, budget $SCAN_BUDGET (default 96) of 432 each
@@ -91,6 +93,8 @@ tune_type() {  # FAMILY TYPE CAP ARGS…: search, apply, and prove a changed pol
       reduce-rest) for ty in float32 float16; do tune_type reduce $ty 70 --strategy random; done ;;
       segmented_reduce) for ty in ${SEGRED_TYPES:-float32 bfloat16 float64}; do  # the tile pass (threads x items)
                           tune_type segmented_reduce $ty 40 --strategy exhaustive; done ;;
+      radix_sort) for ty in ${RADIX_TYPES:-uint32 float32 uint64}; do  # onesweep threads x items, histogram threads
+                    tune_type radix_sort $ty ${RADIX_CAP:-90} --strategy exhaustive; done ;;
       scan) for ty in ${SCAN_TYPES:-float32 int32 float64 int64}; do
               tune_type scan $ty 75 --strategy random --budget "$SCAN_BUDGET"; done ;;
       shapes|shapes-16) ty=float32; [ $phase = shapes-16 ] && ty=bfloat16

@@ -276,29 +276,28 @@ def _algorithm(b: ast.Block, low: Lowered, orphan: bool = False) -> None:
                 values.setdefault("subs", {})[sub.kind] = _members(sub.members, sub_path, low, refs, allow_blocks=False)
             body[group][label] = values
         else:
-            values = _members(m.members, full + ("values",), low, refs, allow_blocks=False)
-            body[group][label] = {"values": _sub_dims(values, full + ("values",), low)}
+            vals = _members(m.members, full + ("values",), low, refs, allow_blocks=False)
+            body[group][label] = {"values": _flat_dims(vals, full + ("values",), low)}
     if orphan:
         low.orphans.setdefault("algorithms", {})[key] = body
     else:
         low.raw["algorithms"][key] = body
 
 
-def _sub_dims(values: dict, path: tuple, low: Lowered) -> dict:
-    """A space's sub-policy dimensions (``large.items = [17, 23]``: a dotted key nests) as one dotted
-    dimension each (``"large.items"``), their spans kept under that name; validate checks the sub-policy
-    and the dimension."""
+def _flat_dims(values: dict, path: tuple, low: Lowered) -> dict:
+    """A `space` block's dimensions with a sub-policy's dotted ones (``onesweep.threads = [...]``, which
+    nest as assignments do) as one key ``onesweep.threads`` (muh/tune/space.py SUB), spans re-keyed."""
     out: dict = {}
-    for key, value in values.items():
-        if not isinstance(value, dict):
-            out[key] = value
-            continue
-        for dim, cands in value.items():
-            name = f"{key}.{dim}"
-            out[name] = cands
-            for spans in (low.key_spans, low.value_spans):
-                if path + (key, dim) in spans:
-                    spans[path + (name,)] = spans[path + (key, dim)]
+    for k, v in values.items():
+        if isinstance(v, dict) and path + (k,) not in low.value_spans:  # a dotted key's node, not a value
+            for k2, v2 in _flat_dims(v, path + (k,), low).items():
+                name = f"{k}.{k2}"
+                for spans in (low.value_spans, low.key_spans):
+                    if path + (k, k2) in spans:
+                        spans[path + (name,)] = spans[path + (k, k2)]
+                out[name] = v2
+        else:
+            out[k] = v
     return out
 
 

@@ -204,8 +204,20 @@ class Policy(PolicyValues):
         return self.buckets[0].size if self.buckets else None
 
 
+SUB_SEP = "."
+"""A sub-policy's dimension is named ``<sub-policy>.<dim>`` (``onesweep.threads``) in a `space` block, a family
+record's ``tunable`` and a `muh tune` variant alike."""
+
+
+def sub_dim(dim: str) -> tuple[str, str] | None:
+    """(sub-policy, dimension) of a sub-policy dimension such as ``onesweep.threads``; None for a top-level one."""
+    sub, sep, d = dim.partition(SUB_SEP)
+    return (sub, d) if sep and sub and d else None
+
+
 class Space(Model):
-    """What `muh tune` explores: each dimension a list of candidates (ranges are expanded)."""
+    """What `muh tune` explores: each dimension a list of candidates (ranges are expanded); a sub-policy's
+    dimension as ``<sub-policy>.<dim>``."""
 
     values: dict[str, list[Union[bool, int, str]]]
 

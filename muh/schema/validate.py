@@ -16,7 +16,7 @@ from muh.grammar.parser import parse
 from muh.schema import policy_key
 from muh.schema.catalog import BLOCK_REDUCE, DIMS, DTYPES, FAMILIES, enum_choices
 from muh.schema.lower import Lowered, RangeValue, lower, value_of
-from muh.schema.models import MAX_TYPE_SIZE, Measured, Spec, pow2_text
+from muh.schema.models import MAX_TYPE_SIZE, Measured, Spec, pow2_text, sub_dim
 from muh.schema.units import Quantity
 
 MAX_SPACE_VALUES = 100_000
@@ -793,20 +793,24 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                 out.extend(_policy_key(skey, spec.span_of(spath, key=True), known, fam.key_value, alg.family))
             for name, cands in space.values.items():
                 vpath = spath + ("values", name)
-                sub, _, dim = name.rpartition(".")
-                if sub and sub not in fam.subs:  # `large.items`: a sub-policy's dimension
+                sd = sub_dim(name)
+                if sd is not None and sd[0] not in fam.subs:
                     out.append(
                         Diagnostic(
                             "E-SUB",
-                            f"`{alg.family}` has no sub-policy `{sub}`",
+                            f"`{alg.family}` has no sub-policy `{sd[0]}` (space dimension `{name}`)",
                             spec.span_of(vpath, key=True),
-                            hint=did_you_mean(sub, fam.subs)
-                            or (f"sub-policies: {', '.join(fam.subs)}" if fam.subs else f"`{alg.family}` has none"),
+                            hint=(
+                                (did_you_mean(sd[0], fam.subs) or f"sub-policies: {', '.join(fam.subs)}")
+                                if fam.subs
+                                else f"`{alg.family}` has no sub-policies"
+                            ),
                         )
                     )
                     continue
+                dim = sd[1] if sd else name
                 if dim not in fam.dims:
-                    out.append(_not_tunable(dim, alg.family, spec.span_of(vpath, key=True)))
+                    out.append(_not_tunable(name, alg.family, spec.span_of(vpath, key=True)))
                     continue
                 d = DIMS[dim]
                 for c in cands:

@@ -16,7 +16,7 @@ from muh.diagnostics import Diagnostic, MuhError
 from muh.grammar import ast
 from muh.grammar.edit import SpecText
 from muh.grammar.edit import string_literal as _q
-from muh.schema.models import Delay
+from muh.schema.models import Delay, sub_dim
 
 
 @dataclass(frozen=True)
@@ -88,37 +88,35 @@ def _bucket_of(block: ast.Block) -> tuple[str, int, int | None] | None:
     return None if low.diags else (got["size"], got["lo"], got.get("hi"))
 
 
-def _split_subs(changes: dict) -> tuple[dict, dict[str, dict]]:
-    """(the policy's own changes, {sub-policy: its changes}) of ``changes``, whose sub-policy dimensions
-    are written ``large.items`` (CUB's spaces)."""
+def _split(changes: dict) -> tuple[dict, dict[str, dict]]:
+    """(the policy's own changes, {sub-policy: its changes}) of ``changes`` (``onesweep.threads``: sub_dim)."""
     own: dict = {}
     subs: dict[str, dict] = {}
     for dim, value in changes.items():
-        sub, _, name = dim.rpartition(".")
-        if sub:
-            subs.setdefault(sub, {})[name] = value
-        else:
+        sd = sub_dim(dim)
+        if sd is None:
             own[dim] = value
+        else:
+            subs.setdefault(sd[0], {})[sd[1]] = value
     return own, subs
 
 
 def _sub_text(sub: str, changes: dict, note: str) -> str:
-    """A new sub-policy block holding ``changes``: ``large { items = 19 @measured(…) }``."""
     return f"{sub} {{ " + "  ".join(f"{d} = {value_text(v, d)} {note}" for d, v in sorted(changes.items())) + " }"
 
 
 def _edit_block(doc: SpecText, block: ast.Block, changes: dict, note: str) -> None:
     """Write ``changes`` into ``block``: a value already there is replaced, a new one added at the end; a
-    sub-policy's (``large.items``) into its block, which is added when the policy has none."""
-    changes, subs = _split_subs(changes)
+    sub-policy's (``onesweep.threads``) into the block's `onesweep { … }`, which is added when missing."""
+    changes, subs = _split(changes)
     assigns = {a.name: a for a in block.assigns()}
     added = []
-    for sub, held in sorted(subs.items()):
-        inner = next(iter(block.blocks(sub)), None)
-        if inner is not None:
-            _edit_block(doc, inner, held, note)
+    for sub, sub_changes in sorted(subs.items()):
+        inner = next((b for b in block.blocks(sub) if b.condition is None), None)
+        if inner is None:
+            added.append(_sub_text(sub, sub_changes, note))
         else:
-            added.append(_sub_text(sub, held, note))
+            _edit_block(doc, inner, sub_changes, note)
     for dim, value in sorted(changes.items()):
         a = assigns.get(dim)
         if a is None:
@@ -165,6 +163,18 @@ def apply_winner(
     ``bucket`` (lo, hi) into that bucket of it (testing ``size``: `elements`, `k` …); a policy without
     buckets gets ``buckets`` (every bucket tuned, ascending) as `when` blocks, the others empty until
     their own results are written."""
+    if bucket is not None and _split(changes)[1]:
+        subs = ", ".join(sorted(d for d in changes if sub_dim(d)))
+        raise MuhError(
+            [
+                Diagnostic(
+                    "E-TUNE",
+                    f"a size bucket holds no sub-policies: {subs} cannot be written into a `when` block",
+                    None,
+                    hint="tune sub-policy dimensions for every size (a policy without size buckets)",
+                )
+            ]
+        )
     doc = SpecText(text, file)
     alg = _find_algorithm(doc.module, family, hw)
     if alg is None:
@@ -207,9 +217,9 @@ def apply_winner(
                 for lo, hi in (buckets or [bucket])
             )
         else:
-            own, subs = _split_subs(changes)
+            own, subs = _split(changes)
             body = "".join(f"{indent}  {dim} = {value_text(v, dim)} {note}\n" for dim, v in sorted(own.items()))
-            body += "".join(f"{indent}  {_sub_text(sub, held, note)}\n" for sub, held in sorted(subs.items()))
+            body += "".join(f"{indent}  {_sub_text(sub, c, note)}\n" for sub, c in sorted(subs.items()))
         pos = (
             doc.after_line_of(last.span.end_line, last.span.end_col)
             if last is not None

@@ -615,7 +615,7 @@ class Runner:
         if not olds:
             raise MuhError([Diagnostic("E-TUNE", f"the spec to compare with has no `{o.family}`", None)])
         old_at = self._bucket_at(old, dtype)
-        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None, subs=o.implementation == "cub")
+        old_vals, _ = nominal_base(olds[0], dtype, old_at[0] if old_at else None)
         old_v = Variant(o.family, dtype, tuple(sorted(old_vals.items())))
         uv = [
             UnitVariant(0, "old:" + old_v.label(dims), effective(old_v, space)),

@@ -24,7 +24,7 @@ from muh import families
 from muh.diagnostics import Diagnostic, MuhError, did_you_mean
 from muh.runtime.dtypes import SIZE as DTYPES
 from muh.schema.catalog import FAMILIES
-from muh.schema.models import Algorithm, Bucket, Delay, Policy, PolicyValues, Spec
+from muh.schema.models import SUB_SEP, Algorithm, Bucket, Delay, Policy, PolicyValues, Spec, sub_dim
 
 # CCCL's label tokens (benchmark %RANGE% names) for muh's dimensions, in CCCL's order.
 TOKENS = {
@@ -191,19 +191,22 @@ class Space:
         return list(self.iter_variants())
 
 
-def nominal_base(
-    alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] | None = None, subs: bool = False
-) -> tuple[dict, str]:
+def given(pol: Policy) -> dict:
+    """The values a policy block sets: its own dimensions, and each sub-policy's as ``<sub>.<dim>``."""
+    out = dict(pol.given())
+    for sub, block in sorted(pol.subs.items()):
+        out.update({f"{sub}{SUB_SEP}{d}": v for d, v in block.given().items()})
+    return out
+
+
+def nominal_base(alg: Algorithm, dtype: str, bucket: tuple[int, Optional[int]] | None = None) -> tuple[dict, str]:
     """(nominal base policy values, policy key to write winners to) for ``dtype``; with ``bucket``
     (lo, hi), the values of the spec's size bucket holding ``lo`` on top, and the policy that holds the
-    buckets as the key. ``subs``: the sub-policies' values too, as ``large.items`` (CUB's spaces)."""
+    buckets as the key. Sub-policy values are named ``<sub>.<dim>``."""
     layers = [k for k in ("default", dtype, f"{dtype}.plus") if k in alg.policies]
     values: dict = {}
     for layer in layers:
-        values.update(alg.policies[layer].given())
-        if subs:
-            for sub, sv in alg.policies[layer].subs.items():
-                values.update({f"{sub}.{d}": x for d, x in sv.given().items()})
+        values.update(given(alg.policies[layer]))
     target = f"{dtype}.plus" if f"{dtype}.plus" in alg.policies else dtype
     owner = next((k for k in reversed(layers) if alg.policies[k].buckets), None)
     if owner is not None:
@@ -295,7 +298,7 @@ def build_space(
     akey, alg = algs[0]
     if implementation == "cub":
         _check_cub_target(spec, family, algs)
-    base_vals, target = nominal_base(alg, dtype, bucket, subs=implementation == "cub")
+    base_vals, target = nominal_base(alg, dtype, bucket)
     dims: dict[str, list] = {}
     for skey in ("default", dtype, f"{dtype}.plus"):
         if skey in alg.spaces:
@@ -419,14 +422,15 @@ def candidate_spec(space: Space, v: Variant) -> Spec:
     spec = space.spec
     alg = spec.algorithms[space.akey]
     old = alg.policies.get(space.policy_key)
-    values = {d: x for d, x in v.as_dict().items() if "." not in d}
+    values = {k: x for k, x in v.as_dict().items() if sub_dim(k) is None}
     subs = dict(old.subs) if old else {}
-    for name, x in v.as_dict().items():  # a sub-policy's dimension (`large.items`, CUB's spaces)
-        if "." in name:
-            sub, dim = name.split(".", 1)
-            held = subs[sub].given() if sub in subs else {}
-            held[dim] = x
-            subs[sub] = PolicyValues.model_construct(_fields_set=set(held), **held)
+    by_sub: dict[str, dict] = {}
+    for k, x in v.as_dict().items():
+        if (sd := sub_dim(k)) is not None:
+            by_sub.setdefault(sd[0], {})[sd[1]] = x
+    for sub, vals in by_sub.items():  # the variant's sub-policy values over the policy's own block
+        mine = {**(subs[sub].given() if sub in subs else {}), **vals}
+        subs[sub] = PolicyValues.model_construct(_fields_set=set(mine), **mine)
     pol = Policy.model_construct(_fields_set=set(values) | {"subs"}, subs=subs, buckets=[], **values)
     algo = alg.model_copy(update={"policies": {**alg.policies, space.policy_key: pol}})
     return spec.model_copy(update={"algorithms": {**spec.algorithms, space.akey: algo}})

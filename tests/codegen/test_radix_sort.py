@@ -3,6 +3,8 @@ its kernels are instantiated with, what it refuses, and the 128-lane emulation b
 
 from __future__ import annotations
 
+import re
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -36,6 +38,10 @@ def test_params_carry_the_key_kind_and_their_rules():
     assert [by[d]["kKeyKind"].value for d in ("uint16", "int32", "bfloat16")] == [0, 1, 2]
     hb = by["int32"]["kHistBlocksPerSm"]
     assert hb.value == cfg.max_threads_per_sm // 128 and "resident threads per SM" in hb.rule
+    # keys-only onesweep bounded to two blocks per SM where a thread keeps 80 of the 64 K registers (384
+    # threads), one where it would not (512 threads: the 1- and 2-byte keys)
+    assert by["int32"]["kMinBlocks"].value == 2 and by["uint16"]["kMinBlocks"].value == 1
+    assert "CUB's sm_90 occupancy" in by["int32"]["kMinBlocks"].rule
     text = dict(emitter.generate(cfg))["include/muh/kernels/params.cuh"]
     assert (
         "namespace radix_sort_float16" in text
@@ -72,3 +78,83 @@ def test_a_128_lane_warp_builds_without_radix_kernels():
     assert "#define MUH_WARP_HAS_MATCH 1" in native["include/muh/warp.cuh"]
     assert "constexpr bool kBallotIsVote = false;" in native["include/muh/warp.cuh"]
     assert "constexpr bool kBallotIsVote = true;" in dict(emitter.generate(presets.h200()))["include/muh/warp.cuh"]
+
+
+# One key type's kernels instantiated alone (the generated radix_sort.cu instantiates all 60 key/value pairs).
+ONE_KEY = """
+#include "muh/host.cuh"
+#include "muh/kernels/params.cuh"
+#include "muh/kernels/radix_sort_host.cuh"
+namespace pr = muh::params::radix_sort_{dtype};
+struct P {{
+  enum {{ kKeyKind = pr::kKeyKind, kBits = pr::kBits, kThreads = pr::kThreads, kItems = pr::kItems,
+         kMinBlocks = pr::kMinBlocks, kHistThreads = pr::kHistThreads, kHistItems = pr::kHistItems,
+         kHistBlocksPerSm = pr::kHistBlocksPerSm, kScanThreads = pr::kScanThreads,
+         kSingleThreads = pr::kSingleThreads, kSingleItems = pr::kSingleItems, kSingleBits = pr::kSingleBits }};
+}};
+typedef muh::radix_sort::NoValue NV;
+template int muh::radix_sort::sort<{u}, pr::kKeyKind, NV, P>(const {u}*, {u}*, {u}*, const NV*, NV*, NV*, long long,
+                                                             int, int, bool, void*, size_t, int*, cudaStream_t);
+"""
+
+
+def _ptxas_report(log: str) -> dict:
+    """{kernel: (registers, static shared bytes, spill bytes)} of an `nvcc -Xptxas -v` log."""
+    out, fn = {}, None
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '_ZN3muh10radix_sort\d+(\w+?_kernel)", line)
+        if m:
+            fn = m.group(1)
+        m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and fn:
+            spill = int(m.group(1)) + int(m.group(2))
+        m = re.search(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?$", line)
+        if m and fn:
+            out[fn] = (int(m.group(1)), int(m.group(2) or 0), spill)
+            fn = None
+    return out
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize(
+    "dtype, ctype", [("uint32", "unsigned"), ("float32", "unsigned"), ("uint64", "unsigned long long")]
+)
+def test_keys_only_onesweep_keeps_two_blocks_per_sm(nvcc, tmp_path, dtype, ctype):
+    """The static gap to CUB at 2^28 keys (bench/results/radix-sort-static-2026-12-06.md): unbounded, ptxas gave
+    the onesweep kernel 90 registers, one block of 384 threads per SM (CUB's: 74, two blocks). Now its
+    registers fit kMinBlocks blocks of the 64 K an SM has, without spills; the histogram's shared counts are
+    sized to the key's passes (4 KB for 32-bit keys, as CUB's; were 16 KB for 16 passes)."""
+    cfg = presets.h200()
+    emitter.write(cfg, tmp_path)
+    pol = cfg.of("radix_sort")[dtype]
+    blocks = {p.cname: p.value for p in radix_sort.params(cfg, dtype, pol)}["kMinBlocks"]
+    assert blocks == 2
+    tu = tmp_path / "one_key.cu"
+    tu.write_text(ONE_KEY.format(dtype=dtype, u=ctype))
+    r = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-arch=sm_90",
+            "-O3",
+            "-Xptxas",
+            "-v",
+            "-I",
+            str(tmp_path / "include"),
+            "-cubin",
+            "-o",
+            str(tmp_path / "one_key.cubin"),
+            str(tu),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = _ptxas_report(r.stdout + r.stderr)
+    regs, _, spill = got["onesweep_kernel"]
+    assert spill == 0, got
+    warp_regs = -(-regs * 32 // 256) * 256  # registers are allocated per warp, 256 at a time
+    assert blocks * (pol.threads // 32) * warp_regs <= radix_sort.REGS_PER_SM, (regs, got)
+    _, smem, spill = got["histogram_kernel"]
+    bits = 8 * {"uint32": 4, "float32": 4, "uint64": 8}[dtype]
+    assert spill == 0 and smem == -(-bits // pol.radix_bits) * (1 << pol.radix_bits) * 4, got

@@ -229,6 +229,28 @@ def test_low_entropy_and_equal_keys(kernels, variant):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("name", ("uint32", "float32", "uint64"))
+def test_many_waves_of_tiles(kernels, name):
+    """2^25 + 3 keys: thousands of onesweep tiles, many waves of resident blocks (two per SM for keys only since
+    the static-gap fixes, bench/results/radix-sort-static-2026-12-06.md), each tile publishing its counts before
+    its ranks and looking back over hundreds of tiles in flight; the histogram's grid one wave striding over
+    them. Keys only and with values, uniform and low-entropy keys (long runs of one digit across tiles)."""
+    import torch
+
+    from muh.families import calls
+
+    k = kernels["h200"]
+    n = (1 << 25) + 3
+    for low in (False, True):
+        x = keys_of(name, n, 77 + low, low_entropy=low)
+        idx = reference(x, False, 0, 8 * x.element_size())
+        assert same_as(calls.radix_sort(x, kernels=k), x, idx), f"{name} keys low={low}"
+        v = torch.arange(n, device="cuda", dtype=torch.int32)
+        gk, gv = calls.radix_sort(x, v, kernels=k)
+        assert same_as(gk, x, idx) and same_as(gv, v, idx), f"{name} pairs low={low}"
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_argsort_and_rows_match_torch(kernels, variant):
     """argsort (1-D) and per-row sort (sampling's rows: 64 x 151936 logits) equal torch's stable sort."""

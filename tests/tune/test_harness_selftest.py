@@ -93,3 +93,28 @@ def test_the_ops_fragments_share_their_sizes_and_the_unit_hash_covers_the_shared
         parts = fragment_sources(fam)
         assert len(parts) == 2 and b"static int fitting(long long n)" in parts[1]
         assert b"static int fitting" not in parts[0]
+
+
+def test_the_radix_sort_harness_builds_and_self_tests(nvcc, tmp_path, monkeypatch):
+    """radix_sort's fragment (keys only, out of place, its own alternate buffer) compiles against the variant's C
+    interface for a space over sub-policy dimensions (onesweep 256 threads beside the base's 384)."""
+
+    from radix_spec import radix_space_spec
+
+    from muh.pipeline import load_file
+
+    path = radix_space_spec(tmp_path, "space { onesweep.threads = [256, 384] }")
+    spec = load_file(path).spec
+    hw = spec.hardware["h200"]
+    sp = build_space(spec, "radix_sort", "uint32")
+    other = next(v for v in sp.variants() if v.get("onesweep.threads") == 256)
+    unit = render_unit(
+        "radix_sort",
+        "uint32",
+        hw,
+        [UnitVariant(0, "base", effective(sp.base, sp)), UnitVariant(1, other.label(), effective(other, sp))],
+        [1 << 20],
+    )
+    assert "a.radix_sort(kDtype, 0, c.in, c.out, alt" in unit
+    (r,) = _self_test(nvcc, [unit], tmp_path)
+    assert r.returncode == 0 and '"self_test": "ok"' in r.stdout, r.stdout + r.stderr

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from muh.families import cub
 from muh.families import tensors as T
-from muh.families.base import cfuncs, param, record, warp_checks, xchg_bytes
+from muh.families.base import Harness, cfuncs, param, record, warp_checks, xchg_bytes
 from muh.runtime import dtypes as DT
 
 # CUB's radix hub: one agent policy per pass kind (CCCL 3.0.1 cub/device/dispatch/tuning/tuning_radix_sort.cuh).
@@ -45,6 +45,14 @@ MAX_PASSES = 16  # radix_sort.cuh kMaxPasses
 HEAD_BYTES = 512  # radix_sort.cuh kHeadBytes
 KINDS = {"uint": 0, "int": 1, "float": 2}  # radix_sort.cuh kUnsigned, kSigned, kFloat
 MAX_VALUE_BYTES = 8
+# Keys-only onesweep blocks per SM the kernel's registers are bounded for (__launch_bounds__ minimum blocks): CUB's
+# sm_90 onesweep kernel reaches 2 blocks of 384 threads (74 registers, ptxas -v); muh's, unbounded, took 90
+# registers and ran one block per SM, idle through each tile's ranking barriers and look-back
+# (bench/results/radix-sort-static-2026-12-06.md). Two blocks where a thread keeps at least ONESWEEP_MIN_REGS of
+# the SM's REGS_PER_SM registers (NVIDIA sm_50 onwards: 64 K 32-bit registers per SM): at 80, no keys-only
+# kernel of the H200 build spills; at 64 (512 threads) the 16-bit float keys' did. Pair sorts keep one block
+# (bounded to two, their kernels spilled 8-96 bytes).
+ONESWEEP_BLOCKS, ONESWEEP_MIN_REGS, REGS_PER_SM = 2, 80, 65536
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,12 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     return errs
 
 
+def onesweep_min_blocks(cfg, pol: Policy) -> int:
+    """The onesweep kernel's __launch_bounds__ minimum blocks per SM (see ONESWEEP_BLOCKS)."""
+    fit = min(cfg.max_threads_per_sm // pol.threads, REGS_PER_SM // (pol.threads * ONESWEEP_MIN_REGS))
+    return max(1, min(ONESWEEP_BLOCKS, fit))
+
+
 def params(cfg, dtype: str, pol: Policy):
     kind = DT.TABLE[dtype].kind
     return [
@@ -142,6 +156,15 @@ def params(cfg, dtype: str, pol: Policy):
         param("kBits", pol.radix_bits, "policy onesweep.radix_bits"),
         param("kThreads", pol.threads, "policy onesweep.threads"),
         param("kItems", pol.items, "policy onesweep.items"),
+        param(
+            "kMinBlocks",
+            onesweep_min_blocks(cfg, pol),
+            f"keys-only onesweep blocks per SM its registers are bounded for: at most {ONESWEEP_BLOCKS} (CUB's "
+            f"sm_90 occupancy), as many as fit the resident threads with {ONESWEEP_MIN_REGS} registers a thread",
+            threads=pol.threads,
+            max_threads_per_sm=cfg.max_threads_per_sm,
+            regs_per_sm=REGS_PER_SM,
+        ),
         param("kHistThreads", pol.hist_threads, "policy histogram.threads"),
         param("kHistItems", pol.hist_items, "policy histogram.items"),
         param(
@@ -279,7 +302,20 @@ def argsort(x, *, descending: bool = False, kernels=None):
 RECORD = record(
     __name__,
     doc="stable LSD radix sort of keys or key-value pairs, Onesweep (DeviceRadixSort::SortKeys / SortPairs)",
-    tunable=(),
+    # sub-policy dimensions (muh/schema/models.py sub_dim): what the kernels read of each (the histogram's digits are
+    # the onesweep's radix_bits; the exclusive sum's block is its threads)
+    tunable=(
+        "onesweep.threads",
+        "onesweep.items",
+        "onesweep.radix_bits",
+        "histogram.threads",
+        "histogram.items",
+        "exclusive_sum.threads",
+        "single_tile.threads",
+        "single_tile.items",
+        "single_tile.radix_bits",
+    ),
+    harness=Harness(),
     # one C declaration a line (cfuncs): the literals below join into one line each
     api=cfuncs(
         "\n"

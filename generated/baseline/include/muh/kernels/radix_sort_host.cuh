@@ -48,6 +48,26 @@ int allow_smem(K kernel, int bytes, int* done) {
   return rc;
 }
 
+// The histogram's grid: the blocks resident on the device at once (one wave; the kernel strides over the
+// tiles), at most kHistBlocksPerSm per SM (derive's bound). A grid of kHistBlocksPerSm blocks per SM where the
+// kernel's registers let fewer stay resident ran the last part as a second, partial wave. Cached per device;
+// a negative value is an error code.
+template <typename U, int kKind, typename P>
+int histogram_grid() {
+  static int per_device[host::kMaxDevices];
+  int& cached = per_device[host::current_device()];
+  if (!cached) {
+    int per_sm = 0;
+    int rc = host::cuda_check(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<U, kKind, P>, P::kHistThreads, 0),
+        "occupancy(radix sort histogram)");
+    if (rc) return -rc;
+    per_sm = per_sm < 1 ? 1 : per_sm < P::kHistBlocksPerSm ? per_sm : P::kHistBlocksPerSm;
+    cached = per_sm * host::sm_count();
+  }
+  return cached;
+}
+
 template <typename T>
 int copy(T* dst, const T* src, long long n, cudaStream_t s) {
   if (dst == src || n == 0) return 0;
@@ -98,8 +118,10 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
   unsigned* counts = Workspace::counts(ws);
   {
     enum { kHistTile = P::kHistThreads * P::kHistItems };
-    // a grid of kHistBlocksPerSm blocks per SM striding over the tiles
-    const long long want = (n + kHistTile - 1) / kHistTile, cap = (long long)P::kHistBlocksPerSm * host::sm_count();
+    // one wave of resident blocks striding over the tiles
+    const int cap = histogram_grid<U, kKind, P>();
+    if (cap < 0) return -cap;
+    const long long want = (n + kHistTile - 1) / kHistTile;
     histogram_kernel<U, kKind, P>
         <<<(int)(want < cap ? want : cap), P::kHistThreads, 0, s>>>(keys_in, n, dg, begin, end, passes, counts);
     if ((rc = host::launch_check("radix sort histogram"))) return rc;

@@ -527,10 +527,13 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_bfloat16 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=bfloat16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=bfloat16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -543,10 +546,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_bfloat16
 
 namespace radix_sort_float16 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -559,10 +565,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float16
 
 namespace radix_sort_float32 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -575,10 +584,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float32
 
 namespace radix_sort_float64 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -591,10 +603,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float64
 
 namespace radix_sort_int16 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -607,10 +622,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int16
 
 namespace radix_sort_int32 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -623,10 +641,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int32
 
 namespace radix_sort_int64 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -639,10 +660,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int64
 
 namespace radix_sort_int8 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -655,10 +679,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int8
 
 namespace radix_sort_uint16 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -671,10 +698,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint16
 
 namespace radix_sort_uint32 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -687,10 +717,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint32
 
 namespace radix_sort_uint64 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -703,10 +736,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint64
 
 namespace radix_sort_uint8 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)

@@ -275,10 +275,13 @@ constexpr int kFewSegments = 512;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_float32 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -291,10 +294,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float32
 
 namespace radix_sort_float64 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -307,10 +313,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float64
 
 namespace radix_sort_int16 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -323,10 +332,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int16
 
 namespace radix_sort_int32 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -339,10 +351,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int32
 
 namespace radix_sort_int64 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -355,10 +370,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int64
 
 namespace radix_sort_int8 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -371,10 +389,13 @@ constexpr int kSingleBits = 5;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int8
 
 namespace radix_sort_uint16 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -387,10 +408,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint16
 
 namespace radix_sort_uint32 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 20;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 20;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -403,10 +427,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint32
 
 namespace radix_sort_uint64 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 15;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 15;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -419,10 +446,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint64
 
 namespace radix_sort_uint8 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 512;      // policy onesweep.threads
-constexpr int kItems = 19;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 512;  // policy onesweep.threads
+constexpr int kItems = 19;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=512, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 1;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)

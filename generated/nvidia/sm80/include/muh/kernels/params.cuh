@@ -272,10 +272,13 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64
 
 namespace radix_sort_float32 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -288,10 +291,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float32
 
 namespace radix_sort_float64 {
-constexpr int kKeyKind = 2;        // float keys: sign-magnitude bits (dtype=float64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 10;         // policy onesweep.items
+constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 10;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -304,10 +310,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_float64
 
 namespace radix_sort_int16 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -320,10 +329,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int16
 
 namespace radix_sort_int32 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -336,10 +348,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int32
 
 namespace radix_sort_int64 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 10;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 10;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -352,10 +367,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int64
 
 namespace radix_sort_int8 {
-constexpr int kKeyKind = 1;        // int keys: int bits (dtype=int8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -368,10 +386,13 @@ constexpr int kSingleBits = 5;       // policy single_tile.radix_bits
 }  // namespace radix_sort_int8
 
 namespace radix_sort_uint16 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint16)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint16)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -384,10 +405,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint16
 
 namespace radix_sort_uint32 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint32)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint32)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -400,10 +424,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint32
 
 namespace radix_sort_uint64 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint64)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 10;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint64)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 10;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
@@ -416,10 +443,13 @@ constexpr int kSingleBits = 6;       // policy single_tile.radix_bits
 }  // namespace radix_sort_uint64
 
 namespace radix_sort_uint8 {
-constexpr int kKeyKind = 0;        // uint keys: uint bits (dtype=uint8)
-constexpr int kBits = 8;           // policy onesweep.radix_bits
-constexpr int kThreads = 384;      // policy onesweep.threads
-constexpr int kItems = 21;         // policy onesweep.items
+constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint8)
+constexpr int kBits = 8;       // policy onesweep.radix_bits
+constexpr int kThreads = 384;  // policy onesweep.threads
+constexpr int kItems = 21;     // policy onesweep.items
+// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
+//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
 constexpr int kHistItems = 16;     // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)

@@ -9,7 +9,8 @@
 //   2. exclusive_sum_kernel: per pass, the counts' exclusive prefix (where each digit starts);
 //   3. onesweep_kernel, once per pass: each block takes the next tile (an atomic counter, so every tile a
 //      block waits for belongs to a block already running), ranks its keys stably by digit, publishes its
-//      per-digit counts, and finds where its keys of each digit go by a decoupled look-back over the
+//      per-digit counts as soon as it has counted them (before the ranks, as CUB's early counts), writes its keys
+//      to shared memory in sorted order, and finds where its keys of each digit go by a decoupled look-back over the
 //      counts of the tiles before it (one thread per digit); then scatters keys (and values) through
 //      shared memory so that the writes of one digit are contiguous.
 // A problem of at most one single-tile block's keys is sorted by single_tile_kernel, all passes in one
@@ -29,7 +30,8 @@
 // AGGREGATE / PREFIX in the high half, the count in the low half), one per (tile, digit); the epoch makes
 // words of earlier passes read as "not published", so the status array is never cleared.
 //
-// Policy P (enums): kBits (radix bits per pass), kThreads, kItems (onesweep tile); kHistThreads,
+// Policy P (enums): kBits (radix bits per pass), kThreads, kItems (onesweep tile), kMinBlocks (keys-only
+// onesweep blocks per SM its registers are bounded for); kHistThreads,
 // kHistItems (histogram tile), kHistBlocksPerSm (the histogram's grid per SM); kScanThreads (exclusive sum
 // block); kSingleThreads, kSingleItems, kSingleBits (single-tile block).
 #pragma once
@@ -150,12 +152,19 @@ enum { kEpochMask = (1 << 30) - 1 };  // the look-back word keeps 30 bits of the
 
 // ---- 1. histogram --------------------------------------------------------------------------------
 
+// The most digit passes a key of U has (the histogram's shared counts are sized to them: 4 KB for 32-bit keys
+// at 8 bits, as CUB's; sized to kMaxPasses they were 16 KB and cost the kernel resident blocks).
+template <typename U, int kBits>
+struct MaxPasses {
+  enum { value = (8 * (int)sizeof(U) + kBits - 1) / kBits };
+};
+
 template <typename U, int kKind, typename P>
 __global__ void __launch_bounds__(P::kHistThreads) histogram_kernel(const U* keys, long long n, Digits<U, kKind> dg,
                                                                     int begin, int end, int passes, unsigned* counts) {
-  enum { kRadix = 1 << P::kBits, kTile = P::kHistThreads * P::kHistItems };
-  __shared__ unsigned hist[kMaxPasses][kRadix];
-  for (int i = threadIdx.x; i < passes * kRadix; i += P::kHistThreads) hist[i / kRadix][i % kRadix] = 0;
+  enum { kRadix = 1 << P::kBits, kTile = P::kHistThreads * P::kHistItems, kPasses = MaxPasses<U, P::kBits>::value };
+  __shared__ unsigned hist[kPasses][kRadix];
+  for (int i = threadIdx.x; i < kPasses * kRadix; i += P::kHistThreads) hist[i / kRadix][i % kRadix] = 0;
   __syncthreads();
   for (long long base = (long long)blockIdx.x * kTile; base < n; base += (long long)gridDim.x * kTile) {
     U ord[P::kHistItems];  // the tile's keys loaded first: kHistItems loads in flight per thread
@@ -164,11 +173,15 @@ __global__ void __launch_bounds__(P::kHistThreads) histogram_kernel(const U* key
       const long long i = base + (long long)u * P::kHistThreads + threadIdx.x;
       ord[u] = i < n ? dg.ordered(keys[i]) : (U)0;
     }
+    // pass by pass (its shift and mask computed once per tile), every key
 #pragma unroll
-    for (int u = 0; u < P::kHistItems; ++u)
-      if (base + (long long)u * P::kHistThreads + threadIdx.x < n)
-        for (int p = 0; p < passes; ++p)
-          atomicAdd(&hist[p][dg.template pass<P::kBits>(begin, end, p).digit(ord[u])], 1u);
+    for (int p = 0; p < kPasses; ++p)
+      if (p < passes) {
+        const Digits<U, kKind> d = dg.template pass<P::kBits>(begin, end, p);
+#pragma unroll
+        for (int u = 0; u < P::kHistItems; ++u)
+          if (base + (long long)u * P::kHistThreads + threadIdx.x < n) atomicAdd(&hist[p][d.digit(ord[u])], 1u);
+      }
   }
   __syncthreads();
   for (int i = threadIdx.x; i < passes * kRadix; i += P::kHistThreads) {
@@ -226,27 +239,29 @@ struct Rank {
   };
 
   // counts[j]: the tile's count of digit t * kPer + j; excl[j]: keys of the tile with a smaller digit.
-  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile). Inlined where a ballot is
-  // one vote (warp::kBallotIsVote); where it is a shuffle butterfly (a 64-lane warp) or an exchange (emulated),
-  // one out-of-line copy serves every kernel of the same shape, which keeps the build's size and compile time
-  // in check.
-  template <bool kPartial>
+  // digits[u] >= kRadix marks a key that is not ranked (past the end of the tile). `on_counts(counts)` is called
+  // as soon as the counts are known, before the block scan and the ranks (the onesweep kernel publishes them
+  // there for the tiles after it, as CUB's early-counts callback does). Inlined where a ballot is one vote
+  // (warp::kBallotIsVote); where it is a shuffle butterfly (a 64-lane warp) or an exchange (emulated), one
+  // out-of-line copy serves every kernel of the same shape, which keeps the build's size and compile time in
+  // check.
+  template <bool kPartial, typename F>
   static __device__ __forceinline__ void run(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
-                                             unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+                                             unsigned (&counts)[kPer], unsigned (&excl)[kPer], const F& on_counts) {
     if (!warp::kBallotIsVote) {
-      outlined<kPartial>(s, digits, ranks, counts, excl);
+      outlined<kPartial>(s, digits, ranks, counts, excl, on_counts);
     } else {
-      body<kPartial>(s, digits, ranks, counts, excl);
+      body<kPartial>(s, digits, ranks, counts, excl, on_counts);
     }
   }
-  template <bool kPartial>
+  template <bool kPartial, typename F>
   static __device__ __noinline__ void outlined(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
-                                               unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
-    body<kPartial>(s, digits, ranks, counts, excl);
+                                               unsigned (&counts)[kPer], unsigned (&excl)[kPer], const F& on_counts) {
+    body<kPartial>(s, digits, ranks, counts, excl, on_counts);
   }
-  template <bool kPartial>
+  template <bool kPartial, typename F>
   static __device__ __forceinline__ void body(Smem& s, const unsigned (&digits)[kItems], int (&ranks)[kItems],
-                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer]) {
+                                              unsigned (&counts)[kPer], unsigned (&excl)[kPer], const F& on_counts) {
     const int w = warp::id();
     for (int b = warp::lane(); b < kRadix; b += warp::kSize) s.warp_counts[w][b] = 0;
     __syncthreads();
@@ -268,6 +283,7 @@ struct Rank {
       counts[j] = run;
       sum += run;
     }
+    on_counts(counts);
     unsigned total;
     unsigned ex = block::exclusive_scan<kThreads>(sum, Add(), 0u, s.scan, total);
 #pragma unroll
@@ -294,7 +310,30 @@ struct Rank {
   }
 };
 
+// What the single-tile kernel does with a tile's counts as the ranking finds them: nothing.
+struct IgnoreCounts {
+  template <typename A>
+  __device__ __forceinline__ void operator()(const A&) const {}
+};
+
 // ---- 3. one pass: onesweep --------------------------------------------------------------------------
+
+// A tile's digit counts published for the tiles after it (tile 0's are already its inclusive prefix): thread t
+// publishes digits t * kPer + j.
+template <int kRadix, int kPer>
+struct PublishCounts {
+  scan_tile::TileState<unsigned, 0> st;
+  long long tile;
+  unsigned epoch;
+  __device__ __forceinline__ void operator()(const unsigned (&counts)[kPer]) const {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int b = threadIdx.x * kPer + j;
+      if (b < kRadix)
+        st.publish(tile * kRadix + b, epoch, tile ? scan_tile::kAggregate : scan_tile::kPrefix, counts[j]);
+    }
+  }
+};
 
 struct NoValue {};  // the values of a keys-only sort
 
@@ -335,13 +374,15 @@ struct Values {
 // One digit pass of keys (and values V, NoValue for none). `epoch_of` is the epoch word; this pass's epoch
 // is epoch - (passes - 1 - pass).
 template <typename U, int kKind, typename V, typename P>
-__global__ void __launch_bounds__(P::kThreads)
+__global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinBlocks)
     onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
                     const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
                     int back) {
   typedef Rank<P::kThreads, P::kItems, P::kBits> R;
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kRadix = 1 << P::kBits, kTile = P::kThreads * P::kItems, kPer = R::kPer, kItems = P::kItems };
+  static_assert(P::kBits <= 8, "digits are kept 8 bits each (radix_sort/__init__.py MAX_BITS)");
+  enum { kExchangeFirst = Payload<V>::kBytes == 0 && P::kMinBlocks > 1 };
   extern __shared__ __align__(16) unsigned char smem_raw[];
   typename R::Smem& rank_smem = *reinterpret_cast<typename R::Smem*>(smem_raw);
   U* keys_x = reinterpret_cast<U*>(smem_raw);
@@ -356,36 +397,46 @@ __global__ void __launch_bounds__(P::kThreads)
   const int valid = left < kTile ? (int)left : (int)kTile;
   const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
 
-  // keys (warp-striped), ordered bits and digits
+  // keys (warp-striped) as ordered bits
   U keys[kItems];
-  unsigned digits[kItems];
   const int seg = warp::id() * kItems * warp::kSize + warp::lane();
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int at = seg + u * warp::kSize;
     keys[u] = at < valid ? dg.ordered(keys_in[base + at]) : (U)0;
-    digits[u] = at < valid ? dg.digit(keys[u]) : (unsigned)kRadix;
   }
-  V vals[kItems];
-  if (Payload<V>::kBytes) Values<V>::template load<P::kThreads, kItems>(vals_in, base, valid, vals);
 
+  // ranks; the digits are dead after the ranking (the scatter tests the key's position, not its digit): held
+  // past it they were kItems more live registers over the look-back, which cost the kernel its second block
+  // per SM (bench/results/radix-sort-static-2026-12-06.md)
+  // this tile's counts are published as soon as the ranking has them (PublishCounts), then the look-back below
+  // finds the counts of the tiles before it (one thread per digit)
   int ranks[kItems];
   unsigned counts[kPer], excl[kPer];
-  if (valid == kTile) {
-    R::template run<false>(rank_smem, digits, ranks, counts, excl);
-  } else {
-    R::template run<true>(rank_smem, digits, ranks, counts, excl);
-  }
-
-  // publish this tile's counts, then look back for the counts of the tiles before it (one thread per digit)
-  typedef scan_tile::TileState<unsigned, 0> State;
-  State st;
-  st.words = status;
+  PublishCounts<kRadix, kPer> publish;
+  publish.st.words = status;
+  publish.tile = (long long)tile;
+  publish.epoch = epoch;
+  const scan_tile::TileState<unsigned, 0>& st = publish.st;
+  {
+    unsigned digits[kItems];
 #pragma unroll
-  for (int j = 0; j < kPer; ++j) {
-    const int b = threadIdx.x * kPer + j;
-    if (b < kRadix)
-      st.publish((long long)tile * kRadix + b, epoch, tile ? scan_tile::kAggregate : scan_tile::kPrefix, counts[j]);
+    for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < valid ? dg.digit(keys[u]) : (unsigned)kRadix;
+    if (valid == kTile) {
+      R::template run<false>(rank_smem, digits, ranks, counts, excl, publish);
+    } else {
+      R::template run<true>(rank_smem, digits, ranks, counts, excl, publish);
+    }
+  }
+  // The keys to shared memory in their tile order (position i of the tile's sorted keys goes to
+  // global_off[digit] + i): before the look-back where the kernel is bounded to two blocks per SM (as CUB
+  // does: the keys' registers are free while it waits; after it, ptxas spilled at 80 registers), after it
+  // otherwise (before it, unbounded, ptxas took 128-168 registers and spilled).
+  if (kExchangeFirst) {
+    __syncthreads();  // every warp ranked (the exchange buffer overlays the ranking's counts)
+#pragma unroll
+    for (int u = 0; u < kItems; ++u)
+      if (seg + u * warp::kSize < valid) keys_x[ranks[u]] = keys[u];
   }
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -405,34 +456,41 @@ __global__ void __launch_bounds__(P::kThreads)
       global_off[b] = starts[b] + before - excl[j];
     }
   }
-  __syncthreads();  // ranks made (the exchange buffer may be overwritten), offsets known
-
-  // scatter through shared memory: position i of the tile's sorted keys goes to global_off[digit] + i
+  __syncthreads();  // the offsets known (and the exchanged keys written, or the ranking done)
+  if (!kExchangeFirst) {
 #pragma unroll
-  for (int u = 0; u < kItems; ++u)
-    if (digits[u] < (unsigned)kRadix) keys_x[ranks[u]] = keys[u];
-  __syncthreads();
-  unsigned out_digit[kItems];
+    for (int u = 0; u < kItems; ++u)
+      if (seg + u * warp::kSize < valid) keys_x[ranks[u]] = keys[u];
+    __syncthreads();
+  }
+  // the digits of the keys this thread wrote, kept for the values: 8 bits each (kBits <= 8), four to a
+  // register (kItems registers held over the value load cost a pair sort's kernel spills at two blocks per SM)
+  unsigned out_digits[(kItems + 3) / 4];
+#pragma unroll
+  for (int j = 0; j < (kItems + 3) / 4; ++j) out_digits[j] = 0u;
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int i = u * P::kThreads + threadIdx.x;
     if (i < valid) {
       const U k = keys_x[i];
-      out_digit[u] = dg.digit(k);
-      keys_out[global_off[out_digit[u]] + (unsigned)i] = dg.raw(k);
+      const unsigned d = dg.digit(k);
+      if (Payload<V>::kBytes) out_digits[u / 4] |= d << (8 * (u % 4));
+      keys_out[global_off[d] + (unsigned)i] = dg.raw(k);
     }
   }
-  if (Payload<V>::kBytes) {
+  if (Payload<V>::kBytes) {  // values loaded only now (as CUB does): not live over the ranking and look-back
+    V vals[kItems];
+    Values<V>::template load<P::kThreads, kItems>(vals_in, base, valid, vals);
     V* vals_x = reinterpret_cast<V*>(smem_raw);
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < kItems; ++u)
-      if (digits[u] < (unsigned)kRadix) vals_x[ranks[u]] = vals[u];
+      if (seg + u * warp::kSize < valid) vals_x[ranks[u]] = vals[u];
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < kItems; ++u) {
       const int i = u * P::kThreads + threadIdx.x;
-      if (i < valid) vals_out[global_off[out_digit[u]] + (unsigned)i] = vals_x[i];
+      if (i < valid) vals_out[global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i] = vals_x[i];
     }
   }
 }
@@ -480,7 +538,7 @@ __global__ void __launch_bounds__(P::kSingleThreads)
     for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < n ? d.digit(keys[u]) : (unsigned)kRadix;
     int ranks[kItems];
     unsigned counts[kPer], excl[kPer];
-    R::template run<true>(rank_smem, digits, ranks, counts, excl);
+    R::template run<true>(rank_smem, digits, ranks, counts, excl, IgnoreCounts());
 #pragma unroll
     for (int u = 0; u < kItems; ++u)
       if (digits[u] < (unsigned)kRadix) {
