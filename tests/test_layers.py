@@ -51,6 +51,8 @@ def stage_of(module: str) -> str | None:
         return None
     if parts[1] in (ENGINES, PLATFORMS):
         return parts[3] if len(parts) > 3 and parts[3] in ORDER else "derive"
+    if parts[1] == "__main__":  # `python3 -m muh`: the cli's other door
+        return "cli"
     return parts[1].removesuffix(".py")
 
 
