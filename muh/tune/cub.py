@@ -144,33 +144,12 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants, sizes: list[int
     """One translation unit of CUB candidates: muh's harness (templates/harness.cu.j2) with the CUB
     family's fragment, the base at index 0."""
     from muh.codegen.templates import render
+    from muh.tune.unit import harness_source
 
     h = HARNESSES[family]
     code = "#include <cub/cub.cuh>\n" + "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)
-    check_n, check_small = h.check_sizes
-    api = [
-        {"field": f.name[len("muh_") :], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
-        for f in h.api
-    ]
-    return render(
-        "muh.tune",
-        "harness.cu.j2",
-        family=family,
-        dtype=dtype,
-        storage=DT.TABLE[dtype].storage,
-        dtype_code=DT.CODE[dtype],
-        is_float=DT.TABLE[dtype].is_float,
-        is_unsigned=DT.TABLE[dtype].kind == "uint",
-        variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
-        variant_code=code,
-        sizes=sizes,
-        check_n=check_n,
-        check_small=check_small,
-        rel_tol=0.0,
-        api=api,
-        family_code=render("muh.tune", h.harness_template, family=family, threshold=_threshold(dtype)),
-        spin_cycles=spin_cycles,
-    )
+    family_code = render("muh.tune", h.harness_template, family=family, threshold=_threshold(dtype))
+    return harness_source(family, dtype, variants, code, sizes, h.check_sizes, 0.0, h.api, family_code, spin_cycles)
 
 
 def source_hash(eff: Effective, hw: Hardware, flags: list[str], label: str = "") -> str:

@@ -201,7 +201,7 @@ def render_unit(
     The family's part (its C calls, output size, host reference) is the fragment its record names
     (``Harness.template``), rendered with ``shape`` (the family's problem shape beyond the element
     count, e.g. topk's (row length, k); default: the record's)."""
-    from muh.codegen.templates import render, render_from
+    from muh.codegen.templates import render_from
 
     if variants and variants[0].eff.implementation == "cub":  # CUB's dispatch on candidate hubs
         from muh.tune import cub
@@ -216,10 +216,19 @@ def render_unit(
     if dtype in ("float16", "bfloat16"):
         rel_tol = 2e-2
     family_code = render_from(harness_search(family), h.template, **h.variables(shape))
-    api = [
-        {"field": f.name[len("muh_") :], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
-        for f in rec.api
-    ]
+    return harness_source(
+        family, dtype, variants, code, sizes, (check_n, check_small), rel_tol, rec.api, family_code, SPIN_CYCLES
+    )
+
+
+def harness_source(
+    family: str, dtype: str, variants, code: str, sizes, check: tuple, rel_tol: float, api, family_code: str, spin: int
+) -> str:
+    """The unit's C++: muh's harness (templates/harness.cu.j2) around the variants' ``code``, driving them
+    through the C functions ``api`` with the family's fragment ``family_code``; muh's kernels and CUB's
+    candidates (muh/tune/cub.py) alike."""
+    from muh.codegen.templates import render
+
     return render(
         "muh.tune",
         "harness.cu.j2",
@@ -232,12 +241,15 @@ def render_unit(
         variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
         variant_code=code,
         sizes=sizes,
-        check_n=check_n,
-        check_small=check_small,
+        check_n=check[0],
+        check_small=check[1],
         rel_tol=rel_tol,
-        api=api,
+        api=[
+            {"field": f.name[len("muh_") :], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
+            for f in api
+        ],
         family_code=family_code,
-        spin_cycles=SPIN_CYCLES,
+        spin_cycles=spin,
     )
 
 
