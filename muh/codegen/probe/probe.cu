@@ -20,13 +20,13 @@
 #include "muh/warp.cuh"
 #include "probe_config.h"
 
-#define MUH_CK(x)                                                                                   \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
+#define MUH_CK(x)                                                                                    \
+  do {                                                                                               \
+    cudaError_t e_ = (x);                                                                            \
+    if (e_ != cudaSuccess) {                                                                         \
       fprintf(stderr, "muh-probe: %s failed: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__); \
-      exit(2);                                                                                      \
-    }                                                                                               \
+      exit(2);                                                                                       \
+    }                                                                                                \
   } while (0)
 
 // The architecture build.sh compiled for (-DMUH_PROBE_ARCH_NAME=sm_90 / ivcore10 …).
@@ -40,8 +40,8 @@ static const char* const kArchName = "the compiler's default";
 
 namespace probe {
 
-constexpr int kThreads = probe_config::kThreads;  // threads per block of the layer tests
-constexpr int kWarps = kThreads / muh::warp::kSize;  // logical warps per block
+constexpr int kThreads = probe_config::kThreads;              // threads per block of the layer tests
+constexpr int kWarps = kThreads / muh::warp::kSize;           // logical warps per block
 constexpr long long kSpinCycles = probe_config::kSpinCycles;  // residency test: each block stays this long
 static_assert(kThreads % muh::warp::kSize == 0, "probe block: a whole number of logical warps");
 
@@ -104,7 +104,8 @@ __global__ void k_syncwarp(float* out) {
 }
 
 __global__ void k_copy(const float4* __restrict__ in, float4* __restrict__ out, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) out[i] = in[i];
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    out[i] = in[i];
 }
 
 __global__ void k_read(const float4* __restrict__ in, size_t n, float* sink) {
@@ -173,7 +174,8 @@ struct Json {
   static std::string num(long long v) { return std::to_string(v); }
 };
 
-std::string fact_int(long long v, bool has, const char* method, int samples, const char* unit = nullptr, const char* note = nullptr) {
+std::string fact_int(long long v, bool has, const char* method, int samples, const char* unit = nullptr,
+                     const char* note = nullptr) {
   Json j;
   j.s = "{";
   j.key("value");
@@ -182,12 +184,19 @@ std::string fact_int(long long v, bool has, const char* method, int samples, con
   j.s += Json::str(method);
   j.key("samples");
   j.s += Json::num((long long)samples);
-  if (unit) { j.key("unit"); j.s += Json::str(unit); }
-  if (note) { j.key("note"); j.s += Json::str(note); }
+  if (unit) {
+    j.key("unit");
+    j.s += Json::str(unit);
+  }
+  if (note) {
+    j.key("note");
+    j.s += Json::str(note);
+  }
   return j.s + "}";
 }
 
-std::string fact_float(double v, bool has, const char* method, int samples, const char* unit, const char* note = nullptr) {
+std::string fact_float(double v, bool has, const char* method, int samples, const char* unit,
+                       const char* note = nullptr) {
   Json j;
   j.s = "{";
   j.key("value");
@@ -198,7 +207,10 @@ std::string fact_float(double v, bool has, const char* method, int samples, cons
   j.s += Json::num((long long)samples);
   j.key("unit");
   j.s += Json::str(unit);
-  if (note) { j.key("note"); j.s += Json::str(note); }
+  if (note) {
+    j.key("note");
+    j.s += Json::str(note);
+  }
   return j.s + "}";
 }
 
@@ -211,7 +223,10 @@ std::string fact_bool(bool v, bool has, const char* method, int samples, const c
   j.s += Json::str(method);
   j.key("samples");
   j.s += Json::num((long long)samples);
-  if (note) { j.key("note"); j.s += Json::str(note); }
+  if (note) {
+    j.key("note");
+    j.s += Json::str(note);
+  }
   return j.s + "}";
 }
 
@@ -224,7 +239,10 @@ std::string fact_str(const char* v, const char* method, const char* note = nullp
   j.s += Json::str(method);
   j.key("samples");
   j.s += "1";
-  if (note) { j.key("note"); j.s += Json::str(note); }
+  if (note) {
+    j.key("note");
+    j.s += Json::str(note);
+  }
   return j.s + "}";
 }
 
@@ -295,14 +313,20 @@ Sweep sweep(bool copy, float4* a, float4* b, float* sink, size_t max_bytes, int 
     int blocks = (int)std::min<size_t>(want, (size_t)sms * 32);
     int iters = (int)std::max<size_t>(1, std::min<size_t>(256, ((size_t)256 << 20) / bytes));
     for (int w = 0; w < 2; ++w) {
-      if (copy) k_copy<<<blocks, threads>>>(a, b, n); else k_read<<<blocks, threads>>>(a, n, sink);
+      if (copy)
+        k_copy<<<blocks, threads>>>(a, b, n);
+      else
+        k_read<<<blocks, threads>>>(a, n, sink);
     }
     MUH_CK(cudaGetLastError());
     std::vector<double> gbps;
     for (int s = 0; s < samples; ++s) {
       MUH_CK(cudaEventRecord(e0));
       for (int i = 0; i < iters; ++i) {
-        if (copy) k_copy<<<blocks, threads>>>(a, b, n); else k_read<<<blocks, threads>>>(a, n, sink);
+        if (copy)
+          k_copy<<<blocks, threads>>>(a, b, n);
+        else
+          k_read<<<blocks, threads>>>(a, n, sink);
       }
       MUH_CK(cudaEventRecord(e1));
       MUH_CK(cudaEventSynchronize(e1));
@@ -316,8 +340,8 @@ Sweep sweep(bool copy, float4* a, float4* b, float* sink, size_t max_bytes, int 
     sizes.push_back(bytes);
     meds.push_back(m);
     if (pts.size() > 1) pts += ",";
-    pts += "{\"bytes\":" + Json::num((long long)bytes) + ",\"gbps\":" + Json::num(m) + ",\"samples\":" +
-             Json::num((long long)samples) + "}";
+    pts += "{\"bytes\":" + Json::num((long long)bytes) + ",\"gbps\":" + Json::num(m) +
+           ",\"samples\":" + Json::num((long long)samples) + "}";
   }
   pts += "]";
   std::vector<double> plateau;
@@ -349,7 +373,8 @@ int max_dynamic_smem(bool optin, int hi, int* out) {
     int mid = (a + b + 1) / 2;
     int bytes = mid * step;
     bool ok = true;
-    if (optin && cudaFuncSetAttribute(k_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) ok = false;
+    if (optin && cudaFuncSetAttribute(k_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess)
+      ok = false;
     if (ok) {
       MUH_CK(cudaMemset(out, 0, sizeof(int)));
       k_smem<<<1, 32, bytes>>>(out, bytes);
@@ -361,7 +386,10 @@ int max_dynamic_smem(bool optin, int hi, int* out) {
       }
     }
     cudaGetLastError();  // launch-configuration errors are not sticky
-    if (ok) a = mid; else b = mid - 1;
+    if (ok)
+      a = mid;
+    else
+      b = mid - 1;
   }
   if (optin) cudaFuncSetAttribute(k_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);
   return a * step;
@@ -379,8 +407,10 @@ int main(int argc, char** argv) {
   int dev = 0;
   std::string compiler = "unknown";
   for (int i = 2; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--device")) dev = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--compiler")) compiler = argv[i + 1];
+    if (!strcmp(argv[i], "--device"))
+      dev = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--compiler"))
+      compiler = argv[i + 1];
   }
   auto t_start = std::chrono::steady_clock::now();
   int count = 0;
@@ -465,11 +495,15 @@ int main(int argc, char** argv) {
   int sw_good = 0;
   float sw_bad = 0.f;
   for (float v : sw) {
-    if (v == 2.0f * muh::warp::kSize) ++sw_good; else sw_bad = v;
+    if (v == 2.0f * muh::warp::kSize)
+      ++sw_good;
+    else
+      sw_bad = v;
   }
   char sw_note[160];
   if (sw_good == (int)sw.size())
-    snprintf(sw_note, sizeof sw_note, "%d of %d logical warps summed %g (expected)", sw_good, (int)sw.size(), 2.0 * muh::warp::kSize);
+    snprintf(sw_note, sizeof sw_note, "%d of %d logical warps summed %g (expected)", sw_good, (int)sw.size(),
+             2.0 * muh::warp::kSize);
   else
     snprintf(sw_note, sizeof sw_note, "%d of %d logical warps summed %g; a wrong one gave %g", sw_good, (int)sw.size(),
              2.0 * muh::warp::kSize, (double)sw_bad);
@@ -554,9 +588,10 @@ int main(int argc, char** argv) {
   MUH_CK(cudaMalloc(&sink, sizeof(float)));
   MUH_CK(cudaMemset(a, 0, max_bytes));
   MUH_CK(cudaMemset(b, 0, max_bytes));
-  Sweep bw_copy = sweep(true, a, b, sink, max_bytes, sms, l2,
-                        "grid-stride float4 copy kernel (256 thr x <= 32 blocks/SM); bytes read + written / event time; "
-                        "median of samples per size; plateau = median over sizes >= 4 x L2 (at least the 3 largest)");
+  Sweep bw_copy =
+      sweep(true, a, b, sink, max_bytes, sms, l2,
+            "grid-stride float4 copy kernel (256 thr x <= 32 blocks/SM); bytes read + written / event time; "
+            "median of samples per size; plateau = median over sizes >= 4 x L2 (at least the 3 largest)");
   Sweep bw_read = sweep(false, a, b, sink, max_bytes, sms, l2,
                         "grid-stride float4 read-and-sum kernel; bytes read / event time; same sampling and plateau");
   MUH_CK(cudaDeviceSynchronize());
@@ -572,89 +607,147 @@ int main(int argc, char** argv) {
   char buf[256];
   Json hw;
   hw.s = "{";
-  hw.key("device_index"); hw.s += Json::num((long long)dev);
-  hw.key("device_count"); hw.s += Json::num((long long)count);
-  hw.key("device_name"); hw.s += fact_str(prop.name, "cudaGetDeviceProperties().name");
-  hw.key("device_name_nvml"); hw.s += fact_str(nvml.empty() ? nullptr : nvml.c_str(), nvml_how.c_str());
-  hw.key("compute_capability"); hw.s += fact_int(cc, true, "cudaDevAttrComputeCapabilityMajor * 10 + Minor", 1);
+  hw.key("device_index");
+  hw.s += Json::num((long long)dev);
+  hw.key("device_count");
+  hw.s += Json::num((long long)count);
+  hw.key("device_name");
+  hw.s += fact_str(prop.name, "cudaGetDeviceProperties().name");
+  hw.key("device_name_nvml");
+  hw.s += fact_str(nvml.empty() ? nullptr : nvml.c_str(), nvml_how.c_str());
+  hw.key("compute_capability");
+  hw.s += fact_int(cc, true, "cudaDevAttrComputeCapabilityMajor * 10 + Minor", 1);
   const std::string arch_how = std::string("the architecture build.sh compiled for (") + probe_config::kCompiler +
                                ", C++" + std::to_string(probe_config::kCxx) + ")";
-  hw.key("arch"); hw.s += fact_str(kArchName, arch_how.c_str());
-  hw.key("sm_count_attribute"); hw.s += fact_int(sms, true, "cudaDevAttrMultiProcessorCount", 1);
+  hw.key("arch");
+  hw.s += fact_str(kArchName, arch_how.c_str());
+  hw.key("sm_count_attribute");
+  hw.s += fact_int(sms, true, "cudaDevAttrMultiProcessorCount", 1);
 #if MUH_PROBE_PTX
   snprintf(buf, sizeof buf, "distinct %%smid over %d blocks x 64 threads", sms * 64);
-  hw.key("sm_count_kernel"); hw.s += fact_int(sm_kernel, true, buf, sms * 64);
+  hw.key("sm_count_kernel");
+  hw.s += fact_int(sm_kernel, true, buf, sms * 64);
 #else
-  hw.key("sm_count_kernel"); hw.s += fact_int(0, false, "distinct %smid: not available with this toolchain (no inline PTX)", 0);
+  hw.key("sm_count_kernel");
+  hw.s += fact_int(0, false, "distinct %smid: not available with this toolchain (no inline PTX)", 0);
 #endif
-  snprintf(buf, sizeof buf, "peak co-resident blocks (%d launched, each spinning %lld cycles) / occupancy API blocks per SM (%d)",
+  snprintf(buf, sizeof buf,
+           "peak co-resident blocks (%d launched, each spinning %lld cycles) / occupancy API blocks per SM (%d)",
            sms * occ * 2, kSpinCycles, occ);
-  hw.key("sm_count_residency"); hw.s += fact_int(sm_residency, occ > 0, buf, sms * occ * 2);
-  hw.key("warp_size_attribute"); hw.s += fact_int(warp_attr, true, "cudaDevAttrWarpSize", 1);
-  hw.key("warp_size_kernel"); hw.s += fact_int(warp_kernel, true, "warpSize read inside a kernel", 1);
-  hw.key("smem_per_block"); hw.s += fact_int(smem_default, true, "cudaDevAttrMaxSharedMemoryPerBlock", 1, "B");
-  hw.key("smem_per_block_optin"); hw.s += fact_int(smem_optin, true, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 1, "B");
-  hw.key("smem_dynamic_max_default"); hw.s += fact_int(smem_dyn_default, true, "largest dynamic shared memory (1 KiB steps) a kernel launches and uses, no opt-in; binary search", 1, "B");
-  hw.key("smem_dynamic_max_optin"); hw.s += fact_int(smem_dyn_optin, true, "largest dynamic shared memory (1 KiB steps) after cudaFuncSetAttribute(MaxDynamicSharedMemorySize); binary search", 1, "B");
-  hw.key("regs_per_block"); hw.s += fact_int(regs, true, "cudaDevAttrMaxRegistersPerBlock", 1);
-  hw.key("max_threads_per_block"); hw.s += fact_int(max_threads, true, "cudaDevAttrMaxThreadsPerBlock", 1);
-  hw.key("l2_cache"); hw.s += fact_int(l2, true, "cudaDevAttrL2CacheSize", 1, "B");
-  hw.key("global_memory"); hw.s += fact_int((long long)prop.totalGlobalMem, true, "cudaGetDeviceProperties().totalGlobalMem", 1, "B");
-  hw.key("bandwidth_copy"); hw.s += bw_copy.json;
-  hw.key("bandwidth_read"); hw.s += bw_read.json;
-  hw.key("launch_latency_us"); hw.s += fact_float(median(lat), true, "empty kernel <<<1,1>>>: launch + cudaStreamSynchronize, host steady_clock, median", (int)lat.size(), "us");
+  hw.key("sm_count_residency");
+  hw.s += fact_int(sm_residency, occ > 0, buf, sms * occ * 2);
+  hw.key("warp_size_attribute");
+  hw.s += fact_int(warp_attr, true, "cudaDevAttrWarpSize", 1);
+  hw.key("warp_size_kernel");
+  hw.s += fact_int(warp_kernel, true, "warpSize read inside a kernel", 1);
+  hw.key("smem_per_block");
+  hw.s += fact_int(smem_default, true, "cudaDevAttrMaxSharedMemoryPerBlock", 1, "B");
+  hw.key("smem_per_block_optin");
+  hw.s += fact_int(smem_optin, true, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 1, "B");
+  hw.key("smem_dynamic_max_default");
+  hw.s += fact_int(smem_dyn_default, true,
+                   "largest dynamic shared memory (1 KiB steps) a kernel launches and uses, no opt-in; binary search",
+                   1, "B");
+  hw.key("smem_dynamic_max_optin");
+  hw.s += fact_int(smem_dyn_optin, true,
+                   "largest dynamic shared memory (1 KiB steps) after "
+                   "cudaFuncSetAttribute(MaxDynamicSharedMemorySize); binary search",
+                   1, "B");
+  hw.key("regs_per_block");
+  hw.s += fact_int(regs, true, "cudaDevAttrMaxRegistersPerBlock", 1);
+  hw.key("max_threads_per_block");
+  hw.s += fact_int(max_threads, true, "cudaDevAttrMaxThreadsPerBlock", 1);
+  hw.key("l2_cache");
+  hw.s += fact_int(l2, true, "cudaDevAttrL2CacheSize", 1, "B");
+  hw.key("global_memory");
+  hw.s += fact_int((long long)prop.totalGlobalMem, true, "cudaGetDeviceProperties().totalGlobalMem", 1, "B");
+  hw.key("bandwidth_copy");
+  hw.s += bw_copy.json;
+  hw.key("bandwidth_read");
+  hw.s += bw_read.json;
+  hw.key("launch_latency_us");
+  hw.s +=
+      fact_float(median(lat), true, "empty kernel <<<1,1>>>: launch + cudaStreamSynchronize, host steady_clock, median",
+                 (int)lat.size(), "us");
   snprintf(buf, sizeof buf, "%d back-to-back empty launches on one stream, event time / %d", burst, burst);
-  hw.key("launch_throughput_us"); hw.s += fact_float(burst_ms * 1000.0 / burst, true, buf, burst, "us");
-  hw.key("nanosleep"); hw.s += fact_bool(ns_present, true, ns_method.c_str(), ns_samples);
+  hw.key("launch_throughput_us");
+  hw.s += fact_float(burst_ms * 1000.0 / burst, true, buf, burst, "us");
+  hw.key("nanosleep");
+  hw.s += fact_bool(ns_present, true, ns_method.c_str(), ns_samples);
   snprintf(buf, sizeof buf, "%d blocks x %d threads x %d atomicAdd(unsigned) on one address / event time; count %s",
            atom_blocks, atom_threads, atom_iters, atom_ok ? "exact" : "WRONG");
-  hw.key("atomic_one_address_gops"); hw.s += fact_float(atom_n / (atom_ms * 1e-3) / 1e9, atom_ok, buf, 1, "Gop/s");
+  hw.key("atomic_one_address_gops");
+  hw.s += fact_float(atom_n / (atom_ms * 1e-3) / 1e9, atom_ok, buf, 1, "Gop/s");
   {
     Json wl;
     wl.s = "{";
-    wl.key("mode"); wl.s += Json::str(probe_config::kMode);
-    wl.key("logical"); wl.s += Json::num((long long)muh::warp::kSize);
-    wl.key("physical"); wl.s += Json::num((long long)muh::warp::kPhysicalSize);
+    wl.key("mode");
+    wl.s += Json::str(probe_config::kMode);
+    wl.key("logical");
+    wl.s += Json::num((long long)muh::warp::kSize);
+    wl.key("physical");
+    wl.s += Json::num((long long)muh::warp::kPhysicalSize);
     snprintf(buf, sizeof buf, "min over %d threads of muh::warp::count(true) (the layer's ballot)", nthreads);
-    wl.key("lanes_exchanging"); wl.s += fact_int(lanes_min, true, buf, nthreads);
+    wl.key("lanes_exchanging");
+    wl.s += fact_int(lanes_min, true, buf, nthreads);
     snprintf(buf, sizeof buf, "muh::warp::shfl_idx(lane, lane + 1) on %d threads", nthreads);
-    wl.key("shuffle_ok"); wl.s += fact_bool(shfl_ok, true, buf, nthreads);
+    wl.key("shuffle_ok");
+    wl.s += fact_bool(shfl_ok, true, buf, nthreads);
     snprintf(buf, sizeof buf, "muh::warp::reduce(lane, +) == kSize(kSize-1)/2 on %d threads", nthreads);
-    wl.key("reduce_ok"); wl.s += fact_bool(red_ok, true, buf, nthreads);
+    wl.key("reduce_ok");
+    wl.s += fact_bool(red_ok, true, buf, nthreads);
     wl.key("syncwarp_orders_smem");
-    wl.s += fact_bool(sw_good == (int)sw.size(), true,
-                      "shared-memory tree sum of 2.0 per lane ordered only by muh::warp::barrier() (no volatile, #pragma unroll)",
-                      (int)sw.size(), sw_note);
-    hw.key("warp_layer"); hw.s += wl.s + "}";
+    wl.s += fact_bool(
+        sw_good == (int)sw.size(), true,
+        "shared-memory tree sum of 2.0 per lane ordered only by muh::warp::barrier() (no volatile, #pragma unroll)",
+        (int)sw.size(), sw_note);
+    hw.key("warp_layer");
+    hw.s += wl.s + "}";
   }
   hw.s += "}";
 
   Json doc;
   doc.s = "{";
-  doc.key("schema"); doc.s += Json::str(probe_config::kSchema);
-  doc.key("schema_version"); doc.s += Json::num((long long)probe_config::kSchemaVersion);
-  doc.key("date"); doc.s += Json::str(date);
+  doc.key("schema");
+  doc.s += Json::str(probe_config::kSchema);
+  doc.key("schema_version");
+  doc.s += Json::num((long long)probe_config::kSchemaVersion);
+  doc.key("date");
+  doc.s += Json::str(date);
   {
     Json o;
     o.s = "{";
-    o.key("muh_version"); o.s += Json::str(probe_config::kMuhVersion);
-    o.key("spec"); o.s += Json::str(probe_config::kSpec);
-    o.key("hardware"); o.s += Json::str(probe_config::kHardware);
-    o.key("compiler"); o.s += Json::str(probe_config::kCompiler);
-    o.key("cxx"); o.s += Json::num((long long)probe_config::kCxx);
-    o.key("emulated_warp"); o.s += probe_config::kEmulatedWarp ? Json::num((long long)probe_config::kEmulatedWarp) : std::string("null");
-    doc.key("origin"); doc.s += o.s + "}";
+    o.key("muh_version");
+    o.s += Json::str(probe_config::kMuhVersion);
+    o.key("spec");
+    o.s += Json::str(probe_config::kSpec);
+    o.key("hardware");
+    o.s += Json::str(probe_config::kHardware);
+    o.key("compiler");
+    o.s += Json::str(probe_config::kCompiler);
+    o.key("cxx");
+    o.s += Json::num((long long)probe_config::kCxx);
+    o.key("emulated_warp");
+    o.s += probe_config::kEmulatedWarp ? Json::num((long long)probe_config::kEmulatedWarp) : std::string("null");
+    doc.key("origin");
+    doc.s += o.s + "}";
   }
   {
     Json t;
     t.s = "{";
-    t.key("runtime"); t.s += Json::num((long long)rt);
-    t.key("driver"); t.s += Json::num((long long)drv);
-    t.key("compiler"); t.s += Json::str(compiler.c_str());
-    doc.key("toolkit"); doc.s += t.s + "}";
+    t.key("runtime");
+    t.s += Json::num((long long)rt);
+    t.key("driver");
+    t.s += Json::num((long long)drv);
+    t.key("compiler");
+    t.s += Json::str(compiler.c_str());
+    doc.key("toolkit");
+    doc.s += t.s + "}";
   }
-  doc.key("hardware"); doc.s += hw.s;
-  doc.key("seconds"); doc.s += Json::num(secs);
+  doc.key("hardware");
+  doc.s += hw.s;
+  doc.key("seconds");
+  doc.s += Json::num(secs);
   doc.s += "}\n";
   FILE* f = fopen(out_path, "w");
   if (!f || fputs(doc.s.c_str(), f) < 0 || fclose(f) != 0) {

@@ -563,8 +563,7 @@ int run(const void* in, const void* begins, const void* ends, long long segments
   unsigned long long* counter = static_cast<unsigned long long*>(ws);
   unsigned* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(ws) + kCounterBytes);
   R* partials = reinterpret_cast<R*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes);
-  Entry* list =
-      reinterpret_cast<Entry*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes + partial_bytes<P>());
+  Entry* list = reinterpret_cast<Entry*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes + partial_bytes<P>());
   const int grid = tile_grid<T, P, Op>();
   if (grid < 0) return -grid;
   if (launches<P>(segments) == 1) {
