@@ -153,7 +153,9 @@ def write(out: Path) -> None:
     groups = {"reduce": ["reduce", "segmented_reduce", "reduce_by_key"], "scan": ["scan", "scan_by_key"],
               "select": ["select_if", "select_flagged", "unique", "partition", "unique_by_key"],
               "radix": ["radix_sort", "radix_sort_pairs", "segmented_radix_sort", "merge_sort"], "segsort": ["segmented_sort"],
-              "histogram": ["histogram", "transform"]}
+              "histogram": ["histogram", "transform"],
+              "more": ["adjacent_difference", "for_each", "merge", "rle_encode", "rle_non_trivial_runs",
+                       "three_way_partition", "batch_memcpy"]}
     for g, fams in groups.items():
         programs[f"entries_{g}"] = (tree_code("nv", nv, fams) + f"#define MUH_ENTRIES_{g.upper()} 1\n")
     programs["race"] = tree_code("h200", h200, ["reduce", "scan", "histogram", "transform"]) + "#define MUH_RACE 1\n"

@@ -208,6 +208,103 @@ int main() {
     cudaFree(db); cudaFree(df); cudaFree(ta); cudaFree(tb);
   }
 #endif
+#if defined(MUH_ENTRIES_MORE)
+  const char* P = "entries_more";
+  for (long long n : {1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto hi = ints(n, -100, 100, 16);
+    int* din = to_device(hi);
+    int *a = empty<int>(n), *b = empty<int>(n);
+    call([&](void* t, size_t& s) { return cub::DeviceAdjacentDifference::SubtractLeftCopy(t, s, din, a, n); });
+    call([&](void* t, size_t& s) { return muh_nv::cub::adjacent_difference::run(t, s, din, b, n); });
+    verdict(P, "adjacent_difference subtract_left_copy int32", n, same(to_host(a, n), to_host(b, n), why), why);
+    CK(cudaMemcpy(a, din, n * sizeof(int), cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpy(b, din, n * sizeof(int), cudaMemcpyDeviceToDevice));
+    CK(cub::DeviceFor::ForEachN(a, n, AddOne{}));
+    CK(muh_nv::cub::for_each::run(b, n, AddOne{}));
+    verdict(P, "for_each_n int32 x += 1", n, same(to_host(a, n), to_host(b, n), why), why);
+    {  // merge: the two sorted halves of the input
+      long long n1 = n / 2, n2 = n - n / 2;
+      std::vector<int> h1(hi.begin(), hi.begin() + n1), h2(hi.begin() + n1, hi.end());
+      std::sort(h1.begin(), h1.end());
+      std::sort(h2.begin(), h2.end());
+      int *d1 = to_device(h1), *d2 = to_device(h2);
+      call([&](void* t, size_t& s) { return cub::DeviceMerge::MergeKeys(t, s, d1, n1, d2, n2, a); });
+      call([&](void* t, size_t& s) { return muh_nv::cub::merge::run(t, s, d1, n1, d2, n2, b); });
+      verdict(P, "merge keys int32 (two sorted halves, less)", n, same(to_host(a, n), to_host(b, n), why), why);
+      cudaFree(d1); cudaFree(d2);
+    }
+    {  // run-length encoding: runs of 1..8 equal keys (random lengths)
+      std::vector<int> hk(n);
+      std::mt19937 g(17);
+      for (long long i = 0, key = 0; i < n; ++key)
+        for (int len = 1 + (int)(g() % 8); len-- && i < n; ++i) hk[i] = (int)(key % 1000003);
+      int* dk = to_device(hk);
+      int *ua = empty<int>(n), *ub = empty<int>(n), *la = empty<int>(n), *lb = empty<int>(n);
+      int *ra = empty<int>(1), *rb = empty<int>(1);
+      auto runs_same = [&](const char* what) {
+        int na = to_host(ra, 1)[0], nb = to_host(rb, 1)[0];
+        bool ok = na == nb && same(to_host(ua, na), to_host(ub, na), why) && same(to_host(la, na), to_host(lb, na), why);
+        if (na != nb) why = "runs " + std::to_string(na) + " vs " + std::to_string(nb);
+        verdict(P, what, n, ok, why);
+      };
+      call([&](void* t, size_t& s) { return cub::DeviceRunLengthEncode::Encode(t, s, dk, ua, la, ra, (int)n); });
+      call([&](void* t, size_t& s) { return muh_nv::cub::rle_encode::run(t, s, dk, ub, lb, rb, (int)n); });
+      runs_same("rle_encode int32 (runs of 1..8)");
+      call([&](void* t, size_t& s) { return cub::DeviceRunLengthEncode::NonTrivialRuns(t, s, dk, ua, la, ra, (int)n); });
+      call([&](void* t, size_t& s) { return muh_nv::cub::rle_non_trivial_runs::run(t, s, dk, ub, lb, rb, (int)n); });
+      runs_same("rle_non_trivial_runs int32 (runs of 1..8)");
+      cudaFree(dk); cudaFree(ua); cudaFree(ub); cudaFree(la); cudaFree(lb); cudaFree(ra); cudaFree(rb);
+    }
+    {  // three-way partition: x < -50, then x < 50, the rest
+      int *a2 = empty<int>(n), *b2 = empty<int>(n), *a3 = empty<int>(n), *b3 = empty<int>(n);
+      int *ca = empty<int>(2), *cb = empty<int>(2);
+      call([&](void* t, size_t& s) {
+        return cub::DevicePartition::If(t, s, din, a, a2, a3, ca, n, LessThan{-50}, LessThan{50});
+      });
+      call([&](void* t, size_t& s) {
+        return muh_nv::cub::three_way_partition::run(t, s, din, b, b2, b3, cb, n, LessThan{-50}, LessThan{50});
+      });
+      auto na = to_host(ca, 2), nb = to_host(cb, 2);
+      long long rest = n - na[0] - na[1];
+      bool ok = na == nb && same(to_host(a, na[0]), to_host(b, na[0]), why) &&
+                same(to_host(a2, na[1]), to_host(b2, na[1]), why) && same(to_host(a3, rest), to_host(b3, rest), why);
+      if (na != nb) why = "counts differ";
+      verdict(P, "three_way_partition int32 (x < -50, x < 50, rest)", n, ok, why);
+      cudaFree(a2); cudaFree(b2); cudaFree(a3); cudaFree(b3); cudaFree(ca); cudaFree(cb);
+    }
+    {  // batch memcpy: buffers of 1..2000 bytes (random) covering 4n bytes
+      std::mt19937 g(18);
+      std::vector<size_t> sizes, offs;
+      for (size_t off = 0; off < (size_t)(4 * n);) {
+        size_t len = std::min<size_t>(1 + g() % 2000, 4 * n - off);
+        offs.push_back(off);
+        sizes.push_back(len);
+        off += len;
+      }
+      char* src = reinterpret_cast<char*>(din);
+      char *da = reinterpret_cast<char*>(a), *db = reinterpret_cast<char*>(b);
+      std::vector<const void*> hs;
+      std::vector<void*> ha, hb;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        hs.push_back(src + offs[i]);
+        ha.push_back(da + offs[i]);
+        hb.push_back(db + offs[i]);
+      }
+      const void** ds = to_device(hs);
+      void **dda = to_device(ha), **ddb = to_device(hb);
+      size_t* dsz = to_device(sizes);
+      long long nb = (long long)sizes.size();
+      CK(cudaMemset(a, 0, n * sizeof(int)));
+      CK(cudaMemset(b, 0, n * sizeof(int)));
+      call([&](void* t, size_t& s) { return cub::DeviceMemcpy::Batched(t, s, ds, dda, dsz, nb); });
+      call([&](void* t, size_t& s) { return muh_nv::cub::batch_memcpy::run(t, s, ds, ddb, dsz, nb); });
+      bool ok = same(to_host(a, n), to_host(b, n), why) && same(hi, to_host(b, n), why);
+      verdict(P, "batch_memcpy (buffers of 1..2000 bytes)", n, ok, why);
+      cudaFree(ds); cudaFree(dda); cudaFree(ddb); cudaFree(dsz);
+    }
+    cudaFree(din); cudaFree(a); cudaFree(b);
+  }
+#endif
 #if defined(MUH_RACE)
   // CUB with its own policies vs CUB with the hub generated from specs/h200.muh: same process, same inputs.
   const char* P = "race";

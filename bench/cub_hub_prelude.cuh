@@ -123,6 +123,9 @@ struct LessThan {
   int v;
   __host__ __device__ bool operator()(int x) const { return x < v; }
 };
+struct AddOne {
+  __device__ void operator()(int& x) const { x += 1; }
+};
 struct Twice {
   __host__ __device__ float operator()(float x) const { return 2.f * x; }
 };

@@ -26,6 +26,7 @@ ENTRIES = (
     "entries_radix",
     "entries_segsort",
     "entries_histogram",
+    "entries_more",
     "race",
 )
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(NO_CUDA is not None, reason=f"GPU test: {NO_CUDA}")]

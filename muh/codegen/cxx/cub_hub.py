@@ -150,9 +150,9 @@ class Agent:
     types, C++ expressions over the parameters), the chain policy's member holding the agent, the agent
     type and the dimensions its template takes, in order (``"@T"``: a type parameter passed as is)."""
 
-    dispatch: tuple[str, ...]  # the CUB headers it includes (below cub/; CCCL 3.0.1's dispatch_unique_by_key.cuh
-    # has no `#pragma once`: it is reached through device_select.cuh, which has, so a user's include does not
-    # define it twice)
+    dispatch: tuple[str, ...]  # the CCCL headers it includes (below cub/, or a thrust/ path; CCCL 3.0.1's
+    # dispatch_unique_by_key.cuh has no `#pragma once`: it is reached through device_select.cuh, which has, so a
+    # user's include does not define it twice)
     cub_ns: str
     params: str
     args: str
@@ -243,6 +243,112 @@ cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_keys_
 )
 
 
+_RLE_ENCODE_RUN = (
+    "//! DeviceRunLengthEncode::Encode (keys compared with ==, run lengths counted) with muh's hub (CUB's dispatch,\n"
+    "//! CUB's kernels).\n"
+    """\
+template <class KeysIn, class UniqueOut, class LengthsOut, class NumRunsOut>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_in, UniqueOut d_unique_out,
+                LengthsOut d_counts_out, NumRunsOut d_num_runs_out, int num_items, cudaStream_t stream = 0)
+{
+  using OffsetT  = int;
+  using EqualT   = ::cuda::std::equal_to<>;
+  using OpT      = ::cuda::std::plus<>;
+  using LengthT  = ::cub::detail::non_void_value_t<LengthsOut, OffsetT>;
+  using OnesT    = THRUST_NS_QUALIFIER::constant_iterator<LengthT, OffsetT>;
+  using AccumT   = ::cuda::std::__accumulator_t<OpT, LengthT, LengthT>;
+  using KeyT     = ::cub::detail::non_void_value_t<UniqueOut, ::cub::detail::it_value_t<KeysIn>>;
+  return ::cub::DispatchReduceByKey<KeysIn, UniqueOut, OnesT, LengthsOut, NumRunsOut, EqualT, OpT, OffsetT, AccumT,
+                                    policy_hub<AccumT, KeyT>>::
+    Dispatch(d_temp_storage, temp_storage_bytes, d_in, d_unique_out, OnesT(LengthT(1)), d_counts_out, d_num_runs_out,
+             EqualT{}, OpT{}, num_items, stream);
+}
+"""
+)
+
+_RLE_NON_TRIVIAL_RUNS_RUN = (
+    "//! DeviceRunLengthEncode::NonTrivialRuns (keys compared with ==) with muh's hub (CUB's dispatch,\n"
+    "//! CUB's kernels).\n"
+    """\
+template <class KeysIn, class OffsetsOut, class LengthsOut, class NumRunsOut>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_in, OffsetsOut d_offsets_out,
+                LengthsOut d_lengths_out, NumRunsOut d_num_runs_out, int num_items, cudaStream_t stream = 0)
+{
+  using OffsetT = int;
+  using EqualT  = ::cuda::std::equal_to<>;
+  using Hub     = policy_hub<::cub::detail::non_void_value_t<LengthsOut, OffsetT>, ::cub::detail::it_value_t<KeysIn>>;
+  return ::cub::DeviceRleDispatch<KeysIn, OffsetsOut, LengthsOut, NumRunsOut, EqualT, OffsetT, Hub>::Dispatch(
+    d_temp_storage, temp_storage_bytes, d_in, d_offsets_out, d_lengths_out, d_num_runs_out, EqualT{}, num_items,
+    stream);
+}
+"""
+)
+
+_THREE_WAY_PARTITION_RUN = (
+    "//! DevicePartition::If with two selection operators (three-way) with muh's hub (CUB's dispatch, CUB's kernels).\n"
+    """\
+template <class InputIt, class FirstOut, class SecondOut, class UnselectedOut, class NumSelectedOut, class NumItemsT,
+          class SelectFirstOp, class SelectSecondOp>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, InputIt d_in, FirstOut d_first_part_out,
+                SecondOut d_second_part_out, UnselectedOut d_unselected_out, NumSelectedOut d_num_selected_out,
+                NumItemsT num_items, SelectFirstOp select_first_part_op, SelectSecondOp select_second_part_op,
+                cudaStream_t stream = 0)
+{
+  using ChooseOffsetT = ::cub::detail::choose_signed_offset<NumItemsT>;
+  using OffsetT       = typename ChooseOffsetT::type;
+  if (cudaError_t error = ChooseOffsetT::is_exceeding_offset_type(num_items))
+  {
+    return error;
+  }
+  using Hub = policy_hub<::cub::detail::it_value_t<InputIt>,
+                         ::cub::detail::three_way_partition::per_partition_offset_t>;
+  return ::cub::DispatchThreeWayPartitionIf<InputIt, FirstOut, SecondOut, UnselectedOut, NumSelectedOut, SelectFirstOp,
+                                            SelectSecondOp, OffsetT, Hub>::
+    Dispatch(d_temp_storage, temp_storage_bytes, d_in, d_first_part_out, d_second_part_out, d_unselected_out,
+             d_num_selected_out, select_first_part_op, select_second_part_op, static_cast<OffsetT>(num_items), stream);
+}
+"""
+)
+
+_MERGE_RUN = (
+    "//! DeviceMerge::MergeKeys (two sorted key sequences, a comparator) with muh's hub (CUB's dispatch,\n"
+    "//! CUB's kernels).\n"
+    """\
+template <class KeysIn1, class KeysIn2, class KeysOut, class CompareOp = ::cuda::std::less<>>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn1 d_keys_in1, ::cuda::std::int64_t num_keys1,
+                KeysIn2 d_keys_in2, ::cuda::std::int64_t num_keys2, KeysOut d_keys_out, CompareOp compare_op = {},
+                cudaStream_t stream = 0)
+{
+  using OffsetT = ::cuda::std::int64_t;
+  using NoValue = ::cub::NullType*;
+  using Hub     = policy_hub<::cub::detail::it_value_t<KeysIn1>, ::cub::NullType>;
+  using Dispatch = ::cub::detail::merge::dispatch_t<KeysIn1, NoValue, KeysIn2, NoValue, KeysOut, NoValue, OffsetT,
+                                                   CompareOp, Hub>;
+  return Dispatch::
+    dispatch(d_temp_storage, temp_storage_bytes, d_keys_in1, nullptr, num_keys1, d_keys_in2, nullptr, num_keys2,
+             d_keys_out, nullptr, compare_op, stream);
+}
+"""
+)
+
+_ADJACENT_DIFFERENCE_RUN = (
+    "//! DeviceAdjacentDifference::SubtractLeftCopy (no aliasing, each item minus its left neighbour) with muh's hub\n"
+    "//! (CUB's dispatch, CUB's kernels).\n"
+    """\
+template <class InputIt, class OutputIt, class NumItemsT, class DifferenceOpT = ::cuda::std::minus<>>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, InputIt d_input, OutputIt d_output,
+                NumItemsT num_items, DifferenceOpT difference_op = {}, cudaStream_t stream = 0)
+{
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  return ::cub::DispatchAdjacentDifference<InputIt, OutputIt, DifferenceOpT, OffsetT, ::cub::MayAlias::No,
+                                           ::cub::ReadOption::Left, policy_hub<InputIt, false>>::
+    Dispatch(d_temp_storage, temp_storage_bytes, d_input, d_output, static_cast<OffsetT>(num_items), difference_op,
+             stream);
+}
+"""
+)
+
+
 #: The single-agent hubs (families listed here use ``agent.cuh.j2``).
 AGENTS = {
     "reduce_by_key": Agent(
@@ -272,7 +378,11 @@ AGENTS = {
         entry=_SCAN_BY_KEY_RUN,
     ),
     "rle_encode": Agent(
-        ("device/dispatch/dispatch_reduce_by_key.cuh", "device/dispatch/tuning/tuning_run_length_encode.cuh"),
+        (
+            "device/dispatch/dispatch_reduce_by_key.cuh",
+            "device/dispatch/tuning/tuning_run_length_encode.cuh",
+            "thrust/iterator/constant_iterator.h",  # the run lengths' input (a constant 1), as CUB's Encode
+        ),
         "rle::encode",
         "class LengthT, class KeyT",
         "LengthT, KeyT",
@@ -280,6 +390,7 @@ AGENTS = {
         "ReduceByKeyPolicyT",
         "::cub::AgentReduceByKeyPolicy",
         ("threads", "items", "load", "modifier", "block", "delay"),
+        entry=_RLE_ENCODE_RUN,
     ),
     "rle_non_trivial_runs": Agent(
         ("device/dispatch/dispatch_rle.cuh",),
@@ -290,6 +401,7 @@ AGENTS = {
         "RleSweepPolicyT",
         "::cub::AgentRlePolicy",
         ("threads", "items", "load", "modifier", "store_time_slicing", "block", "delay"),
+        entry=_RLE_NON_TRIVIAL_RUNS_RUN,
     ),
     "three_way_partition": Agent(
         ("device/dispatch/dispatch_three_way_partition.cuh",),
@@ -300,6 +412,7 @@ AGENTS = {
         "ThreeWayPartitionPolicy",
         "::cub::AgentThreeWayPartitionPolicy",
         ("threads", "items", "load", "modifier", "block", "delay"),
+        entry=_THREE_WAY_PARTITION_RUN,
     ),
     "unique_by_key": Agent(
         ("device/device_select.cuh",),
@@ -334,6 +447,7 @@ AGENTS = {
         "::cub::detail::merge::agent_policy_t",
         ("threads", "items", "load", "modifier", "store"),
         max_name="max_policy",
+        entry=_MERGE_RUN,
     ),
     "adjacent_difference": Agent(
         ("device/dispatch/dispatch_adjacent_difference.cuh",),
@@ -344,6 +458,7 @@ AGENTS = {
         "AdjacentDifferencePolicy",
         "::cub::AgentAdjacentDifferencePolicy",
         ("threads", "items", "load", "modifier", "store"),
+        entry=_ADJACENT_DIFFERENCE_RUN,
     ),
 }
 

@@ -53,6 +53,21 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceAdjacentDifference::SubtractLeftCopy (no aliasing, each item minus its left neighbour) with muh's hub
+//! (CUB's dispatch, CUB's kernels).
+template <class InputIt, class OutputIt, class NumItemsT, class DifferenceOpT = ::cuda::std::minus<>>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, InputIt d_input, OutputIt d_output,
+                NumItemsT num_items, DifferenceOpT difference_op = {}, cudaStream_t stream = 0) {
+  using OffsetT = ::cub::detail::choose_offset_t<NumItemsT>;
+  return ::cub::DispatchAdjacentDifference<InputIt, OutputIt, DifferenceOpT, OffsetT, ::cub::MayAlias::No,
+                                           ::cub::ReadOption::Left,
+                                           policy_hub<InputIt, false>>::Dispatch(d_temp_storage, temp_storage_bytes,
+                                                                                 d_input, d_output,
+                                                                                 static_cast<OffsetT>(num_items),
+                                                                                 difference_op, stream);
+}
+
 }  // namespace adjacent_difference
 }  // namespace cub
 }  // namespace muh

@@ -59,6 +59,22 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceMemcpy::Batched (buffers of bytes) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class InputBufferIt, class OutputBufferIt, class BufferSizeIt>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, InputBufferIt input_buffer_it,
+                OutputBufferIt output_buffer_it, BufferSizeIt buffer_sizes, ::cuda::std::int64_t num_buffers,
+                cudaStream_t stream = 0) {
+  static_assert(::cuda::std::is_pointer_v<::cub::detail::it_value_t<InputBufferIt>> &&
+                    ::cuda::std::is_pointer_v<::cub::detail::it_value_t<OutputBufferIt>>,
+                "muh::cub::batch_memcpy::run copies memory buffers: the iterators yield pointers");
+  using BlockOffsetT = ::cuda::std::uint32_t;  // CUB's: blocks launched stay below num_buffers / 64 + 1
+  using Hub = policy_hub<::cub::detail::batch_memcpy::per_invocation_buffer_offset_t, BlockOffsetT>;
+  using Dispatch = ::cub::detail::DispatchBatchMemcpy<InputBufferIt, OutputBufferIt, BufferSizeIt, BlockOffsetT,
+                                                      ::cub::CopyAlg::Memcpy, Hub>;
+  return Dispatch::Dispatch(d_temp_storage, temp_storage_bytes, input_buffer_it, output_buffer_it, buffer_sizes,
+                            num_buffers, stream);
+}
 }  // namespace batch_memcpy
 }  // namespace cub
 }  // namespace muh

@@ -3,7 +3,7 @@
 // every type). CUB's hub is one for every element type: muh's answers with the spec's policy for int32 elements.
 #pragma once
 
-#include <cub/device/dispatch/dispatch_for.cuh>
+#include <cub/device/device_for.cuh>  // CUB's dispatch and its for-each operator wrapper
 
 #include "../tuning/tuning_for_each.cuh"
 #include "common.cuh"
@@ -32,6 +32,15 @@ struct policy_hub_t {
   struct Policy1000 : arch_policy<1000>, ::cub::ChainedPolicy<1000, Policy1000, Policy900> {};
   using MaxPolicy = Policy1000;
 };
+
+//! DeviceFor::ForEachN (`op` applied to each of the first `num_items` items, no vectorised copy) with muh's hub
+//! (CUB's dispatch, CUB's kernels). No temporary storage, as CUB's overload without it.
+template <class RandomAccessIt, class NumItemsT, class OpT>
+cudaError_t run(RandomAccessIt first, NumItemsT num_items, OpT op, cudaStream_t stream = 0) {
+  using Wrapped = ::cub::detail::for_each::op_wrapper_t<NumItemsT, OpT, RandomAccessIt>;
+  using Dispatch = ::cub::detail::for_each::dispatch_t<NumItemsT, Wrapped, policy_hub_t>;
+  return Dispatch::dispatch(num_items, Wrapped{first, op}, stream);
+}
 }  // namespace for_each
 }  // namespace cub
 }  // namespace muh

@@ -48,6 +48,22 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceMerge::MergeKeys (two sorted key sequences, a comparator) with muh's hub (CUB's dispatch,
+//! CUB's kernels).
+template <class KeysIn1, class KeysIn2, class KeysOut, class CompareOp = ::cuda::std::less<>>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn1 d_keys_in1, ::cuda::std::int64_t num_keys1,
+                KeysIn2 d_keys_in2, ::cuda::std::int64_t num_keys2, KeysOut d_keys_out, CompareOp compare_op = {},
+                cudaStream_t stream = 0) {
+  using OffsetT = ::cuda::std::int64_t;
+  using NoValue = ::cub::NullType*;
+  using Hub = policy_hub<::cub::detail::it_value_t<KeysIn1>, ::cub::NullType>;
+  using Dispatch =
+      ::cub::detail::merge::dispatch_t<KeysIn1, NoValue, KeysIn2, NoValue, KeysOut, NoValue, OffsetT, CompareOp, Hub>;
+  return Dispatch::dispatch(d_temp_storage, temp_storage_bytes, d_keys_in1, nullptr, num_keys1, d_keys_in2, nullptr,
+                            num_keys2, d_keys_out, nullptr, compare_op, stream);
+}
+
 }  // namespace merge
 }  // namespace cub
 }  // namespace muh

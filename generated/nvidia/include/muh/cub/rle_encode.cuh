@@ -6,6 +6,7 @@
 
 #include <cub/device/dispatch/dispatch_reduce_by_key.cuh>
 #include <cub/device/dispatch/tuning/tuning_run_length_encode.cuh>
+#include <thrust/iterator/constant_iterator.h>
 
 #include "../tuning/tuning_rle_encode.cuh"
 #include "common.cuh"
@@ -52,6 +53,26 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceRunLengthEncode::Encode (keys compared with ==, run lengths counted) with muh's hub (CUB's dispatch,
+//! CUB's kernels).
+template <class KeysIn, class UniqueOut, class LengthsOut, class NumRunsOut>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_in, UniqueOut d_unique_out,
+                LengthsOut d_counts_out, NumRunsOut d_num_runs_out, int num_items, cudaStream_t stream = 0) {
+  using OffsetT = int;
+  using EqualT = ::cuda::std::equal_to<>;
+  using OpT = ::cuda::std::plus<>;
+  using LengthT = ::cub::detail::non_void_value_t<LengthsOut, OffsetT>;
+  using OnesT = THRUST_NS_QUALIFIER::constant_iterator<LengthT, OffsetT>;
+  using AccumT = ::cuda::std::__accumulator_t<OpT, LengthT, LengthT>;
+  using KeyT = ::cub::detail::non_void_value_t<UniqueOut, ::cub::detail::it_value_t<KeysIn>>;
+  return ::cub::DispatchReduceByKey<KeysIn, UniqueOut, OnesT, LengthsOut, NumRunsOut, EqualT, OpT, OffsetT, AccumT,
+                                    policy_hub<AccumT, KeyT>>::Dispatch(d_temp_storage, temp_storage_bytes, d_in,
+                                                                        d_unique_out, OnesT(LengthT(1)), d_counts_out,
+                                                                        d_num_runs_out, EqualT{}, OpT{}, num_items,
+                                                                        stream);
+}
+
 }  // namespace rle_encode
 }  // namespace cub
 }  // namespace muh

@@ -51,6 +51,20 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DeviceRunLengthEncode::NonTrivialRuns (keys compared with ==) with muh's hub (CUB's dispatch,
+//! CUB's kernels).
+template <class KeysIn, class OffsetsOut, class LengthsOut, class NumRunsOut>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, KeysIn d_in, OffsetsOut d_offsets_out,
+                LengthsOut d_lengths_out, NumRunsOut d_num_runs_out, int num_items, cudaStream_t stream = 0) {
+  using OffsetT = int;
+  using EqualT = ::cuda::std::equal_to<>;
+  using Hub = policy_hub<::cub::detail::non_void_value_t<LengthsOut, OffsetT>, ::cub::detail::it_value_t<KeysIn>>;
+  return ::cub::DeviceRleDispatch<KeysIn, OffsetsOut, LengthsOut, NumRunsOut, EqualT, OffsetT, Hub>::Dispatch(
+      d_temp_storage, temp_storage_bytes, d_in, d_offsets_out, d_lengths_out, d_num_runs_out, EqualT{}, num_items,
+      stream);
+}
+
 }  // namespace rle_non_trivial_runs
 }  // namespace cub
 }  // namespace muh

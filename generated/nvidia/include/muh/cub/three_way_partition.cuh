@@ -52,6 +52,32 @@ struct policy_hub {
   using MaxPolicy = Policy1000;
   using max_policy = MaxPolicy;  // the name some of CUB's dispatches read
 };
+
+//! DevicePartition::If with two selection operators (three-way) with muh's hub (CUB's dispatch, CUB's kernels).
+template <class InputIt, class FirstOut, class SecondOut, class UnselectedOut, class NumSelectedOut, class NumItemsT,
+          class SelectFirstOp, class SelectSecondOp>
+cudaError_t run(void* d_temp_storage, size_t& temp_storage_bytes, InputIt d_in, FirstOut d_first_part_out,
+                SecondOut d_second_part_out, UnselectedOut d_unselected_out, NumSelectedOut d_num_selected_out,
+                NumItemsT num_items, SelectFirstOp select_first_part_op, SelectSecondOp select_second_part_op,
+                cudaStream_t stream = 0) {
+  using ChooseOffsetT = ::cub::detail::choose_signed_offset<NumItemsT>;
+  using OffsetT = typename ChooseOffsetT::type;
+  if (cudaError_t error = ChooseOffsetT::is_exceeding_offset_type(num_items)) {
+    return error;
+  }
+  using Hub =
+      policy_hub<::cub::detail::it_value_t<InputIt>, ::cub::detail::three_way_partition::per_partition_offset_t>;
+  return ::cub::DispatchThreeWayPartitionIf<InputIt, FirstOut, SecondOut, UnselectedOut, NumSelectedOut, SelectFirstOp,
+                                            SelectSecondOp, OffsetT, Hub>::Dispatch(d_temp_storage, temp_storage_bytes,
+                                                                                    d_in, d_first_part_out,
+                                                                                    d_second_part_out, d_unselected_out,
+                                                                                    d_num_selected_out,
+                                                                                    select_first_part_op,
+                                                                                    select_second_part_op,
+                                                                                    static_cast<OffsetT>(num_items),
+                                                                                    stream);
+}
+
 }  // namespace three_way_partition
 }  // namespace cub
 }  // namespace muh
