@@ -27,9 +27,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from muh.runtime import dtypes as DT  # noqa: E402 - after the checkout is on sys.path
+
 REGS, SMEM, SMEM_RESERVED, THREADS, BLOCKS = 65536, 233472, 1024, 2048, 32
-CTYPE = {"uint32": "unsigned", "int32": "unsigned", "float32": "unsigned", "uint64": "unsigned long long"}
-CUB_TYPE = {"uint32": "uint32_t", "int32": "int32_t", "float32": "float", "uint64": "uint64_t"}
+DTYPES = ("uint32", "int32", "float32", "uint64")  # the key types compared (muh/runtime/dtypes.py has their rows)
+
+
+def ordered_type(dtype: str) -> str:
+    """The unsigned C++ type of a key's ordered bits (the same width as the key)."""
+    return DT.TABLE[f"uint{8 * DT.SIZE[dtype]}"].cxx
+
 
 MUH_TU = """
 #include "muh/host.cuh"
@@ -159,7 +166,7 @@ def mix(ops: collections.Counter) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dtype", default="uint32", choices=sorted(CTYPE))
+    ap.add_argument("--dtype", default="uint32", choices=DTYPES)
     ap.add_argument("--muh-ref", help="git revision to take radix_sort.cuh / radix_sort_host.cuh from")
     ap.add_argument("--out-md")
     args = ap.parse_args()
@@ -183,8 +190,8 @@ def main() -> None:
                 check=True,
             ).stdout
             (work / "gen" / "include" / "muh" / "kernels" / f).write_text(text)
-    (work / "muh.cu").write_text(MUH_TU.format(dtype=args.dtype, u=CTYPE[args.dtype]))
-    (work / "cub.cu").write_text(CUB_TU.format(t=CUB_TYPE[args.dtype]))
+    (work / "muh.cu").write_text(MUH_TU.format(dtype=args.dtype, u=ordered_type(args.dtype)))
+    (work / "cub.cu").write_text(CUB_TU.format(t=DT.TABLE[args.dtype].cxx))
     muh_log, muh_cubin = compile_tu(work / "muh.cu", work / "gen" / "include")
     cub_log, cub_cubin = compile_tu(work / "cub.cu", None)
     muh_p, cub_p = ptxas(muh_log), ptxas(cub_log)

@@ -144,7 +144,7 @@ def render_unit(family: str, dtype: str, hw: Hardware, variants, sizes: list[int
     """One translation unit of CUB candidates: muh's harness (templates/harness.cu.j2) with the CUB
     family's fragment, the base at index 0."""
     from muh.codegen.templates import render
-    from muh.tune.unit import harness_source
+    from muh.tune.harness import harness_source
 
     h = HARNESSES[family]
     code = "#include <cub/cub.cuh>\n" + "\n".join(variant_code(v.index, v.eff, hw, v.label) for v in variants)

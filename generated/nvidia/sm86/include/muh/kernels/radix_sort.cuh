@@ -152,7 +152,7 @@ enum { kEpochMask = (1 << 30) - 1 };  // the look-back word keeps 30 bits of the
 
 // ---- 1. histogram --------------------------------------------------------------------------------
 
-// The most digit passes a key of U has (the histogram's shared counts are sized to them: 4 KB for 32-bit keys
+// The most digit passes a key of U has (the histogram's shared counts are sized to them: 4 KB for four-byte keys
 // at 8 bits, as CUB's; sized to kMaxPasses they were 16 KB and cost the kernel resident blocks).
 template <typename U, int kBits>
 struct MaxPasses {

@@ -1,0 +1,38 @@
+"""The C++ of a tune unit: muh's harness (templates/harness.cu.j2) around the variants' code, for muh's
+kernels (muh/tune/unit.py) and CUB's candidates (muh/tune/cub.py) alike."""
+
+from __future__ import annotations
+
+from muh.runtime import dtypes as DT
+
+
+def harness_source(
+    family: str, dtype: str, variants, code: str, sizes, check: tuple, rel_tol: float, api, family_code: str, spin: int
+) -> str:
+    """The unit's C++: muh's harness (templates/harness.cu.j2) around the variants' ``code``, driving them
+    through the C functions ``api`` with the family's fragment ``family_code``; muh's kernels and CUB's
+    candidates (muh/tune/cub.py) alike."""
+    from muh.codegen.templates import render
+
+    return render(
+        "muh.tune",
+        "harness.cu.j2",
+        family=family,
+        dtype=dtype,
+        storage=DT.TABLE[dtype].storage,
+        dtype_code=DT.CODE[dtype],
+        is_float=DT.TABLE[dtype].is_float,
+        is_unsigned=DT.TABLE[dtype].kind == "uint",
+        variants=[{"label": v.label, "sym": f"muh_v{v.index}"} for v in variants],
+        variant_code=code,
+        sizes=sizes,
+        check_n=check[0],
+        check_small=check[1],
+        rel_tol=rel_tol,
+        api=[
+            {"field": f.name[len("muh_") :], "ret": f.ret, "types": ", ".join(t for t, _ in f.args) or "void"}
+            for f in api
+        ],
+        family_code=family_code,
+        spin_cycles=spin,
+    )
