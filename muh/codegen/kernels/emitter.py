@@ -13,14 +13,15 @@ from muh.runtime import dtypes as DT
 
 PKG = "muh.codegen.kernels"
 
-# (output path, template, comment prefix): the files every build has; each family adds its source
+# (output path, template or static source, comment prefix): the files every build has (a static source, no
+# .j2, is muh/codegen/kernels/<file> copied as it is after the header); each family adds its source
 # (kernels/<name>.cu from <name>.cu.j2) and its static headers (include/muh/kernels/<file>, or
 # include/muh/<file> for ``headers``), all from its folder muh/families/<name>/.
 COMMON_FILES = (
     ("include/muh/warp.cuh", "warp.cuh.j2", "//"),
     ("include/muh/block.cuh", "block.cuh.j2", "//"),
-    ("include/muh/types.cuh", "types.cuh.j2", "//"),
-    ("include/muh/host.cuh", "host.cuh.j2", "//"),
+    ("include/muh/types.cuh", "types.cuh", "//"),
+    ("include/muh/host.cuh", "host.cuh", "//"),
     ("include/muh/kernels/params.cuh", "params.cuh.j2", "//"),
     ("include/muh/kernels/api.h", "api.h.j2", "//"),
     ("kernels/common.cu", "common.cu.j2", "//"),
@@ -193,11 +194,12 @@ def default_header(cfg: KernelConfig) -> Callable[[str], str]:
 
 
 def _static(name: str) -> str:
-    """Static CUDA copied as it is: a family's (``<family>:<file>``, from its folder)."""
+    """Static CUDA copied as it is: a family's (``<family>:<file>``, from its folder) or the emitter's own
+    (``<file>``, beside this module)."""
     from importlib.resources import files as res
 
     family, _, file = name.rpartition(":")
-    return res(families.get(family).package).joinpath(file).read_text()
+    return res(families.get(family).package if family else PKG).joinpath(file).read_text()
 
 
 def _render(tmpl: str, **variables) -> str:

@@ -26,7 +26,7 @@ namespace host MUH_LIBRARY_LOCAL {
 
 constexpr int kMaxDevices = 64;
 
-constexpr const char* kSpecName = "h200";
+constexpr const char* kSpecName = MUH_SPEC_NAME;  // api.h: the spec the library was built from
 
 inline char* error_buffer() {
   static char buf[512];

@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+/* The spec this library was built from (muh_spec_name() returns it). */
+#define MUH_SPEC_NAME "sm100"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -1,4 +1,3 @@
-{{ header }}
 // Host-side helpers shared by the kernel sources: errors, device checks, occupancy.
 #pragma once
 
@@ -26,7 +25,7 @@ namespace host MUH_LIBRARY_LOCAL {
 
 constexpr int kMaxDevices = 64;
 
-constexpr const char* kSpecName = {{ spec_name | cxx_str }};
+constexpr const char* kSpecName = MUH_SPEC_NAME;  // api.h: the spec the library was built from
 
 inline char* error_buffer() {
   static char buf[512];
@@ -95,5 +94,5 @@ inline int sm_count() {
 
 inline int launch_check(const char* what) { return cuda_check(cudaGetLastError(), what); }
 
-}  // namespace host
+}  // namespace host MUH_LIBRARY_LOCAL
 }  // namespace muh

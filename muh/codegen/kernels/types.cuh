@@ -1,4 +1,3 @@
-{{ header }}
 // Element types, accumulator types, conversions, reduction operators. C++14, CUDA 10.2 subset.
 #pragma once
 
@@ -13,19 +12,31 @@ struct bf16 {
   unsigned short bits;
 };
 
-template <typename T> struct Acc { typedef T type; };
-template <> struct Acc<__half> { typedef float type; };
-template <> struct Acc<bf16> { typedef float type; };
+template <typename T>
+struct Acc {
+  typedef T type;
+};
+template <>
+struct Acc<__half> {
+  typedef float type;
+};
+template <>
+struct Acc<bf16> {
+  typedef float type;
+};
 
-template <typename A, typename T> struct Cvt {
+template <typename A, typename T>
+struct Cvt {
   static __device__ __forceinline__ A in(T v) { return (A)v; }
   static __device__ __forceinline__ T out(A v) { return (T)v; }
 };
-template <> struct Cvt<float, __half> {
+template <>
+struct Cvt<float, __half> {
   static __device__ __forceinline__ float in(__half v) { return __half2float(v); }
   static __device__ __forceinline__ __half out(float v) { return __float2half_rn(v); }
 };
-template <> struct Cvt<float, bf16> {
+template <>
+struct Cvt<float, bf16> {
   static __device__ __forceinline__ float in(bf16 v) {
     unsigned u = ((unsigned)v.bits) << 16;
     float f;
@@ -52,43 +63,79 @@ template <> struct Cvt<float, bf16> {
   }
 };
 
-template <typename T> struct Limits;
-template <> struct Limits<float> {
+template <typename T>
+struct Limits;
+template <>
+struct Limits<float> {
   static __device__ __forceinline__ float lowest() { return -__int_as_float(0x7f800000); }
   static __device__ __forceinline__ float highest() { return __int_as_float(0x7f800000); }
 };
-template <> struct Limits<double> {
+template <>
+struct Limits<double> {
   static __device__ __forceinline__ double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
   static __device__ __forceinline__ double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
 };
-template <> struct Limits<int> {
+template <>
+struct Limits<int> {
   static __device__ __forceinline__ int lowest() { return INT_MIN; }
   static __device__ __forceinline__ int highest() { return INT_MAX; }
 };
-template <> struct Limits<long long> {
+template <>
+struct Limits<long long> {
   static __device__ __forceinline__ long long lowest() { return LLONG_MIN; }
   static __device__ __forceinline__ long long highest() { return LLONG_MAX; }
 };
 
 struct Sum {
-  template <typename A> static __device__ __forceinline__ A identity() { return A(0); }
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+  template <typename A>
+  static __device__ __forceinline__ A identity() {
+    return A(0);
+  }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
 };
 struct Max {
-  template <typename A> static __device__ __forceinline__ A identity() { return Limits<A>::lowest(); }
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return b > a ? b : a; }
+  template <typename A>
+  static __device__ __forceinline__ A identity() {
+    return Limits<A>::lowest();
+  }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return b > a ? b : a;
+  }
 };
 struct Min {
-  template <typename A> static __device__ __forceinline__ A identity() { return Limits<A>::highest(); }
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return b < a ? b : a; }
+  template <typename A>
+  static __device__ __forceinline__ A identity() {
+    return Limits<A>::highest();
+  }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return b < a ? b : a;
+  }
 };
 
 // Raw loads of kBytes (1 element or a vector of elements) with or without the read-only path.
-template <int kBytes> struct Raw;
-template <> struct Raw<2> { typedef unsigned short type; };
-template <> struct Raw<4> { typedef unsigned type; };
-template <> struct Raw<8> { typedef uint2 type; };
-template <> struct Raw<16> { typedef uint4 type; };
+template <int kBytes>
+struct Raw;
+template <>
+struct Raw<2> {
+  typedef unsigned short type;
+};
+template <>
+struct Raw<4> {
+  typedef unsigned type;
+};
+template <>
+struct Raw<8> {
+  typedef uint2 type;
+};
+template <>
+struct Raw<16> {
+  typedef uint4 type;
+};
 
 template <typename T, int kVec, bool kLdg>
 __device__ __forceinline__ void load_vec(const T* p, T (&out)[kVec]) {
