@@ -22,7 +22,13 @@ from muh.engines.vllm.derive.edits import EditSite, unified_diff
 from muh.engines.vllm.derive.plan import TUNED_FILE, VllmPlan
 
 PKG = "muh.engines.vllm.codegen"
-COMPAT = Path(__file__).resolve().parents[1] / "plugin" / "compat.py"  # shipped as muh_vllm_plugin/compat.py
+SHIPPED = Path(__file__).resolve().parents[1] / "plugin"  # modules shipped into the image as they are
+
+
+def as_is(ctx, name: str) -> str:
+    """muh/engines/vllm/plugin/<name> as it is, after the build's header (code is code: importable, linted)."""
+    text = (SHIPPED / name).read_text(encoding="utf-8")
+    return f"{ctx.header('#')}\n# copied from muh/engines/vllm/plugin/{name}, byte for byte\n{text}"
 
 
 def plans(ctx: BuildContext) -> list[VllmPlan]:
@@ -113,21 +119,15 @@ def _plugin(ctx: BuildContext, plan: VllmPlan) -> list[GeneratedFile]:
     if plan.chat_template:  # the fixed template and/or the reasoning info, written at start
         from muh.engines.vllm.derive.run import CHAT_TEMPLATE_SCRIPT
 
-        files.append(GeneratedFile(CHAT_TEMPLATE_SCRIPT, render(PKG, "chat_template.py.j2", **common)))
+        files.append(GeneratedFile(CHAT_TEMPLATE_SCRIPT, as_is(ctx, "chat_template.py")))
     for name in plan.parser_providers:
-        files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", render(PKG, f"parser_{name}.py.j2", **common)))
+        files.append(GeneratedFile(f"vllm/parsers/muh_{name}.py", as_is(ctx, f"parser_{name}.py")))
     if plan.api_features or plan.max_tokens_cap:
         from muh.engines.vllm.derive.plan import IMAGE_ROOT
         from muh.engines.vllm.derive.run import API_BEHAVIOUR, REASONING_INFO_OUT
 
         # code is code: muh/engines/vllm/plugin/compat.py as it is, its spec's data beside it
-        files.append(
-            GeneratedFile(
-                f"{base}/muh_vllm_plugin/compat.py",
-                f"{ctx.header('#')}\n"
-                f"# copied from muh/engines/vllm/plugin/compat.py, byte for byte\n{COMPAT.read_text(encoding='utf-8')}",
-            )
-        )
+        files.append(GeneratedFile(f"{base}/muh_vllm_plugin/compat.py", as_is(ctx, "compat.py")))
         data = {
             "@generated": ctx.header_text(),
             "features": list(plan.api_features),

@@ -1,4 +1,3 @@
-# {{ header }}
 """muh's `qwen3_coder` tool-call parser for vLLM 0.6.3 (``--tool-parser-plugin <this file>``).
 
 Registered through vLLM's own extension point (``ToolParserManager.register_module``) and only
@@ -16,6 +15,7 @@ The format (Qwen3-Coder's chat template): text, then one or more blocks
 A VALUE is JSON when the tool's schema gives the parameter a non-string type and it parses; text
 otherwise (one leading and one trailing line break are part of the block, not the value).
 """
+
 import json
 import logging
 import re
@@ -68,13 +68,19 @@ def parse(text, request=None):
         calls.append((name, args))
     if not calls:
         return text, []
-    content = text[:text.index(_START)].strip() or None
+    content = text[: text.index(_START)].strip() or None
     return content, calls
 
 
 def _register():
-    from vllm.entrypoints.openai.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
-                                                  ExtractedToolCallInformation, FunctionCall, ToolCall)
+    from vllm.entrypoints.openai.protocol import (
+        DeltaFunctionCall,
+        DeltaMessage,
+        DeltaToolCall,
+        ExtractedToolCallInformation,
+        FunctionCall,
+        ToolCall,
+    )
     from vllm.entrypoints.openai.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
     if NAME in ToolParserManager.tool_parsers:
@@ -87,12 +93,26 @@ def _register():
             if not calls:
                 return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
             return ExtractedToolCallInformation(
-                tools_called=True, content=content,
-                tool_calls=[ToolCall(type="function", function=FunctionCall(name=n, arguments=json.dumps(a, ensure_ascii=False)))
-                            for n, a in calls])
+                tools_called=True,
+                content=content,
+                tool_calls=[
+                    ToolCall(
+                        type="function", function=FunctionCall(name=n, arguments=json.dumps(a, ensure_ascii=False))
+                    )
+                    for n, a in calls
+                ],
+            )
 
-        def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, previous_token_ids,
-                                         current_token_ids, delta_token_ids, request):
+        def extract_tool_calls_streaming(
+            self,
+            previous_text,
+            current_text,
+            delta_text,
+            previous_token_ids,
+            current_token_ids,
+            delta_token_ids,
+            request,
+        ):
             """Never None: vLLM 0.6.3's stream loop skips a step whose delta is None, and on the last step
             (``<|im_end|>`` -> "") that would drop the finish chunk. A finished call is sent as two entries of
             its index: the name (arguments unset) and then the arguments, so the loop's finish-step rewrite of
@@ -112,10 +132,19 @@ def _register():
                     self.prev_tool_call_arr.append({"name": name, "arguments": args})
                     self.streamed_args_for_tool.append(json.dumps(args))  # serving_chat's own form at the end
                     self.current_tool_id = i
-                    deltas.append(DeltaToolCall(index=i, id="chatcmpl-tool-" + uuid.uuid4().hex, type="function",
-                                                function=DeltaFunctionCall(name=name)))
-                    deltas.append(DeltaToolCall(index=i, function=DeltaFunctionCall(
-                        arguments=json.dumps(args, ensure_ascii=False))))
+                    deltas.append(
+                        DeltaToolCall(
+                            index=i,
+                            id="chatcmpl-tool-" + uuid.uuid4().hex,
+                            type="function",
+                            function=DeltaFunctionCall(name=name),
+                        )
+                    )
+                    deltas.append(
+                        DeltaToolCall(
+                            index=i, function=DeltaFunctionCall(arguments=json.dumps(args, ensure_ascii=False))
+                        )
+                    )
             out = {}
             if content:
                 out["content"] = content

@@ -1,17 +1,18 @@
-# {{ header }}
 """The model's chat template without the empty think block, written under muh's folder at start.
 
 ``python3 chat_template.py MODEL_DIR OUT INFO`` reads the model's template (``chat_template.jinja``, else
 ``tokenizer_config.json``'s ``chat_template``), removes every string literal that is only an empty think
 block (``'<think>\n\n</think>\n\n'``: with thinking off the Qwen3.5/3.6 template writes it into the prompt
-and the model then emits only "!": the team's notes, https://github.com/dylanyunlon/project_6, 003:5826-5837) and writes the result to OUT atomically. It never writes into
-MODEL_DIR (it may be read-only). Exit 0: OUT written, the run file passes ``--chat-template OUT``;
+and the model then emits only "!": the team's notes, https://github.com/dylanyunlon/project_6, 003:5826-5837)
+and writes the result to OUT atomically. It never writes into MODEL_DIR (it may be read-only).
+Exit 0: OUT written, the run file passes ``--chat-template OUT``;
 exit 1: nothing to fix or nothing readable, one line says why and the model's own template is served.
 OUT ``-``: only INFO is written. INFO (JSON, ``{"think_in_prompt": bool}``): whether the template, rendered
 for one user message with the generation prompt, ends inside an open think block (then the answer starts
 with reasoning; muh's request hook splits it out); written when jinja2 can render the template.
 Standard library only (jinja2 when present).
 """
+
 import json
 import os
 import re
@@ -30,7 +31,9 @@ def read_template(model):
     with open(path, encoding="utf-8") as f:
         template = json.load(f).get("chat_template")
     if isinstance(template, list):  # named templates: the default one
-        template = next((t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"), None)
+        template = next(
+            (t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"), None
+        )
     return (template if isinstance(template, str) else None), path
 
 
@@ -44,8 +47,11 @@ def think_in_prompt(template):
     try:
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-        text = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(template).render(
-            messages=[{"role": "user", "content": "x"}], add_generation_prompt=True)
+        text = (
+            ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+            .from_string(template)
+            .render(messages=[{"role": "user", "content": "x"}], add_generation_prompt=True)
+        )
     except Exception:  # noqa: BLE001 - no jinja2, or a template needing transformers' helpers
         return None
     return text.rstrip().endswith("<think>")
@@ -64,7 +70,10 @@ def main(argv):
     try:
         template, source = read_template(model)
     except (OSError, ValueError) as exc:
-        print("[muh] chat template: cannot read the model's (%s: %s): the model's own is served" % (type(exc).__name__, exc))
+        print(
+            "[muh] chat template: cannot read the model's (%s: %s): the model's own is served"
+            % (type(exc).__name__, exc)
+        )
         return 1
     if not template:
         print("[muh] chat template: %s has none: the model's own is served" % source)
