@@ -22,6 +22,7 @@ COMMON_FILES = (
     ("include/muh/block.cuh", "block.cuh.j2", "//"),
     ("include/muh/types.cuh", "types.cuh", "//"),
     ("include/muh/host.cuh", "host.cuh", "//"),
+    ("include/muh/linkage.cuh", "linkage.cuh", "//"),
     ("include/muh/kernels/params.cuh", "params.cuh.j2", "//"),
     ("include/muh/kernels/api.h", "api.h.j2", "//"),
     ("kernels/common.cu", "common.cu.j2", "//"),

@@ -44,14 +44,7 @@
 #include "muh/types.cuh"
 #include "muh/warp.cuh"
 
-// Library-private linkage (as host.cuh says why); the same definition as host.cuh's.
-#ifndef MUH_LIBRARY_LOCAL
-#if defined(__GNUC__) || defined(__clang__)
-#define MUH_LIBRARY_LOCAL __attribute__((visibility("hidden")))
-#else
-#define MUH_LIBRARY_LOCAL
-#endif
-#endif
+#include "muh/linkage.cuh"  // MUH_LIBRARY_LOCAL
 
 namespace muh {
 namespace radix_sort MUH_LIBRARY_LOCAL {

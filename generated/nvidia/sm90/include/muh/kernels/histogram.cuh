@@ -20,15 +20,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// Library-private linkage (as host.cuh says why: template host stubs of two generated libraries in
-// one process must not bind to each other). Same definition as host.cuh's.
-#ifndef MUH_LIBRARY_LOCAL
-#if defined(__GNUC__) || defined(__clang__)
-#define MUH_LIBRARY_LOCAL __attribute__((visibility("hidden")))
-#else
-#define MUH_LIBRARY_LOCAL
-#endif
-#endif
+#include "muh/linkage.cuh"  // MUH_LIBRARY_LOCAL
 
 namespace muh {
 namespace histogram_impl MUH_LIBRARY_LOCAL {
