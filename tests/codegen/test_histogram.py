@@ -114,12 +114,11 @@ CASES = [  # (C++ type, numpy type, bins, lower, upper)
 def test_bin_arithmetic_matches_the_reference_on_the_host(nvcc, tmp_path):
     """The kernel's bin of a sample (Even<T>::bin, host-callable) against CUB's rule written in numpy,
     for random samples of every kind of type and levels (wider than the samples for bytes)."""
-    from importlib.resources import files as res
 
     import numpy as np
 
     rng = np.random.default_rng(7)
-    (tmp_path / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
+    _headers(tmp_path)
     main, want = (
         ["#include <stdio.h>", '#include "histogram.cuh"', "using muh::histogram_impl::Even;", "int main() {"],
         [],
@@ -159,14 +158,13 @@ def test_division_by_the_range_is_exact(nvcc, tmp_path):
     """Div32 (the integer bins' division by the range, as a multiply) against Python's //, for edge
     and random divisors and numerators, on the host (the same code as on the device, but __umulhi)."""
     import random
-    from importlib.resources import files as res
 
     rnd = random.Random(11)
     top = (1 << 32) - 1
     divs = [1, 2, 3, 5, 7, 255, 256, 257, 1000, 59995, 1 << 31, (1 << 31) + 1, top - 1, top]
     divs += [rnd.randrange(1, top + 1) for _ in range(40)] + [rnd.randrange(1, 1 << 16) for _ in range(20)]
     nums = [0, 1, 2, 255, 256, 65535, 1 << 31, top - 1, top] + [rnd.randrange(0, top + 1) for _ in range(60)]
-    (tmp_path / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
+    _headers(tmp_path)
     src = [
         "#include <stdio.h>",
         '#include "histogram.cuh"',
@@ -188,3 +186,12 @@ def test_division_by_the_range_is_exact(nvcc, tmp_path):
         int(x) for x in subprocess.run([str(tmp_path / "d")], capture_output=True, text=True, check=True).stdout.split()
     ]
     assert got == [a // b for b in divs for a in nums]
+
+
+def _headers(folder) -> None:
+    """histogram.cuh as the kernels emitter ships it, with the one header it includes (muh/linkage.cuh)."""
+    from importlib.resources import files as res
+
+    (folder / "histogram.cuh").write_text(res("muh.families.histogram").joinpath("histogram.cuh").read_text())
+    (folder / "muh").mkdir(exist_ok=True)
+    (folder / "muh" / "linkage.cuh").write_text(res("muh.codegen.kernels").joinpath("linkage.cuh").read_text())
