@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-import re
 
 from muh.diagnostics import Diagnostic, MuhError
 from muh.runtime import dtypes as DT
 from muh.schema.models import Hardware
 from muh.tune.cub_harness import HARNESSES
+from muh.tune.harness import INCLUDE
 from muh.tune.space import Effective
 
 
@@ -79,9 +79,6 @@ def _c_type(dtype: str) -> str:
     return DT.TABLE[dtype].storage
 
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
-
-
 def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
     """A generated header with its quote includes (relative to it, as the build's folder has them)
     expanded once, ``#pragma once`` dropped: the variant's copy of what `muh build` wrote."""
@@ -90,7 +87,7 @@ def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
     done.add(path)
     out = []
     for line in files[path].splitlines():
-        m = _INCLUDE.match(line)
+        m = INCLUDE.match(line)
         if m:
             target = posixpath.normpath(posixpath.join(posixpath.dirname(path), m.group(1)))
             if target not in files:

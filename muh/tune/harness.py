@@ -3,7 +3,12 @@ kernels (muh/tune/unit.py) and CUB's candidates (muh/tune/cub.py) alike."""
 
 from __future__ import annotations
 
+import re
+
 from muh.runtime import dtypes as DT
+
+#: A local include of generated C++ (``#include "muh/x.cuh"``, a trailing // comment allowed): what a unit inlines.
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*(//.*)?$', re.M)
 
 
 def harness_source(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from muh import families
 from muh.runtime import dtypes as DT
 from muh.schema.models import Hardware
-from muh.tune.harness import harness_source
+from muh.tune.harness import INCLUDE, harness_source
 from muh.tune.space import Effective
 
 TOPK_COLS, TOPK_K = families.get("topk").harness.shape  # the top-k problem unless --topk-shape says
@@ -143,7 +143,6 @@ def fragment_sources(family: str) -> list[bytes]:
     return out
 
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
 _API_FN = re.compile(r"\b(muh_[a-z0-9_]+)\s*\(")
 
 
@@ -153,7 +152,7 @@ def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
     done.add(path)
     out = []
     for line in files[path].splitlines():
-        m = _INCLUDE.match(line)
+        m = INCLUDE.match(line)
         if m:
             target = next((p for p in (f"include/{m.group(1)}", m.group(1)) if p in files), None)
             if target is None:
