@@ -27,13 +27,12 @@ muh's and CUB's trials never mix in one database.
 from __future__ import annotations
 
 import hashlib
-import posixpath
 
 from muh.diagnostics import Diagnostic, MuhError
 from muh.runtime import dtypes as DT
 from muh.schema.models import Hardware
 from muh.tune.cub_harness import HARNESSES
-from muh.tune.harness import INCLUDE
+from muh.tune.harness import inline
 from muh.tune.space import Effective
 
 
@@ -79,25 +78,6 @@ def _c_type(dtype: str) -> str:
     return DT.TABLE[dtype].storage
 
 
-def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
-    """A generated header with its quote includes (relative to it, as the build's folder has them)
-    expanded once, ``#pragma once`` dropped: the variant's copy of what `muh build` wrote."""
-    if path in done:
-        return ""
-    done.add(path)
-    out = []
-    for line in files[path].splitlines():
-        m = INCLUDE.match(line)
-        if m:
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), m.group(1)))
-            if target not in files:
-                raise MuhError([Diagnostic("E-TUNE", f"{path}: the build wrote no {target}", None)])
-            out.append(_inline(target, files, done))
-        elif line.strip() != "#pragma once":
-            out.append(line)
-    return "\n".join(out)
-
-
 def _threshold(dtype: str) -> str:
     """select_if's predicate ``x < threshold``: the harness's inputs are [-1, 1] (floats) or [-100, 100]."""
     return "0.5" if DT.TABLE[dtype].is_float else "50"
@@ -124,7 +104,7 @@ def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
         f"#define muh {sym}",
     ]
     head += [f"#define {n} {sym}_{n[4:]}" for n in names]
-    body = "" if shipped else _inline(f"include/muh/cub/{eff.family}.cuh", files, set())
+    body = "" if shipped else inline(f"include/muh/cub/{eff.family}.cuh", files, set())
     entry = render(
         "muh.tune",
         h.run_template,

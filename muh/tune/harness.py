@@ -3,12 +3,39 @@ kernels (muh/tune/unit.py) and CUB's candidates (muh/tune/cub.py) alike."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from muh.runtime import dtypes as DT
 
 #: A local include of generated C++ (``#include "muh/x.cuh"``, a trailing // comment allowed): what a unit inlines.
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*(//.*)?$', re.M)
+
+
+class UnitError(ValueError):
+    """A tune unit cannot be made (no kernels or harness for the family, a header the build did not write)."""
+
+
+def inline(path: str, files: dict[str, str], done: set[str]) -> str:
+    """``files[path]`` (a build's files by relative path) with its quote includes expanded once — each looked up
+    beside the including file, then under ``include/``, then as written — and ``#pragma once`` dropped: the
+    variant's copy of what `muh build` wrote, for one translation unit."""
+    if path in done:
+        return ""
+    done.add(path)
+    out = []
+    for line in files[path].splitlines():
+        m = INCLUDE.match(line)
+        if m:
+            name = m.group(1)
+            near = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+            target = next((p for p in (near, f"include/{name}", name) if p in files), None)
+            if target is None:
+                raise UnitError(f"{path}: the build wrote no {name}")
+            out.append(inline(target, files, done))
+        elif line.strip() != "#pragma once":
+            out.append(line)
+    return "\n".join(out)
 
 
 def harness_source(

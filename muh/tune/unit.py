@@ -17,15 +17,11 @@ from dataclasses import dataclass
 from muh import families
 from muh.runtime import dtypes as DT
 from muh.schema.models import Hardware
-from muh.tune.harness import INCLUDE, harness_source
+from muh.tune.harness import UnitError, harness_source, inline
 from muh.tune.space import Effective
 
 TOPK_COLS, TOPK_K = families.get("topk").harness.shape  # the top-k problem unless --topk-shape says
 SPIN_CYCLES = 100_000  # ~50 µs at 2 GHz: longer than the host's launch overhead
-
-
-class UnitError(ValueError):
-    """The kernel emitter cannot generate this variant (its message says why)."""
 
 
 def kernel_config(eff: Effective, hw: Hardware):
@@ -146,25 +142,6 @@ def fragment_sources(family: str) -> list[bytes]:
 _API_FN = re.compile(r"\b(muh_[a-z0-9_]+)\s*\(")
 
 
-def _inline(path: str, files: dict[str, str], done: set[str]) -> str:
-    if path in done:
-        return ""
-    done.add(path)
-    out = []
-    for line in files[path].splitlines():
-        m = INCLUDE.match(line)
-        if m:
-            target = next((p for p in (f"include/{m.group(1)}", m.group(1)) if p in files), None)
-            if target is None:
-                raise UnitError(f"{path}: cannot find included file {m.group(1)}")
-            out.append(_inline(target, files, done))
-        elif line.strip() == "#pragma once":
-            continue
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
 def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
     files = render_files(eff, hw, f"v{index} {label}")
     api = files.get("include/muh/kernels/api.h", "") + files.get("include/muh/ops/ops.h", "")
@@ -174,7 +151,7 @@ def variant_code(index: int, eff: Effective, hw: Hardware, label: str) -> str:
     head += [f"#define {n} {sym}_{n[4:]}" for n in names]
     done: set[str] = set()
     source = "kernels/ops.cu" if _is_ops(eff.family) else families.get(eff.family).source
-    body = [_inline("kernels/common.cu", files, done), _inline(source, files, done)]
+    body = [inline("kernels/common.cu", files, done), inline(source, files, done)]
     tail = ["#undef muh"] + [f"#undef {n}" for n in names]
     return "\n".join(head + body + tail) + "\n"
 
