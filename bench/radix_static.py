@@ -46,10 +46,11 @@ namespace pr = muh::params::radix_sort_{dtype};
 struct P {{
   enum {{ kKeyKind = pr::kKeyKind, kBits = pr::kBits, kThreads = pr::kThreads, kItems = pr::kItems,
          kMinBlocks = pr::kMinBlocks, kHistThreads = pr::kHistThreads, kHistItems = pr::kHistItems,
+         kHistMinBlocks = pr::kHistMinBlocks,
          kHistBlocksPerSm = pr::kHistBlocksPerSm, kScanThreads = pr::kScanThreads,
          kSingleThreads = pr::kSingleThreads, kSingleItems = pr::kSingleItems, kSingleBits = pr::kSingleBits }};
 }};
-typedef muh::radix_sort::NoValue NV;
+typedef {v} NV;
 template int muh::radix_sort::sort<{u}, pr::kKeyKind, NV, P>(const {u}*, {u}*, {u}*, const NV*, NV*, NV*, long long,
                                                              int, int, bool, void*, size_t, int*, cudaStream_t);
 """
@@ -61,6 +62,21 @@ extern "C" int cub_sort_keys(const {t}* in, {t}* out, long long n, void* ws, siz
   return (int)cub::DeviceRadixSort::SortKeys(ws, *ws_bytes, in, out, (int)n, 0, 8 * (int)sizeof({t}), s);
 }}
 """
+CUB_PAIRS_TU = """
+#include <cub/device/device_radix_sort.cuh>
+#include <stdint.h>
+extern "C" int cub_sort_pairs(const {t}* in, {t}* out, const {v}* vin, {v}* vout, long long n, void* ws,
+                              size_t* ws_bytes, cudaStream_t s) {{
+  return (int)cub::DeviceRadixSort::SortPairs(ws, *ws_bytes, in, out, vin, vout, (int)n, 0, 8 * (int)sizeof({t}), s);
+}}
+"""
+VALUE_TYPES = {
+    0: "muh::radix_sort::NoValue",
+    1: "unsigned char",
+    2: "unsigned short",
+    4: "unsigned",
+    8: "unsigned long long",
+}  # the raw bits of a value of that many bytes (the kernels' V)
 
 KERNELS = {  # short name: (muh's mangled-name part, CUB's)
     "histogram": ("histogram_kernel", "DeviceRadixSortHistogramKernel"),
@@ -167,6 +183,7 @@ def mix(ops: collections.Counter) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtype", default="uint32", choices=DTYPES)
+    ap.add_argument("--values", type=int, default=0, choices=sorted(VALUE_TYPES), help="value bytes (0: keys only)")
     ap.add_argument("--muh-ref", help="git revision to take radix_sort.cuh / radix_sort_host.cuh from")
     ap.add_argument("--out-md")
     args = ap.parse_args()
@@ -190,13 +207,19 @@ def main() -> None:
                 check=True,
             ).stdout
             (work / "gen" / "include" / "muh" / "kernels" / f).write_text(text)
-    (work / "muh.cu").write_text(MUH_TU.format(dtype=args.dtype, u=ordered_type(args.dtype)))
-    (work / "cub.cu").write_text(CUB_TU.format(t=DT.TABLE[args.dtype].cxx))
+    vt = VALUE_TYPES[args.values]
+    (work / "muh.cu").write_text(MUH_TU.format(dtype=args.dtype, u=ordered_type(args.dtype), v=vt))
+    cub_tu = (
+        CUB_PAIRS_TU.format(t=DT.TABLE[args.dtype].cxx, v=vt)
+        if args.values
+        else CUB_TU.format(t=DT.TABLE[args.dtype].cxx)
+    )
+    (work / "cub.cu").write_text(cub_tu)
     muh_log, muh_cubin = compile_tu(work / "muh.cu", work / "gen" / "include")
     cub_log, cub_cubin = compile_tu(work / "cub.cu", None)
     muh_p, cub_p = ptxas(muh_log), ptxas(cub_log)
     muh_s, cub_s = sass(muh_cubin), sass(cub_cubin)
-    onesweep_dyn = radix_sort.onesweep_smem(cfg, args.dtype, pol, value_bytes=0)
+    onesweep_dyn = radix_sort.onesweep_smem(cfg, args.dtype, pol, value_bytes=args.values)
     threads = {  # block threads of each kernel
         "muh": {
             "histogram": pol.hist_threads,
@@ -205,7 +228,12 @@ def main() -> None:
             "single tile": pol.single_threads,
         },
     }
-    dyn = {"muh": {"onesweep": onesweep_dyn, "single tile": radix_sort.single_smem(cfg, args.dtype, pol, value_bytes=0)}}
+    dyn = {
+        "muh": {
+            "onesweep": onesweep_dyn,
+            "single tile": radix_sort.single_smem(cfg, args.dtype, pol, value_bytes=args.values),
+        }
+    }
 
     rows = []
     for short, (muh_name, cub_name) in KERNELS.items():
@@ -239,7 +267,7 @@ def main() -> None:
     body = "".join("| " + " | ".join(str(x) for x in r) + " |\n" for r in rows)
     ref = f" (muh at {args.muh_ref})" if args.muh_ref else ""
     text = (
-        f"{args.dtype} keys only{ref}; muh policy: onesweep {pol.threads} x {pol.items} at {pol.radix_bits} bits "
+        f"{args.dtype} keys{f' with {args.values}-byte values' if args.values else ' only'}{ref}; muh policy: onesweep {pol.threads} x {pol.items} at {pol.radix_bits} bits "
         f"(kMinBlocks {params.get('kMinBlocks', '-')}), histogram {pol.hist_threads} x {pol.hist_items}, grid cap "
         f"{params['kHistBlocksPerSm']} per SM\n\n" + head + body
     )

@@ -89,10 +89,11 @@ namespace pr = muh::params::radix_sort_{dtype};
 struct P {{
   enum {{ kKeyKind = pr::kKeyKind, kBits = pr::kBits, kThreads = pr::kThreads, kItems = pr::kItems,
          kMinBlocks = pr::kMinBlocks, kHistThreads = pr::kHistThreads, kHistItems = pr::kHistItems,
+         kHistMinBlocks = pr::kHistMinBlocks,
          kHistBlocksPerSm = pr::kHistBlocksPerSm, kScanThreads = pr::kScanThreads,
          kSingleThreads = pr::kSingleThreads, kSingleItems = pr::kSingleItems, kSingleBits = pr::kSingleBits }};
 }};
-typedef muh::radix_sort::NoValue NV;
+typedef {v} NV;
 template int muh::radix_sort::sort<{u}, pr::kKeyKind, NV, P>(const {u}*, {u}*, {u}*, const NV*, NV*, NV*, long long,
                                                              int, int, bool, void*, size_t, int*, cudaStream_t);
 """
@@ -117,20 +118,30 @@ def _ptxas_report(log: str) -> dict:
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize(
-    "dtype, ctype", [("uint32", "unsigned"), ("float32", "unsigned"), ("uint64", "unsigned long long")]
+    "dtype, ctype, vtype",
+    [
+        ("uint32", "unsigned", "muh::radix_sort::NoValue"),
+        ("float32", "unsigned", "muh::radix_sort::NoValue"),
+        ("uint64", "unsigned long long", "muh::radix_sort::NoValue"),
+        ("uint32", "unsigned", "unsigned"),  # argsort's pairs: 4-byte keys with 4-byte indices
+        ("float32", "unsigned", "unsigned"),
+    ],
 )
-def test_keys_only_onesweep_keeps_two_blocks_per_sm(nvcc, tmp_path, dtype, ctype):
+def test_onesweep_keeps_two_blocks_per_sm(nvcc, tmp_path, dtype, ctype, vtype):
     """The static gap to CUB at 2^28 keys (bench/results/radix-sort-static-2026-12-06.md): unbounded, ptxas gave
-    the onesweep kernel 90 registers, one block of 384 threads per SM (CUB's: 74, two blocks). Now its
-    registers fit kMinBlocks blocks of the 64 K an SM has, without spills; the histogram's shared counts are
-    sized to the key's passes (4 KB for 32-bit keys, as CUB's; were 16 KB for 16 passes)."""
+    the onesweep kernel 90 registers, one block of 384 threads per SM (CUB's: 74, two blocks); pairs kept 90 and one
+    block after the keys were bounded (0.59x CUB at 2^28 on an H100, bench/results/radix-sort-h100-2026-12-06/run3).
+    Now its registers fit kMinBlocks blocks of the 64 K an SM has, without spills, keys only and with 4-byte values;
+    the histogram's shared counts are sized to the key's passes (4 KB for 32-bit keys, as CUB's; were 16 KB for 16
+    passes) and its registers fit kHistMinBlocks blocks (CUB's 12 for 4-byte keys: 48 registers, 10 blocks, before)."""
     cfg = presets.h200()
     emitter.write(cfg, tmp_path)
     pol = cfg.of("radix_sort")[dtype]
-    blocks = {p.cname: p.value for p in radix_sort.params(cfg, dtype, pol)}["kMinBlocks"]
-    assert blocks == 2
+    got_params = {p.cname: p.value for p in radix_sort.params(cfg, dtype, pol)}
+    blocks, hist_blocks = got_params["kMinBlocks"], got_params["kHistMinBlocks"]
+    assert blocks == 2 and hist_blocks == (12 if dtype != "uint64" else 8)
     tu = tmp_path / "one_key.cu"
-    tu.write_text(ONE_KEY.format(dtype=dtype, u=ctype))
+    tu.write_text(ONE_KEY.format(dtype=dtype, u=ctype, v=vtype))
     r = subprocess.run(
         [
             nvcc,
@@ -155,6 +166,8 @@ def test_keys_only_onesweep_keeps_two_blocks_per_sm(nvcc, tmp_path, dtype, ctype
     assert spill == 0, got
     warp_regs = -(-regs * 32 // 256) * 256  # registers are allocated per warp, 256 at a time
     assert blocks * (pol.threads // 32) * warp_regs <= radix_sort.REGS_PER_SM, (regs, got)
-    _, smem, spill = got["histogram_kernel"]
+    regs, smem, spill = got["histogram_kernel"]
     bits = 8 * {"uint32": 4, "float32": 4, "uint64": 8}[dtype]
     assert spill == 0 and smem == -(-bits // pol.radix_bits) * (1 << pol.radix_bits) * 4, got
+    warp_regs = -(-regs * 32 // 256) * 256
+    assert hist_blocks * (pol.hist_threads // 32) * warp_regs <= radix_sort.REGS_PER_SM, (regs, got)

@@ -44,15 +44,23 @@ MIN_BITS, MAX_BITS = 4, 8  # radix bits per onesweep pass: 64-bit keys in at mos
 MAX_PASSES = 16  # radix_sort.cuh kMaxPasses
 HEAD_BYTES = 512  # radix_sort.cuh kHeadBytes
 KINDS = {"uint": 0, "int": 1, "float": 2}  # radix_sort.cuh kUnsigned, kSigned, kFloat
-MAX_VALUE_BYTES = 8
+VALUE_BYTES = (1, 2, 4, 8)  # the value sizes a pair sort moves (as raw bits)
+MAX_VALUE_BYTES = max(VALUE_BYTES)
 # Keys-only onesweep blocks per SM the kernel's registers are bounded for (__launch_bounds__ minimum blocks): CUB's
 # sm_90 onesweep kernel reaches 2 blocks of 384 threads (74 registers, ptxas -v); muh's, unbounded, took 90
 # registers and ran one block per SM, idle through each tile's ranking barriers and look-back
 # (bench/results/radix-sort-static-2026-12-06.md). Two blocks where a thread keeps at least ONESWEEP_MIN_REGS of
 # the SM's REGS_PER_SM registers (NVIDIA sm_50 onwards: 64 K 32-bit registers per SM): at 80, no keys-only
-# kernel of the H200 build spills; at 64 (512 threads) the 16-bit float keys' did. Pair sorts keep one block
-# (bounded to two, their kernels spilled 8-96 bytes).
+# kernel of the H200 build spills; at 64 (512 threads) the 16-bit float keys' did. Pair sorts of keys of at most 4
+# bytes with 4-byte values are bounded alike (radix_sort.cuh OnesweepBlocks: the values exchanged beside the keys
+# before the look-back, the scatter moving both; unbounded they took 90 registers, one block per SM, 0.59x CUB's
+# pair sort at 2^28 on an H100: bench/results/radix-sort-h100-2026-12-06/run3); other pairs keep one.
 ONESWEEP_BLOCKS, ONESWEEP_MIN_REGS, REGS_PER_SM = 2, 80, 65536
+# The histogram kernel's registers a thread, bounded (__launch_bounds__ minimum blocks, kHistMinBlocks): its tile's
+# keys (items x 32-bit words a key) plus HIST_BASE_REGS for the rest — CUB's sm_90 histogram kernel at 16 items
+# takes 40 registers for 4-byte keys and 56 for 8-byte ones (ptxas -v, bench/radix_static.py); muh's, unbounded,
+# took 48 and 66: 10 and 7 blocks per SM where CUB runs 12 and 9, 612 us vs 456 us at 2^28 uint32 keys (H100).
+HIST_BASE_REGS = 26
 
 
 @dataclass(frozen=True)
@@ -90,11 +98,24 @@ def _rank_bytes(threads: int, bits: int, warp: int) -> int:
     return warps * (1 << bits) * 4 + warps * 4
 
 
-def onesweep_smem(cfg, dtype: str, pol: Policy, value_bytes: int = MAX_VALUE_BYTES) -> int:
-    """radix_sort.cuh OnesweepSmem::kBytes (the largest, values of ``value_bytes``) plus the emulation's exchange."""
+def values_beside(dtype: str, value_bytes: int) -> bool:
+    """radix_sort.cuh OnesweepLayout::kBeside: a pair sort's values kept beside its keys in shared memory (keys of at
+    most 4 bytes with 4-byte values), else over them."""
+    return value_bytes == 4 and DT.SIZE[dtype] <= 4
+
+
+def onesweep_smem(cfg, dtype: str, pol: Policy, value_bytes: int | None = None) -> int:
+    """radix_sort.cuh OnesweepSmem::kBytes plus the emulation's exchange: the ranking's counts overlaid by the tile's
+    keys, its values beside them or over them (values_beside), the slot and digit offsets. ``value_bytes`` None: the
+    most any value size needs."""
+    if value_bytes is None:
+        return max(onesweep_smem(cfg, dtype, pol, vb) for vb in (0, *VALUE_BYTES))
     tile = pol.threads * pol.items
-    union = max(tile * max(DT.SIZE[dtype], value_bytes), _rank_bytes(pol.threads, pol.radix_bits, cfg.warp_size))
-    return (union + 15) // 16 * 16 + 16 + (1 << pol.radix_bits) * 4 + xchg_bytes(cfg)
+    up = lambda b: (b + 15) // 16 * 16  # noqa: E731
+    beside = values_beside(dtype, value_bytes)
+    over = tile * (DT.SIZE[dtype] if beside else max(DT.SIZE[dtype], value_bytes))
+    union = max(over, _rank_bytes(pol.threads, pol.radix_bits, cfg.warp_size))
+    return up(union) + (up(tile * value_bytes) if beside else 0) + 16 + (1 << pol.radix_bits) * 4 + xchg_bytes(cfg)
 
 
 def single_smem(cfg, dtype: str, pol: Policy, value_bytes: int = MAX_VALUE_BYTES) -> int:
@@ -132,8 +153,8 @@ def checks(cfg, dtype: str, pol: Policy) -> list[str]:
     for name, need in (("onesweep", onesweep_smem(cfg, dtype, pol)), ("single_tile", single_smem(cfg, dtype, pol))):
         if need > budget:
             errs.append(
-                f"{where}.{name}: the tile needs {need} B of shared memory (keys and {MAX_VALUE_BYTES}-byte "
-                f"values), the hardware allows {budget} B per block: fewer threads or items"
+                f"{where}.{name}: the tile needs {need} B of shared memory (keys and values of up to "
+                f"{MAX_VALUE_BYTES} bytes), the hardware allows {budget} B per block: fewer threads or items"
             )
     return errs
 
@@ -142,6 +163,18 @@ def onesweep_min_blocks(cfg, pol: Policy) -> int:
     """The onesweep kernel's __launch_bounds__ minimum blocks per SM (see ONESWEEP_BLOCKS)."""
     fit = min(cfg.max_threads_per_sm // pol.threads, REGS_PER_SM // (pol.threads * ONESWEEP_MIN_REGS))
     return max(1, min(ONESWEEP_BLOCKS, fit))
+
+
+def _key_words(dtype: str) -> int:
+    """32-bit registers a key of dtype takes."""
+    return -(-DT.SIZE[dtype] // 4)
+
+
+def hist_min_blocks(cfg, dtype: str, pol: Policy) -> int:
+    """The histogram kernel's __launch_bounds__ minimum blocks per SM (see HIST_BASE_REGS)."""
+    regs = pol.hist_items * _key_words(dtype) + HIST_BASE_REGS
+    fit = min(cfg.max_threads_per_sm // pol.hist_threads, REGS_PER_SM // (pol.hist_threads * regs))
+    return max(1, fit)
 
 
 def params(cfg, dtype: str, pol: Policy):
@@ -159,13 +192,26 @@ def params(cfg, dtype: str, pol: Policy):
         param(
             "kMinBlocks",
             onesweep_min_blocks(cfg, pol),
-            f"keys-only onesweep blocks per SM its registers are bounded for: at most {ONESWEEP_BLOCKS} (CUB's "
+            f"onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte "
+            f"values): at most "
+            f"{ONESWEEP_BLOCKS} (CUB's "
             f"sm_90 occupancy), as many as fit the resident threads with {ONESWEEP_MIN_REGS} registers a thread",
             threads=pol.threads,
             max_threads_per_sm=cfg.max_threads_per_sm,
             regs_per_sm=REGS_PER_SM,
         ),
         param("kHistThreads", pol.hist_threads, "policy histogram.threads"),
+        param(
+            "kHistMinBlocks",
+            hist_min_blocks(cfg, dtype, pol),
+            f"histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x "
+            f"key words + {HIST_BASE_REGS}), at most the resident threads",
+            threads=pol.hist_threads,
+            items=pol.hist_items,
+            key_words=_key_words(dtype),
+            regs_per_sm=REGS_PER_SM,
+            max_threads_per_sm=cfg.max_threads_per_sm,
+        ),
         param("kHistItems", pol.hist_items, "policy histogram.items"),
         param(
             "kHistBlocksPerSm",
@@ -182,7 +228,6 @@ def params(cfg, dtype: str, pol: Policy):
 
 
 DTYPES = DT.ORDER  # every element type muh knows: radix sort serves them all (muh/runtime/dtypes.py owns the list)
-VALUE_BYTES = (1, 2, 4, 8)
 
 
 def _bits(name: str) -> int:

@@ -405,11 +405,15 @@ constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=bfloat1
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -424,11 +428,15 @@ constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float16
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -443,11 +451,15 @@ constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float32
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -462,11 +474,15 @@ constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float64
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=2, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 6;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -481,11 +497,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int16)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -500,11 +520,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int32)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -519,11 +543,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int64)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=2, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 6;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -538,11 +566,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int8)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -557,11 +589,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint16)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -576,11 +612,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint32)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -595,11 +635,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint64)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=2, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 6;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;
@@ -614,11 +658,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint8)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 256;  // policy onesweep.threads
 constexpr int kItems = 12;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=256, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=256,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 256;  // policy histogram.threads
-constexpr int kHistItems = 8;      // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=256, items=8, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 7;
+constexpr int kHistItems = 8;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=256)
 constexpr int kHistBlocksPerSm = 8;

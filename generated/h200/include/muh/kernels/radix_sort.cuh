@@ -30,10 +30,11 @@
 // AGGREGATE / PREFIX in the high half, the count in the low half), one per (tile, digit); the epoch makes
 // words of earlier passes read as "not published", so the status array is never cleared.
 //
-// Policy P (enums): kBits (radix bits per pass), kThreads, kItems (onesweep tile), kMinBlocks (keys-only
-// onesweep blocks per SM its registers are bounded for); kHistThreads,
-// kHistItems (histogram tile), kHistBlocksPerSm (the histogram's grid per SM); kScanThreads (exclusive sum
-// block); kSingleThreads, kSingleItems, kSingleBits (single-tile block).
+// Policy P (enums): kBits (radix bits per pass), kThreads, kItems (onesweep tile), kMinBlocks (onesweep blocks
+// per SM its registers are bounded for: keys only, and keys of at most 4 bytes with 4-byte values); kHistThreads,
+// kHistItems (histogram tile), kHistMinBlocks (histogram blocks per SM its registers are bounded for),
+// kHistBlocksPerSm (the histogram's grid per SM); kScanThreads (exclusive sum block); kSingleThreads,
+// kSingleItems, kSingleBits (single-tile block).
 #pragma once
 
 #include <stdint.h>
@@ -106,13 +107,16 @@ struct Digits {
     d.mask = (1u << nb) - 1u;
     return d;
   }
-  __device__ __forceinline__ unsigned digit(U ord) const {
+  // The bits a key's digits are read from: its ordered bits, -0.0's those of +0.0.
+  __device__ __forceinline__ U counted(U ord) const {
     if (kKind == kFloat) {
       const U minus_zero = (U)(Order<U, kKind>::in(Order<U, kKind>::high()) ^ flip);
       if (ord == minus_zero) ord = (U)(Order<U, kKind>::in((U)0) ^ flip);
     }
-    return (unsigned)(ord >> shift) & mask;
+    return ord;
   }
+  __device__ __forceinline__ unsigned digit_of_counted(U c) const { return (unsigned)(c >> shift) & mask; }
+  __device__ __forceinline__ unsigned digit(U ord) const { return digit_of_counted(counted(ord)); }
 };
 
 // ---- workspace -----------------------------------------------------------------------------------
@@ -153,18 +157,20 @@ struct MaxPasses {
 };
 
 template <typename U, int kKind, typename P>
-__global__ void __launch_bounds__(P::kHistThreads) histogram_kernel(const U* keys, long long n, Digits<U, kKind> dg,
-                                                                    int begin, int end, int passes, unsigned* counts) {
+__global__ void __launch_bounds__(P::kHistThreads, P::kHistMinBlocks)
+    histogram_kernel(const U* keys, long long n, Digits<U, kKind> dg, int begin, int end, int passes,
+                     unsigned* counts) {
   enum { kRadix = 1 << P::kBits, kTile = P::kHistThreads * P::kHistItems, kPasses = MaxPasses<U, P::kBits>::value };
   __shared__ unsigned hist[kPasses][kRadix];
   for (int i = threadIdx.x; i < kPasses * kRadix; i += P::kHistThreads) hist[i / kRadix][i % kRadix] = 0;
   __syncthreads();
   for (long long base = (long long)blockIdx.x * kTile; base < n; base += (long long)gridDim.x * kTile) {
-    U ord[P::kHistItems];  // the tile's keys loaded first: kHistItems loads in flight per thread
+    U ord[P::kHistItems];  // the tile's keys loaded first: kHistItems loads in flight per thread (-0.0 made +0.0
+                           // once here, not in every pass)
 #pragma unroll
     for (int u = 0; u < P::kHistItems; ++u) {
       const long long i = base + (long long)u * P::kHistThreads + threadIdx.x;
-      ord[u] = i < n ? dg.ordered(keys[i]) : (U)0;
+      ord[u] = i < n ? dg.counted(dg.ordered(keys[i])) : (U)0;
     }
     // pass by pass (its shift and mask computed once per tile), every key
 #pragma unroll
@@ -173,7 +179,8 @@ __global__ void __launch_bounds__(P::kHistThreads) histogram_kernel(const U* key
         const Digits<U, kKind> d = dg.template pass<P::kBits>(begin, end, p);
 #pragma unroll
         for (int u = 0; u < P::kHistItems; ++u)
-          if (base + (long long)u * P::kHistThreads + threadIdx.x < n) atomicAdd(&hist[p][d.digit(ord[u])], 1u);
+          if (base + (long long)u * P::kHistThreads + threadIdx.x < n)
+            atomicAdd(&hist[p][d.digit_of_counted(ord[u])], 1u);
       }
   }
   __syncthreads();
@@ -339,35 +346,78 @@ struct Payload<NoValue> {
   enum { kBytes = 0 };
 };
 
+// Where a pair sort's kernel keeps its values in shared memory: beside the keys (kBeside: keys of at most 4 bytes
+// with 4-byte values, the pairs whose kernel is bounded to kMinBlocks blocks per SM), exchanged with them and moved
+// by the same scatter, which reads a value's digit from its key; or over the keys once they are written (wider
+// pairs: the shared memory a block needs stays that of its widest element).
+template <typename U, typename V>
+struct OnesweepLayout {
+  enum {
+    kPairs = Payload<V>::kBytes != 0,
+    kBeside = kPairs && Payload<V>::kBytes == 4 && sizeof(U) <= 4,
+    kBounded = !kPairs || kBeside,  // __launch_bounds__ at kMinBlocks (other pairs spilled there at two blocks)
+  };
+};
+
+// The onesweep block's shared memory: the ranking's counts, overlaid by the keys in tile order once ranked (and a
+// pair sort's values, over them or beside them: OnesweepLayout); the tile slot and the digits' global offsets.
 template <typename U, typename V, int kThreads, int kItems, int kBits>
 struct OnesweepSmem {
   typedef Rank<kThreads, kItems, kBits> R;
   enum {
     kTile = kThreads * kItems,
-    kExchange = kTile * (sizeof(U) > (size_t)Payload<V>::kBytes ? sizeof(U) : (size_t)Payload<V>::kBytes),
+    kBeside = OnesweepLayout<U, V>::kBeside,
+    kKeys = kTile * (int)sizeof(U),
+    kOver = kBeside ? kKeys : kTile * (int)(sizeof(U) > (size_t)Payload<V>::kBytes ? sizeof(U) : Payload<V>::kBytes),
     kRankBytes = sizeof(typename R::Smem),
-    kUnion = kExchange > kRankBytes ? kExchange : kRankBytes,
-    kBytes = (kUnion + 15) / 16 * 16 + 16 + (1 << kBits) * 4,
+    kUnion = kOver > kRankBytes ? kOver : kRankBytes,
+    kValsOffset = kBeside ? (kUnion + 15) / 16 * 16 : 0,
+    kSlotOffset = (kUnion + 15) / 16 * 16 + (kBeside ? (kTile * Payload<V>::kBytes + 15) / 16 * 16 : 0),
+    kBytes = kSlotOffset + 16 + (1 << kBits) * 4,
   };
 };
 
-template <typename V>
-struct Values {
-  template <int kThreads, int kItems>
-  static __device__ __forceinline__ void load(const V* in, long long base, int valid, V (&v)[kItems]) {
-    const long long seg = base + (long long)warp::id() * kItems * warp::kSize + warp::lane();
+// A ranked tile's keys (or values) to shared memory in sorted order.
+template <typename T, int kItems>
+__device__ __forceinline__ void to_tile_order(const T (&x)[kItems], const int (&ranks)[kItems], int valid, int seg,
+                                              T* x_x) {
 #pragma unroll
-    for (int u = 0; u < kItems; ++u) {
-      const int at = (int)(seg - base) + u * warp::kSize;
-      if (at < valid) v[u] = in[seg + u * warp::kSize];
-    }
+  for (int u = 0; u < kItems; ++u)
+    if (seg + u * warp::kSize < valid) x_x[ranks[u]] = x[u];
+}
+
+// A tile's values (warp-striped, as its keys), loaded only once its keys are ranked (as CUB does: not live over
+// the ranking).
+// (The thread's first value's index recomputed here from its warp and lane, not the kernel's: given the kernel's,
+// ptxas took 168 registers and spilled for 1- and 2-byte values, nvcc 13.0.)
+template <typename V, int kItems>
+__device__ __forceinline__ void load_values(const V* vals_in, long long base, int valid, V (&vals)[kItems]) {
+  const long long first = base + (long long)warp::id() * kItems * warp::kSize + warp::lane();
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) {
+    const int at = (int)(first - base) + u * warp::kSize;
+    if (at < valid) vals[u] = vals_in[first + u * warp::kSize];
   }
-};
+}
+
+// A ranked tile's keys to shared memory in sorted order, and (kPairs) its values beside them.
+template <bool kPairs, typename U, typename V, int kItems>
+__device__ __forceinline__ void exchange(const U (&keys)[kItems], const int (&ranks)[kItems], const V* vals_in,
+                                         long long base, int valid, int seg, U* keys_x, V* vals_x) {
+  to_tile_order(keys, ranks, valid, seg, keys_x);
+  if (kPairs) {
+    V vals[kItems];
+    load_values(vals_in, base, valid, vals);
+    to_tile_order(vals, ranks, valid, seg, vals_x);
+  }
+}
 
 // One digit pass of keys (and values V, NoValue for none). `epoch_of` is the epoch word; this pass's epoch
-// is epoch - (passes - 1 - pass).
+// is epoch - (passes - 1 - pass). Bounded to kMinBlocks blocks per SM for keys only and for keys of at most 4
+// bytes with 4-byte values (argsort's indices: OnesweepLayout); other pairs spilled there at two blocks (8-byte
+// ones hold twice the registers; float32 keys with 1- and 2-byte values 136 bytes, ptxas 13.0), and keep one.
 template <typename U, int kKind, typename V, typename P>
-__global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinBlocks)
+__global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
     onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
                     const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
                     int back) {
@@ -375,11 +425,16 @@ __global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinB
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kRadix = 1 << P::kBits, kTile = P::kThreads * P::kItems, kPer = R::kPer, kItems = P::kItems };
   static_assert(P::kBits <= 8, "digits are kept 8 bits each (radix_sort/__init__.py MAX_BITS)");
-  enum { kExchangeFirst = Payload<V>::kBytes == 0 && P::kMinBlocks > 1 };
+  enum {
+    kPairs = OnesweepLayout<U, V>::kPairs,
+    kBeside = OnesweepLayout<U, V>::kBeside,  // values exchanged with the keys (else after the keys are written)
+    kExchangeFirst = OnesweepLayout<U, V>::kBounded && P::kMinBlocks > 1,
+  };
   extern __shared__ __align__(16) unsigned char smem_raw[];
   typename R::Smem& rank_smem = *reinterpret_cast<typename R::Smem*>(smem_raw);
   U* keys_x = reinterpret_cast<U*>(smem_raw);
-  unsigned* tile_slot = reinterpret_cast<unsigned*>(smem_raw + (S::kUnion + 15) / 16 * 16);
+  V* vals_x = reinterpret_cast<V*>(smem_raw + S::kValsOffset);
+  unsigned* tile_slot = reinterpret_cast<unsigned*>(smem_raw + S::kSlotOffset);
   unsigned* global_off = tile_slot + 4;
 
   if (threadIdx.x == 0) *tile_slot = atomicAdd(counter, 1u);
@@ -399,7 +454,7 @@ __global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinB
     keys[u] = at < valid ? dg.ordered(keys_in[base + at]) : (U)0;
   }
 
-  // ranks; the digits are dead after the ranking (the scatter tests the key's position, not its digit): held
+  // ranks; the digits are dead after the ranking (the scatter reads each key's digit from the exchanged keys): held
   // past it they were kItems more live registers over the look-back, which cost the kernel its second block
   // per SM (bench/results/radix-sort-static-2026-12-06.md)
   // this tile's counts are published as soon as the ranking has them (PublishCounts), then the look-back below
@@ -422,14 +477,13 @@ __global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinB
     }
   }
   // The keys to shared memory in their tile order (position i of the tile's sorted keys goes to
-  // global_off[digit] + i): before the look-back where the kernel is bounded to two blocks per SM (as CUB
-  // does: the keys' registers are free while it waits; after it, ptxas spilled at 80 registers), after it
-  // otherwise (before it, unbounded, ptxas took 128-168 registers and spilled).
+  // global_off[digit] + i), and a pair sort's values beside them, loaded only now (as CUB does: not live over the
+  // ranking): before the look-back where the kernel is bounded to two blocks per SM (as CUB does: the registers
+  // are free while it waits, and the values' loads overlap the wait; after it, ptxas spilled at 80 registers),
+  // after it otherwise (before it, unbounded, ptxas took 128-168 registers and spilled).
   if (kExchangeFirst) {
     __syncthreads();  // every warp ranked (the exchange buffer overlays the ranking's counts)
-#pragma unroll
-    for (int u = 0; u < kItems; ++u)
-      if (seg + u * warp::kSize < valid) keys_x[ranks[u]] = keys[u];
+    exchange<kBeside>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
   }
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -451,39 +505,41 @@ __global__ void __launch_bounds__(P::kThreads, Payload<V>::kBytes ? 1 : P::kMinB
   }
   __syncthreads();  // the offsets known (and the exchanged keys written, or the ranking done)
   if (!kExchangeFirst) {
-#pragma unroll
-    for (int u = 0; u < kItems; ++u)
-      if (seg + u * warp::kSize < valid) keys_x[ranks[u]] = keys[u];
+    exchange<kBeside>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
     __syncthreads();
   }
-  // the digits of the keys this thread wrote, kept for the values: 8 bits each (kBits <= 8), four to a
-  // register (kItems registers held over the value load cost a pair sort's kernel spills at two blocks per SM)
-  unsigned out_digits[(kItems + 3) / 4];
+  // keys (and values beside them) out: thread t moves positions u * kThreads + t of the tile's sorted keys, so
+  // that a warp's writes of one digit are contiguous. Where values are beside the keys, the loop is unrolled four
+  // times, not kItems: fully unrolled, ptxas read every key and value of the thread ahead and spilled float keys'
+  // pairs at 80 registers. Where values come after the keys, the digits of the keys a thread wrote are kept for
+  // them, 8 bits each (kBits <= 8), four to a register.
+  enum { kScatterUnroll = kBeside ? 4 : kItems, kLater = kPairs && !kBeside };
+  unsigned out_digits[kLater ? (kItems + 3) / 4 : 1];
 #pragma unroll
-  for (int j = 0; j < (kItems + 3) / 4; ++j) out_digits[j] = 0u;
-#pragma unroll
+  for (int j = 0; j < (kLater ? (kItems + 3) / 4 : 1); ++j) out_digits[j] = 0u;
+#pragma unroll kScatterUnroll
   for (int u = 0; u < kItems; ++u) {
     const int i = u * P::kThreads + threadIdx.x;
     if (i < valid) {
       const U k = keys_x[i];
       const unsigned d = dg.digit(k);
-      if (Payload<V>::kBytes) out_digits[u / 4] |= d << (8 * (u % 4));
-      keys_out[global_off[d] + (unsigned)i] = dg.raw(k);
+      const unsigned at = global_off[d] + (unsigned)i;
+      keys_out[at] = dg.raw(k);
+      if (kBeside) vals_out[at] = vals_x[i];
+      if (kLater) out_digits[u / 4] |= d << (8 * (u % 4));
     }
   }
-  if (Payload<V>::kBytes) {  // values loaded only now (as CUB does): not live over the ranking and look-back
+  if (kLater) {  // the values over the keys, now written
     V vals[kItems];
-    Values<V>::template load<P::kThreads, kItems>(vals_in, base, valid, vals);
-    V* vals_x = reinterpret_cast<V*>(smem_raw);
+    load_values(vals_in, base, valid, vals);
+    V* over = reinterpret_cast<V*>(smem_raw);
     __syncthreads();
-#pragma unroll
-    for (int u = 0; u < kItems; ++u)
-      if (seg + u * warp::kSize < valid) vals_x[ranks[u]] = vals[u];
+    to_tile_order(vals, ranks, valid, seg, over);
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < kItems; ++u) {
       const int i = u * P::kThreads + threadIdx.x;
-      if (i < valid) vals_out[global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i] = vals_x[i];
+      if (i < valid) vals_out[global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i] = over[i];
     }
   }
 }

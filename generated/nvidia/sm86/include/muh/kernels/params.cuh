@@ -276,11 +276,15 @@ constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float32
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -295,11 +299,15 @@ constexpr int kKeyKind = 2;    // float keys: sign-magnitude bits (dtype=float64
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 10;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=2, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 8;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -314,11 +322,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int16)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -333,11 +345,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int32)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -352,11 +368,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int64)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 10;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=2, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 8;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -371,11 +391,15 @@ constexpr int kKeyKind = 1;    // int keys: int bits (dtype=int8)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -390,11 +414,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint16)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -409,11 +437,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint32)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -428,11 +460,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint64)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 10;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=2, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 8;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
@@ -447,11 +483,15 @@ constexpr int kKeyKind = 0;    // uint keys: uint bits (dtype=uint8)
 constexpr int kBits = 8;       // policy onesweep.radix_bits
 constexpr int kThreads = 384;  // policy onesweep.threads
 constexpr int kItems = 21;     // policy onesweep.items
-// keys-only onesweep blocks per SM its registers are bounded for: at most 2 (CUB's sm_90 occupancy), as many as fit
-//   the resident threads with 80 registers a thread (threads=384, max_threads_per_sm=2048, regs_per_sm=65536)
+// onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte values): at
+//   most 2 (CUB's sm_90 occupancy), as many as fit the resident threads with 80 registers a thread (threads=384,
+//   max_threads_per_sm=2048, regs_per_sm=65536)
 constexpr int kMinBlocks = 2;
 constexpr int kHistThreads = 128;  // policy histogram.threads
-constexpr int kHistItems = 16;     // policy histogram.items
+// histogram blocks per SM its registers are bounded for: the SM's registers over threads x (items x key words + 26),
+//   at most the resident threads (threads=128, items=16, key_words=1, regs_per_sm=65536, max_threads_per_sm=2048)
+constexpr int kHistMinBlocks = 12;
+constexpr int kHistItems = 16;  // policy histogram.items
 // histogram grid per SM: resident threads per SM / histogram threads (grid-stride over the tiles)
 //   (max_threads_per_sm=2048, threads=128)
 constexpr int kHistBlocksPerSm = 16;
