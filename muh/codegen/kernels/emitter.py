@@ -59,6 +59,8 @@ def warp_vars(cfg: KernelConfig) -> dict:
         "has_ballot": w <= 64,
         "mask_type": "unsigned long long" if wide else "unsigned",
         "intrinsic_ballot": mode == "native" and w == 32,
+        # match_any's per-bit vote as inline PTX (vote.sync.ballot, sm_70+): a 32-lane hardware warp on NVIDIA
+        "ptx_match": mode == "native" and w == 32 and bool(cfg.has_ptx_memory_model),
         "width_arg": f", {w}" if mode == "subwarp" else "",
         "ffs": "__ffsll" if wide else "__ffs",
         "popc": "__popcll" if wide else "__popc",
