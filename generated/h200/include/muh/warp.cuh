@@ -99,22 +99,28 @@ __device__ __forceinline__ mask_t all_lanes() {
 #define MUH_WARP_HAS_MATCH 1  // match_any below (a ballot covers the logical warp)
 
 // The lanes whose kBits-bit label equals this lane's: one ballot per label bit over the full
-// logical warp (every lane must call it).
-template <int kBits>
+// logical warp (every lane must call it). kPtxVote: on a 32-lane NVIDIA warp, each bit's vote and (where this
+// lane's bit is clear) its complement as one predicated PTX sequence; written `bit ? v : ~v` in C++, ptxas kept a
+// select and the bit's extraction per bit. Radix sort's onesweep ranking of 32-bit keys ran at 0.76x CUB's sort at
+// 2^28 keys with the C++ form, 0.89x with the PTX one; its 64-bit keys' ranking 0.87x and 0.74x (H100, same run:
+// bench/results/radix-sort-h100-2026-12-06/run5), so the caller chooses.
+template <int kBits, bool kPtxVote = true>
 __device__ __forceinline__ mask_t match_any(unsigned label) {
   mask_t m = all_lanes();
 #pragma unroll
   for (int b = 0; b < kBits; ++b) {
-    // the vote and, where this lane's bit is clear, its complement in one predicated PTX sequence: written as
-    // `bit ? v : ~v` in C++, ptxas kept a select and the bit's extraction per bit, and radix sort's onesweep
-    // ranking ran at 0.76x CUB's sort at 2^28 uint32 keys, 0.89x with this form (H100, same run:
-    // bench/results/radix-sort-h100-2026-12-06/run5)
-    unsigned v;
-    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\tvote.sync.ballot.b32 %0, q, 0xffffffff;\n\t@!q not.b32 %0, "
-        "%0;\n\t}"
-        : "=r"(v)
-        : "r"(label & (1u << b)));
-    m &= v;
+    if (kPtxVote) {
+      unsigned v;
+      asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\tvote.sync.ballot.b32 %0, q, 0xffffffff;\n\t@!q not.b32 %0, "
+          "%0;\n\t}"
+          : "=r"(v)
+          : "r"(label & (1u << b)));
+      m &= v;
+      continue;
+    }
+    const bool bit = (label >> b) & 1u;
+    const mask_t v = ballot(bit);
+    m &= bit ? v : ~v;
   }
   return m;
 }

@@ -226,7 +226,8 @@ __global__ void __launch_bounds__(P::kScanThreads) exclusive_sum_kernel(unsigned
 // so a tile's keys in (warp, item, lane) order are its keys in memory order, and ranking in that order is
 // stable.
 
-template <int kThreads, int kItems, int kBits>
+// kPtxVote: warp::match_any's form (the PTX vote is faster for 32-bit keys, slower for 64-bit ones).
+template <int kThreads, int kItems, int kBits, bool kPtxVote = true>
 struct Rank {
   enum {
     kRadix = 1 << kBits,
@@ -299,7 +300,7 @@ struct Rank {
 #pragma unroll
     for (int u = 0; u < kItems; ++u) {
       const unsigned d = digits[u];
-      const warp::mask_t peers = warp::match_any<(kPartial ? kBits + 1 : kBits)>(d);
+      const warp::mask_t peers = warp::match_any<(kPartial ? kBits + 1 : kBits), kPtxVote>(d);
       const int leader = warp::last_lane(peers);
       const int below = warp::popc(peers & warp::lanes_below());
       int base = 0;
@@ -421,7 +422,7 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
     onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
                     const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
                     int back) {
-  typedef Rank<P::kThreads, P::kItems, P::kBits> R;
+  typedef Rank<P::kThreads, P::kItems, P::kBits, (sizeof(U) <= 4)> R;
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kRadix = 1 << P::kBits, kTile = P::kThreads * P::kItems, kPer = R::kPer, kItems = P::kItems };
   static_assert(P::kBits <= 8, "digits are kept 8 bits each (radix_sort/__init__.py MAX_BITS)");
@@ -561,7 +562,7 @@ template <typename U, int kKind, typename V, typename P>
 __global__ void __launch_bounds__(P::kSingleThreads)
     single_tile_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, int n, Digits<U, kKind> dg,
                        int begin, int end, int passes) {
-  typedef Rank<P::kSingleThreads, P::kSingleItems, P::kSingleBits> R;
+  typedef Rank<P::kSingleThreads, P::kSingleItems, P::kSingleBits, (sizeof(U) <= 4)> R;
   typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kSingleBits> S;
   enum { kRadix = 1 << P::kSingleBits, kItems = P::kSingleItems, kPer = R::kPer };
   extern __shared__ __align__(16) unsigned char smem_raw[];
