@@ -66,7 +66,6 @@ class Policy:
     small_items_from: str = "default"
     warp_items_from: str = "default"
     block_items_from: str = "default"
-    vec: int = 1  # elements per load of a full tile's thread, where the segment starts on that boundary (CUB's vec)
 
 
 def _origin(get, dim: str, fallback: str) -> str:
@@ -89,35 +88,13 @@ def read(get) -> Policy:
         _origin(small, "items", "default"),
         _origin(warp, "items", "default"),
         _origin(one, "items", "default"),
-        int(get("vec", 1)),
     )
-
-
-def vec_of(dtype: str, pol: Policy) -> int:
-    """Elements a full tile's thread loads at once (segments starting on that boundary): the policy's vec, halved
-    until it is a power of two dividing items whose load takes at most 16 bytes (types.cuh Raw); 1 for 8-byte
-    elements (their scalar loads are 8 bytes already; with the second path the float64 min/max tile kernels
-    spilled, ptxas 13.0)."""
-    if DT.SIZE[dtype] > 4:
-        return 1
-    v = max(1, pol.vec)
-    while v > 1 and (v & (v - 1) or pol.items % v or v * DT.SIZE[dtype] > 16):
-        v //= 2
-    return v
 
 
 def params(cfg, dtype: str, pol: Policy):
     return [
         param("kThreads", pol.threads, "policy threads (the tile pass)"),
         param("kItems", pol.items, "policy items"),
-        param(
-            "kVec",
-            vec_of(dtype, pol),
-            "policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements)",
-            vec=pol.vec,
-            items=pol.items,
-            element_bytes=DT.SIZE[dtype],
-        ),
         param("kLdg", pol.load == "ldg", "modifier == ldg", modifier=pol.load),
         param("kSmallThreads", pol.small_threads, pol.small_from),
         param(

@@ -455,11 +455,8 @@ constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted
 }  // namespace histogram_uint8
 
 namespace segmented_reduce_bfloat16 {
-constexpr int kThreads = 256;  // policy threads (the tile pass)
-constexpr int kItems = 32;     // policy items
-// policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements) (vec=4, items=32,
-//   element_bytes=2)
-constexpr int kVec = 4;
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 32;          // policy items
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -470,11 +467,8 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_bfloat16
 
 namespace segmented_reduce_float16 {
-constexpr int kThreads = 256;  // policy threads (the tile pass)
-constexpr int kItems = 32;     // policy items
-// policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements) (vec=4, items=32,
-//   element_bytes=2)
-constexpr int kVec = 4;
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 32;          // policy items
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -485,11 +479,8 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float16
 
 namespace segmented_reduce_float32 {
-constexpr int kThreads = 256;  // policy threads (the tile pass)
-constexpr int kItems = 16;     // policy items
-// policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements) (vec=4, items=16,
-//   element_bytes=4)
-constexpr int kVec = 4;
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 16;          // policy items
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -500,11 +491,8 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float32
 
 namespace segmented_reduce_float64 {
-constexpr int kThreads = 256;  // policy threads (the tile pass)
-constexpr int kItems = 8;      // policy items
-// policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements) (vec=4, items=8,
-//   element_bytes=8)
-constexpr int kVec = 1;
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 8;           // policy items
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -515,11 +503,8 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float64
 
 namespace segmented_reduce_int32 {
-constexpr int kThreads = 256;  // policy threads (the tile pass)
-constexpr int kItems = 16;     // policy items
-// policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements) (vec=4, items=16,
-//   element_bytes=4)
-constexpr int kVec = 4;
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 16;          // policy items
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -530,11 +515,8 @@ constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
 
 namespace segmented_reduce_int64 {
-constexpr int kThreads = 256;  // policy threads (the tile pass)
-constexpr int kItems = 8;      // policy items
-// policy vec, halved until it divides items and a load is at most 16 bytes (1 for 8-byte elements) (vec=4, items=8,
-//   element_bytes=8)
-constexpr int kVec = 1;
+constexpr int kThreads = 256;       // policy threads (the tile pass)
+constexpr int kItems = 8;           // policy items
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items

@@ -26,7 +26,7 @@
 // policy P (params.cuh). Compiles on its own against the generated common layer (include/muh: block.cuh,
 // host.cuh, types.cuh, warp.cuh); C++14, CUDA 10.2 subset.
 //
-// Policy P (enums): kThreads, kItems, kVec, kLdg (the tile pass: CUB's SegmentedReducePolicy), kSmallThreads
+// Policy P (enums): kThreads, kItems, kLdg (the tile pass: CUB's SegmentedReducePolicy), kSmallThreads
 // (block of the first pass), kSmallItems (longest segment a thread reduces alone), kWarpItems (elements
 // per lane of the longest segment a warp reduces), kBlockItems (elements per thread of the longest segment a
 // block reduces whole), kFewSegments (most segments of the one-launch path), kMaxGrid (most blocks of the
@@ -271,69 +271,43 @@ __device__ __forceinline__ typename Acc<T>::type ld(const T* p) {
   return Cvt<typename Acc<T>::type, T>::in(v[0]);
 }
 
-// One full tile's elements of this thread (its kItems elements in kItems / kV loads of kV consecutive elements,
-// issued together), and their fold in element order. Element c of load j is the tile's element
-// (j * kThreads + thread) * kV + c: kV = 1 strides the thread's elements by the block; kV > 1 (a segment that
-// starts on a kV-element boundary) loads them kV at a time, as CUB's vectorised tile loads.
-template <typename T, typename P, int kV>
+// One full tile's elements of this thread (its kItems loads, issued together), and their fold in order.
+template <typename T, typename P>
 __device__ __forceinline__ void load_tile(typename Acc<T>::type (&v)[P::kItems], const T* base, long long off) {
 #pragma unroll
-  for (int j = 0; j < P::kItems / kV; ++j) {
-    T raw[kV];
-    load_vec<T, kV, P::kLdg != 0>(base + off + ((long long)j * P::kThreads + threadIdx.x) * kV, raw);
-#pragma unroll
-    for (int c = 0; c < kV; ++c) v[j * kV + c] = Cvt<typename Acc<T>::type, T>::in(raw[c]);
-  }
+  for (int i = 0; i < P::kItems; ++i) v[i] = ld<T, P::kLdg != 0>(base + off + i * P::kThreads + threadIdx.x);
 }
-template <typename P, typename Op, int kV>
+template <typename P, typename Op>
 __device__ __forceinline__ typename Op::R fold_tile(typename Op::R r, const typename Op::A (&v)[P::kItems],
                                                     long long off) {
 #pragma unroll
-  for (int j = 0; j < P::kItems / kV; ++j)
-#pragma unroll
-    for (int c = 0; c < kV; ++c)
-      r = Op::fold(r, v[j * kV + c], off + ((long long)j * P::kThreads + threadIdx.x) * kV + c);
+  for (int i = 0; i < P::kItems; ++i) r = Op::fold(r, v[i], off + i * P::kThreads + threadIdx.x);
   return r;
 }
 
-// This thread's fold of the full tiles [t, full): software-pipelined, the next tile's loads issued before this
-// one is folded, so a thread has two tiles in flight where ptxas would otherwise wait on the first loads of each
-// tile before issuing its later ones (sm_90 SASS of the plain loop). Folds stay in element order.
-template <typename T, typename P, typename Op, int kV>
-__device__ __forceinline__ typename Op::R fold_full(typename Op::R r, const T* base, long long t, long long full) {
-  enum { kTile = P::kThreads * P::kItems };
-  typedef typename Acc<T>::type A;
-  A v[P::kItems], w[P::kItems];  // ping-pong: tile t in one, t + 1 loading into the other
-  load_tile<T, P, kV>(v, base, t * kTile);
-  while (true) {
-    if (t + 1 < full) load_tile<T, P, kV>(w, base, (t + 1) * kTile);
-    r = fold_tile<P, Op, kV>(r, v, t * kTile);
-    if (++t >= full) break;
-    if (t + 1 < full) load_tile<T, P, kV>(v, base, (t + 1) * kTile);
-    r = fold_tile<P, Op, kV>(r, w, t * kTile);
-    if (++t >= full) break;
-  }
-  return r;
-}
-
-// This thread's fold of tiles [t0, t1) of the segment of `size` elements at `base`: the full tiles by fold_full,
-// P::kVec elements a load where the segment starts on a P::kVec-element boundary (4-byte loads otherwise:
-// segments start anywhere; the logits rows of 64 x 151936 floats, kept in L2 between calls, ran at 0.60x CUB's
-// vectorised Sum with 4-byte loads, bench/results/segmented-reduce-h100-2026-12-06/run2), then the last tile,
-// when partial, guarded.
+// This thread's fold of tiles [t0, t1) of the segment of `size` elements at `base` (unrolled scalar loads:
+// segments start anywhere). Full tiles are software-pipelined: the next tile's loads are issued before this
+// one is folded, so a thread has two tiles in flight where ptxas would otherwise wait on the first loads
+// of each tile before issuing its later ones (sm_90 SASS of the plain loop). Folds stay in element order.
+// The last tile, when partial, is guarded.
 template <typename T, typename P, typename Op>
 __device__ __forceinline__ typename Op::R fold_tiles(const T* base, long long size, long long t0, long long t1) {
-  enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems, kVec = P::kVec };
-  static_assert(kItems % kVec == 0 && (kVec & (kVec - 1)) == 0, "segmented_reduce: kVec divides kItems");
+  enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems };
+  typedef typename Acc<T>::type A;
   typename Op::R r = Op::init();
   const long long full = size / kTile < t1 ? size / kTile : t1;  // tiles [t0, full) are full
   long long t = t0;
   if (t < full) {
-    if (kVec > 1 && reinterpret_cast<uintptr_t>(base) % (kVec * sizeof(T)) == 0)
-      r = fold_full<T, P, Op, kVec>(r, base, t, full);
-    else
-      r = fold_full<T, P, Op, 1>(r, base, t, full);
-    t = full;
+    A v[kItems], w[kItems];  // ping-pong: tile t in one, t + 1 loading into the other
+    load_tile<T, P>(v, base, t * kTile);
+    while (true) {
+      if (t + 1 < full) load_tile<T, P>(w, base, (t + 1) * kTile);
+      r = fold_tile<P, Op>(r, v, t * kTile);
+      if (++t >= full) break;
+      if (t + 1 < full) load_tile<T, P>(v, base, (t + 1) * kTile);
+      r = fold_tile<P, Op>(r, w, t * kTile);
+      if (++t >= full) break;
+    }
   }
   for (; t < t1; ++t) {
     const long long off = t * kTile;
