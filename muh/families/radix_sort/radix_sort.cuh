@@ -378,72 +378,61 @@ struct OnesweepSmem {
 };
 
 // A ranked tile's keys (or values) to shared memory in sorted order.
-template <typename T, int kItems>
+template <bool kFull, typename T, int kItems>
 __device__ __forceinline__ void to_tile_order(const T (&x)[kItems], const int (&ranks)[kItems], int valid, int seg,
                                               T* x_x) {
 #pragma unroll
   for (int u = 0; u < kItems; ++u)
-    if (seg + u * warp::kSize < valid) x_x[ranks[u]] = x[u];
+    if (kFull || seg + u * warp::kSize < valid) x_x[ranks[u]] = x[u];
 }
 
 // A tile's values (warp-striped, as its keys), loaded only once its keys are ranked (as CUB does: not live over
 // the ranking).
 // (The thread's first value's index recomputed here from its warp and lane, not the kernel's: given the kernel's,
 // ptxas took 168 registers and spilled for 1- and 2-byte values, nvcc 13.0.)
-template <typename V, int kItems>
+template <bool kFull, typename V, int kItems>
 __device__ __forceinline__ void load_values(const V* vals_in, long long base, int valid, V (&vals)[kItems]) {
   const long long first = base + (long long)warp::id() * kItems * warp::kSize + warp::lane();
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int at = (int)(first - base) + u * warp::kSize;
-    if (at < valid) vals[u] = vals_in[first + u * warp::kSize];
+    if (kFull || at < valid) vals[u] = vals_in[first + u * warp::kSize];
   }
 }
 
 // A ranked tile's keys to shared memory in sorted order, and (kPairs) its values beside them.
-template <bool kPairs, typename U, typename V, int kItems>
+template <bool kPairs, bool kFull, typename U, typename V, int kItems>
 __device__ __forceinline__ void exchange(const U (&keys)[kItems], const int (&ranks)[kItems], const V* vals_in,
                                          long long base, int valid, int seg, U* keys_x, V* vals_x) {
-  to_tile_order(keys, ranks, valid, seg, keys_x);
+  to_tile_order<kFull>(keys, ranks, valid, seg, keys_x);
   if (kPairs) {
     V vals[kItems];
-    load_values(vals_in, base, valid, vals);
-    to_tile_order(vals, ranks, valid, seg, vals_x);
+    load_values<kFull>(vals_in, base, valid, vals);
+    to_tile_order<kFull>(vals, ranks, valid, seg, vals_x);
   }
 }
 
-// One digit pass of keys (and values V, NoValue for none). `epoch_of` is the epoch word; this pass's epoch
-// is epoch - (passes - 1 - pass). Bounded to kMinBlocks blocks per SM for keys only and for keys of at most 4
-// bytes with 4-byte values (argsort's indices: OnesweepLayout); other pairs spilled there at two blocks (8-byte
-// ones hold twice the registers; float32 keys with 1- and 2-byte values 136 bytes, ptxas 13.0), and keep one.
-template <typename U, int kKind, typename V, typename P>
-__global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
-    onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
-                    const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
-                    int back) {
+// One tile of a onesweep pass (kFull: all kTile keys present, no bound checks).
+template <bool kFull, typename U, int kKind, typename V, typename P>
+__device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out,
+                                              const Digits<U, kKind>& dg, const unsigned* starts,
+                                              unsigned long long* status, unsigned tile, long long base, int valid,
+                                              unsigned epoch, unsigned char* smem_raw) {
   typedef Rank<P::kThreads, P::kItems, P::kBits, (sizeof(U) <= 4)> R;
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
-  enum { kRadix = 1 << P::kBits, kTile = P::kThreads * P::kItems, kPer = R::kPer, kItems = P::kItems };
+  enum { kRadix = 1 << P::kBits, kPer = R::kPer, kItems = P::kItems };
   static_assert(P::kBits <= 8, "digits are kept 8 bits each (radix_sort/__init__.py MAX_BITS)");
   enum {
     kPairs = OnesweepLayout<U, V>::kPairs,
     kBeside = OnesweepLayout<U, V>::kBeside,  // values exchanged with the keys (else after the keys are written)
-    kExchangeFirst = OnesweepLayout<U, V>::kBounded && P::kMinBlocks > 1,
+    // a whole tile's keys (and values beside them) exchanged before the look-back where the kernel is bounded to
+    // kMinBlocks blocks; the last, partial tile's after it (with its bound checks, exchanged first it spilled)
+    kExchangeFirst = kFull && OnesweepLayout<U, V>::kBounded && P::kMinBlocks > 1,
   };
-  extern __shared__ __align__(16) unsigned char smem_raw[];
   typename R::Smem& rank_smem = *reinterpret_cast<typename R::Smem*>(smem_raw);
   U* keys_x = reinterpret_cast<U*>(smem_raw);
   V* vals_x = reinterpret_cast<V*>(smem_raw + S::kValsOffset);
-  unsigned* tile_slot = reinterpret_cast<unsigned*>(smem_raw + S::kSlotOffset);
-  unsigned* global_off = tile_slot + 4;
-
-  if (threadIdx.x == 0) *tile_slot = atomicAdd(counter, 1u);
-  __syncthreads();
-  const unsigned tile = *tile_slot;
-  const long long base = (long long)tile * kTile;
-  const long long left = n - base;
-  const int valid = left < kTile ? (int)left : (int)kTile;
-  const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
+  unsigned* global_off = reinterpret_cast<unsigned*>(smem_raw + S::kSlotOffset) + 4;
 
   // keys (warp-striped) as ordered bits
   U keys[kItems];
@@ -451,7 +440,7 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int at = seg + u * warp::kSize;
-    keys[u] = at < valid ? dg.ordered(keys_in[base + at]) : (U)0;
+    keys[u] = (kFull || at < valid) ? dg.ordered(keys_in[base + at]) : (U)0;
   }
 
   // ranks; the digits are dead after the ranking (the scatter reads each key's digit from the exchanged keys): held
@@ -469,12 +458,9 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   {
     unsigned digits[kItems];
 #pragma unroll
-    for (int u = 0; u < kItems; ++u) digits[u] = seg + u * warp::kSize < valid ? dg.digit(keys[u]) : (unsigned)kRadix;
-    if (valid == kTile) {
-      R::template run<false>(rank_smem, digits, ranks, counts, excl, publish);
-    } else {
-      R::template run<true>(rank_smem, digits, ranks, counts, excl, publish);
-    }
+    for (int u = 0; u < kItems; ++u)
+      digits[u] = (kFull || seg + u * warp::kSize < valid) ? dg.digit(keys[u]) : (unsigned)kRadix;
+    R::template run<!kFull>(rank_smem, digits, ranks, counts, excl, publish);
   }
   // The keys to shared memory in their tile order (position i of the tile's sorted keys goes to
   // global_off[digit] + i), and a pair sort's values beside them, loaded only now (as CUB does: not live over the
@@ -483,7 +469,7 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   // after it otherwise (before it, unbounded, ptxas took 128-168 registers and spilled).
   if (kExchangeFirst) {
     __syncthreads();  // every warp ranked (the exchange buffer overlays the ranking's counts)
-    exchange<kBeside>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
+    exchange<kBeside, kFull>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
   }
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -505,22 +491,23 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   }
   __syncthreads();  // the offsets known (and the exchanged keys written, or the ranking done)
   if (!kExchangeFirst) {
-    exchange<kBeside>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
+    exchange<kBeside, kFull>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
     __syncthreads();
   }
   // keys (and values beside them) out: thread t moves positions u * kThreads + t of the tile's sorted keys, so
-  // that a warp's writes of one digit are contiguous. Where values are beside the keys, the loop is unrolled four
+  // that a warp's writes of one digit are contiguous. Where values are beside the keys, the loop is unrolled ten
   // times, not kItems: fully unrolled, ptxas read every key and value of the thread ahead and spilled float keys'
-  // pairs at 80 registers. Where values come after the keys, the digits of the keys a thread wrote are kept for
-  // them, 8 bits each (kBits <= 8), four to a register.
-  enum { kScatterUnroll = kBeside ? 4 : kItems, kLater = kPairs && !kBeside };
+  // pairs at 80 registers (four times, int32 keys' pairs spilled once whole tiles had their own path). Where
+  // values come after the keys, the digits of the keys a thread wrote are kept for them, 8 bits each (kBits <= 8),
+  // four to a register.
+  enum { kScatterUnroll = kBeside ? 10 : kItems, kLater = kPairs && !kBeside };
   unsigned out_digits[kLater ? (kItems + 3) / 4 : 1];
 #pragma unroll
   for (int j = 0; j < (kLater ? (kItems + 3) / 4 : 1); ++j) out_digits[j] = 0u;
 #pragma unroll kScatterUnroll
   for (int u = 0; u < kItems; ++u) {
     const int i = u * P::kThreads + threadIdx.x;
-    if (i < valid) {
+    if (kFull || i < valid) {
       const U k = keys_x[i];
       const unsigned d = dg.digit(k);
       const unsigned at = global_off[d] + (unsigned)i;
@@ -531,17 +518,53 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   }
   if (kLater) {  // the values over the keys, now written
     V vals[kItems];
-    load_values(vals_in, base, valid, vals);
+    load_values<kFull>(vals_in, base, valid, vals);
     V* over = reinterpret_cast<V*>(smem_raw);
     __syncthreads();
-    to_tile_order(vals, ranks, valid, seg, over);
+    to_tile_order<kFull>(vals, ranks, valid, seg, over);
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < kItems; ++u) {
       const int i = u * P::kThreads + threadIdx.x;
-      if (i < valid) vals_out[global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i] = over[i];
+      if (kFull || i < valid)
+        vals_out[global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i] = over[i];
     }
   }
+}
+
+// One digit pass of keys (and values V, NoValue for none). `epoch_of` is the epoch word; this pass's epoch
+// is epoch - (passes - 1 - pass). Bounded to kMinBlocks blocks per SM for keys only and for keys of at most 4
+// bytes with 4-byte values (argsort's indices: OnesweepLayout); other pairs spilled there at two blocks (8-byte
+// ones hold twice the registers; float32 keys with 1- and 2-byte values 136 bytes, ptxas 13.0), and keep one.
+template <typename U, int kKind, typename V, typename P>
+__global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
+    onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
+                    const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
+                    int back) {
+  typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
+  enum { kTile = P::kThreads * P::kItems };
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned* tile_slot = reinterpret_cast<unsigned*>(smem_raw + S::kSlotOffset);
+
+  if (threadIdx.x == 0) *tile_slot = atomicAdd(counter, 1u);
+  __syncthreads();
+  const unsigned tile = *tile_slot;
+  const long long base = (long long)tile * kTile;
+  const long long left = n - base;
+  const int valid = left < kTile ? (int)left : (int)kTile;
+  const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
+  // a whole tile without a bound check on any key (every tile but the last): the checks and the constants they
+  // made ptxas reload per key were 17 instructions a key in the scatter alone (ncu source view, H100,
+  // bench/results/radix-sort-h100-2026-12-06/run7). Where a ballot is a shuffle butterfly or an exchange (64-lane
+  // and emulated warps) one path serves every tile: the build's compile time (the BI-V100's radix_sort.cu: 381 s
+  // of CPU) is not doubled for a speed no GPU there has measured.
+  enum { kSplit = warp::kBallotIsVote };
+  if (kSplit && valid == kTile)
+    onesweep_tile<kSplit, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, base, valid,
+                                          epoch, smem_raw);
+  else
+    onesweep_tile<false, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, base, valid,
+                                         epoch, smem_raw);
 }
 
 // ---- a small problem: every pass in one block -------------------------------------------------------
