@@ -235,6 +235,21 @@ def cub_choices(family: str, dim: str, block_enum: str, sub: str | None = None) 
     return None
 
 
+#: Values CUB's agent compiles with and computes wrongly with, per (family, dimension, value), with why: a generated
+#: hub must not hand them to CUB. CUB's scan agents scan each thread's items as consecutive elements (a blocked
+#: arrangement); a striped load or store hands them items a block apart. Seen: CUB's InclusiveSum on the H200
+#: spec's hub (load = striped, store = striped) gave prefix sums off by up to 21x |x| at 2^20..2^28 floats (H100,
+#: bench/results/cub-hub-2026-12-06/race-h100.jsonl). Other order-keeping agents (select, partition, unique,
+#: reduce_by_key, merge, adjacent_difference) are not listed: not seen, not proven.
+WRONG_IN_CUB: dict[tuple[str, str, str], str] = {
+    (family, dim, "striped"): (
+        "CUB's scan agent scans each thread's items as consecutive elements; a striped "
+        f"{'load' if dim == 'load' else 'store'} gives wrong prefix sums"
+    )
+    for family in ("scan", "scan_by_key")
+    for dim in ("load", "store")
+}
+
 #: Values CUB's agents hold as one: per family, groups of (sub-policy, dimension) a generated hub passes to
 #: CUB as one member, with why. A policy whose group members differ cannot be run by CUB's dispatch.
 AGREE: dict[str, tuple[tuple[tuple[tuple[str, str], ...], str], ...]] = {

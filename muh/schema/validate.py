@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from muh.diagnostics import Diagnostic, MuhError, Span, did_you_mean
 from muh.families import limits
-from muh.families.cub import AGREE, cub_choices
+from muh.families.cub import AGREE, WRONG_IN_CUB, cub_choices
 from muh.grammar import ast
 from muh.grammar.parser import parse
 from muh.schema import policy_key
@@ -1070,6 +1070,16 @@ def _cub_agent(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Di
                     f"kernels (include/muh/cub/{family}.cuh)",
                     spec.span_of(path + (dim,)),
                     hint=f"CUB 3.0 takes: {', '.join(choices)}",
+                )
+            )
+        elif choices is not None and isinstance(v, str) and (family, dim, v) in WRONG_IN_CUB:
+            out.append(
+                Diagnostic(
+                    "E-ENUM",
+                    f"`{dim} = {v}` in {where}: {WRONG_IN_CUB[family, dim, v]} (its generated hub runs CUB's "
+                    f"kernels, include/muh/cub/{family}.cuh)",
+                    spec.span_of(path + (dim,)),
+                    hint=f"use one of: {', '.join(c for c in choices if (family, dim, c) not in WRONG_IN_CUB)}",
                 )
             )
     threads = given.get("threads")

@@ -71,8 +71,8 @@ struct policy_selector {
             // 0.925373 0.996986 1.051847 on NVIDIA H200
             mem_bound_threads(128, 16, element_size(type), 49152, 32),
             mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16
-            block_load_algorithm::striped,               // load: inherited from policy default
-            block_store_algorithm::striped,              // store: inherited from policy default
+            block_load_algorithm::warp_transpose,        // load: inherited from policy default
+            block_store_algorithm::warp_transpose,       // store: inherited from policy default
             cache_load_modifier::default_,               // modifier: inherited from policy default
             block_scan_algorithm::warp_scans,            // block: inherited from policy default
             delay_policy{delay_kind::fixed, 648, 1245},  // delay: inherited from policy int32
@@ -99,8 +99,8 @@ struct policy_selector {
             // 0.925373 0.996986 1.051847 on NVIDIA H200
             mem_bound_threads(128, 16, element_size(type), 49152, 32),
             mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16
-            block_load_algorithm::striped,               // load: inherited from policy default
-            block_store_algorithm::striped,              // store: inherited from policy default
+            block_load_algorithm::warp_transpose,        // load: inherited from policy default
+            block_store_algorithm::warp_transpose,       // store: inherited from policy default
             cache_load_modifier::default_,               // modifier: inherited from policy default
             block_scan_algorithm::warp_scans,            // block: inherited from policy default
             delay_policy{delay_kind::fixed, 648, 1245},  // delay: inherited from policy int32
@@ -125,8 +125,8 @@ struct policy_selector {
             // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32)
             mem_bound_threads(128, 16, element_size(type), 49152, 32),
             mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16
-            block_load_algorithm::striped,               // load: inherited from policy default
-            block_store_algorithm::striped,              // store: inherited from policy default
+            block_load_algorithm::warp_transpose,        // load: inherited from policy default
+            block_store_algorithm::warp_transpose,       // store: inherited from policy default
             cache_load_modifier::default_,               // modifier: inherited from policy default
             block_scan_algorithm::warp_scans,            // block: inherited from policy default
             delay_policy{delay_kind::fixed, 688, 1140},  // delay: inherited from policy default
@@ -151,8 +151,8 @@ struct policy_selector {
             // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32)
             mem_bound_threads(128, 16, element_size(type), 49152, 32),
             mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16
-            block_load_algorithm::striped,               // load: inherited from policy default
-            block_store_algorithm::striped,              // store: inherited from policy default
+            block_load_algorithm::warp_transpose,        // load: inherited from policy default
+            block_store_algorithm::warp_transpose,       // store: inherited from policy default
             cache_load_modifier::default_,               // modifier: inherited from policy default
             block_scan_algorithm::warp_scans,            // block: inherited from policy default
             delay_policy{delay_kind::fixed, 688, 1140},  // delay: inherited from policy default
@@ -178,8 +178,8 @@ struct policy_selector {
             // items: mem_bound of T4=256, I4=24; measured ipt_28.tpb_128.win_64.stm_default 0.964834 0.949384 0.969001
             // 1.010178 on NVIDIA H200
             mem_bound_items(24, element_size(type)),
-            block_load_algorithm::striped,               // load: inherited from policy default
-            block_store_algorithm::striped,              // store: inherited from policy default
+            block_load_algorithm::warp_transpose,        // load: inherited from policy default
+            block_store_algorithm::warp_transpose,       // store: inherited from policy default
             cache_load_modifier::default_,               // modifier: inherited from policy default
             block_scan_algorithm::warp_scans,            // block: inherited from policy default
             delay_policy{delay_kind::fixed, 632, 1290},  // delay: inherited from policy int64
@@ -204,8 +204,8 @@ struct policy_selector {
             // items: mem_bound of T4=256, I4=24; measured ipt_32.tpb_128.win_32.stm_cs 0.997896 0.982404 1.003018
             // 1.044776 on NVIDIA H200
             mem_bound_items(24, element_size(type)),
-            block_load_algorithm::striped,               // load: inherited from policy default
-            block_store_algorithm::striped,              // store: inherited from policy default
+            block_load_algorithm::warp_transpose,        // load: inherited from policy default
+            block_store_algorithm::warp_transpose,       // store: inherited from policy default
             cache_load_modifier::default_,               // modifier: inherited from policy default
             block_scan_algorithm::warp_scans,            // block: inherited from policy default
             delay_policy{delay_kind::fixed, 576, 1215},  // delay: inherited from policy float64
@@ -225,8 +225,8 @@ struct policy_selector {
           // threads: mem_bound of T4=128, I4=16 (smem 49152 B, warp 32)
           mem_bound_threads(128, 16, element_size(type), 49152, 32),
           mem_bound_items(16, element_size(type)),     // items: mem_bound of T4=128, I4=16
-          block_load_algorithm::striped,               // load: inherited from policy default
-          block_store_algorithm::striped,              // store: inherited from policy default
+          block_load_algorithm::warp_transpose,        // load: inherited from policy default
+          block_store_algorithm::warp_transpose,       // store: inherited from policy default
           cache_load_modifier::default_,               // modifier: inherited from policy default
           block_scan_algorithm::warp_scans,            // block: inherited from policy default
           delay_policy{delay_kind::fixed, 688, 1140},  // delay: inherited from policy default
