@@ -322,10 +322,16 @@ int main() {
     call([&](void* t, size_t& s) { return muh_h200::cub::inclusive_sum(t, s, df, b, n); });
     call([&](void* t, size_t& s) { return cub::DeviceScan::InclusiveSum(t, s, df, a, n); });
     {
+      // two float32 scans that sum in other orders (other tiles) differ by rounding that grows with the sum of the
+      // magnitudes so far, not with the prefix (which cancels to near 0 on signed inputs: against |x| + 1, CUB's
+      // own scan and the hub's, both right, differed by 2.7e-3 at 2^28, H100)
       auto ha = to_host(a, n), hb2 = to_host(b, n);
-      double worst = 0;
-      for (long long i = 0; i < n; i += 997) worst = std::max(worst, (double)std::fabs(ha[i] - hb2[i]) / (1 + std::fabs(ha[i])));
-      verdict(P, "inclusive_sum float32 (relative 1e-3 of |x|+1)", n, worst < 1e-3, std::to_string(worst));
+      double worst = 0, mag = 0;
+      for (long long i = 0; i < n; ++i) {
+        mag += std::fabs((double)hf[i]);
+        if (i % 997 == 0) worst = std::max(worst, (double)std::fabs(ha[i] - hb2[i]) / (1 + mag));
+      }
+      verdict(P, "inclusive_sum float32 (relative 1e-5 of the sum of |x| so far + 1)", n, worst < 1e-5, std::to_string(worst));
     }
     tc = median_us([&] { call([&](void* t, size_t& s) { return cub::DeviceScan::InclusiveSum(t, s, df, a, n); }); }, 8 * n);
     th = median_us([&] { call([&](void* t, size_t& s) { return muh_h200::cub::inclusive_sum(t, s, df, b, n); }); }, 8 * n);
