@@ -111,8 +111,8 @@ __device__ __forceinline__ mask_t match_any(unsigned label) {
   for (int b = 0; b < kBits; ++b) {
     if (kPtxVote) {
       unsigned v;
-      asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\tvote.sync.ballot.b32 %0, q, 0xffffffff;\n\t@!q not.b32 %0, "
-          "%0;\n\t}"
+      asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\t"
+          "vote.sync.ballot.b32 %0, q, 0xffffffff;\n\t@!q not.b32 %0, %0;\n\t}"
           : "=r"(v)
           : "r"(label & (1u << b)));
       m &= v;

@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(P::kScanThreads) exclusive_sum_kernel(unsigned
 // so a tile's keys in (warp, item, lane) order are its keys in memory order, and ranking in that order is
 // stable.
 
-// kPtxVote: warp::match_any's form (the PTX vote is faster for 32-bit keys, slower for 64-bit ones).
+// kPtxVote: warp::match_any's form (the PTX vote is faster for 4-byte keys, slower for 8-byte ones).
 template <int kThreads, int kItems, int kBits, bool kPtxVote = true>
 struct Rank {
   enum {
