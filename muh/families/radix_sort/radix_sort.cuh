@@ -506,8 +506,7 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
     const int b = threadIdx.x * kPer + j;
     if (b < kRadix) {
       unsigned before = 0;
-      for (unsigned back = tile - row_first; back; --back) {  // the row's tiles before this one, nearest first
-        const long long t = (long long)(tile - (tile - row_first - back) - 1);
+      for (long long t = (long long)tile - 1; t >= (long long)row_first; --t) {  // the row's tiles before this one
         int kind;
         unsigned v;
         do {
@@ -569,7 +568,7 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
 // is epoch - (passes - 1 - pass). Bounded to kMinBlocks blocks per SM for keys only and for keys of at most 4
 // bytes with 4-byte values (argsort's indices: OnesweepLayout); other pairs spilled there at two blocks (8-byte
 // ones hold twice the registers; float32 keys with 1- and 2-byte values 136 bytes, ptxas 13.0), and keep one.
-template <typename U, int kKind, typename V, typename P>
+template <typename U, int kKind, typename V, typename P, bool kRows>
 __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
     onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long cols,
                     unsigned tiles_per_row, Digits<U, kKind> dg, const unsigned* starts, int starts_stride,
@@ -582,13 +581,14 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   if (threadIdx.x == 0) *tile_slot = atomicAdd(counter, 1u);
   __syncthreads();
   const unsigned tile = *tile_slot;
-  // the tile's row (rows sorted each on its own: sort_rows; one row of n keys otherwise), its place in the row
-  const unsigned row = tile / tiles_per_row, row_first = row * tiles_per_row;
+  // kRows: the tile's row (rows sorted each on its own: sort_rows) and its place in the row; else one row of `cols`
+  // keys (a separate instantiation: the row arithmetic made the flat sort's kernels spill at their register bound)
+  const unsigned row = kRows ? tile / tiles_per_row : 0u, row_first = kRows ? row * tiles_per_row : 0u;
   const long long in_row = (long long)(tile - row_first) * kTile;
   const long long base = (long long)row * cols + in_row;
   const long long left = cols - in_row;
   const int valid = left < kTile ? (int)left : (int)kTile;
-  starts += (size_t)row * (size_t)starts_stride;
+  if (kRows) starts += (size_t)row * (size_t)starts_stride;
   const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
   // a whole tile without a bound check on any key (every tile but the last): the checks and the constants they
   // made ptxas reload per key were 17 instructions a key in the scatter alone (ncu source view, H100,
