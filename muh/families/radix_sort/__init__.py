@@ -350,7 +350,7 @@ def sort_rows(x, *, descending: bool = False, kernels=None):
             ws.numel(),
             T.stream(keys),
         )
-    return out, idx_out.long()
+    return out, idx_out.view(rows, cols).long()
 
 
 def argsort(x, *, descending: bool = False, kernels=None):
