@@ -268,6 +268,21 @@ def test_argsort_and_rows_match_torch(kernels, variant):
         want_v, want_i = torch.sort(x, dim=-1, descending=True, stable=True)
         got_v, got_i = calls.sort_rows(x, descending=True, kernels=k)
         assert same_bits(got_v, want_v) and bool((got_i == want_i).all()), f"{rows} x {cols}"
+    # one sort of all rows (muh_radix_sort_rows): rows shorter than a tile, a row of one tile and a bit, one row,
+    # rows of a few tiles and a partial one, both directions, float32 and int32 keys
+    for rows, cols, dtype, desc in (
+        (5, 7, torch.float32, False),
+        (2, 1, torch.float32, True),
+        (1, 1000, torch.float32, True),
+        (7, 50_001, torch.float32, False),
+        (9, 7681, torch.int32, True),
+        (33, 20_000, torch.float32, True),
+    ):
+        x = torch.randn(rows, cols, device="cuda", generator=g)
+        x = (x * 1000).to(dtype) if dtype == torch.int32 else x
+        want_v, want_i = torch.sort(x, dim=-1, descending=desc, stable=True)
+        got_v, got_i = calls.sort_rows(x, descending=desc, kernels=k)
+        assert same_bits(got_v, want_v) and bool((got_i == want_i).all()), f"{rows} x {cols} {dtype} desc={desc}"
 
 
 @pytest.mark.gpu
