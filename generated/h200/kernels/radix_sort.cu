@@ -236,33 +236,38 @@ struct Key {
   typedef Policy<T> P;
   typedef typename radix_sort::Bits<sizeof(T)>::type U;
   enum { kKind = P::kKeyKind };
-  static size_t workspace(long long n) { return radix_sort::workspace_bytes<U, P>(n); }
+  static size_t workspace(long long n, long long rows) { return radix_sort::workspace_bytes<U, P>(n, rows); }
   template <typename V>
   static int sort(const void* ki, void* ko, void* ka, const void* vi, void* vo, void* va, long long n, int begin,
-                  int end, int desc, void* ws, size_t ws_bytes, int* selector, cudaStream_t s) {
+                  int end, int desc, void* ws, size_t ws_bytes, int* selector, cudaStream_t s, long long rows) {
     return radix_sort::sort<U, kKind, V, P>(static_cast<const U*>(ki), static_cast<U*>(ko), static_cast<U*>(ka),
                                             static_cast<const V*>(vi), static_cast<V*>(vo), static_cast<V*>(va), n,
-                                            begin, end, desc != 0, ws, ws_bytes, selector, s);
+                                            begin, end, desc != 0, ws, ws_bytes, selector, s, rows);
   }
 };
 
-// Keys of type T, values of value_bytes bytes (0: none), moved as raw bits.
+// Keys of type T, values of value_bytes bytes (0: none), moved as raw bits; rows > 1: n / rows keys a row, each
+// row sorted on its own.
 template <typename T>
 int run(int value_bytes, const void* ki, void* ko, void* ka, const void* vi, void* vo, void* va, long long n, int begin,
-        int end, int desc, void* ws, size_t ws_bytes, int* sel, cudaStream_t s) {
+        int end, int desc, void* ws, size_t ws_bytes, int* sel, cudaStream_t s, long long rows) {
   using radix_sort::Bits;
   switch (value_bytes) {
     case 0:
       return Key<T>::template sort<radix_sort::NoValue>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel,
-                                                        s);
+                                                        s, rows);
     case 1:
-      return Key<T>::template sort<Bits<1>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s);
+      return Key<T>::template sort<Bits<1>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
+                                                  rows);
     case 2:
-      return Key<T>::template sort<Bits<2>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s);
+      return Key<T>::template sort<Bits<2>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
+                                                  rows);
     case 4:
-      return Key<T>::template sort<Bits<4>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s);
+      return Key<T>::template sort<Bits<4>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
+                                                  rows);
     case 8:
-      return Key<T>::template sort<Bits<8>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s);
+      return Key<T>::template sort<Bits<8>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
+                                                  rows);
     default:
       return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: values of %d bytes (0: none, 1, 2, 4 or 8)", value_bytes);
   }
@@ -274,18 +279,18 @@ int run(int value_bytes, const void* ki, void* ko, void* ka, const void* vi, voi
 extern "C" size_t muh_radix_sort_workspace(int key_dtype, long long n) {
   using namespace muh;
   switch (key_dtype) {
-    case MUH_BFLOAT16: return radix_run::Key<muh::bf16>::workspace(n);
-    case MUH_FLOAT16: return radix_run::Key<__half>::workspace(n);
-    case MUH_FLOAT32: return radix_run::Key<float>::workspace(n);
-    case MUH_FLOAT64: return radix_run::Key<double>::workspace(n);
-    case MUH_INT16: return radix_run::Key<short>::workspace(n);
-    case MUH_INT32: return radix_run::Key<int>::workspace(n);
-    case MUH_INT64: return radix_run::Key<long long>::workspace(n);
-    case MUH_INT8: return radix_run::Key<signed char>::workspace(n);
-    case MUH_UINT16: return radix_run::Key<unsigned short>::workspace(n);
-    case MUH_UINT32: return radix_run::Key<unsigned>::workspace(n);
-    case MUH_UINT64: return radix_run::Key<unsigned long long>::workspace(n);
-    case MUH_UINT8: return radix_run::Key<unsigned char>::workspace(n);
+    case MUH_BFLOAT16: return radix_run::Key<muh::bf16>::workspace(n, 1);
+    case MUH_FLOAT16: return radix_run::Key<__half>::workspace(n, 1);
+    case MUH_FLOAT32: return radix_run::Key<float>::workspace(n, 1);
+    case MUH_FLOAT64: return radix_run::Key<double>::workspace(n, 1);
+    case MUH_INT16: return radix_run::Key<short>::workspace(n, 1);
+    case MUH_INT32: return radix_run::Key<int>::workspace(n, 1);
+    case MUH_INT64: return radix_run::Key<long long>::workspace(n, 1);
+    case MUH_INT8: return radix_run::Key<signed char>::workspace(n, 1);
+    case MUH_UINT16: return radix_run::Key<unsigned short>::workspace(n, 1);
+    case MUH_UINT32: return radix_run::Key<unsigned>::workspace(n, 1);
+    case MUH_UINT64: return radix_run::Key<unsigned long long>::workspace(n, 1);
+    case MUH_UINT8: return radix_run::Key<unsigned char>::workspace(n, 1);
     default: return 0;
   }
 }
@@ -309,76 +314,205 @@ extern "C" int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_i
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(muh::bf16));
       return radix_run::run<muh::bf16>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_FLOAT16:
       if (end_bit > 8 * (int)sizeof(__half))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(__half));
       return radix_run::run<__half>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_FLOAT32:
       if (end_bit > 8 * (int)sizeof(float))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(float));
       return radix_run::run<float>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_FLOAT64:
       if (end_bit > 8 * (int)sizeof(double))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(double));
       return radix_run::run<double>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_INT16:
       if (end_bit > 8 * (int)sizeof(short))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(short));
       return radix_run::run<short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_INT32:
       if (end_bit > 8 * (int)sizeof(int))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(int));
       return radix_run::run<int>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                 begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                 begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_INT64:
       if (end_bit > 8 * (int)sizeof(long long))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(long long));
       return radix_run::run<long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_INT8:
       if (end_bit > 8 * (int)sizeof(signed char))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(signed char));
       return radix_run::run<signed char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                         begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                         begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_UINT16:
       if (end_bit > 8 * (int)sizeof(unsigned short))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(unsigned short));
       return radix_run::run<unsigned short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                            n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                            n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
+                                            1);
     case MUH_UINT32:
       if (end_bit > 8 * (int)sizeof(unsigned))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(unsigned));
       return radix_run::run<unsigned>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                      begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                      begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
     case MUH_UINT64:
       if (end_bit > 8 * (int)sizeof(unsigned long long))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(unsigned long long));
       return radix_run::run<unsigned long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out,
                                                 values_alt, n, begin_bit, end_bit, descending, workspace,
-                                                workspace_bytes, selector, s);
+                                                workspace_bytes, selector, s, 1);
     case MUH_UINT8:
       if (end_bit > 8 * (int)sizeof(unsigned char))
         return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
                           8 * (int)sizeof(unsigned char));
       return radix_run::run<unsigned char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                           n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s);
+                                           n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
+                                           1);
     default:
       return host::fail(MUH_ERR_UNSUPPORTED, "muh_radix_sort: key dtype %d is not supported by spec `%s`", key_dtype,
                         host::kSpecName);
+  }
+}
+
+// Each of `rows` rows of `cols` keys (and values) sorted on its own, out of place: one sort whose tiles never
+// straddle two rows, each row with its own digit counts and a look-back that stops at its first tile.
+extern "C" size_t muh_radix_sort_rows_workspace(int key_dtype, long long rows, long long cols) {
+  using namespace muh;
+  if (rows < 1 || cols < 0) return 0;
+  switch (key_dtype) {
+    case MUH_BFLOAT16: return radix_run::Key<muh::bf16>::workspace(rows * cols, rows);
+    case MUH_FLOAT16: return radix_run::Key<__half>::workspace(rows * cols, rows);
+    case MUH_FLOAT32: return radix_run::Key<float>::workspace(rows * cols, rows);
+    case MUH_FLOAT64: return radix_run::Key<double>::workspace(rows * cols, rows);
+    case MUH_INT16: return radix_run::Key<short>::workspace(rows * cols, rows);
+    case MUH_INT32: return radix_run::Key<int>::workspace(rows * cols, rows);
+    case MUH_INT64: return radix_run::Key<long long>::workspace(rows * cols, rows);
+    case MUH_INT8: return radix_run::Key<signed char>::workspace(rows * cols, rows);
+    case MUH_UINT16: return radix_run::Key<unsigned short>::workspace(rows * cols, rows);
+    case MUH_UINT32: return radix_run::Key<unsigned>::workspace(rows * cols, rows);
+    case MUH_UINT64: return radix_run::Key<unsigned long long>::workspace(rows * cols, rows);
+    case MUH_UINT8: return radix_run::Key<unsigned char>::workspace(rows * cols, rows);
+    default: return 0;
+  }
+}
+
+extern "C" int muh_radix_sort_rows(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
+                                   const void* values_in, void* values_out, void* values_alt, long long rows,
+                                   long long cols, int begin_bit, int end_bit, int descending, void* workspace,
+                                   size_t workspace_bytes, void* stream) {
+  using namespace muh;
+  int rc = host::check_device();
+  if (rc) return rc;
+  if (rows < 1 || cols < 0 || (cols > 0 && rows > 4294967295LL / cols))  // offsets of 4-byte counts
+    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: %lld rows of %lld keys (at most 4294967295 keys)", rows,
+                      cols);
+  if (begin_bit < 0 || end_bit < begin_bit)
+    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: bits [%d, %d) (need 0 <= begin_bit <= end_bit)",
+                      begin_bit, end_bit);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (key_dtype) {
+    case MUH_BFLOAT16:
+      if (end_bit > 8 * (int)sizeof(muh::bf16))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(muh::bf16));
+      return radix_run::run<muh::bf16>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                       rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr,
+                                       s, rows);
+    case MUH_FLOAT16:
+      if (end_bit > 8 * (int)sizeof(__half))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(__half));
+      return radix_run::run<__half>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                    rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
+                                    rows);
+    case MUH_FLOAT32:
+      if (end_bit > 8 * (int)sizeof(float))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(float));
+      return radix_run::run<float>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                   rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
+                                   rows);
+    case MUH_FLOAT64:
+      if (end_bit > 8 * (int)sizeof(double))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(double));
+      return radix_run::run<double>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                    rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
+                                    rows);
+    case MUH_INT16:
+      if (end_bit > 8 * (int)sizeof(short))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(short));
+      return radix_run::run<short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                   rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
+                                   rows);
+    case MUH_INT32:
+      if (end_bit > 8 * (int)sizeof(int))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(int));
+      return radix_run::run<int>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                 rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
+                                 rows);
+    case MUH_INT64:
+      if (end_bit > 8 * (int)sizeof(long long))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(long long));
+      return radix_run::run<long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                       rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr,
+                                       s, rows);
+    case MUH_INT8:
+      if (end_bit > 8 * (int)sizeof(signed char))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(signed char));
+      return radix_run::run<signed char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                         rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes,
+                                         nullptr, s, rows);
+    case MUH_UINT16:
+      if (end_bit > 8 * (int)sizeof(unsigned short))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(unsigned short));
+      return radix_run::run<unsigned short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                            rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes,
+                                            nullptr, s, rows);
+    case MUH_UINT32:
+      if (end_bit > 8 * (int)sizeof(unsigned))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(unsigned));
+      return radix_run::run<unsigned>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                      rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr,
+                                      s, rows);
+    case MUH_UINT64:
+      if (end_bit > 8 * (int)sizeof(unsigned long long))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(unsigned long long));
+      return radix_run::run<unsigned long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out,
+                                                values_alt, rows * cols, begin_bit, end_bit, descending, workspace,
+                                                workspace_bytes, nullptr, s, rows);
+    case MUH_UINT8:
+      if (end_bit > 8 * (int)sizeof(unsigned char))
+        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
+                          8 * (int)sizeof(unsigned char));
+      return radix_run::run<unsigned char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                           rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes,
+                                           nullptr, s, rows);
+    default:
+      return host::fail(MUH_ERR_UNSUPPORTED, "muh_radix_sort_rows: key dtype %d is not supported by spec `%s`",
+                        key_dtype, host::kSpecName);
   }
 }

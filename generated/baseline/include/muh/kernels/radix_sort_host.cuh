@@ -27,12 +27,13 @@ struct Shape {
   static long long tiles(long long n) { return (n + kTile - 1) / kTile; }
 };
 
-// Workspace bytes a sort of n keys of this policy needs (every pass a key of this size can have).
+// Workspace bytes a sort of n keys of this policy needs (counts for kMaxPasses passes: sort()'s fixed layout); of
+// `rows` rows of n / rows keys each sorted on its own, every row's counts and tiles.
 template <typename U, typename P>
-size_t workspace_bytes(long long n) {
+size_t workspace_bytes(long long n, long long rows = 1) {
   typedef Shape<P> S;
-  const int passes = S::passes(0, 8 * (int)sizeof(U));
-  return Workspace::bytes(n > S::kSingle ? S::tiles(n) : 0, passes, S::kRadix);
+  if (rows <= 1) return Workspace::bytes(n > S::kSingle ? S::tiles(n) : 0, kMaxPasses, S::kRadix);
+  return Workspace::bytes(rows * S::tiles(n / rows), kMaxPasses * (int)rows, S::kRadix);
 }
 
 // The kernel's dynamic shared memory above 48 KiB, asked for once per device (`done`: the caller's
@@ -75,9 +76,26 @@ int copy(T* dst, const T* src, long long n, cudaStream_t s) {
                           "radix sort copy");
 }
 
+// The per-row onesweep kernel (sort_rows): instantiated for 4-byte values only (the rows' positions), so a build
+// compiles twelve more onesweep kernels, not sixty.
+template <typename U, int kKind, typename V, typename P, bool kFour = Payload<V>::kBytes == 4>
+struct RowsKernel {
+  typedef void (*K)(const U*, U*, const V*, V*, long long, unsigned, Digits<U, kKind>, const unsigned*, int,
+                    unsigned long long*, unsigned*, const unsigned*, int);
+  static K get() { return onesweep_kernel<U, kKind, V, P, true>; }
+};
+template <typename U, int kKind, typename V, typename P>
+struct RowsKernel<U, kKind, V, P, false> {
+  typedef void (*K)(const U*, U*, const V*, V*, long long, unsigned, Digits<U, kKind>, const unsigned*, int,
+                    unsigned long long*, unsigned*, const unsigned*, int);
+  static K get() { return 0; }
+};
+
 template <typename U, int kKind, typename V, typename P>
 int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_out, V* vals_alt, long long n, int begin,
-         int end, bool descending, void* ws, size_t ws_bytes, int* selector, cudaStream_t s) {
+         int end, bool descending, void* ws, size_t ws_bytes, int* selector, cudaStream_t s, long long rows = 1) {
+  // rows > 1: n / rows keys a row, each row sorted on its own (sort_rows): a tile never straddles two rows, each
+  // row has its own digit counts and its look-back stops at its first tile
   typedef Shape<P> S;
   const bool pairs = Payload<V>::kBytes != 0;
   Digits<U, kKind> dg;
@@ -92,7 +110,13 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
     int rc = copy(keys_out, keys_in, n, s);
     return rc || !pairs ? rc : copy(vals_out, vals_in, n, s);
   }
-  if (n <= S::kSingle) {  // one block, every pass (digits of the single-tile policy's bits)
+  const long long cols = rows > 1 ? n / rows : n;
+  const int row_passes = passes * (int)(rows > 1 ? rows : 1);  // counts blocks: a pass of a row each
+  // where the look-back words start: after counts for kMaxPasses passes a row, whatever this sort's bits, so that
+  // the words of every sort on this workspace (of any key type or bit range, of this row count) lie in one place
+  // and never where another sort's counts were (a count read as a look-back word could carry a valid epoch)
+  const int layout = kMaxPasses * (int)(rows > 1 ? rows : 1);
+  if (rows <= 1 && n <= S::kSingle) {  // one block, every pass (digits of the single-tile policy's bits)
     typedef SingleSmem<U, V, P::kSingleThreads, P::kSingleItems, P::kSingleBits> Smem;
     const int single_passes = (end - begin + P::kSingleBits - 1) / P::kSingleBits;
     void (*k)(const U*, U*, const V*, V*, int, Digits<U, kKind>, int, int, int) = single_tile_kernel<U, kKind, V, P>;
@@ -107,12 +131,12 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
   if (!selector && passes > 1 && (!keys_alt || (pairs && !vals_alt)))
     return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: %d passes need the alternate buffer(s) of %lld elements",
                       passes, n);
-  const long long tiles = S::tiles(n);
-  if (ws_bytes < Workspace::bytes(tiles, passes, S::kRadix))
+  const long long tiles_per_row = S::tiles(cols), tiles = tiles_per_row * (rows > 1 ? rows : 1);
+  if (ws_bytes < Workspace::bytes(tiles, layout, S::kRadix))
     return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: workspace of %zu bytes, need %zu (muh_radix_sort_workspace)",
-                      ws_bytes, Workspace::bytes(tiles, passes, S::kRadix));
+                      ws_bytes, Workspace::bytes(tiles, layout, S::kRadix));
   int rc = host::cuda_check(
-      cudaMemsetAsync(static_cast<char*>(ws) + 64, 0, Workspace::status_offset(passes, S::kRadix) - 64, s),
+      cudaMemsetAsync(static_cast<char*>(ws) + 64, 0, Workspace::status_offset(layout, S::kRadix) - 64, s),
       "radix sort workspace clear");
   if (rc) return rc;
   unsigned* counts = Workspace::counts(ws);
@@ -121,18 +145,22 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
     // one wave of resident blocks striding over the tiles
     const int cap = histogram_grid<U, kKind, P>();
     if (cap < 0) return -cap;
-    const long long want = (n + kHistTile - 1) / kHistTile;
-    histogram_kernel<U, kKind, P>
-        <<<(int)(want < cap ? want : cap), P::kHistThreads, 0, s>>>(keys_in, n, dg, begin, end, passes, counts);
+    const long long want = (cols + kHistTile - 1) / kHistTile, nrows = rows > 1 ? rows : 1;
+    const long long per_row = cap / nrows > 0 ? cap / nrows : 1;
+    const dim3 grid((unsigned)(want < per_row ? want : per_row), (unsigned)nrows);
+    histogram_kernel<U, kKind, P><<<grid, P::kHistThreads, 0, s>>>(keys_in, cols, dg, begin, end, passes, counts);
     if ((rc = host::launch_check("radix sort histogram"))) return rc;
-    exclusive_sum_kernel<P><<<passes, P::kScanThreads, 0, s>>>(counts, Workspace::epoch(ws), passes);
+    exclusive_sum_kernel<P><<<row_passes, P::kScanThreads, 0, s>>>(counts, Workspace::epoch(ws), passes, cols);
     if ((rc = host::launch_check("radix sort exclusive sum"))) return rc;
   }
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> Smem;
-  void (*k)(const U*, U*, const V*, V*, long long, Digits<U, kKind>, const unsigned*, unsigned long long*, unsigned*,
-            const unsigned*, int) = onesweep_kernel<U, kKind, V, P>;
-  static int done[host::kMaxDevices];
-  if ((rc = allow_smem(k, (int)Smem::kBytes, done))) return rc;
+  typedef typename RowsKernel<U, kKind, V, P>::K Kernel;
+  const Kernel k = rows > 1 ? RowsKernel<U, kKind, V, P>::get() : onesweep_kernel<U, kKind, V, P, false>;
+  if (!k)
+    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: values of %d bytes (a sort of rows moves 4-byte values)",
+                      (int)Payload<V>::kBytes);
+  static int done[host::kMaxDevices], done_rows[host::kMaxDevices];
+  if ((rc = allow_smem(k, (int)Smem::kBytes, rows > 1 ? done_rows : done))) return rc;
   // pass p writes to the buffer that makes the last pass land in keys_out (out of place), or alternates
   // (double buffer)
   const U* src = keys_in;
@@ -150,8 +178,9 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
       vdst = to_out ? vals_out : vals_alt;
     }
     k<<<(unsigned)tiles, P::kThreads, Smem::kBytes, s>>>(
-        src, dst, vsrc, vdst, n, dg.template pass<P::kBits>(begin, end, p), counts + (size_t)p * S::kRadix,
-        Workspace::status(ws, passes, S::kRadix), Workspace::counters(ws) + p, Workspace::epoch(ws), passes - 1 - p);
+        src, dst, vsrc, vdst, cols, (unsigned)tiles_per_row, dg.template pass<P::kBits>(begin, end, p),
+        counts + (size_t)p * S::kRadix, passes * S::kRadix, Workspace::status(ws, layout, S::kRadix),
+        Workspace::counters(ws) + p, Workspace::epoch(ws), passes - 1 - p);
     if ((rc = host::launch_check("radix sort onesweep"))) return rc;
     src = dst;
     vsrc = vdst;

@@ -193,6 +193,10 @@ template <typename U, int kKind, typename P>
 __global__ void __launch_bounds__(P::kHistThreads, P::kHistMinBlocks)
     histogram_kernel(const U* keys, long long n, Digits<U, kKind> dg, int begin, int end, int passes,
                      unsigned* counts) {
+  // blockIdx.y: the row (rows sorted each on its own: n keys a row, the counts of row r at counts + r * passes *
+  // radix); one row otherwise
+  keys += (size_t)blockIdx.y * (size_t)n;
+  counts += (size_t)blockIdx.y * (size_t)passes * (1u << P::kBits);
   enum { kRadix = 1 << P::kBits, kTile = P::kHistThreads * P::kHistItems, kPasses = MaxPasses<U, P::kBits>::value };
   __shared__ unsigned hist[kPasses][kRadix];
   for (int i = threadIdx.x; i < kPasses * kRadix; i += P::kHistThreads) hist[i / kRadix][i % kRadix] = 0;
@@ -218,7 +222,10 @@ struct Add {
 };
 
 template <typename P>
-__global__ void __launch_bounds__(P::kScanThreads) exclusive_sum_kernel(unsigned* counts, unsigned* epoch, int passes) {
+__global__ void __launch_bounds__(P::kScanThreads)
+    exclusive_sum_kernel(unsigned* counts, unsigned* epoch, int passes, long long cols) {
+  // block b: pass b % passes of row b / passes; each start includes the row's first element (row * cols)
+  const unsigned row_base = (unsigned)((long long)(blockIdx.x / (unsigned)passes) * cols);
   enum { kRadix = 1 << P::kBits, kPer = (kRadix + P::kScanThreads - 1) / P::kScanThreads };
   __shared__ unsigned tmp[P::kScanThreads / warp::kSize];
   unsigned* c = counts + (size_t)blockIdx.x * kRadix;
@@ -234,7 +241,7 @@ __global__ void __launch_bounds__(P::kScanThreads) exclusive_sum_kernel(unsigned
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
     const int b = threadIdx.x * kPer + j;
-    if (b < kRadix) c[b] = ex;
+    if (b < kRadix) c[b] = row_base + ex;
     ex += v[j];
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *epoch = (*epoch + (unsigned)passes) & (unsigned)kEpochMask;
@@ -346,13 +353,14 @@ template <int kRadix, int kPer>
 struct PublishCounts {
   scan_tile::TileState<unsigned, 0> st;
   long long tile;
+  bool first;  // the first tile of its row (of the sort: one row): its counts are already its inclusive prefix
   unsigned epoch;
   __device__ __forceinline__ void operator()(const unsigned (&counts)[kPer]) const {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int b = threadIdx.x * kPer + j;
       if (b < kRadix)
-        st.publish(tile * kRadix + b, epoch, tile ? scan_tile::kAggregate : scan_tile::kPrefix, counts[j]);
+        st.publish(tile * kRadix + b, epoch, first ? scan_tile::kPrefix : scan_tile::kAggregate, counts[j]);
     }
   }
 };
@@ -438,8 +446,8 @@ __device__ __forceinline__ void exchange(const U (&keys)[kItems], const int (&ra
 template <bool kFull, typename U, int kKind, typename V, typename P>
 __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out,
                                               const Digits<U, kKind>& dg, const unsigned* starts,
-                                              unsigned long long* status, unsigned tile, long long base, int valid,
-                                              unsigned epoch, unsigned char* smem_raw) {
+                                              unsigned long long* status, unsigned tile, unsigned row_first,
+                                              long long base, int valid, unsigned epoch, unsigned char* smem_raw) {
   typedef Rank<P::kThreads, P::kItems, P::kBits, (sizeof(U) <= 4)> R;
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kRadix = 1 << P::kBits, kPer = R::kPer, kItems = P::kItems };
@@ -475,6 +483,7 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
   PublishCounts<kRadix, kPer> publish;
   publish.st.words = status;
   publish.tile = (long long)tile;
+  publish.first = tile == row_first;
   publish.epoch = epoch;
   const scan_tile::TileState<unsigned, 0>& st = publish.st;
   {
@@ -498,7 +507,7 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
     const int b = threadIdx.x * kPer + j;
     if (b < kRadix) {
       unsigned before = 0;
-      for (long long t = (long long)tile - 1; t >= 0; --t) {
+      for (long long t = (long long)tile - 1; t >= (long long)row_first; --t) {  // the row's tiles before this one
         int kind;
         unsigned v;
         do {
@@ -507,7 +516,9 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
         before += v;
         if (kind == scan_tile::kPrefix) break;
       }
-      if (tile) st.publish((long long)tile * kRadix + b, epoch, scan_tile::kPrefix, before + counts[j]);
+      if (tile != row_first) st.publish((long long)tile * kRadix + b, epoch, scan_tile::kPrefix, before + counts[j]);
+      // where this tile's keys of digit b go: its row's first element (starts holds it, with the row's digit
+      // starts), the keys of digit b in the row's tiles before it, less the tile's keys of smaller digits
       global_off[b] = starts[b] + before - excl[j];
     }
   }
@@ -558,11 +569,11 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
 // is epoch - (passes - 1 - pass). Bounded to kMinBlocks blocks per SM for keys only and for keys of at most 4
 // bytes with 4-byte values (argsort's indices: OnesweepLayout); other pairs spilled there at two blocks (8-byte
 // ones hold twice the registers; float32 keys with 1- and 2-byte values 136 bytes, ptxas 13.0), and keep one.
-template <typename U, int kKind, typename V, typename P>
+template <typename U, int kKind, typename V, typename P, bool kRows>
 __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
-    onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long n, Digits<U, kKind> dg,
-                    const unsigned* starts, unsigned long long* status, unsigned* counter, const unsigned* epoch_of,
-                    int back) {
+    onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long cols,
+                    unsigned tiles_per_row, Digits<U, kKind> dg, const unsigned* starts, int starts_stride,
+                    unsigned long long* status, unsigned* counter, const unsigned* epoch_of, int back) {
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kTile = P::kThreads * P::kItems };
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -571,9 +582,14 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   if (threadIdx.x == 0) *tile_slot = atomicAdd(counter, 1u);
   __syncthreads();
   const unsigned tile = *tile_slot;
-  const long long base = (long long)tile * kTile;
-  const long long left = n - base;
+  // kRows: the tile's row (rows sorted each on its own: sort_rows) and its place in the row; else one row of `cols`
+  // keys (a separate instantiation: the row arithmetic made the flat sort's kernels spill at their register bound)
+  const unsigned row = kRows ? tile / tiles_per_row : 0u, row_first = kRows ? row * tiles_per_row : 0u;
+  const long long in_row = (long long)(tile - row_first) * kTile;
+  const long long base = (long long)row * cols + in_row;
+  const long long left = cols - in_row;
   const int valid = left < kTile ? (int)left : (int)kTile;
+  if (kRows) starts += (size_t)row * (size_t)starts_stride;
   const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
   // a whole tile without a bound check on any key (every tile but the last): the checks and the constants they
   // made ptxas reload per key were 17 instructions a key in the scatter alone (ncu source view, H100,
@@ -582,11 +598,11 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   // of CPU) is not doubled for a speed no GPU there has measured.
   enum { kSplit = warp::kBallotIsVote };
   if (kSplit && valid == kTile)
-    onesweep_tile<kSplit, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, base, valid,
-                                          epoch, smem_raw);
+    onesweep_tile<kSplit, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, row_first,
+                                          base, valid, epoch, smem_raw);
   else
-    onesweep_tile<false, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, base, valid,
-                                         epoch, smem_raw);
+    onesweep_tile<false, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, row_first,
+                                         base, valid, epoch, smem_raw);
 }
 
 // ---- a small problem: every pass in one block -------------------------------------------------------

@@ -64,4 +64,15 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                                 ptr(values_out), ptr(values_alt), n, begin_bit, end_bit, descending, ptr(workspace),
                                 static_cast<size_t>(workspace_bytes), static_cast<int*>(ptr(selector)), ptr(stream));
         });
+  m.def("muh_radix_sort_rows_workspace", [](int key_dtype, int64_t rows, int64_t cols) {
+    return static_cast<int64_t>(muh_radix_sort_rows_workspace(key_dtype, rows, cols));
+  });
+  m.def("muh_radix_sort_rows",
+        [](int key_dtype, int value_bytes, int64_t keys_in, int64_t keys_out, int64_t keys_alt, int64_t values_in,
+           int64_t values_out, int64_t values_alt, int64_t rows, int64_t cols, int begin_bit, int end_bit,
+           int descending, int64_t workspace, int64_t workspace_bytes, int64_t stream) {
+          return muh_radix_sort_rows(key_dtype, value_bytes, ptr(keys_in), ptr(keys_out), ptr(keys_alt), ptr(values_in),
+                                     ptr(values_out), ptr(values_alt), rows, cols, begin_bit, end_bit, descending,
+                                     ptr(workspace), static_cast<size_t>(workspace_bytes), ptr(stream));
+        });
 }

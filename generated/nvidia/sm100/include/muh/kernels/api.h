@@ -65,6 +65,13 @@ size_t muh_radix_sort_workspace(int key_dtype, long long n);
 int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
                    const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit, int end_bit,
                    int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream);
+/* bytes (zero-filled) */
+size_t muh_radix_sort_rows_workspace(int key_dtype, long long rows, long long cols);
+/* each row on its own, out of place */
+int muh_radix_sort_rows(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
+                        const void* values_in, void* values_out, void* values_alt, long long rows, long long cols,
+                        int begin_bit, int end_bit, int descending, void* workspace, size_t workspace_bytes,
+                        void* stream);
 
 #ifdef __cplusplus
 }
