@@ -52,7 +52,8 @@ struct P {{
 }};
 typedef {v} NV;
 template int muh::radix_sort::sort<{u}, pr::kKeyKind, NV, P>(const {u}*, {u}*, {u}*, const NV*, NV*, NV*, long long,
-                                                             int, int, bool, void*, size_t, int*, cudaStream_t);
+                                                             int, int, bool, void*, size_t, int*, cudaStream_t,
+                                                             long long);
 """
 
 CUB_TU = """
@@ -144,7 +145,11 @@ def sass(cubin: Path) -> dict:
     tool = cuobjdump()
     if tool is None:
         return {}
-    text = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    r = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True)
+    if r.returncode:  # e.g. the pip cuobjdump without nvdisasm beside it: no instruction mix
+        print(f"cuobjdump -sass failed, no SASS column: {r.stderr.strip()[:200]}", file=sys.stderr)
+        return {}
+    text = r.stdout
     out = {}
     for chunk in re.split(r"\n\s+Function : ", text)[1:]:
         name = chunk.split("\n", 1)[0].strip()
