@@ -240,213 +240,139 @@ int run(int value_bytes, const void* ki, void* ko, void* ka, const void* vi, voi
 }  // namespace radix_run MUH_LIBRARY_LOCAL
 }  // namespace muh
 
-extern "C" size_t muh_radix_sort_workspace(int key_dtype, long long n) {
+namespace muh {
+namespace radix_entry MUH_LIBRARY_LOCAL {
+
+// The workspace of a sort of n keys in `rows` rows (1: one flat sort), by key dtype.
+size_t workspace_of(int key_dtype, long long n, long long rows) {
   using namespace muh;
   switch (key_dtype) {
-    case MUH_FLOAT32: return radix_run::Key<float>::workspace(n, 1);
-    case MUH_FLOAT64: return radix_run::Key<double>::workspace(n, 1);
-    case MUH_INT16: return radix_run::Key<short>::workspace(n, 1);
-    case MUH_INT32: return radix_run::Key<int>::workspace(n, 1);
-    case MUH_INT64: return radix_run::Key<long long>::workspace(n, 1);
-    case MUH_INT8: return radix_run::Key<signed char>::workspace(n, 1);
-    case MUH_UINT16: return radix_run::Key<unsigned short>::workspace(n, 1);
-    case MUH_UINT32: return radix_run::Key<unsigned>::workspace(n, 1);
-    case MUH_UINT64: return radix_run::Key<unsigned long long>::workspace(n, 1);
-    case MUH_UINT8: return radix_run::Key<unsigned char>::workspace(n, 1);
+    case MUH_FLOAT32: return radix_run::Key<float>::workspace(n, rows);
+    case MUH_FLOAT64: return radix_run::Key<double>::workspace(n, rows);
+    case MUH_INT16: return radix_run::Key<short>::workspace(n, rows);
+    case MUH_INT32: return radix_run::Key<int>::workspace(n, rows);
+    case MUH_INT64: return radix_run::Key<long long>::workspace(n, rows);
+    case MUH_INT8: return radix_run::Key<signed char>::workspace(n, rows);
+    case MUH_UINT16: return radix_run::Key<unsigned short>::workspace(n, rows);
+    case MUH_UINT32: return radix_run::Key<unsigned>::workspace(n, rows);
+    case MUH_UINT64: return radix_run::Key<unsigned long long>::workspace(n, rows);
+    case MUH_UINT8: return radix_run::Key<unsigned char>::workspace(n, rows);
     default: return 0;
   }
+}
+
+// Both C entries: the checks every sort shares, then the key dtype's sort (`who` names the entry in errors).
+int sort_of(const char* who, int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
+            const void* values_in, void* values_out, void* values_alt, long long n, long long rows, int begin_bit,
+            int end_bit, int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream) {
+  using namespace muh;
+  int rc = host::check_device();
+  if (rc) return rc;
+  if (begin_bit < 0 || end_bit < begin_bit)
+    return host::fail(MUH_ERR_ARGUMENT, "%s: bits [%d, %d) (need 0 <= begin_bit <= end_bit)", who, begin_bit, end_bit);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (key_dtype) {
+    case MUH_FLOAT32:
+      if (end_bit > 8 * (int)sizeof(float))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(float));
+      return radix_run::run<float>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_FLOAT64:
+      if (end_bit > 8 * (int)sizeof(double))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(double));
+      return radix_run::run<double>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_INT16:
+      if (end_bit > 8 * (int)sizeof(short))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(short));
+      return radix_run::run<short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_INT32:
+      if (end_bit > 8 * (int)sizeof(int))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(int));
+      return radix_run::run<int>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                 begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_INT64:
+      if (end_bit > 8 * (int)sizeof(long long))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(long long));
+      return radix_run::run<long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_INT8:
+      if (end_bit > 8 * (int)sizeof(signed char))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(signed char));
+      return radix_run::run<signed char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                         begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_UINT16:
+      if (end_bit > 8 * (int)sizeof(unsigned short))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(unsigned short));
+      return radix_run::run<unsigned short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                            n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
+                                            rows);
+    case MUH_UINT32:
+      if (end_bit > 8 * (int)sizeof(unsigned))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(unsigned));
+      return radix_run::run<unsigned>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
+                                      begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+    case MUH_UINT64:
+      if (end_bit > 8 * (int)sizeof(unsigned long long))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(unsigned long long));
+      return radix_run::run<unsigned long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out,
+                                                values_alt, n, begin_bit, end_bit, descending, workspace,
+                                                workspace_bytes, selector, s, rows);
+    case MUH_UINT8:
+      if (end_bit > 8 * (int)sizeof(unsigned char))
+        return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
+                          8 * (int)sizeof(unsigned char));
+      return radix_run::run<unsigned char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
+                                           n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
+                                           rows);
+    default:
+      return host::fail(MUH_ERR_UNSUPPORTED, "%s: key dtype %d is not supported by spec `%s`", who, key_dtype,
+                        host::kSpecName);
+  }
+}
+
+}  // namespace radix_entry MUH_LIBRARY_LOCAL
+}  // namespace muh
+
+extern "C" size_t muh_radix_sort_workspace(int key_dtype, long long n) {
+  return muh::radix_entry::workspace_of(key_dtype, n, 1);
 }
 
 extern "C" int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
                               const void* values_in, void* values_out, void* values_alt, long long n, int begin_bit,
                               int end_bit, int descending, void* workspace, size_t workspace_bytes, int* selector,
                               void* stream) {
-  using namespace muh;
-  int rc = host::check_device();
-  if (rc) return rc;
   if (n < 0 || n > 4294967295LL)  // offsets of 4-byte counts
-    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: %lld keys (0 to 4294967295 keys per call)", n);
-  if (begin_bit < 0 || end_bit < begin_bit)
-    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: bits [%d, %d) (need 0 <= begin_bit <= end_bit)", begin_bit,
-                      end_bit);
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  switch (key_dtype) {
-    case MUH_FLOAT32:
-      if (end_bit > 8 * (int)sizeof(float))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(float));
-      return radix_run::run<float>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_FLOAT64:
-      if (end_bit > 8 * (int)sizeof(double))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(double));
-      return radix_run::run<double>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_INT16:
-      if (end_bit > 8 * (int)sizeof(short))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(short));
-      return radix_run::run<short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_INT32:
-      if (end_bit > 8 * (int)sizeof(int))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(int));
-      return radix_run::run<int>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                 begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_INT64:
-      if (end_bit > 8 * (int)sizeof(long long))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(long long));
-      return radix_run::run<long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_INT8:
-      if (end_bit > 8 * (int)sizeof(signed char))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(signed char));
-      return radix_run::run<signed char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                         begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_UINT16:
-      if (end_bit > 8 * (int)sizeof(unsigned short))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned short));
-      return radix_run::run<unsigned short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                            n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
-                                            1);
-    case MUH_UINT32:
-      if (end_bit > 8 * (int)sizeof(unsigned))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned));
-      return radix_run::run<unsigned>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                      begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, 1);
-    case MUH_UINT64:
-      if (end_bit > 8 * (int)sizeof(unsigned long long))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned long long));
-      return radix_run::run<unsigned long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out,
-                                                values_alt, n, begin_bit, end_bit, descending, workspace,
-                                                workspace_bytes, selector, s, 1);
-    case MUH_UINT8:
-      if (end_bit > 8 * (int)sizeof(unsigned char))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned char));
-      return radix_run::run<unsigned char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                           n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
-                                           1);
-    default:
-      return host::fail(MUH_ERR_UNSUPPORTED, "muh_radix_sort: key dtype %d is not supported by spec `%s`", key_dtype,
-                        host::kSpecName);
-  }
+    return muh::host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: %lld keys (0 to 4294967295 keys per call)", n);
+  return muh::radix_entry::sort_of("muh_radix_sort", key_dtype, value_bytes, keys_in, keys_out, keys_alt, values_in,
+                                   values_out, values_alt, n, 1, begin_bit, end_bit, descending, workspace,
+                                   workspace_bytes, selector, stream);
 }
 
 // Each of `rows` rows of `cols` keys (and values) sorted on its own, out of place: one sort whose tiles never
 // straddle two rows, each row with its own digit counts and a look-back that stops at its first tile.
 extern "C" size_t muh_radix_sort_rows_workspace(int key_dtype, long long rows, long long cols) {
-  using namespace muh;
-  if (rows < 1 || cols < 0) return 0;
-  switch (key_dtype) {
-    case MUH_FLOAT32: return radix_run::Key<float>::workspace(rows * cols, rows);
-    case MUH_FLOAT64: return radix_run::Key<double>::workspace(rows * cols, rows);
-    case MUH_INT16: return radix_run::Key<short>::workspace(rows * cols, rows);
-    case MUH_INT32: return radix_run::Key<int>::workspace(rows * cols, rows);
-    case MUH_INT64: return radix_run::Key<long long>::workspace(rows * cols, rows);
-    case MUH_INT8: return radix_run::Key<signed char>::workspace(rows * cols, rows);
-    case MUH_UINT16: return radix_run::Key<unsigned short>::workspace(rows * cols, rows);
-    case MUH_UINT32: return radix_run::Key<unsigned>::workspace(rows * cols, rows);
-    case MUH_UINT64: return radix_run::Key<unsigned long long>::workspace(rows * cols, rows);
-    case MUH_UINT8: return radix_run::Key<unsigned char>::workspace(rows * cols, rows);
-    default: return 0;
-  }
+  return rows < 1 || cols < 0 ? 0 : muh::radix_entry::workspace_of(key_dtype, rows * cols, rows);
 }
 
 extern "C" int muh_radix_sort_rows(int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
                                    const void* values_in, void* values_out, void* values_alt, long long rows,
                                    long long cols, int begin_bit, int end_bit, int descending, void* workspace,
                                    size_t workspace_bytes, void* stream) {
-  using namespace muh;
-  int rc = host::check_device();
-  if (rc) return rc;
   if (rows < 1 || cols < 0 || (cols > 0 && rows > 4294967295LL / cols))  // offsets of 4-byte counts
-    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: %lld rows of %lld keys (at most 4294967295 keys)", rows,
-                      cols);
-  if (begin_bit < 0 || end_bit < begin_bit)
-    return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: bits [%d, %d) (need 0 <= begin_bit <= end_bit)",
-                      begin_bit, end_bit);
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  switch (key_dtype) {
-    case MUH_FLOAT32:
-      if (end_bit > 8 * (int)sizeof(float))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(float));
-      return radix_run::run<float>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                   rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
-                                   rows);
-    case MUH_FLOAT64:
-      if (end_bit > 8 * (int)sizeof(double))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(double));
-      return radix_run::run<double>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                    rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
-                                    rows);
-    case MUH_INT16:
-      if (end_bit > 8 * (int)sizeof(short))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(short));
-      return radix_run::run<short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                   rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
-                                   rows);
-    case MUH_INT32:
-      if (end_bit > 8 * (int)sizeof(int))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(int));
-      return radix_run::run<int>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                 rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr, s,
-                                 rows);
-    case MUH_INT64:
-      if (end_bit > 8 * (int)sizeof(long long))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(long long));
-      return radix_run::run<long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                       rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr,
-                                       s, rows);
-    case MUH_INT8:
-      if (end_bit > 8 * (int)sizeof(signed char))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(signed char));
-      return radix_run::run<signed char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                         rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes,
-                                         nullptr, s, rows);
-    case MUH_UINT16:
-      if (end_bit > 8 * (int)sizeof(unsigned short))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned short));
-      return radix_run::run<unsigned short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                            rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes,
-                                            nullptr, s, rows);
-    case MUH_UINT32:
-      if (end_bit > 8 * (int)sizeof(unsigned))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned));
-      return radix_run::run<unsigned>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                      rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes, nullptr,
-                                      s, rows);
-    case MUH_UINT64:
-      if (end_bit > 8 * (int)sizeof(unsigned long long))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned long long));
-      return radix_run::run<unsigned long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out,
-                                                values_alt, rows * cols, begin_bit, end_bit, descending, workspace,
-                                                workspace_bytes, nullptr, s, rows);
-    case MUH_UINT8:
-      if (end_bit > 8 * (int)sizeof(unsigned char))
-        return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: end_bit %d is past the key's %d bits", end_bit,
-                          8 * (int)sizeof(unsigned char));
-      return radix_run::run<unsigned char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
-                                           rows * cols, begin_bit, end_bit, descending, workspace, workspace_bytes,
-                                           nullptr, s, rows);
-    default:
-      return host::fail(MUH_ERR_UNSUPPORTED, "muh_radix_sort_rows: key dtype %d is not supported by spec `%s`",
-                        key_dtype, host::kSpecName);
-  }
+    return muh::host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort_rows: %lld rows of %lld keys (at most 4294967295 keys)",
+                           rows, cols);
+  return muh::radix_entry::sort_of("muh_radix_sort_rows", key_dtype, value_bytes, keys_in, keys_out, keys_alt,
+                                   values_in, values_out, values_alt, rows * cols, rows, begin_bit, end_bit, descending,
+                                   workspace, workspace_bytes, nullptr, stream);
 }
