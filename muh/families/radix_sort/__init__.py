@@ -193,9 +193,8 @@ def params(cfg, dtype: str, pol: Policy):
             "kMinBlocks",
             onesweep_min_blocks(cfg, pol),
             f"onesweep blocks per SM its registers are bounded for (keys, and keys of at most 4 bytes with 4-byte "
-            f"values): at most "
-            f"{ONESWEEP_BLOCKS} (CUB's "
-            f"sm_90 occupancy), as many as fit the resident threads with {ONESWEEP_MIN_REGS} registers a thread",
+            f"values): at most {ONESWEEP_BLOCKS} (CUB's sm_90 occupancy), as many as fit the resident threads with "
+            f"{ONESWEEP_MIN_REGS} registers a thread",
             threads=pol.threads,
             max_threads_per_sm=cfg.max_threads_per_sm,
             regs_per_sm=REGS_PER_SM,
@@ -318,8 +317,11 @@ def sort_rows(x, *, descending: bool = False, kernels=None):
         raise ValueError(f"{T.API}.sort_rows: expected a 2-D tensor (rows x cols), got {x.dim()} dimension(s)")
     rows, cols = x.shape
     n = rows * cols
-    if n > 0xFFFFFFFF:
-        raise ValueError(f"{T.API}.sort_rows: {rows} x {cols} elements; at most 2^32 - 1 per call")
+    if n > 0xFFFFFFFF or cols >= 1 << 31:
+        raise ValueError(
+            f"{T.API}.sort_rows: {rows} x {cols} elements; at most 2^32 - 1 per call and 2^31 - 1 a row "
+            "(int32 column positions)"
+        )
     if n == 0:
         return x.clone(), torch.empty_like(x, dtype=torch.int64)
     k = T.kernels(kernels)
