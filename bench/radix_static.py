@@ -53,7 +53,7 @@ struct P {{
 typedef {v} NV;
 template int muh::radix_sort::sort<{u}, pr::kKeyKind, NV, P>(const {u}*, {u}*, {u}*, const NV*, NV*, NV*, long long,
                                                              int, int, bool, void*, size_t, int*, cudaStream_t,
-                                                             long long);
+                                                             long long, bool);
 """
 
 CUB_TU = """

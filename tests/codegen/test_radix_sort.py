@@ -96,12 +96,13 @@ struct P {{
 typedef {v} NV;
 template int muh::radix_sort::sort<{u}, pr::kKeyKind, NV, P>(const {u}*, {u}*, {u}*, const NV*, NV*, NV*, long long,
                                                              int, int, bool, void*, size_t, int*, cudaStream_t,
-                                                             long long);
+                                                             long long, bool);
 """
 
 
 def _ptxas_report(log: str) -> dict:
-    """{kernel: (registers, static shared bytes, spill bytes)} of an `nvcc -Xptxas -v` log."""
+    """{kernel: (registers, static shared bytes, spill bytes)} of an `nvcc -Xptxas -v` log; a kernel of several
+    instantiations (the flat and the per-row onesweep kernel) gives its most registers and all their spills."""
     out, fn = {}, None
     for line in log.splitlines():
         m = re.search(r"Compiling entry function '_ZN3muh10radix_sort\d+(\w+?_kernel)", line)
@@ -112,7 +113,8 @@ def _ptxas_report(log: str) -> dict:
             spill = int(m.group(1)) + int(m.group(2))
         m = re.search(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?$", line)
         if m and fn:
-            out[fn] = (int(m.group(1)), int(m.group(2) or 0), spill)
+            regs, smem, spilled = out.get(fn, (0, 0, 0))
+            out[fn] = (max(regs, int(m.group(1))), max(smem, int(m.group(2) or 0)), spilled + spill)
             fn = None
     return out
 

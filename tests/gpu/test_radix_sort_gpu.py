@@ -277,9 +277,12 @@ def test_argsort_and_rows_match_torch(kernels, variant):
         (7, 50_001, torch.float32, False),
         (9, 7681, torch.int32, True),
         (33, 20_000, torch.float32, True),
+        (3, 9001, torch.float64, True),  # 8-byte keys: the columns written after the keys (not beside them)
+        (4, 3000, torch.int8, False),  # 1-byte keys: one pass, which makes the columns and writes them wide
+        (5, 4099, torch.int16, True),
     ):
-        x = torch.randn(rows, cols, device="cuda", generator=g)
-        x = (x * 1000).to(dtype) if dtype == torch.int32 else x
+        x = torch.randn(rows, cols, device="cuda", generator=g, dtype=torch.float64)
+        x = (x * (40 if dtype == torch.int8 else 1000)).to(dtype)
         want_v, want_i = torch.sort(x, dim=-1, descending=desc, stable=True)
         got_v, got_i = calls.sort_rows(x, descending=desc, kernels=k)
         assert same_bits(got_v, want_v) and bool((got_i == want_i).all()), f"{rows} x {cols} {dtype} desc={desc}"
@@ -338,3 +341,11 @@ def test_refusals(kernels):
         calls.radix_sort(torch.zeros(4, dtype=torch.bool, device="cuda"), kernels=k)
     with pytest.raises(ValueError, match="values"):
         calls.radix_sort(x, torch.zeros(9, dtype=torch.int32, device="cuda"), kernels=k)
+    # the C entry that makes the columns: one row is refused with the entry to use instead, nothing written
+    from muh.runtime import dtypes as DT
+
+    keys, idx = torch.ones(8, device="cuda"), torch.full((8,), -1, dtype=torch.int64, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    rc = k.raw("muh_argsort_rows")(DT.CODE["float32"], keys.data_ptr(), keys.data_ptr(), 0, idx.data_ptr(), 0, 1, 8,
+                                   0, 32, 0, 0, 0, stream)
+    assert rc != 0 and "muh_radix_sort" in k.last_error() and bool((idx == -1).all())

@@ -310,7 +310,8 @@ def radix_sort(
 def sort_rows(x, *, descending: bool = False, kernels=None):
     """Each row of a 2-D ``x`` sorted on its own (stable): (values, int64 column indices), as
     ``torch.sort(x, dim=-1, stable=True)``. One sort of (key, column) pairs whose tiles never straddle two rows,
-    each row with its own digit counts and look-back (``muh_radix_sort_rows``)."""
+    each row with its own digit counts and look-back: ``muh_argsort_rows``, whose first pass makes the columns and
+    whose last writes them as int64 (one row: ``muh_radix_sort_rows`` with int32 columns, then widened)."""
     torch = T.torch()
     name = T.check_tensor(x, "sort_rows", DTYPES)
     if x.dim() != 2:
@@ -327,18 +328,33 @@ def sort_rows(x, *, descending: bool = False, kernels=None):
     k = T.kernels(kernels)
     keys = x.contiguous()
     out, alt = torch.empty_like(keys), torch.empty_like(keys)
-    # every row's column positions, the values sorted with the keys: made once per shape and device and kept with
-    # the workspaces (writing them on every call cost about 5 % of the 64 x 151936 sort)
-    slot = (x.device.index, f"sort_rows:columns:{rows}x{cols}")
-    held = k.workspaces.get(slot)
-    if held is None:
-        held = [torch.arange(cols, dtype=torch.int32, device=x.device).repeat(rows), 0]
-        k.workspaces[slot] = held
-    cols_idx = held[0]
-    idx_out, idx_alt = torch.empty_like(cols_idx), torch.empty_like(cols_idx)
     ws_bytes = int(k.raw("muh_radix_sort_rows_workspace")(DT.CODE[name], rows, cols))
     # a workspace per row count: the look-back words' place depends on it (radix_sort_host.cuh sort())
     ws = T.workspace(k, keys, f"sort_rows:{rows}", ws_bytes)[0]
+    idx_alt = torch.empty(n, dtype=torch.int32, device=x.device)
+    if rows > 1:
+        idx_out = torch.empty(n, dtype=torch.int64, device=x.device)
+        with torch.cuda.device(keys.device):
+            k.call(
+                "muh_argsort_rows",
+                DT.CODE[name],
+                keys.data_ptr(),
+                out.data_ptr(),
+                alt.data_ptr(),
+                idx_out.data_ptr(),
+                idx_alt.data_ptr(),
+                rows,
+                cols,
+                0,
+                _bits(name),
+                int(bool(descending)),
+                ws.data_ptr(),
+                ws.numel(),
+                T.stream(keys),
+            )
+        return out, idx_out.view(rows, cols)
+    cols_idx = torch.arange(cols, dtype=torch.int32, device=x.device)
+    idx_out = torch.empty_like(cols_idx)
     with torch.cuda.device(keys.device):
         k.call(
             "muh_radix_sort_rows",
@@ -405,6 +421,10 @@ RECORD = record(
         "const void* values_in, void* values_out, void* values_alt, long long rows, long long cols, int begin_bit, "
         "int end_bit, int descending, void* workspace, size_t workspace_bytes, void* stream);  "
         "// each row on its own, out of place\n"
+        "int muh_argsort_rows(int key_dtype, const void* keys_in, void* keys_out, void* keys_alt, "
+        "long long* indices_out, void* indices_alt, long long rows, long long cols, int begin_bit, int end_bit, "
+        "int descending, void* workspace, size_t workspace_bytes, void* stream);  "
+        "// rows >= 2: each row sorted, its columns as int64 indices\n"
     ),
     op=None,
     size_buckets=False,

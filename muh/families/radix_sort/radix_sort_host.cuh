@@ -80,21 +80,25 @@ int copy(T* dst, const T* src, long long n, cudaStream_t s) {
 template <typename U, int kKind, typename V, typename P, bool kFour = Payload<V>::kBytes == 4>
 struct RowsKernel {
   typedef void (*K)(const U*, U*, const V*, V*, long long, unsigned, Digits<U, kKind>, const unsigned*, int,
-                    unsigned long long*, unsigned*, const unsigned*, int);
+                    unsigned long long*, unsigned*, const unsigned*, int, int);
   static K get() { return onesweep_kernel<U, kKind, V, P, true>; }
 };
 template <typename U, int kKind, typename V, typename P>
 struct RowsKernel<U, kKind, V, P, false> {
   typedef void (*K)(const U*, U*, const V*, V*, long long, unsigned, Digits<U, kKind>, const unsigned*, int,
-                    unsigned long long*, unsigned*, const unsigned*, int);
+                    unsigned long long*, unsigned*, const unsigned*, int, int);
   static K get() { return 0; }
 };
 
 template <typename U, int kKind, typename V, typename P>
 int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_out, V* vals_alt, long long n, int begin,
-         int end, bool descending, void* ws, size_t ws_bytes, int* selector, cudaStream_t s, long long rows = 1) {
+         int end, bool descending, void* ws, size_t ws_bytes, int* selector, cudaStream_t s, long long rows = 1,
+         bool columns = false) {
   // rows > 1: n / rows keys a row, each row sorted on its own (sort_rows): a tile never straddles two rows, each
-  // row has its own digit counts and its look-back stops at its first tile
+  // row has its own digit counts and its look-back stops at its first tile.
+  // columns (rows > 1, 4-byte values, out of place): the values are each key's column in its row, made by the
+  // first pass (vals_in unread), and the last pass writes them as 64-bit integers to vals_out, which holds n of
+  // them (the passes before use it as a buffer of n 4-byte values: the last pass never reads it)
   typedef Shape<P> S;
   const bool pairs = Payload<V>::kBytes != 0;
   Digits<U, kKind> dg;
@@ -104,6 +108,9 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
   const int passes = S::passes(begin, end);
   if (selector) *selector = 0;
   if (n == 0) return 0;
+  if (columns && (rows <= 1 || selector || Payload<V>::kBytes != 4 || passes == 0))
+    return host::fail(MUH_ERR_ARGUMENT, "muh_argsort_rows: %lld rows, bits [%d, %d): made columns need two rows or "
+                      "more and at least one bit", rows, begin, end);
   if (passes == 0) {  // no bits to sort by: the keys as they are
     if (selector) return 0;
     int rc = copy(keys_out, keys_in, n, s);
@@ -179,7 +186,8 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
     k<<<(unsigned)tiles, P::kThreads, Smem::kBytes, s>>>(
         src, dst, vsrc, vdst, cols, (unsigned)tiles_per_row, dg.template pass<P::kBits>(begin, end, p),
         counts + (size_t)p * S::kRadix, passes * S::kRadix, Workspace::status(ws, layout, S::kRadix),
-        Workspace::counters(ws) + p, Workspace::epoch(ws), passes - 1 - p);
+        Workspace::counters(ws) + p, Workspace::epoch(ws), passes - 1 - p,
+        (columns && p == 0 ? kMadeColumns : 0) | (columns && p == passes - 1 ? kWideOut : 0));
     if ((rc = host::launch_check("radix sort onesweep"))) return rc;
     src = dst;
     vsrc = vdst;

@@ -75,4 +75,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                                      ptr(values_out), ptr(values_alt), rows, cols, begin_bit, end_bit, descending,
                                      ptr(workspace), static_cast<size_t>(workspace_bytes), ptr(stream));
         });
+  m.def("muh_argsort_rows", [](int key_dtype, int64_t keys_in, int64_t keys_out, int64_t keys_alt, int64_t indices_out,
+                               int64_t indices_alt, int64_t rows, int64_t cols, int begin_bit, int end_bit,
+                               int descending, int64_t workspace, int64_t workspace_bytes, int64_t stream) {
+    return muh_argsort_rows(key_dtype, ptr(keys_in), ptr(keys_out), ptr(keys_alt),
+                            static_cast<long long*>(ptr(indices_out)), ptr(indices_alt), rows, cols, begin_bit, end_bit,
+                            descending, ptr(workspace), static_cast<size_t>(workspace_bytes), ptr(stream));
+  });
 }

@@ -203,35 +203,36 @@ struct Key {
   static size_t workspace(long long n, long long rows) { return radix_sort::workspace_bytes<U, P>(n, rows); }
   template <typename V>
   static int sort(const void* ki, void* ko, void* ka, const void* vi, void* vo, void* va, long long n, int begin,
-                  int end, int desc, void* ws, size_t ws_bytes, int* selector, cudaStream_t s, long long rows) {
+                  int end, int desc, void* ws, size_t ws_bytes, int* selector, cudaStream_t s, long long rows,
+                  bool columns) {
     return radix_sort::sort<U, kKind, V, P>(static_cast<const U*>(ki), static_cast<U*>(ko), static_cast<U*>(ka),
                                             static_cast<const V*>(vi), static_cast<V*>(vo), static_cast<V*>(va), n,
-                                            begin, end, desc != 0, ws, ws_bytes, selector, s, rows);
+                                            begin, end, desc != 0, ws, ws_bytes, selector, s, rows, columns);
   }
 };
 
 // Keys of type T, values of value_bytes bytes (0: none), moved as raw bits; rows > 1: n / rows keys a row, each
-// row sorted on its own.
+// row sorted on its own (columns: the values are the keys' columns, made by the sort, written as int64).
 template <typename T>
 int run(int value_bytes, const void* ki, void* ko, void* ka, const void* vi, void* vo, void* va, long long n, int begin,
-        int end, int desc, void* ws, size_t ws_bytes, int* sel, cudaStream_t s, long long rows) {
+        int end, int desc, void* ws, size_t ws_bytes, int* sel, cudaStream_t s, long long rows, bool columns) {
   using radix_sort::Bits;
   switch (value_bytes) {
     case 0:
       return Key<T>::template sort<radix_sort::NoValue>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel,
-                                                        s, rows);
+                                                        s, rows, columns);
     case 1:
       return Key<T>::template sort<Bits<1>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
-                                                  rows);
+                                                  rows, columns);
     case 2:
       return Key<T>::template sort<Bits<2>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
-                                                  rows);
+                                                  rows, columns);
     case 4:
       return Key<T>::template sort<Bits<4>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
-                                                  rows);
+                                                  rows, columns);
     case 8:
       return Key<T>::template sort<Bits<8>::type>(ki, ko, ka, vi, vo, va, n, begin, end, desc, ws, ws_bytes, sel, s,
-                                                  rows);
+                                                  rows, columns);
     default:
       return host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: values of %d bytes (0: none, 1, 2, 4 or 8)", value_bytes);
   }
@@ -264,7 +265,8 @@ size_t workspace_of(int key_dtype, long long n, long long rows) {
 // Both C entries: the checks every sort shares, then the key dtype's sort (`who` names the entry in errors).
 int sort_of(const char* who, int key_dtype, int value_bytes, const void* keys_in, void* keys_out, void* keys_alt,
             const void* values_in, void* values_out, void* values_alt, long long n, long long rows, int begin_bit,
-            int end_bit, int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream) {
+            int end_bit, int descending, void* workspace, size_t workspace_bytes, int* selector, void* stream,
+            bool columns) {
   using namespace muh;
   int rc = host::check_device();
   if (rc) return rc;
@@ -277,64 +279,71 @@ int sort_of(const char* who, int key_dtype, int value_bytes, const void* keys_in
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(float));
       return radix_run::run<float>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                   columns);
     case MUH_FLOAT64:
       if (end_bit > 8 * (int)sizeof(double))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(double));
       return radix_run::run<double>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                    begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                    columns);
     case MUH_INT16:
       if (end_bit > 8 * (int)sizeof(short))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(short));
       return radix_run::run<short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                   begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                   columns);
     case MUH_INT32:
       if (end_bit > 8 * (int)sizeof(int))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(int));
       return radix_run::run<int>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                 begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                 begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                 columns);
     case MUH_INT64:
       if (end_bit > 8 * (int)sizeof(long long))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(long long));
       return radix_run::run<long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                       begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                       columns);
     case MUH_INT8:
       if (end_bit > 8 * (int)sizeof(signed char))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(signed char));
       return radix_run::run<signed char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                         begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                         begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                         columns);
     case MUH_UINT16:
       if (end_bit > 8 * (int)sizeof(unsigned short))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(unsigned short));
       return radix_run::run<unsigned short>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
                                             n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
-                                            rows);
+                                            rows, columns);
     case MUH_UINT32:
       if (end_bit > 8 * (int)sizeof(unsigned))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(unsigned));
       return radix_run::run<unsigned>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt, n,
-                                      begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows);
+                                      begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s, rows,
+                                      columns);
     case MUH_UINT64:
       if (end_bit > 8 * (int)sizeof(unsigned long long))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(unsigned long long));
       return radix_run::run<unsigned long long>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out,
                                                 values_alt, n, begin_bit, end_bit, descending, workspace,
-                                                workspace_bytes, selector, s, rows);
+                                                workspace_bytes, selector, s, rows, columns);
     case MUH_UINT8:
       if (end_bit > 8 * (int)sizeof(unsigned char))
         return host::fail(MUH_ERR_ARGUMENT, "%s: end_bit %d is past the key's %d bits", who, end_bit,
                           8 * (int)sizeof(unsigned char));
       return radix_run::run<unsigned char>(value_bytes, keys_in, keys_out, keys_alt, values_in, values_out, values_alt,
                                            n, begin_bit, end_bit, descending, workspace, workspace_bytes, selector, s,
-                                           rows);
+                                           rows, columns);
     default:
       return host::fail(MUH_ERR_UNSUPPORTED, "%s: key dtype %d is not supported by spec `%s`", who, key_dtype,
                         host::kSpecName);
@@ -356,7 +365,7 @@ extern "C" int muh_radix_sort(int key_dtype, int value_bytes, const void* keys_i
     return muh::host::fail(MUH_ERR_ARGUMENT, "muh_radix_sort: %lld keys (0 to 4294967295 keys per call)", n);
   return muh::radix_entry::sort_of("muh_radix_sort", key_dtype, value_bytes, keys_in, keys_out, keys_alt, values_in,
                                    values_out, values_alt, n, 1, begin_bit, end_bit, descending, workspace,
-                                   workspace_bytes, selector, stream);
+                                   workspace_bytes, selector, stream, false);
 }
 
 // Each of `rows` rows of `cols` keys (and values) sorted on its own, out of place: one sort whose tiles never
@@ -374,5 +383,22 @@ extern "C" int muh_radix_sort_rows(int key_dtype, int value_bytes, const void* k
                            rows, cols);
   return muh::radix_entry::sort_of("muh_radix_sort_rows", key_dtype, value_bytes, keys_in, keys_out, keys_alt,
                                    values_in, values_out, values_alt, rows * cols, rows, begin_bit, end_bit, descending,
-                                   workspace, workspace_bytes, nullptr, stream);
+                                   workspace, workspace_bytes, nullptr, stream, false);
+}
+
+// argsort of each row (torch.sort(x, dim=-1, stable=True)'s two results): the keys sorted each row on its own
+// into keys_out, and each sorted key's column in its row into indices_out (int64), made by the sort (no index input
+// to read, no conversion after). indices_alt: rows * cols 4-byte scratch; the workspace is the rows sort's.
+extern "C" int muh_argsort_rows(int key_dtype, const void* keys_in, void* keys_out, void* keys_alt,
+                                long long* indices_out, void* indices_alt, long long rows, long long cols,
+                                int begin_bit, int end_bit, int descending, void* workspace, size_t workspace_bytes,
+                                void* stream) {
+  if (rows < 2 || cols < 0 || cols > 2147483647LL || rows > 4294967295LL / (cols > 0 ? cols : 1))
+    return muh::host::fail(MUH_ERR_ARGUMENT,
+                           "muh_argsort_rows: %lld rows of %lld keys (at least 2 rows, at most "
+                           "2147483647 keys a row and 4294967295 in all; one row: muh_radix_sort)",
+                           rows, cols);
+  return muh::radix_entry::sort_of("muh_argsort_rows", key_dtype, 4, keys_in, keys_out, keys_alt, nullptr, indices_out,
+                                   indices_alt, rows * cols, rows, begin_bit, end_bit, descending, workspace,
+                                   workspace_bytes, nullptr, stream, true);
 }

@@ -72,6 +72,10 @@ int muh_radix_sort_rows(int key_dtype, int value_bytes, const void* keys_in, voi
                         const void* values_in, void* values_out, void* values_alt, long long rows, long long cols,
                         int begin_bit, int end_bit, int descending, void* workspace, size_t workspace_bytes,
                         void* stream);
+/* rows >= 2: each row sorted, its columns as int64 indices */
+int muh_argsort_rows(int key_dtype, const void* keys_in, void* keys_out, void* keys_alt, long long* indices_out,
+                     void* indices_alt, long long rows, long long cols, int begin_bit, int end_bit, int descending,
+                     void* workspace, size_t workspace_bytes, void* stream);
 
 #ifdef __cplusplus
 }

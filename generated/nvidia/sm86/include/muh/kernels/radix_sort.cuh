@@ -376,6 +376,31 @@ struct Payload<NoValue> {
   enum { kBytes = 0 };
 };
 
+// What a sort of rows does with its values (sort_rows: the values are each key's column, argsort's indices), per
+// pass: kMadeColumns, the pass reads no values but makes each key's column in its row (the first pass); kWideOut,
+// the pass writes each value as a 64-bit integer (the last pass: the int64 indices torch returns, without a
+// conversion kernel after the sort). Only the per-row kernel (kRows) reads them: the flat one compiles them away.
+enum RowValues { kMadeColumns = 1, kWideOut = 2 };
+
+// A value as the 64-bit index a kWideOut pass writes (its bits zero-extended: a column is never negative).
+template <typename V>
+__device__ __forceinline__ long long widened(V v) {
+  return (long long)v;
+}
+template <>
+__device__ __forceinline__ long long widened<NoValue>(NoValue) {
+  return 0;
+}
+// A made value (kMadeColumns): the key's column.
+template <typename V>
+__device__ __forceinline__ V column_value(long long column) {
+  return (V)column;
+}
+template <>
+__device__ __forceinline__ NoValue column_value<NoValue>(long long) {
+  return NoValue();
+}
+
 // Where a pair sort's kernel keeps its values in shared memory: beside the keys (kBeside: keys of at most 4 bytes
 // with 4-byte values, the pairs whose kernel is bounded to kMinBlocks blocks per SM), exchanged with them and moved
 // by the same scatter, which reads a value's digit from its key; or over the keys once they are written (wider
@@ -420,24 +445,26 @@ __device__ __forceinline__ void to_tile_order(const T (&x)[kItems], const int (&
 // the ranking).
 // (The thread's first value's index recomputed here from its warp and lane, not the kernel's: given the kernel's,
 // ptxas took 168 registers and spilled for 1- and 2-byte values, nvcc 13.0.)
+// `column`: the tile's first key's column in its row where the pass makes the values (kMadeColumns), else < 0.
 template <bool kFull, typename V, int kItems>
-__device__ __forceinline__ void load_values(const V* vals_in, long long base, int valid, V (&vals)[kItems]) {
+__device__ __forceinline__ void load_values(const V* vals_in, long long base, int valid, long long column,
+                                            V (&vals)[kItems]) {
   const long long first = base + (long long)warp::id() * kItems * warp::kSize + warp::lane();
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int at = (int)(first - base) + u * warp::kSize;
-    if (kFull || at < valid) vals[u] = vals_in[first + u * warp::kSize];
+    if (kFull || at < valid) vals[u] = column >= 0 ? column_value<V>(column + at) : vals_in[first + u * warp::kSize];
   }
 }
 
 // A ranked tile's keys to shared memory in sorted order, and (kPairs) its values beside them.
 template <bool kPairs, bool kFull, typename U, typename V, int kItems>
 __device__ __forceinline__ void exchange(const U (&keys)[kItems], const int (&ranks)[kItems], const V* vals_in,
-                                         long long base, int valid, int seg, U* keys_x, V* vals_x) {
+                                         long long base, int valid, long long column, int seg, U* keys_x, V* vals_x) {
   to_tile_order<kFull>(keys, ranks, valid, seg, keys_x);
   if (kPairs) {
     V vals[kItems];
-    load_values<kFull>(vals_in, base, valid, vals);
+    load_values<kFull>(vals_in, base, valid, column, vals);
     to_tile_order<kFull>(vals, ranks, valid, seg, vals_x);
   }
 }
@@ -447,7 +474,8 @@ template <bool kFull, typename U, int kKind, typename V, typename P>
 __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out,
                                               const Digits<U, kKind>& dg, const unsigned* starts,
                                               unsigned long long* status, unsigned tile, unsigned row_first,
-                                              long long base, int valid, unsigned epoch, unsigned char* smem_raw) {
+                                              long long base, int valid, unsigned epoch, unsigned char* smem_raw,
+                                              long long column, long long* wide_out) {
   typedef Rank<P::kThreads, P::kItems, P::kBits, (sizeof(U) <= 4)> R;
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kRadix = 1 << P::kBits, kPer = R::kPer, kItems = P::kItems };
@@ -500,7 +528,7 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
   // after it otherwise (before it, unbounded, ptxas took 128-168 registers and spilled).
   if (kExchangeFirst) {
     __syncthreads();  // every warp ranked (the exchange buffer overlays the ranking's counts)
-    exchange<kBeside, kFull>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
+    exchange<kBeside, kFull>(keys, ranks, vals_in, base, valid, column, seg, keys_x, vals_x);
   }
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -524,7 +552,7 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
   }
   __syncthreads();  // the offsets known (and the exchanged keys written, or the ranking done)
   if (!kExchangeFirst) {
-    exchange<kBeside, kFull>(keys, ranks, vals_in, base, valid, seg, keys_x, vals_x);
+    exchange<kBeside, kFull>(keys, ranks, vals_in, base, valid, column, seg, keys_x, vals_x);
     __syncthreads();
   }
   // keys (and values beside them) out: thread t moves positions u * kThreads + t of the tile's sorted keys, so
@@ -545,13 +573,18 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
       const unsigned d = dg.digit(k);
       const unsigned at = global_off[d] + (unsigned)i;
       keys_out[at] = dg.raw(k);
-      if (kBeside) vals_out[at] = vals_x[i];
+      if (kBeside) {
+        if (wide_out)
+          wide_out[at] = widened(vals_x[i]);
+        else
+          vals_out[at] = vals_x[i];
+      }
       if (kLater) out_digits[u / 4] |= d << (8 * (u % 4));
     }
   }
   if (kLater) {  // the values over the keys, now written
     V vals[kItems];
-    load_values<kFull>(vals_in, base, valid, vals);
+    load_values<kFull>(vals_in, base, valid, column, vals);
     V* over = reinterpret_cast<V*>(smem_raw);
     __syncthreads();
     to_tile_order<kFull>(vals, ranks, valid, seg, over);
@@ -559,8 +592,13 @@ __device__ __forceinline__ void onesweep_tile(const U* keys_in, U* keys_out, con
 #pragma unroll
     for (int u = 0; u < kItems; ++u) {
       const int i = u * P::kThreads + threadIdx.x;
-      if (kFull || i < valid)
-        vals_out[global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i] = over[i];
+      if (kFull || i < valid) {
+        const unsigned at = global_off[(out_digits[u / 4] >> (8 * (u % 4))) & 0xffu] + (unsigned)i;
+        if (wide_out)
+          wide_out[at] = widened(over[i]);
+        else
+          vals_out[at] = over[i];
+      }
     }
   }
 }
@@ -573,7 +611,7 @@ template <typename U, int kKind, typename V, typename P, bool kRows>
 __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
     onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long cols,
                     unsigned tiles_per_row, Digits<U, kKind> dg, const unsigned* starts, int starts_stride,
-                    unsigned long long* status, unsigned* counter, const unsigned* epoch_of, int back) {
+                    unsigned long long* status, unsigned* counter, const unsigned* epoch_of, int back, int row_values) {
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kTile = P::kThreads * P::kItems };
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -591,6 +629,9 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   const int valid = left < kTile ? (int)left : (int)kTile;
   if (kRows) starts += (size_t)row * (size_t)starts_stride;
   const unsigned epoch = (*epoch_of - (unsigned)back) & (unsigned)kEpochMask;
+  // RowValues (kRows only; constants in the flat kernel)
+  const long long column = kRows && (row_values & kMadeColumns) ? in_row : -1;
+  long long* wide_out = kRows && (row_values & kWideOut) ? reinterpret_cast<long long*>(vals_out) : 0;
   // a whole tile without a bound check on any key (every tile but the last): the checks and the constants they
   // made ptxas reload per key were 17 instructions a key in the scatter alone (ncu source view, H100,
   // bench/results/radix-sort-h100-2026-12-06/run7). Where a ballot is a shuffle butterfly or an exchange (64-lane
@@ -599,10 +640,10 @@ __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? 
   enum { kSplit = warp::kBallotIsVote };
   if (kSplit && valid == kTile)
     onesweep_tile<kSplit, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, row_first,
-                                          base, valid, epoch, smem_raw);
+                                          base, valid, epoch, smem_raw, column, wide_out);
   else
     onesweep_tile<false, U, kKind, V, P>(keys_in, keys_out, vals_in, vals_out, dg, starts, status, tile, row_first,
-                                         base, valid, epoch, smem_raw);
+                                         base, valid, epoch, smem_raw, column, wide_out);
 }
 
 // ---- a small problem: every pass in one block -------------------------------------------------------
