@@ -101,7 +101,7 @@ struct policy_selector {
           {
               // one_block
               256,                                      // threads: inherited from policy default
-              640,                                      // items: inherited from policy default
+              16,                                       // items: inherited from policy default
               4,                                        // vec: inherited from policy default
               block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
               cache_load_modifier::ldg,                 // modifier: inherited from policy default
