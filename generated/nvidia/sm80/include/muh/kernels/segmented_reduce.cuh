@@ -252,7 +252,7 @@ __host__ __device__ inline long long share_of(long long tiles, long long blocks)
 
 // One-launch path: the units (blocks) of a segment of n elements. Whole (one unit) when its tiles are at most
 // `per`, or when it is no longer than the block bound (kThreads * kBlockItems: what a block always keeps whole,
-// CUB's shape); else its runs of `per` tiles, the last one shorter. A unit of a segment of t >= 1 tiles counts
+// CUB's shape); else its runs of `per` tiles, the last one shorter. The units of a segment of t >= 1 tiles are
 // at most 1 + (t - 1) / per, an empty segment's 1: a plan's units are at most segments + tiles / per.
 template <typename P>
 __host__ __device__ inline long long units_of(long long n, long long per) {
@@ -261,10 +261,10 @@ __host__ __device__ inline long long units_of(long long n, long long per) {
   return (t + per - 1) / per;
 }
 
-// One-launch path: the share when the even one (share_of(tiles, blocks)) gives more units than `blocks`
-// (segments split with a short last run, or kept whole past the share): runs sized for the blocks beyond one a
-// segment, so units <= segments + (blocks - segments) = blocks; with no block to spare, every segment whole
-// (per = all tiles: `segments` units, and the host launches at least that many blocks).
+// One-launch path: the share when the even one (share_of(tiles, blocks)) gives more units than `blocks` (split
+// segments' short last runs): runs sized for the blocks beyond one a segment, so units <= segments + (blocks -
+// segments) = blocks; with no block to spare, every segment whole (per = all tiles: `segments` units, and the
+// host launches at least that many blocks).
 __host__ __device__ inline long long fallback_share_of(long long tiles, long long segments, long long blocks) {
   return blocks > segments ? share_of(tiles, blocks - segments) : (tiles > 0 ? tiles : 1);
 }
