@@ -61,7 +61,7 @@ class Policy:
     threads: int  # the tile pass's block (CUB's SegmentedReducePolicy)
     items: int  # elements per thread of a tile
     load: str = "ldg"  # ldg | default
-    vec: int = 4  # elements per load of an aligned full tile (nominal: base.load_vec caps it at 16 bytes)
+    vec: int = 8  # elements per load of an aligned full tile (base.load_vec caps it at 16 bytes)
     small_threads: int = 0  # the first pass's block (0: threads)
     small_items: int = SMALL_ITEMS  # the longest segment a thread reduces alone
     warp_items: int = WARP_ITEMS  # elements per lane of the longest segment a warp reduces
