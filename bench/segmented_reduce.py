@@ -1,6 +1,6 @@
 """segmented_reduce (muh) vs CUB's DeviceSegmentedReduce::Sum / ArgMax vs torch, one run, present GPU.
 
-    python3 bench/segmented_reduce.py [--out-md FILE] [--out-json FILE] [--cases SUBSTR,…] [--split]
+    python3 bench/segmented_reduce.py [--out-md FILE] [--out-json FILE] [--cases SUBSTR,…] [--ab]
     python3 bench/segmented_reduce.py --prebuild sm_90   # no GPU: build the libraries into --cache first
 
 float32 input, int32 offsets (begin = offsets[:-1], end = offsets[1:]), segment-size distributions:
@@ -12,9 +12,12 @@ id per element (the obvious scatter formulation, its ids made outside the timing
 of 9 (5 for calls over 5 ms) repeats of as many calls as fit ~10 ms, queued behind a GPU spin
 long enough to cover their host cost (device events).
 
---split also times muh's sum with the H200 policies' `one_block.items` set to their `items` (the block class
-ends at one tile): segments of a few tiles are then split over the grid in the one-launch path instead of
-taken whole by a block each (CUB's shape) — the two shapes side by side on the same card. --cases keeps
+--ab also times muh's sum and argmax with variants of the H200 policies, each its own library, side by side
+on the same card (VARIANTS): `whole` (one_block.items = 640: a segment up to 163840 elements, the logits
+rows, is reduced whole by one block, CUB's shape, instead of split over the grid past the even share),
+`scalar` (vec = 1: 4-byte loads of every tile) and `whole-scalar` (both: the shape before the split plan and
+the vector loads, on the one-launch grid of few_kernel's own occupancy). --split is the old name of --ab.
+--cases keeps
 the distributions whose name holds one of the substrings.
 """
 from __future__ import annotations
@@ -91,37 +94,47 @@ def build_cub(cache: Path) -> ctypes.CDLL:
     return cub
 
 
-def config(split: bool = False):
+# --ab: variant -> (what its columns say, the edits of every H200 segmented_reduce policy)
+VARIANTS = {
+    "whole": ("whole up to 640 items/thread", {"block_items": 640}),
+    "scalar": ("scalar loads", {"vec": 1}),
+    "whole-scalar": ("whole + scalar", {"block_items": 640, "vec": 1}),
+}
+
+
+def config(variant: str | None = None):
     """The H200 spec's segmented_reduce kernels alone (what `muh build specs/h200.muh` emits for it); with
-    ``split``, each type's block class ending at one tile (one_block.items = items)."""
+    ``variant`` (VARIANTS), each type's policy edited so."""
     from bench import presets
 
     cfg = presets.h200()
     cfg = replace(cfg, policies={"segmented_reduce": cfg.of("segmented_reduce")})
-    if split:
-        pols = {d: replace(p, block_items=p.items, block_items_from="bench --split")
-                for d, p in cfg.of("segmented_reduce").items()}
-        cfg = replace(cfg.with_policies("segmented_reduce", pols), name="h200-split")
+    if variant:
+        edits = dict(VARIANTS[variant][1])
+        if "block_items" in edits:
+            edits["block_items_from"] = f"bench --ab {variant}"
+        pols = {d: replace(p, **edits) for d, p in cfg.of("segmented_reduce").items()}
+        cfg = replace(cfg.with_policies("segmented_reduce", pols), name=f"h200-{variant}")
     return cfg
 
 
-def muh_library(cache: Path, arch: str, split: bool = False) -> Path:
+def muh_library(cache: Path, arch: str, variant: str | None = None) -> Path:
     from muh.codegen.kernels import emitter
     from muh.runtime import build
 
-    gen = cache / ("segred-h200-split" if split else "segred-h200")
-    emitter.write(config(split), gen)
+    gen = cache / (f"segred-h200-{variant}" if variant else "segred-h200")
+    emitter.write(config(variant), gen)
     return build.build_capi(gen, arch=arch)
 
 
-def load_muh(cache: Path, split: bool = False):
+def load_muh(cache: Path, variant: str | None = None):
     import torch
 
     from muh import families
     from muh.runtime.library import Kernels
 
     major, minor = torch.cuda.get_device_capability()
-    return Kernels.from_library(muh_library(cache, f"sm_{major}{minor}", split), families.api())
+    return Kernels.from_library(muh_library(cache, f"sm_{major}{minor}", variant), families.api())
 
 
 def distributions(torch, g):
@@ -146,19 +159,20 @@ def main() -> None:
     ap.add_argument("--out-json")
     ap.add_argument("--cache", default=str(ROOT / ".muh-cache" / "bench"))
     ap.add_argument("--cases", help="comma-separated substrings: only the distributions whose name holds one")
-    ap.add_argument("--split", action="store_true", help="also time muh's sum with the block class ending at a tile")
+    ap.add_argument("--ab", "--split", action="store_true", dest="ab",
+                    help="also time muh's sum and argmax with each of VARIANTS (whole rows, scalar loads, both)")
     ap.add_argument("--prebuild", metavar="ARCH", help="build the libraries for ARCH (no GPU needed) and exit")
     args = ap.parse_args()
     cache = Path(args.cache)
     if args.prebuild:
-        for split in (False, True):
-            print(muh_library(cache, args.prebuild, split))
+        for variant in (None, *VARIANTS):
+            print(muh_library(cache, args.prebuild, variant))
         print(cub_library(cache))
         return
     from muh.families import calls
 
     kern, cub = load_muh(cache), build_cub(cache)
-    kern_split = load_muh(cache, split=True) if args.split else None
+    kern_ab = {v: load_muh(cache, v) for v in VARIANTS} if args.ab else {}
     wanted = [c for c in (args.cases or "").split(",") if c]
     dev = torch.cuda.get_device_properties(0)
     g = torch.Generator().manual_seed(1)
@@ -204,12 +218,15 @@ def main() -> None:
         arg_ok = bool(torch.equal(kvk, idx))
         t_mine = timed(lambda i: calls.segmented_reduce(x, begin, end, "sum", kernels=kern), torch)
         t_arg = timed(lambda i: calls.segmented_reduce(x, begin, end, "argmax", kernels=kern), torch)
-        t_split = float("nan")
-        if kern_split is not None:
-            split = calls.segmented_reduce(x, begin, end, "sum", kernels=kern_split)
+        ab = {}
+        for v, kv_ in kern_ab.items():
+            v_sum = calls.segmented_reduce(x, begin, end, "sum", kernels=kv_)
+            _, v_idx = calls.segmented_reduce(x, begin, end, "argmax", kernels=kv_)
             torch.cuda.synchronize()
-            err = max(err, float(((split - out).abs() / (1 + out.abs())).max()))
-            t_split = timed(lambda i: calls.segmented_reduce(x, begin, end, "sum", kernels=kern_split), torch)
+            err = max(err, float(((v_sum - out).abs() / (1 + out.abs())).max()))
+            arg_ok = arg_ok and bool(torch.equal(kvk, v_idx))
+            ab[v] = (timed(lambda i, k=kv_: calls.segmented_reduce(x, begin, end, "sum", kernels=k), torch),
+                     timed(lambda i, k=kv_: calls.segmented_reduce(x, begin, end, "argmax", kernels=k), torch))
         t_cub = timed(cub_sum, torch)
         t_cub_arg = timed(cub_arg, torch)
         try:
@@ -223,17 +240,20 @@ def main() -> None:
         del ids
         r = {"case": name, "items": n, "segments": segs, "muh_sum_us": t_mine * 1e6, "cub_sum_us": t_cub * 1e6,
              "torch_segment_reduce_us": t_seg * 1e6, "torch_index_add_us": t_add * 1e6,
-             "muh_argmax_us": t_arg * 1e6, "cub_argmax_us": t_cub_arg * 1e6, "muh_sum_split_us": t_split * 1e6,
-             "sum_split_vs_cub": t_cub / t_split,
+             "muh_argmax_us": t_arg * 1e6, "cub_argmax_us": t_cub_arg * 1e6,
              "muh_sum_pct_copy": 100 * moved_sum / t_mine / copy_bw,
              "muh_argmax_pct_copy": 100 * moved_arg / t_arg / copy_bw,
              "sum_vs_cub": t_cub / t_mine, "argmax_vs_cub": t_cub_arg / t_arg,
              "sum_vs_torch": min(t_seg, t_add) / t_mine, "max_rel_err_vs_cub": err, "argmax_equal_cub": arg_ok}
+        for v, (t_s, t_a) in ab.items():
+            r.update({f"muh_sum_{v}_us": t_s * 1e6, f"sum_{v}_vs_cub": t_cub / t_s,
+                      f"muh_argmax_{v}_us": t_a * 1e6, f"argmax_{v}_vs_cub": t_cub_arg / t_a})
         rows.append(r)
         print(f"{name}: sum {t_mine * 1e6:.1f} us ({r['muh_sum_pct_copy']:.0f} % copy) CUB {t_cub * 1e6:.1f} "
               f"({r['sum_vs_cub']:.2f}x) torch {min(t_seg, t_add) * 1e6:.1f}; argmax {t_arg * 1e6:.1f} "
               f"({r['muh_argmax_pct_copy']:.0f} %) CUB {t_cub_arg * 1e6:.1f} ({r['argmax_vs_cub']:.2f}x); "
-              + (f"split sum {t_split * 1e6:.1f} ({r['sum_split_vs_cub']:.2f}x); " if kern_split else "")
+              + "".join(f"{v} sum {t_s * 1e6:.1f} ({t_cub / t_s:.2f}x) argmax {t_a * 1e6:.1f} "
+                        f"({t_cub_arg / t_a:.2f}x); " for v, (t_s, t_a) in ab.items())
               + f"err {err:.1e} argmax==CUB {arg_ok}", flush=True)
         del x
     result = {"device": dev.name, "sms": dev.multi_processor_count, "copy_gbs": copy_bw / 1e9, "rows": rows}
@@ -243,15 +263,16 @@ def main() -> None:
           "| segments | muh sum | % copy | CUB Sum | ×CUB | torch | ×torch | muh argmax | % copy | CUB ArgMax | ×CUB |"
           " argmax = CUB |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    if kern_split is not None:
-        md[-2] += " muh sum, block class to one tile | ×CUB |"
-        md[-1] += "---|---|"
+    for v in kern_ab:
+        md[-2] += f" sum, {VARIANTS[v][0]} | ×CUB | argmax, {VARIANTS[v][0]} | ×CUB |"
+        md[-1] += "---|---|---|---|"
     for r in rows:
         md.append(f"| {r['case']} | {r['muh_sum_us']:.1f} | {r['muh_sum_pct_copy']:.0f} % | {r['cub_sum_us']:.1f} | "
                   f"{r['sum_vs_cub']:.2f}× | {min(r['torch_segment_reduce_us'], r['torch_index_add_us']):.1f} | "
                   f"{r['sum_vs_torch']:.2f}× | {r['muh_argmax_us']:.1f} | {r['muh_argmax_pct_copy']:.0f} % | "
                   f"{r['cub_argmax_us']:.1f} | {r['argmax_vs_cub']:.2f}× | {'yes' if r['argmax_equal_cub'] else 'NO'} |"
-                  + (f" {r['muh_sum_split_us']:.1f} | {r['sum_split_vs_cub']:.2f}× |" if kern_split else ""))
+                  + "".join(f" {r[f'muh_sum_{v}_us']:.1f} | {r[f'sum_{v}_vs_cub']:.2f}× | "
+                            f"{r[f'muh_argmax_{v}_us']:.1f} | {r[f'argmax_{v}_vs_cub']:.2f}× |" for v in kern_ab))
     text = "\n".join(md) + "\n"
     print(text)
     if args.out_md:

@@ -2,8 +2,8 @@
 # segmented_reduce (issue 40) on a device machine: its GPU tests (H200 kernels natively, the BI-V100's at warp
 # 64 emulated, a tiny policy through every class) and bench/segmented_reduce.py, logs under $OUT.
 #   bash bench/segmented_reduce_device.sh prebuild   # CPU, beforehand: every library into .muh-cache/ (sm_90)
-#   bash bench/segmented_reduce_device.sh quick      # GPU, ~45 s: the one-launch path's tests, CUB's fixed
-#                                                    # sizes (H200 kernels), 3 benchmark rows with --split
+#   bash bench/segmented_reduce_device.sh quick      # GPU, ~60 s: the one-launch path's tests, CUB's fixed
+#                                                    # sizes (H200 kernels), 3 benchmark rows with --ab
 #   bash bench/segmented_reduce_device.sh [full]     # GPU: every test, every benchmark row
 # From a copy of the repository (tracked files, .whl/ with muh's dependency wheels, muh-cache.tar.xz):
 #   run(command="cd .dev/segred && bash bench/segmented_reduce_device.sh quick", carry=[".dev/segred"])
@@ -38,10 +38,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/env.txt"; cat "$OUT/env.txt"
 t0=$SECONDS
 if [ "$MODE" = quick ]; then
-  select=(-k "few or tickets or logits or (fixed_size and not tiny and not bi100)")
-  tests_s=${TESTS_S:-24} bench_s=${BENCH_S:-18} bench=(--cases "uniform 1-10,logits,2^24" --split)
+  select=(-k "few or tickets or logits or alignment or (fixed_size and not tiny and not bi100)")
+  tests_s=${TESTS_S:-40} bench_s=${BENCH_S:-40} bench=(--cases "uniform 1-10,logits,2^24" --ab)
 else
-  select=() tests_s=${TESTS_S:-200} bench_s=${BENCH_S:-150} bench=(--split)
+  select=() tests_s=${TESTS_S:-200} bench_s=${BENCH_S:-240} bench=(--ab)
 fi
 timeout -s KILL "$tests_s" python3 -m pytest tests/gpu/test_segmented_reduce_gpu.py "${select[@]}" -x -q -rfE \
   -p no:cacheprovider -o console_output_style=classic --durations=5 > "$OUT/pytest.log" 2>&1

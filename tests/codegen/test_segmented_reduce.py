@@ -107,18 +107,23 @@ struct P {
   };
 };
 
-// argv[1]: the grid few_kernel's runs are sized for; stdin: segment lengths. Composes the kernel's pure
-// functions as few_kernel does: the total tiles, the share, each segment's class and units.
+// argv[1]: the blocks few_kernel is launched with; stdin: segment lengths. Composes the kernel's pure
+// functions as few_kernel does: the total tiles, the even share, each segment's units, and the fallback share
+// where the even one gives more units than blocks. Prints the launches, the share, whether it fell back,
+// then each segment's class, tiles and units.
 int main(int argc, char** argv) {
   using namespace muh::segmented_reduce_impl;
-  const long long grid = atoll(argv[1]);
+  const long long blocks = atoll(argv[1]);
   std::vector<long long> n;
   long long x;
   while (scanf("%%lld", &x) == 1) n.push_back(x);
   long long tiles = 0;
   for (long long v : n) tiles += tiles_of<P>(v);
-  const long long per = share_of(tiles, grid);
-  printf("launches %%d per %%lld\n", launches<P>((long long)n.size()), per);
+  long long per = share_of(tiles, blocks), units = 0;
+  for (long long v : n) units += units_of<P>(v, per);
+  const int fell_back = units > blocks;
+  if (fell_back) per = fallback_share_of(tiles, (long long)n.size(), blocks);
+  printf("launches %%d per %%lld fallback %%d\n", launches<P>((long long)n.size()), per, fell_back);
   for (long long v : n) printf("%%d %%lld %%lld\n", class_of<P>(v), tiles_of<P>(v), units_of<P>(v, per));
   return 0;
 }
@@ -128,8 +133,9 @@ CLASSES = ("thread", "warp", "block", "many")
 
 @pytest.fixture(scope="module")
 def plan(nvcc, tmp_path_factory):
-    """plan(lengths, grid) -> (launches, per, [(class, tiles, units)]) of the H200 spec's float32 policy,
-    and that policy's numbers (params.cuh)."""
+    """plan(lengths, blocks) -> (launches, per, [(class, tiles, units)]) of the H200 spec's float32 policy
+    (``plan.fallback``: whether the last call fell back to the share of the blocks beyond one a segment), and
+    that policy's numbers (params.cuh)."""
     import subprocess
 
     root = tmp_path_factory.mktemp("segplan")
@@ -145,12 +151,13 @@ def plan(nvcc, tmp_path_factory):
         text=True,
     )
 
-    def run(lengths, grid):
+    def run(lengths, blocks):
         out = subprocess.run(
-            [str(exe), str(grid)], input=" ".join(map(str, lengths)), capture_output=True, text=True, check=True
+            [str(exe), str(blocks)], input=" ".join(map(str, lengths)), capture_output=True, text=True, check=True
         ).stdout.split("\n")
         head = out[0].split()
         rows = [tuple(int(v) for v in line.split()) for line in out[1:] if line]
+        run.fallback = bool(int(head[5]))
         return int(head[1]), int(head[3]), [(CLASSES[c], t, u) for c, t, u in rows]
 
     text = (root / "include/muh/kernels/params.cuh").read_text()
@@ -160,17 +167,43 @@ def plan(nvcc, tmp_path_factory):
     return run, nums
 
 
+def _check_plan(lengths, blocks, launches, per, rows, tile, bound, fallback):
+    """What few_kernel relies on: units at most the launch's blocks; a segment whole (one unit) only when its
+    tiles are at most `per` or it is no longer than the block bound; a split one in runs of `per` tiles, the
+    last one shorter, that cover its tiles; the even share of all tiles over the blocks unless that gave more
+    units than blocks, then the share of the blocks beyond one a segment."""
+    assert launches == 1
+    tiles = sum(t for _, t, _ in rows)
+    assert sum(u for _, _, u in rows) <= blocks
+    if fallback:
+        assert per == (max(1, -(-tiles // (blocks - len(lengths)))) if blocks > len(lengths) else max(tiles, 1))
+    else:
+        assert per == max(1, -(-tiles // blocks))
+    for (c, t, u), n in zip(rows, lengths):
+        assert t == -(-n // tile)
+        if t <= per or n <= bound:
+            assert u == 1, (n, t, per)
+        else:
+            assert c == "many" and u >= 2 and (u - 1) * per < t <= u * per, (n, t, per, u)
+
+
 @pytest.mark.nvcc
-def test_llm_logits_rows_are_one_launch_a_block_per_row(plan):
-    """Issue 40's missed row: 64 rows × 151936 float32 (the H200 spec's policy) is one launch, every row a
-    block of its own, so no partials and no combining pass (before: three launches, rows split over blocks)."""
+def test_llm_logits_rows_are_split_over_the_grid_in_one_launch(plan):
+    """Issue 40's missed row: 64 rows × 151936 float32 (the H200 spec's policy) is one launch; a row is longer
+    than the block bound (one tile) and than the even share of the resident blocks, so each is split into runs
+    of `per` tiles over the grid (an H100: 4 blocks of few_kernel a SM, 528 blocks: 8 runs of 5 tiles a row,
+    512 units); only a launch of as few blocks as rows keeps each whole."""
     run, p = plan
-    assert 151936 <= p["kThreads"] * p["kBlockItems"] and 64 <= p["kFewSegments"]  # the premise, from params
-    for grid in (1056, 132 * 16, 64):  # an H100's resident blocks of the tile pass, more, fewer
-        launches, per, rows = run([151936] * 64, grid)
-        assert launches == 1
-        assert {c for c, _, _ in rows} == {"block"}
-        assert sum(u for _, _, u in rows) == 64  # 64 busy blocks of the grid + 64 launched
+    tile, bound = p["kThreads"] * p["kItems"], p["kThreads"] * p["kBlockItems"]
+    assert bound < 151936 and 64 <= p["kFewSegments"]  # the premise, from params
+    lengths = [151936] * 64
+    launches, per, rows = run(lengths, 4 * 132)
+    assert (per, {c for c, _, _ in rows}, sum(u for _, _, u in rows)) == (5, {"many"}, 512)
+    _check_plan(lengths, 4 * 132, launches, per, rows, tile, bound, run.fallback)
+    for blocks in (5 * 132, 1056, 200, 64):  # more resident blocks, fewer, one a row
+        launches, per, rows = run(lengths, blocks)
+        _check_plan(lengths, blocks, launches, per, rows, tile, bound, run.fallback)
+        assert all(u == (1 if blocks == 64 else -(-38 // per)) for _, _, u in rows)
 
 
 @pytest.mark.nvcc
@@ -187,21 +220,36 @@ def test_each_length_lands_in_its_class_at_the_policy_s_bounds(plan):
 
 @pytest.mark.nvcc
 def test_long_segments_are_shared_over_the_grid_in_one_launch(plan):
-    """A few long segments (4 × 2^24, one 10^8) are split into runs of the grid's even share of tiles: at
-    most grid + segments units (the launch's blocks), each run at most `per` tiles, all tiles covered."""
+    """A few long segments (4 × 2^24, one 10^8, a mix) are split into runs of the grid's even share of tiles:
+    at most the launch's blocks, each run at most `per` tiles, all tiles covered; a segment within the share
+    stays whole."""
     run, p = plan
-    tile = p["kThreads"] * p["kItems"]
-    for lengths, grid in (([1 << 24] * 4, 1056), ([100_000_000], 1056), ([1 << 24, 151936, 3, 0], 500)):
-        launches, per, rows = run(lengths, grid)
-        assert launches == 1
-        tiles = sum(t for _, t, _ in rows)
-        assert per == -(-tiles // grid)
-        units = sum(u for _, _, u in rows)
-        assert grid // 2 <= units <= grid + len(lengths)
-        for (c, t, u), n in zip(rows, lengths):
-            assert t == -(-n // tile)
-            if c == "many":
-                assert (u - 1) * per < t <= u * per  # runs of `per` tiles, the last one shorter
+    tile, bound = p["kThreads"] * p["kItems"], p["kThreads"] * p["kBlockItems"]
+    for lengths, blocks in (
+        ([1 << 24] * 4, 1056),
+        ([100_000_000], 1056),
+        ([1 << 24, 151936, 3, 0], 500),
+        ([1 << 20] * 64, 528),
+        ([5 * tile, 3 * tile + 1, tile + 1, 7], 8),
+    ):
+        launches, per, rows = run(lengths, blocks)
+        _check_plan(lengths, blocks, launches, per, rows, tile, bound, run.fallback)
+        assert not run.fallback and blocks // 2 <= sum(u for _, _, u in rows)
+
+
+@pytest.mark.nvcc
+def test_a_share_that_gives_too_many_units_falls_back_within_the_blocks(plan):
+    """Segments of one tile more than the even share would each take two units (a run and a short one):
+    more than the blocks (a second wave, or too few blocks). The plan then sizes runs for the blocks beyond one
+    a segment, and with none to spare keeps every segment whole (the launch has a block a segment)."""
+    run, p = plan
+    tile, bound = p["kThreads"] * p["kItems"], p["kThreads"] * p["kBlockItems"]
+    for lengths, blocks in (([3 * tile] * 60, 100), ([3 * tile] * 60 + [0, 5], 101), ([tile] * 39 + [3 * tile], 40)):
+        launches, per, rows = run(lengths, blocks)
+        assert run.fallback, (lengths[:1], blocks)
+        _check_plan(lengths, blocks, launches, per, rows, tile, bound, run.fallback)
+    # the even share alone would have given 120 units for 100 blocks: the check above is not vacuous
+    assert sum(-(-3 // 2) for _ in range(60)) > 100
 
 
 @pytest.mark.nvcc

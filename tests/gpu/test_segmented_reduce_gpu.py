@@ -10,10 +10,12 @@ Variants: the H200's kernels natively, the BI-V100's policies with the 64-lane w
 32-lane GPU, and a tiny policy (64 × 2 tiles, a thread only for 2 elements, a warp for 32, a block for
 256) that sends short segments through every class and long ones across many blocks. Calls of at most
 `kFewSegments` segments (the policy's threads) take the one-launch path (a block per segment up to the
-block bound, the grid's share beyond, partials combined by the last block of each segment): its own cases
-below, with every class, at the bound and one past it, and called repeatedly (its tickets must be left at
-zero), plus the LLM logits rows (64 × 151936) of issue 40. Inputs are small integers (exact
-sums in every type, many ties) and fresh each run (seed printed)."""
+block bound or the grid's even share of tiles, runs of the share beyond, partials combined by the last block
+of each segment): its own cases below, with every class, at the bound and one past it, called repeatedly
+(its tickets must be left at zero), rows at every alignment (full tiles of a segment whose start is aligned
+take vector loads) and of lengths whose even share overfills the grid (the fallback share), plus the LLM
+logits rows (64 × 151936) of issue 40, aligned and not. Inputs are small integers (exact sums in every
+type, many ties) and fresh each run (seed printed)."""
 
 from __future__ import annotations
 
@@ -391,13 +393,38 @@ def test_one_launch_path_leaves_its_tickets_at_zero(seg_kernels, variant):
 
 @pytest.mark.parametrize("dtype", ("float32", "bfloat16"))
 def test_llm_logits_rows(seg_kernels, dtype):
-    """Issue 40's row: 64 rows × 151936 (a vocabulary of logits), H200 kernels: a block per row in one
-    launch; sum, max and argmax of each row against torch."""
+    """Issue 40's row: 64 rows × 151936 (a vocabulary of logits), H200 kernels: one launch, each row split
+    into runs over the grid; rows starting aligned (vector loads) and one element further (scalar loads);
+    sum, max and argmax of each row against torch."""
     import torch
 
     g = _gen()
     rows, cols = 64, 151936
-    x = values(rows * cols, _torch_dtype(dtype), "cuda", g)
-    offs = torch.arange(rows + 1, device="cuda", dtype=torch.int32) * cols
-    for op in ("sum", "max", "argmax"):
-        check(seg_kernels["h200"], x, offs[:-1], offs[1:], op, f"logits rows {dtype}")
+    x = values(rows * cols + 1, _torch_dtype(dtype), "cuda", g)
+    for shift in (0, 1):
+        offs = torch.arange(rows + 1, device="cuda", dtype=torch.int32) * cols + shift
+        for op in ("sum", "max", "argmax"):
+            check(seg_kernels["h200"], x, offs[:-1], offs[1:], op, f"logits rows {dtype} from element {shift}")
+
+
+@pytest.mark.parametrize("dtype", ("float32", "int64"))
+def test_one_launch_rows_at_every_alignment_and_share(seg_kernels, dtype):
+    """kFewSegments rows of the H200 kernels, one launch, of t tiles each (t = 1, 5, 33, 37, 65: for any
+    plausible count of resident blocks R some t makes the even share give more units than blocks — e.g. R = 528,
+    an H100's or H200's 4 blocks a SM at 132 SMs: 33 tiles, share 16, 3 runs a row — so the fallback share
+    runs), whole tiles or 3 elements short (a partial last tile, and rows starting at every alignment), from
+    element 0 or 1 (vector loads where a row's start is aligned, scalar ones elsewhere, in one launch);
+    sum and argmax (ties everywhere: the first offset across runs and within each vector)."""
+    import torch
+
+    g = _gen()
+    p = _numbers("h200", dtype)
+    rows, tile = p["kFewSegments"], p["kThreads"] * p["kItems"]
+    x = values(rows * 65 * tile + 1, _torch_dtype(dtype), "cuda", g)
+    for t in (1, 5, 33, 37, 65):
+        for short in (0, 3):
+            n = t * tile - short
+            for shift in (0, 1):
+                offs = torch.arange(rows + 1, device="cuda", dtype=torch.int64) * n + shift
+                for op in ("sum", "argmax"):
+                    check(seg_kernels["h200"], x, offs[:-1], offs[1:], op, f"{dtype} {rows} rows of {n} from {shift}")

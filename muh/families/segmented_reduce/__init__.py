@@ -13,9 +13,11 @@ warp size × ``warp.items`` (sub-policy ``warp``), a block up to the policy's ``
 (sub-policy ``one_block``: the segment whole, CUB's shape), many blocks beyond (the policy's own tile,
 ``threads`` × ``items``, CUB's SegmentedReducePolicy = the reduce hub's ReducePolicy, spread over the GPU).
 Which launches run depends on the segment count alone (the host never reads the offsets): at most
-``threads`` segments (``kFewSegments``) are one launch, a block per segment up to the block bound and a
-share of the grid for a longer one; more segments run the three-launch path (thread, warp, then the tile
-list). ``vec`` is not used: segments start anywhere, so loads are scalar.
+``threads`` segments (``kFewSegments``) are one launch, a block per segment up to the block bound or the
+grid's even share of tiles, runs of that share for a longer one; more segments run the three-launch path
+(thread, warp, then the tile list). ``vec`` (reduce's rule, base.load_vec: at most 16-byte loads, scalar
+where ``items`` is not a multiple of it) sizes the loads of full tiles of a segment whose start is aligned
+to them; other segments, and every partial tile, load one element at a time (a segment may start anywhere).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 from muh.families import cub, reduce
 from muh.families import tensors as T
-from muh.families.base import Harness, cfuncs, param, record, warp_checks
+from muh.families.base import Harness, cfuncs, load_vec, param, record, warp_checks
 from muh.families.reduce import MAX_GRID
 from muh.runtime import dtypes as DT
 
@@ -48,9 +50,10 @@ SUBS = ("small", "warp", "one_block")
 # What the sub-policies give where the spec leaves them out (a policy from CUB's tables has none).
 SMALL_ITEMS = 8  # a thread reduces segments up to 8 elements alone (one or two 32-byte sectors)
 WARP_ITEMS = 32  # a warp those up to 32 elements per lane (a full tile of a 256-thread block at 4 B/4 items)
-# A block those up to 640 elements per thread (a 256-thread block: 163840 elements, the LLM vocabularies'
-# logits rows — 129280, 151936 — whole, in CUB's shape of one block per segment); not measured yet.
-BLOCK_ITEMS = 640
+# A block those up to 16 elements per thread whatever the share (a 256-thread block: one float32 tile); the
+# one-launch path keeps longer segments whole while they fit the grid's even share of tiles and splits them
+# beyond (640 kept the LLM logits rows, 151936, a block each: bench/segmented_reduce.py --ab times both).
+BLOCK_ITEMS = 16
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Policy:
     threads: int  # the tile pass's block (CUB's SegmentedReducePolicy)
     items: int  # elements per thread of a tile
     load: str = "ldg"  # ldg | default
+    vec: int = 8  # elements per load of an aligned full tile (base.load_vec caps it at 16 bytes)
     small_threads: int = 0  # the first pass's block (0: threads)
     small_items: int = SMALL_ITEMS  # the longest segment a thread reduces alone
     warp_items: int = WARP_ITEMS  # elements per lane of the longest segment a warp reduces
@@ -80,6 +84,7 @@ def read(get) -> Policy:
         threads,
         int(get("items")),
         "ldg" if get("modifier", "ldg") == "ldg" else "default",
+        int(get("vec", 1)),
         int(small("threads", threads)),
         int(small("items", SMALL_ITEMS)),
         int(warp("items", WARP_ITEMS)),
@@ -92,9 +97,11 @@ def read(get) -> Policy:
 
 
 def params(cfg, dtype: str, pol: Policy):
+    v, rule = load_vec(dtype, pol.items, pol.vec)
     return [
         param("kThreads", pol.threads, "policy threads (the tile pass)"),
         param("kItems", pol.items, "policy items"),
+        param("kVec", v, rule, vec=pol.vec, items=pol.items, element_size=DT.SIZE[dtype]),
         param("kLdg", pol.load == "ldg", "modifier == ldg", modifier=pol.load),
         param("kSmallThreads", pol.small_threads, pol.small_from),
         param(

@@ -20,6 +20,7 @@ struct Policy<float> {
   enum {
     kThreads = params::segmented_reduce_float32::kThreads,
     kItems = params::segmented_reduce_float32::kItems,
+    kVec = params::segmented_reduce_float32::kVec,
     kLdg = params::segmented_reduce_float32::kLdg,
     kSmallThreads = params::segmented_reduce_float32::kSmallThreads,
     kSmallItems = params::segmented_reduce_float32::kSmallItems,
@@ -34,6 +35,7 @@ struct Policy<double> {
   enum {
     kThreads = params::segmented_reduce_float64::kThreads,
     kItems = params::segmented_reduce_float64::kItems,
+    kVec = params::segmented_reduce_float64::kVec,
     kLdg = params::segmented_reduce_float64::kLdg,
     kSmallThreads = params::segmented_reduce_float64::kSmallThreads,
     kSmallItems = params::segmented_reduce_float64::kSmallItems,
@@ -48,6 +50,7 @@ struct Policy<int> {
   enum {
     kThreads = params::segmented_reduce_int32::kThreads,
     kItems = params::segmented_reduce_int32::kItems,
+    kVec = params::segmented_reduce_int32::kVec,
     kLdg = params::segmented_reduce_int32::kLdg,
     kSmallThreads = params::segmented_reduce_int32::kSmallThreads,
     kSmallItems = params::segmented_reduce_int32::kSmallItems,
@@ -62,6 +65,7 @@ struct Policy<long long> {
   enum {
     kThreads = params::segmented_reduce_int64::kThreads,
     kItems = params::segmented_reduce_int64::kItems,
+    kVec = params::segmented_reduce_int64::kVec,
     kLdg = params::segmented_reduce_int64::kLdg,
     kSmallThreads = params::segmented_reduce_int64::kSmallThreads,
     kSmallItems = params::segmented_reduce_int64::kSmallItems,

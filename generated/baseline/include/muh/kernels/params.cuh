@@ -331,11 +331,12 @@ constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted
 namespace segmented_reduce_bfloat16 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 32;          // policy items
+constexpr int kVec = 8;             // min(vec, 16 B / element size) (vec=8, items=32, element_size=2)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
-constexpr int kBlockItems = 640;    // policy one_block.items
+constexpr int kBlockItems = 16;     // policy one_block.items
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_bfloat16
@@ -343,11 +344,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float16 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 32;          // policy items
+constexpr int kVec = 8;             // min(vec, 16 B / element size) (vec=8, items=32, element_size=2)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
-constexpr int kBlockItems = 640;    // policy one_block.items
+constexpr int kBlockItems = 16;     // policy one_block.items
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float16
@@ -355,11 +357,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float32 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 16;          // policy items
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=8, items=16, element_size=4)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
-constexpr int kBlockItems = 640;    // policy one_block.items
+constexpr int kBlockItems = 16;     // policy one_block.items
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float32
@@ -367,11 +370,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float64 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 8;           // policy items
+constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=8, items=8, element_size=8)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
-constexpr int kBlockItems = 640;    // policy one_block.items
+constexpr int kBlockItems = 16;     // policy one_block.items
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float64
@@ -379,11 +383,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_int32 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 16;          // policy items
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=8, items=16, element_size=4)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
-constexpr int kBlockItems = 640;    // policy one_block.items
+constexpr int kBlockItems = 16;     // policy one_block.items
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
@@ -391,11 +396,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_int64 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 8;           // policy items
+constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=8, items=8, element_size=8)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
 constexpr int kWarpItems = 16;      // policy warp.items
-constexpr int kBlockItems = 640;    // policy one_block.items
+constexpr int kBlockItems = 16;     // policy one_block.items
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64

@@ -4,13 +4,17 @@
 // (class_of: a thread up to kSmallItems elements, a warp up to warp::kSize * kWarpItems, a block up to
 // kThreads * kBlockItems, many blocks beyond), chosen on the device. The host never reads the offsets: it
 // picks the launches by the segment count alone (launches()):
-//   - at most kFewSegments (a segment per thread of one block): ONE launch, few_kernel. Every block reads
-//     all offsets and makes the same plan (units_of, share_of): a segment up to the block bound is one
-//     unit, reduced whole by one block (CUB's shape; the thread and warp classes too: with this few
-//     segments a block each costs nothing); a longer one is split into runs of `per` tiles (the grid's
-//     even share of all tiles), each run a unit; block g takes unit g. A split segment's blocks leave
-//     partials, and the last of them to finish (a ticket per segment, reset by it) combines them in run
-//     order (deterministic for a given grid) and writes the result.
+//   - at most kFewSegments (a segment per thread of one block): ONE launch, few_kernel, of as many blocks as
+//     fit on the device at once by its own occupancy (few_grid; one a segment where that is more:
+//     few_blocks). Every block reads all offsets and makes the same plan (share_of, units_of,
+//     fallback_share_of): `per` is the even share of all tiles over the launch's blocks; a segment is one unit,
+//     reduced whole by one block (CUB's shape), when its tiles are at most `per` or it is no longer than the
+//     block bound (kThreads * kBlockItems); a longer one is split into runs of `per` tiles, each run a unit.
+//     Where that gives more units than blocks (segments a little longer than the share take a run and a
+//     short one), `per` is the share of the blocks beyond one a segment, which bounds the units by the blocks:
+//     one wave, block g takes unit g. A split segment's blocks leave partials, and the last of them to finish
+//     (a ticket per segment, reset by it) combines them in run order (deterministic for a given grid) and
+//     writes the result.
 //   - more: three launches whatever the lengths:
 //     1. small_kernel: one thread per segment. A segment of the thread class is reduced by its thread, one
 //        of the warp class by its warp (the warp takes its lanes' such segments one after the other); a
@@ -22,15 +26,18 @@
 //        of the block's run.
 //     3. fixup_kernel: the first block of each segment spread over several blocks combines their partials
 //        in block order (deterministic) and writes the result.
+// Full tiles (fold_tiles, both paths) take kVec elements a load (types.cuh's load_vec, at most 16 bytes)
+// when the segment's start is aligned to that, else one; a partial tile loads one element at a time.
 // No numbers of its own: kernels/segmented_reduce.cu instantiates it with each element type's resolved
 // policy P (params.cuh). Compiles on its own against the generated common layer (include/muh: block.cuh,
 // host.cuh, types.cuh, warp.cuh); C++14, CUDA 10.2 subset.
 //
-// Policy P (enums): kThreads, kItems, kLdg (the tile pass: CUB's SegmentedReducePolicy), kSmallThreads
-// (block of the first pass), kSmallItems (longest segment a thread reduces alone), kWarpItems (elements
-// per lane of the longest segment a warp reduces), kBlockItems (elements per thread of the longest segment a
-// block reduces whole), kFewSegments (most segments of the one-launch path), kMaxGrid (most blocks of the
-// tile pass: the workspace holds two partials each).
+// Policy P (enums): kThreads, kItems, kVec, kLdg (the tile pass: CUB's SegmentedReducePolicy; kVec: elements
+// per load of an aligned full tile), kSmallThreads (block of the first pass), kSmallItems (longest segment a
+// thread reduces alone), kWarpItems (elements per lane of the longest segment a warp reduces), kBlockItems
+// (elements per thread of the longest segment a block of the one-launch path reduces whole whatever the
+// share), kFewSegments (most segments of the one-launch path), kMaxGrid (most blocks of the tile pass and of
+// the one-launch path: the workspace holds two partials each).
 #pragma once
 
 #include <float.h>
@@ -237,18 +244,35 @@ __host__ __device__ inline long long tiles_of(long long n) {
   return n > 0 ? (n + (long long)P::kThreads * P::kItems - 1) / ((long long)P::kThreads * P::kItems) : 0;
 }
 
-// One-launch path: tiles per unit of a split segment, the even share of all `tiles` over `grid` blocks.
-__host__ __device__ inline long long share_of(long long tiles, long long grid) {
-  const long long per = (tiles + grid - 1) / grid;
+// One-launch path: tiles per run of a split segment, the even share of all `tiles` over `blocks` (at least 1).
+__host__ __device__ inline long long share_of(long long tiles, long long blocks) {
+  const long long per = (tiles + blocks - 1) / blocks;
   return per > 0 ? per : 1;
 }
 
-// One-launch path: the units (blocks) of a segment of n elements: one up to the block class, else its
-// runs of `per` tiles. A grid's units sum to at most segments + grid (per >= all tiles / grid).
+// One-launch path: the units (blocks) of a segment of n elements. Whole (one unit) when its tiles are at most
+// `per`, or when it is no longer than the block bound (kThreads * kBlockItems: what a block always keeps whole,
+// CUB's shape); else its runs of `per` tiles, the last one shorter. The units of a segment of t >= 1 tiles are
+// at most 1 + (t - 1) / per, an empty segment's 1: a plan's units are at most segments + tiles / per.
 template <typename P>
 __host__ __device__ inline long long units_of(long long n, long long per) {
-  if (class_of<P>(n) != kManyClass) return 1;
-  return (tiles_of<P>(n) + per - 1) / per;
+  const long long t = tiles_of<P>(n);
+  if (t <= per || class_of<P>(n) != kManyClass) return 1;
+  return (t + per - 1) / per;
+}
+
+// One-launch path: the share when the even one (share_of(tiles, blocks)) gives more units than `blocks` (split
+// segments' short last runs): runs sized for the blocks beyond one a segment, so units <= segments + (blocks -
+// segments) = blocks; with no block to spare, every segment whole (per = all tiles: `segments` units, and the
+// host launches at least that many blocks).
+__host__ __device__ inline long long fallback_share_of(long long tiles, long long segments, long long blocks) {
+  return blocks > segments ? share_of(tiles, blocks - segments) : (tiles > 0 ? tiles : 1);
+}
+
+// One-launch path: the blocks to launch for `segments` segments when `resident` blocks of few_kernel fit on the
+// device at once: all of them (one wave), or one a segment where that is more.
+__host__ __device__ inline long long few_blocks(long long segments, long long resident) {
+  return resident > segments ? resident : segments;
 }
 
 // Kernel launches of a call of `segments` segments (the memset of the three-launch path not counted).
@@ -271,43 +295,64 @@ __device__ __forceinline__ typename Acc<T>::type ld(const T* p) {
   return Cvt<typename Acc<T>::type, T>::in(v[0]);
 }
 
-// One full tile's elements of this thread (its kItems loads, issued together), and their fold in order.
-template <typename T, typename P>
-__device__ __forceinline__ void load_tile(typename Acc<T>::type (&v)[P::kItems], const T* base, long long off) {
+// One full tile's elements of this thread: its kItems / kVec vector loads (kVec elements each, contiguous;
+// with kVec = 1 the tile's i-th element of the thread is i * kThreads + threadIdx.x), issued together.
+template <typename T, typename P, int kVec>
+__device__ __forceinline__ void load_tile(T (&v)[P::kItems / kVec][kVec], const T* base, long long off) {
 #pragma unroll
-  for (int i = 0; i < P::kItems; ++i) v[i] = ld<T, P::kLdg != 0>(base + off + i * P::kThreads + threadIdx.x);
+  for (int i = 0; i < P::kItems / kVec; ++i)
+    load_vec<T, kVec, P::kLdg != 0>(base + off + ((long long)i * P::kThreads + threadIdx.x) * kVec, v[i]);
 }
-template <typename P, typename Op>
-__device__ __forceinline__ typename Op::R fold_tile(typename Op::R r, const typename Op::A (&v)[P::kItems],
+// Their fold in order, each element with its offset in the segment (argmin/argmax: the first on ties).
+template <typename T, typename P, typename Op, int kVec>
+__device__ __forceinline__ typename Op::R fold_tile(typename Op::R r, const T (&v)[P::kItems / kVec][kVec],
                                                     long long off) {
 #pragma unroll
-  for (int i = 0; i < P::kItems; ++i) r = Op::fold(r, v[i], off + i * P::kThreads + threadIdx.x);
+  for (int i = 0; i < P::kItems / kVec; ++i)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      r = Op::fold(r, Cvt<typename Acc<T>::type, T>::in(v[i][j]),
+                   off + ((long long)i * P::kThreads + threadIdx.x) * kVec + j);
   return r;
 }
 
-// This thread's fold of tiles [t0, t1) of the segment of `size` elements at `base` (unrolled scalar loads:
-// segments start anywhere). Full tiles are software-pipelined: the next tile's loads are issued before this
-// one is folded, so a thread has two tiles in flight where ptxas would otherwise wait on the first loads
-// of each tile before issuing its later ones (sm_90 SASS of the plain loop). Folds stay in element order.
-// The last tile, when partial, is guarded.
+// This thread's fold of the full tiles [t, full) of the segment at `base`, kVec elements a load. Software-
+// pipelined: the next tile's loads are issued before this one is folded, so a thread has two tiles in flight
+// where ptxas would otherwise wait on the first loads of each tile before issuing its later ones (sm_90 SASS
+// of the plain loop).
+template <typename T, typename P, typename Op, int kVec>
+__device__ __forceinline__ typename Op::R fold_full(typename Op::R r, const T* base, long long t, long long full) {
+  enum { kTile = P::kThreads * P::kItems };
+  static_assert(P::kItems % kVec == 0, "segmented_reduce: a thread's items are whole vectors");
+  T v[P::kItems / kVec][kVec], w[P::kItems / kVec][kVec];  // ping-pong: tile t in one, t + 1 loading into the other
+  load_tile<T, P, kVec>(v, base, t * kTile);
+  while (true) {
+    if (t + 1 < full) load_tile<T, P, kVec>(w, base, (t + 1) * kTile);
+    r = fold_tile<T, P, Op, kVec>(r, v, t * kTile);
+    if (++t >= full) break;
+    if (t + 1 < full) load_tile<T, P, kVec>(v, base, (t + 1) * kTile);
+    r = fold_tile<T, P, Op, kVec>(r, w, t * kTile);
+    if (++t >= full) break;
+  }
+  return r;
+}
+
+// This thread's fold of tiles [t0, t1) of the segment of `size` elements at `base`. Full tiles take P::kVec
+// elements a load (16 bytes at most: types.cuh's load_vec) where `base` is aligned to that (one test, the same
+// for the whole block: tiles start at multiples of kTile, a multiple of kVec), else one a load (a segment may
+// start anywhere). The last tile, when partial, is guarded, one element a load.
 template <typename T, typename P, typename Op>
 __device__ __forceinline__ typename Op::R fold_tiles(const T* base, long long size, long long t0, long long t1) {
-  enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems };
-  typedef typename Acc<T>::type A;
+  enum { kThreads = P::kThreads, kItems = P::kItems, kTile = kThreads * kItems, kVec = P::kVec };
   typename Op::R r = Op::init();
   const long long full = size / kTile < t1 ? size / kTile : t1;  // tiles [t0, full) are full
   long long t = t0;
   if (t < full) {
-    A v[kItems], w[kItems];  // ping-pong: tile t in one, t + 1 loading into the other
-    load_tile<T, P>(v, base, t * kTile);
-    while (true) {
-      if (t + 1 < full) load_tile<T, P>(w, base, (t + 1) * kTile);
-      r = fold_tile<P, Op>(r, v, t * kTile);
-      if (++t >= full) break;
-      if (t + 1 < full) load_tile<T, P>(v, base, (t + 1) * kTile);
-      r = fold_tile<P, Op>(r, w, t * kTile);
-      if (++t >= full) break;
-    }
+    if (kVec > 1 && reinterpret_cast<uintptr_t>(base) % (sizeof(T) * kVec) == 0)
+      r = fold_full<T, P, Op, kVec>(r, base, t, full);
+    else
+      r = fold_full<T, P, Op, 1>(r, base, t, full);
+    t = full;
   }
   for (; t < t1; ++t) {
     const long long off = t * kTile;
@@ -459,13 +504,12 @@ __global__ void fixup_kernel(T* __restrict__ out, long long* __restrict__ out_ke
   if (warp::lane() == 0) put<T, Op>(out, out_key, en.segment, r);
 }
 
-// The one-launch path (at most P::kFewSegments segments): see the top of the file. `share` is the grid the
-// split segments' runs are sized for (the launch has share + segments blocks, the most units there can be).
+// The one-launch path (at most P::kFewSegments segments): see the top of the file. Every block plans for the
+// launch's blocks (gridDim.x, at least `segments`: few_blocks()), so the plan's units never exceed them.
 template <typename T, typename O, typename P, typename Op>
 __global__ void __launch_bounds__(P::kThreads)
     few_kernel(const T* __restrict__ in, const O* __restrict__ begins, const O* __restrict__ ends, int segments,
-               long long share, T* __restrict__ out, long long* __restrict__ out_key, typename Op::R* partials,
-               unsigned* tickets) {
+               T* __restrict__ out, long long* __restrict__ out_key, typename Op::R* partials, unsigned* tickets) {
   typedef typename Op::R R;
   enum { kThreads = P::kThreads, kWarps = block::Shape<kThreads>::kWarps };
   __shared__ long long first_unit[kThreads + 1];  // each segment's first unit; [segments..]: all units
@@ -478,10 +522,17 @@ __global__ void __launch_bounds__(P::kThreads)
     const long long b = (long long)begins[t], e = (long long)ends[t];
     n = e > b ? e - b : 0;
   }
+  const long long blocks = gridDim.x;
   long long tiles = 0, units = 0;
   block::exclusive_scan<kThreads>(tiles_of<P>(n), Sum(), 0LL, scratch, tiles);
-  const long long per = share_of(tiles, share);
-  first_unit[t] = block::exclusive_scan<kThreads>(t < segments ? units_of<P>(n, per) : 0LL, Sum(), 0LL, scratch, units);
+  long long per = share_of(tiles, blocks);
+  long long mine =
+      block::exclusive_scan<kThreads>(t < segments ? units_of<P>(n, per) : 0LL, Sum(), 0LL, scratch, units);
+  if (units > blocks) {  // the same in every thread: `units` is the block's total
+    per = fallback_share_of(tiles, segments, blocks);
+    mine = block::exclusive_scan<kThreads>(t < segments ? units_of<P>(n, per) : 0LL, Sum(), 0LL, scratch, units);
+  }
+  first_unit[t] = mine;
   if (t == 0) first_unit[kThreads] = units;
   __syncthreads();
   const long long g = blockIdx.x;
@@ -524,19 +575,41 @@ __global__ void __launch_bounds__(P::kThreads)
   }
 }
 
+// Blocks of `kernel` (kThreads each) that fit on the device at once, at most P::kMaxGrid; a negative status on
+// an error.
+template <typename P, typename K>
+int resident_blocks(K kernel, const char* what) {
+  int per_sm = 0;
+  int rc = host::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, P::kThreads, 0), what);
+  if (rc) return -rc;
+  long long g = (long long)(per_sm > 0 ? per_sm : 1) * host::sm_count();
+  return (int)(g < P::kMaxGrid ? g : P::kMaxGrid);
+}
+
 // Blocks of the tile pass: all that fit on the device at once (cached per device), at most P::kMaxGrid.
 template <typename T, typename P, typename Op>
 int tile_grid() {
   static int per_device[host::kMaxDevices];
   int& cached = per_device[host::current_device()];
   if (!cached) {
-    int per_sm = 0;
-    int rc =
-        host::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiles_kernel<T, P, Op>, P::kThreads, 0),
-                         "occupancy(segmented_reduce)");
-    if (rc) return -rc;
-    long long g = (long long)(per_sm > 0 ? per_sm : 1) * host::sm_count();
-    cached = (int)(g < P::kMaxGrid ? g : P::kMaxGrid);
+    const int g = resident_blocks<P>(tiles_kernel<T, P, Op>, "occupancy(segmented_reduce tiles)");
+    if (g < 0) return g;
+    cached = g;
+  }
+  return cached;
+}
+
+// Blocks of the one-launch path's kernel that fit on the device at once (cached per device), at most
+// P::kMaxGrid: its own occupancy (its registers differ from the tile pass's), so that its plan (units at most
+// the launch's blocks, few_blocks()) runs in one wave.
+template <typename T, typename O, typename P, typename Op>
+int few_grid() {
+  static int per_device[host::kMaxDevices];
+  int& cached = per_device[host::current_device()];
+  if (!cached) {
+    const int g = resident_blocks<P>(few_kernel<T, O, P, Op>, "occupancy(segmented_reduce few)");
+    if (g < 0) return g;
+    cached = g;
   }
   return cached;
 }
@@ -560,19 +633,21 @@ int run(const void* in, const void* begins, const void* ends, long long segments
                       ws_bytes, workspace_bytes<P>(segments));
   static_assert(P::kFewSegments <= kMaxFewSegments && P::kFewSegments <= P::kThreads,
                 "segmented_reduce: the one-launch path plans a segment per thread of one block");
-  static_assert(P::kThreads <= P::kMaxGrid, "segmented_reduce: partials for share + segments units");
+  static_assert(P::kThreads <= P::kMaxGrid, "segmented_reduce: partials for max(resident, segments) units");
   unsigned long long* counter = static_cast<unsigned long long*>(ws);
   unsigned* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(ws) + kCounterBytes);
   R* partials = reinterpret_cast<R*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes);
   Entry* list = reinterpret_cast<Entry*>(static_cast<char*>(ws) + kCounterBytes + kTicketBytes + partial_bytes<P>());
-  const int grid = tile_grid<T, P, Op>();
-  if (grid < 0) return -grid;
   if (launches<P>(segments) == 1) {
-    few_kernel<T, O, P, Op><<<(unsigned)(grid + segments), P::kThreads, 0, s>>>(
-        static_cast<const T*>(in), static_cast<const O*>(begins), static_cast<const O*>(ends), (int)segments, grid,
+    const int resident = few_grid<T, O, P, Op>();
+    if (resident < 0) return -resident;
+    few_kernel<T, O, P, Op><<<(unsigned)few_blocks(segments, resident), P::kThreads, 0, s>>>(
+        static_cast<const T*>(in), static_cast<const O*>(begins), static_cast<const O*>(ends), (int)segments,
         static_cast<T*>(out), out_key, partials, tickets);
     return host::launch_check("segmented_reduce launch (few segments)");
   }
+  const int grid = tile_grid<T, P, Op>();
+  if (grid < 0) return -grid;
   int rc = host::cuda_check(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), s), "segmented_reduce memset");
   if (rc) return rc;
   const long long blocks = (segments + P::kSmallThreads - 1) / P::kSmallThreads;

@@ -226,11 +226,12 @@ constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted
 namespace segmented_reduce_float32 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 16;          // policy items
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
-constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+constexpr int kBlockItems = 16;     // default: 16 (no one_block.items)
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float32
@@ -238,11 +239,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float64 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 8;           // policy items
+constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
-constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+constexpr int kBlockItems = 16;     // default: 16 (no one_block.items)
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_float64
@@ -250,11 +252,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_int32 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 16;          // policy items
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
-constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+constexpr int kBlockItems = 16;     // default: 16 (no one_block.items)
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int32
@@ -262,11 +265,12 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_int64 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 8;           // policy items
+constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy threads (no small.threads)
 constexpr int kSmallItems = 8;      // default: 8 (no small.items)
 constexpr int kWarpItems = 32;      // default: 32 (no warp.items)
-constexpr int kBlockItems = 640;    // default: 640 (no one_block.items)
+constexpr int kBlockItems = 16;     // default: 16 (no one_block.items)
 // policy threads: every block of the one-launch path reads all offsets, a segment per thread
 constexpr int kFewSegments = 256;
 }  // namespace segmented_reduce_int64
