@@ -92,7 +92,7 @@ def hub_families(ctx: BuildContext) -> list[str]:
     ]
 
 
-def _records(ctx: BuildContext) -> list[tuple[str, int, int]]:
+def records(ctx: BuildContext) -> list[tuple[str, int, int]]:
     """The spec's own element types (name, size, alignment): a C++ type that is neither arithmetic nor
     half-precision takes the first of its size and alignment."""
     return [
@@ -115,7 +115,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "cub/common.cuh.j2",
                 header=ctx.header("//"),
                 enums=enums,
-                records=_records(ctx),
+                records=records(ctx),
                 ops=[tuning.ident(o) for o in catalog.OPS],
                 delays=cub.DELAYS,
                 cccl=ctx.spec.cccl,
