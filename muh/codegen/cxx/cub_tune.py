@@ -78,9 +78,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                     entry=catalog.FAMILIES[family].cub.entry,
                     sel=sel,
                     rungs=cub_hub.chain(algs),
-                    passes=[
-                        dict(name=p, values=[_value(sel, m, p, fields) for m in sel.fields]) for p in sel.passes
-                    ],
+                    passes=[dict(name=p, values=[_value(sel, m, p, fields) for m in sel.fields]) for p in sel.passes],
                     sized=["0LL" for _ in tuning.sized(algs)],
                     cccl=ctx.spec.cccl,
                 ),
