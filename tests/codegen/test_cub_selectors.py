@@ -22,6 +22,8 @@ from muh.schema import load
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLCHAIN = 'toolchain { cuda = "13.0"'
+#: Compute capabilities of no hardware in specs/nvidia.muh (major x 10 + minor).
+OFF_LADDER = (75, 89, 120)
 
 
 def nvidia35() -> str:
@@ -117,6 +119,14 @@ def test_selector_equals_cub_35_on_every_reduce_case_and_the_env_path_runs_it(nv
     asserts = "".join(
         f'static_assert(same<{p.cxx_type}, {p.cxx_offset}, {p.cxx_op}>({p.cc // 10}), "{parity.case_name(p)}");\n'
         for p in cases
+    )
+    # devices between and beyond the spec's hardware take the rung below (the oldest below them all), as
+    # CUB's own selector does for reduce: sm_75, sm_89, sm_120 run sm80's, sm86's and sm100's policies
+    calls = sorted({(p.cxx_type, p.cxx_offset, p.cxx_op) for p in cases})
+    asserts += "".join(
+        f'static_assert(same<{t}, {o}, {op}>({cc}), "reduce cc {cc} {t} {op} {o}");\n'
+        for t, o, op in calls
+        for cc in OFF_LADDER
     )
     source = (
         '#include "muh/cub/tune/reduce.cuh"\n#include <cstdint>\n'
