@@ -23,8 +23,8 @@ MUST_RUN_ON_CI = {
     "torch": "a test that needs PyTorch was skipped on CI ({why}); .ci/run installs a CPU build",
     "clang": "a test that needs clang-16 and CUDA headers for it was skipped on CI ({why}); .ci/run installs them",
     "vllm": "a test that needs the vLLM wheel was skipped on CI ({why})",
-    "nvcc": "a test that needs nvcc was skipped on CI ({why}); CI must have nvcc",
     "cccl35": "a test that needs the CCCL 3.5 headers was skipped on CI ({why}); the test extra installs them",
+    "nvcc": "a test that needs nvcc was skipped on CI ({why}); CI must have nvcc",
 }
 
 #: NVIDIA's CCCL wheel whose headers the CCCL 3.5 selectors are checked against (pyproject.toml's test extra).
