@@ -23,8 +23,12 @@ MUST_RUN_ON_CI = {
     "torch": "a test that needs PyTorch was skipped on CI ({why}); .ci/run installs a CPU build",
     "clang": "a test that needs clang-16 and CUDA headers for it was skipped on CI ({why}); .ci/run installs them",
     "vllm": "a test that needs the vLLM wheel was skipped on CI ({why})",
+    "cccl35": "a test that needs the CCCL 3.5 headers was skipped on CI ({why}); the test extra installs them",
     "nvcc": "a test that needs nvcc was skipped on CI ({why}); CI must have nvcc",
 }
+
+#: NVIDIA's CCCL wheel whose headers the CCCL 3.5 selectors are checked against (pyproject.toml's test extra).
+CCCL35_WHEEL, CCCL35_VERSION = "nvidia-cuda-cccl", 3005000
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -45,6 +49,25 @@ def nvcc() -> str:
     if not path:
         pytest.skip("nvcc not found (install the CUDA toolkit; on CI this is a failure)")
     return path
+
+
+@pytest.fixture(scope="session")
+def cccl35() -> Path:
+    """The include folder of the CCCL 3.5 headers (``…/nvidia/cu13/include/cccl``) of the installed wheel."""
+    import importlib.metadata
+    import re
+
+    try:
+        files = importlib.metadata.files(CCCL35_WHEEL) or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    found = [f for f in files if str(f).endswith("include/cccl/cuda/std/__cccl/version.h")]
+    if not found:
+        pytest.skip(f"{CCCL35_WHEEL} is not installed (pip install -e '.[test]'; on CI this is a failure)")
+    version_h = Path(found[0].locate())
+    m = re.search(r"#define CCCL_VERSION (\d+)", version_h.read_text())
+    assert m and int(m.group(1)) == CCCL35_VERSION, f"{version_h}: not CCCL 3.5.0 ({m and m.group(1)})"
+    return version_h.parents[3]
 
 
 @pytest.fixture

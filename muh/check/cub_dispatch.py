@@ -112,6 +112,12 @@ def check_cub_dispatch(ctx: BuildContext) -> CheckResult:
     """`muh check SPEC --only cub_dispatch`: CUB's dispatch on muh's hubs selects CUB's policies, case by case."""
     if not parity.parity_hardware(ctx.spec):
         return CheckResult("cub_dispatch", "skip", "no NVIDIA hardware with cub_parity = true: nothing to compare")
+    if ctx.spec.cccl != cub_hub.HUB_CCCL:
+        return CheckResult(
+            "cub_dispatch",
+            "skip",
+            f"the spec's CCCL is {ctx.spec.cccl}: muh writes policy selectors for it, not hubs (docs/parity.md)",
+        )
     files = hub_files(ctx)
     todo, cases, asserts, gaps, no_hub = units(ctx)
     if not todo and not gaps and not no_hub:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from muh import engines, platforms
 from muh.codegen import kernels, ops, ops_package, summary
 from muh.codegen.base import Emitter
-from muh.codegen.cxx import cub_hub, tuning
+from muh.codegen.cxx import cub_hub, cub_tune, tuning
 
 EMITTERS: dict[str, Emitter] = {
     "summary": summary.emit,
     "cxx_tuning": tuning.emit,
     "cxx_cub_hub": cub_hub.emit,
+    "cxx_cub_tune": cub_tune.emit,
     "ops": ops.emit,
     "ops_package": ops_package.emit,
     "kernels": kernels.emit,

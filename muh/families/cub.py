@@ -270,3 +270,50 @@ AGREE: dict[str, tuple[tuple[tuple[tuple[str, str], ...], str], ...]] = {
         for f in ("radix_sort", "radix_sort_pairs")
     },
 }
+
+
+# ---- CCCL 3.5's policy selectors (cuda::execution::tune) -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selector:
+    """How a family's policy reads in CCCL 3.5's policy-selector API (the 3.5.0 headers of NVIDIA's
+    nvidia-cuda-cccl 13.3.5.0.6 wheel, cub/device/dispatch/tuning/tuning_<family>.cuh): the plain struct a
+    selector returns (``policy``, the tuning environment's key), its members that are passes of one struct
+    (``passes``, each of type ``pass_type``, filled alike), the pass's fields in aggregate order as muh's
+    dimensions (``fields``: ``Member(dim, field)``; a field muh's spec leaves unset takes CUB's value), the
+    CUB enumeration each enumerated dimension converts to, and CUB's own selector over the call's types
+    (C++ over the template parameters ``params``), which answers where muh cannot name the call."""
+
+    policy: str
+    passes: tuple[str, ...]
+    pass_type: str
+    fields: tuple[Member, ...]
+    enums: dict[str, str]
+    params: tuple[str, ...]
+    cub_selector: str
+    header: str  # the 3.5 header declaring the policy and CUB's selector (below cub/)
+    entry_header: str  # the 3.5 header of the public entry the convenience entry calls (below cub/)
+
+
+#: The families muh writes a selector for when the spec's CCCL is 3.5. DeviceReduce reads its tuning from the
+#: environment (``dispatch_with_env_and_tuning`` in cub/device/device_reduce.cuh), keyed by ``cub::ReducePolicy``.
+SELECTORS: dict[str, Selector] = {
+    "reduce": Selector(
+        policy="cub::ReducePolicy",
+        passes=("multi_tile", "single_tile"),
+        pass_type="cub::ReducePassPolicy",
+        fields=(
+            Member("threads", "threads_per_block"),
+            Member("items", "items_per_thread"),
+            Member("vec", "vec_size"),
+            Member("block", "reduce_algorithm"),
+            Member("modifier", "load_modifier"),
+        ),
+        enums={"block": "cub::BlockReduceAlgorithm", "modifier": "cub::CacheLoadModifier"},
+        params=("AccumT", "OffsetT", "ReductionOpT"),
+        cub_selector="cub::detail::reduce::policy_selector_from_types<AccumT, OffsetT, ReductionOpT>",
+        header="device/dispatch/tuning/tuning_reduce.cuh",
+        entry_header="device/device_reduce.cuh",
+    ),
+}

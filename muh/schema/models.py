@@ -69,6 +69,30 @@ class Toolchain(Model):
     """Driver used to build device code (the BI-V100 SDK is clang-based)."""
     arch: Optional[str] = None
     """Target architecture flag, e.g. "sm_90" or "ivcore10"."""
+    cccl: Optional[str] = None
+    """CCCL version of the CUB headers NVIDIA hardware builds with: "3.0" (CUDA 13.0's; the default) gets
+    policy hubs for CUB's dispatch, "3.5" (NVIDIA's CCCL wheel) policy selectors for `cuda::execution::tune`
+    (docs/parity.md). Every NVIDIA hardware of a spec names the same one."""
+
+    @field_validator("cccl")
+    @classmethod
+    def _cccl_version(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        matching(v, r"[0-9]{1,2}\.[0-9]{1,2}", f'{v!r} is not a CCCL version; write e.g. "3.0" or "3.5"')
+        if v not in CCCL_VERSIONS:
+            raise ValueError(
+                f'muh emits no CUB policies for CCCL {v}: write "3.0" (the CUDA 13.0 toolkit\'s; policy hubs) '
+                'or "3.5" (policy selectors for cuda::execution::tune), the versions its checks compile against'
+            )
+        return v
+
+
+#: The CCCL versions muh emits CUB policies for, each checked by compiling against it: 3.0 (3.0.1, the CUDA
+#: 13.0 toolkit's: policy hubs, muh/codegen/cxx/cub_hub.py) and 3.5 (3.5.0, NVIDIA's nvidia-cuda-cccl
+#: 13.3.5.0.6 wheel: policy selectors, muh/codegen/cxx/cub_tune.py). A spec that names none gets the first.
+CCCL_VERSIONS = ("3.0", "3.5")
+CCCL_DEFAULT = CCCL_VERSIONS[0]
 
 
 class Hardware(Model):
@@ -363,6 +387,13 @@ class Spec(Model):
                     )
                 )
         return shown, acked
+
+    @property
+    def cccl(self) -> str:
+        """The CCCL version the spec's CUB policies are written for: what its NVIDIA hardware's toolchains
+        say (validate makes them agree), else ``CCCL_DEFAULT``. The one owner of that version."""
+        named = [h.toolchain.cccl for _, h in sorted(self.hardware.items()) if h.vendor == "nvidia"]
+        return next((v for v in named if v), CCCL_DEFAULT)
 
     def element_sizes(self) -> dict[str, int]:
         """Every element type the spec can name, catalogue first: name -> size in bytes."""

@@ -706,6 +706,34 @@ def _vendor_facts(spec: Spec, hw) -> list[Diagnostic]:
     return out
 
 
+def _cccl_agreement(spec: Spec) -> list[Diagnostic]:
+    """Every NVIDIA hardware of the spec builds with one CCCL version (``toolchain { cccl }``, unset: the
+    default): muh emits one form of CUB policies per spec (hubs for 3.0, selectors for 3.5)."""
+    from muh.schema.models import CCCL_DEFAULT
+
+    nvidia = [h for _, h in sorted(spec.hardware.items()) if h.vendor == "nvidia"]
+    if not nvidia:
+        return []
+    first = next((h for h in nvidia if h.toolchain.cccl), nvidia[0])
+    want = first.toolchain.cccl or CCCL_DEFAULT
+    out = []
+    for hw in nvidia:
+        have = hw.toolchain.cccl or CCCL_DEFAULT
+        if have != want:
+            said = f'cccl = "{have}"' if hw.toolchain.cccl else f'no cccl (the default, "{CCCL_DEFAULT}")'
+            out.append(
+                Diagnostic(
+                    "E-VALUE",
+                    f'hardware `{hw.name}` has {said} but `{first.name}` has cccl = "{want}": muh writes one '
+                    "form of CUB policies per spec, for one CCCL version",
+                    spec.span_of(("hardware", hw.name, "toolchain", "cccl"))
+                    or spec.span_of(("hardware", hw.name, "toolchain")),
+                    hint=f'write cccl = "{want}" in the toolchain of every NVIDIA hardware',
+                )
+            )
+    return out
+
+
 def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
     out: list[Diagnostic] = _element_types(spec) + _parity_scope(spec)
     known = spec.element_sizes()
@@ -720,6 +748,7 @@ def _semantic(spec: Spec, low: Lowered) -> list[Diagnostic]:
                     spec.span_of(("hardware", hw.name, "max_threads_per_block")),
                 )
             )
+    out.extend(_cccl_agreement(spec))
     for akey, alg in spec.algorithms.items():
         hw = spec.hardware[alg.on]
         fam = FAMILIES[alg.family]

@@ -66,7 +66,17 @@ def hub_files(eff: Effective) -> dict[str, str]:
         ctx = BuildContext(spec, derive(spec), options={})
         files = {f.path: f.content for f in generate(ctx, only={"cxx_cub_hub", "cxx_tuning"})}
         if f"include/muh/cub/{eff.family}.cuh" not in files:
-            raise MuhError([Diagnostic("E-TUNE", f"the candidate spec generates no CUB hub for {eff.family}", None)])
+            from muh.codegen.cxx.cub_hub import HUB_CCCL
+
+            why = (
+                f" (its toolchain says cccl = {spec.cccl!r}: `muh tune` measures CUB {HUB_CCCL}'s dispatch on "
+                "hubs, which muh writes only for that CCCL; tune a copy of the spec without `cccl`)"
+                if spec.cccl != HUB_CCCL
+                else ""
+            )
+            raise MuhError(
+                [Diagnostic("E-TUNE", f"the candidate spec generates no CUB hub for {eff.family}{why}", None)]
+            )
         if len(_HUBS) > 256:
             _HUBS.clear()
         _HUBS[key] = files

@@ -508,3 +508,15 @@ def test_the_gate_s_host_reference_refuses_wrong_outputs(family, nvcc, tmp_path)
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.rstrip().endswith("OK"), run.stdout[-3000:]
     assert run.stdout.count("refused:") == 2 * (3 if family == "select_if" else 2)
+
+
+def test_a_cccl35_spec_is_refused_saying_why(cli, spec, no_gpu):
+    """`muh tune` measures CUB 3.0's dispatch on hubs; a spec naming CCCL 3.5 gets selectors, no hubs."""
+    text = spec.read_text()
+    assert text.count('cuda = "13.0"') == 1
+    spec.write_text(text.replace('cuda = "13.0"', 'cuda = "13.0"  cccl = "3.5"'))
+    code, out, err = cli("tune", spec, "select_if", "--implementation", "cub", "--dry-run")
+    assert code == 0, err
+    assert "12 variants in the space, 0 pass the static filter, 12 rejected" in out
+    assert "generates no CUB hub for select_if (its toolchain says cccl = 'N.N'" in out
+    assert "tune a copy of the spec without `cccl`" in out

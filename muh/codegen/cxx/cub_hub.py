@@ -29,8 +29,11 @@ from muh.families import cub
 from muh.schema import catalog
 
 OUT = "include/muh/cub"
-#: The toolkit CCCL the hubs are written for (its ``policy_hub`` parameters and ``Agent…Policy`` types).
-CCCL = "3.0"
+#: The CCCL the hubs are written for (its ``policy_hub`` parameters and ``Agent…Policy`` types): a spec
+#: whose ``toolchain { cccl }`` names another (``Spec.cccl``, the one owner of the version) gets no hubs.
+#: CCCL 3.5 dropped or deprecated the hub types they fill (docs/parity.md); it gets policy selectors
+#: (cub_tune.py) instead.
+HUB_CCCL = "3.0"
 
 
 #: Families whose hub is another's template with their own values (the same CUB hub and agent policy).
@@ -78,7 +81,10 @@ def chain(algorithms: list[DerivedAlgorithm]) -> list[Rung]:
 
 
 def hub_families(ctx: BuildContext) -> list[str]:
-    """The spec's families that get a hub: CUB tunes them, a template exists, NVIDIA hardware runs them."""
+    """The spec's families that get a hub: CUB tunes them, a template exists, NVIDIA hardware runs them
+    (none where the spec's CCCL is not the hubs' one)."""
+    if ctx.spec.cccl != HUB_CCCL:
+        return []
     return [
         f
         for f in sorted({a.family for a in ctx.derived.algorithms.values()})
@@ -86,7 +92,7 @@ def hub_families(ctx: BuildContext) -> list[str]:
     ]
 
 
-def _records(ctx: BuildContext) -> list[tuple[str, int, int]]:
+def records(ctx: BuildContext) -> list[tuple[str, int, int]]:
     """The spec's own element types (name, size, alignment): a C++ type that is neither arithmetic nor
     half-precision takes the first of its size and alignment."""
     return [
@@ -109,10 +115,10 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "cub/common.cuh.j2",
                 header=ctx.header("//"),
                 enums=enums,
-                records=_records(ctx),
+                records=records(ctx),
                 ops=[tuning.ident(o) for o in catalog.OPS],
                 delays=cub.DELAYS,
-                cccl=CCCL,
+                cccl=ctx.spec.cccl,
             ),
         )
     ]
@@ -134,7 +140,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                     fields=fields,
                     subs=subs,
                     sized=["0LL" for _ in tuning.sized(algs)],
-                    cccl=CCCL,
+                    cccl=ctx.spec.cccl,
                     agent=AGENTS.get(family),
                     agent_args=agent_args(family, fields) if family in AGENTS else [],
                 ),
