@@ -459,8 +459,7 @@ __device__ __forceinline__ void load_values(const V* vals_in, long long base, in
 // A ranked tile's keys to shared memory in sorted order, and (kPairs) its values beside them.
 template <bool kPairs, bool kFull, typename U, typename V, int kItems>
 __device__ __forceinline__ void exchange(const U (&keys)[kItems], const int (&ranks)[kItems], const V* vals_in,
-                                         long long base, int valid, long long column, int seg, U* keys_x,
-                                         V* vals_x) {
+                                         long long base, int valid, long long column, int seg, U* keys_x, V* vals_x) {
   to_tile_order<kFull>(keys, ranks, valid, seg, keys_x);
   if (kPairs) {
     V vals[kItems];
@@ -611,8 +610,7 @@ template <typename U, int kKind, typename V, typename P, bool kRows>
 __global__ void __launch_bounds__(P::kThreads, OnesweepLayout<U, V>::kBounded ? P::kMinBlocks : 1)
     onesweep_kernel(const U* keys_in, U* keys_out, const V* vals_in, V* vals_out, long long cols,
                     unsigned tiles_per_row, Digits<U, kKind> dg, const unsigned* starts, int starts_stride,
-                    unsigned long long* status, unsigned* counter, const unsigned* epoch_of, int back,
-                    int row_values) {
+                    unsigned long long* status, unsigned* counter, const unsigned* epoch_of, int back, int row_values) {
   typedef OnesweepSmem<U, V, P::kThreads, P::kItems, P::kBits> S;
   enum { kTile = P::kThreads * P::kItems };
   extern __shared__ __align__(16) unsigned char smem_raw[];

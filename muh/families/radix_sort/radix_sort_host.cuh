@@ -109,8 +109,10 @@ int sort(const U* keys_in, U* keys_out, U* keys_alt, const V* vals_in, V* vals_o
   if (selector) *selector = 0;
   if (n == 0) return 0;
   if (columns && (rows <= 1 || selector || Payload<V>::kBytes != 4 || passes == 0))
-    return host::fail(MUH_ERR_ARGUMENT, "muh_argsort_rows: %lld rows, bits [%d, %d): made columns need two rows or "
-                      "more and at least one bit", rows, begin, end);
+    return host::fail(MUH_ERR_ARGUMENT,
+                      "muh_argsort_rows: %lld rows, bits [%d, %d): made columns need two rows or "
+                      "more and at least one bit",
+                      rows, begin, end);
   if (passes == 0) {  // no bits to sort by: the keys as they are
     if (selector) return 0;
     int rc = copy(keys_out, keys_in, n, s);
