@@ -438,7 +438,7 @@ extern "C" int muh_radix_sort_rows(int key_dtype, int value_bytes, const void* k
                                    workspace, workspace_bytes, nullptr, stream, false);
 }
 
-// argsort of each row (torch.sort(x, dim=-1, stable=True)'s two results): the keys sorted each row on its own
+// argsort of each row (a stable per-row sort's two results): the keys sorted each row on its own
 // into keys_out, and each sorted key's column in its row into indices_out (int64), made by the sort (no index input
 // to read, no conversion after). indices_alt: rows * cols 4-byte scratch; the workspace is the rows sort's.
 extern "C" int muh_argsort_rows(int key_dtype, const void* keys_in, void* keys_out, void* keys_alt,

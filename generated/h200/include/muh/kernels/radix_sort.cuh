@@ -378,7 +378,7 @@ struct Payload<NoValue> {
 
 // What a sort of rows does with its values (sort_rows: the values are each key's column, argsort's indices), per
 // pass: kMadeColumns, the pass reads no values but makes each key's column in its row (the first pass); kWideOut,
-// the pass writes each value as a 64-bit integer (the last pass: the int64 indices torch returns, without a
+// the pass writes each value as a 64-bit integer (the last pass: the int64 indices argsort returns, without a
 // conversion kernel after the sort). Only the per-row kernel (kRows) reads them: the flat one compiles them away.
 enum RowValues { kMadeColumns = 1, kWideOut = 2 };
 
