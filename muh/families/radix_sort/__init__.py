@@ -332,49 +332,20 @@ def sort_rows(x, *, descending: bool = False, kernels=None):
     # a workspace per row count: the look-back words' place depends on it (radix_sort_host.cuh sort())
     ws = T.workspace(k, keys, f"sort_rows:{rows}", ws_bytes)[0]
     idx_alt = torch.empty(n, dtype=torch.int32, device=x.device)
-    if rows > 1:
+    # both entries end alike: the shape, the bits, the direction, the workspace and the stream
+    tail = (rows, cols, 0, _bits(name), int(bool(descending)), ws.data_ptr(), ws.numel(), T.stream(keys))
+    if rows > 1:  # the columns made by the sort's first pass, written as int64 by its last
         idx_out = torch.empty(n, dtype=torch.int64, device=x.device)
+        head = ("muh_argsort_rows", DT.CODE[name], keys.data_ptr(), out.data_ptr(), alt.data_ptr())
         with torch.cuda.device(keys.device):
-            k.call(
-                "muh_argsort_rows",
-                DT.CODE[name],
-                keys.data_ptr(),
-                out.data_ptr(),
-                alt.data_ptr(),
-                idx_out.data_ptr(),
-                idx_alt.data_ptr(),
-                rows,
-                cols,
-                0,
-                _bits(name),
-                int(bool(descending)),
-                ws.data_ptr(),
-                ws.numel(),
-                T.stream(keys),
-            )
+            k.call(*head, idx_out.data_ptr(), idx_alt.data_ptr(), *tail)
         return out, idx_out.view(rows, cols)
+    # one row: the flat sort, its int32 columns given and widened after
     cols_idx = torch.arange(cols, dtype=torch.int32, device=x.device)
     idx_out = torch.empty_like(cols_idx)
+    head = ("muh_radix_sort_rows", DT.CODE[name], 4, keys.data_ptr(), out.data_ptr(), alt.data_ptr())
     with torch.cuda.device(keys.device):
-        k.call(
-            "muh_radix_sort_rows",
-            DT.CODE[name],
-            4,
-            keys.data_ptr(),
-            out.data_ptr(),
-            alt.data_ptr(),
-            cols_idx.data_ptr(),
-            idx_out.data_ptr(),
-            idx_alt.data_ptr(),
-            rows,
-            cols,
-            0,
-            _bits(name),
-            int(bool(descending)),
-            ws.data_ptr(),
-            ws.numel(),
-            T.stream(keys),
-        )
+        k.call(*head, cols_idx.data_ptr(), idx_out.data_ptr(), idx_alt.data_ptr(), *tail)
     return out, idx_out.view(rows, cols).long()
 
 
