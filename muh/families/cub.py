@@ -345,4 +345,17 @@ SELECTORS: dict[str, Selector] = {
         header="device/dispatch/tuning/tuning_histogram.cuh",
         entry_header="device/device_histogram.cuh",
     ),
+    # DeviceFor (cub/device/device_for.cuh's environment overloads look ``cub::ForPolicy`` up in the tuning
+    # environment): CUB's selector is one for every call (no types), as muh's 3.0 hub (the int32 policy).
+    "for_each": Selector(
+        policy="cub::ForPolicy",
+        passes=(),
+        pass_type="",
+        fields=(Member("threads", "threads_per_block"), Member("items", "items_per_thread")),
+        enums={},
+        params=(),
+        cub_selector="cub::detail::for_each::policy_selector",
+        header="device/dispatch/tuning/tuning_for.cuh",
+        entry_header="device/device_for.cuh",
+    ),
 }
