@@ -316,4 +316,46 @@ SELECTORS: dict[str, Selector] = {
         header="device/dispatch/tuning/tuning_reduce.cuh",
         entry_header="device/device_reduce.cuh",
     ),
+    # DeviceHistogram (cub/device/device_histogram.cuh's environment overloads: dispatch_with_env_and_tuning),
+    # keyed by ``cub::HistogramPolicy``: one flat struct (no passes); init_kernel_pdl_trigger_max_bins has no
+    # muh dimension and is CUB's.
+    "histogram": Selector(
+        policy="cub::HistogramPolicy",
+        passes=(),
+        pass_type="",
+        fields=(
+            Member("threads", "threads_per_block"),
+            Member("pixels_per_thread", "pixels_per_thread"),
+            Member("vec", "vec_size"),
+            Member("load", "load_algorithm"),
+            Member("modifier", "load_modifier"),
+            Member("rle_compress", "rle_compress"),
+            Member("memory", "mem_preference"),
+            Member("work_stealing", "use_work_stealing"),
+            Member("pdl_trigger_max_bins", "init_kernel_pdl_trigger_max_bins"),
+        ),
+        enums={
+            "load": "cub::BlockLoadAlgorithm",
+            "modifier": "cub::CacheLoadModifier",
+            "memory": "cub::BlockHistogramMemoryPreference",
+        },
+        params=("SampleT", "CounterT", "NumChannels", "NumActiveChannels", "IsEven"),
+        cub_selector="cub::detail::histogram::policy_selector_from_types<SampleT, CounterT, NumChannels, "
+        "NumActiveChannels, IsEven>",
+        header="device/dispatch/tuning/tuning_histogram.cuh",
+        entry_header="device/device_histogram.cuh",
+    ),
+    # DeviceFor (cub/device/device_for.cuh's environment overloads look ``cub::ForPolicy`` up in the tuning
+    # environment): CUB's selector is one for every call (no types), as muh's 3.0 hub (the int32 policy).
+    "for_each": Selector(
+        policy="cub::ForPolicy",
+        passes=(),
+        pass_type="",
+        fields=(Member("threads", "threads_per_block"), Member("items", "items_per_thread")),
+        enums={},
+        params=(),
+        cub_selector="cub::detail::for_each::policy_selector",
+        header="device/dispatch/tuning/tuning_for.cuh",
+        entry_header="device/device_for.cuh",
+    ),
 }

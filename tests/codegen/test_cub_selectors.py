@@ -1,9 +1,10 @@
 """CCCL 3.5's policy selectors (`include/muh/cub/tune/<family>.cuh`, muh/codegen/cxx/cub_tune.py): written only
 for a spec whose toolchains say `cccl = "3.5"` (no hubs then; the bundled specs say nothing and keep their hubs),
 and, compiled with nvcc against the CCCL 3.5.0 headers of the nvidia-cuda-cccl wheel, equal to CUB 3.5's own
-selector on every reduce case of CUB's case list the spec covers, at every compute capability of its ladder;
-a spec with other values gives another policy (the check can fail), and the convenience entry runs CUB's
-kernels templated on muh's selector (DeviceReduce::Sum's environment path)."""
+selector on every reduce, histogram and for_each case of CUB's case list the spec covers, at every compute
+capability of its ladder; a spec with other values gives another policy (the check can fail), and the
+convenience entries run CUB's kernels templated on muh's selector (DeviceReduce::Sum's,
+DeviceHistogram::HistogramEven's and DeviceFor::ForEachN's environment paths)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,12 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
     assert ctx.spec.cccl == "3.5"
     assert cub_hub.emit(ctx) == []
     files = {f.path: f.content for f in cub_tune.emit(ctx)}
-    assert sorted(files) == ["include/muh/cub/tune/common.cuh", "include/muh/cub/tune/reduce.cuh"]
+    assert sorted(files) == [
+        "include/muh/cub/tune/common.cuh",
+        "include/muh/cub/tune/for_each.cuh",
+        "include/muh/cub/tune/histogram.cuh",
+        "include/muh/cub/tune/reduce.cuh",
+    ]
     text = files["include/muh/cub/tune/reduce.cuh"]
     # the ladder: one rung per compute capability of the spec's hardware, newest first
     assert re.findall(r"return (\d+);", text) == ["1000", "900", "860", "800"]
@@ -179,3 +185,170 @@ def test_other_values_give_another_policy_and_the_equality_check_fails(nvcc, ccc
     proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
     assert proc.returncode != 0
     assert "reduce sm90 float32" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]
+
+
+# ---- histogram (DeviceHistogram: cub::HistogramPolicy, one flat struct) ----------------------------------
+
+
+def _histogram_calls() -> str:
+    return (
+        "cudaError_t h8(void* t, size_t& b, const unsigned char* in, int* out, int n, cudaStream_t s) {\n"
+        "  return muh::cub::tune::histogram_even(t, b, in, out, 257, 0, 256, n, s);\n}\n"
+        "cudaError_t hf(void* t, size_t& b, const float* in, int* out, int n) {\n"
+        "  return muh::cub::tune::histogram::even(t, b, in, out, 65, 0.0f, 1.0f, n);\n}\n"
+    )
+
+
+@pytest.mark.nvcc
+@pytest.mark.cccl35
+@pytest.mark.slow
+def test_histogram_selector_equals_cub_35_on_every_case_and_the_env_path_runs_it(nvcc, cccl35, tmp_path):
+    ctx = ctx_of(nvidia35(), "nvidia35.muh")
+    write(ctx, tmp_path)
+    compared, gaps, _ = parity.coverage(ctx.spec)
+    cases = [p for p, _ in compared if p.algorithm == "histogram"]
+    assert cases and not [p for p, _ in gaps if p.algorithm == "histogram"]
+    assert sorted({p.cc for p in cases}) == [r.cc for r in cub_hub.chain(ctx.derived.of("histogram"))]
+    # CUB's cases are DeviceHistogram::HistogramEven's, one channel, int counters (its 3.0 table's hub)
+    asserts = "".join(f'static_assert(same<{p.cxx_type}>({p.cc // 10}), "{parity.case_name(p)}");\n' for p in cases)
+    asserts += "".join(
+        f'static_assert(same<{t}>({cc}), "histogram cc {cc} {t}");\n'
+        for t in sorted({p.cxx_type for p in cases})
+        for cc in OFF_LADDER
+    )
+    source = (
+        '#include "muh/cub/tune/histogram.cuh"\n#include <cstdint>\n'
+        "template <class T>\nconstexpr bool same(int cc) {\n"
+        "  return muh::cub::tune::histogram::policy_selector<T, int, 1, 1, true>{}(::cuda::compute_capability{cc})\n"
+        "      == ::cub::detail::histogram::policy_selector_from_types<T, int, 1, 1, true>{}("
+        "::cuda::compute_capability{cc});\n}\n" + asserts + _histogram_calls()
+    )
+    proc = compile_unit(nvcc, cccl35, tmp_path, source)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    nm = shutil.which("nm")
+    assert nm, "nm (binutils) is needed to read the object's symbols"
+    symbols = subprocess.run([nm, "-C", str(tmp_path / "t.o")], capture_output=True, text=True, check=True).stdout
+    stubs = [line.replace(" >", ">") for line in symbols.splitlines() if "__device_stub" in line]
+    assert "_V_300500_" in symbols, "not compiled against CCCL 3.5.0"
+    for sample in ("unsigned char", "float"):
+        mine = f"muh::cub::tune::histogram::policy_selector<{sample}, int, 1, 1, true>"
+        for kernel in ("DeviceHistogramInitKernel", "DeviceHistogramSweepKernel"):
+            assert any(kernel in s and mine in s for s in stubs), (kernel, mine)
+    assert "policy_selector_from_types" not in "".join(stubs), "a kernel ran on CUB's own selector"
+
+
+#: One sm_90 card whose histogram policy sets threads and pixels only, not CUB's 384 x 16 (sm_90, 4-byte samples).
+OTHER_HISTOGRAM = (
+    OTHER.split("algorithm")[0]
+    + """algorithm histogram on sm90 {
+  types = [float32]
+  policy default { threads = 256  pixels_per_thread = 8 }
+}
+"""
+)
+
+
+@pytest.mark.nvcc
+@pytest.mark.cccl35
+@pytest.mark.slow
+def test_histogram_other_values_give_another_policy_and_the_equality_check_fails(nvcc, cccl35, tmp_path):
+    ctx = ctx_of(OTHER_HISTOGRAM, "other_histogram.muh")
+    write(ctx, tmp_path)
+    head = (
+        '#include "muh/cub/tune/histogram.cuh"\n'
+        "using Muh = muh::cub::tune::histogram::policy_selector<float, int, 1, 1, true>;\n"
+        "using Cub = ::cub::detail::histogram::policy_selector_from_types<float, int, 1, 1, true>;\n"
+        "constexpr auto cc = ::cuda::compute_capability{90};\n"
+    )
+    differs = (
+        "static_assert(Muh{}(cc) != Cub{}(cc));\n"
+        "static_assert(Muh{}(cc).threads_per_block == 256 && Muh{}(cc).pixels_per_thread == 8);\n"
+        "static_assert(Cub{}(cc).threads_per_block == 384);\n"
+        "// fields the spec leaves unset are CUB's\n"
+        "static_assert(Muh{}(cc).load_modifier == Cub{}(cc).load_modifier);\n"
+        "static_assert(Muh{}(cc).rle_compress == Cub{}(cc).rle_compress);\n"
+        "static_assert(Muh{}(cc).init_kernel_pdl_trigger_max_bins == Cub{}(cc).init_kernel_pdl_trigger_max_bins);\n"
+        "// several active channels: CUB's own policy\n"
+        "static_assert(muh::cub::tune::histogram::policy_selector<float, int, 4, 3, true>{}(cc)\n"
+        "    == ::cub::detail::histogram::policy_selector_from_types<float, int, 4, 3, true>{}(cc));\n"
+    )
+    proc = compile_unit(nvcc, cccl35, tmp_path, head + differs)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    same = 'static_assert(Muh{}(cc) == Cub{}(cc), "histogram sm90 float32");\n'
+    proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
+    assert proc.returncode != 0
+    assert "histogram sm90 float32" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]
+
+
+# ---- for_each (DeviceFor: cub::ForPolicy, one selector for every call) ----------------------------------
+
+
+@pytest.mark.nvcc
+@pytest.mark.cccl35
+@pytest.mark.slow
+def test_for_each_selector_equals_cub_35_on_every_case_and_the_env_path_runs_it(nvcc, cccl35, tmp_path):
+    ctx = ctx_of(nvidia35(), "nvidia35.muh")
+    write(ctx, tmp_path)
+    compared, gaps, _ = parity.coverage(ctx.spec)
+    cases = [p for p, _ in compared if p.algorithm == "for_each"]
+    assert cases and not [p for p, _ in gaps if p.algorithm == "for_each"]
+    assert sorted({p.cc for p in cases}) == [r.cc for r in cub_hub.chain(ctx.derived.of("for_each"))]
+    # CUB's selector takes no types: every case of a compute capability asks the same question
+    asserts = "".join(f'static_assert(same({p.cc // 10}), "{parity.case_name(p)}");\n' for p in cases)
+    asserts += "".join(f'static_assert(same({cc}), "for_each cc {cc}");\n' for cc in OFF_LADDER)
+    source = (
+        '#include "muh/cub/tune/for_each.cuh"\n'
+        "constexpr bool same(int cc) {\n"
+        "  return muh::cub::tune::for_each::policy_selector{}(::cuda::compute_capability{cc})\n"
+        "      == ::cub::detail::for_each::policy_selector{}(::cuda::compute_capability{cc});\n}\n"
+        + asserts
+        + "struct twice { __device__ void operator()(float& x) const { x *= 2; } };\n"
+        "cudaError_t f(float* d, int n, cudaStream_t s) { return muh::cub::tune::for_each_n(d, n, twice{}, s); }\n"
+    )
+    proc = compile_unit(nvcc, cccl35, tmp_path, source)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    nm = shutil.which("nm")
+    assert nm, "nm (binutils) is needed to read the object's symbols"
+    symbols = subprocess.run([nm, "-C", str(tmp_path / "t.o")], capture_output=True, text=True, check=True).stdout
+    stubs = [line for line in symbols.splitlines() if "__device_stub" in line and "for_each" in line]
+    assert "_V_300500_" in symbols, "not compiled against CCCL 3.5.0"
+    assert any("muh::cub::tune::for_each::policy_selector" in s for s in stubs), stubs
+    assert not any("cub::detail::for_each::policy_selector" in s.replace("muh::cub::tune::", "") for s in stubs), (
+        "a kernel ran on CUB's own selector"
+    )
+
+
+#: One sm_90 card whose for_each policy is 128 threads x 4 items, not CUB's 256 x 2.
+OTHER_FOR_EACH = (
+    OTHER.split("algorithm")[0]
+    + """algorithm for_each on sm90 {
+  types = [float32]
+  policy default { threads = 128  items = 4 }
+}
+"""
+)
+
+
+@pytest.mark.nvcc
+@pytest.mark.cccl35
+@pytest.mark.slow
+def test_for_each_other_values_give_another_policy_and_the_equality_check_fails(nvcc, cccl35, tmp_path):
+    ctx = ctx_of(OTHER_FOR_EACH, "other_for_each.muh")
+    write(ctx, tmp_path)
+    head = (
+        '#include "muh/cub/tune/for_each.cuh"\n'
+        "using Muh = muh::cub::tune::for_each::policy_selector;\n"
+        "using Cub = ::cub::detail::for_each::policy_selector;\n"
+        "constexpr auto cc = ::cuda::compute_capability{90};\n"
+    )
+    differs = (
+        "static_assert(Muh{}(cc) != Cub{}(cc));\n"
+        "static_assert(Muh{}(cc).threads_per_block == 128 && Muh{}(cc).items_per_thread == 4);\n"
+        "static_assert(Cub{}(cc).threads_per_block == 256 && Cub{}(cc).items_per_thread == 2);\n"
+    )
+    proc = compile_unit(nvcc, cccl35, tmp_path, head + differs)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    same = 'static_assert(Muh{}(cc) == Cub{}(cc), "for_each sm90");\n'
+    proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
+    assert proc.returncode != 0
+    assert "for_each sm90" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]

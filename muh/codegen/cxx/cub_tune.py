@@ -58,6 +58,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "cub/tune/common.cuh.j2",
                 header=ctx.header("//"),
                 enums=enums,
+                headers=[cub.SELECTORS[f].header for f in families],  # they declare the enumerations' types
                 records=cub_hub.records(ctx),
                 cccl=ctx.spec.cccl,
             ),
@@ -79,6 +80,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                     sel=sel,
                     rungs=cub_hub.chain(algs),
                     passes=[dict(name=p, values=[_value(sel, m, p, fields) for m in sel.fields]) for p in sel.passes],
+                    values=[_value(sel, m, None, fields) for m in sel.fields],
                     sized=["0LL" for _ in tuning.sized(algs)],
                     cccl=ctx.spec.cccl,
                 ),
@@ -87,11 +89,12 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     return out
 
 
-def _value(sel: cub.Selector, member: cub.Member, pass_name: str, fields: set[str]) -> str:
-    """One field of a pass: muh's value where the spec sets the dimension (an enumeration in CUB's type),
-    else CUB's own selector's value of that field (``c``: its policy for the same compute capability)."""
+def _value(sel: cub.Selector, member: cub.Member, pass_name: str | None, fields: set[str]) -> str:
+    """One field of a pass (``pass_name``; None: of a policy without passes): muh's value where the spec sets
+    the dimension (an enumeration in CUB's type), else CUB's own selector's value of that field (``c``: its
+    policy for the same compute capability)."""
     if member.dim not in fields:
-        return f"c.{pass_name}.{member.cub}"
+        return f"c.{pass_name}.{member.cub}" if pass_name else f"c.{member.cub}"
     if member.dim in sel.enums:
         return f"::muh::cub::tune::to<::{sel.enums[member.dim]}>::from(p.{member.dim})"
     return f"p.{member.dim}"
