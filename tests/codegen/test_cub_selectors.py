@@ -80,6 +80,18 @@ def compile_unit(nvcc: str, cccl: Path, root: Path, source: str) -> subprocess.C
     )
 
 
+def differs_and_equality_fails(nvcc, cccl35, tmp_path, head: str, differs: str, label: str) -> None:
+    """``head + differs`` (static_asserts that muh's policy ``Muh`` is not CUB's ``Cub`` at ``cc``) compiles, and
+    ``static_assert(Muh{}(cc) == Cub{}(cc), label)`` then fails to compile, naming ``label``: the equality check
+    of the proofs can fail."""
+    proc = compile_unit(nvcc, cccl35, tmp_path, head + differs)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    same = f'static_assert(Muh{{}}(cc) == Cub{{}}(cc), "{label}");\n'
+    proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
+    assert proc.returncode != 0
+    assert label in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]
+
+
 def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
     plain = ctx_of((ROOT / "specs" / "nvidia.muh").read_text(), "specs/nvidia.muh")
     assert plain.spec.cccl == "3.0"
@@ -179,12 +191,7 @@ def test_other_values_give_another_policy_and_the_equality_check_fails(nvcc, ccc
         "static_assert(Muh{}(cc).multi_tile.reduce_algorithm == Cub{}(cc).multi_tile.reduce_algorithm);\n"
         "static_assert(Muh{}(cc).single_tile.load_modifier == Cub{}(cc).single_tile.load_modifier);\n"
     )
-    proc = compile_unit(nvcc, cccl35, tmp_path, head + differs)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    same = 'static_assert(Muh{}(cc) == Cub{}(cc), "reduce sm90 float32");\n'
-    proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
-    assert proc.returncode != 0
-    assert "reduce sm90 float32" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]
+    differs_and_equality_fails(nvcc, cccl35, tmp_path, head, differs, "reduce sm90 float32")
 
 
 # ---- histogram (DeviceHistogram: cub::HistogramPolicy, one flat struct) ----------------------------------
@@ -272,12 +279,7 @@ def test_histogram_other_values_give_another_policy_and_the_equality_check_fails
         "static_assert(muh::cub::tune::histogram::policy_selector<float, int, 4, 3, true>{}(cc)\n"
         "    == ::cub::detail::histogram::policy_selector_from_types<float, int, 4, 3, true>{}(cc));\n"
     )
-    proc = compile_unit(nvcc, cccl35, tmp_path, head + differs)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    same = 'static_assert(Muh{}(cc) == Cub{}(cc), "histogram sm90 float32");\n'
-    proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
-    assert proc.returncode != 0
-    assert "histogram sm90 float32" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]
+    differs_and_equality_fails(nvcc, cccl35, tmp_path, head, differs, "histogram sm90 float32")
 
 
 # ---- for_each (DeviceFor: cub::ForPolicy, one selector for every call) ----------------------------------
@@ -346,9 +348,4 @@ def test_for_each_other_values_give_another_policy_and_the_equality_check_fails(
         "static_assert(Muh{}(cc).threads_per_block == 128 && Muh{}(cc).items_per_thread == 4);\n"
         "static_assert(Cub{}(cc).threads_per_block == 256 && Cub{}(cc).items_per_thread == 2);\n"
     )
-    proc = compile_unit(nvcc, cccl35, tmp_path, head + differs)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    same = 'static_assert(Muh{}(cc) == Cub{}(cc), "for_each sm90");\n'
-    proc = compile_unit(nvcc, cccl35, tmp_path, head + same)
-    assert proc.returncode != 0
-    assert "for_each sm90" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-4000:]
+    differs_and_equality_fails(nvcc, cccl35, tmp_path, head, differs, "for_each sm90")
