@@ -80,6 +80,23 @@ def compile_unit(nvcc: str, cccl: Path, root: Path, source: str) -> subprocess.C
     )
 
 
+def object_symbols(root: Path) -> str:
+    """The demangled symbols of the unit compile_unit built (``nm -C t.o``), checked to be CCCL 3.5.0's build."""
+    nm = shutil.which("nm")
+    assert nm, "nm (binutils) is needed to read the object's symbols"
+    symbols = subprocess.run([nm, "-C", str(root / "t.o")], capture_output=True, text=True, check=True).stdout
+    assert "_V_300500_" in symbols, "not compiled against CCCL 3.5.0"
+    return symbols
+
+
+def other_spec(family: str, policy: str) -> str:
+    """OTHER's sm_90 card with one float32 algorithm of ``family`` whose default policy is ``policy``."""
+    return (
+        OTHER.split("algorithm")[0]
+        + f"algorithm {family} on sm90 {{\n  types = [float32]\n  policy default {{ {policy} }}\n}}\n"
+    )
+
+
 def differs_and_equality_fails(nvcc, cccl35, tmp_path, head: str, differs: str, label: str) -> None:
     """``head + differs`` (static_asserts that muh's policy ``Muh`` is not CUB's ``Cub`` at ``cc``) compiles, and
     ``static_assert(Muh{}(cc) == Cub{}(cc), label)`` then fails to compile, naming ``label``: the equality check
@@ -158,11 +175,8 @@ def test_selector_equals_cub_35_on_every_reduce_case_and_the_env_path_runs_it(nv
     proc = compile_unit(nvcc, cccl35, tmp_path, source)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     # DeviceReduce::Sum's environment path instantiated CUB 3.5's kernels on muh's selector, for each call's types
-    nm = shutil.which("nm")
-    assert nm, "nm (binutils) is needed to read the object's symbols"
-    symbols = subprocess.run([nm, "-C", str(tmp_path / "t.o")], capture_output=True, text=True, check=True).stdout
+    symbols = object_symbols(tmp_path)
     stubs = [line for line in symbols.splitlines() if "__device_stub" in line]
-    assert "_V_300500_" in symbols, "not compiled against CCCL 3.5.0"
     for accum, offset in (("float", "unsigned int"), ("double", "unsigned long long")):
         mine = f"muh::cub::tune::reduce::policy_selector<{accum}, {offset}, cuda::std::__4::plus<void> >"
         for kernel in ("DeviceReduceKernel", "DeviceReduceSingleTileKernel"):
@@ -232,11 +246,8 @@ def test_histogram_selector_equals_cub_35_on_every_case_and_the_env_path_runs_it
     )
     proc = compile_unit(nvcc, cccl35, tmp_path, source)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    nm = shutil.which("nm")
-    assert nm, "nm (binutils) is needed to read the object's symbols"
-    symbols = subprocess.run([nm, "-C", str(tmp_path / "t.o")], capture_output=True, text=True, check=True).stdout
+    symbols = object_symbols(tmp_path)
     stubs = [line.replace(" >", ">") for line in symbols.splitlines() if "__device_stub" in line]
-    assert "_V_300500_" in symbols, "not compiled against CCCL 3.5.0"
     for sample in ("unsigned char", "float"):
         mine = f"muh::cub::tune::histogram::policy_selector<{sample}, int, 1, 1, true>"
         for kernel in ("DeviceHistogramInitKernel", "DeviceHistogramSweepKernel"):
@@ -245,14 +256,7 @@ def test_histogram_selector_equals_cub_35_on_every_case_and_the_env_path_runs_it
 
 
 #: One sm_90 card whose histogram policy sets threads and pixels only, not CUB's 384 x 16 (sm_90, 4-byte samples).
-OTHER_HISTOGRAM = (
-    OTHER.split("algorithm")[0]
-    + """algorithm histogram on sm90 {
-  types = [float32]
-  policy default { threads = 256  pixels_per_thread = 8 }
-}
-"""
-)
+OTHER_HISTOGRAM = other_spec("histogram", "threads = 256  pixels_per_thread = 8")
 
 
 @pytest.mark.nvcc
@@ -309,11 +313,8 @@ def test_for_each_selector_equals_cub_35_on_every_case_and_the_env_path_runs_it(
     )
     proc = compile_unit(nvcc, cccl35, tmp_path, source)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    nm = shutil.which("nm")
-    assert nm, "nm (binutils) is needed to read the object's symbols"
-    symbols = subprocess.run([nm, "-C", str(tmp_path / "t.o")], capture_output=True, text=True, check=True).stdout
+    symbols = object_symbols(tmp_path)
     stubs = [line for line in symbols.splitlines() if "__device_stub" in line and "for_each" in line]
-    assert "_V_300500_" in symbols, "not compiled against CCCL 3.5.0"
     assert any("muh::cub::tune::for_each::policy_selector" in s for s in stubs), stubs
     assert not any("cub::detail::for_each::policy_selector" in s.replace("muh::cub::tune::", "") for s in stubs), (
         "a kernel ran on CUB's own selector"
@@ -321,14 +322,7 @@ def test_for_each_selector_equals_cub_35_on_every_case_and_the_env_path_runs_it(
 
 
 #: One sm_90 card whose for_each policy is 128 threads x 4 items, not CUB's 256 x 2.
-OTHER_FOR_EACH = (
-    OTHER.split("algorithm")[0]
-    + """algorithm for_each on sm90 {
-  types = [float32]
-  policy default { threads = 128  items = 4 }
-}
-"""
-)
+OTHER_FOR_EACH = other_spec("for_each", "threads = 128  items = 4")
 
 
 @pytest.mark.nvcc
