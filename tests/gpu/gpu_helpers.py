@@ -118,3 +118,22 @@ def poison(t):
 
 def wrap_int32(v: int) -> int:
     return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def same_as_cub_rows(programs, program: str) -> list[dict]:
+    """Run one of bench/cub_hub.py's or bench/cub_selectors.py's CUDA programs (``programs/program``) and check
+    that every case it printed says "same as CUB", its exit status is 0 and a size that fills the GPU (2^20) is
+    among the cases; its JSON lines."""
+    import json
+    import subprocess
+
+    exe = programs / program
+    assert exe.is_file(), (programs / f"{program}.build.log").read_text()[-3000:]
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    verdicts = [r for r in rows if "status" in r]
+    assert verdicts, proc.stdout + proc.stderr
+    bad = [r for r in verdicts if r["status"] != "same as CUB"]
+    assert not bad and proc.returncode == 0, bad or proc.stderr
+    assert {r["n"] for r in verdicts} >= {1 << 20}
+    return rows

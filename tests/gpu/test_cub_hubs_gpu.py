@@ -8,7 +8,6 @@ hubs generated from specs/h200.muh (the race) against CUB's own policies. Every 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpu_helpers import NO_CUDA
+from gpu_helpers import NO_CUDA, same_as_cub_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = (
@@ -47,12 +46,4 @@ def programs(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("program", ENTRIES)
 def test_entry_gives_cub_s_results(programs, program):
-    exe = programs / program
-    assert exe.is_file(), (programs / f"{program}.build.log").read_text()[-3000:]
-    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
-    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    verdicts = [r for r in rows if "status" in r]
-    assert verdicts, proc.stdout + proc.stderr
-    bad = [r for r in verdicts if r["status"] != "same as CUB"]
-    assert not bad and proc.returncode == 0, bad or proc.stderr
-    assert {r["n"] for r in verdicts} >= {1 << 20}  # a size that fills the GPU is among the cases
+    same_as_cub_rows(programs, program)
