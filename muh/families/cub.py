@@ -294,6 +294,31 @@ class Selector:
     cub_selector: str
     header: str  # the 3.5 header declaring the policy and CUB's selector (below cub/)
     entry_header: str  # the 3.5 header of the public entry the convenience entry calls (below cub/)
+    subs: tuple[SelectorSub, ...] = ()  # muh's sub-policies held in nested structs of CUB's policy
+
+
+@dataclass(frozen=True)
+class SelectorSub:
+    """A sub-policy of muh's (``name``: ``p.<name>.<dim>``) held in a nested struct of CUB 3.5's policy (``path``
+    below it, ``lookback.small_buffer``), its fields as ``Member(dim, field)`` (a field muh's sub-policy leaves
+    unset stays CUB's)."""
+
+    name: str
+    path: str
+    fields: tuple[Member, ...]
+
+
+#: muh's enumerations in CUB 3.5's spelling where 3.5 renamed the type (``cub_enums`` holds 3.0.1's, which the
+#: hubs compile against): (muh enumeration, CUB 3.5 type, (muh enumerator, CUB enumerator) for every value CUB
+#: 3.5 has). CUB 3.5's ``TransformAlgorithm`` (cub/device/dispatch/tuning/tuning_transform.cuh) replaces 3.0's
+#: ``cub::detail::transform::Algorithm``; its ``ldgsts`` has no muh value, muh's ``fallback_for`` no CUB one.
+SELECTOR_ENUMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "transform_algorithm",
+        "cub::TransformAlgorithm",
+        tuple((v, f"cub::TransformAlgorithm::{v}") for v in ("prefetch", "vectorized", "ublkcp")),
+    ),
+)
 
 
 #: The families muh writes a selector for when the spec's CCCL is 3.5. DeviceReduce reads its tuning from the
@@ -357,5 +382,108 @@ SELECTORS: dict[str, Selector] = {
         cub_selector="cub::detail::for_each::policy_selector",
         header="device/dispatch/tuning/tuning_for.cuh",
         entry_header="device/device_for.cuh",
+    ),
+    # ---- misc: transform, batch_memcpy, adjacent_difference, segmented_reduce ----
+    # DeviceTransform (cub/device/device_transform.cuh, ``__transform_internal`` looks ``cub::TransformPolicy`` up in
+    # the tuning environment itself): min_bytes_in_flight, an algorithm and one sub-policy per kernel (prefetch,
+    # vectorized, async copy). muh's dimensions describe the bytes in flight, the algorithm (prefetch or bulk copy)
+    # and the block size of the kernel that runs (its 3.0 hub's ``algo_policy::block_threads``); the template places
+    # them (templates/cub/tune/transform.cuh.j2), every other field is CUB's. muh's items and vec belong to muh's
+    # kernel.
+    "transform": Selector(
+        policy="cub::TransformPolicy",
+        passes=(),
+        pass_type="",
+        fields=(
+            Member("bytes_in_flight", "min_bytes_in_flight"),
+            Member("algorithm", "algorithm"),
+            Member("threads", "threads_per_block"),  # of the sub-policy of the algorithm that runs
+        ),
+        enums={"algorithm": "cub::TransformAlgorithm"},
+        params=("RequiresStableAddress", "DenseOutput", "Inputs", "OutputIt"),
+        cub_selector="cub::detail::transform::policy_selector_from_types<RequiresStableAddress, DenseOutput, Inputs, "
+        "OutputIt>",
+        header="device/dispatch/tuning/tuning_transform.cuh",
+        entry_header="device/device_transform.cuh",
+    ),
+    # DeviceMemcpy::Batched (cub/device/device_memcpy.cuh: dispatch_with_env_and_tuning), keyed by
+    # ``cub::BatchedCopyPolicy{algorithm, lookback{small_buffer, large_buffer}}``; CUB's selector takes no types
+    # (``detail::batch_memcpy::policy_selector``). The look-back delays (``LookbackDelayPolicy`` values) and the
+    # algorithm have no muh dimension and are CUB's.
+    "batch_memcpy": Selector(
+        policy="cub::BatchedCopyPolicy",
+        passes=(),
+        pass_type="",
+        fields=(),
+        enums={},
+        params=(),
+        cub_selector="cub::detail::batch_memcpy::policy_selector",
+        header="device/dispatch/tuning/tuning_batch_memcpy.cuh",
+        entry_header="device/device_memcpy.cuh",
+        subs=(
+            SelectorSub(
+                "small",
+                "lookback.small_buffer",
+                (
+                    Member("threads", "threads_per_block"),
+                    Member("buffers_per_thread", "buffers_per_thread"),
+                    Member("bytes_per_thread", "bytes_per_thread"),
+                    Member("prefer_pow2_bits", "prefer_pow2_bits"),
+                    Member("block_tile", "block_level_tile_size"),
+                    Member("warp_threshold", "warp_level_threshold"),
+                    Member("block_threshold", "block_level_threshold"),
+                ),
+            ),
+            SelectorSub(
+                "large",
+                "lookback.large_buffer",
+                (Member("threads", "threads_per_block"), Member("bytes_per_thread", "bytes_per_thread")),
+            ),
+        ),
+    ),
+    # DeviceAdjacentDifference (its environment overloads reach ``detail::adjacent_difference::dispatch`` in
+    # cub/device/dispatch/dispatch_adjacent_difference.cuh, which looks ``cub::AdjacentDifferencePolicy`` up in the
+    # tuning environment): one flat struct. An in-place call (MayAlias) keeps CUB's load modifier.
+    "adjacent_difference": Selector(
+        policy="cub::AdjacentDifferencePolicy",
+        passes=(),
+        pass_type="",
+        fields=(
+            Member("threads", "threads_per_block"),
+            Member("items", "items_per_thread"),
+            Member("load", "load_algorithm"),
+            Member("modifier", "load_modifier"),
+            Member("store", "store_algorithm"),
+        ),
+        enums={
+            "load": "cub::BlockLoadAlgorithm",
+            "modifier": "cub::CacheLoadModifier",
+            "store": "cub::BlockStoreAlgorithm",
+        },
+        params=("InputIteratorT", "MayAlias"),
+        cub_selector="cub::detail::adjacent_difference::policy_selector_from_types<InputIteratorT, MayAlias>",
+        header="device/dispatch/tuning/tuning_adjacent_difference.cuh",
+        entry_header="device/device_adjacent_difference.cuh",
+    ),
+    # DeviceSegmentedReduce (cub/device/device_segmented_reduce.cuh's environment overloads look
+    # ``cub::SegmentedReducePolicy`` up in the tuning environment): the large-segment pass is a
+    # ``cub::ReducePassPolicy`` (muh's segmented_reduce policy); the warp- and thread-per-segment passes
+    # (``SegmentedReduceWarpReducePolicy``), which CUB derives from its own large-segment pass, are CUB's.
+    "segmented_reduce": Selector(
+        policy="cub::SegmentedReducePolicy",
+        passes=("large_reduce",),
+        pass_type="cub::ReducePassPolicy",
+        fields=(
+            Member("threads", "threads_per_block"),
+            Member("items", "items_per_thread"),
+            Member("vec", "vec_size"),
+            Member("block", "reduce_algorithm"),
+            Member("modifier", "load_modifier"),
+        ),
+        enums={"block": "cub::BlockReduceAlgorithm", "modifier": "cub::CacheLoadModifier"},
+        params=("AccumT", "OffsetT", "ReductionOpT"),
+        cub_selector="cub::detail::segmented_reduce::policy_selector_from_types<AccumT, OffsetT, ReductionOpT>",
+        header="device/dispatch/tuning/tuning_segmented_reduce.cuh",
+        entry_header="device/device_segmented_reduce.cuh",
     ),
 }

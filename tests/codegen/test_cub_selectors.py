@@ -118,10 +118,14 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
     assert cub_hub.emit(ctx) == []
     files = {f.path: f.content for f in cub_tune.emit(ctx)}
     assert sorted(files) == [
+        "include/muh/cub/tune/adjacent_difference.cuh",
+        "include/muh/cub/tune/batch_memcpy.cuh",
         "include/muh/cub/tune/common.cuh",
         "include/muh/cub/tune/for_each.cuh",
         "include/muh/cub/tune/histogram.cuh",
         "include/muh/cub/tune/reduce.cuh",
+        "include/muh/cub/tune/segmented_reduce.cuh",
+        "include/muh/cub/tune/transform.cuh",
     ]
     text = files["include/muh/cub/tune/reduce.cuh"]
     # the ladder: one rung per compute capability of the spec's hardware, newest first

@@ -50,6 +50,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
         for m, t, pairs in cub.cub_enums()
         if t in wanted
     ]
+    enums += [_enum(m, t, pairs) for m, t, pairs in cub.SELECTOR_ENUMS if t in wanted]  # 3.5's own types
     out = [
         GeneratedFile(
             f"{OUT}/common.cuh",
@@ -83,6 +84,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                     values=[_value(sel, m, None, fields) for m in sel.fields],
                     sized=["0LL" for _ in tuning.sized(algs)],
                     cccl=ctx.spec.cccl,
+                    **_nested(family, sel, algs, fields),
                 ),
             )
         )
@@ -98,3 +100,38 @@ def _value(sel: cub.Selector, member: cub.Member, pass_name: str | None, fields:
     if member.dim in sel.enums:
         return f"::muh::cub::tune::to<::{sel.enums[member.dim]}>::from(p.{member.dim})"
     return f"p.{member.dim}"
+
+
+def _enum(muh: str, cub_type: str, pairs) -> dict:
+    return dict(muh=muh, cub=cub_type, pairs=[(tuning.ident(v), c) for v, c in pairs])
+
+
+def _muh_value(sel: cub.Selector, member: cub.Member, at: str) -> str:
+    """muh's value of ``member`` in the selector's policy ``at`` (``p``, ``p.small``), in CUB's type."""
+    if member.dim in sel.enums:
+        return f"::muh::cub::tune::to<::{sel.enums[member.dim]}>::from({at}.{member.dim})"
+    return f"{at}.{member.dim}"
+
+
+def _nested(family: str, sel: cub.Selector, algs, fields: set[str]) -> dict:
+    """What a selector whose policy nests structs needs beyond emit's flat ``values`` and ``passes``: ``muh``,
+    muh's value of each top-level field by dimension (None where the spec leaves it unset: the template takes
+    CUB's), and ``subs``, per sub-policy of ``sel.subs`` the assignments ``(field below CUB's policy, muh's
+    value)`` of the fields the spec sets (the others stay CUB's)."""
+    muh = {m.dim: (_muh_value(sel, m, "p") if m.dim in fields else None) for m in sel.fields}
+    if not sel.subs:
+        return dict(muh=muh, subs=[])
+    have = {sp.name: {f.name for f in sp.fields} for sp in tuning.subs_of(family, algs)}
+    subs = [
+        dict(
+            name=s.name,
+            path=s.path,
+            sets=[
+                (f"{s.path}.{m.cub}", _muh_value(sel, m, f"p.{tuning.ident(s.name)}"))
+                for m in s.fields
+                if m.dim in have.get(tuning.ident(s.name), set())
+            ],
+        )
+        for s in sel.subs
+    ]
+    return dict(muh=muh, subs=subs)
