@@ -32,6 +32,10 @@ struct twice_plus_one {
   __device__ void operator()(int& x) const { x = 2 * x + 1; }
 };
 
+struct times_three {
+  __device__ int operator()(int x) const { return 3 * x; }
+};
+
 int main() {
   std::string why;
   const char* P = MUH_SEL_PROGRAM;
@@ -104,6 +108,188 @@ int main() {
     CK(muh::cub::tune::for_each_n(b, n, twice_plus_one{}, s0));
     verdict(P, "for_each_n int32 x = 2x + 1", n, same(to_host(a, n), to_host(b, n), why), why);
     cudaFree(a); cudaFree(b);
+  }
+#endif
+#if defined(MUH_SEL_RADIX_SORT)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto hi = ints(n, -(1 << 30), 1 << 30, 11);
+    std::vector<unsigned> hu(hi.begin(), hi.end());
+    unsigned* du = to_device(hu);
+    unsigned *a = empty<unsigned>(n), *b = empty<unsigned>(n);
+    call([&](void* t, size_t& s) { return cub::DeviceRadixSort::SortKeys(t, s, du, a, n); });
+    CK(muh::cub::tune::radix_sort_keys(du, b, n, 0, 32, s0));
+    verdict(P, "radix_sort keys uint32", n, same(to_host(a, n), to_host(b, n), why), why);
+    auto hf = floats(n, 12);
+    float* df = to_device(hf);
+    float *fa = empty<float>(n), *fb = empty<float>(n);
+    call([&](void* t, size_t& s) { return cub::DeviceRadixSort::SortKeys(t, s, df, fa, n); });
+    CK(muh::cub::tune::radix_sort::sort_keys(df, fb, n, 0, 32, s0));
+    verdict(P, "radix_sort keys float32", n, same(to_host(fa, n), to_host(fb, n), why), why);
+#  if defined(MUH_SEL_RACE)
+    if (n >= (1ll << 20)) {
+      const double c = median_us([&] { CK(cub::DeviceRadixSort::SortKeys(du, a, n, 0, 32, plain_env())); }, n * 8);
+      const double m = median_us([&] { CK(muh::cub::tune::radix_sort_keys(du, b, n, 0, 32, s0)); }, n * 8);
+      race_row("radix_sort keys uint32", n, c, m, n * 8);
+    }
+#  endif
+    cudaFree(du); cudaFree(a); cudaFree(b); cudaFree(df); cudaFree(fa); cudaFree(fb);
+  }
+#endif
+#if defined(MUH_SEL_RADIX_SORT_PAIRS)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto hk = ints(n, 0, 1000, 13);  // many equal keys: the values' order shows stability
+    std::vector<int> hv(n);
+    for (long long i = 0; i < n; ++i) hv[i] = (int)i;
+    int *dk = to_device(hk), *dv = to_device(hv);
+    int *ka = empty<int>(n), *kb = empty<int>(n), *va = empty<int>(n), *vb = empty<int>(n);
+    call([&](void* t, size_t& s) { return cub::DeviceRadixSort::SortPairs(t, s, dk, ka, dv, va, n); });
+    CK(muh::cub::tune::radix_sort_by_key(dk, kb, dv, vb, n, 0, 32, s0));
+    const bool ok = same(to_host(ka, n), to_host(kb, n), why) && same(to_host(va, n), to_host(vb, n), why);
+    verdict(P, "radix_sort_pairs int32 keys int32 values", n, ok, why);
+    cudaFree(dk); cudaFree(dv); cudaFree(ka); cudaFree(kb); cudaFree(va); cudaFree(vb);
+  }
+#endif
+#if defined(MUH_SEL_SEGMENTED_SORT) || defined(MUH_SEL_SEGMENTED_RADIX_SORT)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20}) {
+    // segments of 0 .. 2999 elements (small, medium and large ones), the offsets as CUB's entries take them
+    std::vector<int> off{0};
+    auto sizes = ints(n, 0, 2999, 14);
+    for (long long i = 0; off.back() < n; ++i) off.push_back((int)std::min<long long>(n, off.back() + sizes[i]));
+    const long long segs = (long long)off.size() - 1;
+    int* doff = to_device(off);
+    auto hk = ints(n, -(1 << 20), 1 << 20, 15);
+    int* dk = to_device(hk);
+    int *a = empty<int>(n), *b = empty<int>(n);
+#  if defined(MUH_SEL_SEGMENTED_SORT)
+    call([&](void* t, size_t& s) { return cub::DeviceSegmentedSort::SortKeys(t, s, dk, a, n, segs, doff, doff + 1); });
+    CK(muh::cub::tune::segmented_sort_keys(dk, b, n, segs, doff, doff + 1, s0));
+    verdict(P, "segmented_sort keys int32 (segments of 0-2999)", n, same(to_host(a, n), to_host(b, n), why), why);
+#  endif
+#  if defined(MUH_SEL_SEGMENTED_RADIX_SORT)
+    call([&](void* t, size_t& s) {
+      return cub::DeviceSegmentedRadixSort::SortKeys(t, s, dk, a, n, segs, doff, doff + 1);
+    });
+    CK(muh::cub::tune::segmented_radix_sort_keys(dk, b, n, segs, doff, doff + 1, 0, 32, s0));
+    verdict(P, "segmented_radix_sort keys int32 (segments of 0-2999)", n, same(to_host(a, n), to_host(b, n), why),
+            why);
+#  endif
+    cudaFree(doff); cudaFree(dk); cudaFree(a); cudaFree(b);
+  }
+#endif
+#if defined(MUH_SEL_MERGE_SORT) || defined(MUH_SEL_MERGE)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20}) {
+    auto hk = ints(n, -(1 << 20), 1 << 20, 16);
+#  if defined(MUH_SEL_MERGE_SORT)
+    int *a = to_device(hk), *b = to_device(hk);
+    call([&](void* t, size_t& s) { return cub::DeviceMergeSort::SortKeys(t, s, a, n, ::cuda::std::less<>{}); });
+    CK(muh::cub::tune::merge_sort_keys(b, n, ::cuda::std::less<>{}, s0));
+    verdict(P, "merge_sort keys int32", n, same(to_host(a, n), to_host(b, n), why), why);
+    cudaFree(a); cudaFree(b);
+#  endif
+#  if defined(MUH_SEL_MERGE)
+    std::vector<int> h1(hk.begin(), hk.begin() + n / 2), h2(hk.begin() + n / 2, hk.end());
+    std::sort(h1.begin(), h1.end());
+    std::sort(h2.begin(), h2.end());
+    int *d1 = to_device(h1), *d2 = to_device(h2), *ma = empty<int>(n), *mb = empty<int>(n);
+    const long long n1 = (long long)h1.size(), n2 = (long long)h2.size();
+    call([&](void* t, size_t& s) {
+      return cub::DeviceMerge::MergeKeys(t, s, d1, n1, d2, n2, ma, ::cuda::std::less<>{});
+    });
+    CK(muh::cub::tune::merge_keys(d1, n1, d2, n2, mb, ::cuda::std::less<>{}, s0));
+    verdict(P, "merge keys int32", n, same(to_host(ma, n), to_host(mb, n), why), why);
+    cudaFree(d1); cudaFree(d2); cudaFree(ma); cudaFree(mb);
+#  endif
+  }
+#endif
+#if defined(MUH_SEL_TRANSFORM)
+  for (long long n : {1ll, 1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto hi = ints(n, -1000, 1000, 21);
+    int *din = to_device(hi), *a = empty<int>(n), *b = empty<int>(n);
+    CK(cub::DeviceTransform::Transform(din, a, n, times_three{}));
+    CK(muh::cub::tune::transform_unary(din, b, n, times_three{}, s0));
+    verdict(P, "transform int32 x = 3x", n, same(to_host(a, n), to_host(b, n), why), why);
+#  if defined(MUH_SEL_RACE)
+    if (n >= (1ll << 20)) {
+      const double c = median_us([&] { CK(cub::DeviceTransform::Transform(din, a, n, times_three{}, plain_env())); },
+                                 n * 8);
+      const double m = median_us([&] { CK(muh::cub::tune::transform_unary(din, b, n, times_three{}, s0)); }, n * 8);
+      race_row("transform int32 x = 3x", n, c, m, n * 8);
+    }
+#  endif
+    cudaFree(din); cudaFree(a); cudaFree(b);
+  }
+#endif
+#if defined(MUH_SEL_SEGMENTED_REDUCE)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    const long long segs = (n + 999) / 1000;  // segments of 1000, the last shorter
+    std::vector<int> off(segs + 1);
+    for (long long i = 0; i <= segs; ++i) off[i] = (int)std::min(n, i * 1000);
+    int* doff = to_device(off);
+    auto hi = ints(n, -100, 100, 22);
+    int *din = to_device(hi), *a = empty<int>(segs), *b = empty<int>(segs);
+    call([&](void* t, size_t& s) { return cub::DeviceSegmentedReduce::Sum(t, s, din, a, segs, doff, doff + 1); });
+    CK(muh::cub::tune::segmented_reduce_sum(din, b, segs, doff, doff + 1, s0));
+    verdict(P, "segmented_reduce sum int32 (segments of 1000)", n, same(to_host(a, segs), to_host(b, segs), why), why);
+    cudaFree(doff); cudaFree(din); cudaFree(a); cudaFree(b);
+  }
+#  if defined(MUH_SEL_RACE)
+  {  // the logits rows: 64 x 151936 float32
+    const long long rows = 64, cols = 151936, n = rows * cols;
+    std::vector<int> off(rows + 1);
+    for (long long i = 0; i <= rows; ++i) off[i] = (int)(i * cols);
+    int* doff = to_device(off);
+    auto hf = floats(n, 23);
+    float *df = to_device(hf), *a = empty<float>(rows), *b = empty<float>(rows);
+    size_t bytes = 0;
+    CK(cub::DeviceSegmentedReduce::Sum(nullptr, bytes, df, a, rows, doff, doff + 1));
+    void* t = g_temp.get(bytes);
+    CK(cub::DeviceSegmentedReduce::Sum(t, bytes, df, a, rows, doff, doff + 1));
+    CK(muh::cub::tune::segmented_reduce_sum(df, b, rows, doff, doff + 1, s0));
+    auto ha = to_host(a, rows), hb = to_host(b, rows);
+    bool ok = true;
+    for (long long r = 0; r < rows && ok; ++r) ok = close_float(ha[r], hb[r], why);
+    verdict(P, "segmented_reduce sum float32 (64 rows of 151936)", n, ok, why);
+    const double c = median_us(
+      [&] { CK(cub::DeviceSegmentedReduce::Sum(df, a, rows, doff, doff + 1, plain_env())); }, n * 4);
+    const double m = median_us([&] { CK(muh::cub::tune::segmented_reduce_sum(df, b, rows, doff, doff + 1, s0)); }, n * 4);
+    race_row("segmented_reduce sum float32 (64 rows of 151936)", n, c, m, n * 4);
+    cudaFree(doff); cudaFree(df); cudaFree(a); cudaFree(b);
+  }
+#  endif
+#endif
+#if defined(MUH_SEL_ADJACENT_DIFFERENCE)
+  for (long long n : {1ll, 1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto hi = ints(n, -1000, 1000, 24);
+    int *din = to_device(hi), *a = empty<int>(n), *b = empty<int>(n);
+    call([&](void* t, size_t& s) { return cub::DeviceAdjacentDifference::SubtractLeftCopy(t, s, din, a, n); });
+    CK(muh::cub::tune::subtract_left_copy(din, b, n, ::cuda::std::minus<>{}, s0));
+    verdict(P, "adjacent_difference subtract_left_copy int32", n, same(to_host(a, n), to_host(b, n), why), why);
+    cudaFree(din); cudaFree(a); cudaFree(b);
+  }
+#endif
+#if defined(MUH_SEL_BATCH_MEMCPY)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20}) {  // n buffers of 1 .. 128 bytes
+    auto sz = ints(n, 1, 128, 25);
+    std::vector<long long> at(n + 1, 0);
+    for (long long i = 0; i < n; ++i) at[i + 1] = at[i] + sz[i];
+    const long long total = at[n];
+    std::vector<unsigned char> src(total);
+    for (long long i = 0; i < total; ++i) src[i] = (unsigned char)(i * 131 + 7);
+    unsigned char *dsrc = to_device(src), *a = empty<unsigned char>(total), *b = empty<unsigned char>(total);
+    std::vector<void*> hin(n), ha(n), hb(n);
+    std::vector<unsigned> hs(n);
+    for (long long i = 0; i < n; ++i) {
+      hin[i] = dsrc + at[i];
+      ha[i] = a + at[i];
+      hb[i] = b + at[i];
+      hs[i] = (unsigned)sz[i];
+    }
+    void **din = to_device(hin), **da = to_device(ha), **db = to_device(hb);
+    unsigned* ds = to_device(hs);
+    call([&](void* t, size_t& s) { return cub::DeviceMemcpy::Batched(t, s, din, da, ds, n); });
+    CK(muh::cub::tune::memcpy_batched(din, db, ds, n, s0));
+    verdict(P, "batch_memcpy buffers of 1-128 bytes", n, same(to_host(a, total), to_host(b, total), why), why);
+    cudaFree(dsrc); cudaFree(a); cudaFree(b); cudaFree(din); cudaFree(da); cudaFree(db); cudaFree(ds);
   }
 #endif
   printf("{\"program\": \"%s\", \"failed\": %d}\n", P, g_failed);

@@ -250,6 +250,19 @@ WRONG_IN_CUB: dict[tuple[str, str, str], str] = {
     for dim in ("load", "store")
 }
 
+#: Numbers CUB's agents take for a dimension a generated hub or selector hands them, per (family, dimension), with
+#: why: CUB loads ``vec`` items at once as a ``CubVector<T, vec>``, which holds 1 to 4 elements (cub/util_type.cuh;
+#: a larger one fails CUB's own static_assert inside its agent: cub/agent/agent_reduce.cuh's ``VectorT`` is declared
+#: whatever the call), and the histogram agent documents 1, 2 or 4 (cub/agent/agent_histogram.cuh ``_VEC_SIZE``).
+CUB_NUMBERS: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {
+    **{
+        (family, "vec"): ((1, 2, 3, 4), "CUB's reduce agent loads vec items as one CubVector, which holds 1 to 4")
+        for family in ("reduce", "segmented_reduce")
+    },
+    ("histogram", "vec"): ((1, 2, 4), "CUB's histogram agent loads vec samples as one CubVector of 1, 2 or 4"),
+}
+
+
 #: Values CUB's agents hold as one: per family, groups of (sub-policy, dimension) a generated hub passes to
 #: CUB as one member, with why. A policy whose group members differ cannot be run by CUB's dispatch.
 AGREE: dict[str, tuple[tuple[tuple[tuple[str, str], ...], str], ...]] = {

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from muh.diagnostics import Diagnostic, MuhError, Span, did_you_mean
 from muh.families import limits
-from muh.families.cub import AGREE, WRONG_IN_CUB, cub_choices
+from muh.families.cub import AGREE, CUB_NUMBERS, WRONG_IN_CUB, cub_choices
 from muh.grammar import ast
 from muh.grammar.parser import parse
 from muh.schema import policy_key
@@ -1109,6 +1109,17 @@ def _cub_agent(given: dict, family: str, hw, spec: Spec, path: tuple) -> list[Di
                     f"kernels, include/muh/cub/{family}.cuh)",
                     spec.span_of(path + (dim,)),
                     hint=f"use one of: {', '.join(c for c in choices if (family, dim, c) not in WRONG_IN_CUB)}",
+                )
+            )
+        elif (family, dim) in CUB_NUMBERS and isinstance(v, int) and v not in CUB_NUMBERS[family, dim][0]:
+            takes, why = CUB_NUMBERS[family, dim]
+            out.append(
+                Diagnostic(
+                    "E-VALUE",
+                    f"`{dim} = {v}` in {where}: {why} (its generated hub runs CUB's kernels, "
+                    f"include/muh/cub/{family}.cuh)",
+                    spec.span_of(path + (dim,)),
+                    hint=f"use one of: {', '.join(map(str, takes))}",
                 )
             )
     threads = given.get("threads")

@@ -457,7 +457,7 @@ constexpr int kSmemBins = 12288;  // smem_per_block / 4 B: more bins are counted
 namespace segmented_reduce_bfloat16 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 32;          // policy items
-constexpr int kVec = 8;             // min(vec, 16 B / element size) (vec=8, items=32, element_size=2)
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=4, items=32, element_size=2)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -470,7 +470,7 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float16 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 32;          // policy items
-constexpr int kVec = 8;             // min(vec, 16 B / element size) (vec=8, items=32, element_size=2)
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=4, items=32, element_size=2)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -483,7 +483,7 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float32 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 16;          // policy items
-constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=8, items=16, element_size=4)
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -496,7 +496,7 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_float64 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 8;           // policy items
-constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=8, items=8, element_size=8)
+constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -509,7 +509,7 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_int32 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 16;          // policy items
-constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=8, items=16, element_size=4)
+constexpr int kVec = 4;             // min(vec, 16 B / element size) (vec=4, items=16, element_size=4)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items
@@ -522,7 +522,7 @@ constexpr int kFewSegments = 256;
 namespace segmented_reduce_int64 {
 constexpr int kThreads = 256;       // policy threads (the tile pass)
 constexpr int kItems = 8;           // policy items
-constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=8, items=8, element_size=8)
+constexpr int kVec = 2;             // min(vec, 16 B / element size) (vec=4, items=8, element_size=8)
 constexpr int kLdg = 1;             // modifier == ldg (modifier=ldg)
 constexpr int kSmallThreads = 256;  // policy small.threads
 constexpr int kSmallItems = 8;      // policy small.items

@@ -95,14 +95,14 @@ struct policy_selector {
           // threads: mem_bound of T4=256, I4=16 (smem 49152 B, warp 32)
           mem_bound_threads(256, 16, element_size(type), 49152, 32),
           mem_bound_items(16, element_size(type)),  // items: mem_bound of T4=256, I4=16
-          8,                                        // vec: inherited from policy default
+          4,                                        // vec: inherited from policy default
           block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
           cache_load_modifier::ldg,                 // modifier: inherited from policy default
           {
               // one_block
               256,                                      // threads: inherited from policy default
               16,                                       // items: inherited from policy default
-              8,                                        // vec: inherited from policy default
+              4,                                        // vec: inherited from policy default
               block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
               cache_load_modifier::ldg,                 // modifier: inherited from policy default
           },
@@ -110,7 +110,7 @@ struct policy_selector {
               // small
               256,                                      // threads: inherited from policy default
               8,                                        // items: inherited from policy default
-              8,                                        // vec: inherited from policy default
+              4,                                        // vec: inherited from policy default
               block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
               cache_load_modifier::ldg,                 // modifier: inherited from policy default
           },
@@ -118,7 +118,7 @@ struct policy_selector {
               // warp
               256,                                      // threads: inherited from policy default
               32,                                       // items: inherited from policy default
-              8,                                        // vec: inherited from policy default
+              4,                                        // vec: inherited from policy default
               block_reduce_algorithm::warp_reductions,  // block: inherited from policy default
               cache_load_modifier::ldg,                 // modifier: inherited from policy default
           },
