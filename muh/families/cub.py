@@ -18,7 +18,7 @@ operator and offset type, ``key_of<T>`` / ``value_of<T>`` a by-key probe's halve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The element types CUB's case list probes (catalogue names; the probe spells them as C++ types) ...
 PROBED = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64")
@@ -308,6 +308,12 @@ class Selector:
     header: str  # the 3.5 header declaring the policy and CUB's selector (below cub/)
     entry_header: str  # the 3.5 header of the public entry the convenience entry calls (below cub/)
     subs: tuple[SelectorSub, ...] = ()  # muh's sub-policies held in nested structs of CUB's policy
+    # A policy whose members are structs of different types (radix sort's passes, segmented sort's segment
+    # sizes): its members in aggregate order (``Part``; ``passes`` and ``fields`` are then empty). An ``enums``
+    # key ``"<sub>.<dim>"`` names the CUB type of ``dim`` in sub-policy ``sub`` where it is not ``dim``'s.
+    parts: tuple[Part, ...] = ()
+    # A boolean dimension CUB 3.5 holds as an enumeration: dim -> (CUB's value for true, for false).
+    bools: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -331,6 +337,114 @@ SELECTOR_ENUMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         "cub::TransformAlgorithm",
         tuple((v, f"cub::TransformAlgorithm::{v}") for v in ("prefetch", "vectorized", "ublkcp")),
     ),
+)
+
+
+#: A field of a CCCL 3.5 policy that no muh dimension describes: always CUB's own selector's value.
+CUB_ONLY = ""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One member of a CCCL 3.5 policy made of structs (``Selector.parts``): CUB's member name, its struct type
+    (``type``; "": a plain value, filled by the one field), the muh sub-policy whose dimensions fill it
+    (``sub``; None: the policy's own dimensions) and its fields in aggregate order (``Member(dim, field)``; a
+    dimension the spec leaves unset, or ``CUB_ONLY``, takes CUB's value; a plain value that is all CUB's is
+    ``Part(member, "", None, (Member(CUB_ONLY, member),))``, a whole struct CUB's own selector answers)."""
+
+    member: str
+    type: str
+    sub: str | None
+    fields: tuple[Member, ...]
+
+
+def _members(*pairs: tuple[str, str]) -> tuple[Member, ...]:
+    return tuple(Member(d, f) for d, f in pairs)
+
+
+def _cub_part(member: str) -> Part:
+    """A member of a 3.5 policy that CUB's own selector answers whole (no muh dimension describes it)."""
+    return Part(member, "", None, (Member(CUB_ONLY, member),))
+
+
+#: The sort families' enumerated dimensions in CUB 3.5's types (a sub-policy's own in ``"<sub>.<dim>"``).
+_SORT_ENUMS = {
+    "load": "cub::BlockLoadAlgorithm",
+    "modifier": "cub::CacheLoadModifier",
+    "rank": "cub::RadixRankAlgorithm",
+}
+#: cub::RadixSortDownsweepPolicy (tuning_radix_sort.cuh; also the single-tile pass and segmented radix sort's
+#: passes): the scan algorithm has no muh dimension in these sub-policies.
+_DOWNSWEEP = _members(
+    ("threads", "threads_per_block"),
+    ("items", "items_per_thread"),
+    ("load", "load_algorithm"),
+    ("modifier", "load_modifier"),
+    ("rank", "rank_algorithm"),
+    (CUB_ONLY, "scan_algorithm"),
+    ("radix_bits", "radix_bits"),
+)
+#: cub::RadixSortPolicy's members (tuning_radix_sort.cuh), muh's radix sort sub-policies in them (the 3.0 hub's
+#: mapping: templates/cub/radix_sort.cuh.j2); the look-back scan of the bin counts and the alternative downsweep
+#: and upsweep passes are CUB's, as the private histogram partitions, the one-sweep store and scan algorithms.
+_RADIX_PARTS = (
+    Part("algorithm", "", None, (Member("use_onesweep", "algorithm"),)),
+    Part(
+        "histogram",
+        "cub::RadixSortHistogramPolicy",
+        "histogram",
+        _members(
+            ("threads", "threads_per_block"),
+            ("items", "items_per_thread"),
+            (CUB_ONLY, "private_partitions"),
+            ("radix_bits", "radix_bits"),
+        ),
+    ),
+    Part(
+        "exclusive_sum",
+        "cub::RadixSortExclusiveSumPolicy",
+        "exclusive_sum",
+        _members(("threads", "threads_per_block"), ("radix_bits", "radix_bits")),
+    ),
+    Part(
+        "onesweep",
+        "cub::RadixSortOnesweepPolicy",
+        "onesweep",
+        _members(
+            ("threads", "threads_per_block"),
+            ("items", "items_per_thread"),
+            (CUB_ONLY, "store_algorithm"),
+            ("rank", "rank_algorithm"),
+            (CUB_ONLY, "scan_algorithm"),
+            (CUB_ONLY, "rank_private_partitions"),
+            ("radix_bits", "radix_bits"),
+        ),
+    ),
+    _cub_part("scan"),
+    Part("downsweep", "cub::RadixSortDownsweepPolicy", "downsweep", _DOWNSWEEP),
+    _cub_part("alt_downsweep"),
+    Part(
+        "upsweep",
+        "cub::RadixSortUpsweepPolicy",
+        "upsweep",
+        _members(
+            ("threads", "threads_per_block"),
+            ("items", "items_per_thread"),
+            ("modifier", "load_modifier"),
+            ("radix_bits", "radix_bits"),
+        ),
+    ),
+    _cub_part("alt_upsweep"),
+    Part("single_tile", "cub::RadixSortDownsweepPolicy", "single_tile", _DOWNSWEEP),
+)
+#: cub::SegmentedSortSubWarpMergeSortPolicy (tuning_segmented_sort.cuh): segmented sort's small and medium passes.
+_SUB_WARP = _members(
+    ("threads", "threads_per_block"),
+    ("threads_per_segment", "threads_per_warp"),
+    ("items", "items_per_thread"),
+    ("load", "load_algorithm"),
+    ("modifier", "load_modifier"),
+    (CUB_ONLY, "store_algorithm"),
 )
 
 
@@ -498,5 +612,138 @@ SELECTORS: dict[str, Selector] = {
         cub_selector="cub::detail::segmented_reduce::policy_selector_from_types<AccumT, OffsetT, ReductionOpT>",
         header="device/dispatch/tuning/tuning_segmented_reduce.cuh",
         entry_header="device/device_segmented_reduce.cuh",
+    ),
+    # ---- sort (CCCL 3.5: a policy of structs of different types, Selector.parts) ----------------------------
+    # DeviceRadixSort (cub/device/device_radix_sort.cuh: its environment overloads look ``cub::RadixSortPolicy``
+    # up in the tuning environment, select_tuning_and_dispatch), keys only; radix_sort_pairs below shares the key.
+    "radix_sort": Selector(
+        policy="cub::RadixSortPolicy",
+        passes=(),
+        pass_type="",
+        fields=(),
+        enums=_SORT_ENUMS,
+        params=("KeyT", "ValueT", "OffsetT"),
+        cub_selector="cub::detail::radix_sort::policy_selector_from_types<KeyT, ValueT, OffsetT>",
+        header="device/dispatch/tuning/tuning_radix_sort.cuh",
+        entry_header="device/device_radix_sort.cuh",
+        parts=_RADIX_PARTS,
+        bools={"use_onesweep": ("cub::RadixSortAlgorithm::onesweep", "cub::RadixSortAlgorithm::multi_pass")},
+    ),
+    # DeviceRadixSort::SortPairs: the same key (cub::RadixSortPolicy) and CUB selector, muh's pair policies.
+    "radix_sort_pairs": Selector(
+        policy="cub::RadixSortPolicy",
+        passes=(),
+        pass_type="",
+        fields=(),
+        enums=_SORT_ENUMS,
+        params=("KeyT", "ValueT", "OffsetT"),
+        cub_selector="cub::detail::radix_sort::policy_selector_from_types<KeyT, ValueT, OffsetT>",
+        header="device/dispatch/tuning/tuning_radix_sort.cuh",
+        entry_header="device/device_radix_sort.cuh",
+        parts=_RADIX_PARTS,
+        bools={"use_onesweep": ("cub::RadixSortAlgorithm::onesweep", "cub::RadixSortAlgorithm::multi_pass")},
+    ),
+    # DeviceSegmentedSort (cub/device/device_segmented_sort.cuh: its environment overloads look
+    # ``cub::SegmentedSortPolicy`` up, select_tuning_and_dispatch); the partitioning threshold and the sub-warp
+    # passes' store algorithm have no muh dimension.
+    "segmented_sort": Selector(
+        policy="cub::SegmentedSortPolicy",
+        passes=(),
+        pass_type="",
+        fields=(),
+        enums={
+            **_SORT_ENUMS,
+            "block": "cub::BlockScanAlgorithm",
+            "small.load": "cub::WarpLoadAlgorithm",
+            "medium.load": "cub::WarpLoadAlgorithm",
+        },
+        params=("KeyT", "ValueT"),
+        cub_selector="cub::detail::segmented_sort::policy_selector_from_types<KeyT, ValueT>",
+        header="device/dispatch/tuning/tuning_segmented_sort.cuh",
+        entry_header="device/device_segmented_sort.cuh",
+        parts=(
+            Part(
+                "large_segment",
+                "cub::SegmentedSortRadixSortPolicy",
+                "large",
+                _members(
+                    ("threads", "threads_per_block"),
+                    ("items", "items_per_thread"),
+                    ("load", "load_algorithm"),
+                    ("modifier", "load_modifier"),
+                    ("rank", "rank_algorithm"),
+                    ("block", "scan_algorithm"),
+                    ("radix_bits", "radix_bits"),
+                ),
+            ),
+            *(
+                Part(member, "cub::SegmentedSortSubWarpMergeSortPolicy", sub, _SUB_WARP)
+                for member, sub in (("medium_segment", "medium"), ("small_segment", "small"))
+            ),
+            _cub_part("partitioning_threshold"),
+        ),
+    ),
+    # DeviceSegmentedRadixSort (cub/device/dispatch/dispatch_segmented_radix_sort.cuh's dispatch looks
+    # ``cub::SegmentedRadixSortPolicy`` up in the tuning environment the environment overloads pass down).
+    "segmented_radix_sort": Selector(
+        policy="cub::SegmentedRadixSortPolicy",
+        passes=(),
+        pass_type="",
+        fields=(),
+        enums=_SORT_ENUMS,
+        params=("KeyT", "ValueT", "OffsetT"),
+        cub_selector="cub::detail::segmented_radix_sort::policy_selector_from_types<KeyT, ValueT, OffsetT>",
+        header="device/dispatch/tuning/tuning_segmented_radix_sort.cuh",
+        entry_header="device/device_segmented_radix_sort.cuh",
+        parts=(
+            Part("regular_pass", "cub::RadixSortDownsweepPolicy", "segmented", _DOWNSWEEP),
+            Part("alternate_pass", "cub::RadixSortDownsweepPolicy", "alt_segmented", _DOWNSWEEP),
+        ),
+    ),
+    # DeviceMergeSort (cub/device/device_merge_sort.cuh's environment overloads: dispatch_with_env_and_tuning),
+    # keyed by ``cub::MergeSortPolicy``, one flat struct; ``unroll`` has no muh dimension.
+    "merge_sort": Selector(
+        policy="cub::MergeSortPolicy",
+        passes=(),
+        pass_type="",
+        fields=_members(
+            ("threads", "threads_per_block"),
+            ("items", "items_per_thread"),
+            ("load", "load_algorithm"),
+            ("modifier", "load_modifier"),
+            ("store", "store_algorithm"),
+            (CUB_ONLY, "unroll"),
+        ),
+        enums={
+            "load": "cub::BlockLoadAlgorithm",
+            "modifier": "cub::CacheLoadModifier",
+            "store": "cub::BlockStoreAlgorithm",
+        },
+        params=("KeyIteratorT",),
+        cub_selector="cub::detail::merge_sort::policy_selector_from_types<KeyIteratorT>",
+        header="device/dispatch/tuning/tuning_merge_sort.cuh",
+        entry_header="device/device_merge_sort.cuh",
+    ),
+    # DeviceMerge (cub/device/device_merge.cuh's environment overloads: dispatch_with_env_and_tuning), keyed by
+    # ``cub::MergePolicy``, one flat struct. 3.5 dropped the block load algorithm (muh's ``load`` has no field)
+    # and added the bulk copies of keys and values into shared memory (no muh dimension), and ``unroll``.
+    "merge": Selector(
+        policy="cub::MergePolicy",
+        passes=(),
+        pass_type="",
+        fields=_members(
+            ("threads", "threads_per_block"),
+            ("items", "items_per_thread"),
+            ("modifier", "load_modifier"),
+            ("store", "store_algorithm"),
+            (CUB_ONLY, "use_bulk_copy_for_keys"),
+            (CUB_ONLY, "use_bulk_copy_for_values"),
+            (CUB_ONLY, "unroll"),
+        ),
+        enums={"modifier": "cub::CacheLoadModifier", "store": "cub::BlockStoreAlgorithm"},
+        params=("KeysIt1", "ItemsIt1", "KeysIt2", "ItemsIt2", "OffsetT"),
+        cub_selector="cub::detail::merge::policy_selector_from_types<KeysIt1, ItemsIt1, KeysIt2, ItemsIt2, OffsetT>",
+        header="device/dispatch/tuning/tuning_merge.cuh",
+        entry_header="device/device_merge.cuh",
     ),
 }

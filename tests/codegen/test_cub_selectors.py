@@ -123,8 +123,14 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
         "include/muh/cub/tune/common.cuh",
         "include/muh/cub/tune/for_each.cuh",
         "include/muh/cub/tune/histogram.cuh",
+        "include/muh/cub/tune/merge.cuh",
+        "include/muh/cub/tune/merge_sort.cuh",
+        "include/muh/cub/tune/radix_sort.cuh",
+        "include/muh/cub/tune/radix_sort_pairs.cuh",
         "include/muh/cub/tune/reduce.cuh",
+        "include/muh/cub/tune/segmented_radix_sort.cuh",
         "include/muh/cub/tune/segmented_reduce.cuh",
+        "include/muh/cub/tune/segmented_sort.cuh",
         "include/muh/cub/tune/transform.cuh",
     ]
     text = files["include/muh/cub/tune/reduce.cuh"]

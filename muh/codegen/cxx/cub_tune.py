@@ -85,6 +85,7 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                     sized=["0LL" for _ in tuning.sized(algs)],
                     cccl=ctx.spec.cccl,
                     **_nested(family, sel, algs, fields),
+                    **nested(family, sel, algs, fields),
                 ),
             )
         )
@@ -135,3 +136,46 @@ def _nested(family: str, sel: cub.Selector, algs, fields: set[str]) -> dict:
         for s in sel.subs
     ]
     return dict(muh=muh, subs=subs)
+#: Columns a generated line may take (before clang-format), and the indentation of a part's initializer in the
+#: templates' `return ::cub::…Policy{` (cub/tune/_selector.j2).
+WIDTH = 120
+PART_INDENT = 8
+
+
+def nested(family: str, sel: cub.Selector, algs, fields: set[str]) -> dict:
+    """More context for a family whose 3.5 policy is made of structs of different types (``sel.parts``):
+    ``parts``, each member's C++ initializer in aggregate order (muh's sub-policy values where the spec sets
+    them, CUB's own selector's ``c`` elsewhere), one line or one field a line at ``PART_INDENT``; nothing for a
+    flat policy (its ``values``)."""
+    if not sel.parts:
+        return {}
+    subs = {sp.name: {f.name for f in sp.fields} for sp in tuning.subs_of(family, algs)}
+    return {"parts": [_part(sel, part, fields, subs) for part in sel.parts]}
+
+
+def _part(sel: cub.Selector, part: cub.Part, fields: set[str], subs: dict[str, set[str]]) -> dict:
+    have = subs.get(part.sub, set()) if part.sub else fields
+    values = [_part_value(sel, part, m, have) for m in part.fields]
+    if not part.type:
+        return {"member": part.member, "text": values[0]}
+    pad = " " * PART_INDENT
+    one = f"::{part.type}{{{', '.join(values)}}}"
+    if len(pad) + len(one) + len(f", // {part.member}") <= WIDTH:
+        return {"member": part.member, "text": one}
+    inner = ",\n".join(f"{pad}  {v}" for v in values)
+    return {"member": part.member, "text": f"::{part.type}{{\n{inner}}}"}
+
+
+def _part_value(sel: cub.Selector, part: cub.Part, member: cub.Member, have: set[str]) -> str:
+    """One field of a part: muh's value where the spec sets the dimension (in the sub-policy ``part.sub``),
+    converted to CUB's type, else what CUB's own selector (``c``) answers for it."""
+    if member.dim == cub.CUB_ONLY or member.dim not in have:
+        return f"c.{part.member}" if not part.type else f"c.{part.member}.{member.cub}"
+    v = f"p.{part.sub}.{member.dim}" if part.sub else f"p.{member.dim}"
+    enum = sel.enums.get(f"{part.sub}.{member.dim}") or sel.enums.get(member.dim)
+    if enum:
+        return f"::muh::cub::tune::to<::{enum}>::from({v})"
+    if member.dim in sel.bools:
+        yes, no = sel.bools[member.dim]
+        return f"{v} ? ::{yes} : ::{no}"
+    return v
