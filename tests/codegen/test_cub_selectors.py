@@ -122,6 +122,11 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
         "include/muh/cub/tune/for_each.cuh",
         "include/muh/cub/tune/histogram.cuh",
         "include/muh/cub/tune/reduce.cuh",
+        "include/muh/cub/tune/reduce_by_key.cuh",
+        "include/muh/cub/tune/rle_encode.cuh",
+        "include/muh/cub/tune/rle_non_trivial_runs.cuh",
+        "include/muh/cub/tune/scan.cuh",
+        "include/muh/cub/tune/scan_by_key.cuh",
     ]
     text = files["include/muh/cub/tune/reduce.cuh"]
     # the ladder: one rung per compute capability of the spec's hardware, newest first
