@@ -314,6 +314,11 @@ class Selector:
     parts: tuple[Part, ...] = ()
     # A boolean dimension CUB 3.5 holds as an enumeration: dim -> (CUB's value for true, for false).
     bools: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The look-back families' shared template (templates/cub/tune/_lookback.cuh.j2) reads these:
+    decls: tuple[str, ...] = ()  # the selector's template parameters (C++ declarations of ``params``, defaults too)
+    ask: tuple[str, ...] = ()  # muh's selector's question: element, operation, offset bits (C++ over ``params``)
+    ask_value: str = ""  # by-key: the values' element (after any size bucket arguments)
+    known: str = ""  # C++ over ``params``: muh's selector can name the call (else CUB's answer, whole)
 
 
 @dataclass(frozen=True)
@@ -325,19 +330,6 @@ class SelectorSub:
     name: str
     path: str
     fields: tuple[Member, ...]
-
-
-#: muh's enumerations in CUB 3.5's spelling where 3.5 renamed the type (``cub_enums`` holds 3.0.1's, which the
-#: hubs compile against): (muh enumeration, CUB 3.5 type, (muh enumerator, CUB enumerator) for every value CUB
-#: 3.5 has). CUB 3.5's ``TransformAlgorithm`` (cub/device/dispatch/tuning/tuning_transform.cuh) replaces 3.0's
-#: ``cub::detail::transform::Algorithm``; its ``ldgsts`` has no muh value, muh's ``fallback_for`` no CUB one.
-SELECTOR_ENUMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
-    (
-        "transform_algorithm",
-        "cub::TransformAlgorithm",
-        tuple((v, f"cub::TransformAlgorithm::{v}") for v in ("prefetch", "vectorized", "ublkcp")),
-    ),
-)
 
 
 #: A field of a CCCL 3.5 policy that no muh dimension describes: always CUB's own selector's value.
@@ -446,6 +438,57 @@ _SUB_WARP = _members(
     ("modifier", "load_modifier"),
     (CUB_ONLY, "store_algorithm"),
 )
+
+
+#: CCCL 3.5's look-back delay kind (cub/device/dispatch/tuning/common.cuh): a ``cub::LookbackDelayPolicy{kind, delay,
+#: l2_write_latency}`` value where 3.0.1 took a delay-constructor type (``DELAYS``). muh's delay kinds -> its
+#: enumerators, the pairs cub/detail/delay_constructor.cuh's ``lookback_delay_policy_from_type`` makes of the
+#: constructors ``DELAYS`` names (a ``no_delay`` has no delay: 0 ns, as ``no_delay_constructor_t``).
+LOOKBACK_DELAY = "cub::LookbackDelayAlgorithm"
+LOOKBACK_DELAYS = (
+    ("no_delay", "no_delay"),
+    ("fixed", "fixed_delay"),
+    ("backoff", "exponential_backoff"),
+    ("backoff_jitter", "exponential_backoff_jitter"),
+    ("backoff_jitter_window", "exponential_backoff_jitter_window"),
+    ("backon_jitter_window", "exponential_backon_jitter_window"),
+    ("backon_jitter", "exponential_backon_jitter"),
+    ("backon", "exponential_backon"),
+    ("reduce_by_key", "__reduce_by_key"),
+)
+
+
+#: muh's enumerations in CUB 3.5's spelling where 3.5 renamed or added the type (``cub_enums`` holds 3.0.1's, which
+#: the hubs compile against): (muh enumeration, CUB 3.5 type, (muh enumerator, CUB enumerator) for every value CUB
+#: 3.5 has). CUB 3.5's ``TransformAlgorithm`` (cub/device/dispatch/tuning/tuning_transform.cuh) replaces 3.0's
+#: ``cub::detail::transform::Algorithm``; its ``ldgsts`` has no muh value, muh's ``fallback_for`` no CUB one.
+SELECTOR_ENUMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "transform_algorithm",
+        "cub::TransformAlgorithm",
+        tuple((v, f"cub::TransformAlgorithm::{v}") for v in ("prefetch", "vectorized", "ublkcp")),
+    ),
+    # the look-back delay kind of a LookbackDelayPolicy value (3.0.1 took delay-constructor types)
+    ("delay_kind", LOOKBACK_DELAY, tuple((m, f"{LOOKBACK_DELAY}::{c}") for m, c in LOOKBACK_DELAYS)),
+)
+
+
+#: The look-back policies' common fields in CUB 3.5's aggregate order (a family inserts its store field after the
+#: load modifier), and their enumerations.
+_LOOKBACK_FIELDS = (
+    Member("threads", "threads_per_block"),
+    Member("items", "items_per_thread"),
+    Member("load", "load_algorithm"),
+    Member("modifier", "load_modifier"),
+    Member("block", "scan_algorithm"),
+    Member("delay", "lookback_delay"),
+)
+_LOOKBACK_ENUMS = {
+    "load": "cub::BlockLoadAlgorithm",
+    "modifier": "cub::CacheLoadModifier",
+    "block": "cub::BlockScanAlgorithm",
+    "delay": LOOKBACK_DELAY,
+}
 
 
 #: The families muh writes a selector for when the spec's CCCL is 3.5. DeviceReduce reads its tuning from the
@@ -745,5 +788,102 @@ SELECTORS: dict[str, Selector] = {
         cub_selector="cub::detail::merge::policy_selector_from_types<KeysIt1, ItemsIt1, KeysIt2, ItemsIt2, OffsetT>",
         header="device/dispatch/tuning/tuning_merge.cuh",
         entry_header="device/device_merge.cuh",
+    ),
+    # ---- the look-back families (scan group). Each 3.5 policy is {algorithm, lookback{...}} (scan's also a look-ahead
+    # member): muh fills the look-back member, CUB's answer keeps the algorithm (and scan's look-ahead member).
+    # DeviceScan's non-by-key environment overloads (cub/device/device_scan.cuh, scan_impl_env:
+    # dispatch_with_env_and_tuning) look up ``cub::ScanPolicy``; CUB 3.5's selector picks the look-ahead scan where
+    # it can run it (``policy_selector::operator()`` in tuning_scan.cuh), and muh's selector then answers CUB's whole
+    # policy: muh's scan dimensions describe the look-back scan only.
+    "scan": Selector(
+        policy="cub::ScanPolicy",
+        passes=("lookback",),
+        pass_type="cub::ScanLookbackPolicy",
+        fields=_LOOKBACK_FIELDS[:4] + (Member("store", "store_algorithm"),) + _LOOKBACK_FIELDS[4:],
+        enums=_LOOKBACK_ENUMS | {"store": "cub::BlockStoreAlgorithm"},
+        params=("InputIteratorT", "OutputIteratorT", "AccumT", "OffsetT", "ScanOpT", "StableReductionOrder"),
+        cub_selector="cub::detail::scan::policy_selector_from_types<InputIteratorT, OutputIteratorT, AccumT, "
+        "OffsetT, ScanOpT, StableReductionOrder>",
+        header="device/dispatch/tuning/tuning_scan.cuh",
+        entry_header="device/device_scan.cuh",
+        decls=(
+            "class InputIteratorT",
+            "class OutputIteratorT",
+            "class AccumT",
+            "class OffsetT",
+            "class ScanOpT",
+            "bool StableReductionOrder = false",
+        ),
+        ask=(
+            "::muh::cub::tune::element_or_int32<AccumT>()",
+            "::muh::cub::tune::operation_or_plus<ScanOpT>()",
+            "int(sizeof(OffsetT)) * 8",
+        ),
+        known="::muh::cub::tune::known_v<AccumT, ScanOpT>",
+    ),
+    # DeviceScan's by-key environment overloads (scan_by_key_impl, device_scan.cuh) look up ``cub::ScanByKeyPolicy``.
+    "scan_by_key": Selector(
+        policy="cub::ScanByKeyPolicy",
+        passes=("lookback",),
+        pass_type="cub::ScanByKeyLookbackPolicy",
+        fields=_LOOKBACK_FIELDS[:4] + (Member("store", "store_algorithm"),) + _LOOKBACK_FIELDS[4:],
+        enums=_LOOKBACK_ENUMS | {"store": "cub::BlockStoreAlgorithm"},
+        params=("KeyT", "AccumT", "ValueT", "ScanOpT"),
+        cub_selector="cub::detail::scan_by_key::policy_selector_from_types<KeyT, AccumT, ValueT, ScanOpT>",
+        header="device/dispatch/tuning/tuning_scan_by_key.cuh",
+        entry_header="device/device_scan.cuh",
+        decls=("class KeyT", "class AccumT", "class ValueT", "class ScanOpT"),
+        ask=("::muh::cub::tune::element_or_int32<KeyT>()", "::muh::cub::tune::operation_or_plus<ScanOpT>()", "32"),
+        ask_value="::muh::cub::tune::element_or_int32<AccumT>()",
+        known="::muh::cub::tune::known_v<KeyT, ScanOpT> && ::muh::cub::tune::known_v<AccumT>",
+    ),
+    # DeviceReduce::ReduceByKey's environment overload (device_reduce.cuh: dispatch_with_env_and_tuning) looks up
+    # ``cub::ReduceByKeyPolicy``.
+    "reduce_by_key": Selector(
+        policy="cub::ReduceByKeyPolicy",
+        passes=("lookback",),
+        pass_type="cub::ReduceByKeyLookbackPolicy",
+        fields=_LOOKBACK_FIELDS,
+        enums=_LOOKBACK_ENUMS,
+        params=("ReductionOpT", "AccumT", "KeyT"),
+        cub_selector="cub::detail::reduce_by_key::policy_selector_from_types<ReductionOpT, AccumT, KeyT>",
+        header="device/dispatch/tuning/tuning_reduce_by_key.cuh",
+        entry_header="device/device_reduce.cuh",
+        decls=("class ReductionOpT", "class AccumT", "class KeyT"),
+        ask=("::muh::cub::tune::element_or_int32<KeyT>()", "::muh::cub::tune::operation_or_plus<ReductionOpT>()", "32"),
+        ask_value="::muh::cub::tune::element_or_int32<AccumT>()",
+        known="::muh::cub::tune::known_v<KeyT, ReductionOpT> && ::muh::cub::tune::known_v<AccumT>",
+    ),
+    # DeviceRunLengthEncode::Encode's environment overload (device_run_length_encode.cuh: dispatch_with_env_and_tuning)
+    # looks up ``cub::RleEncodePolicy`` (and adapts it to reduce by key's policy for its dispatch).
+    "rle_encode": Selector(
+        policy="cub::RleEncodePolicy",
+        passes=("lookback",),
+        pass_type="cub::RleLookbackPolicy",
+        fields=_LOOKBACK_FIELDS,
+        enums=_LOOKBACK_ENUMS,
+        params=("LengthT", "KeyT"),
+        cub_selector="cub::detail::rle::encode::policy_selector_from_types<LengthT, KeyT>",
+        header="device/dispatch/tuning/tuning_rle_encode.cuh",
+        entry_header="device/device_run_length_encode.cuh",
+        decls=("class LengthT", "class KeyT"),
+        ask=("::muh::cub::tune::element_or_int32<KeyT>()", "::muh::tuning::operation::plus", "32"),
+        known="::muh::cub::tune::known_v<KeyT>",
+    ),
+    # DeviceRunLengthEncode::NonTrivialRuns' environment overload (device_run_length_encode.cuh:
+    # dispatch_with_env_and_tuning) looks up ``cub::RleNonTrivialRunsPolicy``.
+    "rle_non_trivial_runs": Selector(
+        policy="cub::RleNonTrivialRunsPolicy",
+        passes=("lookback",),
+        pass_type="cub::RleNonTrivialRunsLookbackPolicy",
+        fields=_LOOKBACK_FIELDS[:4] + (Member("store_time_slicing", "store_with_time_slicing"),) + _LOOKBACK_FIELDS[4:],
+        enums=_LOOKBACK_ENUMS,
+        params=("LengthT", "KeyT"),
+        cub_selector="cub::detail::rle::non_trivial_runs::policy_selector_from_types<LengthT, KeyT>",
+        header="device/dispatch/tuning/tuning_rle_non_trivial_runs.cuh",
+        entry_header="device/device_run_length_encode.cuh",
+        decls=("class LengthT", "class KeyT"),
+        ask=("::muh::cub::tune::element_or_int32<KeyT>()", "::muh::tuning::operation::plus", "32"),
+        known="::muh::cub::tune::known_v<KeyT>",
     ),
 }

@@ -10,7 +10,9 @@ and a call the spec cannot name (an element type without a muh element, an opera
 takes what CUB's own selector (``policy_selector_from_types``) answers. A convenience entry passes the
 selector to CUB's environment overload (``cuda::execution::tune(selector{})``). ``tune/common.cuh`` holds the
 vocabulary the hubs' common.cuh has (C++ type → muh element, operator → operation, muh's enumerations in CUB's
-spelling), without the 3.0 chain machinery.
+spelling), without the 3.0 chain machinery. The look-back families (scan, scan by key, reduce by key, run-length
+encode) share ``cub/tune/_lookback.cuh.j2``: CUB 3.5's ``{algorithm, lookback}`` policies, muh's values in the
+look-back member, muh's delay as a ``cub::LookbackDelayPolicy`` value (``lookback_delay`` in ``tune/common.cuh``).
 
 This module decides which selectors exist and what each template is given; the templates spell CUB's types.
 """
@@ -45,12 +47,8 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
     if not families:
         return []
     wanted = {t for f in families for t in cub.SELECTORS[f].enums.values()}
-    enums = [
-        dict(muh=m, cub=t, pairs=[(tuning.ident(v), c) for v, c in pairs])
-        for m, t, pairs in cub.cub_enums()
-        if t in wanted
-    ]
-    enums += [_enum(m, t, pairs) for m, t, pairs in cub.SELECTOR_ENUMS if t in wanted]  # 3.5's own types
+    # CUB 3.0.1's enumerations the hubs share, then those CCCL 3.5 renamed or added
+    enums = [_enum(m, t, pairs) for m, t, pairs in (*cub.cub_enums(), *cub.SELECTOR_ENUMS) if t in wanted]
     out = [
         GeneratedFile(
             f"{OUT}/common.cuh",
@@ -98,6 +96,8 @@ def _value(sel: cub.Selector, member: cub.Member, pass_name: str | None, fields:
     policy for the same compute capability)."""
     if member.dim not in fields:
         return f"c.{pass_name}.{member.cub}" if pass_name else f"c.{member.cub}"
+    if member.dim in catalog.DIMS and catalog.DIMS[member.dim].kind == "delay":  # a LookbackDelayPolicy value
+        return f"::muh::cub::tune::lookback_delay(p.{member.dim})"
     if member.dim in sel.enums:
         return f"::muh::cub::tune::to<::{sel.enums[member.dim]}>::from(p.{member.dim})"
     return f"p.{member.dim}"
