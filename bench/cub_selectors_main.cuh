@@ -292,6 +292,78 @@ int main() {
     cudaFree(dsrc); cudaFree(a); cudaFree(b); cudaFree(din); cudaFree(da); cudaFree(db); cudaFree(ds);
   }
 #endif
+#if defined(MUH_SEL_SCAN)
+  for (long long n : {1ll, 1000ll, 1ll << 16, 1ll << 20, 1ll << 24, 1ll << 26}) {
+    auto hi = ints(n, -100, 100, 31);
+    int *din = to_device(hi), *a = empty<int>(n), *b = empty<int>(n);
+    call([&](void* t, size_t& s) { return cub::DeviceScan::InclusiveSum(t, s, din, a, n); });
+    CK(muh::cub::tune::inclusive_sum(din, b, n, s0));
+    verdict(P, "scan inclusive_sum int32", n, same(to_host(a, n), to_host(b, n), why), why);
+#  if defined(MUH_SEL_RACE)
+    if (n >= (1ll << 20)) {
+      const double c = median_us([&] { CK(cub::DeviceScan::InclusiveSum(din, a, n, plain_env())); }, n * 8);
+      const double m = median_us([&] { CK(muh::cub::tune::inclusive_sum(din, b, n, s0)); }, n * 8);
+      race_row("scan inclusive_sum int32", n, c, m, n * 8);
+    }
+#  endif
+    cudaFree(din); cudaFree(a); cudaFree(b);
+  }
+#endif
+#if defined(MUH_SEL_SCAN_BY_KEY) || defined(MUH_SEL_REDUCE_BY_KEY) || defined(MUH_SEL_RLE_ENCODE) || \
+  defined(MUH_SEL_RLE_NON_TRIVIAL_RUNS)
+  for (long long n : {1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto len = ints(n, 1, 9, 32);  // runs of 1 .. 9 equal keys
+    std::vector<int> hk(n);
+    for (long long i = 0, k = 0, r = 0; i < n; ++i) {
+      if (r == len[k]) { ++k; r = 0; }
+      hk[i] = (int)(k * 7 % 1000);
+      ++r;
+    }
+    auto hv = ints(n, -100, 100, 33);
+    int *dk = to_device(hk), *dv = to_device(hv);
+    int *a = empty<int>(n), *b = empty<int>(n), *ua = empty<int>(n), *ub = empty<int>(n);
+    int *ra = empty<int>(1), *rb = empty<int>(1);
+    std::string w2;
+#  if defined(MUH_SEL_SCAN_BY_KEY)
+    call([&](void* t, size_t& s) { return cub::DeviceScan::InclusiveSumByKey(t, s, dk, dv, a, n); });
+    CK(muh::cub::tune::inclusive_sum_by_key(dk, dv, b, n, s0));
+    verdict(P, "scan_by_key inclusive_sum int32 (runs of 1-9)", n, same(to_host(a, n), to_host(b, n), why), why);
+#  endif
+#  if defined(MUH_SEL_REDUCE_BY_KEY)
+    call([&](void* t, size_t& s) {
+      return cub::DeviceReduce::ReduceByKey(t, s, dk, ua, dv, a, ra, ::cuda::std::plus<>{}, n);
+    });
+    CK(muh::cub::tune::reduce_values_by_key(dk, ub, dv, b, rb, ::cuda::std::plus<>{}, n, s0));
+    {
+      const int runs = to_host(ra, 1)[0];
+      const bool ok = runs == to_host(rb, 1)[0] && same(to_host(ua, runs), to_host(ub, runs), why) &&
+                      same(to_host(a, runs), to_host(b, runs), why);
+      verdict(P, "reduce_by_key sum int32 (runs of 1-9)", n, ok, why);
+    }
+#  endif
+#  if defined(MUH_SEL_RLE_ENCODE)
+    call([&](void* t, size_t& s) { return cub::DeviceRunLengthEncode::Encode(t, s, dk, ua, a, ra, n); });
+    CK(muh::cub::tune::run_length_encode(dk, ub, b, rb, n, s0));
+    {
+      const int runs = to_host(ra, 1)[0];
+      const bool ok = runs == to_host(rb, 1)[0] && same(to_host(ua, runs), to_host(ub, runs), why) &&
+                      same(to_host(a, runs), to_host(b, runs), why);
+      verdict(P, "rle_encode int32 (runs of 1-9)", n, ok, why);
+    }
+#  endif
+#  if defined(MUH_SEL_RLE_NON_TRIVIAL_RUNS)
+    call([&](void* t, size_t& s) { return cub::DeviceRunLengthEncode::NonTrivialRuns(t, s, dk, ua, a, ra, n); });
+    CK(muh::cub::tune::non_trivial_runs(dk, ub, b, rb, n, s0));
+    {
+      const int runs = to_host(ra, 1)[0];
+      const bool ok = runs == to_host(rb, 1)[0] && same(to_host(ua, runs), to_host(ub, runs), why) &&
+                      same(to_host(a, runs), to_host(b, runs), why);
+      verdict(P, "rle_non_trivial_runs int32 (runs of 1-9)", n, ok, why);
+    }
+#  endif
+    cudaFree(dk); cudaFree(dv); cudaFree(a); cudaFree(b); cudaFree(ua); cudaFree(ub); cudaFree(ra); cudaFree(rb);
+  }
+#endif
   printf("{\"program\": \"%s\", \"failed\": %d}\n", P, g_failed);
   return g_failed;
 }

@@ -8,9 +8,11 @@ DeviceHistogram::HistogramEven's and DeviceFor::ForEachN's environment paths).""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -358,3 +360,25 @@ def test_for_each_other_values_give_another_policy_and_the_equality_check_fails(
         "static_assert(Cub{}(cc).threads_per_block == 256 && Cub{}(cc).items_per_thread == 2);\n"
     )
     differs_and_equality_fails(nvcc, cccl35, tmp_path, head, differs, "for_each sm90")
+
+
+@pytest.mark.nvcc
+@pytest.mark.cccl35
+@pytest.mark.slow
+def test_every_entry_links_into_a_program(nvcc, cccl35, tmp_path):
+    """bench/cub_selectors.py's programs (every convenience entry of the nvidia and h200 selectors against CUB's
+    own, tests/gpu/test_cub_selectors_gpu.py runs them on a GPU) compile and link here: CUB also asks a selector
+    at run time, so a function a selector calls must be defined, not only declared (a compile-only unit misses
+    that)."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cub_selectors.py"), "gen", str(tmp_path), "--cccl", str(cccl35)],
+        check=True,
+        cwd=ROOT,
+    )
+    env = {**os.environ, "PATH": f"{Path(nvcc).parent}:{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["bash", str(tmp_path / "build.sh")], capture_output=True, text=True, env=env, timeout=900)
+    for program in ("sel_nvidia", "sel_h200"):
+        log = (tmp_path / f"{program}.build.log").read_text()
+        assert (tmp_path / program).is_file(), f"{program}: {proc.stdout}\n{log[-4000:]}"
+        families = re.findall(r"#define MUH_SEL_(\w+) 1", (tmp_path / f"{program}.cu").read_text())
+        assert "REDUCE" in families and "SCAN" in families, families
