@@ -491,6 +491,17 @@ _LOOKBACK_ENUMS = {
 }
 
 
+#: cub::ReducePassPolicy (tuning_reduce.cuh): reduce's passes and segmented reduce's large-segment pass.
+_REDUCE_PASS = (
+    Member("threads", "threads_per_block"),
+    Member("items", "items_per_thread"),
+    Member("vec", "vec_size"),
+    Member("block", "reduce_algorithm"),
+    Member("modifier", "load_modifier"),
+)
+_REDUCE_ENUMS = {"block": "cub::BlockReduceAlgorithm", "modifier": "cub::CacheLoadModifier"}
+
+
 #: The families muh writes a selector for when the spec's CCCL is 3.5. DeviceReduce reads its tuning from the
 #: environment (``dispatch_with_env_and_tuning`` in cub/device/device_reduce.cuh), keyed by ``cub::ReducePolicy``.
 SELECTORS: dict[str, Selector] = {
@@ -498,14 +509,8 @@ SELECTORS: dict[str, Selector] = {
         policy="cub::ReducePolicy",
         passes=("multi_tile", "single_tile"),
         pass_type="cub::ReducePassPolicy",
-        fields=(
-            Member("threads", "threads_per_block"),
-            Member("items", "items_per_thread"),
-            Member("vec", "vec_size"),
-            Member("block", "reduce_algorithm"),
-            Member("modifier", "load_modifier"),
-        ),
-        enums={"block": "cub::BlockReduceAlgorithm", "modifier": "cub::CacheLoadModifier"},
+        fields=_REDUCE_PASS,
+        enums=_REDUCE_ENUMS,
         params=("AccumT", "OffsetT", "ReductionOpT"),
         cub_selector="cub::detail::reduce::policy_selector_from_types<AccumT, OffsetT, ReductionOpT>",
         header="device/dispatch/tuning/tuning_reduce.cuh",
@@ -643,14 +648,8 @@ SELECTORS: dict[str, Selector] = {
         policy="cub::SegmentedReducePolicy",
         passes=("large_reduce",),
         pass_type="cub::ReducePassPolicy",
-        fields=(
-            Member("threads", "threads_per_block"),
-            Member("items", "items_per_thread"),
-            Member("vec", "vec_size"),
-            Member("block", "reduce_algorithm"),
-            Member("modifier", "load_modifier"),
-        ),
-        enums={"block": "cub::BlockReduceAlgorithm", "modifier": "cub::CacheLoadModifier"},
+        fields=_REDUCE_PASS,
+        enums=_REDUCE_ENUMS,
         params=("AccumT", "OffsetT", "ReductionOpT"),
         cub_selector="cub::detail::segmented_reduce::policy_selector_from_types<AccumT, OffsetT, ReductionOpT>",
         header="device/dispatch/tuning/tuning_segmented_reduce.cuh",
@@ -658,34 +657,24 @@ SELECTORS: dict[str, Selector] = {
     ),
     # ---- sort (CCCL 3.5: a policy of structs of different types, Selector.parts) ----------------------------
     # DeviceRadixSort (cub/device/device_radix_sort.cuh: its environment overloads look ``cub::RadixSortPolicy``
-    # up in the tuning environment, select_tuning_and_dispatch), keys only; radix_sort_pairs below shares the key.
-    "radix_sort": Selector(
-        policy="cub::RadixSortPolicy",
-        passes=(),
-        pass_type="",
-        fields=(),
-        enums=_SORT_ENUMS,
-        params=("KeyT", "ValueT", "OffsetT"),
-        cub_selector="cub::detail::radix_sort::policy_selector_from_types<KeyT, ValueT, OffsetT>",
-        header="device/dispatch/tuning/tuning_radix_sort.cuh",
-        entry_header="device/device_radix_sort.cuh",
-        parts=_RADIX_PARTS,
-        bools={"use_onesweep": ("cub::RadixSortAlgorithm::onesweep", "cub::RadixSortAlgorithm::multi_pass")},
-    ),
-    # DeviceRadixSort::SortPairs: the same key (cub::RadixSortPolicy) and CUB selector, muh's pair policies.
-    "radix_sort_pairs": Selector(
-        policy="cub::RadixSortPolicy",
-        passes=(),
-        pass_type="",
-        fields=(),
-        enums=_SORT_ENUMS,
-        params=("KeyT", "ValueT", "OffsetT"),
-        cub_selector="cub::detail::radix_sort::policy_selector_from_types<KeyT, ValueT, OffsetT>",
-        header="device/dispatch/tuning/tuning_radix_sort.cuh",
-        entry_header="device/device_radix_sort.cuh",
-        parts=_RADIX_PARTS,
-        bools={"use_onesweep": ("cub::RadixSortAlgorithm::onesweep", "cub::RadixSortAlgorithm::multi_pass")},
-    ),
+    # up in the tuning environment, select_tuning_and_dispatch): keys and pairs share the key and the mapping; muh
+    # answers keys-only calls from radix_sort's policies, pair calls from radix_sort_pairs'.
+    **{
+        family: Selector(
+            policy="cub::RadixSortPolicy",
+            passes=(),
+            pass_type="",
+            fields=(),
+            enums=_SORT_ENUMS,
+            params=("KeyT", "ValueT", "OffsetT"),
+            cub_selector="cub::detail::radix_sort::policy_selector_from_types<KeyT, ValueT, OffsetT>",
+            header="device/dispatch/tuning/tuning_radix_sort.cuh",
+            entry_header="device/device_radix_sort.cuh",
+            parts=_RADIX_PARTS,
+            bools={"use_onesweep": ("cub::RadixSortAlgorithm::onesweep", "cub::RadixSortAlgorithm::multi_pass")},
+        )
+        for family in ("radix_sort", "radix_sort_pairs")
+    },
     # DeviceSegmentedSort (cub/device/device_segmented_sort.cuh: its environment overloads look
     # ``cub::SegmentedSortPolicy`` up, select_tuning_and_dispatch); the partitioning threshold and the sub-warp
     # passes' store algorithm have no muh dimension.
