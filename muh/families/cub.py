@@ -296,6 +296,43 @@ class Selector:
     entry_header: str  # the 3.5 header of the public entry the convenience entry calls (below cub/)
 
 
+#: muh's delay kinds -> CCCL 3.5's ``cub::LookbackDelayAlgorithm`` (cub/device/dispatch/tuning/common.cuh): 3.5
+#: takes a look-back delay as a value, ``cub::LookbackDelayPolicy{kind, delay, l2_write_latency}``, where 3.0 took a
+#: delay constructor type (``DELAYS``). Every kind has one; ``no_delay`` carries muh's 0 ns as its delay.
+LOOKBACK_DELAYS = tuple(
+    (muh, f"cub::LookbackDelayAlgorithm::{cub}")
+    for muh, cub in (
+        ("no_delay", "no_delay"),
+        ("fixed", "fixed_delay"),
+        ("backoff", "exponential_backoff"),
+        ("backoff_jitter", "exponential_backoff_jitter"),
+        ("backoff_jitter_window", "exponential_backoff_jitter_window"),
+        ("backon_jitter_window", "exponential_backon_jitter_window"),
+        ("backon_jitter", "exponential_backon_jitter"),
+        ("backon", "exponential_backon"),
+        ("reduce_by_key", "__reduce_by_key"),
+    )
+)
+
+#: The look-back pass of CCCL 3.5's select, partition, three-way partition and unique-by-key policies
+#: (``SelectLookbackPolicy``, ``PartitionLookbackPolicy``, ``ThreeWayPartitionLookbackPolicy``, ``UniqueByKeyPolicy``):
+#: the fields in aggregate order; ``delay`` becomes a ``cub::LookbackDelayPolicy`` (tune/common.cuh's ``to``).
+SELECT_LOOKBACK = (
+    Member("threads", "threads_per_block"),
+    Member("items", "items_per_thread"),
+    Member("load", "load_algorithm"),
+    Member("modifier", "load_modifier"),
+    Member("block", "scan_algorithm"),
+    Member("delay", "lookback_delay"),
+)
+SELECT_ENUMS = {
+    "load": "cub::BlockLoadAlgorithm",
+    "modifier": "cub::CacheLoadModifier",
+    "block": "cub::BlockScanAlgorithm",
+    "delay": "cub::LookbackDelayPolicy",
+}
+
+
 #: The families muh writes a selector for when the spec's CCCL is 3.5. DeviceReduce reads its tuning from the
 #: environment (``dispatch_with_env_and_tuning`` in cub/device/device_reduce.cuh), keyed by ``cub::ReducePolicy``.
 SELECTORS: dict[str, Selector] = {
@@ -357,5 +394,64 @@ SELECTORS: dict[str, Selector] = {
         cub_selector="cub::detail::for_each::policy_selector",
         header="device/dispatch/tuning/tuning_for.cuh",
         entry_header="device/device_for.cuh",
+    ),
+    # ---- select (cub/device/dispatch/tuning/tuning_select_if.cuh, tuning_three_way_partition.cuh,
+    # tuning_unique_by_key.cuh). DeviceSelect's environment overloads (cub/device/device_select.cuh:
+    # dispatch_with_env_and_tuning) look ``cub::SelectPolicy`` up for If, Flagged and Unique alike, with CUB's one
+    # ``detail::select::policy_selector_from_types<InputIt, FlagsIt, SelectedOutputIt, OffsetT, SelectImpl>`` as the
+    # default: muh's select_if, select_flagged and unique each answer it with their own tuning (the caller picks the
+    # family by the selector it passes); ``_load_prefetch`` has no muh dimension and is CUB's. DevicePartition's
+    # two-way overloads (cub/device/device_partition.cuh, a lookup of their own) look ``cub::PartitionPolicy`` up,
+    # defaulting to the select selector with ``SelectImpl::Partition`` through ``__policy_selector_adapter``; the
+    # three-way If looks ``cub::ThreeWayPartitionPolicy`` up (dispatch_with_env_and_tuning), UniqueByKey
+    # ``cub::UniqueByKeyPolicy`` (one flat struct).
+    **{
+        family: Selector(
+            policy="cub::SelectPolicy",
+            passes=("lookback",),
+            pass_type="cub::SelectLookbackPolicy",
+            fields=SELECT_LOOKBACK + (Member("load_prefetch", "_load_prefetch"),),
+            enums=SELECT_ENUMS,
+            params=("InputIt", "FlagsIt", "SelectedOutputIt", "OffsetT", "Impl"),
+            cub_selector="cub::detail::select::policy_selector_from_types<InputIt, FlagsIt, SelectedOutputIt, "
+            "OffsetT, Impl>",
+            header="device/dispatch/tuning/tuning_select_if.cuh",
+            entry_header="device/device_select.cuh",
+        )
+        for family in ("select_if", "select_flagged", "unique")
+    },
+    "partition": Selector(
+        policy="cub::PartitionPolicy",
+        passes=("lookback",),
+        pass_type="cub::PartitionLookbackPolicy",
+        fields=SELECT_LOOKBACK,
+        enums=SELECT_ENUMS,
+        params=("InputIt", "FlagsIt", "SelectedOutputIt", "OffsetT"),
+        cub_selector="cub::detail::select::policy_selector_from_types<InputIt, FlagsIt, SelectedOutputIt, OffsetT, "
+        "::cub::SelectImpl::Partition>",
+        header="device/dispatch/tuning/tuning_select_if.cuh",
+        entry_header="device/device_partition.cuh",
+    ),
+    "three_way_partition": Selector(
+        policy="cub::ThreeWayPartitionPolicy",
+        passes=("lookback",),
+        pass_type="cub::ThreeWayPartitionLookbackPolicy",
+        fields=SELECT_LOOKBACK,
+        enums=SELECT_ENUMS,
+        params=("InputT", "OffsetT"),
+        cub_selector="cub::detail::three_way_partition::policy_selector_from_types<InputT, OffsetT>",
+        header="device/dispatch/tuning/tuning_three_way_partition.cuh",
+        entry_header="device/device_partition.cuh",
+    ),
+    "unique_by_key": Selector(
+        policy="cub::UniqueByKeyPolicy",
+        passes=(),
+        pass_type="",
+        fields=SELECT_LOOKBACK,
+        enums=SELECT_ENUMS,
+        params=("KeyT", "ValueT"),
+        cub_selector="cub::detail::unique_by_key::policy_selector_from_types<KeyT, ValueT>",
+        header="device/dispatch/tuning/tuning_unique_by_key.cuh",
+        entry_header="device/device_select.cuh",
     ),
 }

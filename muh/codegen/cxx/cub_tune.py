@@ -58,9 +58,11 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "cub/tune/common.cuh.j2",
                 header=ctx.header("//"),
                 enums=enums,
-                headers=[cub.SELECTORS[f].header for f in families],  # they declare the enumerations' types
+                # they declare the enumerations' types (once each: DeviceSelect's families share one)
+                headers=list(dict.fromkeys(cub.SELECTORS[f].header for f in families)),
                 records=cub_hub.records(ctx),
                 cccl=ctx.spec.cccl,
+                lookback_delays=_lookback_delays(wanted),
             ),
         )
     ]
@@ -98,3 +100,12 @@ def _value(sel: cub.Selector, member: cub.Member, pass_name: str | None, fields:
     if member.dim in sel.enums:
         return f"::muh::cub::tune::to<::{sel.enums[member.dim]}>::from(p.{member.dim})"
     return f"p.{member.dim}"
+
+
+def _lookback_delays(wanted: set[str]) -> list[tuple[str, str]]:
+    """muh's delay kinds with CCCL 3.5's ``cub::LookbackDelayAlgorithm`` enumerators, where a selector takes a
+    look-back delay as a ``cub::LookbackDelayPolicy`` value (``tune/common.cuh`` then converts muh's
+    ``delay_policy``); empty otherwise."""
+    if "cub::LookbackDelayPolicy" not in wanted:
+        return []
+    return [(tuning.ident(m), c) for m, c in cub.LOOKBACK_DELAYS]
