@@ -121,7 +121,13 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
         "include/muh/cub/tune/common.cuh",
         "include/muh/cub/tune/for_each.cuh",
         "include/muh/cub/tune/histogram.cuh",
+        "include/muh/cub/tune/partition.cuh",
         "include/muh/cub/tune/reduce.cuh",
+        "include/muh/cub/tune/select_flagged.cuh",
+        "include/muh/cub/tune/select_if.cuh",
+        "include/muh/cub/tune/three_way_partition.cuh",
+        "include/muh/cub/tune/unique.cuh",
+        "include/muh/cub/tune/unique_by_key.cuh",
     ]
     text = files["include/muh/cub/tune/reduce.cuh"]
     # the ladder: one rung per compute capability of the spec's hardware, newest first
