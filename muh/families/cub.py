@@ -875,4 +875,63 @@ SELECTORS: dict[str, Selector] = {
         ask=("::muh::cub::tune::element_or_int32<KeyT>()", "::muh::tuning::operation::plus", "32"),
         known="::muh::cub::tune::known_v<KeyT>",
     ),
+    # ---- select (cub/device/dispatch/tuning/tuning_select_if.cuh, tuning_three_way_partition.cuh,
+    # tuning_unique_by_key.cuh). DeviceSelect's environment overloads (cub/device/device_select.cuh:
+    # dispatch_with_env_and_tuning) look ``cub::SelectPolicy`` up for If, Flagged and Unique alike, with CUB's one
+    # ``detail::select::policy_selector_from_types<InputIt, FlagsIt, SelectedOutputIt, OffsetT, SelectImpl>`` as the
+    # default: muh's select_if, select_flagged and unique each answer it with their own tuning (the caller picks the
+    # family by the selector it passes); ``_load_prefetch`` has no muh dimension and is CUB's. DevicePartition's
+    # two-way overloads (cub/device/device_partition.cuh, a lookup of their own) look ``cub::PartitionPolicy`` up,
+    # defaulting to the select selector with ``SelectImpl::Partition`` through ``__policy_selector_adapter``; the
+    # three-way If looks ``cub::ThreeWayPartitionPolicy`` up (dispatch_with_env_and_tuning), UniqueByKey
+    # ``cub::UniqueByKeyPolicy`` (one flat struct).
+    **{
+        family: Selector(
+            policy="cub::SelectPolicy",
+            passes=("lookback",),
+            pass_type="cub::SelectLookbackPolicy",
+            fields=_LOOKBACK_FIELDS + (Member("load_prefetch", "_load_prefetch"),),
+            enums=_LOOKBACK_ENUMS,
+            params=("InputIt", "FlagsIt", "SelectedOutputIt", "OffsetT", "Impl"),
+            cub_selector="cub::detail::select::policy_selector_from_types<InputIt, FlagsIt, SelectedOutputIt, "
+            "OffsetT, Impl>",
+            header="device/dispatch/tuning/tuning_select_if.cuh",
+            entry_header="device/device_select.cuh",
+        )
+        for family in ("select_if", "select_flagged", "unique")
+    },
+    "partition": Selector(
+        policy="cub::PartitionPolicy",
+        passes=("lookback",),
+        pass_type="cub::PartitionLookbackPolicy",
+        fields=_LOOKBACK_FIELDS,
+        enums=_LOOKBACK_ENUMS,
+        params=("InputIt", "FlagsIt", "SelectedOutputIt", "OffsetT"),
+        cub_selector="cub::detail::select::policy_selector_from_types<InputIt, FlagsIt, SelectedOutputIt, OffsetT, "
+        "::cub::SelectImpl::Partition>",
+        header="device/dispatch/tuning/tuning_select_if.cuh",
+        entry_header="device/device_partition.cuh",
+    ),
+    "three_way_partition": Selector(
+        policy="cub::ThreeWayPartitionPolicy",
+        passes=("lookback",),
+        pass_type="cub::ThreeWayPartitionLookbackPolicy",
+        fields=_LOOKBACK_FIELDS,
+        enums=_LOOKBACK_ENUMS,
+        params=("InputT", "OffsetT"),
+        cub_selector="cub::detail::three_way_partition::policy_selector_from_types<InputT, OffsetT>",
+        header="device/dispatch/tuning/tuning_three_way_partition.cuh",
+        entry_header="device/device_partition.cuh",
+    ),
+    "unique_by_key": Selector(
+        policy="cub::UniqueByKeyPolicy",
+        passes=(),
+        pass_type="",
+        fields=_LOOKBACK_FIELDS,
+        enums=_LOOKBACK_ENUMS,
+        params=("KeyT", "ValueT"),
+        cub_selector="cub::detail::unique_by_key::policy_selector_from_types<KeyT, ValueT>",
+        header="device/dispatch/tuning/tuning_unique_by_key.cuh",
+        entry_header="device/device_select.cuh",
+    ),
 }

@@ -127,6 +127,7 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
         "include/muh/cub/tune/histogram.cuh",
         "include/muh/cub/tune/merge.cuh",
         "include/muh/cub/tune/merge_sort.cuh",
+        "include/muh/cub/tune/partition.cuh",
         "include/muh/cub/tune/radix_sort.cuh",
         "include/muh/cub/tune/radix_sort_pairs.cuh",
         "include/muh/cub/tune/reduce.cuh",
@@ -138,7 +139,12 @@ def test_only_a_cccl35_spec_gets_selectors_and_it_gets_no_hubs():
         "include/muh/cub/tune/segmented_radix_sort.cuh",
         "include/muh/cub/tune/segmented_reduce.cuh",
         "include/muh/cub/tune/segmented_sort.cuh",
+        "include/muh/cub/tune/select_flagged.cuh",
+        "include/muh/cub/tune/select_if.cuh",
+        "include/muh/cub/tune/three_way_partition.cuh",
         "include/muh/cub/tune/transform.cuh",
+        "include/muh/cub/tune/unique.cuh",
+        "include/muh/cub/tune/unique_by_key.cuh",
     ]
     text = files["include/muh/cub/tune/reduce.cuh"]
     # the ladder: one rung per compute capability of the spec's hardware, newest first

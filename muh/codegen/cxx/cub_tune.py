@@ -57,7 +57,8 @@ def emit(ctx: BuildContext) -> list[GeneratedFile]:
                 "cub/tune/common.cuh.j2",
                 header=ctx.header("//"),
                 enums=enums,
-                headers=[cub.SELECTORS[f].header for f in families],  # they declare the enumerations' types
+                # they declare the enumerations' types (once each: DeviceSelect's families share one)
+                headers=list(dict.fromkeys(cub.SELECTORS[f].header for f in families)),
                 records=cub_hub.records(ctx),
                 cccl=ctx.spec.cccl,
             ),
