@@ -32,6 +32,12 @@ struct twice_plus_one {
   __device__ void operator()(int& x) const { x = 2 * x + 1; }
 };
 
+struct is_odd {
+  __host__ __device__ bool operator()(int x) const { return x & 1; }
+};
+struct is_small {
+  __host__ __device__ bool operator()(int x) const { return x < -500; }
+};
 struct times_three {
   __device__ int operator()(int x) const { return 3 * x; }
 };
@@ -362,6 +368,76 @@ int main() {
     }
 #  endif
     cudaFree(dk); cudaFree(dv); cudaFree(a); cudaFree(b); cudaFree(ua); cudaFree(ub); cudaFree(ra); cudaFree(rb);
+  }
+#endif
+#if defined(MUH_SEL_SELECT_IF) || defined(MUH_SEL_SELECT_FLAGGED) || defined(MUH_SEL_UNIQUE) || \
+  defined(MUH_SEL_PARTITION) || defined(MUH_SEL_THREE_WAY_PARTITION) || defined(MUH_SEL_UNIQUE_BY_KEY)
+  for (long long n : {1ll, 1000ll, 1ll << 16, 1ll << 20, 1ll << 24}) {
+    auto hi = ints(n, -1000, 1000, 41);
+    for (long long i = 1; i < n; i += 3) hi[i] = hi[i - 1];  // runs of equal neighbours for the unique calls
+    int *din = to_device(hi), *a = empty<int>(n), *b = empty<int>(n), *a2 = empty<int>(n), *b2 = empty<int>(n);
+    int *na = empty<int>(2), *nb = empty<int>(2);
+    auto counted = [&](int* x, int* y, int* cx, int* cy, int k, std::string& w) {
+      auto hx = to_host(cx, k), hy = to_host(cy, k);
+      if (!same(hx, hy, w)) return false;
+      long long m = 0;
+      for (int j = 0; j < k; ++j) m += hx[j];
+      return same(to_host(x, (size_t)std::min(n, m)), to_host(y, (size_t)std::min(n, m)), w);
+    };
+#  if defined(MUH_SEL_SELECT_IF)
+    call([&](void* t, size_t& s) { return cub::DeviceSelect::If(t, s, din, a, na, n, is_odd{}); });
+    CK(muh::cub::tune::select_if::run(din, b, nb, n, is_odd{}, s0));
+    verdict(P, "select_if int32 odd", n, counted(a, b, na, nb, 1, why), why);
+#  endif
+#  if defined(MUH_SEL_SELECT_FLAGGED)
+    {
+      std::vector<char> hf(n);
+      for (long long i = 0; i < n; ++i) hf[i] = (char)(hi[i] % 3 == 0);
+      char* df = to_device(hf);
+      call([&](void* t, size_t& s) { return cub::DeviceSelect::Flagged(t, s, din, df, a, na, n); });
+      CK(muh::cub::tune::select_flagged::run(din, df, b, nb, n, s0));
+      verdict(P, "select_flagged int32 char flags", n, counted(a, b, na, nb, 1, why), why);
+      cudaFree(df);
+    }
+#  endif
+#  if defined(MUH_SEL_UNIQUE)
+    call([&](void* t, size_t& s) { return cub::DeviceSelect::Unique(t, s, din, a, na, n); });
+    CK(muh::cub::tune::unique::run(din, b, nb, n, s0));
+    verdict(P, "unique int32", n, counted(a, b, na, nb, 1, why), why);
+#  endif
+#  if defined(MUH_SEL_PARTITION)
+    call([&](void* t, size_t& s) { return cub::DevicePartition::If(t, s, din, a, na, n, is_odd{}); });
+    CK(muh::cub::tune::partition::run(din, b, nb, n, is_odd{}, s0));
+    verdict(P, "partition int32 odd", n,
+            same(to_host(na, 1), to_host(nb, 1), why) && same(to_host(a, n), to_host(b, n), why), why);
+#  endif
+#  if defined(MUH_SEL_THREE_WAY_PARTITION)
+    {
+      int *ua = empty<int>(n), *ub = empty<int>(n);
+      call([&](void* t, size_t& s) {
+        return cub::DevicePartition::If(t, s, din, a, a2, ua, na, n, is_odd{}, is_small{});
+      });
+      CK(muh::cub::tune::three_way_partition::run(din, b, b2, ub, nb, n, is_odd{}, is_small{}, s0));
+      auto ca = to_host(na, 2);
+      const long long rest = n - ca[0] - ca[1];
+      const bool ok = same(ca, to_host(nb, 2), why) && same(to_host(a, ca[0]), to_host(b, ca[0]), why) &&
+                      same(to_host(a2, ca[1]), to_host(b2, ca[1]), why) && same(to_host(ua, rest), to_host(ub, rest), why);
+      verdict(P, "three_way_partition int32 odd / small", n, ok, why);
+      cudaFree(ua); cudaFree(ub);
+    }
+#  endif
+#  if defined(MUH_SEL_UNIQUE_BY_KEY)
+    {
+      auto hv = ints(n, -5, 5, 42);
+      int* dv = to_device(hv);
+      call([&](void* t, size_t& s) { return cub::DeviceSelect::UniqueByKey(t, s, din, dv, a, a2, na, n); });
+      CK(muh::cub::tune::unique_by_key::run(din, dv, b, b2, nb, n, s0));
+      verdict(P, "unique_by_key int32 keys int32 values", n,
+              counted(a, b, na, nb, 1, why) && counted(a2, b2, na, nb, 1, why), why);
+      cudaFree(dv);
+    }
+#  endif
+    cudaFree(din); cudaFree(a); cudaFree(b); cudaFree(a2); cudaFree(b2); cudaFree(na); cudaFree(nb);
   }
 #endif
   printf("{\"program\": \"%s\", \"failed\": %d}\n", P, g_failed);
