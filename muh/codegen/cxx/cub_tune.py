@@ -12,7 +12,11 @@ selector to CUB's environment overload (``cuda::execution::tune(selector{})``). 
 vocabulary the hubs' common.cuh has (C++ type → muh element, operator → operation, muh's enumerations in CUB's
 spelling), without the 3.0 chain machinery. The look-back families (scan, scan by key, reduce by key, run-length
 encode) share ``cub/tune/_lookback.cuh.j2``: CUB 3.5's ``{algorithm, lookback}`` policies, muh's values in the
-look-back member, muh's delay as a ``cub::LookbackDelayPolicy`` value (``lookback_delay`` in ``tune/common.cuh``).
+look-back member, muh's delay as a ``cub::LookbackDelayPolicy`` value (``lookback_delay`` in ``tune/common.cuh``);
+DeviceSelect's three families share ``_select.j2``. A policy of structs of different types (radix sort, segmented
+sort, segmented radix sort) is written member by member from muh's sub-policies (``Selector.parts``: ``nested``);
+one that holds muh's sub-policies in nested structs (batch memcpy) assigns them on CUB's answer (``Selector.subs``:
+``_nested``); every other field is CUB's own answer.
 
 This module decides which selectors exist and what each template is given; the templates spell CUB's types.
 """
@@ -26,7 +30,7 @@ from muh.families import cub
 from muh.schema import catalog
 
 OUT = "include/muh/cub/tune"
-#: The CCCL the selectors are written for and checked against (tests/check/test_cub_tune35.py).
+#: The CCCL the selectors are written for and checked against (tests/codegen/test_cub_selectors*.py).
 SELECTOR_CCCL = "3.5"
 
 
