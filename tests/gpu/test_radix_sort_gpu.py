@@ -346,6 +346,7 @@ def test_refusals(kernels):
 
     keys, idx = torch.ones(8, device="cuda"), torch.full((8,), -1, dtype=torch.int64, device="cuda")
     stream = torch.cuda.current_stream().cuda_stream
-    rc = k.raw("muh_argsort_rows")(DT.CODE["float32"], keys.data_ptr(), keys.data_ptr(), 0, idx.data_ptr(), 0, 1, 8,
-                                   0, 32, 0, 0, 0, stream)
+    rc = k.raw("muh_argsort_rows")(
+        DT.CODE["float32"], keys.data_ptr(), keys.data_ptr(), 0, idx.data_ptr(), 0, 1, 8, 0, 32, 0, 0, 0, stream
+    )
     assert rc != 0 and "muh_radix_sort" in k.last_error() and bool((idx == -1).all())
