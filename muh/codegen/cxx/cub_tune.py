@@ -141,6 +141,8 @@ def _nested(family: str, sel: cub.Selector, algs, fields: set[str]) -> dict:
         for s in sel.subs
     ]
     return dict(muh=muh, subs=subs)
+
+
 #: Columns a generated line may take (before clang-format), and the indentation of a part's initializer in the
 #: templates' `return ::cub::…Policy{` (cub/tune/_selector.j2).
 WIDTH = 120
